@@ -8,8 +8,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
+
+if TYPE_CHECKING:
+    from geon.core.graph import GraphIndex, Node
 
 Severity = Literal["error", "warning", "info"]
 
@@ -65,3 +69,17 @@ class Issue:
                 Context(c["name"], c["jsonpath"], c.get("data")) for c in data.get("contexts", ())
             ),
         )
+
+
+@dataclass(frozen=True, slots=True)
+class Constraint:
+    """A named rule checked node by node.
+
+    ``check(index, node)`` yields the issues of one node whose type is in ``node_types``. It may
+    read only that node, the nodes it references directly, and the graph's Axis declarations
+    (through ``index``), so that the incremental checker knows what an edit can affect.
+    """
+
+    name: str
+    node_types: frozenset[str]
+    check: Callable[[GraphIndex, Node], Iterable[Issue]]
