@@ -1,0 +1,1572 @@
+"""The checker: a document in, every issue out (DESIGN.md §5).
+
+>>> import json
+>>> from importlib import resources
+>>> text = resources.files("geon.examples").joinpath("loom_sharded_add.json").read_text()
+>>> check_document(text)
+[]
+>>> [i.summary for i in check_document('{"id": "x", "nodes": []}')]
+['Document id is not a UUID']
+
+``check(graph)`` runs **every** constraint on every node and returns every issue (it never stops
+at the first failing constraint). ``check_document(data)`` takes JSON text or parsed data that may
+be malformed in any way and turns each problem into an issue — bad JSON, a missing field, a
+non-UUID id, a range with start > end, a rank of a million — never a traceback.
+``IncrementalChecker`` keeps the issues of a graph current across edits by re-checking only the
+nodes an edit can affect; its result always equals a full ``check``.
+
+The constraint protocol
+-----------------------
+A constraint is a :class:`geon.core.issues.Constraint` ``(name, node_types, check)``.
+``check(index, node)`` yields the issues of one node whose type URL is in ``node_types`` (an empty
+``node_types`` means every node type). It receives the graph's :class:`~geon.core.graph.GraphIndex`
+and may read
+
+1. the node itself,
+2. the nodes it references directly (``index.references(node.id)``: an operation's tensors, an
+   application's operation and tensors, a placement's mesh) and the nodes that reference it
+   directly (``index.referrers(node.id)``, e.g. ``index.applications_of(op.id)``,
+   ``index.operations_using(tensor.id)``),
+3. Axis declarations, by name, through the index (``index.axis(name)``,
+   ``index.axis_declarations(name)``),
+
+and nothing else (no walk over the whole graph, no two-hop reads). Each issue's ``node_ids`` starts
+with the checked node. Constraints must not raise on malformed data: a node whose structure is
+wrong is reported once by ``SchemaConformance``, and the other constraints skip it — use
+:func:`is_well_formed` on the node and on every node it reads. Whole-graph rules
+(``NoTensorOperationCycles``, the document envelope) live inside the checker.
+
+The incremental dependency rule
+-------------------------------
+After an edit changes node ``n`` (added, removed or updated, from ``old`` to ``new``), the checker
+re-checks:
+
+- ``n`` itself;
+- the nodes ``old`` or ``new`` references, and the nodes that reference ``n``;
+- when ``n`` is an Axis (old or new): every Axis node declaring the old or the new name, every
+  Tensor whose ``TensorAxes`` names it and every Operation using those tensors, and every Operation
+  whose ``IndexAxes`` names it together with that operation's Applications (an operation's index
+  range may come from its index axes' lengths).
+
+Cycles are recomputed (in linear time) only when an edit changes which tensors an operation reads
+or writes, or adds or removes an operation.
+
+Constraints
+-----------
+``SchemaConformance`` (structure: node envelope, bodies and known tags against :mod:`schemas`,
+well-formed ranges), ``TensorDTypesAreValid``, ``TensorOperationAgreement``,
+``NoTensorOperationCycles``, ``OperationIPFSignatureAgreement``,
+``OperationApplicationAgreement``, ``ApplicationIPFSignatureAgreement``,
+``ApplicationOutputRangeCoverageIsExact`` (cell-exact: gaps and overlaps are found even when the
+sizes add up), then the axis constraints registered in :data:`geon.core.axis_checks.CONSTRAINTS`,
+then ``PlanPlacement``. Issues come in document order of the node they belong to, and for one node
+in the order of the constraints above; document-level issues come first and cycles last.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from geon.core import axis_checks, schemas
+from geon.core.errors import DocumentError
+from geon.core.graph import (
+    APPLICATION,
+    AXIS,
+    INDEX_AXES,
+    IPF_INDEX,
+    IPF_SIGNATURE,
+    MESH,
+    OPERATION,
+    PLACEMENT,
+    TENSOR,
+    Change,
+    Graph,
+    GraphIndex,
+    Node,
+    axis_names_of_ref,
+    iter_selections,
+    node_references,
+)
+from geon.core.issues import Constraint, Context, Issue
+from geon.core.zspace import IPF, ZRange
+
+__all__ = [
+    "DTYPES",
+    "LOOM_CONSTRAINTS",
+    "IncrementalChecker",
+    "all_constraints",
+    "check",
+    "check_document",
+    "check_node",
+    "index_range",
+    "is_well_formed",
+    "parse_range",
+]
+
+DTYPES = (
+    "boolean",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "float16",
+    "float32",
+    "float64",
+    "complex64",
+    "complex128",
+)
+"""The dtypes a Tensor may have."""
+
+UUID_RE = re.compile(
+    r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
+)
+
+MAX_SCHEMA_ISSUES = 20
+"""At most this many detailed schema issues per node body or tag (the rest are counted)."""
+
+MAX_LISTED = 16
+"""At most this many gap boxes are listed in one coverage issue."""
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+
+
+def _q(value: Any) -> str:
+    text = value if isinstance(value, str) else json.dumps(value, default=repr)
+    if len(text) > 80:
+        text = text[:77] + "..."
+    return f'"{text}"'
+
+
+def _small(value: Any) -> Any:
+    """``value`` for an issue's context, or a short stand-in when it is large."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)[:200]
+    return value if len(text) <= 400 else text[:200] + "..."
+
+
+def _path(node_id: str, suffix: str = "") -> str:
+    return f"$.nodes['{node_id}']{suffix}"
+
+
+def _ctx(name: str, node_id: str, suffix: str, data: Any) -> Context:
+    return Context(name, _path(node_id, suffix), _small(data))
+
+
+def _vec(value: Any) -> tuple[int, ...] | None:
+    if type(value) is not list:
+        return None
+    out = []
+    for v in value:
+        if type(v) is int:
+            out.append(v)
+        elif isinstance(v, float) and v.is_integer():
+            out.append(int(v))
+        else:
+            return None
+    return tuple(out)
+
+
+def parse_range(data: Any) -> ZRange | None:
+    """A well-formed ``{"start", "end"}`` as a :class:`ZRange`, else None (no exceptions)."""
+    if type(data) is not dict:
+        return None
+    start = _vec(data.get("start"))
+    end = _vec(data.get("end"))
+    if start is None or end is None or len(start) != len(end) or len(start) > 64:
+        return None
+    for a, b in zip(start, end, strict=True):
+        if a > b:
+            return None
+    return ZRange._raw(start, end)
+
+
+def _range_problem(data: Any) -> str | None:
+    """Why a range that passed the schema is still invalid, or None."""
+    start = _vec(data.get("start")) if isinstance(data, dict) else None
+    end = _vec(data.get("end")) if isinstance(data, dict) else None
+    if start is None or end is None:
+        return None  # the schema reports it
+    if len(start) != len(end):
+        return (
+            f"range has start {_q(list(start))} of rank {len(start)} and end {_q(list(end))} of "
+            f"rank {len(end)}; expected equal ranks"
+        )
+    for d, (a, b) in enumerate(zip(start, end, strict=True)):
+        if a > b:
+            return (
+                f"range has start {_q(list(start))} after end {_q(list(end))} in dim {d}; "
+                "expected start <= end"
+            )
+    return None
+
+
+def _fmt_range(r: ZRange) -> str:
+    return str(r)
+
+
+# --------------------------------------------------------------------------------------------
+# Well-formedness (SchemaConformance) — every other constraint relies on it
+
+
+def _node_ranges(node: Node) -> Iterator[tuple[str, Any]]:
+    """(JSON path suffix, range data) of every range in a node's body and geon/loom tags."""
+    if node.type == TENSOR:
+        yield ".body.range", node.body.get("range")
+    elif node.type in (OPERATION, APPLICATION):
+        for sel in iter_selections(node.body):
+            yield "." + sel.path + ".range", sel.range
+    if node.tags and IPF_INDEX in node.tags:
+        yield f".tags['{IPF_INDEX}']", node.tags[IPF_INDEX]
+
+
+def _schema_issues(node: Node) -> list[Issue]:
+    issues: list[Issue] = []
+    nid = node.id
+    name = "SchemaConformance"
+    if not UUID_RE.match(nid):
+        issues.append(
+            Issue(
+                name,
+                "SchemaError",
+                "Node id is not a UUID",
+                f"node id {_q(nid)} is not a UUID; expected the form "
+                '"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (hexadecimal)',
+                params={"nodeId": nid},
+                node_ids=(nid,),
+                contexts=(_ctx("Node id", nid, ".id", nid),),
+            )
+        )
+    body_ok = schemas.validator_for_node(node.type)
+    if body_ok is None:
+        issues.append(
+            Issue(
+                name,
+                "SchemaError",
+                "Unknown node type",
+                f"node {_q(nid)} has type {_q(node.type)}, which geon does not know; it is kept "
+                "but not checked",
+                severity="warning",
+                params={"type": node.type},
+                node_ids=(nid,),
+                contexts=(_ctx("Node type", nid, ".type", node.type),),
+            )
+        )
+    elif not body_ok(node.body):
+        issues.extend(
+            _violations(nid, ".body", schemas.errors_for_node(node.type, node.body), "body")
+        )
+    for url, value in node.tags.items():
+        tag_ok = schemas.validator_for_tag(url)
+        if tag_ok is not None and not tag_ok(value):
+            issues.extend(
+                _violations(nid, f".tags['{url}']", schemas.errors_for_tag(url, value), "tag", url)
+            )
+    for suffix, data in _node_ranges(node):
+        problem = _range_problem(data)
+        if problem is not None:
+            issues.append(
+                Issue(
+                    name,
+                    "SchemaError",
+                    "Range is invalid",
+                    f"node {_q(nid)}: {problem}",
+                    params={"range": _small(data)},
+                    node_ids=(nid,),
+                    contexts=(_ctx("Range", nid, suffix, data),),
+                )
+            )
+    return issues
+
+
+def _violations(
+    nid: str, base: str, found: list[schemas.SchemaViolation], what: str, url: str = ""
+) -> list[Issue]:
+    summary = (
+        "Node body does not match its schema"
+        if what == "body"
+        else ("Tag value does not match its schema")
+    )
+    out = []
+    for v in found[:MAX_SCHEMA_ISSUES]:
+        where = f"body{v.path}" if what == "body" else f"tag {_q(url)}{v.path or ''}"
+        message = v.message if len(v.message) <= 200 else v.message[:197] + "..."
+        params: dict[str, Any] = {"path": base + v.path}
+        if url:
+            params["tag"] = url
+        out.append(
+            Issue(
+                "SchemaConformance",
+                "SchemaError",
+                summary,
+                f"node {_q(nid)} {where}: {message}",
+                params=params,
+                node_ids=(nid,),
+                contexts=(_ctx("Schema", nid, base + v.path, v.value),),
+            )
+        )
+    if len(found) > MAX_SCHEMA_ISSUES:
+        rest = len(found) - MAX_SCHEMA_ISSUES
+        out.append(
+            Issue(
+                "SchemaConformance",
+                "SchemaError",
+                summary,
+                f"node {_q(nid)}: {rest} more schema errors not listed",
+                params={"path": base, "more": rest},
+                node_ids=(nid,),
+            )
+        )
+    return out
+
+
+def _schema_memo(index: GraphIndex, node: Node) -> list[Issue]:
+    return index.memo(node, "schema", _schema_issues)
+
+
+def is_well_formed(index: GraphIndex, node: Node | None) -> bool:
+    """Whether ``node`` exists and has no ``SchemaConformance`` error (cached per node version)."""
+    if node is None:
+        return False
+    return not any(i.severity == "error" for i in _schema_memo(index, node))
+
+
+def _schema_conformance(index: GraphIndex, node: Node) -> Iterable[Issue]:
+    return _schema_memo(index, node)
+
+
+# --------------------------------------------------------------------------------------------
+# Parsed views of operations and applications (cached per node version)
+
+
+@dataclass(frozen=True, slots=True)
+class _Sel:
+    tensor_id: str
+    range: ZRange
+    path: str
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """The selection maps of a well-formed Operation/Application: (side, key) -> selections."""
+
+    sides: dict[str, dict[str, tuple[_Sel, ...]]]
+    ipf_index: ZRange | None
+
+
+def _parse(node: Node) -> _Parsed:
+    sides: dict[str, dict[str, tuple[_Sel, ...]]] = {}
+    for side in ("inputs", "outputs"):
+        selmap = node.body.get(side) or {}
+        keys: dict[str, tuple[_Sel, ...]] = {}
+        for key, items in selmap.items():
+            sels = []
+            for pos, item in enumerate(items):
+                r = parse_range(item["range"])
+                assert r is not None  # guaranteed by SchemaConformance
+                sels.append(_Sel(item["tensorId"], r, f".body.{side}.{_key(key)}[{pos}]"))
+            keys[key] = tuple(sels)
+        sides[side] = keys
+    tag = node.tags.get(IPF_INDEX) if node.tags else None
+    return _Parsed(sides, parse_range(tag) if tag is not None else None)
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _key(key: str) -> str:
+    return key if _IDENT.match(key) else f"['{key}']"
+
+
+def _parsed(index: GraphIndex, node: Node) -> _Parsed:
+    return index.memo(node, "parsed", _parse)
+
+
+def _signature(node: Node) -> dict[str, dict[str, tuple[IPF | str, ...]]] | None:
+    """The op's IPFSignature as IPFs (a str in place of an IPF says why it is malformed)."""
+    tag = node.tags.get(IPF_SIGNATURE) if node.tags else None
+    if tag is None:
+        return None
+    out: dict[str, dict[str, tuple[IPF | str, ...]]] = {}
+    for side in ("inputs", "outputs"):
+        keys: dict[str, tuple[IPF | str, ...]] = {}
+        for key, items in (tag.get(side) or {}).items():
+            ipfs: list[IPF | str] = []
+            for item in items:
+                try:
+                    ipfs.append(IPF.from_json(item))
+                except Exception as exc:  # a malformed IPF is reported, never raised
+                    ipfs.append(str(exc))
+            keys[key] = tuple(ipfs)
+        out[side] = keys
+    return out
+
+
+_Signature = dict[str, dict[str, tuple[IPF | str, ...]]]
+
+
+def _signature_memo(index: GraphIndex, node: Node) -> _Signature | None:
+    return index.memo(node, "signature", _signature)
+
+
+def index_range(index: GraphIndex, op: Node) -> ZRange | None:
+    """An operation's index range: its ``IPFIndex`` tag, else ``[0, lengths)`` of its
+    ``IndexAxes`` when every one is declared with a bound length, else None."""
+    if op.tags and IPF_INDEX in op.tags:
+        return parse_range(op.tags[IPF_INDEX])
+    tag = op.tags.get(INDEX_AXES) if op.tags else None
+    if not isinstance(tag, dict) or not isinstance(tag.get("axes"), list):
+        return None
+    lengths = []
+    for ref in tag["axes"]:
+        names = axis_names_of_ref(ref)
+        if not names:
+            return None
+        n = 1
+        for name in names:
+            decl = index.axis(name)
+            length = decl.body.get("length") if decl is not None else None
+            if type(length) is not int or length < 1:
+                return None
+            n *= length
+        lengths.append(n)
+    return ZRange._raw((0,) * len(lengths), tuple(lengths))
+
+
+def _issue(
+    constraint: str,
+    kind: str,
+    summary: str,
+    message: str,
+    node_ids: Sequence[str],
+    contexts: Sequence[Context] = (),
+    params: Mapping[str, Any] | None = None,
+    severity: Any = "error",
+) -> Issue:
+    return Issue(
+        constraint,
+        kind,
+        summary,
+        message,
+        severity=severity,
+        params=dict(params or {}),
+        node_ids=tuple(node_ids),
+        contexts=tuple(contexts),
+    )
+
+
+def _missing(constraint: str, owner: Node, ref: str, suffix: str, what: str) -> Issue:
+    return _issue(
+        constraint,
+        "NodeReferenceError",
+        "Referenced node does not exist",
+        f"node {_q(owner.id)} references {what} {_q(ref)}, which does not exist; expected the id "
+        f"of {what} in this graph",
+        (owner.id,),
+        (_ctx("Reference", owner.id, suffix, ref),),
+        {"nodeId": ref},
+    )
+
+
+def _wrong_type(constraint: str, owner: Node, target: Node, suffix: str, what: str) -> Issue:
+    short = target.type.rsplit("/", 1)[-1]
+    return _issue(
+        constraint,
+        "NodeReferenceError",
+        f"Referenced node is not {what}",
+        f"node {_q(owner.id)} references {_q(target.id)}, which is {_q(short)}; expected {what}",
+        (owner.id, target.id),
+        (_ctx("Reference", owner.id, suffix, target.id),),
+        {"nodeId": target.id, "type": target.type},
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# TensorDTypesAreValid
+
+
+def _tensor_dtypes(index: GraphIndex, node: Node) -> Iterable[Issue]:
+    dtype = node.body.get("dtype")
+    if not isinstance(dtype, str) or dtype in DTYPES:
+        return ()
+    return (
+        _issue(
+            "TensorDTypesAreValid",
+            "NodeValidationError",
+            "Tensor dtype is not valid",
+            f"tensor {_q(node.id)} has dtype {_q(dtype)}; expected one of ("
+            + ", ".join(f'"{d}"' for d in DTYPES)
+            + ")",
+            (node.id,),
+            (_ctx("Tensor dtype", node.id, ".body.dtype", dtype),),
+            {"dtype": dtype},
+        ),
+    )
+
+
+# --------------------------------------------------------------------------------------------
+# TensorOperationAgreement
+
+
+def _tensor_operation_agreement(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    name = "TensorOperationAgreement"
+    if node.type == TENSOR:
+        yield from _producers(index, node)
+        return
+    if not is_well_formed(index, node):
+        return
+    for side in _parsed(index, node).sides.values():
+        for sels in side.values():
+            for sel in sels:
+                tensor = index.get(sel.tensor_id)
+                if tensor is None:
+                    yield _missing(name, node, sel.tensor_id, sel.path, "a Tensor")
+                    continue
+                if tensor.type != TENSOR:
+                    yield _wrong_type(name, node, tensor, sel.path, "a Tensor")
+                    continue
+                if not is_well_formed(index, tensor):
+                    continue
+                trange = parse_range(tensor.body["range"])
+                assert trange is not None
+                if trange.rank != sel.range.rank:
+                    yield _issue(
+                        name,
+                        "NodeValidationError",
+                        "Selection rank does not match the tensor",
+                        f"operation {_q(node.id)} selects {_q(str(sel.range))} of rank "
+                        f"{sel.range.rank} in tensor {_q(tensor.id)} of rank {trange.rank}; "
+                        f"expected a range of rank {trange.rank}",
+                        (node.id, tensor.id),
+                        (_ctx("Selection", node.id, sel.path + ".range", sel.range.to_json()),),
+                        {
+                            "tensorId": tensor.id,
+                            "range": sel.range.to_json(),
+                            "tensorRange": trange.to_json(),
+                        },
+                    )
+                elif not trange.contains(sel.range):
+                    yield _issue(
+                        name,
+                        "NodeValidationError",
+                        "Selection is out of the tensor's bounds",
+                        f"operation {_q(node.id)} selects {_q(str(sel.range))} of tensor "
+                        f"{_q(tensor.id)}, which spans {_q(str(trange))}; expected a range "
+                        "inside it",
+                        (node.id, tensor.id),
+                        (_ctx("Selection", node.id, sel.path + ".range", sel.range.to_json()),),
+                        {
+                            "tensorId": tensor.id,
+                            "range": sel.range.to_json(),
+                            "tensorRange": trange.to_json(),
+                        },
+                    )
+
+
+def _producers(index: GraphIndex, tensor: Node) -> Iterator[Issue]:
+    """A tensor is written by at most one operation."""
+    writers = []
+    for rid in index.referrers(tensor.id):
+        op = index.get(rid)
+        if op is None or op.type != OPERATION or not is_well_formed(index, op):
+            continue
+        outputs = _parsed(index, op).sides["outputs"]
+        if any(sel.tensor_id == tensor.id for sels in outputs.values() for sel in sels):
+            writers.append(op.id)
+    if len(writers) > 1:
+        yield _issue(
+            "TensorOperationAgreement",
+            "NodeValidationError",
+            "Tensor is written by more than one operation",
+            f"tensor {_q(tensor.id)} is written by operations "
+            + ", ".join(f'"{w}"' for w in writers)
+            + "; expected at most one producer",
+            (tensor.id, *writers),
+            (_ctx("Tensor", tensor.id, "", tensor.label),),
+            {"operationIds": writers},
+        )
+
+
+# --------------------------------------------------------------------------------------------
+# OperationIPFSignatureAgreement
+
+
+def _operation_signature(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    name = "OperationIPFSignatureAgreement"
+    if not is_well_formed(index, node):
+        return
+    sig = _signature_memo(index, node)
+    if sig is None:
+        return
+    sig_path = f".tags['{IPF_SIGNATURE}']"
+    irange = index_range(index, node)
+    if irange is None and not (node.tags and IPF_INDEX in node.tags):
+        has_axes = bool(node.tags and INDEX_AXES in node.tags)
+        if not has_axes:
+            yield _issue(
+                name,
+                "NodeValidationError",
+                "Operation has an IPFSignature but no IPFIndex",
+                f"operation {_q(node.id)} has an IPFSignature but neither an IPFIndex tag nor "
+                "IndexAxes with bound lengths; expected an IPFIndex giving its index range",
+                (node.id,),
+                (_ctx("IPFSignature", node.id, sig_path, None),),
+            )
+    parsed = _parsed(index, node)
+    for side in ("inputs", "outputs"):
+        body_keys = parsed.sides[side]
+        sig_keys = sig.get(side, {})
+        if set(body_keys) != set(sig_keys):
+            yield _issue(
+                name,
+                "NodeValidationError",
+                "IPFSignature keys do not match the operation's",
+                f"operation {_q(node.id)} has {side} keys "
+                f"{_q(sorted(body_keys))} but its IPFSignature has {_q(sorted(sig_keys))}; "
+                "expected the same keys",
+                (node.id,),
+                (_ctx("IPFSignature", node.id, f"{sig_path}.{side}", sorted(sig_keys)),),
+                {"side": side, "keys": sorted(body_keys), "signatureKeys": sorted(sig_keys)},
+            )
+            continue
+        for key, sels in body_keys.items():
+            ipfs = sig_keys[key]
+            where = f"{sig_path}.{side}.{_key(key)}"
+            if len(ipfs) != len(sels):
+                yield _issue(
+                    name,
+                    "NodeValidationError",
+                    "IPFSignature keys do not match the operation's",
+                    f"operation {_q(node.id)} has {len(sels)} selections for {side} {_q(key)} "
+                    f"but its IPFSignature has {len(ipfs)}; expected one IPF per selection",
+                    (node.id,),
+                    (_ctx("IPFSignature", node.id, where, len(ipfs)),),
+                    {"side": side, "key": key},
+                )
+                continue
+            for pos, (sel, ipf) in enumerate(zip(sels, ipfs, strict=True)):
+                here = f"{where}[{pos}]"
+                if isinstance(ipf, str):
+                    yield _issue(
+                        name,
+                        "NodeValidationError",
+                        "IPF is malformed",
+                        f"operation {_q(node.id)} IPF for {side} {_q(key)}[{pos}]: {ipf}",
+                        (node.id,),
+                        (_ctx("IPF", node.id, here, None),),
+                        {"side": side, "key": key, "position": pos},
+                    )
+                    continue
+                if ipf.map.out_dim != sel.range.rank:
+                    yield _issue(
+                        name,
+                        "NodeValidationError",
+                        "IPF rank does not match the selection",
+                        f"operation {_q(node.id)} IPF for {side} {_q(key)}[{pos}] has "
+                        f"{ipf.map.out_dim} rows; expected {sel.range.rank}, the rank of the "
+                        f"selection {_q(str(sel.range))}",
+                        (node.id,),
+                        (_ctx("IPF", node.id, here, ipf.to_json()),),
+                        {"side": side, "key": key, "position": pos},
+                    )
+                    continue
+                if irange is None:
+                    continue
+                if ipf.map.in_dim is not None and ipf.map.in_dim != irange.rank:
+                    yield _issue(
+                        name,
+                        "NodeValidationError",
+                        "IPF rank does not match the index",
+                        f"operation {_q(node.id)} IPF for {side} {_q(key)}[{pos}] has "
+                        f"{ipf.map.in_dim} columns; expected {irange.rank}, the rank of the "
+                        f"index range {_q(str(irange))}",
+                        (node.id,),
+                        (_ctx("IPF", node.id, here, ipf.to_json()),),
+                        {"side": side, "key": key, "position": pos},
+                    )
+                    continue
+                projected = ipf.apply_range(irange)
+                if projected != sel.range:
+                    yield _issue(
+                        name,
+                        "NodeValidationError",
+                        "IPF projection does not match the selection",
+                        f"operation {_q(node.id)} IPF for {side} {_q(key)}[{pos}] maps the "
+                        f"index range {_q(str(irange))} to {_q(str(projected))}; expected the "
+                        f"selection {_q(str(sel.range))}",
+                        (node.id,),
+                        (
+                            _ctx("IPF", node.id, here, ipf.to_json()),
+                            _ctx("Selection", node.id, sel.path + ".range", sel.range.to_json()),
+                        ),
+                        {
+                            "side": side,
+                            "key": key,
+                            "position": pos,
+                            "expected": sel.range.to_json(),
+                            "actual": projected.to_json(),
+                        },
+                    )
+
+
+# --------------------------------------------------------------------------------------------
+# OperationApplicationAgreement
+
+
+def _operation_application(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    if node.type == OPERATION:
+        yield from _applications_span(index, node)
+    else:
+        yield from _application_agrees(index, node)
+
+
+def _application_agrees(index: GraphIndex, app: Node) -> Iterator[Issue]:
+    name = "OperationApplicationAgreement"
+    if not is_well_formed(index, app):
+        return
+    op_id = app.body["operationId"]
+    op = index.get(op_id)
+    if op is None:
+        yield _missing(name, app, op_id, ".body.operationId", "an Operation")
+        return
+    if op.type != OPERATION:
+        yield _wrong_type(name, app, op, ".body.operationId", "an Operation")
+        return
+    if not is_well_formed(index, op):
+        return
+    mine = _parsed(index, app)
+    theirs = _parsed(index, op)
+    for side in ("inputs", "outputs"):
+        a_keys, o_keys = mine.sides[side], theirs.sides[side]
+        if set(a_keys) != set(o_keys):
+            yield _issue(
+                name,
+                "NodeValidationError",
+                "Application keys do not match the operation's",
+                f"application {_q(app.id)} has {side} keys {_q(sorted(a_keys))}; expected "
+                f"{_q(sorted(o_keys))} like its operation {_q(op.id)}",
+                (app.id, op.id),
+                (_ctx("Selections", app.id, f".body.{side}", sorted(a_keys)),),
+                {"side": side, "keys": sorted(a_keys), "operationKeys": sorted(o_keys)},
+            )
+            continue
+        for key, a_sels in a_keys.items():
+            o_sels = o_keys[key]
+            if len(a_sels) != len(o_sels):
+                yield _issue(
+                    name,
+                    "NodeValidationError",
+                    "Application keys do not match the operation's",
+                    f"application {_q(app.id)} has {len(a_sels)} selections for {side} "
+                    f"{_q(key)}; expected {len(o_sels)} like its operation {_q(op.id)}",
+                    (app.id, op.id),
+                    (_ctx("Selections", app.id, f".body.{side}.{_key(key)}", len(a_sels)),),
+                    {"side": side, "key": key},
+                )
+                continue
+            for a, o in zip(a_sels, o_sels, strict=True):
+                if a.tensor_id != o.tensor_id:
+                    yield _issue(
+                        name,
+                        "NodeValidationError",
+                        "Application tensor does not match the operation's",
+                        f"application {_q(app.id)} selects tensor {_q(a.tensor_id)} at "
+                        f"{a.path[1:]}; expected {_q(o.tensor_id)} like its operation "
+                        f"{_q(op.id)}",
+                        (app.id, op.id),
+                        (_ctx("Selection", app.id, a.path + ".tensorId", a.tensor_id),),
+                        {"tensorId": a.tensor_id, "expected": o.tensor_id},
+                    )
+                elif a.range.rank != o.range.rank or not o.range.contains(a.range):
+                    yield _issue(
+                        name,
+                        "NodeValidationError",
+                        "Application selection is outside the operation's",
+                        f"application {_q(app.id)} selects {_q(str(a.range))} of tensor "
+                        f"{_q(a.tensor_id)}; expected a range inside {_q(str(o.range))}, the "
+                        f"selection of its operation {_q(op.id)}",
+                        (app.id, op.id),
+                        (_ctx("Selection", app.id, a.path + ".range", a.range.to_json()),),
+                        {
+                            "tensorId": a.tensor_id,
+                            "range": a.range.to_json(),
+                            "operationRange": o.range.to_json(),
+                        },
+                    )
+    irange = index_range(index, op)
+    if (
+        mine.ipf_index is not None
+        and irange is not None
+        and (mine.ipf_index.rank != irange.rank or not irange.contains(mine.ipf_index))
+    ):
+        yield _issue(
+            name,
+            "NodeValidationError",
+            "Application index is outside the operation's",
+            f"application {_q(app.id)} has index range {_q(str(mine.ipf_index))}; expected a "
+            f"range inside {_q(str(irange))}, the index range of its operation {_q(op.id)}",
+            (app.id, op.id),
+            (_ctx("IPFIndex", app.id, f".tags['{IPF_INDEX}']", mine.ipf_index.to_json()),),
+            {"range": mine.ipf_index.to_json(), "operationRange": irange.to_json()},
+        )
+
+
+def _applications_span(index: GraphIndex, op: Node) -> Iterator[Issue]:
+    """The bounding range of an operation's shards is the operation's index range."""
+    if not is_well_formed(index, op):
+        return
+    irange = index_range(index, op)
+    if irange is None:
+        return
+    shards = []
+    for app in index.applications_of(op.id):
+        if not is_well_formed(index, app):
+            continue
+        r = _parsed(index, app).ipf_index
+        if r is None or r.rank != irange.rank:
+            return  # reported per application
+        shards.append(r)
+    if not shards:
+        return
+    bound = _bounding(shards)
+    if bound != irange:
+        shown = str(bound) if bound is not None else "[]"
+        yield _issue(
+            "OperationApplicationAgreement",
+            "NodeValidationError",
+            "Applications do not span the operation's index range",
+            f"the applications of operation {_q(op.id)} span {_q(shown)}; expected its index "
+            f"range {_q(str(irange))}",
+            (op.id,),
+            (_ctx("IPFIndex", op.id, f".tags['{IPF_INDEX}']", irange.to_json()),),
+            {"range": irange.to_json(), "applicationsRange": bound.to_json() if bound else None},
+        )
+
+
+def _bounding(ranges: Sequence[ZRange]) -> ZRange | None:
+    nonempty = [r for r in ranges if not r.is_empty]
+    if not nonempty:
+        return None
+    rank = nonempty[0].rank
+    start = tuple(min(r.start[d] for r in nonempty) for d in range(rank))
+    end = tuple(max(r.end[d] for r in nonempty) for d in range(rank))
+    return ZRange._raw(start, end)
+
+
+# --------------------------------------------------------------------------------------------
+# ApplicationIPFSignatureAgreement
+
+
+def _application_signature(index: GraphIndex, app: Node) -> Iterator[Issue]:
+    name = "ApplicationIPFSignatureAgreement"
+    if not is_well_formed(index, app):
+        return
+    op = index.get(app.body["operationId"])
+    if op is None or op.type != OPERATION or not is_well_formed(index, op):
+        return  # OperationApplicationAgreement reports it
+    mine = _parsed(index, app)
+    if mine.ipf_index is None:
+        yield _issue(
+            name,
+            "NodeValidationError",
+            "Application has no IPFIndex",
+            f"application {_q(app.id)} has no IPFIndex tag; expected the index range of its shard",
+            (app.id,),
+            (_ctx("Tags", app.id, ".tags", sorted(app.tags)),),
+        )
+        return
+    sig = _signature_memo(index, op)
+    if sig is None:
+        yield _issue(
+            name,
+            "NodeValidationError",
+            "Operation of an application has no IPFSignature",
+            f"application {_q(app.id)} shards operation {_q(op.id)}, which has no IPFSignature; "
+            "expected one to project the shard's index range",
+            (app.id, op.id),
+            (_ctx("Operation", app.id, ".body.operationId", op.id),),
+        )
+        return
+    for side, keys in mine.sides.items():
+        for key, sels in keys.items():
+            ipfs = sig.get(side, {}).get(key)
+            if ipfs is None or len(ipfs) != len(sels):
+                continue  # OperationIPFSignatureAgreement / OperationApplicationAgreement
+            for pos, (sel, ipf) in enumerate(zip(sels, ipfs, strict=True)):
+                if isinstance(ipf, str) or ipf.map.out_dim != sel.range.rank:
+                    continue
+                if ipf.map.in_dim is not None and ipf.map.in_dim != mine.ipf_index.rank:
+                    continue
+                projected = ipf.apply_range(mine.ipf_index)
+                if projected != sel.range:
+                    yield _issue(
+                        name,
+                        "NodeValidationError",
+                        "Application selection does not match its projected index",
+                        f"application {_q(app.id)} selects {_q(str(sel.range))} for {side} "
+                        f"{_q(key)}[{pos}]; expected {_q(str(projected))}, the projection of "
+                        f"its index range {_q(str(mine.ipf_index))}",
+                        (app.id, op.id),
+                        (_ctx("Selection", app.id, sel.path + ".range", sel.range.to_json()),),
+                        {
+                            "side": side,
+                            "key": key,
+                            "position": pos,
+                            "expected": projected.to_json(),
+                            "actual": sel.range.to_json(),
+                        },
+                    )
+
+
+# --------------------------------------------------------------------------------------------
+# ApplicationOutputRangeCoverageIsExact
+
+
+def _subtract(box: ZRange, cut: ZRange) -> list[ZRange]:
+    """``box`` minus ``cut`` as disjoint boxes."""
+    inter = box.intersection(cut)
+    if inter is None:
+        return [box]
+    out = []
+    start, end = list(box.start), list(box.end)
+    for d in range(box.rank):
+        if start[d] < inter.start[d]:
+            e = end.copy()
+            e[d] = inter.start[d]
+            out.append(ZRange._raw(tuple(start), tuple(e)))
+            start[d] = inter.start[d]
+        if inter.end[d] < end[d]:
+            s = start.copy()
+            s[d] = inter.end[d]
+            out.append(ZRange._raw(tuple(s), tuple(end)))
+            end[d] = inter.end[d]
+    return out
+
+
+def coverage(
+    target: ZRange, shards: Sequence[ZRange]
+) -> tuple[list[ZRange], list[tuple[int, int, ZRange]]]:
+    """The gaps (disjoint boxes of ``target`` no shard covers) and the overlaps (pairs of shard
+    positions and the box they share inside ``target``) — exact, by interval arithmetic.
+
+    >>> gaps, overlaps = coverage(ZRange([0], [10]), [ZRange([0], [6]), ZRange([4], [8])])
+    >>> [str(g) for g in gaps], [(i, j, str(r)) for i, j, r in overlaps]
+    (['[8:10]'], [(0, 1, '[4:6]')])
+    """
+    clipped: list[tuple[int, ZRange]] = []
+    for i, s in enumerate(shards):
+        c = target.intersection(s) if s.rank == target.rank else None
+        if c is not None:
+            clipped.append((i, c))
+    overlaps: list[tuple[int, int, ZRange]] = []
+    if clipped:
+        rank = target.rank
+        # sweep along the dim where shards differ most
+        dim = max(range(rank), key=lambda d: len({c.start[d] for _, c in clipped})) if rank else 0
+        order = sorted(clipped, key=lambda ic: (ic[1].start[dim] if rank else 0, ic[0]))
+        active: list[tuple[int, ZRange]] = []
+        for i, c in order:
+            if rank:
+                active = [(j, a) for j, a in active if a.end[dim] > c.start[dim]]
+            for j, a in active:
+                inter = a.intersection(c)
+                if inter is not None:
+                    lo, hi = (j, i) if j < i else (i, j)
+                    overlaps.append((lo, hi, inter))
+            active.append((i, c))
+        overlaps.sort(key=lambda t: (t[0], t[1]))
+    covered = sum(c.size for _, c in clipped)
+    if not overlaps and covered == target.size:
+        return [], overlaps
+    gaps = [target] if not target.is_empty else []
+    for _, c in clipped:
+        nxt: list[ZRange] = []
+        for g in gaps:
+            nxt.extend(_subtract(g, c))
+        gaps = nxt
+        if not gaps:
+            break
+    gaps.sort(key=lambda r: (r.start, r.end))
+    return gaps, overlaps
+
+
+def _coverage_exact(index: GraphIndex, op: Node) -> Iterator[Issue]:
+    name = "ApplicationOutputRangeCoverageIsExact"
+    if not is_well_formed(index, op):
+        return
+    apps = [a for a in index.applications_of(op.id) if is_well_formed(index, a)]
+    if not apps:
+        return
+    parsed = [(a, _parsed(index, a)) for a in apps]
+    for key, o_sels in _parsed(index, op).sides["outputs"].items():
+        for pos, o in enumerate(o_sels):
+            owners: list[str] = []
+            ranges: list[ZRange] = []
+            for app, p in parsed:
+                a_sels = p.sides["outputs"].get(key)
+                if a_sels is None or pos >= len(a_sels):
+                    continue
+                a = a_sels[pos]
+                if a.tensor_id != o.tensor_id or a.range.rank != o.range.rank:
+                    continue
+                owners.append(app.id)
+                ranges.append(a.range)
+            gaps, overlaps = coverage(o.range, ranges)
+            where = f"outputs {_q(key)}[{pos}]"
+            path = f".body.outputs.{_key(key)}[{pos}].range"
+            if gaps:
+                cells = sum(g.size for g in gaps)
+                listed = [g.to_json() for g in gaps[:MAX_LISTED]]
+                shown = ", ".join(str(g) for g in gaps[:4]) + (" ..." if len(gaps) > 4 else "")
+                yield _issue(
+                    name,
+                    "CoverageError",
+                    "Application outputs leave a gap",
+                    f"the applications of operation {_q(op.id)} leave {cells} cells of {where} "
+                    f"(tensor {_q(o.tensor_id)}) unwritten: {shown}; expected them to cover "
+                    f"{_q(str(o.range))} exactly",
+                    (op.id,),
+                    (_ctx("Output", op.id, path, o.range.to_json()),),
+                    {
+                        "tensorId": o.tensor_id,
+                        "key": key,
+                        "position": pos,
+                        "cells": cells,
+                        "gaps": listed,
+                    },
+                )
+            for i, j, inter in overlaps:
+                yield _issue(
+                    name,
+                    "CoverageError",
+                    "Application outputs overlap",
+                    f"applications {_q(owners[i])} and {_q(owners[j])} of operation "
+                    f"{_q(op.id)} both write {_q(str(inter))} ({inter.size} cells) of {where} "
+                    f"(tensor {_q(o.tensor_id)}); expected each cell to be written once",
+                    (op.id, owners[i], owners[j]),
+                    (
+                        _ctx("Output", owners[i], path, ranges[i].to_json()),
+                        _ctx("Output", owners[j], path, ranges[j].to_json()),
+                    ),
+                    {
+                        "tensorId": o.tensor_id,
+                        "key": key,
+                        "position": pos,
+                        "cells": inter.size,
+                        "overlap": inter.to_json(),
+                    },
+                )
+
+
+# --------------------------------------------------------------------------------------------
+# PlanPlacement
+
+
+def _plan_placement(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    name = "PlanPlacement"
+    tag = node.tags.get(PLACEMENT) if node.tags else None
+    if tag is None or not is_well_formed(index, node):
+        return
+    path = f".tags['{PLACEMENT}']"
+    mesh_id = tag["mesh"]
+    mesh = index.get(mesh_id)
+    if mesh is None:
+        yield _missing(name, node, mesh_id, path + ".mesh", "a Mesh")
+        return
+    if mesh.type != MESH:
+        yield _wrong_type(name, node, mesh, path + ".mesh", "a Mesh")
+        return
+    if not is_well_formed(index, mesh):
+        return
+    sizes = list(mesh.body["axes"].values())
+    names = list(mesh.body["axes"])
+    coords = [int(c) for c in tag["coords"]]
+    if len(coords) != len(sizes):
+        yield _issue(
+            name,
+            "PlacementError",
+            "Placement coordinates do not match the mesh",
+            f"node {_q(node.id)} is placed at {_q(coords)} of mesh {_q(mesh.id)}, which has "
+            f"{len(sizes)} axes {_q(names)}; expected {len(sizes)} coordinates",
+            (node.id, mesh.id),
+            (_ctx("Placement", node.id, path + ".coords", coords),),
+            {"mesh": mesh.id, "coords": coords, "meshAxes": dict(mesh.body["axes"])},
+        )
+        return
+    for d, (c, n) in enumerate(zip(coords, sizes, strict=True)):
+        if not 0 <= c < n:
+            yield _issue(
+                name,
+                "PlacementError",
+                "Placement coordinates are outside the mesh",
+                f"node {_q(node.id)} is placed at {_q(coords)}; coordinate {c} of mesh axis "
+                f"{_q(names[d])} is outside 0..{n - 1} of mesh {_q(mesh.id)}",
+                (node.id, mesh.id),
+                (_ctx("Placement", node.id, f"{path}.coords[{d}]", c),),
+                {"mesh": mesh.id, "coords": coords, "meshAxes": dict(mesh.body["axes"])},
+            )
+
+
+# --------------------------------------------------------------------------------------------
+# NoTensorOperationCycles (whole graph)
+
+
+def _dataflow(op: Node) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    ins: dict[str, None] = {}
+    outs: dict[str, None] = {}
+    for sel in iter_selections(op.body, ("inputs",)):
+        if isinstance(sel.tensor_id, str):
+            ins[sel.tensor_id] = None
+    for sel in iter_selections(op.body, ("outputs",)):
+        if isinstance(sel.tensor_id, str):
+            outs[sel.tensor_id] = None
+    return tuple(ins), tuple(outs)
+
+
+def _cycle_components(index: GraphIndex) -> list[list[str]]:
+    """The sets of operation and tensor ids that depend on each other in a cycle."""
+    succ: dict[str, list[str]] = {}
+    for op in index.of_type(OPERATION):
+        ins, outs = index.memo(op, "dataflow", _dataflow)
+        for t in ins:
+            succ.setdefault(t, []).append(op.id)
+        if outs:
+            succ.setdefault(op.id, []).extend(outs)
+    # Tarjan's strongly connected components, iteratively.
+    counter = 0
+    low: dict[str, int] = {}
+    num: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    found: list[list[str]] = []
+    for root in list(succ):
+        if root in num:
+            continue
+        work: list[tuple[str, int]] = [(root, 0)]
+        while work:
+            v, i = work.pop()
+            if i == 0:
+                num[v] = low[v] = counter
+                counter += 1
+                stack.append(v)
+                on_stack.add(v)
+            children = succ.get(v, ())
+            descended = False
+            while i < len(children):
+                w = children[i]
+                i += 1
+                if w not in num:
+                    work.append((v, i))
+                    work.append((w, 0))
+                    descended = True
+                    break
+                if w in on_stack:
+                    low[v] = min(low[v], num[w])
+            if descended:
+                continue
+            if low[v] == num[v]:
+                comp = []
+                while True:
+                    w = stack.pop()
+                    on_stack.discard(w)
+                    comp.append(w)
+                    if w == v:
+                        break
+                if len(comp) > 1:
+                    found.append(comp)
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[v])
+    return found
+
+
+def _cycle_issues(index: GraphIndex, found: list[list[str]]) -> list[Issue]:
+    """One issue per cycle component (members that no longer exist are left out)."""
+    issues = []
+    for comp in found:
+        members = index.in_document_order(comp)
+        if not members:
+            continue
+        ops = [m for m in members if _type_of(index, m) == OPERATION]
+        tensors = [m for m in comp if m not in ops]
+        shown = ", ".join(f'"{m}"' for m in members[:8]) + (" ..." if len(members) > 8 else "")
+        issues.append(
+            _issue(
+                "NoTensorOperationCycles",
+                "ReferenceCycleError",
+                "Operations and tensors form a cycle",
+                f"operations and tensors {shown} depend on each other in a cycle; expected "
+                "every tensor to be computed before the operations that read it",
+                tuple(members),
+                tuple(_ctx("Operation", m, "", None) for m in ops[:8]),
+                {"operationIds": ops, "tensorIds": sorted(tensors)},
+            )
+        )
+    issues.sort(key=lambda i: index.position(i.node_ids[0]))
+    return issues
+
+
+def _type_of(index: GraphIndex, node_id: str) -> str | None:
+    node = index.get(node_id)
+    return node.type if node is not None else None
+
+
+def _cycles(index: GraphIndex) -> list[Issue]:
+    return _cycle_issues(index, _cycle_components(index))
+
+
+# --------------------------------------------------------------------------------------------
+# The registry and the full check
+
+_ALL: frozenset[str] = frozenset()
+
+LOOM_CONSTRAINTS: tuple[Constraint, ...] = (
+    Constraint("SchemaConformance", _ALL, _schema_conformance),
+    Constraint("TensorDTypesAreValid", frozenset({TENSOR}), _tensor_dtypes),
+    Constraint(
+        "TensorOperationAgreement", frozenset({OPERATION, TENSOR}), _tensor_operation_agreement
+    ),
+    Constraint("OperationIPFSignatureAgreement", frozenset({OPERATION}), _operation_signature),
+    Constraint(
+        "OperationApplicationAgreement",
+        frozenset({OPERATION, APPLICATION}),
+        _operation_application,
+    ),
+    Constraint(
+        "ApplicationIPFSignatureAgreement", frozenset({APPLICATION}), _application_signature
+    ),
+    Constraint("ApplicationOutputRangeCoverageIsExact", frozenset({OPERATION}), _coverage_exact),
+)
+"""The per-node constraints of loom's rules (plus SchemaConformance); cycles are whole-graph."""
+
+PLACEMENT_CONSTRAINTS: tuple[Constraint, ...] = (
+    Constraint("PlanPlacement", _ALL, _plan_placement),
+)
+
+
+def all_constraints() -> tuple[Constraint, ...]:
+    """Every per-node constraint, in reporting order (read at call time, so constraints
+    registered in :data:`geon.core.axis_checks.CONSTRAINTS` are always included)."""
+    return (*LOOM_CONSTRAINTS, *axis_checks.CONSTRAINTS, *PLACEMENT_CONSTRAINTS)
+
+
+class _Dispatch:
+    """Per node type, the constraints that apply (built once per check)."""
+
+    def __init__(self, constraints: Sequence[Constraint]) -> None:
+        self.constraints = tuple(constraints)
+        self._by_type: dict[str, tuple[Constraint, ...]] = {}
+
+    def for_type(self, node_type: str) -> tuple[Constraint, ...]:
+        found = self._by_type.get(node_type)
+        if found is None:
+            found = tuple(
+                c for c in self.constraints if not c.node_types or node_type in c.node_types
+            )
+            self._by_type[node_type] = found
+        return found
+
+
+def _run_node(dispatch: _Dispatch, index: GraphIndex, node: Node) -> list[Issue]:
+    out: list[Issue] = []
+    for c in dispatch.for_type(node.type):
+        try:
+            out.extend(c.check(index, node))
+        except Exception as exc:  # a bug in one constraint must not hide the other issues
+            out.append(
+                Issue(
+                    c.name,
+                    "InternalError",
+                    "Constraint failed to run",
+                    f"constraint {_q(c.name)} failed on node {_q(node.id)}: "
+                    f"{type(exc).__name__}: {exc}",
+                    node_ids=(node.id,),
+                )
+            )
+    return out
+
+
+def check_node(index: GraphIndex, node: Node) -> list[Issue]:
+    """The issues of one node under every per-node constraint."""
+    return _run_node(_Dispatch(all_constraints()), index, node)
+
+
+def _envelope(graph: Graph) -> list[Issue]:
+    if UUID_RE.match(graph.id):
+        return []
+    return [
+        _issue(
+            "SchemaConformance",
+            "SchemaError",
+            "Document id is not a UUID",
+            f"document id {_q(graph.id)} is not a UUID; expected the form "
+            '"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (hexadecimal)',
+            (),
+            (Context("Document id", "$.id", graph.id),),
+            {"id": graph.id},
+        )
+    ]
+
+
+def check(graph: Graph) -> list[Issue]:
+    """Every issue of ``graph``: document-level, then per node in document order, then cycles."""
+    dispatch = _Dispatch(all_constraints())
+    index = graph.index
+    issues = _envelope(graph)
+    for node in graph.nodes:
+        issues.extend(_run_node(dispatch, index, node))
+    issues.extend(_cycles(index))
+    return issues
+
+
+# --------------------------------------------------------------------------------------------
+# Raw documents
+
+
+def _doc_issue(
+    summary: str, message: str, path: str = "$", data: Any = None, **params: Any
+) -> Issue:
+    return _issue(
+        "SchemaConformance",
+        "DocumentError",
+        summary,
+        message,
+        (),
+        (Context("Document", path, _small(data)),),
+        params,
+    )
+
+
+def load_document(data: Any) -> tuple[Graph | None, list[Issue]]:
+    """Load JSON text (str/bytes) or parsed data into a :class:`Graph`, turning every problem
+    into an issue: the graph holds the nodes that could be loaded (None when even the envelope
+    is unusable), the issues say what was left out and why."""
+    if isinstance(data, (bytes, bytearray)):
+        try:
+            data = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return None, [
+                _doc_issue(
+                    "Document is not valid JSON",
+                    f"document is not UTF-8 text: byte {exc.start} is invalid; expected JSON text",
+                    offset=exc.start,
+                )
+            ]
+    if isinstance(data, str):
+        try:
+            data = json.loads(data)
+        except json.JSONDecodeError as exc:
+            return None, [
+                _doc_issue(
+                    "Document is not valid JSON",
+                    f"document is not valid JSON: {exc.msg} at line {exc.lineno} column "
+                    f"{exc.colno}; expected a JSON object",
+                    line=exc.lineno,
+                    column=exc.colno,
+                )
+            ]
+        except (RecursionError, ValueError) as exc:
+            return None, [
+                _doc_issue(
+                    "Document is not valid JSON",
+                    f"document cannot be read as JSON: {exc}; expected a JSON object",
+                )
+            ]
+    if not isinstance(data, dict):
+        return None, [
+            _doc_issue(
+                "Document is malformed",
+                f'document is {_q(data)}; expected a JSON object with "id" and "nodes"',
+                data=data,
+            )
+        ]
+    issues: list[Issue] = []
+    graph_id = data.get("id")
+    if not isinstance(graph_id, str):
+        issues.append(
+            _doc_issue(
+                "Document is malformed",
+                (f"document has id {_q(graph_id)}" if "id" in data else 'document has no "id"')
+                + "; expected a string (a UUID)",
+                "$.id",
+                graph_id,
+            )
+        )
+        graph_id = ""
+    nodes = data.get("nodes")
+    if not isinstance(nodes, list):
+        issues.append(
+            _doc_issue(
+                "Document is malformed",
+                (
+                    f"document has nodes {_q(nodes)}"
+                    if "nodes" in data
+                    else 'document has no "nodes"'
+                )
+                + "; expected a list of nodes",
+                "$.nodes",
+                nodes,
+            )
+        )
+        return None, issues
+    good: list[Node] = []
+    seen: set[str] = set()
+    for i, raw in enumerate(nodes):
+        try:
+            node = Node.from_json(raw, where=f"node {i}")
+        except DocumentError as exc:
+            issues.append(_doc_issue("Node is malformed", str(exc), f"$.nodes[{i}]", raw))
+            continue
+        if node.id in seen:
+            issues.append(
+                _doc_issue(
+                    "Node id appears twice",
+                    f"node {i} has id {_q(node.id)}, which an earlier node already has; expected "
+                    "unique ids (the later node is ignored)",
+                    f"$.nodes[{i}].id",
+                    node.id,
+                    nodeId=node.id,
+                )
+            )
+            continue
+        seen.add(node.id)
+        good.append(node)
+    extra = tuple((k, v) for k, v in data.items() if k not in ("id", "nodes"))
+    return Graph(good, id=graph_id, extra=extra, keys=tuple(data)), issues
+
+
+def check_document(data: Any) -> list[Issue]:
+    """Check a document that may be malformed in any way (JSON text, bytes or parsed data).
+
+    >>> [i.summary for i in check_document("{")]
+    ['Document is not valid JSON']
+    """
+    graph, issues = load_document(data)
+    if graph is None:
+        return issues
+    found = check(graph)
+    if not graph.id and found and found[0].summary == "Document id is not a UUID":
+        found = found[1:]  # already reported as malformed
+    return issues + found
+
+
+# --------------------------------------------------------------------------------------------
+# Incremental checking
+
+
+class IncrementalChecker:
+    """Keeps the issues of a graph current across edits, re-checking only what an edit affects.
+
+    >>> from geon.core.graph import NOTE
+    >>> g = Graph(id="00000000-0000-0000-0000-000000000000")
+    >>> ic = IncrementalChecker(g)
+    >>> [i.summary for i in ic.apply([{"op": "add_node", "node": {"id": "n", "type": NOTE,
+    ...     "body": {"message": "hi"}}}])]
+    ['Node id is not a UUID']
+    >>> ic.apply([{"op": "remove_node", "id": "n"}])
+    []
+    """
+
+    def __init__(self, graph: Graph) -> None:
+        self.graph = graph
+        self._dispatch = _Dispatch(all_constraints())
+        self._by_node: dict[str, list[Issue]] = {}
+        self._dataflow: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
+        self._cache: list[Issue] | None = None
+        self.rechecked: int = 0
+        """How many nodes the last update re-checked (for tests and benchmarks)."""
+        self._full()
+
+    def _full(self) -> None:
+        index = self.graph.index
+        self._by_node = {}
+        for node in self.graph.nodes:
+            found = _run_node(self._dispatch, index, node)
+            if found:
+                self._by_node[node.id] = found
+        self._dataflow = {op.id: _dataflow(op) for op in index.of_type(OPERATION)}
+        self._envelope = _envelope(self.graph)
+        self._components = _cycle_components(index)
+        self._cycles = _cycle_issues(index, self._components)
+        self._cache = None
+        self.rechecked = len(index)
+
+    @property
+    def issues(self) -> list[Issue]:
+        """Every issue, in the order :func:`check` gives them."""
+        if self._cache is None:
+            index = self.graph.index
+            out = list(self._envelope)
+            for nid in index.in_document_order(self._by_node):
+                out.extend(self._by_node[nid])
+            out.extend(self._cycles)
+            self._cache = out
+        return list(self._cache)
+
+    def apply(self, ops: Sequence[Mapping[str, Any]]) -> list[Issue]:
+        """Apply edit ops to the graph (atomically, see :meth:`Graph.apply`), re-check what they
+        affect and return every issue. A refused edit raises and changes nothing."""
+        changes = self.graph.apply(ops)
+        self.update(changes)
+        return self.issues
+
+    def update(self, changes: Iterable[Change]) -> None:
+        """Re-check after changes that were applied to the graph by other means."""
+        index = self.graph.index
+        affected: set[str] = set()
+        dataflow_changed = False
+        for ch in changes:
+            affected.add(ch.id)
+            for node in (ch.old, ch.new):
+                if node is None:
+                    continue
+                affected.update(node_references(node))
+                if node.type == AXIS:
+                    affected.update(self._axis_dependents(node))
+            affected.update(index.referrers(ch.id))
+            old_flow = self._dataflow.pop(ch.id, None)
+            new_flow = None
+            if ch.new is not None and ch.new.type == OPERATION:
+                new_flow = _dataflow(ch.new)
+                self._dataflow[ch.id] = new_flow
+            if old_flow != new_flow:
+                dataflow_changed = True
+        for nid in affected:
+            node = index.get(nid)
+            if node is None:
+                self._by_node.pop(nid, None)
+                continue
+            found = _run_node(self._dispatch, index, node)
+            if found:
+                self._by_node[nid] = found
+            else:
+                self._by_node.pop(nid, None)
+        if dataflow_changed:
+            self._components = _cycle_components(index)
+        if dataflow_changed or self._components:
+            self._cycles = _cycle_issues(index, self._components)
+        self._cache = None
+        self.rechecked = len(affected)
+
+    def _axis_dependents(self, axis: Node) -> set[str]:
+        index = self.graph.index
+        out: set[str] = set()
+        name = axis.body.get("name")
+        if not isinstance(name, str):
+            return out
+        out.update(n.id for n in index.axis_declarations(name))
+        for tid in index.tensors_with_axis(name):
+            out.add(tid)
+            out.update(index.operations_using(tid))
+        for oid in index.operations_with_index_axis(name):
+            out.add(oid)
+            out.update(a.id for a in index.applications_of(oid))
+        return out

@@ -1,0 +1,520 @@
+"""Integer index spaces: points, ranges, affine maps and index projection functions (IPFs).
+
+>>> r = ZRange([0, 0], [10, 5])
+>>> r.shape, r.size
+((10, 5), 50)
+>>> [str(p) for p in r.split(0, chunk=4)]
+['[0:4, 0:5]', '[4:8, 0:5]', '[8:10, 0:5]']
+>>> f = IPF([[1, 0], [0, 1]], offset=[200, 50], shape=[1, 1])
+>>> str(f(ZRange([5, 0], [10, 5])))
+'[205:210, 50:55]'
+
+Ranges are half-open boxes ``[start, end)`` in absolute coordinates, as in LoomGraph JSON
+(``{"start": [...], "end": [...]}``). An IPF ``f = (P, o, s)`` maps an index point ``i`` to the
+box ``[P·i + o, P·i + o + s)`` and an index range to the bounding box of the images of all its
+points, computed over every corner (DESIGN.md §4; the two-corner shortcut is wrong for rows that
+mix signs). An empty index range maps to the empty range at ``P·a + o``.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, overload
+
+from geon.core.errors import ShapeError, SplitError
+
+__all__ = ["IPF", "ZAffineMap", "ZPoint", "ZRange", "bounding_range", "split_grid"]
+
+
+def _ints(values: Iterable[Any], what: str) -> tuple[int, ...]:
+    out = []
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, int):
+            raise ShapeError(f'{what} has entry "{v!r}"; expected integers')
+        out.append(int(v))
+    return tuple(out)
+
+
+def _fmt(values: Sequence[int]) -> str:
+    return "[" + ", ".join(str(v) for v in values) + "]"
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ZPoint:
+    """A point of an integer space.
+
+    >>> ZPoint([1, 2]).coords, len(ZPoint([1, 2]))
+    ((1, 2), 2)
+    """
+
+    coords: tuple[int, ...]
+
+    def __init__(self, coords: Iterable[int]) -> None:
+        object.__setattr__(self, "coords", _ints(coords, "point"))
+
+    def __len__(self) -> int:
+        return len(self.coords)
+
+    def __iter__(self) -> Iterator[int]:
+        return iter(self.coords)
+
+    def __getitem__(self, i: int) -> int:
+        return self.coords[i]
+
+    def __str__(self) -> str:
+        return _fmt(self.coords)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ZRange:
+    """A half-open box ``[start, end)``; ``start <= end`` in every dim.
+
+    >>> ZRange([0, 0], [2, 3]).contains(ZRange([1, 0], [2, 2]))
+    True
+    >>> ZRange([1], [0])  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    geon.core.errors.ShapeError: range has start "[1]" after end "[0]" in dim 0; expected ...
+    """
+
+    start: tuple[int, ...]
+    end: tuple[int, ...]
+
+    def __init__(self, start: Iterable[int], end: Iterable[int]) -> None:
+        s = _ints(start, "range start")
+        e = _ints(end, "range end")
+        if len(s) != len(e):
+            raise ShapeError(
+                f'range has start "{_fmt(s)}" of rank {len(s)} and end "{_fmt(e)}" of rank '
+                f"{len(e)}; expected equal ranks"
+            )
+        for d, (a, b) in enumerate(zip(s, e, strict=True)):
+            if a > b:
+                raise ShapeError(
+                    f'range has start "{_fmt(s)}" after end "{_fmt(e)}" in dim {d}; '
+                    "expected start <= end"
+                )
+        object.__setattr__(self, "start", s)
+        object.__setattr__(self, "end", e)
+
+    @classmethod
+    def _raw(cls, start: tuple[int, ...], end: tuple[int, ...]) -> ZRange:
+        """Build without checks (callers guarantee ints, equal ranks and start <= end)."""
+        r = object.__new__(cls)
+        object.__setattr__(r, "start", start)
+        object.__setattr__(r, "end", end)
+        return r
+
+    @classmethod
+    def from_shape(cls, shape: Iterable[int], start: Iterable[int] | None = None) -> ZRange:
+        """``[0, shape)`` or ``[start, start + shape)``.
+
+        >>> str(ZRange.from_shape([2, 3]))
+        '[0:2, 0:3]'
+        """
+        sh = _ints(shape, "shape")
+        st = _ints(start, "start") if start is not None else (0,) * len(sh)
+        return cls(st, tuple(a + n for a, n in zip(st, sh, strict=True)))
+
+    @classmethod
+    def from_json(cls, data: Any) -> ZRange:
+        """Load ``{"start": [...], "end": [...]}``; raises :class:`ShapeError` when malformed."""
+        if not isinstance(data, dict) or "start" not in data or "end" not in data:
+            raise ShapeError(
+                f'range "{data!r}" is malformed; expected {{"start": [...], "end": [...]}}'
+            )
+        start, end = data["start"], data["end"]
+        if not isinstance(start, list) or not isinstance(end, list):
+            raise ShapeError(f'range "{data!r}" is malformed; expected lists of integers')
+        return cls(start, end)
+
+    def to_json(self) -> dict[str, list[int]]:
+        return {"start": list(self.start), "end": list(self.end)}
+
+    @property
+    def rank(self) -> int:
+        return len(self.start)
+
+    @property
+    def ndim(self) -> int:
+        return len(self.start)
+
+    @property
+    def shape(self) -> tuple[int, ...]:
+        return tuple(b - a for a, b in zip(self.start, self.end, strict=True))
+
+    @property
+    def size(self) -> int:
+        n = 1
+        for a, b in zip(self.start, self.end, strict=True):
+            n *= b - a
+        return n
+
+    @property
+    def is_empty(self) -> bool:
+        return any(a == b for a, b in zip(self.start, self.end, strict=True))
+
+    def __str__(self) -> str:
+        return "[" + ", ".join(f"{a}:{b}" for a, b in zip(self.start, self.end, strict=True)) + "]"
+
+    def _same_rank(self, other_rank: int, what: str) -> None:
+        if other_rank != self.rank:
+            raise ShapeError(
+                f'{what} of rank {other_rank} cannot be compared with range "{self}" of rank '
+                f"{self.rank}; expected equal ranks"
+            )
+
+    def contains(self, other: ZRange | ZPoint | Sequence[int]) -> bool:
+        """Whether ``other`` (a range or a point) lies inside; an empty range lies in any range
+        of its rank."""
+        if isinstance(other, ZRange):
+            self._same_rank(other.rank, "range")
+            if other.is_empty:
+                return True
+            return all(
+                a <= c and d <= b
+                for a, b, c, d in zip(self.start, self.end, other.start, other.end, strict=True)
+            )
+        coords = tuple(other)
+        self._same_rank(len(coords), "point")
+        return all(a <= c < b for a, b, c in zip(self.start, self.end, coords, strict=True))
+
+    def __contains__(self, other: object) -> bool:
+        if isinstance(other, (ZRange, ZPoint, tuple, list)):
+            return self.contains(other)
+        return False
+
+    def intersection(self, other: ZRange) -> ZRange | None:
+        """The common box, or None when they share no cell."""
+        self._same_rank(other.rank, "range")
+        start = tuple(max(a, c) for a, c in zip(self.start, other.start, strict=True))
+        end = tuple(min(b, d) for b, d in zip(self.end, other.end, strict=True))
+        if any(a >= b for a, b in zip(start, end, strict=True)):
+            return None
+        return ZRange._raw(start, end)
+
+    def translate(self, delta: Sequence[int]) -> ZRange:
+        d = _ints(delta, "translation")
+        self._same_rank(len(d), "translation")
+        return ZRange._raw(
+            tuple(a + x for a, x in zip(self.start, d, strict=True)),
+            tuple(b + x for b, x in zip(self.end, d, strict=True)),
+        )
+
+    def cells(self) -> Iterator[tuple[int, ...]]:
+        """Every point, in row-major order (for small ranges and tests)."""
+        return itertools.product(*(range(a, b) for a, b in zip(self.start, self.end, strict=True)))
+
+    # -- splitting ---------------------------------------------------------------------------
+
+    def _check_dim(self, dim: int) -> None:
+        if isinstance(dim, bool) or not isinstance(dim, int) or not 0 <= dim < self.rank:
+            raise SplitError(
+                f'dim "{dim}" is out of range for range "{self}" of rank {self.rank}; '
+                f"expected 0 <= dim < {self.rank}"
+            )
+
+    def split(
+        self,
+        dim: int,
+        *,
+        chunk: int | None = None,
+        sizes: Sequence[int] | None = None,
+        parts: int | None = None,
+    ) -> tuple[ZRange, ...]:
+        """Cut along ``dim`` into contiguous pieces, in order. Exactly one of:
+
+        - ``chunk``: pieces of ``chunk`` with a smaller last one (``[0:10]`` by 4 ->
+          ``[0:4] [4:8] [8:10]``);
+        - ``sizes``: explicit sizes (>= 0) that must sum to the length;
+        - ``parts``: ``parts`` pieces whose sizes differ by at most one, larger first
+          (as ``numpy.array_split``; more parts than cells gives empty pieces at the end).
+
+        >>> [str(p) for p in ZRange([0], [10]).split(0, parts=3)]
+        ['[0:4]', '[4:7]', '[7:10]']
+        """
+        given = [
+            n for n, v in (("chunk", chunk), ("sizes", sizes), ("parts", parts)) if v is not None
+        ]
+        if len(given) != 1:
+            raise SplitError(
+                "split needs exactly one of chunk, sizes or parts; got "
+                + (", ".join(given) if given else "none")
+            )
+        self._check_dim(dim)
+        length = self.end[dim] - self.start[dim]
+        if chunk is not None:
+            if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk < 1:
+                raise SplitError(
+                    f'chunk "{chunk}" for dim {dim} of length {length} is invalid; '
+                    "expected an integer >= 1"
+                )
+            if length == 0:
+                return (self,)
+            widths = [min(chunk, length - a) for a in range(0, length, chunk)]
+        elif parts is not None:
+            if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
+                raise SplitError(
+                    f'parts "{parts}" for dim {dim} of length {length} is invalid; '
+                    "expected an integer >= 1"
+                )
+            base, extra = divmod(length, parts)
+            widths = [base + 1] * extra + [base] * (parts - extra)
+        else:
+            assert sizes is not None
+            widths = list(sizes)
+            if any(isinstance(w, bool) or not isinstance(w, int) or w < 0 for w in widths):
+                raise SplitError(
+                    f'sizes "{_fmt(widths)}" for dim {dim} are invalid; expected integers >= 0'
+                )
+            if sum(widths) != length:
+                raise SplitError(
+                    f'sizes "{_fmt(widths)}" for dim {dim} sum to {sum(widths)}; expected them '
+                    f"to sum to the length {length} of {self}"
+                )
+        out = []
+        pos = self.start[dim]
+        for w in widths:
+            start = (*self.start[:dim], pos, *self.start[dim + 1 :])
+            end = (*self.end[:dim], pos + w, *self.end[dim + 1 :])
+            out.append(ZRange._raw(start, end))
+            pos += w
+        return tuple(out)
+
+    def split_grid(
+        self,
+        *,
+        parts: Mapping[int, int] | None = None,
+        chunks: Mapping[int, int] | None = None,
+        sizes: Mapping[int, Sequence[int]] | None = None,
+    ) -> tuple[ZRange, ...]:
+        """Split several dims at once; the pieces come in row-major order of the split dims.
+
+        >>> [str(p) for p in ZRange([0, 0], [4, 4]).split_grid(parts={0: 2, 1: 2})]
+        ['[0:2, 0:2]', '[0:2, 2:4]', '[2:4, 0:2]', '[2:4, 2:4]']
+        """
+        return split_grid(self, parts=parts, chunks=chunks, sizes=sizes)
+
+
+def split_grid(
+    r: ZRange,
+    *,
+    parts: Mapping[int, int] | None = None,
+    chunks: Mapping[int, int] | None = None,
+    sizes: Mapping[int, Sequence[int]] | None = None,
+) -> tuple[ZRange, ...]:
+    """See :meth:`ZRange.split_grid`."""
+    per_dim: dict[int, tuple[ZRange, ...]] = {}
+    for kind, spec in (("parts", parts), ("chunk", chunks), ("sizes", sizes)):
+        for dim, value in (spec or {}).items():
+            if dim in per_dim:
+                raise SplitError(f'dim "{dim}" is split twice; expected each dim at most once')
+            per_dim[dim] = r.split(dim, **{kind: value})  # type: ignore[arg-type]
+    if not per_dim:
+        return (r,)
+    dims = sorted(per_dim)
+    out = []
+    for combo in itertools.product(*(per_dim[d] for d in dims)):
+        start = list(r.start)
+        end = list(r.end)
+        for d, piece in zip(dims, combo, strict=True):
+            start[d] = piece.start[d]
+            end[d] = piece.end[d]
+        out.append(ZRange._raw(tuple(start), tuple(end)))
+    return tuple(out)
+
+
+def bounding_range(ranges: Iterable[ZRange]) -> ZRange | None:
+    """The smallest range holding every non-empty range given (None when there is none).
+
+    >>> str(bounding_range([ZRange([0], [2]), ZRange([5], [7])]))
+    '[0:7]'
+    """
+    start: list[int] | None = None
+    end: list[int] = []
+    for r in ranges:
+        if r.is_empty:
+            continue
+        if start is None:
+            start, end = list(r.start), list(r.end)
+            continue
+        if r.rank != len(start):
+            raise ShapeError(
+                f'range "{r}" has rank {r.rank}; expected rank {len(start)} like the others'
+            )
+        for d in range(len(start)):
+            start[d] = min(start[d], r.start[d])
+            end[d] = max(end[d], r.end[d])
+    if start is None:
+        return None
+    return ZRange._raw(tuple(start), tuple(end))
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class ZAffineMap:
+    """``x -> P·x + o``; rows of ``P`` are output dims, columns are input dims.
+
+    >>> ZAffineMap([[1, 0], [0, 2]], [1, 1])([3, 4])
+    (4, 9)
+    """
+
+    projection: tuple[tuple[int, ...], ...]
+    offset: tuple[int, ...]
+    in_dim: int | None
+
+    def __init__(
+        self,
+        projection: Iterable[Iterable[int]],
+        offset: Iterable[int] | None = None,
+        in_dim: int | None = None,
+    ) -> None:
+        rows = tuple(_ints(row, "projection row") for row in projection)
+        widths = {len(row) for row in rows}
+        if len(widths) > 1:
+            raise ShapeError(
+                f'projection "{[list(r) for r in rows]}" has rows of lengths {sorted(widths)}; '
+                "expected every row to have the same length"
+            )
+        cols = widths.pop() if widths else in_dim
+        if in_dim is not None and cols != in_dim:
+            raise ShapeError(f"projection has {cols} columns; expected {in_dim} (the index rank)")
+        off = _ints(offset, "offset") if offset is not None else (0,) * len(rows)
+        if len(off) != len(rows):
+            raise ShapeError(
+                f'offset "{_fmt(off)}" has {len(off)} entries; expected {len(rows)} (one per '
+                "projection row)"
+            )
+        object.__setattr__(self, "projection", rows)
+        object.__setattr__(self, "offset", off)
+        object.__setattr__(self, "in_dim", cols)
+
+    @property
+    def out_dim(self) -> int:
+        return len(self.projection)
+
+    @classmethod
+    def identity(cls, n: int) -> ZAffineMap:
+        return cls([[int(r == c) for c in range(n)] for r in range(n)], [0] * n, n)
+
+    def _check_point(self, point: Sequence[int]) -> None:
+        if self.in_dim is not None and len(point) != self.in_dim:
+            raise ShapeError(
+                f'point "{_fmt(point)}" has rank {len(point)}; expected {self.in_dim} '
+                "(the number of projection columns)"
+            )
+
+    def __call__(self, point: Sequence[int] | ZPoint) -> tuple[int, ...]:
+        p = tuple(point)
+        self._check_point(p)
+        return tuple(
+            o + sum(c * x for c, x in zip(row, p, strict=True))
+            for row, o in zip(self.projection, self.offset, strict=True)
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {"projection": [list(r) for r in self.projection], "offset": list(self.offset)}
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class IPF:
+    """An index projection function ``(P, o, s)``: index point ``i`` -> ``[P·i+o, P·i+o+s)``.
+
+    >>> f = IPF([[1, -1]], offset=[0], shape=[1])
+    >>> str(f(ZRange([0, 0], [2, 2])))
+    '[-1:2]'
+    """
+
+    map: ZAffineMap
+    shape: tuple[int, ...]
+
+    @overload
+    def __init__(
+        self,
+        projection: Iterable[Iterable[int]],
+        offset: Iterable[int] | None = None,
+        shape: Iterable[int] | None = None,
+    ) -> None: ...
+
+    @overload
+    def __init__(
+        self, projection: ZAffineMap, offset: None = None, shape: Iterable[int] | None = None
+    ) -> None: ...
+
+    def __init__(
+        self,
+        projection: Iterable[Iterable[int]] | ZAffineMap,
+        offset: Iterable[int] | None = None,
+        shape: Iterable[int] | None = None,
+    ) -> None:
+        amap = projection if isinstance(projection, ZAffineMap) else ZAffineMap(projection, offset)
+        sh = _ints(shape, "shape") if shape is not None else (1,) * amap.out_dim
+        if len(sh) != amap.out_dim:
+            raise ShapeError(
+                f'shape "{_fmt(sh)}" has {len(sh)} entries; expected {amap.out_dim} (one per '
+                "projection row)"
+            )
+        if any(s < 0 for s in sh):
+            raise ShapeError(f'shape "{_fmt(sh)}" has a negative entry; expected integers >= 0')
+        object.__setattr__(self, "map", amap)
+        object.__setattr__(self, "shape", sh)
+
+    @property
+    def projection(self) -> tuple[tuple[int, ...], ...]:
+        return self.map.projection
+
+    @property
+    def offset(self) -> tuple[int, ...]:
+        return self.map.offset
+
+    @classmethod
+    def identity(cls, n: int) -> IPF:
+        return cls(ZAffineMap.identity(n), shape=(1,) * n)
+
+    @classmethod
+    def from_json(cls, data: Any) -> IPF:
+        """Load ``{"affineMap": {"projection", "offset"}, "shape"}``."""
+        if not isinstance(data, dict) or not isinstance(data.get("affineMap"), dict):
+            raise ShapeError(
+                f'IPF "{data!r}" is malformed; expected {{"affineMap": {{"projection", '
+                '"offset"}, "shape"}'
+            )
+        amap = data["affineMap"]
+        return cls(amap.get("projection", []), amap.get("offset"), data.get("shape"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"affineMap": self.map.to_json(), "shape": list(self.shape)}
+
+    @overload
+    def __call__(self, arg: ZRange) -> ZRange: ...
+
+    @overload
+    def __call__(self, arg: Sequence[int] | ZPoint) -> ZRange: ...
+
+    def __call__(self, arg: ZRange | Sequence[int] | ZPoint) -> ZRange:
+        if isinstance(arg, ZRange):
+            return self.apply_range(arg)
+        base = self.map(arg)
+        return ZRange._raw(base, tuple(b + s for b, s in zip(base, self.shape, strict=True)))
+
+    def apply_range(self, r: ZRange) -> ZRange:
+        """The bounding box of the images of every point of ``r`` (all corners)."""
+        self.map._check_point(r.start)
+        a, b = r.start, r.end
+        if r.is_empty:
+            base = self.map(a)
+            return ZRange._raw(base, base)
+        start = []
+        end = []
+        for row, o, s in zip(self.map.projection, self.map.offset, self.shape, strict=True):
+            lo = hi = o
+            for c, x0, x1 in zip(row, a, b, strict=True):
+                if c >= 0:
+                    lo += c * x0
+                    hi += c * (x1 - 1)
+                else:
+                    lo += c * (x1 - 1)
+                    hi += c * x0
+            start.append(lo)
+            end.append(hi + s)
+        return ZRange._raw(tuple(start), tuple(end))
