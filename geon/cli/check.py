@@ -1,17 +1,37 @@
-"""``geon check``: not yet implemented (its issue has not landed)."""
+"""``geon check FILE``: check a document and print one JSON issue per line.
+
+Exit status: 0 when there is no issue of severity ``error`` (warnings are printed too), 1 when
+there is at least one, 2 when the file cannot be read. A file that is not JSON, or not a valid
+document, is reported as issues like any other problem.
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
-HELP = "check (not yet implemented)"
+from geon.core.constraints import check_document
+
+HELP = "check a LoomGraph / geon document and print its issues as JSON lines"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.add_argument("file", metavar="FILE", help="the document (JSON); - reads stdin")
 
 
 def main(args: argparse.Namespace) -> int:
-    print("geon check: not yet implemented", file=sys.stderr)
-    return 2
+    try:
+        if args.file == "-":
+            data: bytes = sys.stdin.buffer.read()
+        else:
+            with open(args.file, "rb") as f:
+                data = f.read()
+    except OSError as exc:
+        reason = exc.strerror or str(exc)
+        print(f'geon check: cannot read "{args.file}": {reason}', file=sys.stderr)
+        return 2
+    issues = check_document(data)
+    for issue in issues:
+        print(json.dumps(issue.to_json(), ensure_ascii=False))
+    return 1 if any(i.severity == "error" for i in issues) else 0
