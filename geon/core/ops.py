@@ -271,9 +271,11 @@ class Inference:
         starts: Mapping[str, Sequence[Sequence[int]]] | None = None,
         lengths: Lengths | None = None,
     ) -> dict[str, Any]:
-        """The derived ``IPFSignature`` tag value; ``starts`` are the selections' range starts
-        by IO key (``"result"`` for the output; zeros when absent), ``lengths`` binds axes that
-        have no declared length."""
+        """The derived ``IPFSignature`` tag value.
+
+        ``starts`` are the operand *tensors'* range starts by IO key (``"result"`` for the
+        output; zeros when absent): params such as slice starts count from the tensor's origin.
+        ``lengths`` binds axes that have no declared length."""
         size = lengths or _declared_length
         sig: dict[str, Any] = {"inputs": {}, "outputs": {}}
         rank = len(self.index)
@@ -286,6 +288,41 @@ class Inference:
             sig[side][key] = entries
         return sig
 
+    def selections(
+        self,
+        ranges: Mapping[str, Sequence[tuple[Sequence[int], Sequence[int]]]],
+        lengths: Lengths | None = None,
+    ) -> dict[str, list[dict[str, list[int]]]]:
+        """The region each operand reads or writes: the projection of the whole index range,
+        clipped to the operand tensor's range (``ranges``: ``(start, end)`` per operand by IO
+        key). This is the selection the builder writes; for most kernels it is the whole
+        tensor, for a slice the sliced window, and for pad the whole (smaller) input.
+
+        >>> from geon.core.axes import Axis
+        >>> H, H2 = Axis("H", 4), Axis("H2", 2)
+        >>> inf = infer("op:slice", {"tensor": [Axes.of([H])]},
+        ...             {"slices": {"H": {"start": 1, "stop": 3}}, "axes": {"H": "H2"}}, {"H2": H2})
+        >>> inf.selections({"tensor": [([0], [4])], "result": [([0], [2])]})["tensor"]
+        [{'start': [1], 'end': [3]}]
+        """
+        size = lengths or _declared_length
+        extent = [size(r) for r in self.index]
+        starts = {key: [r[0] for r in group] for key, group in ranges.items()}
+        sig = self.signature(starts, size)
+        out: dict[str, list[dict[str, list[int]]]] = {}
+        for side in ("inputs", "outputs"):
+            for key, entries in sig[side].items():
+                found = []
+                for pos, entry in enumerate(entries):
+                    lo_t, hi_t = ranges[key][pos]
+                    start, end = _project(entry, extent)
+                    start = [max(a, b) for a, b in zip(start, lo_t, strict=True)]
+                    end = [min(a, b) for a, b in zip(end, hi_t, strict=True)]
+                    end = [max(a, b) for a, b in zip(start, end, strict=True)]
+                    found.append({"start": start, "end": end})
+                out[key] = found
+        return out
+
     def index_range(self, lengths: Lengths | None = None) -> dict[str, list[int]]:
         """The op's ``IPFIndex``: ``[0, length)`` per index axis."""
         size = lengths or _declared_length
@@ -294,6 +331,24 @@ class Inference:
     def index_json(self) -> dict[str, list[str]]:
         """The op's ``IndexAxes`` tag value."""
         return {"axes": list(self.index.names)}
+
+
+def _project(entry: Mapping[str, Any], extent: Sequence[int]) -> tuple[list[int], list[int]]:
+    """The range ``[0, extent)`` of the index space maps to under one IPF (every corner)."""
+    proj = entry["affineMap"]["projection"]
+    offset = entry["affineMap"]["offset"]
+    start: list[int] = []
+    end: list[int] = []
+    for row, o, s in zip(proj, offset, entry["shape"], strict=True):
+        lo = hi = o
+        for c, n in zip(row, extent, strict=True):
+            if n <= 0:
+                continue
+            lo += min(0, c * (n - 1))
+            hi += max(0, c * (n - 1))
+        start.append(lo)
+        end.append(hi + s)
+    return start, end
 
 
 def _declared_length(ref: Ref) -> int:

@@ -1,0 +1,337 @@
+"""A straightforward NumPy evaluation of a named graph: the oracle for the executor.
+
+>>> from geon import core as gc
+>>> H, W = gc.Axis("H", 2), gc.Axis("W", 3)
+>>> x = gc.constant(np.arange(6.0).reshape(2, 3), axes=[H, W])
+>>> s = gc.sum(x, out_axes=[W])
+>>> out = evaluate_graph(gc.graph([s]), {})
+>>> out[s.id].tolist()
+[3.0, 5.0, 7.0]
+
+Each Operation runs on whole tensors with plain NumPy (``einsum`` for dot and conv, ufuncs
+for elementwise ops, indexing and ``np.pad`` for views); the shapes and orders come from
+:func:`geon.core.ops.infer` on the axes stored in the document, so this module re-derives nothing
+by itself. It favours clarity over speed and is kept as the test oracle once the array-API
+executor exists. Only named operations run here; positional loom kernels raise
+:class:`~geon.core.errors.ExecutionError`.
+"""
+
+from __future__ import annotations
+
+import string
+from collections.abc import Callable, Mapping
+from functools import reduce
+from typing import Any
+
+import numpy as np
+
+from geon.core.axes import Axes, Axis
+from geon.core.errors import ExecutionError, GeonError, ShapeError
+from geon.core.graph import AXIS, OPERATION, TENSOR, TENSOR_AXES, Graph, Node, iter_selections
+from geon.core.ops import CATALOGUE, Inference, infer
+
+__all__ = ["DTYPE_PROBES", "UFUNCS", "evaluate_graph", "run_op"]
+
+Array = np.ndarray[Any, Any]
+
+
+def _sigmoid(x: Array) -> Array:
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def _relu(x: Array) -> Array:
+    return np.maximum(x, np.zeros((), dtype=x.dtype))
+
+
+UFUNCS: dict[str, Callable[..., Array]] = {
+    "op:add": np.add,
+    "op:multiply": np.multiply,
+    "op:maximum": np.maximum,
+    "op:minimum": np.minimum,
+    "op:subtract": np.subtract,
+    "op:divide": np.divide,
+    "op:power": np.power,
+    "op:negative": np.negative,
+    "op:abs": np.abs,
+    "op:exp": np.exp,
+    "op:log": np.log,
+    "op:sqrt": np.sqrt,
+    "op:square": np.square,
+    "op:tanh": np.tanh,
+    "op:sigmoid": _sigmoid,
+    "op:relu": _relu,
+}
+"""The NumPy function of every elementwise kernel."""
+
+_REDUCERS: dict[str, Callable[..., Array]] = {
+    "op:sum": np.sum,
+    "op:prod": np.prod,
+    "op:max": np.max,
+    "op:min": np.min,
+    "op:mean": np.mean,
+}
+
+
+def _dot_probe(x: Array, y: Array) -> Array:
+    return np.result_type(x, y).type(0) * np.ones(0, np.result_type(x, y))
+
+
+def _fold(f: Callable[..., Array]) -> Callable[..., Array]:
+    def run(*arrays: Array) -> Array:
+        return reduce(f, arrays)
+
+    return run
+
+
+def _along0(f: Callable[..., Array]) -> Callable[..., Array]:
+    def run(a: Array) -> Array:
+        return np.asarray(f(a, axis=0))
+
+    return run
+
+
+DTYPE_PROBES: dict[str, Callable[..., Array]] = {
+    **{k: _fold(f) for k, f in UFUNCS.items()},
+    **{k: _along0(f) for k, f in _REDUCERS.items()},
+    "op:dot": _dot_probe,
+    "op:conv2d": _dot_probe,
+}
+"""Functions whose result dtype on empty arrays is the kernel's result dtype (NumPy's rules)."""
+
+
+def _align(a: Array, cols: list[int], rank: int) -> Array:
+    """Put an operand's dims at the index columns ``cols`` of a rank-``rank`` result."""
+    order = sorted(range(len(cols)), key=cols.__getitem__)
+    t = np.transpose(a, order)
+    shape = [1] * rank
+    for d in order:
+        shape[cols[d]] = a.shape[d]
+    return t.reshape(shape)
+
+
+def _cols(inf: Inference, key: str, pos: int = 0) -> list[int]:
+    out = []
+    for dim in inf.operand_dims(key, pos):
+        col = dim.column
+        if col is None:
+            raise ExecutionError(f"{inf.kernel}: dim {dim} does not follow one index axis")
+        out.append(col)
+    return out
+
+
+def run_op(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
+    """The result of one op on whole operand arrays (in the operands' axis order)."""
+    k = CATALOGUE[inf.kernel]
+    rank = len(inf.result)
+    if k.family in ("nary", "binary"):
+        arrays = [a for key in k.inputs for a in inputs[key]]
+        aligned = [_align(a, m, rank) for a, m in zip(arrays, inf.plan["align"], strict=True)]
+        with np.errstate(all="ignore"):
+            out = reduce(UFUNCS[k.name], aligned)
+        return np.broadcast_to(out, inf.result.shape).copy()
+    if k.family == "unary":
+        with np.errstate(all="ignore"):
+            return np.asarray(UFUNCS[k.name](inputs["tensor"][0]))
+    if k.family == "dot":
+        return _einsum_dot(inf, inputs["x"][0], inputs["y"][0])
+    if k.family == "reduction":
+        a = inputs["tensor"][0]
+        reduced = tuple(inf.plan["reduced"])
+        r = np.asarray(_REDUCERS[k.name](a, axis=reduced))
+        kept = [i for i in range(a.ndim) if i not in reduced]
+        cols = [inf.operand_dims("tensor")[i].column for i in kept]
+        order = sorted(range(len(kept)), key=lambda j: cols[j] or 0)
+        return np.transpose(r, order)
+    if k.family == "conv":
+        return _conv2d(inf, inputs["x"][0], inputs["filter"][0])
+    return _view(inf, inputs["tensor"][0])
+
+
+def _einsum_dot(inf: Inference, x: Array, y: Array) -> Array:
+    letters = iter(string.ascii_letters)
+    out_letters = [next(letters) for _ in inf.result]
+    xs: list[str] = []
+    for dim in inf.operand_dims("x"):
+        xs.append(out_letters[dim.column] if dim.column is not None else "")
+    ys: list[str] = []
+    for dim in inf.operand_dims("y"):
+        ys.append(out_letters[dim.column] if dim.column is not None else "")
+    for i, j in inf.plan["pairs"]:
+        c = next(letters)
+        xs[i] = c
+        ys[j] = c
+    spec = f"{''.join(xs)},{''.join(ys)}->{''.join(out_letters)}"
+    return np.asarray(np.einsum(spec, x, y))
+
+
+def _view(inf: Inference, a: Array) -> Array:
+    name = inf.kernel
+    if name == "op:cast_axes":
+        return a.copy()
+    if name in ("op:broadcast",):
+        return np.broadcast_to(
+            _align(a, _cols(inf, "tensor"), len(inf.result)), inf.result.shape
+        ).copy()
+    if name == "op:dimshuffle":
+        cols = _cols(inf, "tensor")
+        return np.transpose(a, sorted(range(a.ndim), key=cols.__getitem__)).copy()
+    if name == "op:transpose":
+        return np.transpose(a, tuple(reversed(range(a.ndim)))).copy()
+    if name == "op:slice":
+        index: list[Any] = []
+        for spec in inf.plan["slices"]:
+            if spec is None:
+                index.append(slice(None))
+            elif isinstance(spec, int):
+                index.append(spec)
+            else:
+                start, stop, step = spec
+                index.append(slice(start, stop if stop >= 0 else None, step))
+        return np.asarray(a[tuple(index)]).copy()
+    if name == "op:pad":
+        return np.pad(a, [tuple(w) for w in inf.plan["pad"]])
+    if name in ("op:flatten", "op:unflatten"):
+        return a.reshape(inf.result.shape).copy()
+    raise ExecutionError(f'kernel "{name}" has no reference implementation')
+
+
+def _conv2d(inf: Inference, x: Array, f: Array) -> Array:
+    px, pf, po = inf.plan["x"], inf.plan["filter"], inf.plan["out"]
+    batch = list(inf.plan["batch"])
+    xt = np.transpose(x, [*batch, px["channel"], px["height"], px["width"]])
+    ft = np.transpose(f, [pf["channel"], pf["height"], pf["width"], pf["channelout"]])
+    ph, pw = inf.params["padding"]
+    sh, sw = inf.params["stride"]
+    widths = [(0, 0)] * (xt.ndim - 2) + [(ph, ph), (pw, pw)]
+    xp = np.pad(xt, widths)
+    r, s = ft.shape[1], ft.shape[2]
+    win = np.lib.stride_tricks.sliding_window_view(xp, (r, s), axis=(-2, -1))
+    win = win[..., ::sh, ::sw, :, :]
+    out = np.einsum("...cpqrs,crsk->...kpq", win, ft)
+    current = [*po["batch"], po["channelout"], po["height"], po["width"]]
+    order = sorted(range(len(current)), key=current.__getitem__)
+    return np.transpose(out, order).copy()
+
+
+# ------------------------------------------------------------------------------------------
+# Graphs
+
+
+def _tensor_axes(node: Node, declared: Mapping[str, Axis]) -> Axes | None:
+    tag = node.tags.get(TENSOR_AXES) if node.tags else None
+    if not isinstance(tag, dict):
+        return None
+    return Axes.parse(tag.get("axes", []), declared)
+
+
+def evaluate_graph(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, Array]:
+    """Every tensor's value: constants from their tags, placeholders from ``inputs`` (keyed by
+    tensor id or label), the rest computed op by op. Raises a ``GeonError`` naming what is
+    missing or malformed."""
+    from geon.core.builder import CONSTANT, decode_constant, numpy_dtype
+
+    declared: dict[str, Axis] = {}
+    for node in graph.of_type(AXIS):
+        declared[node.body.get("name", "")] = Axis.from_json(node.body)
+    by_label: dict[str, list[str]] = {}
+    values: dict[str, Array] = {}
+    tensors: dict[str, Node] = {}
+    for node in graph.of_type(TENSOR):
+        tensors[node.id] = node
+        if node.label:
+            by_label.setdefault(node.label, []).append(node.id)
+    for key, value in inputs.items():
+        ids = [key] if key in tensors else by_label.get(key, [])
+        if len(ids) != 1:
+            raise ExecutionError(
+                f'input "{key}" names no single tensor; expected a tensor id or a unique label'
+            )
+        values[ids[0]] = np.asarray(value)
+    written = {
+        sel.tensor_id
+        for op in graph.of_type(OPERATION)
+        for sel in iter_selections(op.body, ("outputs",))
+    }
+    for tid, node in tensors.items():
+        shape = _shape(node)
+        dtype = numpy_dtype(node.body["dtype"])
+        if node.tags.get(CONSTANT) is not None:
+            values[tid] = decode_constant(node.tags[CONSTANT], node.body["dtype"], shape)
+        elif tid in values:
+            if values[tid].shape != shape:
+                raise ShapeError(
+                    f'input for tensor "{node.label or tid}" has shape {values[tid].shape}; '
+                    f"expected {shape}"
+                )
+            values[tid] = values[tid].astype(dtype, copy=False)
+        elif tid not in written:
+            axes = node.tags.get(TENSOR_AXES, {}).get("axes", [])
+            raise ExecutionError(
+                f'placeholder "{node.label or tid}" has no value; feed an array of shape {shape}'
+                f" (axes {tuple(axes)})"
+            )
+    pending = list(graph.of_type(OPERATION))
+    while pending:
+        progressed = False
+        rest = []
+        for op in pending:
+            reads = [s.tensor_id for s in iter_selections(op.body, ("inputs",))]
+            if all(r in values for r in reads):
+                _run(op, tensors, values, declared)
+                progressed = True
+            else:
+                rest.append(op)
+        if not progressed:
+            raise ExecutionError(
+                f"operations {tuple(o.id for o in rest)} wait on tensors no operation computes"
+            )
+        pending = rest
+    return values
+
+
+def _shape(node: Node) -> tuple[int, ...]:
+    rng = node.body["range"]
+    return tuple(int(e) - int(s) for s, e in zip(rng["start"], rng["end"], strict=True))
+
+
+def _run(
+    op: Node, tensors: Mapping[str, Node], values: dict[str, Array], declared: Mapping[str, Axis]
+) -> None:
+    kname = op.body.get("kernel")
+    if kname not in CATALOGUE or not CATALOGUE[kname].named:
+        raise ExecutionError(
+            f'operation "{op.id}" has kernel "{kname}"; the reference runs named catalogue '
+            "kernels only"
+        )
+    arrays: dict[str, list[Array]] = {}
+    axes: dict[str, list[Axes]] = {}
+    for sel in iter_selections(op.body, ("inputs",)):
+        node = tensors[sel.tensor_id]
+        ax = _tensor_axes(node, declared)
+        if ax is None:
+            raise ExecutionError(f'tensor "{sel.tensor_id}" has no TensorAxes; it is positional')
+        # A named op's params count from its tensors' origins and its selections are the
+        # regions it reads, so the kernel sees whole tensors.
+        arrays.setdefault(sel.key, []).append(values[sel.tensor_id])
+        axes.setdefault(sel.key, []).append(ax)
+    try:
+        inf = infer(kname, axes, op.body.get("params"), declared)
+    except GeonError as e:
+        raise ExecutionError(f'operation "{op.id}" ({kname}): {e}') from None
+    result = run_op(inf, arrays)
+    for sel in iter_selections(op.body, ("outputs",)):
+        node = tensors[sel.tensor_id]
+        dtype = node.body["dtype"]
+        from geon.core.builder import numpy_dtype
+
+        shape = _shape(node)
+        target = values.get(sel.tensor_id)
+        if target is None:
+            target = np.zeros(shape, dtype=numpy_dtype(dtype))
+            values[sel.tensor_id] = target
+        start = node.body["range"]["start"]
+        idx = tuple(
+            slice(int(s) - int(t0), int(e) - int(t0))
+            for s, e, t0 in zip(sel.range["start"], sel.range["end"], start, strict=True)
+        )
+        target[idx] = result
