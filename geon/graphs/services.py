@@ -1,0 +1,125 @@
+"""Reads and writes of graphs: ``check_*`` validates untrusted input and access, ``do_*`` writes.
+
+>>> graph_group("0b7e...")
+'graph.0b7e...'
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import AnonymousUser
+from django.db import transaction
+from django.db.models import QuerySet
+
+from geon.core.errors import DocumentError, GeonError
+from geon.core.graph import Graph as Document
+from geon.graphs.models import Graph, GraphVersion
+
+User = AbstractBaseUser | AnonymousUser
+
+TITLE_MAX = 200
+
+
+class GraphNotFound(GeonError):
+    """The graph does not exist, or the user may not see it (the two look the same)."""
+
+
+def graph_group(graph_id: uuid.UUID | str) -> str:
+    """The channel-layer group of a graph's websocket clients."""
+    return f"graph.{graph_id}"
+
+
+def visible_graphs(user: User) -> QuerySet[Graph]:
+    """The graphs a user may open: for now, the ones they own."""
+    if not user.is_authenticated:
+        return Graph.objects.none()
+    return Graph.objects.filter(owner_id=user.pk).select_related("current_version")
+
+
+def check_can_view(user: User, graph_id: uuid.UUID | str) -> Graph:
+    """The graph, if ``user`` may see it; raises :class:`GraphNotFound` otherwise."""
+    graph = visible_graphs(user).filter(pk=graph_id).first()
+    if graph is None or graph.current_version is None:
+        raise GraphNotFound(f'graph "{graph_id}" does not exist or you do not have access to it')
+    return graph
+
+
+def check_title(title: Any) -> str:
+    """A title is a non-empty string of at most 200 characters (blanks around it dropped)."""
+    if not isinstance(title, str) or not title.strip() or len(title.strip()) > TITLE_MAX:
+        raise DocumentError(
+            f'title "{title}" is not valid; expected a non-empty string of at most '
+            f"{TITLE_MAX} characters"
+        )
+    return title.strip()
+
+
+def check_document(document: Any) -> Document:
+    """Load an untrusted LoomGraph document; raises :class:`DocumentError` naming the problem."""
+    return Document.from_json(document)
+
+
+def document_issues(document: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every issue the checker finds in a stored document, as JSON (DESIGN.md §5)."""
+    return [issue.to_json() for issue in check_document(document).check()]
+
+
+@transaction.atomic
+def do_create_graph(
+    *, owner: AbstractBaseUser, title: str, document: dict[str, Any], message: str = "",
+    example: str = "",
+) -> Graph:
+    """Store a new graph with ``document`` as its version 1 (inputs already checked)."""
+    graph = Graph.objects.create(owner=owner, title=title, example=example)
+    version = GraphVersion.objects.create(
+        graph=graph, number=1, document=document, author=owner, message=message
+    )
+    graph.current_version = version
+    graph.save(update_fields=["current_version", "updated"])
+    return graph
+
+
+def snapshot(graph: Graph, user: User) -> dict[str, Any]:
+    """The ``snapshot`` websocket message: the current document, its version and issues.
+
+    ``present`` lists the users connected to the graph. Until the collaboration issue adds
+    presence tracking it holds the connecting user only.
+    """
+    version = graph.current_version
+    assert version is not None  # check_can_view refuses graphs without a version
+    return {
+        "type": "snapshot",
+        "document": version.document,
+        "version": version.number,
+        "issues": document_issues(version.document),
+        "present": [{"user": user.get_username()}],
+    }
+
+
+@transaction.atomic
+def do_load_gallery(owner: AbstractBaseUser) -> list[tuple[Graph, bool]]:
+    """Give ``owner`` a graph per gallery example they do not have yet: (graph, created) pairs.
+
+    Idempotent: an example already loaded for this owner is left as it is (with its edits).
+    """
+    from geon.graphs.gallery import examples
+
+    loaded = []
+    for example in examples():
+        graph = Graph.objects.filter(owner=owner, example=example.key).first()
+        if graph is not None:
+            loaded.append((graph, False))
+            continue
+        check_document(example.document)
+        graph = do_create_graph(
+            owner=owner,
+            title=example.title,
+            document=example.document,
+            message="loaded from the gallery",
+            example=example.key,
+        )
+        loaded.append((graph, True))
+    return loaded

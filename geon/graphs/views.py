@@ -1,0 +1,32 @@
+"""Pages: the gallery of graphs and the editor shell that mounts the Vite bundle."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import render
+from django.urls import reverse
+
+from geon.graphs import services
+
+
+@login_required
+def graph_list(request: HttpRequest) -> HttpResponse:
+    graphs = services.visible_graphs(request.user).order_by("title", "created")
+    return render(request, "graphs/list.html", {"graphs": graphs})
+
+
+@login_required
+def graph_editor(request: HttpRequest, graph_id: uuid.UUID) -> HttpResponse:
+    try:
+        graph = services.check_can_view(request.user, graph_id)
+    except services.GraphNotFound as error:
+        raise Http404(str(error)) from None
+    context = {
+        "graph": graph,
+        "ws_path": f"/ws/graphs/{graph.pk}/",
+        "runs_url": reverse("graph-runs", args=[graph.pk]),
+    }
+    return render(request, "graphs/editor.html", context)

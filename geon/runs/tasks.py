@@ -1,0 +1,12 @@
+"""Celery tasks: ids in, a service call, the result stored and published by the service."""
+
+from __future__ import annotations
+
+from geon.celery import app
+from geon.runs import services
+
+
+@app.task(name="geon.runs.execute_run")
+def execute_run(run_id: int) -> None:
+    """Execute run ``run_id`` (idempotent: a finished run is left alone)."""
+    services.do_execute_run(run_id)

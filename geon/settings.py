@@ -1,0 +1,273 @@
+"""Django settings for geon, read from the environment.
+
+Every variable goes through one of the small ``env_*`` helpers below, which fail loudly and name
+the variable, the bad value and what would be valid. The README has the table of variables.
+
+>>> env_bool("GEON_DEBUG", False, environ={"GEON_DEBUG": "yes"})
+True
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import dj_database_url
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent
+
+_TRUE = ("1", "true", "yes", "on")
+_FALSE = ("0", "false", "no", "off", "")
+_LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")
+
+
+def env_str(name: str, default: str, *, environ: Mapping[str, str] = os.environ) -> str:
+    """The variable's value with surrounding blanks removed, or ``default`` when it is unset."""
+    return environ.get(name, default).strip()
+
+
+def env_bool(name: str, default: bool, *, environ: Mapping[str, str] = os.environ) -> bool:
+    """A yes/no variable: ``1 true yes on`` or ``0 false no off`` (any case; empty means no)."""
+    if name not in environ:
+        return default
+    value = environ[name].strip().lower()
+    if value in _TRUE:
+        return True
+    if value in _FALSE:
+        return False
+    raise ImproperlyConfigured(
+        f'{name}="{environ[name]}" is not a yes/no value; expected one of 1, true, yes, on, '
+        "0, false, no, off"
+    )
+
+
+def env_int(
+    name: str, default: int, *, minimum: int = 0, environ: Mapping[str, str] = os.environ
+) -> int:
+    """A whole number not below ``minimum``."""
+    if name not in environ:
+        return default
+    raw = environ[name].strip()
+    try:
+        value = int(raw)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise ImproperlyConfigured(
+            f'{name}="{environ[name]}" is not a whole number >= {minimum}; expected e.g. '
+            f'{name}="{max(default, minimum)}"'
+        )
+    return value
+
+
+def env_list(
+    name: str, default: list[str], *, environ: Mapping[str, str] = os.environ
+) -> list[str]:
+    """A comma-separated list; blanks around items are dropped, empty items are an error."""
+    if name not in environ:
+        return list(default)
+    items = [item.strip() for item in environ[name].split(",")]
+    if any(not item for item in items):
+        raise ImproperlyConfigured(
+            f'{name}="{environ[name]}" has an empty item; expected comma-separated values such '
+            f'as "example.org,www.example.org"'
+        )
+    return items
+
+
+def env_choice(
+    name: str, default: str, choices: tuple[str, ...], *, environ: Mapping[str, str] = os.environ
+) -> str:
+    """One of ``choices`` (compared without case)."""
+    value = environ.get(name, default).strip().upper()
+    if value not in {c.upper() for c in choices}:
+        raise ImproperlyConfigured(
+            f'{name}="{environ[name]}" is not valid; expected one of {", ".join(choices)}'
+        )
+    return value
+
+
+def env_url(
+    name: str, schemes: tuple[str, ...], *, environ: Mapping[str, str] = os.environ
+) -> str | None:
+    """A URL whose scheme is one of ``schemes``, or None when the variable is unset or empty."""
+    raw = environ.get(name, "").strip()
+    if not raw:
+        return None
+    parts = urlsplit(raw)
+    if parts.scheme not in schemes or not (parts.netloc or parts.path):
+        expected = ", ".join(f"{s}://..." for s in schemes)
+        raise ImproperlyConfigured(f'{name}="{raw}" is not a valid URL; expected one of {expected}')
+    return raw
+
+
+# --- core -----------------------------------------------------------------------------------
+
+DEBUG = env_bool("GEON_DEBUG", False)
+
+SECRET_KEY = env_str("SECRET_KEY", "")
+if not SECRET_KEY:
+    if not DEBUG:
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set; set it to a long random string (make run keeps one in "
+            "GEON_DATA_DIR/secret_key), or set GEON_DEBUG=1 for a local debugging session"
+        )
+    SECRET_KEY = "geon-debug-only-insecure-key"  # noqa: S105 - only ever used with DEBUG on
+
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
+CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])
+
+DATA_DIR = Path(env_str("GEON_DATA_DIR", str(BASE_DIR / "data"))).resolve()
+DATA_DIR.mkdir(parents=True, exist_ok=True)
+
+# Behind a TLS-terminating proxy: secure cookies, HSTS, and trust the proxy's protocol header.
+HTTPS = env_bool("GEON_HTTPS", False)
+SESSION_COOKIE_SECURE = HTTPS
+CSRF_COOKIE_SECURE = HTTPS
+SECURE_SSL_REDIRECT = HTTPS
+SECURE_HSTS_SECONDS = 31_536_000 if HTTPS else 0
+SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
+SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
+SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+SESSION_COOKIE_HTTPONLY = True
+X_FRAME_OPTIONS = "DENY"
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
+
+INSTALLED_APPS = [
+    "daphne",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "channels",
+    "geon.accounts",
+    "geon.graphs",
+    "geon.runs",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "geon.urls"
+ASGI_APPLICATION = "geon.asgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database -------------------------------------------------------------------------------
+
+DATABASE_URL = env_url("DATABASE_URL", ("postgres", "postgresql", "sqlite"))
+if DATABASE_URL:
+    _database: dict[str, Any] = dict(dj_database_url.parse(DATABASE_URL, conn_max_age=0))
+else:
+    _database = {"ENGINE": "django.db.backends.sqlite3", "NAME": DATA_DIR / "geon.sqlite3"}
+if _database["ENGINE"] == "django.db.backends.sqlite3":
+    # The web server and the worker are separate processes sharing one file: WAL lets readers
+    # go on while the worker writes, IMMEDIATE transactions avoid lock-upgrade deadlocks.
+    _database["OPTIONS"] = {
+        "timeout": 20,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    _database["CONN_MAX_AGE"] = 0
+    _database.setdefault("TEST", {})["NAME"] = str(DATA_DIR / "test.sqlite3")
+DATABASES = {"default": _database}
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Redis: channel layer and Celery broker -------------------------------------------------
+
+REDIS_URL = env_url("REDIS_URL", ("redis", "rediss", "unix"))
+
+if REDIS_URL:
+    CHANNEL_LAYERS = {
+        "default": {
+            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            "CONFIG": {"hosts": [REDIS_URL]},
+        }
+    }
+else:
+    CHANNEL_LAYERS = {"default": {"BACKEND": "channels.layers.InMemoryChannelLayer"}}
+
+# With the in-memory channel layer, events published by the worker process cannot reach the web
+# process, so websocket consumers poll the Run rows instead (see geon.graphs.consumers).
+GEON_RUN_EVENTS_BY_POLLING = REDIS_URL is None
+GEON_RUN_POLL_SECONDS = 0.25
+
+BROKER_DIR = DATA_DIR / "broker"
+if REDIS_URL:
+    CELERY_BROKER_URL = REDIS_URL
+    CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {}
+else:
+    for _sub in ("queue", "processed", "control"):
+        (BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
+    CELERY_BROKER_URL = "filesystem://"
+    CELERY_BROKER_TRANSPORT_OPTIONS = {
+        "data_folder_in": str(BROKER_DIR / "queue"),
+        "data_folder_out": str(BROKER_DIR / "queue"),
+        "processed_folder": str(BROKER_DIR / "processed"),
+        "control_folder": str(BROKER_DIR / "control"),
+        "store_processed": False,
+    }
+CELERY_TASK_DEFAULT_QUEUE = env_str("GEON_CELERY_QUEUE", "geon")
+CELERY_TASK_IGNORE_RESULT = True  # results live in the Run rows, not in a result backend
+CELERY_TASK_ACKS_LATE = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+
+# --- auth, i18n, static ---------------------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+LOGIN_URL = "login"
+LOGIN_REDIRECT_URL = "graph-list"
+LOGOUT_REDIRECT_URL = "login"
+
+LANGUAGE_CODE = "en-us"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+STATIC_URL = "/static/"
+STATIC_ROOT = DATA_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)
+# The editor bundle is built by Vite into geon/static/editor (make builds it).
+STATICFILES_DIRS = [BASE_DIR / "geon" / "static"]
+WHITENOISE_USE_FINDERS = True
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": env_choice("GEON_LOG_LEVEL", "INFO", _LOG_LEVELS)},
+}

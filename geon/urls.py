@@ -1,0 +1,22 @@
+"""URL routes. Websocket routes live in :mod:`geon.graphs.routing`."""
+
+from django.contrib.auth import views as auth_views
+from django.urls import path
+
+from geon.graphs import views as graph_views
+from geon.runs import views as run_views
+
+urlpatterns = [
+    path("", graph_views.graph_list, name="graph-list"),
+    path("graphs/<uuid:graph_id>/", graph_views.graph_editor, name="graph-editor"),
+    path("graphs/<uuid:graph_id>/runs/", run_views.queue_run, name="graph-runs"),
+    path(
+        "accounts/login/",
+        auth_views.LoginView.as_view(
+            template_name="accounts/login.html", redirect_authenticated_user=True
+        ),
+        name="login",
+    ),
+    path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("healthz", run_views.healthz, name="healthz"),
+]

@@ -1,0 +1,198 @@
+"""Shared fixtures: an isolated data folder, users and graphs, and the real processes.
+
+The suite runs with its own ``GEON_DATA_DIR`` (a temporary folder: SQLite test database,
+``filesystem://`` broker) and its own Celery queue, so a ``make run`` on the same machine never
+sees its tasks. ``celery_worker`` and ``daphne_server`` start real child processes that share the
+test database; tests using them need ``@pytest.mark.django_db(transaction=True)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+DATA_DIR = Path(tempfile.mkdtemp(prefix="geon-tests-"))
+
+# Read by geon.settings, which pytest-django imports after this module (see pytest_configure).
+os.environ["DJANGO_SETTINGS_MODULE"] = "geon.settings"
+os.environ["GEON_DATA_DIR"] = str(DATA_DIR)
+os.environ["GEON_DEBUG"] = "0"
+os.environ["SECRET_KEY"] = "geon-tests-only-not-a-secret"
+os.environ["GEON_CELERY_QUEUE"] = f"geon-tests-{os.getpid()}"
+os.environ.pop("GEON_HTTPS", None)
+
+PASSWORD = "correct horse battery staple"
+START_TIMEOUT = 60.0
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    shutil.rmtree(DATA_DIR, ignore_errors=True)
+
+
+# --- data ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def loom_document() -> dict[str, Any]:
+    """The loom example: z = t0 + t1 over int32 10x5 tensors, sharded in two applications."""
+    path = ROOT / "geon" / "examples" / "loom_sharded_add.json"
+    document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return document
+
+
+@pytest.fixture
+def user(django_user_model: Any) -> Any:
+    """A user ``ann`` whose password is ``PASSWORD``."""
+    return django_user_model.objects.create_user("ann", password=PASSWORD)
+
+
+@pytest.fixture
+def other_user(django_user_model: Any) -> Any:
+    """A second user, ``bob``, who owns nothing of ann's."""
+    return django_user_model.objects.create_user("bob", password=PASSWORD)
+
+
+@pytest.fixture
+def graph(user: Any, loom_document: dict[str, Any]) -> Any:
+    """ann's graph holding the loom example as version 1."""
+    from geon.graphs.services import do_create_graph
+
+    return do_create_graph(owner=user, title="Loom add", document=loom_document)
+
+
+@pytest.fixture
+def session_cookie(client: Any) -> Callable[[Any], bytes]:
+    """``cookie`` header value of a signed-in session for a user (for websocket clients)."""
+
+    def cookie(for_user: Any) -> bytes:
+        client.force_login(for_user)
+        return f"sessionid={client.cookies['sessionid'].value}".encode()
+
+    return cookie
+
+
+# --- real processes --------------------------------------------------------------------------
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+        return port
+
+
+def _database_url(settings_dict: dict[str, Any]) -> str:
+    """A DATABASE_URL naming the database the test run actually uses."""
+    if settings_dict["ENGINE"] == "django.db.backends.sqlite3":
+        return f"sqlite:///{settings_dict['NAME']}"
+    user = quote(settings_dict.get("USER") or "")
+    password = quote(settings_dict.get("PASSWORD") or "")
+    auth = f"{user}:{password}@" if password else (f"{user}@" if user else "")
+    host = settings_dict.get("HOST") or "localhost"
+    port = f":{settings_dict['PORT']}" if settings_dict.get("PORT") else ""
+    return f"postgres://{auth}{host}{port}/{settings_dict['NAME']}"
+
+
+@pytest.fixture(scope="session")
+def subprocess_env(django_db_setup: None, django_db_blocker: Any) -> dict[str, str]:
+    """Environment for child processes: the same settings, pointed at the test database."""
+    from django.db import connection
+
+    env = dict(os.environ)
+    env["DATABASE_URL"] = _database_url(connection.settings_dict)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@dataclass
+class Child:
+    """A child process started by the suite, with its log file."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+def _start(
+    name: str, command: list[str], env: dict[str, str], ready: Callable[[Child], bool]
+) -> Child:
+    log = DATA_DIR / f"{name}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    child = Child(process, log)
+    deadline = time.monotonic() + START_TIMEOUT
+    while not ready(child):
+        if process.poll() is not None or time.monotonic() > deadline:
+            _stop(child)
+            raise RuntimeError(f"{name} did not start; its log:\n{child.output()}")
+        time.sleep(0.1)
+    return child
+
+
+def _stop(child: Child) -> None:
+    if child.process.poll() is None:
+        child.process.send_signal(signal.SIGTERM)
+        try:
+            child.process.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            child.process.kill()
+            child.process.wait()
+
+
+@pytest.fixture(scope="session")
+def celery_worker(subprocess_env: dict[str, str]) -> Iterator[Child]:
+    """A real ``celery -A geon worker`` process on the test broker and database."""
+    hostname = f"geon-tests-{os.getpid()}@localhost"
+    command = [
+        sys.executable, "-m", "celery", "-A", "geon", "worker", "--pool=solo", "--loglevel=INFO",
+        "-Q", os.environ["GEON_CELERY_QUEUE"], f"--hostname={hostname}",
+        "--without-gossip", "--without-mingle",
+    ]  # fmt: skip
+    child = _start("worker", command, subprocess_env, lambda c: " ready." in c.output())
+    yield child
+    _stop(child)
+
+
+@pytest.fixture(scope="session")
+def daphne_server(subprocess_env: dict[str, str]) -> Iterator[str]:
+    """A real Daphne serving ``geon.asgi:application``; yields its base URL."""
+    port = free_port()
+    command = [
+        sys.executable,
+        "-m",
+        "daphne",
+        "-b",
+        "127.0.0.1",
+        "-p",
+        str(port),
+        "geon.asgi:application",
+    ]
+
+    def listening(child: Child) -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    child = _start("daphne", command, subprocess_env, listening)
+    yield f"http://127.0.0.1:{port}"
+    _stop(child)

@@ -1,0 +1,146 @@
+"""The websocket of a graph: snapshot on connect, refusals, and run events from a real worker."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.conf import settings
+
+from geon.asgi import application
+from geon.graphs.services import document_issues
+from geon.runs.models import Run
+from geon.runs.services import check_can_run, do_queue_run
+
+ORIGIN = (b"origin", b"http://localhost")
+STATUS_ORDER = ["queued", "running", "done"]
+
+
+def communicator(graph_id: Any, *headers: tuple[bytes, bytes]) -> WebsocketCommunicator:
+    return WebsocketCommunicator(application, f"/ws/graphs/{graph_id}/", headers=list(headers))
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_connect_sends_the_snapshot(
+    graph: Any, user: Any, session_cookie: Callable[[Any], bytes], loom_document: dict[str, Any]
+) -> None:
+    # given ann's graph and her signed-in websocket
+    ws = communicator(
+        graph.pk, ORIGIN, (b"cookie", await database_sync_to_async(session_cookie)(user))
+    )
+    # when she connects
+    connected, _ = await ws.connect()
+    snapshot = await ws.receive_json_from(timeout=10)
+    await ws.disconnect()
+    # then the first message is the snapshot of version 1 with the checker's issues
+    assert connected is True
+    assert snapshot == {
+        "type": "snapshot",
+        "document": loom_document,
+        "version": 1,
+        "issues": await database_sync_to_async(document_issues)(loom_document),
+        "present": [{"user": "ann"}],
+    }
+
+
+@pytest.mark.parametrize(
+    ("label", "who", "graph_id", "origin", "expected_code"),
+    [
+        ("anonymous visitor", None, "graph", ORIGIN, 4401),
+        ("another user", "other", "graph", ORIGIN, 4404),
+        ("unknown graph", "owner", "unknown", ORIGIN, 4404),
+        ("foreign origin", "owner", "graph", (b"origin", b"http://evil.example"), 1000),
+    ],
+)
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_connect_is_refused(
+    label: str,
+    who: str | None,
+    graph_id: str,
+    origin: tuple[bytes, bytes],
+    expected_code: int,
+    graph: Any,
+    user: Any,
+    other_user: Any,
+    session_cookie: Callable[[Any], bytes],
+) -> None:
+    # given a visitor who may not see the graph
+    headers = [origin]
+    if who is not None:
+        visitor = user if who == "owner" else other_user
+        headers.append((b"cookie", await database_sync_to_async(session_cookie)(visitor)))
+    target = graph.pk if graph_id == "graph" else uuid.uuid4()
+    # when they connect
+    ws = communicator(target, *headers)
+    connected, code = await ws.connect()
+    # then the socket is closed before any message, with the code that says why
+    assert (connected, code) == (False, expected_code)
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_an_unknown_client_message_gets_an_error(
+    graph: Any, user: Any, session_cookie: Callable[[Any], bytes]
+) -> None:
+    ws = communicator(
+        graph.pk, ORIGIN, (b"cookie", await database_sync_to_async(session_cookie)(user))
+    )
+    await ws.connect()
+    await ws.receive_json_from(timeout=10)
+    # when the client sends a message type the server does not know
+    await ws.send_json_to({"type": "shout"})
+    answer = await ws.receive_json_from(timeout=10)
+    await ws.disconnect()
+    assert answer == {
+        "type": "error",
+        "error": {
+            "code": "unknown_message_type",
+            "message": 'message type "shout" is not supported; expected none yet',
+        },
+    }
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_run_events_from_the_worker_process_reach_the_websocket(
+    celery_worker: Any, graph: Any, user: Any, session_cookie: Callable[[Any], bytes]
+) -> None:
+    # given a connected client and a real worker process
+    ws = communicator(
+        graph.pk, ORIGIN, (b"cookie", await database_sync_to_async(session_cookie)(user))
+    )
+    await ws.connect()
+    await ws.receive_json_from(timeout=10)
+    # when a run is queued
+    version, backend = await database_sync_to_async(check_can_run)(user, graph.pk, "numpy")
+    run = await database_sync_to_async(do_queue_run)(version, user, backend)
+    events = []
+    while not events or events[-1]["event"] not in ("done", "failed"):
+        events.append(await ws.receive_json_from(timeout=60))
+    await ws.disconnect()
+    # then the client saw it queued, then done, executed by the worker process (not this one)
+    last = events[-1]["run"]
+    assert (events[-1]["event"], last["status"], last["id"], last["error"]) == (
+        "done", "done", run.pk, "",
+    )  # fmt: skip
+    assert last["workerPid"] == celery_worker.pid
+    assert last["workerPid"] != os.getpid()
+    statuses = [e["run"]["status"] for e in events]
+    assert [e["type"] for e in events] == ["run"] * len(events)
+    assert statuses == sorted(statuses, key=STATUS_ORDER.index)
+    if settings.GEON_RUN_EVENTS_BY_POLLING:
+        # polled rows may skip a state, but the queued event is published in this process
+        assert statuses[0] == "queued"
+    else:
+        # through Redis, every event the worker publishes arrives
+        assert statuses == ["queued", "running", "running", "done"]
+        assert [e["run"]["progress"] for e in events] == [0.0, 0.0, 1.0, 1.0]
+    stored = await database_sync_to_async(Run.objects.get)(pk=run.pk)
+    assert (stored.status, stored.worker_pid) == ("done", celery_worker.pid)
