@@ -116,7 +116,7 @@ if not SECRET_KEY:
             "SECRET_KEY is not set; set it to a long random string (make run keeps one in "
             "GEON_DATA_DIR/secret_key), or set GEON_DEBUG=1 for a local debugging session"
         )
-    SECRET_KEY = "geon-debug-only-insecure-key"  # noqa: S105 - only ever used with DEBUG on
+    SECRET_KEY = "geon-debug-only-insecure-key"  # only ever used with DEBUG on
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["localhost", "127.0.0.1", "[::1]"])
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS", [])

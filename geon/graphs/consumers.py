@@ -24,7 +24,12 @@ from geon.runs.services import EVENT_OF_STATUS, runs_changed_since
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 CLIENT_MESSAGE_TYPES: tuple[str, ...] = ()
-STATUS_ORDER = {Run.Status.QUEUED: 0, Run.Status.RUNNING: 1, Run.Status.DONE: 2, Run.Status.FAILED: 2}
+STATUS_ORDER = {
+    Run.Status.QUEUED: 0,
+    Run.Status.RUNNING: 1,
+    Run.Status.DONE: 2,
+    Run.Status.FAILED: 2,
+}
 
 
 class GraphConsumer(AsyncJsonWebsocketConsumer):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.contrib.auth.base_user import AbstractBaseUser
 from django.contrib.auth.models import AnonymousUser
+from django.contrib.auth.models import User as Account
 from django.db import transaction
 from django.db.models import QuerySet
 
@@ -18,7 +18,7 @@ from geon.core.errors import DocumentError, GeonError
 from geon.core.graph import Graph as Document
 from geon.graphs.models import Graph, GraphVersion
 
-User = AbstractBaseUser | AnonymousUser
+User = Account | AnonymousUser
 
 TITLE_MAX = 200
 
@@ -69,7 +69,11 @@ def document_issues(document: dict[str, Any]) -> list[dict[str, Any]]:
 
 @transaction.atomic
 def do_create_graph(
-    *, owner: AbstractBaseUser, title: str, document: dict[str, Any], message: str = "",
+    *,
+    owner: Account,
+    title: str,
+    document: dict[str, Any],
+    message: str = "",
     example: str = "",
 ) -> Graph:
     """Store a new graph with ``document`` as its version 1 (inputs already checked)."""
@@ -100,7 +104,7 @@ def snapshot(graph: Graph, user: User) -> dict[str, Any]:
 
 
 @transaction.atomic
-def do_load_gallery(owner: AbstractBaseUser) -> list[tuple[Graph, bool]]:
+def do_load_gallery(owner: Account) -> list[tuple[Graph, bool]]:
     """Give ``owner`` a graph per gallery example they do not have yet: (graph, created) pairs.
 
     Idempotent: an example already loaded for this owner is left as it is (with its edits).

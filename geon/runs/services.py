@@ -18,7 +18,7 @@ from typing import Any
 
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
-from django.contrib.auth.base_user import AbstractBaseUser
+from django.contrib.auth.models import User as Account
 from django.db import transaction
 from django.utils import timezone
 
@@ -55,9 +55,7 @@ def execute_document(
     return standin.execute(document, backend=backend, progress=progress)
 
 
-def check_can_run(
-    user: User, graph_id: uuid.UUID | str, backend: Any
-) -> tuple[GraphVersion, str]:
+def check_can_run(user: User, graph_id: uuid.UUID | str, backend: Any) -> tuple[GraphVersion, str]:
     """The graph's current version and the backend, if ``user`` may run it and it has no errors."""
     graph = check_can_view(user, graph_id)
     if backend not in Run.Backend.values:
@@ -79,7 +77,7 @@ def do_queue_run(version: GraphVersion, user: User, backend: str) -> Run:
     """Store a queued run and, once committed, publish ``queued`` and hand it to the worker."""
     from geon.runs.tasks import execute_run
 
-    requester = user if isinstance(user, AbstractBaseUser) else None
+    requester = user if isinstance(user, Account) else None
     run = Run.objects.create(graph_version=version, requested_by=requester, backend=backend)
     transaction.on_commit(lambda: publish(run))
     transaction.on_commit(lambda: execute_run.delay(run.pk))

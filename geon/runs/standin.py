@@ -32,7 +32,9 @@ def _region(tensor: dict[str, Any], selection: dict[str, Any]) -> tuple[slice, .
     start = tensor["body"]["range"]["start"]
     return tuple(
         slice(a - s, b - s)
-        for a, b, s in zip(selection["range"]["start"], selection["range"]["end"], start, strict=True)
+        for a, b, s in zip(
+            selection["range"]["start"], selection["range"]["end"], start, strict=True
+        )
     )
 
 
@@ -82,7 +84,10 @@ def execute(
     values: dict[str, Any] = {}
     for tid, tensor in tensors.items():
         shape = tuple(
-            e - s for s, e in zip(tensor["body"]["range"]["start"], tensor["body"]["range"]["end"])
+            e - s
+            for s, e in zip(
+                tensor["body"]["range"]["start"], tensor["body"]["range"]["end"], strict=True
+            )
         )
         values[tid] = rng.integers(0, 10, size=shape).astype(tensor["body"]["dtype"])
     read: set[str] = set()

@@ -35,8 +35,9 @@ def queue_run(request: HttpRequest, graph_id: uuid.UUID) -> JsonResponse:
             body = None
         if not isinstance(body, dict):
             return error_response(
-                400, "invalid_body", 'the request body is not a JSON object; expected e.g. '
-                '{"backend": "numpy"}'
+                400,
+                "invalid_body",
+                'the request body is not a JSON object; expected e.g. {"backend": "numpy"}',
             )
     try:
         version, backend = services.check_can_run(
