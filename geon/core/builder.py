@@ -354,17 +354,21 @@ def _tensor(x: Any) -> Tensor:
     ):
         return constant(np.asarray(x), axes=[])
     raise GeonError(
-        f'"{x!r}" is not a tensor; expected a geon Tensor (from constant, placeholder or an op) '
+        f'"{_shown(x)}" is not a tensor; expected a geon Tensor (from constant, placeholder or an op) '
         "or a Python number"
     )
 
 
+def _shown(value: Any) -> str:
+    return value if isinstance(value, str) else repr(value)
+
+
 def _result_dtype(kernel: str, dtypes: Sequence[str]) -> str:
-    """NumPy's result dtype for the kernel, found by running it on empty arrays."""
+    """NumPy's result dtype for the kernel, found by running it on one-element arrays."""
     from geon.core.reference import DTYPE_PROBES
 
     probe = DTYPE_PROBES.get(kernel)
-    arrays = [np.zeros((0,), dtype=numpy_dtype(d)) for d in dtypes]
+    arrays = [np.ones((1,), dtype=numpy_dtype(d)) for d in dtypes]
     if probe is None:
         return dtypes[0]
     with np.errstate(all="ignore"):
@@ -876,7 +880,7 @@ def evaluate(
         else:
             names = tuple(by_name)
             raise ExecutionError(
-                f'feed "{key!r}" is not a placeholder of this graph; expected a placeholder '
+                f'feed "{_shown(key)}" is not a placeholder of this graph; expected a placeholder '
                 f"handle or one of the names {names}"
             )
     result = evaluate_graph(g, values)

@@ -96,7 +96,7 @@ DTYPE_PROBES: dict[str, Callable[..., Array]] = {
     "op:dot": _dot_probe,
     "op:conv2d": _dot_probe,
 }
-"""Functions whose result dtype on empty arrays is the kernel's result dtype (NumPy's rules)."""
+"""Functions whose result dtype on one-element arrays is the kernel's result dtype (NumPy's rules)."""
 
 
 def _align(a: Array, cols: list[int], rank: int) -> Array:
