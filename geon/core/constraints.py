@@ -144,6 +144,11 @@ def _q(value: Any) -> str:
     return f'"{text}"'
 
 
+def _names(values: Iterable[Any]) -> str:
+    """``("a", "b")`` for messages."""
+    return "(" + ", ".join(f'"{v}"' for v in values) + ")"
+
+
 def _small(value: Any) -> Any:
     """``value`` for an issue's context, or a short stand-in when it is large."""
     try:
@@ -629,9 +634,8 @@ def _operation_signature(index: GraphIndex, node: Node) -> Iterator[Issue]:
                 name,
                 "NodeValidationError",
                 "IPFSignature keys do not match the operation's",
-                f"operation {_q(node.id)} has {side} keys "
-                f"{_q(sorted(body_keys))} but its IPFSignature has {_q(sorted(sig_keys))}; "
-                "expected the same keys",
+                f"operation {_q(node.id)} has {side} keys {_names(sorted(body_keys))} but its "
+                f"IPFSignature has {_names(sorted(sig_keys))}; expected the same keys",
                 (node.id,),
                 (_ctx("IPFSignature", node.id, f"{sig_path}.{side}", sorted(sig_keys)),),
                 {"side": side, "keys": sorted(body_keys), "signatureKeys": sorted(sig_keys)},
@@ -751,8 +755,8 @@ def _application_agrees(index: GraphIndex, app: Node) -> Iterator[Issue]:
                 name,
                 "NodeValidationError",
                 "Application keys do not match the operation's",
-                f"application {_q(app.id)} has {side} keys {_q(sorted(a_keys))}; expected "
-                f"{_q(sorted(o_keys))} like its operation {_q(op.id)}",
+                f"application {_q(app.id)} has {side} keys {_names(sorted(a_keys))}; expected "
+                f"{_names(sorted(o_keys))} like its operation {_q(op.id)}",
                 (app.id, op.id),
                 (_ctx("Selections", app.id, f".body.{side}", sorted(a_keys)),),
                 {"side": side, "keys": sorted(a_keys), "operationKeys": sorted(o_keys)},
@@ -829,7 +833,7 @@ def _applications_span(index: GraphIndex, op: Node) -> Iterator[Issue]:
     shards = []
     for app in index.applications_of(op.id):
         if not is_well_formed(index, app):
-            continue
+            return  # cannot be judged until the application is fixed
         r = _parsed(index, app).ipf_index
         if r is None or r.rank != irange.rank:
             return  # reported per application
@@ -999,12 +1003,11 @@ def coverage(
 
 
 def _coverage_exact(index: GraphIndex, op: Node) -> Iterator[Issue]:
-    name = "ApplicationOutputRangeCoverageIsExact"
     if not is_well_formed(index, op):
         return
-    apps = [a for a in index.applications_of(op.id) if is_well_formed(index, a)]
-    if not apps:
-        return
+    apps = index.applications_of(op.id)
+    if not apps or not all(is_well_formed(index, a) for a in apps):
+        return  # none (the operation runs whole), or not judged until they are fixed
     parsed = [(a, _parsed(index, a)) for a in apps]
     for key, o_sels in _parsed(index, op).sides["outputs"].items():
         for pos, o in enumerate(o_sels):
@@ -1012,58 +1015,69 @@ def _coverage_exact(index: GraphIndex, op: Node) -> Iterator[Issue]:
             ranges: list[ZRange] = []
             for app, p in parsed:
                 a_sels = p.sides["outputs"].get(key)
-                if a_sels is None or pos >= len(a_sels):
-                    continue
+                if a_sels is None or len(a_sels) != len(o_sels):
+                    break
                 a = a_sels[pos]
                 if a.tensor_id != o.tensor_id or a.range.rank != o.range.rank:
-                    continue
+                    break
                 owners.append(app.id)
                 ranges.append(a.range)
-            gaps, overlaps = coverage(o.range, ranges)
-            where = f"outputs {_q(key)}[{pos}]"
-            path = f".body.outputs.{_key(key)}[{pos}].range"
-            if gaps:
-                cells = sum(g.size for g in gaps)
-                listed = [g.to_json() for g in gaps[:MAX_LISTED]]
-                shown = ", ".join(str(g) for g in gaps[:4]) + (" ..." if len(gaps) > 4 else "")
-                yield _issue(
-                    name,
-                    "CoverageError",
-                    "Application outputs leave a gap",
-                    f"the applications of operation {_q(op.id)} leave {cells} cells of {where} "
-                    f"(tensor {_q(o.tensor_id)}) unwritten: {shown}; expected them to cover "
-                    f"{_q(str(o.range))} exactly",
-                    (op.id,),
-                    (_ctx("Output", op.id, path, o.range.to_json()),),
-                    {
-                        "tensorId": o.tensor_id,
-                        "key": key,
-                        "position": pos,
-                        "cells": cells,
-                        "gaps": listed,
-                    },
-                )
-            for i, j, inter in overlaps:
-                yield _issue(
-                    name,
-                    "CoverageError",
-                    "Application outputs overlap",
-                    f"applications {_q(owners[i])} and {_q(owners[j])} of operation "
-                    f"{_q(op.id)} both write {_q(str(inter))} ({inter.size} cells) of {where} "
-                    f"(tensor {_q(o.tensor_id)}); expected each cell to be written once",
-                    (op.id, owners[i], owners[j]),
-                    (
-                        _ctx("Output", owners[i], path, ranges[i].to_json()),
-                        _ctx("Output", owners[j], path, ranges[j].to_json()),
-                    ),
-                    {
-                        "tensorId": o.tensor_id,
-                        "key": key,
-                        "position": pos,
-                        "cells": inter.size,
-                        "overlap": inter.to_json(),
-                    },
-                )
+            else:
+                yield from _coverage_issues(op, key, pos, o, owners, ranges)
+
+
+def _coverage_issues(
+    op: Node, key: str, pos: int, o: _Sel, owners: list[str], ranges: list[ZRange]
+) -> Iterator[Issue]:
+    """Gaps and overlaps of one output selection; only called when every application agrees
+    with the operation on that selection's key, position, tensor and rank (otherwise
+    OperationApplicationAgreement reports the disagreement and coverage is not judged)."""
+    name = "ApplicationOutputRangeCoverageIsExact"
+    gaps, overlaps = coverage(o.range, ranges)
+    where = f"outputs {_q(key)}[{pos}]"
+    path = f".body.outputs.{_key(key)}[{pos}].range"
+    if gaps:
+        cells = sum(g.size for g in gaps)
+        listed = [g.to_json() for g in gaps[:MAX_LISTED]]
+        shown = ", ".join(str(g) for g in gaps[:4]) + (" ..." if len(gaps) > 4 else "")
+        yield _issue(
+            name,
+            "CoverageError",
+            "Application outputs leave a gap",
+            f"the applications of operation {_q(op.id)} leave {cells} cells of {where} "
+            f"(tensor {_q(o.tensor_id)}) unwritten: {shown}; expected them to cover "
+            f"{_q(str(o.range))} exactly",
+            (op.id,),
+            (_ctx("Output", op.id, path, o.range.to_json()),),
+            {
+                "tensorId": o.tensor_id,
+                "key": key,
+                "position": pos,
+                "cells": cells,
+                "gaps": listed,
+            },
+        )
+    for i, j, inter in overlaps:
+        yield _issue(
+            name,
+            "CoverageError",
+            "Application outputs overlap",
+            f"applications {_q(owners[i])} and {_q(owners[j])} of operation "
+            f"{_q(op.id)} both write {_q(str(inter))} ({inter.size} cells) of {where} "
+            f"(tensor {_q(o.tensor_id)}); expected each cell to be written once",
+            (op.id, owners[i], owners[j]),
+            (
+                _ctx("Output", owners[i], path, ranges[i].to_json()),
+                _ctx("Output", owners[j], path, ranges[j].to_json()),
+            ),
+            {
+                "tensorId": o.tensor_id,
+                "key": key,
+                "position": pos,
+                "cells": inter.size,
+                "overlap": inter.to_json(),
+            },
+        )
 
 
 # --------------------------------------------------------------------------------------------
@@ -1095,7 +1109,7 @@ def _plan_placement(index: GraphIndex, node: Node) -> Iterator[Issue]:
             "PlacementError",
             "Placement coordinates do not match the mesh",
             f"node {_q(node.id)} is placed at {_q(coords)} of mesh {_q(mesh.id)}, which has "
-            f"{len(sizes)} axes {_q(names)}; expected {len(sizes)} coordinates",
+            f"{len(sizes)} axes {_names(names)}; expected {len(sizes)} coordinates",
             (node.id, mesh.id),
             (_ctx("Placement", node.id, path + ".coords", coords),),
             {"mesh": mesh.id, "coords": coords, "meshAxes": dict(mesh.body["axes"])},

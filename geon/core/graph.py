@@ -653,7 +653,10 @@ def _stage(staging: _Staging, op: Any, number: int) -> None:
         _check_keys(op, _ADD_KEYS, where)
         if "node" not in op:
             raise DocumentError(f'{where} has no "node"; expected a node object')
-        node = Node.from_json(op["node"], where=f"{where} node")
+        try:
+            node = Node.from_json(op["node"], where="node")
+        except DocumentError as exc:
+            raise DocumentError(f"{where}: {exc}") from None
         if staging.get(node.id) is not None:
             raise DocumentError(f"{where}: node {_quote(node.id)} already exists; use a new id")
         if node.id in staging.staged and staging.index.get(node.id) is not None:

@@ -454,8 +454,8 @@ class IPF:
                 f'shape "{_fmt(sh)}" has {len(sh)} entries; expected {amap.out_dim} (one per '
                 "projection row)"
             )
-        if any(s < 0 for s in sh):
-            raise ShapeError(f'shape "{_fmt(sh)}" has a negative entry; expected integers >= 0')
+        if any(s < 1 for s in sh):
+            raise ShapeError(f'shape "{_fmt(sh)}" has an entry < 1; expected integers >= 1')
         object.__setattr__(self, "map", amap)
         object.__setattr__(self, "shape", sh)
 

@@ -290,14 +290,81 @@ def _path(parts: Any) -> str:
     return out
 
 
+_JSON_TYPES = (
+    (bool, "boolean"),
+    (int, "integer"),
+    (float, "number"),
+    (str, "string"),
+    (list, "array"),
+    (dict, "object"),
+)
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    for py, name in _JSON_TYPES:
+        if isinstance(value, py):
+            return name
+    return type(value).__name__
+
+
+def _show(value: Any) -> str:
+    try:
+        text = value if isinstance(value, str) else json.dumps(value)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return f'"{text[:60]}..."' if len(text) > 60 else f'"{text}"'
+
+
+def _message(error: Any) -> str:
+    """A message in geon's style (the bad value in quotes, then what would be valid)."""
+    kind, want, value = error.validator, error.validator_value, error.instance
+    if kind == "type":
+        wanted = " or ".join(want) if isinstance(want, list) else want
+        return f"value {_show(value)} is a {_json_type(value)}; expected {wanted}"
+    if kind == "required":
+        missing = [k for k in want if isinstance(value, dict) and k not in value]
+        return f'field "{missing[0] if missing else want}" is missing; expected it to be present'
+    if kind == "maxItems":
+        return f"has {len(value)} items; expected at most {want}"
+    if kind == "minItems":
+        return f"has {len(value)} items; expected at least {want}"
+    if kind == "minimum":
+        return f"value {_show(value)} is less than {want}; expected at least {want}"
+    if kind == "maximum":
+        return f"value {_show(value)} is more than {want}; expected at most {want}"
+    if kind == "minLength":
+        return f"value {_show(value)} is shorter than {want}; expected at least {want} characters"
+    if kind == "pattern":
+        if "[0-9a-fA-F]{8}" in str(want):
+            return (
+                f"value {_show(value)} is not a UUID; expected the form "
+                '"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (hexadecimal)'
+            )
+        return f"value {_show(value)} does not match the pattern {_show(want)}"
+    if kind == "additionalProperties" and isinstance(value, dict):
+        known = set(error.schema.get("properties", {}))
+        extra = [k for k in value if k not in known]
+        return (
+            "unexpected field "
+            + ", ".join(f'"{k}"' for k in extra)
+            + "; expected only ("
+            + ", ".join(f'"{k}"' for k in error.schema.get("properties", {}))
+            + ")"
+        )
+    text = str(error.message)
+    return text if len(text) <= 200 else text[:197] + "..."
+
+
 def errors_for(name: str, instance: Any) -> list[SchemaViolation]:
-    """Every error of ``instance`` against schema ``name``, from the reference implementation,
-    deepest first within each branch, in a stable order."""
-    errs = sorted(
-        _reference_validator(name).iter_errors(instance),
-        key=lambda e: (list(map(str, e.absolute_path)), e.message),
-    )
-    return [SchemaViolation(_path(e.absolute_path), e.message, e.instance) for e in errs]
+    """Every error of ``instance`` against schema ``name``, found by the reference implementation,
+    in a stable order (by path, then message)."""
+    found = [
+        SchemaViolation(_path(e.absolute_path), _message(e), e.instance)
+        for e in _reference_validator(name).iter_errors(instance)
+    ]
+    return sorted(found, key=lambda v: (v.path, v.message))
 
 
 def errors_for_node(type_url: str, body: Any) -> list[SchemaViolation]:
