@@ -61,7 +61,7 @@ def _level_suffix(level: int) -> str:
     return f"{level:+d}"
 
 
-@dataclass(frozen=True, slots=True, eq=False)
+@dataclass(frozen=True, slots=True, eq=False, init=False)
 class Axis:
     """An axis declaration: one per name and graph.
 
@@ -85,7 +85,24 @@ class Axis:
     batch: bool = False
     doc: str = ""
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        name: str,
+        length: int | None = None,
+        roles: str | Iterable[str] = (),
+        cls: str | None = None,
+        batch: bool = False,
+        doc: str = "",
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "length", length)
+        object.__setattr__(self, "roles", (roles,) if isinstance(roles, str) else tuple(roles))
+        object.__setattr__(self, "cls", cls)
+        object.__setattr__(self, "batch", batch)
+        object.__setattr__(self, "doc", doc)
+        self._validate()
+
+    def _validate(self) -> None:
         if not isinstance(self.name, str) or not AXIS_NAME.match(self.name):
             raise AxisError(
                 f'axis name "{self.name}" is invalid; expected a letter or "_" followed by '
@@ -98,16 +115,11 @@ class Axis:
             raise AxisError(
                 f'axis "{self.name}" has length "{length}"; expected an integer >= 1 or None'
             )
-        roles: Any = self.roles
-        if isinstance(roles, str):
-            roles = (roles,)
-        roles = tuple(roles)
-        for role in roles:
+        for role in self.roles:
             if role not in KNOWN_ROLES:
                 raise AxisError(
                     f'axis "{self.name}" has role "{role}"; expected one of {_quoted(KNOWN_ROLES)}'
                 )
-        object.__setattr__(self, "roles", roles)
         if self.cls is not None and not isinstance(self.cls, str):
             raise AxisError(f'axis "{self.name}" has cls "{self.cls}"; expected a string or None')
         if not isinstance(self.batch, bool):

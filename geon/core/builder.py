@@ -354,8 +354,8 @@ def _tensor(x: Any) -> Tensor:
     ):
         return constant(np.asarray(x), axes=[])
     raise GeonError(
-        f'"{_shown(x)}" is not a tensor; expected a geon Tensor (from constant, placeholder or an op) '
-        "or a Python number"
+        f'"{_shown(x)}" is not a tensor; expected a geon Tensor (from constant, placeholder '
+        "or an op) or a Python number"
     )
 
 

@@ -906,7 +906,9 @@ def _slice(
             start, _, step = spec
             dims.append(Dim(terms=((col, step),), offset=start))
             n = len(range(*spec))
-            canon[str(r)] = {"start": start, "stop": start + step * n, "step": step}
+            stop = start + step * n
+            # a negative step running past 0 stops "before the start" — null, not -1
+            canon[str(r)] = {"start": start, "stop": stop if stop >= 0 else None, "step": step}
             col += 1
     params: dict[str, Any] = {"slices": canon}
     if renames:

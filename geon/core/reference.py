@@ -96,7 +96,7 @@ DTYPE_PROBES: dict[str, Callable[..., Array]] = {
     "op:dot": _dot_probe,
     "op:conv2d": _dot_probe,
 }
-"""Functions whose result dtype on one-element arrays is the kernel's result dtype (NumPy's rules)."""
+"""Functions whose result dtype on one-element arrays is the kernel's (NumPy's rules)."""
 
 
 def _align(a: Array, cols: list[int], rank: int) -> Array:
@@ -309,7 +309,10 @@ def _run(
         node = tensors[sel.tensor_id]
         ax = _tensor_axes(node, declared)
         if ax is None:
-            raise ExecutionError(f'tensor "{sel.tensor_id}" has no TensorAxes; it is positional')
+            raise ExecutionError(
+                f'operation "{op.id}" ({kname}) reads tensor "{node.label or node.id}", which has '
+                "no TensorAxes; the reference runs named operations only"
+            )
         # A named op's params count from its tensors' origins and its selections are the
         # regions it reads, so the kernel sees whole tensors.
         arrays.setdefault(sel.key, []).append(values[sel.tensor_id])

@@ -83,7 +83,7 @@ def test_axes_with_different_declarations_are_different() -> None:
     other = Axis("H", 5)
     assert other != H
     assert other.ref != H.ref
-    assert H == Axis("H", 2)
+    assert Axis("H", 2) == H
 
 
 @pytest.mark.parametrize(
@@ -101,7 +101,10 @@ def test_axes_with_different_declarations_are_different() -> None:
             'axis "H" has role "Tall"; expected one of ("Channel", "Channelout", "Depth", '
             '"Height", "Time", "Width")',
         ),
-        (lambda: W - 1.5, 'dual level "1.5" for axis "W" is invalid; expected an integer'),
+        (
+            lambda: W - 1.5,  # type: ignore[operator]
+            'dual level "1.5" for axis "W" is invalid; expected an integer',
+        ),
     ],
     ids=["name", "zero-length", "bool-length", "role", "float-level"],
 )
@@ -141,7 +144,7 @@ def test_axes_transpose_reverses_and_maps_levels() -> None:
     # x.T maps level k -> -1-k and reverses the order
     a = Axes.of([H, W - 1, N + 1])
     assert a.T.names == ("N-2", "W", "H-1")
-    assert a.T.T == a
+    assert a == a.T.T
 
 
 def test_axes_lookup() -> None:
