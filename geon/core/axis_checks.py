@@ -52,10 +52,10 @@ from geon.core.ops import CATALOGUE, Inference, check_io, infer
 __all__ = ["CONSTRAINTS", "infer_operation"]
 
 
-def _q(value: Any) -> str:
+def _q(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=repr)
-    if len(text) > 80:
-        text = text[:77] + "..."
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
     return f'"{text}"'
 
 
@@ -452,8 +452,9 @@ def _kernel_signature_agreement(index: GraphIndex, node: Node) -> Iterator[Issue
                             name,
                             "KernelError",
                             "IPFSignature differs from the kernel's",
-                            f"operation {_q(node.id)} ({kname}) has IPF {_q(have)} for {side} "
-                            f"{_q(key)}[{pos}]; the kernel derives {_q(entry)} from the axes",
+                            f"operation {_q(node.id)} ({kname}) has IPF {_q(have, 400)} for "
+                            f"{side} {_q(key)}[{pos}]; the kernel derives {_q(entry, 400)} from "
+                            "the axes",
                             (node.id,),
                             (
                                 Context(

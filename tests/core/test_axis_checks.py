@@ -1,0 +1,241 @@
+"""The axis constraints: §2 problems inside a stored document are issues, never exceptions."""
+
+from __future__ import annotations
+
+import json
+from importlib import resources
+from typing import Any
+
+import numpy as np
+import pytest
+
+from geon import core as gc
+from geon.core.axis_checks import CONSTRAINTS
+from geon.core.constraints import check
+from geon.core.graph import AXIS, IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, TENSOR_AXES, Graph
+from geon.core.issues import Issue
+
+AXIS_CONSTRAINTS = {
+    "AxisDeclarations",
+    "TensorAxesAgreement",
+    "OperationAxesInference",
+    "KernelSignatureAgreement",
+}
+
+
+def test_constraints_are_registered_by_name() -> None:
+    assert [c.name for c in CONSTRAINTS] == [
+        "AxisDeclarations",
+        "TensorAxesAgreement",
+        "OperationAxesInference",
+        "KernelSignatureAgreement",
+    ]
+
+
+def _dot_graph() -> tuple[Graph, dict[str, Any]]:
+    H, W, N = gc.Axis("H", 2), gc.Axis("W", 3), gc.Axis("N", 4)
+    x = gc.constant(np.arange(6.0).reshape(2, 3), axes=[H, W - 1], name="x")
+    y = gc.placeholder(axes=[W, N], name="y")
+    z = gc.dot(x, y, name="z")
+    g = gc.graph([z])
+    ids = {n.label: n.id for n in g.nodes if n.type == TENSOR}
+    ids["op"] = next(n.id for n in g.nodes if n.type == OPERATION)
+    ids.update({n.body["name"]: n.id for n in g.nodes if n.type == AXIS})
+    return g, ids
+
+
+def _axis_issues(g: Graph) -> list[Issue]:
+    return [i for i in check(g) if i.constraint in AXIS_CONSTRAINTS]
+
+
+def test_built_graph_checks_clean_and_round_trips() -> None:
+    g, _ = _dot_graph()
+    assert g.check() == []
+    again = Graph.from_json(json.loads(json.dumps(g.to_json())))
+    assert again.to_json() == g.to_json()
+    assert again.check() == []
+
+
+def test_loom_document_has_no_axis_issues() -> None:
+    doc = json.loads(resources.files("geon.examples").joinpath("loom_sharded_add.json").read_text())
+    assert _axis_issues(Graph.from_json(doc)) == []
+
+
+def test_collision_in_a_stored_document_is_an_issue() -> None:
+    # given the dot graph, when x's W-1 is edited into W, then the dot collision is reported
+    g, ids = _dot_graph()
+    g.update_node(ids["x"], tags={TENSOR_AXES: {"axes": ["H", "W"]}})
+    issues = _axis_issues(g)
+    assert [(i.constraint, i.type, i.node_ids) for i in issues] == [
+        ("OperationAxesInference", "AxisError", (ids["op"],))
+    ]
+    assert issues[0].message == (
+        f'operation "{ids["op"]}" (op:dot): axis "W" appears in both operands at level 0; mark '
+        "one side as a dual, e.g. W-1"
+    )
+    assert issues[0].summary == "Operation axes do not infer"
+
+
+def test_output_axes_that_differ_are_an_issue() -> None:
+    g, ids = _dot_graph()
+    g.update_node(ids["z"], tags={TENSOR_AXES: {"axes": ["N", "H"]}})
+    g.update_node(ids["z"], body={"range": {"start": [0, 0], "end": [4, 2]}})
+    issues = _axis_issues(g)
+    assert [(i.constraint, i.summary) for i in issues] == [
+        ("OperationAxesInference", "Output axes differ from the inferred axes")
+    ]
+    assert issues[0].message == (
+        f'operation "{ids["op"]}" (op:dot) infers the result axes (H, N) but its output tensor '
+        f"\"{ids['z']}\" has (N, H); expected TensorAxes ['H', 'N']"
+    )
+    assert issues[0].node_ids == (ids["op"], ids["z"])
+
+
+@pytest.mark.parametrize(
+    ("patch", "summary", "message"),
+    [
+        (
+            {"length": 0},
+            "Axis declaration is invalid",
+            'axis "H" has length "0"; expected an integer >= 1 or null',
+        ),
+        (
+            {"roles": ["Tall"]},
+            "Axis declaration is invalid",
+            'axis "H" has role "Tall"; expected one of ("Channel", "Channelout", "Depth", '
+            '"Height", "Time", "Width")',
+        ),
+        (
+            {"batch": "yes"},
+            "Axis declaration is invalid",
+            'axis "H" has batch "yes"; expected true or false',
+        ),
+    ],
+    ids=["length", "role", "batch"],
+)
+def test_axis_declarations(patch: dict[str, Any], summary: str, message: str) -> None:
+    g, ids = _dot_graph()
+    g.update_node(ids["H"], body=patch)
+    issues = [i for i in check(g) if i.constraint == "AxisDeclarations"]
+    assert [(i.summary, i.message, i.node_ids) for i in issues] == [(summary, message, (ids["H"],))]
+
+
+def test_axis_declared_twice() -> None:
+    g, ids = _dot_graph()
+    other = "9a3f6a8e-5d0b-4f53-9b4e-2a4b9d1b7c11"
+    g.add_node({"id": other, "type": AXIS, "body": {"name": "H", "length": 2}})
+    issues = [i for i in check(g) if i.constraint == "AxisDeclarations"]
+    assert [i.node_ids for i in issues] == [(ids["H"], other), (other, ids["H"])]
+    assert issues[0].message == (
+        f'axis "H" is declared by 2 Axis nodes; expected one declaration per name (rename or '
+        f'remove the others: "{other}")'
+    )
+
+
+@pytest.mark.parametrize(
+    ("tag", "body", "summary", "message"),
+    [
+        (
+            ["H", "K"],
+            None,
+            "Tensor axes are invalid",
+            'tensor "{x}" names axis "K", which is not declared; expected one of ("H", "W", "N")',
+        ),
+        (
+            ["H", "W--1"],
+            None,
+            "Tensor axes are invalid",
+            'tensor "{x}": axis reference "W--1" is invalid; expected a name with an optional '
+            'dual level, e.g. "W", "W-1", "W+1", or a composite "H*W"',
+        ),
+        (
+            ["H", "H"],
+            None,
+            "Tensor axes are invalid",
+            'tensor "{x}": axis "H" appears twice in (H, H); the axes of a tensor are '
+            "duplicate-free",
+        ),
+        (
+            ["H"],
+            None,
+            "Tensor axes do not match its rank",
+            'tensor "{x}" has 1 axes (H) but its range has rank 2; expected one axis per dim',
+        ),
+        (
+            ["H", "W-1"],
+            {"range": {"start": [0, 0], "end": [2, 5]}},
+            "Tensor extent does not match its axis",
+            'tensor "{x}" has 5 elements along axis "W-1" (dim 1), which has length 3; expected '
+            "the range's extent to equal the axis length",
+        ),
+    ],
+    ids=["undeclared", "malformed", "duplicate", "rank", "extent"],
+)
+def test_tensor_axes_agreement(
+    tag: list[str], body: dict[str, Any] | None, summary: str, message: str
+) -> None:
+    g, ids = _dot_graph()
+    edit: dict[str, Any] = {"tags": {TENSOR_AXES: {"axes": tag}}}
+    if body is not None:
+        edit["body"] = body
+    g.update_node(ids["x"], **edit)
+    issues = [i for i in check(g) if i.constraint == "TensorAxesAgreement"]
+    assert [(i.summary, i.message) for i in issues] == [(summary, message.format(x=ids["x"]))]
+
+
+def test_edited_signature_is_reported() -> None:
+    g, ids = _dot_graph()
+    sig = g.node(ids["op"]).tags[IPF_SIGNATURE]
+    edited = json.loads(json.dumps(sig))
+    edited["inputs"]["y"][0]["shape"] = [1, 1]
+    g.update_node(ids["op"], tags={IPF_SIGNATURE: edited})
+    issues = [i for i in check(g) if i.constraint == "KernelSignatureAgreement"]
+    assert len(issues) == 1
+    assert issues[0].message == (
+        f'operation "{ids["op"]}" (op:dot) has IPF "{{"affineMap": {{"projection": [[0, 0], '
+        '[0, 1]], "offset": [0, 0]}, "shape": [1, 1]}" for inputs "y"[0]; the kernel derives '
+        '"{"affineMap": {"projection": [[0, 0], [0, 1]], "offset": [0, 0]}, "shape": [3, 1]}" '
+        "from the axes"
+    )
+    assert issues[0].params["expected"] == sig["inputs"]["y"][0]
+
+
+def test_missing_signature_and_wrong_index_are_reported() -> None:
+    g, ids = _dot_graph()
+    g.update_node(
+        ids["op"], tags={IPF_SIGNATURE: None, IPF_INDEX: {"start": [0, 0], "end": [2, 3]}}
+    )
+    issues = [i for i in check(g) if i.constraint == "KernelSignatureAgreement"]
+    assert [i.summary for i in issues] == [
+        "Operation has no IPFSignature",
+        "IPFIndex differs from the index axes",
+    ]
+
+
+def test_wrong_io_keys_are_an_issue() -> None:
+    g, ids = _dot_graph()
+    op = g.node(ids["op"])
+    inputs = dict(op.body["inputs"])
+    inputs["tensors"] = inputs.pop("x")
+    g.update_node(ids["op"], body={"inputs": {"x": None, "tensors": inputs["tensors"]}})
+    issues = [i for i in check(g) if i.constraint == "OperationAxesInference"]
+    assert [(i.type, i.message) for i in issues] == [
+        (
+            "KernelError",
+            f'operation "{ids["op"]}" (op:dot): op:dot has no input "tensors"; expected ("x", "y")',
+        )
+    ]
+
+
+def test_unbound_axes_take_their_extent_from_the_tensors() -> None:
+    # given a document whose axis N is unbound, then it checks clean while extents agree
+    g, ids = _dot_graph()
+    g.update_node(ids["N"], body={"length": None})
+    assert _axis_issues(g) == []
+    # when the output's extent along N disagrees with the input's, then that is an issue
+    g.update_node(ids["z"], body={"range": {"start": [0, 0], "end": [2, 5]}})
+    issues = [i for i in check(g) if i.constraint == "OperationAxesInference"]
+    assert [i.message for i in issues] == [
+        f'operation "{ids["op"]}" (op:dot) reads axis "N" with 4 and with 5 elements; an '
+        "unbound axis must have one extent across the operands"
+    ]
