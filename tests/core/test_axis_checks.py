@@ -38,7 +38,7 @@ def _dot_graph() -> tuple[Graph, dict[str, Any]]:
     y = gc.placeholder(axes=[W, N], name="y")
     z = gc.dot(x, y, name="z")
     g = gc.graph([z])
-    ids = {n.label: n.id for n in g.nodes if n.type == TENSOR}
+    ids: dict[str, Any] = {n.label or n.id: n.id for n in g.nodes if n.type == TENSOR}
     ids["op"] = next(n.id for n in g.nodes if n.type == OPERATION)
     ids.update({n.body["name"]: n.id for n in g.nodes if n.type == AXIS})
     return g, ids
