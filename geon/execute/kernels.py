@@ -1,0 +1,460 @@
+"""Kernels for the whole catalogue, written once against the array API standard.
+
+>>> import numpy as np
+>>> from geon.execute.backend import select_backend
+>>> be = select_backend("numpy")
+>>> f = lower_positional(be, "op:add", {"tensors": [(2, 1), (3,)]}, (2, 3), "int32", ["int32"] * 2)
+>>> f([np.array([[1], [2]], np.int32), np.array([10, 20, 30], np.int32)], None).tolist()
+[[11, 21, 31], [12, 22, 32]]
+
+Each ``lower_*`` function runs once per unit of work when a plan is compiled (an operation, or
+one of its Applications) and returns a :data:`KernelFn` closure ``fn(args, out)``: ``args`` are the
+operand arrays (the regions the unit reads, flattened in IO-key order), ``out`` is the destination
+(the region of the output tensor it writes) or None (return a new array, or a zero-copy view for
+view kernels). Everything that depends only on shapes — permutations, the 2-D shapes of a dot,
+the alignment of elementwise operands, conv windows — is computed at lowering time, so a run
+does no bookkeeping.
+
+Only ``be.xp`` (the array API namespace) is used here; writing into ``out`` with the library's own
+``out=`` is :class:`~geon.execute.backend.Backend`'s business. The suite runs every kernel under
+``array_api_strict``, which refuses anything outside the standard.
+
+Named ops follow :func:`geon.core.ops.infer`: the executor passes the :class:`Inference` and the
+kernel reads its ``plan`` facts (``align``, ``pairs``, ``reduced``, conv roles) and operand
+:class:`~geon.core.ops.Dim` columns. Operands are cast to the output tensor's dtype first, which
+gives NumPy's promotion results (the builder derives output dtypes with NumPy's rules) and keeps
+the strict namespace, which refuses mixed kinds, happy.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+
+from geon.core.errors import ExecutionError
+from geon.core.ops import CATALOGUE, Inference
+from geon.execute.backend import Backend
+
+__all__ = [
+    "ELEMENTWISE_FAMILIES",
+    "KernelFn",
+    "compute_dtype",
+    "lower_named",
+    "lower_positional",
+]
+
+Array = Any
+Shape = tuple[int, ...]
+KernelFn = Callable[[Sequence[Array], Array | None], Array]
+ELEMENTWISE_FAMILIES = ("nary", "binary", "unary")
+
+
+def _argsort(values: Sequence[int]) -> list[int]:
+    return sorted(range(len(values)), key=values.__getitem__)
+
+
+def _is_identity(perm: Sequence[int]) -> bool:
+    return all(i == p for i, p in enumerate(perm))
+
+
+def _deliver(be: Backend, r: Array, out: Array | None, dtype: Any) -> Array:
+    """Hand a computed result back: cast to the output dtype, or assign it into ``out``."""
+    if r.dtype != dtype:
+        r = be.xp.astype(r, dtype)
+    if out is None:
+        return r
+    out[...] = r
+    return out
+
+
+def compute_dtype(kernel: str, in_dtypes: Sequence[str]) -> str:
+    """The dtype NumPy's rules give ``kernel`` on operands of ``in_dtypes`` (views keep theirs).
+
+    >>> compute_dtype("op:add", ["int32", "float32"]), compute_dtype("op:sum", ["int32"])
+    ('float64', 'int64')
+    """
+    return _compute_dtype(kernel, tuple(in_dtypes))
+
+
+@functools.lru_cache(maxsize=1024)
+def _compute_dtype(kernel: str, in_dtypes: tuple[str, ...]) -> str:
+    from geon.core.builder import _dtype_name, numpy_dtype
+    from geon.core.reference import DTYPE_PROBES, UFUNCS
+
+    probe = DTYPE_PROBES.get(kernel)
+    if len(in_dtypes) == 1 and kernel in UFUNCS:
+        probe = UFUNCS[kernel]
+    elif kernel in ("op:linear", "matmul"):
+        probe = DTYPE_PROBES["op:dot"]
+    elif kernel == "row_sum":
+        probe = DTYPE_PROBES["op:sum"]
+    if probe is None or not in_dtypes:
+        return in_dtypes[0] if in_dtypes else "float64"
+    try:
+        with np.errstate(all="ignore"), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            found = probe(*(np.zeros(0, numpy_dtype(d)) for d in in_dtypes)).dtype
+        return _dtype_name(found)
+    except Exception:  # a dtype NumPy cannot combine: let the array library decide
+        return in_dtypes[0]
+
+
+def _caster(
+    be: Backend, in_dtypes: Sequence[str], target_name: str
+) -> Callable[[list[Array]], None]:
+    """Casts (in place in the argument list) the operands whose dtype differs from the dtype the
+    kernel computes in."""
+    target = be.dtype(target_name)
+    which = [i for i, d in enumerate(in_dtypes) if d != target_name]
+    xp = be.xp
+
+    def cast(args: list[Array]) -> None:
+        for i in which:
+            args[i] = xp.astype(args[i], target)
+
+    return cast
+
+
+def lower_named(
+    be: Backend,
+    inf: Inference,
+    shapes: Sequence[Shape],
+    out_shape: Shape,
+    out_dtype: str,
+    in_dtypes: Sequence[str],
+    local: Mapping[str, Any] | None = None,
+) -> KernelFn:
+    """The closure of a named op on operand regions of ``shapes`` writing ``out_shape``.
+
+    ``local`` holds what the unit's regions change in the params: ``slices`` (the local index
+    of a slice), and pad/conv read zero-filled regions, so they run with no padding."""
+    k = CATALOGUE[inf.kernel]
+    xp = be.xp
+    dtype = be.dtype(out_dtype)
+    work = compute_dtype(inf.kernel, in_dtypes) if k.family != "view" else in_dtypes[0]
+    cast = _caster(be, in_dtypes, work)
+    direct = work == out_dtype
+    rank = len(out_shape)
+    if k.family in ELEMENTWISE_FAMILIES:
+        aligners = []
+        maps = inf.plan["align"] if k.family != "unary" else [list(range(rank))]
+        for m, shape in zip(maps, shapes, strict=True):
+            perm = _argsort(m)
+            target = [1] * rank
+            for d in perm:
+                target[m[d]] = shape[d]
+            aligners.append((None if _is_identity(perm) else perm, tuple(target)))
+        name = inf.kernel
+
+        def elementwise(args: Sequence[Array], out: Array | None) -> Array:
+            a = list(args)
+            cast(a)
+            for i, (perm, target) in enumerate(aligners):
+                if perm is not None:
+                    a[i] = xp.permute_dims(a[i], perm)
+                if a[i].shape != target:
+                    a[i] = xp.reshape(a[i], target)
+            if direct:
+                r = be.elementwise(name, a, out)
+                if out is None and r.shape != out_shape:
+                    r = xp.broadcast_to(r, out_shape)
+                return r
+            r = be.elementwise(name, a, None)
+            if r.shape != out_shape:
+                r = xp.broadcast_to(r, out_shape)
+            return _deliver(be, xp.astype(r, dtype), out, dtype)
+
+        return elementwise
+    if k.family == "dot":
+        return _lower_dot(be, inf, shapes, out_shape, cast, None if direct else dtype)
+    if k.family == "reduction":
+        return _lower_reduction(be, inf, cast, dtype)
+    if k.family == "conv":
+        return _lower_conv(be, inf, shapes, out_shape, cast, dtype)
+    return _lower_view(be, inf, shapes[0], out_shape, cast, dtype, local or {})
+
+
+def _lower_dot(
+    be: Backend,
+    inf: Inference,
+    shapes: Sequence[Shape],
+    out_shape: Shape,
+    cast: Callable[[list[Array]], None],
+    recast: Any,
+) -> KernelFn:
+    """Named dot as one matmul: free dims of the first operand to rows, the contracted dims to
+    the shared inner dim, the other operand's free dims to columns."""
+    xp = be.xp
+    pairs = [(int(i), int(j)) for i, j in inf.plan["pairs"]]
+    x_free = _free(inf, "x")
+    y_free = _free(inf, "y")
+    if inf.plan["lower"] == "y":
+        first, a_free, a_con = 1, y_free, [j for _, j in pairs]
+        b_free, b_con = x_free, [i for i, _ in pairs]
+    else:
+        first, a_free, a_con = 0, x_free, [i for i, _ in pairs]
+        b_free, b_con = y_free, [j for _, j in pairs]
+    sa, sb = shapes[first], shapes[1 - first]
+    perm_a = a_free + a_con
+    perm_b = b_con + b_free
+    m = math.prod(sa[d] for d in a_free)
+    kk = math.prod(sa[d] for d in a_con)
+    n = math.prod(sb[d] for d in b_free)
+    pa = None if _is_identity(perm_a) else perm_a
+    pb = None if _is_identity(perm_b) else perm_b
+
+    def dot(args: Sequence[Array], out: Array | None) -> Array:
+        ops = list(args)
+        cast(ops)
+        a, b = ops[first], ops[1 - first]
+        if pa is not None:
+            a = xp.permute_dims(a, pa)
+        if pb is not None:
+            b = xp.permute_dims(b, pb)
+        if a.shape != (m, kk):
+            a = xp.reshape(a, (m, kk))
+        if b.shape != (kk, n):
+            b = xp.reshape(b, (kk, n))
+        if recast is not None:
+            return _deliver(be, xp.astype(be.matmul(a, b, None, out_shape), recast), out, recast)
+        return be.matmul(a, b, out, out_shape)
+
+    return dot
+
+
+def _free(inf: Inference, key: str) -> list[int]:
+    """An operand's free dims in the order of the result columns they become."""
+    cols = [(d.column, i) for i, d in enumerate(inf.operand_dims(key)) if d.column is not None]
+    return [i for _, i in sorted(cols)]
+
+
+def _lower_reduction(
+    be: Backend, inf: Inference, cast: Callable[[list[Array]], None], dtype: Any
+) -> KernelFn:
+    xp = be.xp
+    reduced = tuple(int(i) for i in inf.plan["reduced"])
+    dims = inf.operand_dims("tensor")
+    kept = [i for i in range(len(dims)) if i not in reduced]
+    order = _argsort([dims[i].column or 0 for i in kept])
+    perm = None if _is_identity(order) else order
+    f = getattr(xp, inf.kernel.removeprefix("op:"))
+
+    def reduction(args: Sequence[Array], out: Array | None) -> Array:
+        a = list(args)
+        cast(a)
+        r = f(a[0], axis=reduced) if reduced else a[0]
+        if perm is not None:
+            r = xp.permute_dims(r, perm)
+        return _deliver(be, r, out, dtype)
+
+    return reduction
+
+
+def _lower_view(
+    be: Backend,
+    inf: Inference,
+    shape: Shape,
+    out_shape: Shape,
+    cast: Callable[[list[Array]], None],
+    dtype: Any,
+    local: Mapping[str, Any],
+) -> KernelFn:
+    xp = be.xp
+    name = inf.kernel
+    transform: Callable[[Array], Array]
+    if name in ("op:cast_axes", "op:pad"):
+        # cast_axes relabels; pad reads a zero-filled region that already is the padded result.
+        def transform(a: Array) -> Array:
+            return a
+
+    elif name == "op:broadcast":
+        cols = [d.column for d in inf.operand_dims("tensor")]
+        perm = _argsort([c or 0 for c in cols])
+        target = [1] * len(out_shape)
+        for d in perm:
+            target[cols[d] or 0] = shape[d]
+        bperm = None if _is_identity(perm) else perm
+        aligned = tuple(target)
+
+        def transform(a: Array) -> Array:
+            if bperm is not None:
+                a = xp.permute_dims(a, bperm)
+            return xp.broadcast_to(xp.reshape(a, aligned), out_shape)
+
+    elif name == "op:dimshuffle":
+        dperm = _argsort([d.column or 0 for d in inf.operand_dims("tensor")])
+
+        def transform(a: Array) -> Array:
+            return xp.permute_dims(a, dperm)
+
+    elif name == "op:transpose":
+        tperm = list(reversed(range(len(shape))))
+
+        def transform(a: Array) -> Array:
+            return xp.permute_dims(a, tperm)
+
+    elif name == "op:slice":
+        index = tuple(local["slices"])
+
+        def transform(a: Array) -> Array:
+            return a[index]
+
+    elif name in ("op:flatten", "op:unflatten"):
+        if math.prod(shape) != math.prod(out_shape):
+            raise ExecutionError(
+                f"{name} cannot reshape a region of shape {shape} into {out_shape}; shard it "
+                "along its outermost axis only"
+            )
+
+        def transform(a: Array) -> Array:
+            return xp.reshape(a, out_shape)
+
+    else:  # pragma: no cover - the catalogue has no other view kernels
+        raise ExecutionError(f'kernel "{name}" has no executor implementation')
+
+    def view(args: Sequence[Array], out: Array | None) -> Array:
+        a = list(args)
+        cast(a)
+        return _deliver(be, transform(a[0]), out, dtype)
+
+    return view
+
+
+def _lower_conv(
+    be: Backend,
+    inf: Inference,
+    shapes: Sequence[Shape],
+    out_shape: Shape,
+    cast: Callable[[list[Array]], None],
+    dtype: Any,
+) -> KernelFn:
+    """conv2d as im2col + one matmul: the R*S window offsets are stacked (a loop over window
+    offsets, never over elements), then contracted with the filter over (C, R, S). The region
+    read already holds any zero padding, so the kernel runs unpadded."""
+    xp = be.xp
+    px, pf, po = inf.plan["x"], inf.plan["filter"], inf.plan["out"]
+    xb = [int(i) for i in inf.plan["batch"]]
+    nb = len(xb)
+    x_perm = [*xb, px["channel"], px["height"], px["width"]]
+    f_perm = [pf["channel"], pf["height"], pf["width"], pf["channelout"]]
+    sh, sw = (int(v) for v in inf.params["stride"])
+    sx, sf = shapes
+    c, r, s, k = (sf[i] for i in f_perm)
+    p, q = out_shape[po["height"]], out_shape[po["width"]]
+    batch = [sx[i] for i in xb]
+    rows = math.prod(batch) * p * q
+    windows = [
+        (..., slice(i, i + sh * (p - 1) + 1, sh), slice(j, j + sw * (q - 1) + 1, sw))
+        for i in range(r)
+        for j in range(s)
+    ]
+    col_perm = [*range(nb), nb + 1, nb + 2, nb, nb + 3]
+    current = [*po["batch"], po["height"], po["width"], po["channelout"]]
+    o_perm = _argsort(current)
+    final = None if _is_identity(o_perm) else o_perm
+
+    def conv(args: Sequence[Array], out: Array | None) -> Array:
+        a = list(args)
+        cast(a)
+        xt = xp.permute_dims(a[0], x_perm)
+        ft = xp.reshape(xp.permute_dims(a[1], f_perm), (c * r * s, k))
+        cols = xp.stack([xt[w] for w in windows], axis=-1)
+        cols = xp.reshape(xp.permute_dims(cols, col_perm), (rows, c * r * s))
+        res = xp.reshape(xp.matmul(cols, ft), (*batch, p, q, k))
+        if final is not None:
+            res = xp.permute_dims(res, final)
+        return _deliver(be, res, out, dtype)
+
+    return conv
+
+
+# ------------------------------------------------------------------------------------------
+# Positional (loom) kernels
+
+
+def _broadcast_shape(shapes: Sequence[Shape]) -> Shape | None:
+    rank = max((len(s) for s in shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s, start=rank - len(s)):
+            if n != 1 and out[i] not in (1, n):
+                return None
+            out[i] = n if n != 1 else out[i]
+    return tuple(out)
+
+
+def lower_positional(
+    be: Backend,
+    kernel: str,
+    shapes: Mapping[str, Sequence[Shape]],
+    out_shape: Shape,
+    out_dtype: str,
+    in_dtypes: Sequence[str],
+) -> KernelFn:
+    """The closure of a positional kernel: catalogue elementwise ops with array broadcasting,
+    ``op:linear`` (``x·A + b``), ``matmul`` and ``row_sum`` (sum over the last dim)."""
+    xp = be.xp
+    dtype = be.dtype(out_dtype)
+    work = compute_dtype(kernel, in_dtypes)
+    cast = _caster(be, in_dtypes, work)
+    flat = [s for key in CATALOGUE[kernel].inputs for s in shapes.get(key, ())]
+    size = math.prod(out_shape)
+
+    def fit(r: Array) -> Array:
+        if r.shape == out_shape:
+            return r
+        if math.prod(r.shape) == size:
+            return xp.reshape(r, out_shape)
+        return xp.broadcast_to(r, out_shape)
+
+    family = CATALOGUE[kernel].family
+    if family in ELEMENTWISE_FAMILIES:
+        shape = _broadcast_shape(flat)
+        if shape is None:
+            raise ExecutionError(
+                f"{kernel} cannot broadcast operand shapes {tuple(flat)} together; expected "
+                "shapes that agree or are 1 from the right"
+            )
+        if shape != out_shape and math.prod(shape) != size:
+            raise ExecutionError(
+                f"{kernel} on operand shapes {tuple(flat)} gives shape {shape}, but it writes a "
+                f"selection of shape {out_shape}"
+            )
+        direct = shape == out_shape and work == out_dtype
+
+        def elementwise(args: Sequence[Array], out: Array | None) -> Array:
+            a = list(args)
+            cast(a)
+            if direct:
+                return be.elementwise(kernel, a, out)
+            return _deliver(be, fit(be.elementwise(kernel, a, None)), out, dtype)
+
+        return elementwise
+    if kernel in ("op:linear", "matmul"):
+        has_bias = kernel == "op:linear" and len(shapes.get("b", ())) > 0
+
+        def linear(args: Sequence[Array], out: Array | None) -> Array:
+            a = list(args)
+            cast(a)
+            r = xp.matmul(a[0], a[1])
+            if has_bias:
+                r = r + a[2]
+            return _deliver(be, fit(r), out, dtype)
+
+        return linear
+    if kernel == "row_sum":
+
+        def row_sum(args: Sequence[Array], out: Array | None) -> Array:
+            a = list(args)
+            cast(a)
+            return _deliver(be, fit(xp.sum(a[0], axis=-1)), out, dtype)
+
+        return row_sum
+    raise ExecutionError(
+        f'kernel "{kernel}" needs named axes; give every tensor it reads a TensorAxes tag'
+    )

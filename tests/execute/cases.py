@@ -1,0 +1,126 @@
+"""Graphs for the executor tests: one per catalogue kernel (and a few compositions), built with
+the authoring API so the reference evaluator can serve as the oracle."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from geon import core as gc
+from geon.core.builder import Tensor
+
+H, W, N, C = gc.Axis("H", 4), gc.Axis("W", 3), gc.Axis("N", 2), gc.Axis("C", 5)
+
+
+def _f(*shape: int, seed: int = 0, positive: bool = False) -> np.ndarray:
+    rng = np.random.default_rng(seed)
+    a = rng.standard_normal(shape)
+    return np.abs(a) + 0.5 if positive else a
+
+
+def _i(*shape: int, seed: int = 0) -> np.ndarray:
+    return np.random.default_rng(seed).integers(-5, 6, size=shape).astype(np.int32)
+
+
+def x_hw(positive: bool = False) -> Tensor:
+    return gc.constant(_f(4, 3, positive=positive), axes=[H, W], name="x")
+
+
+def y_wh(positive: bool = False) -> Tensor:
+    return gc.constant(_f(3, 4, seed=1, positive=positive), axes=[W, H], name="y")
+
+
+def _conv(stride: int, padding: int) -> Tensor:
+    Ci = gc.Axis("Ci", 2, roles="Channel")
+    Hi = gc.Axis("Hi", 7, roles="Height")
+    Wi = gc.Axis("Wi", 6, roles="Width")
+    B = gc.Axis("B", 2)
+    R = gc.Axis("R", 3, roles="Height")
+    S = gc.Axis("S", 2, roles="Width")
+    K = gc.Axis("K", 4, roles="Channelout")
+    P = gc.Axis("P", (7 + 2 * padding - 3) // stride + 1, roles="Height")
+    Q = gc.Axis("Q", (6 + 2 * padding - 2) // stride + 1, roles="Width")
+    x = gc.constant(_f(2, 2, 7, 6), axes=[B, Ci, Hi, Wi], name="img")
+    f = gc.constant(_f(2, 3, 2, 4, seed=3), axes=[Ci - 1, R, S, K], name="filt")
+    return gc.conv2d(x, f, [B, K, P, Q], stride=stride, padding=padding, name="out")
+
+
+def _slice() -> Tensor:
+    H2 = gc.Axis("H2", 2)
+    return gc.slice(x_hw(), {H: slice(3, 0, -2), W: 1}, axes={H: H2}, name="out")
+
+
+def _pad() -> Tensor:
+    H7 = gc.Axis("H7", 7)
+    return gc.pad(x_hw(), {H: (1, 2)}, axes={H: H7}, name="out")
+
+
+CASES: dict[str, Callable[[], Tensor]] = {
+    "add": lambda: gc.add(x_hw(), y_wh(), name="out"),
+    "add-3-broadcast": lambda: gc.add(
+        x_hw(), gc.constant(_f(3, seed=2), axes=[W]), gc.constant(_f(2, seed=4), axes=[N])
+    ),
+    "add-int32": lambda: gc.add(
+        gc.constant(_i(4, 3), axes=[H, W]), gc.constant(_i(3, seed=1), axes=[W])
+    ),
+    "multiply": lambda: gc.multiply(x_hw(), y_wh()),
+    "maximum": lambda: gc.maximum(x_hw(), y_wh()),
+    "minimum": lambda: gc.minimum(x_hw(), y_wh()),
+    "subtract": lambda: gc.subtract(x_hw(), y_wh()),
+    "divide": lambda: gc.divide(x_hw(), y_wh(positive=True)),
+    "power": lambda: gc.power(x_hw(positive=True), y_wh()),
+    "negative": lambda: gc.negative(x_hw()),
+    "abs": lambda: gc.abs(x_hw()),
+    "exp": lambda: gc.exp(x_hw()),
+    "log": lambda: gc.log(x_hw(positive=True)),
+    "sqrt": lambda: gc.sqrt(x_hw(positive=True)),
+    "square": lambda: gc.square(x_hw()),
+    "tanh": lambda: gc.tanh(x_hw()),
+    "sigmoid": lambda: gc.sigmoid(x_hw()),
+    "relu": lambda: gc.relu(x_hw()),
+    "sqrt-int32": lambda: gc.sqrt(gc.constant(np.abs(_i(4, 3)), axes=[H, W])),
+    "dot": lambda: gc.dot(
+        gc.constant(_f(4, 3), axes=[H, W - 1]), gc.constant(_f(3, 2, seed=1), axes=[W, N])
+    ),
+    "dot-y-lower": lambda: gc.dot(
+        gc.constant(_f(3, 2, seed=1), axes=[W, N]), gc.constant(_f(4, 3), axes=[H, W - 1])
+    ),
+    "dot-two-pairs": lambda: gc.dot(
+        gc.constant(_f(5, 3, 4), axes=[C, W - 1, H - 1]),
+        gc.constant(_f(4, 2, 3, seed=1), axes=[H, N, W]),
+    ),
+    "dot-outer": lambda: gc.dot(gc.constant(_f(4), axes=[H]), gc.constant(_f(3, seed=1), axes=[W])),
+    "dot-int32": lambda: gc.dot(
+        gc.constant(_i(4, 3), axes=[H, W - 1]), gc.constant(_i(3, 2, seed=1), axes=[W, N])
+    ),
+    "sum": lambda: gc.sum(x_hw(), reduction_axes=[H]),
+    "sum-all": lambda: gc.sum(x_hw()),
+    "sum-int32": lambda: gc.sum(gc.constant(_i(4, 3), axes=[H, W]), reduction_axes=[W]),
+    "prod": lambda: gc.prod(x_hw(), out_axes=[W]),
+    "max": lambda: gc.max(x_hw(), reduction_axes=[W]),
+    "min": lambda: gc.min(x_hw(), reduction_axes=[H]),
+    "mean": lambda: gc.mean(
+        gc.constant(_f(4, 3, 2), axes=[H, W, N]), reduction_axes=[W], out_axes=[N, H]
+    ),
+    "mean-int32": lambda: gc.mean(gc.constant(_i(4, 3), axes=[H, W]), reduction_axes=[H]),
+    "cast_axes": lambda: gc.cast_axes(x_hw(), [gc.Axis("A", 4), gc.Axis("B", 3)]),
+    "broadcast": lambda: gc.broadcast(gc.constant(_f(3), axes=[W]), [N, W, H]),
+    "dimshuffle": lambda: gc.dimshuffle(gc.constant(_f(4, 3, 2), axes=[H, W, N]), [N, H, W]),
+    "transpose": lambda: x_hw().T,
+    "slice": _slice,
+    "pad": _pad,
+    "flatten": lambda: gc.flatten(gc.constant(_f(4, 3, 2), axes=[H, W, N]), [W, N]),
+    "unflatten": lambda: gc.unflatten(gc.flatten(gc.constant(_f(4, 3, 2), axes=[H, W, N]))),
+    "conv2d": lambda: _conv(1, 0),
+    "conv2d-stride-pad": lambda: _conv(2, 1),
+    "mlp-layer": lambda: gc.relu(
+        gc.dot(gc.constant(_f(4, 3), axes=[H, W]), gc.constant(_f(3, 2, seed=1), axes=[W + 1, N]))
+        + gc.constant(_f(2, seed=2), axes=[N])
+    ),
+    "chain-views": lambda: gc.sum(
+        gc.exp(gc.dimshuffle(gc.constant(_f(4, 3, 2), axes=[H, W, N]), [N, W, H]).T),
+        reduction_axes=[N - 1],
+    ),
+}
+"""Each case builds its output tensor; every kernel of the catalogue appears at least once."""
