@@ -245,6 +245,13 @@ class AxisRef:
     axis: Axis
     level: int = 0
 
+    def __post_init__(self) -> None:
+        if isinstance(self.axis, str):  # AxisRef("W", -1): an axis known only by its name
+            object.__setattr__(self, "axis", Axis(self.axis))
+        if not isinstance(self.axis, Axis):
+            raise AxisError(f'"{self.axis!r}" is not an axis; expected an Axis or an axis name')
+        _int_level(self.level, self.axis.name)
+
     def key(self) -> tuple[Any, ...]:
         """Identity: the axis's fields and the level (level 0 equals the axis itself)."""
         return (*self.axis.key()[:-1], self.level)
@@ -304,13 +311,21 @@ class AxisRef:
         return f"AxisRef({self})"
 
     @staticmethod
-    def parse(text: str, axes: Mapping[str, Axis] | Callable[[str], Axis | None]) -> Ref:
-        """Parse ``"W"``, ``"W-1"``, ``"W+1"`` or a composite ``"H*W"``, resolving names.
+    def parse(
+        text: str, axes: Mapping[str, Axis] | Callable[[str], Axis | None] | None = None
+    ) -> Ref:
+        """Parse ``"W"``, ``"W-1"``, ``"W+1"`` or a composite ``"H*W"``, resolving names in
+        ``axes``; without ``axes`` each name stands for an unbound ``Axis(name)``.
 
         >>> AxisRef.parse("H*W-1", {"H": Axis("H", 2), "W": Axis("W", 3)}).length
         6
+        >>> AxisRef.parse("W+1").level
+        1
         """
         parts = parse_ref_string(text)
+        if axes is None:
+            refs0 = [AxisRef(Axis(name), level) for name, level in parts]
+            return refs0[0] if len(refs0) == 1 else CompositeRef(tuple(refs0))
         lookup = axes.get if isinstance(axes, Mapping) else axes
         refs: list[AxisRef] = []
         for name, level in parts:

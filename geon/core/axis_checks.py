@@ -194,6 +194,8 @@ def _tensor_axes(index: GraphIndex, node: Node) -> _TensorAxes | None:
         except GeonError as e:
             return _TensorAxes(None, f"tensor {_q(node.id)}: {e}", "AxisError")
         for axis_name, _ in parts:
+            if index.axis(axis_name) is not None and _declared(index, axis_name) is None:
+                return _TensorAxes(None, None, "AxisError")  # AxisDeclarations reports it
             if _declared(index, axis_name) is None:
                 names = index.axis_names()
                 listed = ", ".join(_q(n) for n in names[:16])
@@ -229,7 +231,8 @@ def _tensor_axes_agreement(index: GraphIndex, node: Node) -> Iterator[Issue]:
         Context("TensorAxes", _path(node.id, f".tags['{TENSOR_AXES}']"), node.tags[TENSOR_AXES]),
     )
     found = _tensor_axes(index, node)
-    assert found is not None
+    if found is None or (found.axes is None and found.problem is None):
+        return
     if found.axes is None:
         yield _issue(
             name, found.kind, "Tensor axes are invalid", found.problem or "", (node.id,), where

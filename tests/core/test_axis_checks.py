@@ -8,12 +8,15 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from geon import core as gc
 from geon.core.axis_checks import CONSTRAINTS
 from geon.core.constraints import check
 from geon.core.graph import AXIS, IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, TENSOR_AXES, Graph
 from geon.core.issues import Issue
+from geon.core.ops import CATALOGUE
 
 AXIS_CONSTRAINTS = {
     "AxisDeclarations",
@@ -239,3 +242,45 @@ def test_unbound_axes_take_their_extent_from_the_tensors() -> None:
         f'operation "{ids["op"]}" (op:dot) reads axis "N" with 4 and with 5 elements; an '
         "unbound axis must have one extent across the operands"
     ]
+
+
+# --- hostile documents give issues, never exceptions -----------------------------------------
+
+LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-2, 5),
+    st.sampled_from(["H", "W-1", "N", "Q", "H*W", "x"]),
+)
+ANY_JSON = st.recursive(
+    LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(["axes", "out_axes", "reduction_axes", "slices", "pad", "H", "W-1"]),
+            inner,
+            max_size=3,
+        ),
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.sampled_from(sorted(CATALOGUE)),
+    ANY_JSON,
+    st.one_of(st.none(), ANY_JSON),
+    st.one_of(st.none(), ANY_JSON),
+)
+def test_hostile_documents_give_issues(
+    kname: str, params: Any, x_axes: Any, axis_body: Any
+) -> None:
+    g, ids = _dot_graph()
+    g.update_node(ids["op"], body={"kernel": kname, "params": params})
+    if x_axes is not None:
+        g.update_node(ids["x"], tags={TENSOR_AXES: {"axes": x_axes}})
+    if isinstance(axis_body, dict):
+        g.update_node(ids["W"], body=axis_body)
+    issues = check(g)
+    assert all(isinstance(i, Issue) for i in issues)

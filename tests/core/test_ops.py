@@ -15,7 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from geon.core.axes import Axes, Axis, AxisRef
-from geon.core.errors import AxisError, KernelError
+from geon.core.errors import AxisError, KernelError, ShapeError
 from geon.core.ops import CATALOGUE, Dim, infer, kernel, run_case
 
 CASES: list[dict[str, Any]] = json.loads(
@@ -231,3 +231,79 @@ def test_dot_transpose_identity_on_axes(pair: tuple[Axes, Axes]) -> None:
         return
     flipped = infer("op:dot", {"x": [y.T], "y": [x.T]}).result
     assert direct == flipped.T
+
+
+# --- hostile params never escape as anything but a GeonError ---------------------------------
+
+JSON_LEAF = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 8),
+    st.sampled_from(["A", "B", "C-1", "A*B", "Z", "", "1x", "start"]),
+)
+JSON = st.recursive(
+    JSON_LEAF,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3),
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "axes",
+                    "out_axes",
+                    "reduction_axes",
+                    "slices",
+                    "pad",
+                    "stride",
+                    "padding",
+                    "start",
+                    "stop",
+                    "step",
+                    "A",
+                    "B",
+                    "C-1",
+                ]
+            ),
+            inner,
+            max_size=3,
+        ),
+    ),
+    max_leaves=8,
+)
+FUZZ_AXES = {
+    "A": Axis("A", 2, roles=("Channel",)),
+    "B": Axis("B", 3, roles=("Height",)),
+    "C": Axis("C", 4, roles=("Width",)),
+}
+
+
+@given(
+    st.sampled_from(sorted(k for k, spec in CATALOGUE.items() if spec.named)),
+    st.lists(
+        st.lists(st.sampled_from(["A", "B", "C", "A-1", "C+1"]), unique=True, max_size=3),
+        min_size=1,
+        max_size=3,
+    ),
+    st.one_of(
+        st.none(),
+        st.dictionaries(
+            st.sampled_from(
+                ["axes", "out_axes", "reduction_axes", "slices", "pad", "stride", "padding"]
+            ),
+            JSON,
+            max_size=3,
+        ),
+    ),
+)
+def test_infer_raises_only_geon_errors(kname: str, operands: list[list[str]], params: Any) -> None:
+    spec = CATALOGUE[kname]
+    axes = [Axes.parse(o, FUZZ_AXES) for o in operands]
+    if spec.variadic:
+        inputs = {"tensors": axes}
+    else:
+        inputs = {key: [axes[i % len(axes)]] for i, key in enumerate(spec.inputs)}
+    try:
+        inf = infer(kname, inputs, params, FUZZ_AXES)
+    except (AxisError, KernelError, ShapeError):
+        return
+    sig = inf.signature()
+    assert len(sig["outputs"]["result"]) == 1
