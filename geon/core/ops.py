@@ -80,6 +80,7 @@ __all__ = [
     "Family",
     "Inference",
     "Kernel",
+    "catalogue_json",
     "check_io",
     "infer",
     "kernel",
@@ -166,6 +167,28 @@ def _catalogue() -> dict[str, Kernel]:
 
 CATALOGUE: dict[str, Kernel] = _catalogue()
 """Every known kernel by name (DESIGN.md §4)."""
+
+
+def catalogue_json() -> list[dict[str, Any]]:
+    """The catalogue as JSON data (the editor's palette and IO keys come from it).
+
+    >>> entry = catalogue_json()[0]
+    >>> entry["name"], entry["family"], entry["inputs"], entry["outputs"], entry["variadic"]
+    ('op:add', 'nary', ['tensors'], ['result'], True)
+    """
+    return [
+        {
+            "name": k.name,
+            "family": k.family,
+            "inputs": list(k.inputs),
+            "outputs": list(k.outputs),
+            "variadic": k.variadic,
+            "optional": list(k.optional),
+            "named": k.named,
+            "doc": k.doc,
+        }
+        for k in CATALOGUE.values()
+    ]
 
 
 def kernel(name: str) -> Kernel:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import doctest
+import importlib
+
 import pytest
 
 from geon.core.axes import Axes, Axis, AxisRef, CompositeRef, parse_ref_string, to_ref
@@ -172,3 +175,23 @@ def test_composite_refuses_repeats() -> None:
     assert str(e.value) == 'axis "H" appears twice in composite "H*H"; each part appears once'
     assert str(H * W * N) == "H*W*N"
     assert to_ref(H * W).length == 6
+
+
+@pytest.mark.parametrize(
+    "module",
+    [
+        "geon.core",
+        "geon.core.axes",
+        "geon.core.ops",
+        "geon.core.tensors",
+        "geon.core.builder",
+        "geon.core.reference",
+        "geon.core.axis_checks",
+        "geon.examples.gallery",
+    ],
+)
+def test_docstring_examples_run(module: str) -> None:
+    # every docstring example of the named-axes modules runs as written
+    result = doctest.testmod(importlib.import_module(module))
+    assert result.failed == 0
+    assert result.attempted >= 1
