@@ -513,6 +513,14 @@ class Axes(Sequence[Ref]):
     refs: tuple[Ref, ...] = field(default=())
 
     def __post_init__(self) -> None:
+        if not isinstance(self.refs, tuple) or any(isinstance(r, Axis) for r in self.refs):
+            if isinstance(self.refs, (Axis, AxisRef, CompositeRef, str)):
+                raise AxisError(f'"{self.refs!r}" is not a list of axes; expected e.g. [H, W-1]')
+            object.__setattr__(
+                self,
+                "refs",
+                tuple(to_ref(r) if isinstance(r, Axis) else r for r in self.refs),
+            )
         seen: set[Ref] = set()
         for ref in self.refs:
             if not isinstance(ref, (AxisRef, CompositeRef)):
@@ -547,6 +555,8 @@ class Axes(Sequence[Ref]):
             return self.refs == other.refs
         if isinstance(other, tuple):
             return self.refs == other
+        if isinstance(other, list):
+            return list(self.refs) == other
         return NotImplemented
 
     def __hash__(self) -> int:

@@ -78,6 +78,8 @@ def test_level_zero_reference_is_its_axis() -> None:
     assert W - 1 != W
     assert {W, W.ref, W - 0} == {W}
     assert Axes.of([H, W - 1]) == (H, W - 1)
+    assert Axes.of([H, W - 1]) == [H, W - 1]
+    assert Axes([H, W - 1]) == Axes.of([H, W - 1])  # type: ignore[arg-type]
     assert hash(Axes.of([H, W])) == hash((H, W))
 
 
