@@ -34,13 +34,14 @@ PALETTE = (
     "#76B7B2",  # teal
     "#EDC948",  # yellow
     "#9C755F",  # brown
-    "#FF9DA7",  # pink
     "#5F6CAF",  # indigo
-    "#8CD17D",  # light green
     "#499894",  # dark teal
-    "#D4A6C8",  # lilac
+    "#8F6BB8",  # violet
+    "#8A9A3B",  # olive
+    "#B6549A",  # magenta
 )
-"""Strong colours for operations; none is close to :data:`ERROR`."""
+"""Strong colours for operations, mid-tones that carry white text; no red, which
+:data:`ERROR` keeps for issues."""
 
 
 def _rgb(colour: str) -> tuple[int, int, int]:
