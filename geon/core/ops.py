@@ -557,7 +557,7 @@ def _elementwise(
     operands = [a for _, group in ins for a in group]
     result: list[Ref] = list(operands[0])
     maps: list[list[int]] = [list(range(len(result)))]
-    for number, axes in enumerate(operands[1:], start=2):
+    for axes in operands[1:]:
         before = len(result)
         claimed = {r for r in axes if r in result}
         m: list[int] = []
@@ -586,7 +586,6 @@ def _elementwise(
                 claimed.add(result[found])
                 m.append(found)
         maps.append(m)
-        del number
     params: dict[str, Any] = {}
     if "axes" in p:
         order = res.refs(p["axes"], f'{k.name} params "axes"')
@@ -800,9 +799,7 @@ def _transpose(
     return _make(k, ins, result, result, {}, {"tensor": [dims]})
 
 
-def _renames(
-    k: Kernel, p: Mapping[str, Any], a: Axes, res: _Resolver, changed: Iterable[Ref]
-) -> dict[Ref, Ref]:
+def _renames(k: Kernel, p: Mapping[str, Any], a: Axes, res: _Resolver) -> dict[Ref, Ref]:
     raw = p.get("axes", {})
     if not isinstance(raw, Mapping):
         raise KernelError(
@@ -817,7 +814,6 @@ def _renames(
                 f"{quote_axes(a)}"
             )
         out[old] = res.ref(new_s, f'{k.name} params "axes"')
-    del changed
     return out
 
 
@@ -891,7 +887,7 @@ def _slice(
                 f'op:slice cannot slice axis "{ref}" before it has a length; bind it first'
             )
         specs[ref] = slice(*parts).indices(length)
-    renames = _renames(k, p, a, res, specs)
+    renames = _renames(k, p, a, res)
     for old in renames:
         if old not in specs:
             raise AxisError(
@@ -973,7 +969,7 @@ def _pad(
         if ref.length is None:
             raise ShapeError(f'op:pad cannot pad axis "{ref}" before it has a length; bind it')
         widths[ref] = (int(w[0]), int(w[1]))
-    renames = _renames(k, p, a, res, widths)
+    renames = _renames(k, p, a, res)
     result: list[Ref] = []
     for r in a:
         if r in widths:
