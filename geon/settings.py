@@ -233,6 +233,8 @@ else:
         "processed_folder": str(BROKER_DIR / "processed"),
         "control_folder": str(BROKER_DIR / "control"),
         "store_processed": False,
+        # Seconds between looks at the folders: also the latency of a run's first event.
+        "polling_interval": 0.1,
     }
 CELERY_TASK_DEFAULT_QUEUE = env_str("GEON_CELERY_QUEUE", "geon")
 CELERY_TASK_IGNORE_RESULT = True  # results live in the Run rows, not in a result backend

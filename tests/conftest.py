@@ -36,6 +36,10 @@ os.environ["SECRET_KEY"] = "geon-tests-only-not-a-secret"
 os.environ["GEON_CELERY_QUEUE"] = f"geon-tests-{os.getpid()}"
 os.environ.pop("GEON_HTTPS", None)
 
+import django  # noqa: E402 - only after the environment above is in place
+
+django.setup()  # pytest-django then finds the apps ready in its pytest_configure
+
 PASSWORD = "correct horse battery staple"
 START_TIMEOUT = 60.0
 
@@ -43,6 +47,9 @@ START_TIMEOUT = 60.0
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(DATA_DIR, ignore_errors=True)
 
+
+# Fixtures only: importing this module by name (``tests.conftest``) would run it a second time
+# with another data folder.
 
 # --- data ------------------------------------------------------------------------------------
 
@@ -53,6 +60,12 @@ def loom_document() -> dict[str, Any]:
     path = ROOT / "geon" / "examples" / "loom_sharded_add.json"
     document: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
     return document
+
+
+@pytest.fixture
+def password() -> str:
+    """The password of ``user`` and ``other_user``."""
+    return PASSWORD
 
 
 @pytest.fixture
@@ -125,6 +138,7 @@ class Child:
 
     process: subprocess.Popen[bytes]
     log: Path
+    name: str = ""
 
     @property
     def pid(self) -> int:
@@ -170,6 +184,7 @@ def celery_worker(subprocess_env: dict[str, str]) -> Iterator[Child]:
         "--without-gossip", "--without-mingle",
     ]  # fmt: skip
     child = _start("worker", command, subprocess_env, lambda c: " ready." in c.output())
+    child.name = hostname
     yield child
     _stop(child)
 

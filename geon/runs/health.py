@@ -68,12 +68,15 @@ async def check_channel_layer() -> dict[str, Any]:
     return {"ok": True, "backend": backend}
 
 
+def _check_celery() -> tuple[dict[str, Any], dict[str, Any]]:
+    return check_broker(), check_worker()
+
+
 async def report() -> dict[str, Any]:
     """All four checks; ``status`` is ``ok`` only when every one is."""
-    database, broker, worker, layer = await asyncio.gather(
+    database, (broker, worker), layer = await asyncio.gather(
         sync_to_async(check_database)(),
-        sync_to_async(check_broker, thread_sensitive=False)(),
-        sync_to_async(check_worker, thread_sensitive=False)(),
+        sync_to_async(_check_celery, thread_sensitive=False)(),
         check_channel_layer(),
     )
     parts = {"database": database, "broker": broker, "worker": worker, "channel_layer": layer}

@@ -39,11 +39,13 @@ EVENT_OF_STATUS = {
 
 
 class RunRefused(GeonError):
-    """A run cannot be queued: an unknown backend, or a graph with error issues."""
+    """A run cannot be queued: an unknown backend (``invalid_backend``) or a graph with error
+    issues (``graph_has_errors``, with the issues)."""
 
-    def __init__(self, message: str, issues: list[dict[str, Any]] | None = None) -> None:
+    def __init__(self, code: str, message: str, issues: list[dict[str, Any]] | None = None) -> None:
         super().__init__(message)
-        self.issues = issues or []
+        self.code = code
+        self.issues = issues
 
 
 def execute_document(
@@ -60,12 +62,15 @@ def check_can_run(user: User, graph_id: uuid.UUID | str, backend: Any) -> tuple[
     graph = check_can_view(user, graph_id)
     if backend not in Run.Backend.values:
         expected = ", ".join(f'"{b}"' for b in Run.Backend.values)
-        raise RunRefused(f'backend "{backend}" is not known; expected one of {expected}')
+        raise RunRefused(
+            "invalid_backend", f'backend "{backend}" is not known; expected one of {expected}'
+        )
     version = graph.current_version
     assert version is not None  # check_can_view refuses graphs without a version
     errors = [i for i in document_issues(version.document) if i["severity"] == "error"]
     if errors:
         raise RunRefused(
+            "graph_has_errors",
             f'graph "{graph.title}" version {version.number} has {len(errors)} error issue(s); '
             "fix them before running",
             errors,

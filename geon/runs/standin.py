@@ -89,7 +89,8 @@ def execute(
                 tensor["body"]["range"]["start"], tensor["body"]["range"]["end"], strict=True
             )
         )
-        values[tid] = rng.integers(0, 10, size=shape).astype(tensor["body"]["dtype"])
+        dtype = {"boolean": "bool"}.get(tensor["body"]["dtype"], tensor["body"]["dtype"])
+        values[tid] = rng.integers(0, 10, size=shape).astype(dtype)
     read: set[str] = set()
     ordered = _order(operations)
     for step, op in enumerate(ordered, start=1):

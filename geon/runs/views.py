@@ -46,7 +46,8 @@ def queue_run(request: HttpRequest, graph_id: uuid.UUID) -> JsonResponse:
     except GraphNotFound as error:
         return error_response(404, "not_found", str(error))
     except services.RunRefused as error:
-        return error_response(409, "run_refused", str(error), error.issues)
+        status = 409 if error.code == "graph_has_errors" else 400
+        return error_response(status, error.code, str(error), error.issues)
     run = services.do_queue_run(version, request.user, backend)
     return JsonResponse({"run": services.run_json(run)}, status=202)
 
