@@ -1,17 +1,103 @@
-"""``geon run``: not yet implemented (its issue has not landed)."""
+"""``geon run FILE [--inputs in.npz] [--sharded] [--out out.npz] [--backend B] [--seed N]``.
+
+Runs a document on the executor (:func:`geon.execute.run`). Inputs come from ``--inputs`` (an
+``.npz`` whose keys are tensor labels, or ids where a label is missing or not unique; loaded
+without pickles); inputs it does not hold are generated from ``--seed`` (default 0 when there is
+no ``--inputs``; with ``--inputs`` every input must be there unless ``--seed`` is given).
+``--out`` writes every tensor that no operation reads, keyed the same way. With ``--sharded`` the
+document runs logically and Application by Application, and ONE JSON object is printed on stdout:
+``{"outputs": [...], "max_abs_diff": {label: float}}`` (each output: id, label, shape, dtype and
+sum/min/max). Without it, the outputs are summarised as JSON on stdout too (no ``max_abs_diff``).
+Graphs with error issues are refused (run ``geon check`` to see them). Exit status 0 on success,
+2 when the request, the document or the run is refused (one line on stderr says why).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import zipfile
+from typing import Any
 
-HELP = "run (not yet implemented)"
+import numpy as np
+
+from geon.core.errors import GeonError
+from geon.core.graph import Graph
+
+HELP = "run a document logically, or sharded and checked against the logical run"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs=argparse.REMAINDER)
+    parser.add_argument("file", metavar="FILE", help="the document (JSON)")
+    parser.add_argument("--inputs", metavar="IN.npz", help="input arrays keyed by tensor label")
+    parser.add_argument(
+        "--sharded", action="store_true", help="run Application by Application and diff"
+    )
+    parser.add_argument("--out", metavar="OUT.npz", help="write the outputs to this .npz file")
+    parser.add_argument("--backend", metavar="B", help="numpy (default, or GEON_BACKEND) or cupy")
+    parser.add_argument("--seed", metavar="N", help="seed for inputs not in --inputs")
+
+
+def _fail(message: str) -> int:
+    print(f"geon run: {message}", file=sys.stderr)
+    return 2
+
+
+def _load_npz(path: str) -> dict[str, np.ndarray[Any, Any]]:
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if not isinstance(data, np.lib.npyio.NpzFile):
+                raise GeonError(
+                    f'"{path}" is not an .npz file; expected one written by numpy.savez'
+                )
+            return {k: data[k] for k in data.files}
+    except OSError as exc:
+        raise GeonError(f'cannot read "{path}": {exc.strerror or exc}') from None
+    except (ValueError, zipfile.BadZipFile, EOFError) as exc:
+        raise GeonError(f'"{path}" is not a readable .npz file: {exc}') from None
 
 
 def main(args: argparse.Namespace) -> int:
-    print("geon run: not yet implemented", file=sys.stderr)
-    return 2
+    from geon.execute import run
+
+    try:
+        with open(args.file, "rb") as f:
+            data: Any = json.loads(f.read())
+    except OSError as exc:
+        return _fail(f'cannot read "{args.file}": {exc.strerror or exc}')
+    except (ValueError, RecursionError) as exc:
+        return _fail(f'"{args.file}" is not valid JSON: {exc}; run geon check to see why')
+    seed: int | None = None
+    if args.seed is not None:
+        try:
+            seed = int(args.seed)
+        except ValueError:
+            return _fail(f'--seed "{args.seed}" is invalid; expected an integer such as 0')
+    if args.backend is not None and args.backend not in ("numpy", "cupy"):
+        return _fail(f'--backend "{args.backend}" is not known; expected "numpy" or "cupy"')
+    try:
+        graph = Graph.from_json(data)
+        errors = [i for i in graph.check() if i.severity == "error"]
+        if errors:
+            return _fail(
+                f'"{args.file}" has {len(errors)} error issue(s), first {errors[0].constraint}: '
+                f"{errors[0].message}; run geon check {args.file} to see them all"
+            )
+        inputs = _load_npz(args.inputs) if args.inputs is not None else None
+        if inputs is None and seed is None:
+            seed = 0
+        result = run(graph, inputs, seed=seed, sharded=args.sharded, backend=args.backend)
+        if args.out is not None:
+            try:
+                np.savez(args.out, **result.by_key())  # type: ignore[arg-type]
+            except OSError as exc:
+                return _fail(f'cannot write "{args.out}": {exc.strerror or exc}')
+    except GeonError as exc:
+        return _fail(str(exc))
+    summary = result.summary()
+    out: dict[str, Any] = {"outputs": summary["outputs"]}
+    if result.max_abs_diff is not None:
+        out["max_abs_diff"] = result.max_abs_diff
+    sys.stdout.write(json.dumps(out) + "\n")
+    return 0

@@ -40,6 +40,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
+
 from geon.core.axes import Axes, Axis, Ref
 from geon.core.constraints import parse_range
 from geon.core.errors import ExecutionError, GeonError, LimitError
@@ -168,6 +170,7 @@ class Step:
     out_index: tuple[slice, ...] | None  # None: the whole tensor
     alias: bool
     zero: tuple[int, ...] = ()
+    read_tensors: tuple[int, ...] = ()
 
 
 @dataclass(slots=True)
@@ -195,6 +198,8 @@ class Plan:
     constants: dict[int, Any]
     keep: tuple[int, ...]
     arena_tensors: tuple[tuple[int, int], ...]  # (tensor index, slot index)
+    buffers: tuple[Buffer, ...]  # what the memory planner was given (keys: tensor indexes)
+    alias_of: dict[int, int]  # view tensor -> the tensor it views
     memory: MemoryPlan
     limits: Limits
     _bound: list[Array] | None = None
@@ -250,6 +255,20 @@ class Plan:
         strict = self.backend.native is None
         per_op = timings.setdefault("operations", {}) if timings is not None else None
         per_app = timings.setdefault("applications", {}) if timings is not None else None
+        with np.errstate(all="ignore"):
+            self._loop(values, strict, per_op, per_app, on_progress, phase, deadline)
+        return {t: values[t] for t in self.keep}
+
+    def _loop(
+        self,
+        values: list[Array],
+        strict: bool,
+        per_op: dict[str, float] | None,
+        per_app: dict[str, float] | None,
+        on_progress: Callable[[Progress], None] | None,
+        phase: str,
+        deadline: float | None,
+    ) -> None:
         total = len(self.steps)
         clock = time.perf_counter
         for n, st in enumerate(self.steps, start=1):
@@ -284,7 +303,6 @@ class Plan:
                     f"the run passed its time limit of {self.limits.max_seconds:g} s after "
                     f"{what} (step {n} of {total}); raise GEON_MAX_SECONDS to allow longer runs"
                 )
-        return {t: values[t] for t in self.keep}
 
 
 # ------------------------------------------------------------------------------------------
@@ -547,7 +565,7 @@ class _Compiler:
             col, coef = dim.terms[0]
             n = b[col] - a[col]
             first = info.start[d] + dim.offset + coef * a[col] - region[0][d]
-            stop = first + coef * n
+            stop = first + coef * (n - 1) + (1 if coef > 0 else -1)
             out.append(slice(first, stop if stop >= 0 else None, coef))
         return out
 
@@ -799,6 +817,7 @@ class _Compiler:
                     None if t in whole else self.tensors[t].local(box),
                     t in alias_of,
                     tuple(zero_at.get(n, ())),
+                    tuple(i for _, i, _ in u.reads),
                 )
             )
         arena = tuple((int(b.key), memory.slot_of(b.key)) for b in buffers)
@@ -812,6 +831,8 @@ class _Compiler:
             constants,
             tuple(keep),
             arena,
+            tuple(buffers),
+            alias_of,
             memory,
             self.limits,
         )
