@@ -28,9 +28,9 @@ Each check reads only its node, the tensors an operation references and Axis dec
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from geon.core.axes import KNOWN_ROLES, Axes, Axis, AxisRef, Ref, parse_ref_string
 from geon.core.errors import GeonError
@@ -158,14 +158,60 @@ def _valid_name(text: str) -> bool:
 # Reading declarations and tensor axes
 
 
-def _declared(index: GraphIndex, name: str) -> Axis | None:
-    node = index.axis(name)
-    if node is None:
-        return None
+def _axis_of_node(node: Node) -> Axis | None:
     try:
         return Axis.from_json(node.body)
     except GeonError:
         return None
+
+
+def _declared(index: GraphIndex, name: str, seen: set[str] | None = None) -> Axis | None:
+    """The declaration of ``name`` (None when missing or malformed); ``seen`` records the
+    names read, so cached results know which declarations they depend on."""
+    if seen is not None:
+        seen.add(name)
+    node = index.axis(name)
+    if node is None:
+        return None
+    return index.memo(node, "geon.axis", _axis_of_node)
+
+
+@dataclass(frozen=True, slots=True)
+class _Deps:
+    """What a cached result was computed from: node versions by id and declarations by name."""
+
+    nodes: tuple[tuple[str, Node | None], ...]
+    axes: tuple[tuple[str, Node | None], ...]
+
+    def fresh(self, index: GraphIndex) -> bool:
+        return all(index.get(i) is n for i, n in self.nodes) and all(
+            index.axis(a) is n for a, n in self.axes
+        )
+
+
+def _deps(index: GraphIndex, node_ids: Iterable[str], names: Iterable[str]) -> _Deps:
+    return _Deps(
+        tuple((i, index.get(i)) for i in node_ids), tuple((a, index.axis(a)) for a in names)
+    )
+
+
+T = TypeVar("T")
+
+
+def _cached(
+    index: GraphIndex, node: Node, key: str, compute: Callable[[set[str]], tuple[T, bool]]
+) -> T:
+    """``compute(seen)`` for ``node``, reused while the node, the nodes it references and the
+    declarations it read are unchanged. ``compute`` says whether its result may be kept."""
+    slot: list[tuple[_Deps, T]] = index.memo(node, key, lambda n: [])
+    if slot and slot[0][0].fresh(index):
+        return slot[0][1]
+    slot.clear()
+    seen: set[str] = set()
+    value, keep = compute(seen)
+    if keep:
+        slot.append((_deps(index, index.references(node.id), sorted(seen)), value))
+    return value
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,6 +223,16 @@ class _TensorAxes:
 
 def _tensor_axes(index: GraphIndex, node: Node) -> _TensorAxes | None:
     """The tensor's axes, or None when it has no ``TensorAxes`` tag (positional)."""
+
+    def compute(seen: set[str]) -> tuple[_TensorAxes | None, bool]:
+        found = _read_tensor_axes(index, node, seen)
+        # a "not declared" message lists the declared names, so only other results are kept
+        return found, found is None or found.axes is not None
+
+    return _cached(index, node, "geon.tensor_axes", compute)
+
+
+def _read_tensor_axes(index: GraphIndex, node: Node, seen: set[str]) -> _TensorAxes | None:
     tag = node.tags.get(TENSOR_AXES) if node.tags else None
     if tag is None:
         return None
@@ -194,9 +250,9 @@ def _tensor_axes(index: GraphIndex, node: Node) -> _TensorAxes | None:
         except GeonError as e:
             return _TensorAxes(None, f"tensor {_q(node.id)}: {e}", "AxisError")
         for axis_name, _ in parts:
-            if index.axis(axis_name) is not None and _declared(index, axis_name) is None:
+            if index.axis(axis_name) is not None and _declared(index, axis_name, seen) is None:
                 return _TensorAxes(None, None, "AxisError")  # AxisDeclarations reports it
-            if _declared(index, axis_name) is None:
+            if _declared(index, axis_name, seen) is None:
                 names = index.axis_names()
                 listed = ", ".join(_q(n) for n in names[:16])
                 return _TensorAxes(
@@ -205,7 +261,7 @@ def _tensor_axes(index: GraphIndex, node: Node) -> _TensorAxes | None:
                     + (f"expected one of ({listed})" if names else "declare it with an Axis node"),
                     "AxisError",
                 )
-        parsed.append(AxisRef.parse(ref, lambda n: _declared(index, n)))
+        parsed.append(AxisRef.parse(ref, lambda n: _declared(index, n, seen)))
     try:
         return _TensorAxes(Axes(tuple(parsed)), None, "AxisError")
     except GeonError as e:
@@ -279,7 +335,7 @@ class _OpAxes:
     outputs: dict[str, list[tuple[Node, Axes]]]
 
 
-def _op_axes(index: GraphIndex, node: Node) -> _OpAxes | None:
+def _op_axes(index: GraphIndex, node: Node, seen: set[str] | None = None) -> _OpAxes | None:
     """The named operands of a well-formed catalogue op, or None when the op is not checked
     here (positional, custom kernel, malformed or dangling parts reported elsewhere)."""
     kname = node.body.get("kernel")
@@ -298,6 +354,9 @@ def _op_axes(index: GraphIndex, node: Node) -> _OpAxes | None:
         named += 1
         if found.axes is None:
             return None  # TensorAxesAgreement reports it
+        if seen is not None:
+            for ref in found.axes:
+                seen.update(a.name for a in ref.axes)
         sides[sel.side].setdefault(sel.key, []).append((tensor, found.axes))
     if named == 0 or positional:
         return None if named == 0 else _OpAxes({}, {})
@@ -323,9 +382,21 @@ def _lengths_of(op: _OpAxes) -> tuple[dict[str, int], list[tuple[str, int, int]]
 def infer_operation(index: GraphIndex, node: Node) -> tuple[Inference | None, Issue | None]:
     """Re-infer a named catalogue operation from the document: ``(inference, None)``, or
     ``(None, issue)`` when the axes are wrong, or ``(None, None)`` when the op is not checked
-    here (positional, custom, or malformed in a way another constraint reports)."""
+    here (positional, custom, or malformed in a way another constraint reports). Results are
+    cached per node version while the tensors and declarations they read are unchanged."""
+
+    def compute(seen: set[str]) -> tuple[tuple[Inference | None, Issue | None], bool]:
+        found = _infer_operation(index, node, seen)
+        return found, True
+
+    return _cached(index, node, "geon.infer", compute)
+
+
+def _infer_operation(
+    index: GraphIndex, node: Node, seen: set[str]
+) -> tuple[Inference | None, Issue | None]:
     name = "OperationAxesInference"
-    op = _op_axes(index, node)
+    op = _op_axes(index, node, seen)
     if op is None:
         return None, None
     kname = node.body["kernel"]
@@ -353,7 +424,7 @@ def infer_operation(index: GraphIndex, node: Node) -> tuple[Inference | None, Is
             kname,
             {key: [a for _, a in group] for key, group in op.inputs.items()},
             node.body.get("params") or {},
-            lambda n: _declared(index, n),
+            lambda n: _declared(index, n, seen),
         )
     except GeonError as e:
         return None, _issue(
