@@ -226,8 +226,7 @@ def _tensor_axes(index: GraphIndex, node: Node) -> _TensorAxes | None:
 
     def compute(seen: set[str]) -> tuple[_TensorAxes | None, bool]:
         found = _read_tensor_axes(index, node, seen)
-        # a "not declared" message lists the declared names, so only other results are kept
-        return found, found is None or found.axes is not None
+        return found, True
 
     return _cached(index, node, "geon.tensor_axes", compute)
 
@@ -253,12 +252,10 @@ def _read_tensor_axes(index: GraphIndex, node: Node, seen: set[str]) -> _TensorA
             if index.axis(axis_name) is not None and _declared(index, axis_name, seen) is None:
                 return _TensorAxes(None, None, "AxisError")  # AxisDeclarations reports it
             if _declared(index, axis_name, seen) is None:
-                names = index.axis_names()
-                listed = ", ".join(_q(n) for n in names[:16])
                 return _TensorAxes(
                     None,
                     f"tensor {_q(node.id)} names axis {_q(axis_name)}, which is not declared; "
-                    + (f"expected one of ({listed})" if names else "declare it with an Axis node"),
+                    f'expected an Axis node with name "{axis_name}", or an axis that is declared',
                     "AxisError",
                 )
         parsed.append(AxisRef.parse(ref, lambda n: _declared(index, n, seen)))
