@@ -8,7 +8,8 @@
 >>> d.nodes, d.edges, d.clusters
 (6, 9, 1)
 
-What is drawn (DESIGN.md §7), left to right in data-flow order:
+What is drawn (DESIGN.md §7), in data-flow order: left to right, or top to bottom when the
+longest chain has more than :data:`MAX_LR_DEPTH` operations (a wide strip reads badly):
 
 - **Tensors** are 3-D boxes (``box3d``) labelled with their label (or short id), dtype and shape:
   named axes with lengths (``H=2, W-1=3``) when the tensor has ``TensorAxes``, the positional
@@ -21,8 +22,8 @@ What is drawn (DESIGN.md §7), left to right in data-flow order:
 - **Edges** follow the selections: tensor -> operation for inputs, operation -> tensor for outputs,
   labelled with the IO key (``tensors[1]`` when a key selects several tensors). Applications'
   edges are thinner, in the operation's colour, and also name the selected range.
-- **Notes** are ``note`` shapes; **Axis** declarations form a table and **Meshes** a box each,
-  in a legend cluster.
+- **Notes** are ``note`` shapes; **Axis** declarations form a table (a column per axis: name,
+  length, roles) and **Meshes** a box each, in a legend cluster.
 - **Issues**: a node named by an error issue is outlined in red and says the issue's summary in
   its label and tooltip; warnings are outlined in amber. Issues that name no drawn node (the
   document envelope) are listed in the caption.
@@ -95,6 +96,14 @@ LINE_CHARS = 64
 NOTE_CHARS = 600
 """Longest note message shown; notes wrap at :data:`NOTE_WIDTH` characters."""
 NOTE_WIDTH = 40
+MAX_LR_DEPTH = 4
+"""Graphs whose longest chain has more operations than this are laid out top to bottom."""
+AXES_PER_ROW = 10
+"""Axes per row of the legend table."""
+PARAM_WIDTH = 44
+"""Width at which an operation's parameters wrap."""
+PARAM_LINES = 3
+"""Most lines of parameters shown in an operation's tab (the rest is cut)."""
 TOOLTIP_CHARS = 1200
 
 
@@ -185,11 +194,63 @@ def _named_range(names: list[Any] | None, start: Sequence[int], end: Sequence[in
     return ", ".join(f"{short(n)} {a}:{b}" for n, a, b in zip(names, start, end, strict=True))
 
 
-def _compact_json(value: Any) -> str:
+def _param_value(value: Any, depth: int = 0) -> str:
+    """A parameter value, compactly: lists of names as ``[K, P]``, other JSON as JSON."""
+    if isinstance(value, list) and depth < 3:
+        return (
+            "["
+            + ", ".join(_param_value(v, depth + 1) for v in value[:16])
+            + (", …]" if len(value) > 16 else "]")
+        )
+    if isinstance(value, str):
+        return value
     try:
-        return json.dumps(value, separators=(", ", ": "), ensure_ascii=False, sort_keys=True)
+        return json.dumps(value, separators=(",", ":"), ensure_ascii=False, sort_keys=True)
     except (TypeError, ValueError, RecursionError):
         return "…"
+
+
+def _param_lines(params: dict[str, Any]) -> list[str]:
+    """``key=value`` pairs wrapped to :data:`PARAM_WIDTH`, at most :data:`PARAM_LINES` lines."""
+    pairs = [f"{short(k)}={clip(_param_value(v), LINE_CHARS)}" for k, v in params.items()]
+    lines = textwrap.wrap(", ".join(pairs), PARAM_WIDTH, break_long_words=True) or [""]
+    if len(lines) > PARAM_LINES:
+        lines = [*lines[: PARAM_LINES - 1], clip(lines[PARAM_LINES - 1] + " …", PARAM_WIDTH)]
+    return lines
+
+
+def _depth(graph: Graph) -> int:
+    """The number of operations on the longest tensor -> operation -> tensor path (cycles are
+    cut where they close; the checker reports them)."""
+    ops = graph.of_type(OPERATION)
+    producers: dict[str, list[str]] = {}
+    reads: dict[str, list[str]] = {}
+    for op in ops:
+        reads[op.id] = []
+        for sel in iter_selections(op.body):
+            if isinstance(sel.tensor_id, str):
+                if sel.side == "outputs":
+                    producers.setdefault(sel.tensor_id, []).append(op.id)
+                else:
+                    reads[op.id].append(sel.tensor_id)
+    depth: dict[str, int] = {}
+    for root in reads:
+        stack = [(root, False)]
+        on_path: set[str] = set()
+        while stack:
+            op_id, done = stack.pop()
+            if done:
+                on_path.discard(op_id)
+                before = [depth.get(p, 0) for t in reads[op_id] for p in producers.get(t, ())]
+                depth[op_id] = 1 + max(before, default=0)
+                continue
+            if op_id in depth or op_id in on_path:
+                continue
+            on_path.add(op_id)
+            stack.append((op_id, True))
+            for t in reads[op_id]:
+                stack.extend((p, False) for p in producers.get(t, ()) if p not in depth)
+    return max(depth.values(), default=0)
 
 
 def _app_order(app: Node) -> tuple[int, tuple[int, ...]]:
@@ -356,9 +417,9 @@ class _Builder:
             )
         params = node.body.get("params")
         if isinstance(params, dict) and params:
-            lines.append(
-                f'<font point-size="9">{html_text(clip(_compact_json(params), LINE_CHARS))}</font>'
-            )
+            for line in _param_lines(params):
+                if line:
+                    lines.append(f'<font point-size="9">{html_text(line)}</font>')
         lines += self._flag_lines(node)
         flags = self.flags.get(node.id)
         text = ERROR if flags is not None and flags.errors else colour.text
@@ -450,12 +511,9 @@ class _Builder:
         self.node(self.names[node.id], attrs, indent, node, f"Mesh {node.id}")
 
     def axes_table(self, axes: list[Node], indent: int) -> None:
-        cell = 'cellpadding="3"'
-        head = (
-            f'<tr><td {cell} align="left"><b>axis</b></td><td {cell} align="right"><b>length</b>'
-            f'</td><td {cell} align="left"><b>roles</b></td></tr>'
-        )
-        rows = [head]
+        """One table node: a column per axis (name, length, roles), wrapped every
+        :data:`AXES_PER_ROW` axes so that it stays compact above a left-to-right graph."""
+        cells: list[tuple[tuple[str, str, str], bool]] = []  # (name, length, roles), in error
         tips = []
         for node in axes:
             body = node.body
@@ -464,36 +522,54 @@ class _Builder:
             roles = body.get("roles")
             name_text = short(name) if name is not None else "?"
             length_text = "unbound" if length is None else short(length)
-            roles_text = ", ".join(short(r) for r in roles) if isinstance(roles, list) else ""
-            extra = [f"cls {short(body['cls'])}"] if body.get("cls") is not None else []
+            words = [short(r) for r in roles] if isinstance(roles, list) else []
+            if body.get("cls") is not None:
+                words.append(f"cls {short(body['cls'])}")
             if body.get("batch") is True:
-                extra.append("batch")
-            if extra:
-                roles_text = ", ".join([roles_text, *extra]) if roles_text else ", ".join(extra)
+                words.append("batch")
             flags = self.flags.get(node.id)
-            bg = f' bgcolor="{ERROR_FILL}"' if flags is not None and flags.errors else ""
-            colour = ERROR if flags is not None and flags.errors else INK
-            rows.append(
-                f'<tr><td {cell} align="left"{bg}>'
-                + _font(clip(name_text, TITLE_CHARS), f'face="{MONO}" color="{colour}"')
-                + f'</td><td {cell} align="right"{bg}>'
-                + _font(clip(length_text, 24), f'color="{colour}"')
-                + f'</td><td {cell} align="left"{bg}>'
-                + _font(clip(roles_text, LINE_CHARS), f'color="{colour}" point-size="9"')
-                + "</td></tr>"
-            )
+            bad = flags is not None and bool(flags.errors)
+            cells.append(((name_text, length_text, ", ".join(words)), bad))
             if flags is not None and flags.any:
                 tips.append(f"axis {name_text}: " + _issue_tooltip(flags))
             elif isinstance(body.get("doc"), str) and body["doc"]:
                 tips.append(f"axis {name_text}: {body['doc']}")
+        pad = 'cellpadding="4"'
+        rows = []
+        for first in range(0, len(cells), AXES_PER_ROW):
+            chunk = cells[first : first + AXES_PER_ROW]
+            if first:
+                rows.append(f'<tr><td colspan="{len(chunk) + 1}" height="6"></td></tr>')
+            lines = [("axis", 0, 'face="' + MONO + '"'), ("length", 1, ""), ("roles", 2, "")]
+            for head, field_no, face in lines:
+                if field_no == 2 and not any(texts[2] for texts, _ in chunk):
+                    continue
+                row = [f'<td {pad} align="left">' + _font(head, f'color="{MUTED}"') + "</td>"]
+                for texts, bad in chunk:
+                    bg = f' bgcolor="{ERROR_FILL}"' if bad else ""
+                    colour = ERROR if bad else INK
+                    size = ' point-size="9"' if field_no == 2 else ""
+                    text = clip(texts[field_no], 24 if field_no else TITLE_CHARS)
+                    row.append(
+                        f'<td {pad} width="24" align="center"{bg}>'
+                        + _font(text, f'{face} color="{colour}"{size}'.strip())
+                        + "</td>"
+                    )
+                rows.append("<tr>" + "".join(row) + "</tr>")
         table = (
-            '<<table border="0" cellborder="0" cellspacing="0" cellpadding="0" '
-            f'bgcolor="#FFFFFF">{"".join(rows)}</table>>'
+            '<<table border="0" cellborder="0" cellspacing="0" cellpadding="0">'
+            f"{''.join(rows)}</table>>"
         )
-        attrs = [("shape", "box"), ("style", '"rounded,filled"'), ("label", table)]
-        attrs += [("fillcolor", '"#FFFFFF"'), ("color", dot_id(TENSOR_LINE))]
-        if any(self.flags.get(n.id) is not None and self.flags[n.id].errors for n in axes):
-            attrs += [("color", dot_id(ERROR)), ("penwidth", "2.5")]
+        bad_any = any(bad for _, bad in cells)
+        attrs = [
+            ("shape", "box"),
+            ("style", '"rounded,filled"'),
+            ("label", table),
+            ("fillcolor", '"#FFFFFF"'),
+            ("color", dot_id(ERROR if bad_any else TENSOR_LINE)),
+        ]
+        if bad_any:
+            attrs.append(("penwidth", "2.5"))
         self.node("axes", attrs, indent, None, "\n".join(tips))
 
     def other(self, node: Node, indent: int) -> None:
@@ -562,7 +638,7 @@ class _Builder:
         self.emit(
             _attrs(
                 [
-                    ("rankdir", "LR"),
+                    ("rankdir", "TB" if _depth(graph) > MAX_LR_DEPTH else "LR"),
                     ("fontname", dot_id(FONT)),
                     ("fontsize", "11"),
                     ("nodesep", "0.3"),

@@ -36,7 +36,7 @@ PALETTE = (
     "#9C755F",  # brown
     "#5F6CAF",  # indigo
     "#499894",  # dark teal
-    "#8F6BB8",  # violet
+    "#79706E",  # warm grey
     "#8A9A3B",  # olive
     "#B6549A",  # magenta
 )

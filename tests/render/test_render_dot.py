@@ -19,6 +19,7 @@ from render_helpers import (
 )
 
 import geon.core as gc
+from geon.core.constraints import check
 from geon.core.graph import (
     APPLICATION,
     AXIS,
@@ -185,9 +186,9 @@ def test_named_tensors_show_their_axes_with_lengths() -> None:
 def test_axis_declarations_form_a_legend_table() -> None:
     # given the named graph (axes H, W, N declared)
     view = DotView.parse(to_dot(named_dot_graph()))
-    # then one table node in the legend cluster lists them with lengths and roles
+    # then one table node in the legend cluster lists them, a column each: name, length, roles
     assert view.clusters()["cluster_legend"] == {"axes"}
-    assert view.text("axes") == "axislengthrolesH2HeightW3N4"
+    assert view.text("axes") == "axisHWNlength234rolesHeight"
     assert view.cluster_attr("cluster_legend", "label").endswith("<b>axes</b></font>")
 
 
@@ -276,7 +277,7 @@ def test_sharded_named_applications_show_index_axes_and_placement() -> None:
                 "body": {"kernel": "op:sum", "params": {"reduction_axes": ["H"]}},
             },
             "tab",
-            'op:sum\n{"reduction_axes": ["H"]}',
+            "op:sum\nreduction_axes=[H]",
         ),
     ],
 )
@@ -344,3 +345,78 @@ def test_a_document_id_that_is_unsafe_is_not_used_as_an_element_id() -> None:
     # then it is drawn without an id attribute (its name is geon's own)
     assert view.attr("tensor0", "id") == ""
     assert view.text("tensor0") == "t\nfloat32\n2"
+
+
+def test_long_operation_params_wrap_and_are_cut_after_three_lines() -> None:
+    # given an operation with many parameters
+    params = {f"p{i}": [i, i + 1] for i in range(12)}
+    view = DotView.parse(
+        to_dot(
+            graph_of({"id": uid(1), "type": OPERATION, "body": {"kernel": "k", "params": params}})
+        )
+    )
+    # then they show as key=value pairs wrapped at 44 characters, three lines at most
+    assert view.text("op0") == (
+        "k\n"
+        "p0=[0, 1], p1=[1, 2], p2=[2, 3], p3=[3, 4],\n"
+        "p4=[4, 5], p5=[5, 6], p6=[6, 7], p7=[7, 8],\n"
+        "p8=[8, 9], p9=[9, 10], p10=[10, 11], …"
+    )
+
+
+def test_the_axes_legend_wraps_after_ten_axes() -> None:
+    # given twelve axis declarations
+    axes = [
+        {"id": uid(n), "type": AXIS, "body": {"name": f"A{n}", "length": n + 1}} for n in range(12)
+    ]
+    view = DotView.parse(to_dot(graph_of(*axes)))
+    # then the table has two blocks: ten columns, then two
+    assert view.text("axes") == ("axisA0A1A2A3A4A5A6A7A8A9length12345678910axisA10A11length1112")
+
+
+def chain(n: int) -> Graph:
+    """x -> relu -> relu -> ... (n operations), positional."""
+    nodes: list[dict[str, Any]] = [tensor(0, [0], [4], label="x0")]
+    for i in range(n):
+        nodes.append(tensor(i + 1, [0], [4], label=f"x{i + 1}"))
+        nodes.append(
+            {
+                "id": uid(100 + i),
+                "type": OPERATION,
+                "body": {
+                    "kernel": "op:relu",
+                    "inputs": {"tensor": [{"tensorId": uid(i), "range": rng([0], [4])}]},
+                    "outputs": {"result": [{"tensorId": uid(i + 1), "range": rng([0], [4])}]},
+                },
+            }
+        )
+    return graph_of(*nodes)
+
+
+@pytest.mark.parametrize(("ops", "rankdir"), [(1, "LR"), (4, "LR"), (5, "TB"), (40, "TB")])
+def test_deep_graphs_are_laid_out_top_to_bottom(ops: int, rankdir: str) -> None:
+    # given a chain of operations, then up to four in a row read left to right, more top down
+    view = DotView.parse(to_dot(chain(ops)))
+    assert view.agraph.graph_attr["rankdir"] == rankdir
+
+
+def test_a_cycle_between_operations_still_draws() -> None:
+    # given two operations that read each other's result (a cycle the checker reports)
+    a, b = tensor(1, [0], [2], label="a"), tensor(2, [0], [2], label="b")
+
+    def op(n: int, src: str, dst: str) -> dict[str, Any]:
+        return {
+            "id": uid(n),
+            "type": OPERATION,
+            "body": {
+                "kernel": "op:relu",
+                "inputs": {"tensor": [{"tensorId": src, "range": rng([0], [2])}]},
+                "outputs": {"result": [{"tensorId": dst, "range": rng([0], [2])}]},
+            },
+        }
+
+    graph = graph_of(a, b, op(3, uid(1), uid(2)), op(4, uid(2), uid(1)))
+    # when drawn, then both edges of each operation are there
+    view = DotView.parse(to_dot(graph, check(graph)))
+    assert len(view.agraph.edges()) == 4
+    assert view.attr("op0", "class") == "issue-error"

@@ -86,7 +86,7 @@ def test_issues_naming_no_drawn_node_go_to_the_caption() -> None:
     assert view.agraph.graph_attr["labelloc"] == "b"
 
 
-def test_an_axis_with_an_error_is_a_red_row_in_the_legend() -> None:
+def test_an_axis_with_an_error_is_a_red_column_in_the_legend() -> None:
     # given two declarations, one with an invalid length
     nodes = [
         {"id": "a1", "type": AXIS, "body": {"name": "H", "length": 2}},
@@ -96,9 +96,10 @@ def test_an_axis_with_an_error_is_a_red_row_in_the_legend() -> None:
     issues = [i for i in check(graph) if i.constraint == "AxisDeclarations"]
     assert [(i.summary, i.node_ids) for i in issues] == [("Axis declaration is invalid", ("a2",))]
     view = DotView.parse(to_dot(graph, issues))
-    # then the legend table is outlined in red, the bad row is red and the tooltip says why
+    # then the legend table is outlined in red, the bad axis's name and length cells are red
+    # and the tooltip says why
     label = view.attr("axes", "label")
-    assert label.count('bgcolor="#FDECEA"') == 3
+    assert label.count('bgcolor="#FDECEA"') == 2
     assert view.attr("axes", "color") == RED
     assert view.attr("axes", "tooltip") == (
         f"axis W: error: AxisDeclarations: Axis declaration is invalid\\n{issues[0].message}"
