@@ -1075,18 +1075,17 @@ def _unflatten(
 def _pair_ints(value: Any, name: str, default: int, minimum: int) -> tuple[int, int]:
     if value is None:
         return (default, default)
-    if isinstance(value, int) and not isinstance(value, bool):
-        value = [value, value]
+    pair = [value, value] if isinstance(value, int) and not isinstance(value, bool) else value
     if (
-        not isinstance(value, (list, tuple))
-        or len(value) != 2
-        or any(isinstance(v, bool) or not isinstance(v, int) or v < minimum for v in value)
+        not isinstance(pair, (list, tuple))
+        or len(pair) != 2
+        or any(isinstance(v, bool) or not isinstance(v, int) or v < minimum for v in pair)
     ):
         raise KernelError(
             f'op:conv2d {name} "{value!r}" is invalid; expected an integer >= {minimum} or '
             f"[height, width]"
         )
-    return (int(value[0]), int(value[1]))
+    return (int(pair[0]), int(pair[1]))
 
 
 def _one_role(axes: Axes, role: str, what: str, exclude: Iterable[Ref] = ()) -> AxisRef:

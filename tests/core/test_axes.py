@@ -197,3 +197,54 @@ def test_docstring_examples_run(module: str) -> None:
     result = doctest.testmod(importlib.import_module(module))
     assert result.failed == 0
     assert result.attempted >= 1
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: AxisRef(3), '"3" is not an axis; expected an Axis or an axis name'),  # type: ignore[arg-type]
+        (lambda: AxisRef(W, 1.5), 'dual level "1.5" for axis "W" is invalid; expected an integer'),  # type: ignore[arg-type]
+        (lambda: CompositeRef((W.ref,)), 'a composite axis needs at least two parts; got "W"'),
+        (
+            lambda: to_ref("W"),
+            "\"'W'\" is not an axis; expected an Axis, an axis reference such as W-1",
+        ),
+        (
+            lambda: parse_ref_string(5),  # type: ignore[arg-type]
+            'axis reference "5" is invalid; expected a string such as "W-1"',
+        ),
+        (
+            lambda: Axes("HW"),  # type: ignore[arg-type]
+            "\"'HW'\" is not a list of axes; expected e.g. [H, W-1]",
+        ),
+        (
+            lambda: Axis.from_json({"name": "H", "length": 2, "roles": "Height"}),
+            'axis "H" has roles "\'Height\'"; expected a list of role names',
+        ),
+        (
+            lambda: Axis("H", 2, cls=3),  # type: ignore[arg-type]
+            'axis "H" has cls "3"; expected a string or None',
+        ),
+    ],
+    ids=[
+        "ref-not-axis",
+        "ref-level",
+        "composite-short",
+        "to-ref",
+        "parse-non-str",
+        "axes-str",
+        "roles-str",
+        "cls",
+    ],
+)
+def test_more_refusals(make: object, message: str) -> None:
+    with pytest.raises(AxisError) as e:
+        make()  # type: ignore[operator]
+    assert str(e.value) == message
+
+
+def test_reference_from_a_name_and_parse_without_declarations() -> None:
+    r = AxisRef("W", -1)  # type: ignore[arg-type]
+    assert str(r) == "W-1"
+    assert r.length is None
+    assert AxisRef.parse("W+1") == AxisRef(Axis("W"), 1)

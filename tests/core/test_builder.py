@@ -325,3 +325,10 @@ def test_constants_round_trip_through_json(value: np.ndarray[Any, Any]) -> None:
     back = decode_constant(tag, _dtype_name(value.dtype), value.shape)
     assert back.dtype == value.dtype
     np.testing.assert_array_equal(back, value)
+
+
+def test_slice_value_must_be_a_slice_or_an_int() -> None:
+    H = gc.Axis("H", 2)
+    with pytest.raises(gc.KernelError) as e:
+        gc.slice(gc.placeholder(axes=[H]), {H: "0:1"})  # type: ignore[dict-item]
+    assert str(e.value) == 'slice for axis "H" is "\'0:1\'"; expected a Python slice or an int'

@@ -125,3 +125,35 @@ def test_unknown_dtype() -> None:
     with pytest.raises(ShapeError) as e:
         TensorDesc.contiguous("float128", [H])
     assert str(e.value).startswith('dtype "float128" is unknown; expected one of (')
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: TensorDesc("float32", base().axes, (1, 2)),
+            "2 strides for 3 axes (H, W, N); expected one stride per axis",
+        ),
+        (
+            lambda: TensorDesc.contiguous("float32", [H], order="K"),  # type: ignore[arg-type]
+            'order "K" is unknown; expected "C" or "F"',
+        ),
+        (
+            lambda: (
+                base()
+                .pad({H: (1, 0)}, axes={H: Axis("H3", 3)})
+                .pad({W: (1, 0)}, axes={W: Axis("W4", 4)})
+            ),
+            "cannot pad the padded tensor (H3, W, N) again; copy it first",
+        ),
+        (
+            lambda: base().pad({H: (1, 0)}, axes={H: Axis("H3", 3)}).transpose(),
+            "op:transpose cannot view a padded tensor (H3, W, N) without copying; copy it first",
+        ),
+    ],
+    ids=["strides", "order", "pad-twice", "view-of-pad"],
+)
+def test_description_refusals(make: object, message: str) -> None:
+    with pytest.raises(ShapeError) as e:
+        make()  # type: ignore[operator]
+    assert str(e.value) == message
