@@ -224,8 +224,11 @@ class Tensor:
     """A tensor in a graph being authored: its axes, dtype and how it is computed.
 
     Handles compare and hash by identity (they key ``feeds``). Python operators build ops:
-    ``x + y``, ``x - y``, ``x * y``, ``x / y``, ``x ** y``, ``-x``, ``abs(x)``, and ``x.T``.
+    ``x + y``, ``x - y``, ``x * y``, ``x / y``, ``x ** y``, ``x @ y`` (dot), ``-x``, ``abs(x)``,
+    and ``x.T``; NumPy scalars on the left defer to them.
     """
+
+    __array_ufunc__ = None  # np.float64(2) * x builds an op instead of an object array
 
     __slots__ = (
         "axes",
@@ -315,6 +318,12 @@ class Tensor:
 
     def __rpow__(self, other: Any) -> Tensor:
         return power(other, self)
+
+    def __matmul__(self, other: Any) -> Tensor:
+        return dot(self, other)
+
+    def __rmatmul__(self, other: Any) -> Tensor:
+        return dot(other, self)
 
     def __neg__(self) -> Tensor:
         return negative(self)

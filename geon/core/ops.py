@@ -37,6 +37,17 @@ unflatten              ``{"axes"?: ["A*B", ...]}`` — default every composite a
 conv2d                 ``{"out_axes": [ref...], "stride"?: n | [sh, sw], "padding"?: n | [ph, pw]}``
 =====================  ===========================================================================
 
+``Inference.plan`` (kernel facts for the executor; dims are positions in the operand):
+
+- n-ary / binary: ``align`` — per operand, the result position of each of its dims;
+- dot: ``pairs`` — ``[x dim, y dim]`` per contracted pair; ``lower`` — ``"x"`` or ``"y"``;
+- reductions: ``reduced`` — the input dims reduced (the rest keep their order via ``dims``);
+- slice: ``slices`` — per input dim ``None`` (kept), an int (dropped at that index) or
+  ``(start, stop, step)`` as ``slice.indices`` gives them;
+- pad: ``pad`` — per input dim ``[before, after]``;
+- flatten: ``first``, ``count`` — the merged group;
+- conv2d: ``x`` / ``filter`` / ``out`` — the dims with each role, ``batch`` — x's batch dims.
+
 Index space. For a named op it is the result axes (``IndexAxes``), with one exception written
 down here: ``op:flatten``'s index space is its *input* axes, because the composite output dim is
 an affine function of them (``H*W`` = ``W·h + w``) while the inverse is not; so a flatten can be

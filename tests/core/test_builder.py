@@ -110,6 +110,8 @@ def test_python_numbers_are_scalar_constants() -> None:
     assert gc.evaluate(-x).tolist() == [-1.0, -2.0]
     assert gc.evaluate(abs(-x)).tolist() == [1.0, 2.0]
     assert gc.evaluate(x**2).tolist() == [1.0, 4.0]
+    assert gc.evaluate(np.float64(3.0) * x).tolist() == [3.0, 6.0]
+    assert (x @ gc.constant([1.0, 1.0], axes=[H - 1])).axes == ()
 
 
 def test_transpose_and_the_dot_identity() -> None:
