@@ -44,9 +44,11 @@ Format = Literal["svg", "png", "dot"]
 FORMATS: tuple[str, ...] = get_args(Format)
 """The formats :func:`render` writes."""
 
-DEFAULT_MAX_NODES = 2000
-"""Most drawn nodes a diagram may have before layout is refused."""
-DEFAULT_MAX_EDGES = 8000
+DEFAULT_MAX_NODES = 1000
+"""Most drawn nodes a diagram may have before layout is refused: ``dot`` grows faster than
+linearly, and a 1,000-node sharded chain already takes seconds (``benchmarks/bench_render.py
+--nodes 1000``)."""
+DEFAULT_MAX_EDGES = 4000
 """Most drawn edges a diagram may have before layout is refused."""
 
 PNG_DPI = 110

@@ -168,15 +168,15 @@ def test_render_refuses_a_missing_file(tmp_path: Path, capsys: pytest.CaptureFix
 def test_render_refuses_a_document_over_the_size_limit(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # given a document of 2,001 notes (the limit is 2,000)
-    nodes = [{"id": f"n{i}", "type": "urn:x#/nodes/Note", "body": {}} for i in range(2001)]
+    # given a document of 1,001 nodes (the limit is 1,000)
+    nodes = [{"id": f"n{i}", "type": "urn:x#/nodes/Note", "body": {}} for i in range(1001)]
     src = tmp_path / "big.json"
     src.write_text(json.dumps({"id": "00000000-0000-4000-8000-000000000000", "nodes": nodes}))
     out = tmp_path / "big.svg"
     # when rendered, then it is refused in one line before any layout
     assert main(["render", str(src), "-o", str(out), "--no-issues"]) == 2
     assert stderr_lines(capsys) == [
-        f'geon render: cannot render "{src}": the diagram has 2,001 nodes; the limit is 2,000 '
+        f'geon render: cannot render "{src}": the diagram has 1,001 nodes; the limit is 1,000 '
         "(render a smaller graph, or its DOT text and lay it out yourself)"
     ]
     assert not out.exists()
