@@ -11,8 +11,11 @@ refused (one line on stderr says why).
 from __future__ import annotations
 
 import argparse
+import contextlib
 import os
 import sys
+import tempfile
+from collections.abc import Iterator
 
 from geon.core.constraints import check, load_document
 from geon.core.errors import GeonError
@@ -38,6 +41,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--no-issues", action="store_true", help="do not check the document or highlight issues"
     )
+
+
+@contextlib.contextmanager
+def _graphviz_messages(found: list[str]) -> Iterator[None]:
+    """Collect what Graphviz and its libraries write to the process's stderr (file descriptor
+    2, which Python's ``sys.stderr`` does not see) into ``found``.
+
+    The bundled fontconfig warns about configuration files newer than itself on some systems;
+    that says nothing about the user's document, so it is dropped and the rest is kept.
+    """
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as sink:
+        saved = os.dup(2)
+        os.dup2(sink.fileno(), 2)
+        try:
+            yield
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+            sink.seek(0)
+            text = sink.read().decode("utf-8", "replace")
+        found.extend(
+            line
+            for line in text.splitlines()
+            if line.strip() and not line.startswith("Fontconfig warning")
+        )
 
 
 def _fail(message: str) -> int:
@@ -79,10 +108,14 @@ def main(args: argparse.Namespace) -> int:
         reason = load_issues[0].message if load_issues else "it is not a document"
         return _fail(f'cannot render "{args.file}": {reason}')
     issues = [] if args.no_issues else load_issues + check(graph)
+    said: list[str] = []
     try:
-        output = render(graph, fmt, issues)
+        with _graphviz_messages(said):
+            output = render(graph, fmt, issues)
     except GeonError as exc:
         return _fail(f'cannot render "{args.file}": {exc}')
+    for line in said:
+        print(f"geon render: graphviz: {line}", file=sys.stderr)
     try:
         if args.out == "-":
             sys.stdout.buffer.write(output)
