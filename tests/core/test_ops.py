@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from geon.core.axes import Axes, Axis, AxisRef
 from geon.core.errors import AxisError, KernelError, ShapeError
-from geon.core.ops import CATALOGUE, Dim, infer, kernel, run_case
+from geon.core.ops import CATALOGUE, Dim, infer, infer_positional, kernel, run_case
 
 CASES: list[dict[str, Any]] = json.loads(
     (Path(__file__).parent / "axis_cases.json").read_text(encoding="utf-8")
@@ -307,3 +307,54 @@ def test_infer_raises_only_geon_errors(kname: str, operands: list[list[str]], pa
         return
     sig = inf.signature()
     assert len(sig["outputs"]["result"]) == 1
+
+
+# --- positional loom kernels -----------------------------------------------------------------
+
+
+def _ipf(proj: list[list[int]], off: list[int], shape: list[int]) -> dict[str, Any]:
+    return {"affineMap": {"projection": proj, "offset": off}, "shape": shape}
+
+
+def test_linear_follows_loom() -> None:
+    # given x[batch 5, features 3], A[3, 2], b[2]: the index is [5, 2] as loom derives it
+    p = infer_positional("op:linear", {"x": [(5, 3)], "A": [(3, 2)], "b": [(2,)]})
+    assert p.result == (5, 2)
+    assert p.signature({"x": [[100, 0]]}) == {
+        "inputs": {
+            "x": [_ipf([[1, 0], [0, 0]], [100, 0], [1, 3])],
+            "A": [_ipf([[0, 0], [0, 1]], [0, 0], [3, 1])],
+            "b": [_ipf([[0, 1]], [0], [1])],
+        },
+        "outputs": {"result": [_ipf([[1, 0], [0, 1]], [0, 0], [1, 1])]},
+    }
+
+
+def test_row_sum_and_matmul() -> None:
+    assert infer_positional("row_sum", {"tensor": [(4, 6)]}).signature()["inputs"] == {
+        "tensor": [_ipf([[1], [0]], [0, 0], [1, 6])]
+    }
+    assert infer_positional("matmul", {"x": [(2, 3)], "y": [(3, 4)]}).result == (2, 4)
+
+
+@pytest.mark.parametrize(
+    ("name", "shapes", "message"),
+    [
+        (
+            "matmul",
+            {"x": [(2, 3)], "y": [(4, 4)]},
+            "matmul reads x[n, k] and y[k, m] with the same k; got x [2, 3] and y [4, 4]",
+        ),
+        (
+            "op:linear",
+            {"x": [(5, 3)], "A": [(3, 2)], "b": [(3,)]},
+            "op:linear reads b[out] with out = 2; got b [3]",
+        ),
+        ("row_sum", {"tensor": [(4,)]}, "row_sum reads a matrix [n, m]; got shape [4]"),
+    ],
+    ids=["matmul", "linear-bias", "row-sum"],
+)
+def test_positional_refusals(name: str, shapes: dict[str, Any], message: str) -> None:
+    with pytest.raises(ShapeError) as e:
+        infer_positional(name, shapes)
+    assert str(e.value) == message
