@@ -29,8 +29,8 @@ longest chain has more than :data:`MAX_LR_DEPTH` operations (a wide strip reads 
   document envelope) are listed in the caption.
 
 A reference to a node that does not exist is drawn as a dashed red "missing" box, so a broken
-document still renders. Node names in the DOT text are geon's own (``t0``, ``op0``, ``app0``...);
-a document id that is safe to carry becomes the node's ``id`` (the SVG element id
+document still renders. Node names in the DOT text are geon's own (``tensor0``, ``op0``,
+``app0``...); a document id that is safe to carry becomes the node's ``id`` (the SVG element id
 ``node-<id>``). Every user string is escaped (:mod:`geon.render.labels`).
 """
 
@@ -168,11 +168,6 @@ def _type_name(url: str) -> str:
 
 # --------------------------------------------------------------------------------------------
 # Reading bodies defensively (any JSON may be there; the checker reports what is wrong)
-
-
-def _shape_of(data: Any) -> tuple[int, ...] | None:
-    r = parse_range(data)
-    return None if r is None else r.shape
 
 
 def _range_of(data: Any) -> str | None:
