@@ -334,3 +334,26 @@ def test_slice_value_must_be_a_slice_or_an_int() -> None:
     with pytest.raises(gc.KernelError) as e:
         gc.slice(gc.placeholder(axes=[H]), {H: "0:1"})  # type: ignore[dict-item]
     assert str(e.value) == 'slice for axis "H" is "\'0:1\'"; expected a Python slice or an int'
+
+
+def test_evaluate_runs_on_a_registered_evaluator() -> None:
+    # given an evaluator registered in place of the reference, then evaluate calls it
+    from geon.core.builder import set_evaluator
+    from geon.core.reference import evaluate_graph
+
+    calls: list[int] = []
+
+    def counting(g: Graph, inputs: Any) -> Any:
+        calls.append(len(g.nodes))
+        return evaluate_graph(g, inputs)
+
+    H = gc.Axis("H", 2)
+    x = gc.constant([1.0, 2.0], axes=[H])
+    set_evaluator(counting)
+    try:
+        assert gc.evaluate(x * 3.0).tolist() == [3.0, 6.0]
+    finally:
+        set_evaluator(None)
+    assert calls == [5]
+    assert gc.evaluate(x * 3.0).tolist() == [3.0, 6.0]
+    assert calls == [5]
