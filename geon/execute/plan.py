@@ -338,6 +338,7 @@ class _Compiler:
         self.nodes: dict[str, Node] = {}
         self.declared: dict[str, Axis] = {}
         self.bound: dict[str, int] = {}
+        self._axes_memo: dict[int, Axes | None] = {}
 
     # --- tensors and axes -----------------------------------------------------------------
 
@@ -392,13 +393,19 @@ class _Compiler:
         return [str(a) for a in axes] if isinstance(axes, list) else None
 
     def _axes(self, info: TensorInfo) -> Axes | None:
+        if info.index in self._axes_memo:
+            return self._axes_memo[info.index]
         names = self._axis_names(self.nodes[info.id])
-        if names is None:
-            return None
-        try:
-            return Axes.parse(names, self.declared)
-        except GeonError as exc:
-            raise ExecutionError(f"tensor {_q(info.name)} has invalid TensorAxes: {exc}") from None
+        found = None
+        if names is not None:
+            try:
+                found = Axes.parse(names, self.declared)
+            except GeonError as exc:
+                raise ExecutionError(
+                    f"tensor {_q(info.name)} has invalid TensorAxes: {exc}"
+                ) from None
+        self._axes_memo[info.index] = found
+        return found
 
     def _length(self, ref: Ref) -> int:
         if ref.length is not None:
