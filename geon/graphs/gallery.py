@@ -1,4 +1,5 @@
-"""The example gallery a new user sees first: the loom example, then the named-axes examples.
+"""The example gallery a new user sees first: the loom example, then the named-axes examples
+of :mod:`geon.examples.gallery` (built with the authoring API).
 
 >>> [e.key for e in examples()][0]
 'loom_sharded_add'
@@ -11,6 +12,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from geon.examples.gallery import EXAMPLES
+
 #: Titles of the JSON documents shipped in ``geon/examples``, in gallery order.
 JSON_EXAMPLES = {
     "loom_sharded_add": "Loom: sharded add (z = t0 + t1 in two shards)",
@@ -19,18 +22,23 @@ JSON_EXAMPLES = {
 
 @dataclass(frozen=True, slots=True)
 class Example:
-    """One gallery entry: a stable key, a title and a LoomGraph document."""
+    """One gallery entry: a stable key, a title, what to look at, and a LoomGraph document."""
 
     key: str
     title: str
+    description: str
     document: dict[str, Any]
 
 
 def examples() -> list[Example]:
-    """Every gallery example, the loom example first."""
+    """Every gallery example: the loom documents first, then the named-axes examples."""
     folder = resources.files("geon") / "examples"
-    found = [
-        Example(key, title, json.loads((folder / f"{key}.json").read_text(encoding="utf-8")))
+    loom = [
+        Example(key, title, "", json.loads((folder / f"{key}.json").read_text(encoding="utf-8")))
         for key, title in JSON_EXAMPLES.items()
     ]
-    return found
+    named = [
+        Example(key, example.title, example.description, example.build().to_json())
+        for key, example in EXAMPLES.items()
+    ]
+    return loom + named

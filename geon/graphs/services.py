@@ -122,7 +122,7 @@ def do_load_gallery(owner: Account) -> list[tuple[Graph, bool]]:
             owner=owner,
             title=example.title,
             document=example.document,
-            message="loaded from the gallery",
+            message=example.description or "loaded from the gallery",
             example=example.key,
         )
         loaded.append((graph, True))

@@ -169,14 +169,17 @@ def test_executing_a_finished_run_again_changes_nothing(user: Any, graph: Any) -
     # when the task is delivered a second time
     do_execute_run(run.pk)
     # then the run is as it was
-    assert before["status"] == "done"
+    assert (before["status"], before["progress"]) == ("done", 1.0)
+    assert [(o["label"], o["shape"], o["dtype"]) for o in before["result"]["outputs"]] == [
+        ("z", [10, 5], "int32")
+    ]
     assert run_json(Run.objects.get(pk=run.pk)) == before
 
 
 def test_a_run_the_executor_cannot_do_fails_with_its_message(
     user: Any, loom_document: dict[str, Any]
 ) -> None:
-    # given a graph whose operation uses a custom kernel (valid, but nothing can execute it)
+    # given a graph whose operation uses a custom kernel (valid, but the executor has none)
     op = next(n for n in loom_document["nodes"] if n.get("label") == "op:add")
     op["body"]["kernel"] = "my:blend"
     custom = do_create_graph(owner=user, title="Custom", document=loom_document)
@@ -185,11 +188,12 @@ def test_a_run_the_executor_cannot_do_fails_with_its_message(
     do_execute_run(run.pk)
     # then it failed with a message naming the kernel
     run.refresh_from_db()
-    assert (run.status, run.error, run.result) == (
+    assert (run.status, run.error, run.result, run.progress) == (
         "failed",
-        'kernel "my:blend" is not supported by the stand-in executor; expected one of op:abs, '
-        "op:add, op:maximum, op:minimum, op:multiply, op:negative, op:subtract",
+        f'operation "{op["id"]}" has kernel "my:blend", which the executor does not implement; '
+        'expected a catalogue kernel such as "op:add"',
         {},
+        0.0,
     )
 
 

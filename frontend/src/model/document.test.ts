@@ -1,10 +1,8 @@
-import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
+import example from "../../../geon/examples/loom_sharded_add.json";
 import { graphView, issuesByNode, LAYOUT, TENSOR, type Issue, type LoomDocument } from "./document";
 
-const loom = JSON.parse(
-  readFileSync(new URL("../../../geon/examples/loom_sharded_add.json", import.meta.url), "utf-8"),
-) as LoomDocument;
+const loom = example as LoomDocument;
 
 describe("graphView", () => {
   it("draws the loom example's three tensors and its operation, not its applications", () => {
