@@ -1,0 +1,98 @@
+# geon: two commands.
+#   make run    set up everything, then serve the editor (Daphne) and a Celery worker
+#   make test   the same set-up, then every check and the whole test suite
+#
+# Needs Python >= 3.11 and Node >= 20.19 on the PATH; everything else is installed here.
+
+SHELL := /bin/bash
+.SHELLFLAGS := -eu -o pipefail -c
+# Each recipe runs in one shell, so `make run` can export the secret and then exec the server.
+.ONESHELL:
+.DEFAULT_GOAL := help
+
+PYTHON ?= python3
+HOST ?= 127.0.0.1
+PORT ?= 8000
+CHROMIUM ?= /usr/bin/chromium
+
+VENV := .venv
+BIN := $(VENV)/bin
+INSTALLED := $(VENV)/.geon-installed
+NODE_MODULES := frontend/node_modules/.geon-installed
+BUNDLE := geon/static/editor/editor.js
+FRONTEND_SOURCES := $(shell find frontend/src -type f) frontend/vite.config.ts frontend/tsconfig.json
+
+export GEON_DATA_DIR ?= $(CURDIR)/data
+SECRET_FILE := $(GEON_DATA_DIR)/secret_key
+DEMO_PASSWORD_FILE := $(GEON_DATA_DIR)/demo_password
+# Static checks import the settings (mypy's Django plugin, makemigrations) but use no secret.
+CHECK_ENV := SECRET_KEY=static-checks-only GEON_DATA_DIR=$(GEON_DATA_DIR)/checks
+
+.PHONY: help setup run test lint frontend-check pytest chromium clean
+
+help:
+	@echo "make run    set up and serve geon on http://localhost:$(PORT)/ (Ctrl-C stops)"
+	@echo "make test   set up, then run every check and the whole test suite"
+
+# --- set-up ---------------------------------------------------------------------------------
+
+$(INSTALLED): pyproject.toml
+	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+$(NODE_MODULES): frontend/package.json frontend/package-lock.json
+	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(BUNDLE): $(NODE_MODULES) $(FRONTEND_SOURCES)
+	cd frontend && npm run --silent build
+
+setup: $(INSTALLED) $(BUNDLE)
+
+$(SECRET_FILE) $(DEMO_PASSWORD_FILE):
+	mkdir -p $(GEON_DATA_DIR)
+	umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(32))' > $@
+
+# --- make run -------------------------------------------------------------------------------
+
+run: setup $(SECRET_FILE) $(DEMO_PASSWORD_FILE)
+	export SECRET_KEY="$${SECRET_KEY:-$$(cat $(SECRET_FILE))}"
+	$(BIN)/python manage.py migrate --noinput
+	$(BIN)/python manage.py ensure_demo_user --username demo --password "$$(cat $(DEMO_PASSWORD_FILE))"
+	$(BIN)/python manage.py load_gallery --owner demo
+	exec $(BIN)/python -m geon serve --host $(HOST) --port $(PORT)
+
+# --- make test ------------------------------------------------------------------------------
+
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  echo "installing Debian's chromium for the browser tests"; \
+	  sudo=$$( [ "$$(id -u)" -eq 0 ] || echo sudo ); \
+	  $$sudo apt-get update -qq; \
+	  DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends chromium; \
+	fi
+
+lint: $(INSTALLED)
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(CHECK_ENV) $(BIN)/mypy
+	$(BIN)/lint-imports --no-logo
+	$(CHECK_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
+
+frontend-check: $(NODE_MODULES)
+	cd frontend && npm run --silent typecheck && npm run --silent test
+
+# pytest exits 5 when it collects nothing; like every other non-zero status, that fails make.
+pytest: setup chromium
+	env -u REDIS_URL -u DATABASE_URL $(BIN)/python -m pytest
+	@if [ -n "$${REDIS_URL:-}$${DATABASE_URL:-}" ]; then \
+	  echo "again against REDIS_URL=$${REDIS_URL:-(unset)} DATABASE_URL=$${DATABASE_URL:-(unset)}"; \
+	  $(BIN)/python -m pytest tests/web tests/realtime tests/browser tests/test_cli.py; \
+	fi
+
+test: setup lint frontend-check pytest
+
+clean:
+	rm -rf $(VENV) frontend/node_modules geon/static/editor .mypy_cache .ruff_cache .pytest_cache
