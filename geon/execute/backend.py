@@ -155,23 +155,27 @@ def _cupy() -> Backend:
     except ImportError:
         raise ExecutionError(
             'backend "cupy" is not available: CuPy is not installed (pip install geon[gpu]); '
-            f"available backends: {available_backends()}"
+            f"available backends: {_listed()}"
         ) from None
     try:
         count = int(cupy.cuda.runtime.getDeviceCount())
     except Exception as exc:  # CUDA driver errors have no common base class
         raise ExecutionError(
             f'backend "cupy" is not available: no GPU answers ({type(exc).__name__}: {exc}); '
-            f"available backends: {available_backends()}"
+            f"available backends: {_listed()}"
         ) from None
     if count < 1:
         raise ExecutionError(
             'backend "cupy" is not available: no GPU answers (0 CUDA devices); '
-            f"available backends: {available_backends()}"
+            f"available backends: {_listed()}"
         )
     from array_api_compat import cupy as xp
 
     return Backend("cupy", xp, cupy)
+
+
+def _listed() -> str:
+    return "(" + ", ".join(f'"{b}"' for b in available_backends()) + ")"
 
 
 def available_backends() -> tuple[str, ...]:

@@ -21,6 +21,7 @@ tensor's value by id) and is what ``gc.evaluate`` calls.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -220,7 +221,8 @@ def run(
     ``inputs`` are arrays keyed by tensor id or unique label (an ``.npz`` file's contents work);
     inputs not given come from ``np.random.default_rng(seed)`` when ``seed`` is set.
     ``on_progress`` gets a :class:`~geon.execute.plan.Progress` after every operation (and every
-    Application of a sharded run; a sharded run reports the logical phase first). ``limits``
+    Application of a sharded run, which reports the logical phase first; ``done``/``total``
+    count over both phases). ``limits``
     default to :meth:`Limits.from_env`; they are checked before anything is allocated.
     ``outputs`` (tensor ids) default to every tensor no operation reads.
     """
@@ -243,13 +245,23 @@ def run(
     host = resolve_inputs(logical, inputs, seed)
     device = {t: be.asarray(a) for t, a in host.items()}
     keys = tensor_keys(logical.tensors)
+    callback = on_progress
+    if on_progress is not None and shard_plan is not None:
+        # One count over both phases, so ``fraction`` grows from 0 to 1 once.
+        first, grand = len(logical.steps), len(logical.steps) + len(shard_plan.steps)
+
+        def callback(p: Progress) -> None:
+            assert on_progress is not None
+            done = p.done + (first if p.phase == "sharded" else 0)
+            on_progress(dataclasses.replace(p, done=done, total=grand))
+
     began = time.perf_counter()
     deadline = began + lim.max_seconds
     timings: dict[str, Any] = {}
     logical_t: dict[str, dict[str, float]] = {}
     try:
         values = logical.execute(
-            device, on_progress=on_progress, phase="logical", timings=logical_t, deadline=deadline
+            device, on_progress=callback, phase="logical", timings=logical_t, deadline=deadline
         )
     except GeonError:
         raise
@@ -272,7 +284,7 @@ def run(
     shard_t: dict[str, dict[str, float]] = {}
     try:
         svalues = shard_plan.execute(
-            device, on_progress=on_progress, phase="sharded", timings=shard_t, deadline=deadline
+            device, on_progress=callback, phase="sharded", timings=shard_t, deadline=deadline
         )
     except GeonError:
         raise

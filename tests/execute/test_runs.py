@@ -171,9 +171,9 @@ def test_progress_reports_every_operation_then_every_application() -> None:
     run(loom(), seed=0, sharded=True, on_progress=seen.append)
     # then the logical operation is reported, then each application
     assert [(p.phase, p.done, p.total, p.application_id) for p in seen] == [
-        ("logical", 1, 1, None),
-        ("sharded", 1, 2, "2524fb44-d169-4afd-90fa-09711462e4b3"),
-        ("sharded", 2, 2, "2af709e2-c792-4712-80cc-0624ee767115"),
+        ("logical", 1, 3, None),
+        ("sharded", 2, 3, "2524fb44-d169-4afd-90fa-09711462e4b3"),
+        ("sharded", 3, 3, "2af709e2-c792-4712-80cc-0624ee767115"),
     ]
     assert seen[-1].to_json()["fraction"] == 1.0
 
