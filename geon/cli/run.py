@@ -95,6 +95,8 @@ def main(args: argparse.Namespace) -> int:
                 return _fail(f'cannot write "{args.out}": {exc.strerror or exc}')
     except GeonError as exc:
         return _fail(str(exc))
+    except Exception as exc:  # a bug must still reach the user as one line, not a traceback
+        return _fail(f"the executor failed unexpectedly ({type(exc).__name__}: {exc})")
     summary = result.summary()
     out: dict[str, Any] = {"outputs": summary["outputs"]}
     if result.max_abs_diff is not None:

@@ -204,3 +204,20 @@ def test_cli_process_exits_nonzero_without_traceback(tmp_path: Path) -> None:
         proc.stderr
         == f'geon run: cannot read "{tmp_path / "none.json"}": No such file or directory\n'
     )
+
+
+def test_unexpected_failure_is_still_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given an executor that fails with a bug (not a GeonError)
+    def broken(*args: Any, **kwargs: Any) -> Any:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr("geon.execute.run", broken)
+    # when the CLI runs / then the user sees one line, no traceback
+    code, out, err = _run(capsys, EXAMPLE)
+    assert (code, out, err) == (
+        2,
+        "",
+        "geon run: the executor failed unexpectedly (RuntimeError: boom)\n",
+    )
