@@ -762,7 +762,7 @@ class _Compiler:
                     and self.tensors[src].covers(u.reads[0][2])
                 ):
                     alias_of[t] = src
-            else:
+            elif not _tiles([units[n].out[1] for n in ns], info):
                 zero_at.setdefault(ns[0], []).append(t)
 
         def root(t: int) -> int:
@@ -885,6 +885,18 @@ class _Compiler:
             if last.get(src) == step:
                 return src
         return None
+
+
+def _tiles(boxes: Sequence[Box], info: TensorInfo) -> bool:
+    """Whether ``boxes`` cover the tensor exactly (pairwise disjoint, sizes summing to it), so
+    the writes leave no cell unwritten and the storage needs no zeroing first."""
+    total = 0
+    for n, (lo, hi) in enumerate(boxes):
+        total += math.prod(b - a for a, b in zip(lo, hi, strict=True))
+        for lo2, hi2 in boxes[:n]:
+            if all(a < d and c < b for a, b, c, d in zip(lo, hi, lo2, hi2, strict=True)):
+                return False
+    return total == info.size and all(info.covers(b) for b in boxes)
 
 
 def _fmt(box: Box) -> str:

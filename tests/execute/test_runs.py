@@ -284,3 +284,23 @@ def test_views_are_zero_copy_in_a_logical_plan() -> None:
     # then the transpose steps make views and only exp's output takes arena storage
     assert [s.alias for s in plan.steps] == [True, False, True]
     assert plan.memory.naive_bytes == 96
+
+
+@pytest.mark.parametrize(
+    "zeroed",
+    [False, True],
+    ids=["exact-tiling-needs-no-zeroing", "gap-is-zeroed"],
+)
+def test_sharded_outputs_zeroed_only_when_shards_leave_gaps(zeroed: bool) -> None:
+    # given the loom example sharded in two row blocks, the second one removed for the gap case
+    g = loom()
+    shard(g, EXAMPLE_OP, dim=0, sizes=[5, 5])
+    if zeroed:
+        apps = g.index.applications_of(EXAMPLE_OP)
+        g.apply([{"op": "remove_node", "id": apps[-1].id}])
+    plan = compile_graph(g, sharded=True)
+    # then the output is zeroed before the first write only when a gap is left
+    assert any(step.zero for step in plan.steps) is zeroed
+    z = run(g, seed=0, sharded=True).outputs[Z]
+    if zeroed:
+        assert (z[5:] == 0).all()
