@@ -29,6 +29,7 @@ from geon.execute.runner import (
     max_abs_diff,
     resolve_inputs,
     run,
+    run_compiled,
     tensor_keys,
 )
 
@@ -51,6 +52,7 @@ __all__ = [
     "plan_memory",
     "resolve_inputs",
     "run",
+    "run_compiled",
     "select_backend",
     "tensor_keys",
 ]

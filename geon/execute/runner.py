@@ -42,6 +42,7 @@ __all__ = [
     "max_abs_diff",
     "resolve_inputs",
     "run",
+    "run_compiled",
     "tensor_keys",
 ]
 
@@ -242,6 +243,31 @@ def run(
                 f"{format_bytes(total)}; the limit is {format_bytes(lim.max_bytes)} "
                 "(GEON_MAX_BYTES)"
             )
+    return run_compiled(logical, shard_plan, inputs, seed=seed, on_progress=on_progress)
+
+
+def run_compiled(
+    logical: Plan,
+    shard_plan: Plan | None = None,
+    inputs: Mapping[str, Any] | None = None,
+    *,
+    seed: int | None = None,
+    on_progress: Callable[[Progress], None] | None = None,
+) -> RunResult:
+    """:func:`run` on plans compiled once (:func:`~geon.execute.plan.compile_graph`) and reused
+    run after run: the logical plan, and the sharded plan of the same graph to check against it.
+
+    >>> import json
+    >>> from importlib import resources
+    >>> from geon.core.graph import Graph
+    >>> text = resources.files("geon.examples").joinpath("loom_sharded_add.json").read_text()
+    >>> g = Graph.from_json(json.loads(text))
+    >>> plans = compile_graph(g), compile_graph(g, sharded=True)
+    >>> [run_compiled(*plans, seed=s).max_abs_diff for s in (1, 2)]
+    [{'z': 0.0}, {'z': 0.0}]
+    """
+    be = logical.backend
+    lim = logical.limits
     host = resolve_inputs(logical, inputs, seed)
     device = {t: be.asarray(a) for t, a in host.items()}
     keys = tensor_keys(logical.tensors)

@@ -221,3 +221,18 @@ def test_unexpected_failure_is_still_one_line(
         "",
         "geon run: the executor failed unexpectedly (RuntimeError: boom)\n",
     )
+
+
+def test_cupy_backend_without_cupy_is_one_line(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given a machine without CuPy
+    monkeypatch.setitem(sys.modules, "cupy", None)
+    # when run with --backend cupy / then one line names the backend and what is available
+    code, out, err = _run(capsys, EXAMPLE, "--backend", "cupy")
+    assert (code, out, err) == (
+        2,
+        "",
+        'geon run: backend "cupy" is not available: CuPy is not installed (pip install '
+        'geon[gpu]); available backends: ("numpy", "array_api_strict")\n',
+    )
