@@ -66,10 +66,11 @@ in the order of the constraints above; document-level issues come first and cycl
 from __future__ import annotations
 
 import json
+import operator
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from geon.core import axis_checks, schemas
 from geon.core.errors import DocumentError
@@ -222,22 +223,44 @@ def _fmt_range(r: ZRange) -> str:
 # Well-formedness (SchemaConformance) — every other constraint relies on it
 
 
-def _node_ranges(node: Node) -> Iterator[tuple[str, Any]]:
-    """(JSON path suffix, range data) of every range in a node's body and geon/loom tags."""
-    if node.type == TENSOR:
-        yield ".body.range", node.body.get("range")
-    elif node.type in (OPERATION, APPLICATION):
-        for sel in iter_selections(node.body):
-            yield "." + sel.path + ".range", sel.range
-    if node.tags and IPF_INDEX in node.tags:
-        yield f".tags['{IPF_INDEX}']", node.tags[IPF_INDEX]
+def _fast_range(data: dict[str, Any]) -> ZRange | None:
+    """A range whose structure the schema has accepted (lists of integral numbers), or None when
+    its ranks differ or a start lies after its end. C-level loops: this runs for every range."""
+    start = tuple(map(int, data["start"]))
+    end = tuple(map(int, data["end"]))
+    if len(start) != len(end) or not all(map(operator.le, start, end)):
+        return None
+    return ZRange._raw(start, end)
 
 
-def _schema_issues(node: Node) -> list[Issue]:
+@dataclass(frozen=True, slots=True)
+class _Structure:
+    """SchemaConformance's verdict on one node, and what it parsed on the way."""
+
+    issues: tuple[Issue, ...]
+    ok: bool
+    parsed: _Parsed | None
+    range: ZRange | None
+
+
+def _range_issue(nid: str, suffix: str, data: Any) -> Issue:
+    problem = _range_problem(data) or "range is invalid"
+    return Issue(
+        "SchemaConformance",
+        "SchemaError",
+        "Range is invalid",
+        f"node {_q(nid)}: {problem}",
+        params={"range": _small(data)},
+        node_ids=(nid,),
+        contexts=(_ctx("Range", nid, suffix, data),),
+    )
+
+
+def _structure(node: Node) -> _Structure:
     issues: list[Issue] = []
     nid = node.id
     name = "SchemaConformance"
-    if not UUID_RE.match(nid):
+    if UUID_RE.match(nid) is None:
         issues.append(
             Issue(
                 name,
@@ -250,6 +273,7 @@ def _schema_issues(node: Node) -> list[Issue]:
                 contexts=(_ctx("Node id", nid, ".id", nid),),
             )
         )
+    structured = True
     body_ok = schemas.validator_for_node(node.type)
     if body_ok is None:
         issues.append(
@@ -266,30 +290,56 @@ def _schema_issues(node: Node) -> list[Issue]:
             )
         )
     elif not body_ok(node.body):
+        structured = False
         issues.extend(
             _violations(nid, ".body", schemas.errors_for_node(node.type, node.body), "body")
         )
-    for url, value in node.tags.items():
+    tags = node.tags
+    index_tag_ok = True
+    for url, value in tags.items():
         tag_ok = schemas.validator_for_tag(url)
         if tag_ok is not None and not tag_ok(value):
+            index_tag_ok = index_tag_ok and url != IPF_INDEX
             issues.extend(
                 _violations(nid, f".tags['{url}']", schemas.errors_for_tag(url, value), "tag", url)
             )
-    for suffix, data in _node_ranges(node):
-        problem = _range_problem(data)
-        if problem is not None:
-            issues.append(
-                Issue(
-                    name,
-                    "SchemaError",
-                    "Range is invalid",
-                    f"node {_q(nid)}: {problem}",
-                    params={"range": _small(data)},
-                    node_ids=(nid,),
-                    contexts=(_ctx("Range", nid, suffix, data),),
-                )
-            )
-    return issues
+    # ranges: parsed once here, reused by every other constraint through _parsed()
+    parsed: _Parsed | None = None
+    trange: ZRange | None = None
+    ranges_ok = True
+    ipf_index: ZRange | None = None
+    if index_tag_ok and IPF_INDEX in tags:
+        ipf_index = _fast_range(tags[IPF_INDEX])
+        if ipf_index is None:
+            ranges_ok = False
+            issues.append(_range_issue(nid, f".tags['{IPF_INDEX}']", tags[IPF_INDEX]))
+    if structured and node.type == TENSOR:
+        trange = _fast_range(node.body["range"])
+        if trange is None:
+            ranges_ok = False
+            issues.append(_range_issue(nid, ".body.range", node.body["range"]))
+    elif structured and (node.type == OPERATION or node.type == APPLICATION):
+        body = node.body
+        sides: dict[str, dict[str, tuple[_Sel, ...]]] = {}
+        for side in ("inputs", "outputs"):
+            keys: dict[str, tuple[_Sel, ...]] = {}
+            for key, items in (body.get(side) or {}).items():
+                sels = []
+                for pos, item in enumerate(items):
+                    r = _fast_range(item["range"])
+                    if r is None:
+                        ranges_ok = False
+                        path = f".body.{side}.{_key(key)}[{pos}].range"
+                        issues.append(_range_issue(nid, path, item["range"]))
+                    else:
+                        sels.append(_Sel(item["tensorId"], r, side, key, pos))
+                keys[key] = tuple(sels)
+            sides[side] = keys
+        parsed = _Parsed(sides, ipf_index)
+    ok = (
+        structured and index_tag_ok and ranges_ok and not any(i.severity == "error" for i in issues)
+    )
+    return _Structure(tuple(issues), ok, parsed if ok else None, trange if ok else None)
 
 
 def _violations(
@@ -333,15 +383,31 @@ def _violations(
     return out
 
 
-def _schema_memo(index: GraphIndex, node: Node) -> list[Issue]:
-    return index.memo(node, "schema", _schema_issues)
+def _structure_memo(index: GraphIndex, node: Node) -> _Structure:
+    slots = index._memo.get(node.id)  # the fast path of index.memo, inlined: this is hot
+    if slots is not None:
+        hit = slots.get("structure")
+        if hit is not None and hit[0] is node:
+            return hit[1]
+    return index.memo(node, "structure", _structure)
+
+
+def _schema_memo(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    return _structure_memo(index, node).issues
 
 
 def is_well_formed(index: GraphIndex, node: Node | None) -> bool:
     """Whether ``node`` exists and has no ``SchemaConformance`` error (cached per node version)."""
     if node is None:
         return False
-    return not any(i.severity == "error" for i in _schema_memo(index, node))
+    return _structure_memo(index, node).ok
+
+
+def _tensor_range(index: GraphIndex, tensor: Node) -> ZRange:
+    """The range of a well-formed Tensor."""
+    r = _structure_memo(index, tensor).range
+    assert r is not None
+    return r
 
 
 def _schema_conformance(index: GraphIndex, node: Node) -> Iterable[Issue]:
@@ -352,36 +418,25 @@ def _schema_conformance(index: GraphIndex, node: Node) -> Iterable[Issue]:
 # Parsed views of operations and applications (cached per node version)
 
 
-@dataclass(frozen=True, slots=True)
-class _Sel:
+class _Sel(NamedTuple):
+    """One parsed selection (a named tuple: made for every selection, so it must be cheap)."""
+
     tensor_id: str
     range: ZRange
-    path: str
+    side: str
+    key: str
+    pos: int
+
+    @property
+    def path(self) -> str:
+        return f".body.{self.side}.{_key(self.key)}[{self.pos}]"
 
 
-@dataclass(frozen=True, slots=True)
-class _Parsed:
+class _Parsed(NamedTuple):
     """The selection maps of a well-formed Operation/Application: (side, key) -> selections."""
 
     sides: dict[str, dict[str, tuple[_Sel, ...]]]
     ipf_index: ZRange | None
-
-
-def _parse(node: Node) -> _Parsed:
-    sides: dict[str, dict[str, tuple[_Sel, ...]]] = {}
-    for side in ("inputs", "outputs"):
-        selmap = node.body.get(side) or {}
-        keys: dict[str, tuple[_Sel, ...]] = {}
-        for key, items in selmap.items():
-            sels = []
-            for pos, item in enumerate(items):
-                r = parse_range(item["range"])
-                assert r is not None  # guaranteed by SchemaConformance
-                sels.append(_Sel(item["tensorId"], r, f".body.{side}.{_key(key)}[{pos}]"))
-            keys[key] = tuple(sels)
-        sides[side] = keys
-    tag = node.tags.get(IPF_INDEX) if node.tags else None
-    return _Parsed(sides, parse_range(tag) if tag is not None else None)
 
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
@@ -392,7 +447,10 @@ def _key(key: str) -> str:
 
 
 def _parsed(index: GraphIndex, node: Node) -> _Parsed:
-    return index.memo(node, "parsed", _parse)
+    """The parsed selections of a well-formed Operation or Application."""
+    parsed = _structure_memo(index, node).parsed
+    assert parsed is not None
+    return parsed
 
 
 def _signature(node: Node) -> dict[str, dict[str, tuple[IPF | str, ...]]] | None:
@@ -422,11 +480,15 @@ def _signature_memo(index: GraphIndex, node: Node) -> _Signature | None:
     return index.memo(node, "signature", _signature)
 
 
+def _ipf_index_of(node: Node) -> ZRange | None:
+    return parse_range(node.tags.get(IPF_INDEX))
+
+
 def index_range(index: GraphIndex, op: Node) -> ZRange | None:
     """An operation's index range: its ``IPFIndex`` tag, else ``[0, lengths)`` of its
     ``IndexAxes`` when every one is declared with a bound length, else None."""
     if op.tags and IPF_INDEX in op.tags:
-        return parse_range(op.tags[IPF_INDEX])
+        return index.memo(op, "ipf_index", _ipf_index_of)
     tag = op.tags.get(INDEX_AXES) if op.tags else None
     if not isinstance(tag, dict) or not isinstance(tag.get("axes"), list):
         return None
@@ -521,7 +583,7 @@ def _tensor_dtypes(index: GraphIndex, node: Node) -> Iterable[Issue]:
 # TensorOperationAgreement
 
 
-def _tensor_operation_agreement(index: GraphIndex, node: Node) -> Iterator[Issue]:
+def _tensor_operation_agreement_uncached(index: GraphIndex, node: Node) -> Iterator[Issue]:
     name = "TensorOperationAgreement"
     if node.type == TENSOR:
         yield from _producers(index, node)
@@ -540,9 +602,8 @@ def _tensor_operation_agreement(index: GraphIndex, node: Node) -> Iterator[Issue
                     continue
                 if not is_well_formed(index, tensor):
                     continue
-                trange = parse_range(tensor.body["range"])
-                assert trange is not None
-                if trange.rank != sel.range.rank:
+                trange = _tensor_range(index, tensor)
+                if len(trange.start) != len(sel.range.start):
                     yield _issue(
                         name,
                         "NodeValidationError",
@@ -604,7 +665,7 @@ def _producers(index: GraphIndex, tensor: Node) -> Iterator[Issue]:
 # OperationIPFSignatureAgreement
 
 
-def _operation_signature(index: GraphIndex, node: Node) -> Iterator[Issue]:
+def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Issue]:
     name = "OperationIPFSignatureAgreement"
     if not is_well_formed(index, node):
         return
@@ -725,7 +786,7 @@ def _operation_signature(index: GraphIndex, node: Node) -> Iterator[Issue]:
 # OperationApplicationAgreement
 
 
-def _operation_application(index: GraphIndex, node: Node) -> Iterator[Issue]:
+def _operation_application_uncached(index: GraphIndex, node: Node) -> Iterator[Issue]:
     if node.type == OPERATION:
         yield from _applications_span(index, node)
     else:
@@ -750,7 +811,7 @@ def _application_agrees(index: GraphIndex, app: Node) -> Iterator[Issue]:
     theirs = _parsed(index, op)
     for side in ("inputs", "outputs"):
         a_keys, o_keys = mine.sides[side], theirs.sides[side]
-        if set(a_keys) != set(o_keys):
+        if a_keys.keys() != o_keys.keys():
             yield _issue(
                 name,
                 "NodeValidationError",
@@ -789,7 +850,7 @@ def _application_agrees(index: GraphIndex, app: Node) -> Iterator[Issue]:
                         (_ctx("Selection", app.id, a.path + ".tensorId", a.tensor_id),),
                         {"tensorId": a.tensor_id, "expected": o.tensor_id},
                     )
-                elif a.range.rank != o.range.rank or not o.range.contains(a.range):
+                elif len(a.range.start) != len(o.range.start) or not o.range.contains(a.range):
                     yield _issue(
                         name,
                         "NodeValidationError",
@@ -809,7 +870,7 @@ def _application_agrees(index: GraphIndex, app: Node) -> Iterator[Issue]:
     if (
         mine.ipf_index is not None
         and irange is not None
-        and (mine.ipf_index.rank != irange.rank or not irange.contains(mine.ipf_index))
+        and (len(mine.ipf_index.start) != len(irange.start) or not irange.contains(mine.ipf_index))
     ):
         yield _issue(
             name,
@@ -869,7 +930,7 @@ def _bounding(ranges: Sequence[ZRange]) -> ZRange | None:
 # ApplicationIPFSignatureAgreement
 
 
-def _application_signature(index: GraphIndex, app: Node) -> Iterator[Issue]:
+def _application_signature_uncached(index: GraphIndex, app: Node) -> Iterator[Issue]:
     name = "ApplicationIPFSignatureAgreement"
     if not is_well_formed(index, app):
         return
@@ -905,9 +966,9 @@ def _application_signature(index: GraphIndex, app: Node) -> Iterator[Issue]:
             if ipfs is None or len(ipfs) != len(sels):
                 continue  # OperationIPFSignatureAgreement / OperationApplicationAgreement
             for pos, (sel, ipf) in enumerate(zip(sels, ipfs, strict=True)):
-                if isinstance(ipf, str) or ipf.map.out_dim != sel.range.rank:
+                if isinstance(ipf, str) or len(ipf.shape) != len(sel.range.start):
                     continue
-                if ipf.map.in_dim is not None and ipf.map.in_dim != mine.ipf_index.rank:
+                if ipf.map.in_dim is not None and ipf.map.in_dim != len(mine.ipf_index.start):
                     continue
                 projected = ipf.apply_range(mine.ipf_index)
                 if projected != sel.range:
@@ -1002,7 +1063,7 @@ def coverage(
     return gaps, overlaps
 
 
-def _coverage_exact(index: GraphIndex, op: Node) -> Iterator[Issue]:
+def _coverage_exact_uncached(index: GraphIndex, op: Node) -> Iterator[Issue]:
     if not is_well_formed(index, op):
         return
     apps = index.applications_of(op.id)
@@ -1018,7 +1079,7 @@ def _coverage_exact(index: GraphIndex, op: Node) -> Iterator[Issue]:
                 if a_sels is None or len(a_sels) != len(o_sels):
                     break
                 a = a_sels[pos]
-                if a.tensor_id != o.tensor_id or a.range.rank != o.range.rank:
+                if a.tensor_id != o.tensor_id or len(a.range.start) != len(o.range.start):
                     break
                 owners.append(app.id)
                 ranges.append(a.range)
@@ -1084,7 +1145,7 @@ def _coverage_issues(
 # PlanPlacement
 
 
-def _plan_placement(index: GraphIndex, node: Node) -> Iterator[Issue]:
+def _plan_placement_uncached(index: GraphIndex, node: Node) -> Iterator[Issue]:
     name = "PlanPlacement"
     tag = node.tags.get(PLACEMENT) if node.tags else None
     if tag is None or not is_well_formed(index, node):
@@ -1127,6 +1188,93 @@ def _plan_placement(index: GraphIndex, node: Node) -> Iterator[Issue]:
                 (_ctx("Placement", node.id, f"{path}.coords[{d}]", c),),
                 {"mesh": mesh.id, "coords": coords, "meshAxes": dict(mesh.body["axes"])},
             )
+
+
+# --------------------------------------------------------------------------------------------
+# Caching constraint results by what they read
+#
+# A constraint's issues for a node depend only on that node and the nodes it reads (see the
+# protocol above). Each loom constraint below remembers its last result together with the
+# nodes (and derived index ranges) it read, and reuses it while they are the same objects, so
+# that re-checking a neighbour of an edited node costs a few identity comparisons.
+
+
+def _new_box(node: Node) -> list[Any]:
+    return [None, ()]
+
+
+def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):  # noqa: SIM110 -- a plain loop is faster on this hot path
+        if x is not y and x != y:
+            return False
+    return True
+
+
+def _cached(
+    index: GraphIndex,
+    node: Node,
+    key: str,
+    deps: tuple[Any, ...],
+    compute: Callable[[GraphIndex, Node], Iterable[Issue]],
+) -> tuple[Issue, ...]:
+    box = index.memo(node, key, _new_box)
+    if box[0] is not None and _same(box[0], deps):
+        return box[1]
+    value = tuple(compute(index, node))
+    box[0] = deps
+    box[1] = value
+    return value
+
+
+def _op_of(index: GraphIndex, app: Node) -> Node | None:
+    op_id = app.body.get("operationId")
+    return index.get(op_id) if isinstance(op_id, str) else None
+
+
+def _irange_dep(index: GraphIndex, op: Node | None) -> ZRange | None:
+    return index_range(index, op) if op is not None and op.type == OPERATION else None
+
+
+def _tensor_operation_agreement(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    get = index.get
+    if node.type == TENSOR:
+        deps = tuple(get(r) for r in index.referrers(node.id))
+    else:
+        deps = tuple(get(r) for r in index.references(node.id))
+    return _cached(index, node, "TOA", deps, _tensor_operation_agreement_uncached)
+
+
+def _operation_signature(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    return _cached(index, node, "OIPF", (index_range(index, node),), _operation_signature_uncached)
+
+
+def _operation_application(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    if node.type == OPERATION:
+        deps: tuple[Any, ...] = (index_range(index, node), *index.applications_of(node.id))
+    else:
+        op = _op_of(index, node)
+        deps = (op, _irange_dep(index, op))
+    return _cached(index, node, "OAA", deps, _operation_application_uncached)
+
+
+def _application_signature(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    return _cached(index, node, "AIPF", (_op_of(index, node),), _application_signature_uncached)
+
+
+def _coverage_exact(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    deps = tuple(index.applications_of(node.id))
+    return _cached(index, node, "COV", deps, _coverage_exact_uncached)
+
+
+def _plan_placement(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    tag = node.tags.get(PLACEMENT) if node.tags else None
+    if tag is None:
+        return ()
+    mesh = tag.get("mesh") if isinstance(tag, dict) else None
+    deps = (index.get(mesh) if isinstance(mesh, str) else None,)
+    return _cached(index, node, "PP", deps, _plan_placement_uncached)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1536,6 +1684,7 @@ class IncrementalChecker:
         """Re-check after changes that were applied to the graph by other means."""
         index = self.graph.index
         affected: set[str] = set()
+        axis_readers: set[str] = set()
         dataflow_changed = False
         for ch in changes:
             affected.add(ch.id)
@@ -1544,7 +1693,7 @@ class IncrementalChecker:
                     continue
                 affected.update(node_references(node))
                 if node.type == AXIS:
-                    affected.update(self._axis_dependents(node))
+                    axis_readers.update(self._axis_dependents(node))
             affected.update(index.referrers(ch.id))
             old_flow = self._dataflow.pop(ch.id, None)
             new_flow = None
@@ -1553,6 +1702,12 @@ class IncrementalChecker:
                 self._dataflow[ch.id] = new_flow
             if old_flow != new_flow:
                 dataflow_changed = True
+        # Results cached per node (see _cached here and in axis_checks) are validated against the
+        # nodes they read; what a node derived from Axis declarations is dropped outright when a
+        # declaration changes, so no cache can miss a declaration it read indirectly.
+        for nid in axis_readers:
+            index._memo.pop(nid, None)
+        affected |= axis_readers
         for nid in affected:
             node = index.get(nid)
             if node is None:

@@ -20,7 +20,8 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from operator import add
 from typing import Any, overload
 
 from geon.core.errors import ShapeError, SplitError
@@ -101,9 +102,9 @@ class ZRange:
     @classmethod
     def _raw(cls, start: tuple[int, ...], end: tuple[int, ...]) -> ZRange:
         """Build without checks (callers guarantee ints, equal ranks and start <= end)."""
-        r = object.__new__(cls)
-        object.__setattr__(r, "start", start)
-        object.__setattr__(r, "end", end)
+        r = _new(cls)
+        _set_start(r, start)
+        _set_end(r, end)
         return r
 
     @classmethod
@@ -153,7 +154,10 @@ class ZRange:
 
     @property
     def is_empty(self) -> bool:
-        return any(a == b for a, b in zip(self.start, self.end, strict=True))
+        for a, b in zip(self.start, self.end, strict=True):  # noqa: SIM110 -- hot path, faster
+            if a == b:
+                return True
+        return False
 
     def __str__(self) -> str:
         return "[" + ", ".join(f"{a}:{b}" for a, b in zip(self.start, self.end, strict=True)) + "]"
@@ -169,13 +173,12 @@ class ZRange:
         """Whether ``other`` (a range or a point) lies inside; an empty range lies in any range
         of its rank."""
         if isinstance(other, ZRange):
-            self._same_rank(other.rank, "range")
-            if other.is_empty:
-                return True
-            return all(
-                a <= c and d <= b
-                for a, b, c, d in zip(self.start, self.end, other.start, other.end, strict=True)
-            )
+            if len(other.start) != len(self.start):
+                self._same_rank(other.rank, "range")
+            for a, b, c, d in zip(self.start, self.end, other.start, other.end, strict=True):
+                if c < a or d > b:
+                    return other.is_empty  # an empty range lies in any range of its rank
+            return True
         coords = tuple(other)
         self._same_rank(len(coords), "point")
         return all(a <= c < b for a, b, c in zip(self.start, self.end, coords, strict=True))
@@ -295,6 +298,11 @@ class ZRange:
         ['[0:2, 0:2]', '[0:2, 2:4]', '[2:4, 0:2]', '[2:4, 2:4]']
         """
         return split_grid(self, parts=parts, chunks=chunks, sizes=sizes)
+
+
+_new = object.__new__
+_set_start = ZRange.__dict__["start"].__set__  # the slot descriptors: faster than setattr
+_set_end = ZRange.__dict__["end"].__set__
 
 
 def split_grid(
@@ -427,6 +435,10 @@ class IPF:
 
     map: ZAffineMap
     shape: tuple[int, ...]
+    _rows: tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...] = field(
+        compare=False, repr=False
+    )
+    _shift: tuple[int, ...] | None = field(compare=False, repr=False)
 
     @overload
     def __init__(
@@ -458,6 +470,18 @@ class IPF:
             raise ShapeError(f'shape "{_fmt(sh)}" has an entry < 1; expected integers >= 1')
         object.__setattr__(self, "map", amap)
         object.__setattr__(self, "shape", sh)
+        # per row: offset, shape and the (column, coefficient) pairs that are not zero
+        rows = tuple(
+            (o, s, tuple((c, k) for c, k in enumerate(row) if k))
+            for row, o, s in zip(amap.projection, amap.offset, sh, strict=True)
+        )
+        object.__setattr__(self, "_rows", rows)
+        # P is the identity and every footprint is one cell: the image of [a, b) is [a+o, b+o)
+        square = len(amap.projection) == (amap.in_dim or 0)
+        plain = square and all(
+            terms == ((r, 1),) and s == 1 for r, (_, s, terms) in enumerate(rows)
+        )
+        object.__setattr__(self, "_shift", amap.offset if plain else None)
 
     @property
     def projection(self) -> tuple[tuple[int, ...], ...]:
@@ -499,22 +523,27 @@ class IPF:
 
     def apply_range(self, r: ZRange) -> ZRange:
         """The bounding box of the images of every point of ``r`` (all corners)."""
-        self.map._check_point(r.start)
+        amap = self.map
         a, b = r.start, r.end
+        if amap.in_dim is not None and len(a) != amap.in_dim:
+            amap._check_point(a)
         if r.is_empty:
-            base = self.map(a)
+            base = amap(a)
             return ZRange._raw(base, base)
+        shift = self._shift
+        if shift is not None:  # the common elementwise case, at C speed
+            return ZRange._raw(tuple(map(add, a, shift)), tuple(map(add, b, shift)))
         start = []
         end = []
-        for row, o, s in zip(self.map.projection, self.map.offset, self.shape, strict=True):
+        for o, s, terms in self._rows:
             lo = hi = o
-            for c, x0, x1 in zip(row, a, b, strict=True):
-                if c >= 0:
-                    lo += c * x0
-                    hi += c * (x1 - 1)
+            for c, k in terms:
+                if k > 0:
+                    lo += k * a[c]
+                    hi += k * (b[c] - 1)
                 else:
-                    lo += c * (x1 - 1)
-                    hi += c * x0
+                    lo += k * (b[c] - 1)
+                    hi += k * a[c]
             start.append(lo)
             end.append(hi + s)
         return ZRange._raw(tuple(start), tuple(end))
