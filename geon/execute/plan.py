@@ -157,7 +157,7 @@ class Progress:
 Reader = Callable[[list[Any]], Array]
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Step:
     """One unit of work: an operation, or one Application of it in a sharded plan."""
 
