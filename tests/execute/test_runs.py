@@ -9,10 +9,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from geon import core as gc
 from geon.core.errors import ExecutionError, ShapeError
-from geon.core.graph import Graph
+from geon.core.graph import IPF_INDEX, OPERATION, Graph
 from geon.core.reference import evaluate_graph as reference
 from geon.core.sharding import shard
 from geon.execute import Progress, compile_graph, run
@@ -304,3 +306,36 @@ def test_sharded_outputs_zeroed_only_when_shards_leave_gaps(zeroed: bool) -> Non
     z = run(g, seed=0, sharded=True).outputs[Z]
     if zeroed:
         assert (z[5:] == 0).all()
+
+
+SHARDABLE = [
+    "add", "add-3-broadcast", "add-int32", "subtract", "relu", "sqrt-int32", "dot",
+    "dot-y-lower", "dot-two-pairs", "dot-outer", "sum", "prod", "mean", "cast_axes",
+    "broadcast", "dimshuffle", "transpose", "slice", "pad", "flatten", "conv2d",
+    "conv2d-stride-pad", "chain-views",
+]  # fmt: skip
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(SHARDABLE), st.data())
+def test_random_shardings_match_the_logical_run(case: str, data: st.DataObject) -> None:
+    # given a catalogue case whose every operation is sharded along a random index dim
+    from tests.execute.cases import CASES
+
+    out = CASES[case]()
+    g = gc.graph([out])
+    for op in g.of_type(OPERATION):
+        rank = len(op.tags[IPF_INDEX]["end"])
+        if rank == 0:
+            continue
+        dim = data.draw(st.integers(0, rank - 1), label="dim")
+        length = op.tags[IPF_INDEX]["end"][dim]
+        if case.startswith("flatten") or op.body["kernel"] == "op:flatten":
+            dim = 0
+            length = op.tags[IPF_INDEX]["end"][0]
+        parts = data.draw(st.integers(1, length), label="parts")
+        shard(g, op.id, dim=dim, parts=parts)
+    # when it runs sharded / then every output equals the logical run
+    result = run(g, seed=2, sharded=True)
+    assert result.max_abs_diff is not None
+    assert all(d < 1e-12 for d in result.max_abs_diff.values()), result.max_abs_diff
