@@ -43,17 +43,21 @@ $(INSTALLED): pyproject.toml
 	touch $@
 
 $(NODE_MODULES): frontend/package.json frontend/package-lock.json
-	cd frontend && npm ci --no-audit --no-fund --loglevel=error
+	(cd frontend && npm ci --no-audit --no-fund --loglevel=error)
 	touch $@
 
 $(BUNDLE): $(NODE_MODULES) $(FRONTEND_SOURCES)
-	cd frontend && npm run --silent build
+	(cd frontend && npm run --silent build)
 
 setup: $(INSTALLED) $(BUNDLE)
 
-$(SECRET_FILE) $(DEMO_PASSWORD_FILE):
+$(SECRET_FILE):
 	mkdir -p $(GEON_DATA_DIR)
-	umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(32))' > $@
+	umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(48))' > $@
+
+$(DEMO_PASSWORD_FILE):
+	mkdir -p $(GEON_DATA_DIR)
+	umask 077 && $(PYTHON) -c 'import secrets; print(secrets.token_urlsafe(9))' > $@
 
 # --- make run -------------------------------------------------------------------------------
 
@@ -82,7 +86,7 @@ lint: $(INSTALLED)
 	$(CHECK_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 
 frontend-check: $(NODE_MODULES)
-	cd frontend && npm run --silent typecheck && npm run --silent test
+	(cd frontend && npm run --silent typecheck && npm run --silent test)
 
 # pytest exits 5 when it collects nothing; like every other non-zero status, that fails make.
 pytest: setup chromium

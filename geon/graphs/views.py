@@ -14,7 +14,8 @@ from geon.graphs import services
 
 @login_required
 def graph_list(request: HttpRequest) -> HttpResponse:
-    graphs = services.visible_graphs(request.user).order_by("title", "created")
+    # oldest first: the gallery's own order, then the user's graphs as they were made
+    graphs = services.visible_graphs(request.user).order_by("created", "title")
     return render(request, "graphs/list.html", {"graphs": graphs})
 
 

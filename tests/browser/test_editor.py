@@ -116,6 +116,8 @@ def test_the_editor_draws_the_graph_and_runs_it_live(
     assert state["runStatuses"][0] == "queued"
     assert state["runStatuses"][-1] == "done"
     assert tab.text_content(".geon-run-status") == f"run {run['id']}: done"
+    z = run["result"]["outputs"][0]
+    assert tab.text_content(".geon-run-result") == f"outputs: z 10\u00d75 int32, sum {z['sum']}"
     ARTIFACTS.mkdir(exist_ok=True)
     tab.screenshot(path=str(ARTIFACTS / "editor.png"))
     assert errors == []

@@ -15,6 +15,25 @@ function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, te
   return node;
 }
 
+interface OutputSummary {
+  label: string;
+  shape: number[];
+  dtype: string;
+  sum?: number | string;
+}
+
+/** One line about a finished run's outputs: label, shape and sum of each (at most three). */
+export function describeOutputs(result: Record<string, unknown>): string {
+  const outputs = (result.outputs as OutputSummary[] | undefined) ?? [];
+  const shown = outputs.slice(0, 3).map((o) => {
+    const shape = o.shape.length ? o.shape.join("×") : "scalar";
+    const sum = typeof o.sum === "number" ? `, sum ${Number(o.sum.toPrecision(6))}` : "";
+    return `${o.label} ${shape} ${o.dtype}${sum}`;
+  });
+  const more = outputs.length > 3 ? ` and ${outputs.length - 3} more` : "";
+  return shown.length ? `outputs: ${shown.join("; ")}${more}` : "";
+}
+
 export function createToolbar(onRun: () => void): Toolbar {
   const element = el("div", "geon-toolbar");
   const connection = el("span", "geon-connection");
@@ -22,10 +41,11 @@ export function createToolbar(onRun: () => void): Toolbar {
   const issues = el("span", "geon-issues");
   const run = el("button", "geon-run primary", "Run");
   const status = el("span", "geon-run-status");
+  const result = el("span", "geon-run-result");
   const list = el("ul", "geon-issue-list");
   run.type = "button";
   run.addEventListener("click", onRun);
-  element.append(connection, version, issues, run, status, list);
+  element.append(connection, version, issues, run, status, result, list);
   return {
     element,
     update(state: EditorState): void {
@@ -39,6 +59,7 @@ export function createToolbar(onRun: () => void): Toolbar {
       const r = state.run;
       status.textContent = state.message || (r ? `run ${r.id}: ${r.status}${r.status === "running" ? ` ${Math.round(r.progress * 100)}%` : ""}${r.error ? ` — ${r.error}` : ""}` : "");
       status.dataset.status = r?.status ?? "";
+      result.textContent = r?.status === "done" ? describeOutputs(r.result) : "";
       list.replaceChildren(
         ...state.issues.map((i) => el("li", `geon-issue ${i.severity}`, `${i.constraint}: ${i.message}`)),
       );
