@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
+import logging
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -20,6 +22,8 @@ from django.utils import timezone
 from geon.graphs import services
 from geon.runs.models import Run
 from geon.runs.services import EVENT_OF_STATUS, runs_changed_since
+
+log = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
@@ -67,18 +71,24 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         if self.group is not None:
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
+    async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
+        """Every client frame must be a JSON object; anything else is answered, not fatal."""
+        try:
+            content = json.loads(text_data if text_data is not None else (bytes_data or b""))
+        except ValueError:
+            await self.send_error("invalid_message", "the message is not JSON; expected an object")
+            return
+        await self.receive_json(content)
+
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
         expected = ", ".join(f'"{t}"' for t in CLIENT_MESSAGE_TYPES) or "none yet"
-        await self.send_json(
-            {
-                "type": "error",
-                "error": {
-                    "code": "unknown_message_type",
-                    "message": f'message type "{kind}" is not supported; expected {expected}',
-                },
-            }
+        await self.send_error(
+            "unknown_message_type", f'message type "{kind}" is not supported; expected {expected}'
         )
+
+    async def send_error(self, code: str, message: str) -> None:
+        await self.send_json({"type": "error", "error": {"code": code, "message": message}})
 
     async def run_event(self, message: dict[str, Any]) -> None:
         """A ``run.event`` from the channel layer (published by :func:`runs.services.publish`)."""
@@ -102,7 +112,11 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         """With the in-memory channel layer: read the graph's changed runs every few moments."""
         while True:
             await asyncio.sleep(settings.GEON_RUN_POLL_SECONDS)
-            changed = await database_sync_to_async(runs_changed_since)(self.graph_id, since)
+            try:
+                changed = await database_sync_to_async(runs_changed_since)(self.graph_id, since)
+            except Exception:  # a database hiccup must not end the client's live updates
+                log.exception("polling the runs of graph %s failed; trying again", self.graph_id)
+                continue
             for updated, run in changed:
                 since = max(since, updated)
                 await self.send_run(run)

@@ -84,27 +84,55 @@ async def test_connect_is_refused(
     assert (connected, code) == (False, expected_code)
 
 
+@pytest.mark.parametrize(
+    ("label", "frame", "error"),
+    [
+        (
+            "unknown type",
+            '{"type": "shout"}',
+            {
+                "code": "unknown_message_type",
+                "message": 'message type "shout" is not supported; expected none yet',
+            },
+        ),
+        (
+            "not an object",
+            "[1, 2]",
+            {
+                "code": "unknown_message_type",
+                "message": 'message type "None" is not supported; expected none yet',
+            },
+        ),
+        (
+            "not JSON",
+            "hello",
+            {"code": "invalid_message", "message": "the message is not JSON; expected an object"},
+        ),
+    ],
+)
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.asyncio
-async def test_an_unknown_client_message_gets_an_error(
-    graph: Any, user: Any, session_cookie: Callable[[Any], bytes]
+async def test_a_client_message_the_server_does_not_take_gets_an_error(
+    label: str,
+    frame: str,
+    error: dict[str, str],
+    graph: Any,
+    user: Any,
+    session_cookie: Callable[[Any], bytes],
 ) -> None:
     ws = communicator(
         graph.pk, ORIGIN, (b"cookie", await database_sync_to_async(session_cookie)(user))
     )
     await ws.connect()
     await ws.receive_json_from(timeout=10)
-    # when the client sends a message type the server does not know
-    await ws.send_json_to({"type": "shout"})
+    # when the client sends a frame the server does not take
+    await ws.send_to(text_data=frame)
     answer = await ws.receive_json_from(timeout=10)
+    # then it is answered with an error and the connection stays open
+    await ws.send_to(text_data=frame)
+    again = await ws.receive_json_from(timeout=10)
     await ws.disconnect()
-    assert answer == {
-        "type": "error",
-        "error": {
-            "code": "unknown_message_type",
-            "message": 'message type "shout" is not supported; expected none yet',
-        },
-    }
+    assert answer == again == {"type": "error", "error": error}
 
 
 @pytest.mark.django_db(transaction=True)
