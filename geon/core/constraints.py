@@ -51,6 +51,27 @@ re-checks:
 Cycles are recomputed (in linear time) only when an edit changes which tensors an operation reads
 or writes, or adds or removes an operation.
 
+Decisions (where DESIGN.md is silent)
+-------------------------------------
+- ``SchemaConformance`` covers structure: the node envelope (ids must be UUIDs), bodies and
+  known tags against :mod:`geon.core.schemas`, and ranges JSON Schema cannot judge (start <= end,
+  equal ranks). A node of an unknown type is kept and reported as a *warning*. Values are the
+  other constraints' business (a dtype outside the list is ``TensorDTypesAreValid``), so one
+  mistake gives one issue. Every other constraint skips malformed nodes (``is_well_formed``).
+- ``TensorOperationAgreement`` also reports a Tensor written by more than one Operation (on the
+  tensor, naming the writers).
+- An Operation's index range is its ``IPFIndex`` tag or, without one, ``[0, lengths)`` of its
+  ``IndexAxes`` (so operations built from named axes need no IPFIndex).
+- Operation-level checks over applications (their span, output coverage) are judged only when
+  every application is well-formed and agrees with the operation on the selection concerned;
+  otherwise the disagreement is reported once, by ``OperationApplicationAgreement``.
+- Coverage is cell-exact by interval arithmetic: overlaps by a sweep over boxes, gaps by box
+  subtraction; a gap and an overlap of the same size are two issues.
+- Speed: an application whose body is exactly the projection of its index range through its
+  operation's (clean) signature is *certified*, which proves the two application constraints
+  have nothing to say, without walking its selections twice. A test checks that switching the
+  certificate off changes no issue.
+
 Constraints
 -----------
 ``SchemaConformance`` (structure: node envelope, bodies and known tags against :mod:`schemas`,
@@ -65,6 +86,7 @@ in the order of the constraints above; document-level issues come first and cycl
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
 import re
@@ -241,6 +263,8 @@ class _Structure:
     ok: bool
     parsed: _Parsed | None
     range: ZRange | None
+    ipf_index: ZRange | None
+    lazy: bool  # well-formed, selections not parsed yet (see _parsed)
 
 
 def _range_issue(nid: str, suffix: str, data: Any) -> Issue:
@@ -307,6 +331,7 @@ def _structure(node: Node) -> _Structure:
     parsed: _Parsed | None = None
     trange: ZRange | None = None
     ranges_ok = True
+    lazy = False
     ipf_index: ZRange | None = None
     if index_tag_ok and IPF_INDEX in tags:
         ipf_index = _fast_range(tags[IPF_INDEX])
@@ -318,7 +343,20 @@ def _structure(node: Node) -> _Structure:
         if trange is None:
             ranges_ok = False
             issues.append(_range_issue(nid, ".body.range", node.body["range"]))
-    elif structured and (node.type == OPERATION or node.type == APPLICATION):
+    elif structured and node.type == APPLICATION:
+        # validated here without building ranges: most applications are then certified against
+        # their operation (_certificate) and never need their selections parsed
+        for side in ("inputs", "outputs"):
+            for key, items in (node.body.get(side) or {}).items():
+                for pos, item in enumerate(items):
+                    data = item["range"]
+                    start, end = data["start"], data["end"]
+                    if len(start) != len(end) or not all(map(operator.le, start, end)):
+                        ranges_ok = False
+                        path = f".body.{side}.{_key(key)}[{pos}].range"
+                        issues.append(_range_issue(nid, path, data))
+        lazy = True
+    elif structured and node.type == OPERATION:
         body = node.body
         sides: dict[str, dict[str, tuple[_Sel, ...]]] = {}
         for side in ("inputs", "outputs"):
@@ -339,7 +377,25 @@ def _structure(node: Node) -> _Structure:
     ok = (
         structured and index_tag_ok and ranges_ok and not any(i.severity == "error" for i in issues)
     )
-    return _Structure(tuple(issues), ok, parsed if ok else None, trange if ok else None)
+    return _Structure(
+        tuple(issues), ok, parsed if ok else None, trange if ok else None, ipf_index, lazy and ok
+    )
+
+
+def _parse_selections(node: Node, ipf_index: ZRange | None) -> _Parsed:
+    """The selections of a well-formed Operation or Application (ranges already validated)."""
+    sides: dict[str, dict[str, tuple[_Sel, ...]]] = {}
+    for side in ("inputs", "outputs"):
+        keys: dict[str, tuple[_Sel, ...]] = {}
+        for key, items in (node.body.get(side) or {}).items():
+            sels = []
+            for pos, item in enumerate(items):
+                data = item["range"]
+                r = ZRange._raw(tuple(map(int, data["start"])), tuple(map(int, data["end"])))
+                sels.append(_Sel(item["tensorId"], r, side, key, pos))
+            keys[key] = tuple(sels)
+        sides[side] = keys
+    return _Parsed(sides, ipf_index)
 
 
 def _violations(
@@ -448,9 +504,80 @@ def _key(key: str) -> str:
 
 def _parsed(index: GraphIndex, node: Node) -> _Parsed:
     """The parsed selections of a well-formed Operation or Application."""
-    parsed = _structure_memo(index, node).parsed
-    assert parsed is not None
-    return parsed
+    st = _structure_memo(index, node)
+    if st.parsed is not None:
+        return st.parsed
+    assert st.lazy
+    return index.memo(node, "parsed", lambda n: _parse_selections(n, st.ipf_index))
+
+
+class _Certificate(NamedTuple):
+    """Proof that an application agrees with its operation: its body is exactly the projection
+    of its index range through the operation's signature, and that range lies inside the
+    operation's. Then OperationApplicationAgreement and ApplicationIPFSignatureAgreement have
+    nothing to say about it (selections inside the operation's follow from the hull being
+    monotone and the operation's own signature agreeing), and coverage can use ``outputs``."""
+
+    ipf_index: ZRange
+    outputs: dict[str, tuple[ZRange, ...]]
+
+
+def _certificate(index: GraphIndex, app: Node) -> _Certificate | None:
+    op = _op_of(index, app)
+    irange = _irange_dep(index, op)
+    box = index.memo(app, "certificate", _new_box)
+    deps = (op, irange)
+    if box[0] is not None and _same(box[0], deps):
+        return box[1]
+    value = _certify(index, app, op, irange)
+    box[0] = deps
+    box[1] = value
+    return value
+
+
+def _certify(
+    index: GraphIndex, app: Node, op: Node | None, irange: ZRange | None
+) -> _Certificate | None:
+    if op is None or irange is None or op.type != OPERATION:
+        return None
+    st = _structure_memo(index, app)
+    idx = st.ipf_index
+    if not st.ok or idx is None or len(idx.start) != len(irange.start) or idx.is_empty:
+        return None
+    if not irange.contains(idx) or not is_well_formed(index, op):
+        return None
+    sig = _signature_memo(index, op)
+    if sig is None or _operation_signature(index, op):
+        return None  # the operation's own signature is in question: check the long way
+    theirs = _parsed(index, op).sides
+    outputs: dict[str, tuple[ZRange, ...]] = {}
+    body = app.body
+    for side in ("inputs", "outputs"):
+        mine = body.get(side) or {}
+        o_keys = theirs[side]
+        if mine.keys() != o_keys.keys():
+            return None
+        sig_side = sig.get(side, {})
+        for key, items in mine.items():
+            o_sels = o_keys[key]
+            ipfs = sig_side.get(key)
+            if ipfs is None or len(items) != len(o_sels) or len(ipfs) != len(o_sels):
+                return None
+            projected = []
+            a, b = idx.start, idx.end
+            for item, o, ipf in zip(items, o_sels, ipfs, strict=True):
+                if isinstance(ipf, str) or item["tensorId"] != o.tensor_id:
+                    return None
+                if ipf.map.in_dim is not None and ipf.map.in_dim != len(a):
+                    return None
+                start, end = ipf.hull(a, b)
+                data = item["range"]
+                if tuple(data["start"]) != start or tuple(data["end"]) != end:
+                    return None
+                projected.append((start, end))
+            if side == "outputs":
+                outputs[key] = tuple(ZRange._raw(*p) for p in projected)
+    return _Certificate(idx, outputs)
 
 
 def _signature(node: Node) -> dict[str, dict[str, tuple[IPF | str, ...]]] | None:
@@ -465,12 +592,28 @@ def _signature(node: Node) -> dict[str, dict[str, tuple[IPF | str, ...]]] | None
             ipfs: list[IPF | str] = []
             for item in items:
                 try:
-                    ipfs.append(IPF.from_json(item))
+                    ipfs.append(_ipf(item))
                 except Exception as exc:  # a malformed IPF is reported, never raised
                     ipfs.append(str(exc))
             keys[key] = tuple(ipfs)
         out[side] = keys
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _ipf_of(key: tuple[tuple[tuple[int, ...], ...], tuple[int, ...], tuple[int, ...]]) -> IPF:
+    return IPF(key[0], key[1], key[2])
+
+
+def _ipf(item: Any) -> IPF:
+    """An IPF from its JSON; equal IPFs (most operations repeat a few) are built once."""
+    try:
+        amap = item["affineMap"]
+        key = (tuple(map(tuple, amap["projection"])), tuple(amap["offset"]), tuple(item["shape"]))
+        hash(key)
+    except (KeyError, TypeError):
+        return IPF.from_json(item)
+    return _ipf_of(key)
 
 
 _Signature = dict[str, dict[str, tuple[IPF | str, ...]]]
@@ -640,12 +783,9 @@ def _tensor_operation_agreement_uncached(index: GraphIndex, node: Node) -> Itera
 def _producers(index: GraphIndex, tensor: Node) -> Iterator[Issue]:
     """A tensor is written by at most one operation."""
     writers = []
-    for rid in index.referrers(tensor.id):
+    for rid in index.writers_of(tensor.id):
         op = index.get(rid)
-        if op is None or op.type != OPERATION or not is_well_formed(index, op):
-            continue
-        outputs = _parsed(index, op).sides["outputs"]
-        if any(sel.tensor_id == tensor.id for sels in outputs.values() for sel in sels):
+        if op is not None and is_well_formed(index, op):
             writers.append(op.id)
     if len(writers) > 1:
         yield _issue(
@@ -795,7 +935,7 @@ def _operation_application_uncached(index: GraphIndex, node: Node) -> Iterator[I
 
 def _application_agrees(index: GraphIndex, app: Node) -> Iterator[Issue]:
     name = "OperationApplicationAgreement"
-    if not is_well_formed(index, app):
+    if not is_well_formed(index, app) or _certificate(index, app) is not None:
         return
     op_id = app.body["operationId"]
     op = index.get(op_id)
@@ -895,7 +1035,7 @@ def _applications_span(index: GraphIndex, op: Node) -> Iterator[Issue]:
     for app in index.applications_of(op.id):
         if not is_well_formed(index, app):
             return  # cannot be judged until the application is fixed
-        r = _parsed(index, app).ipf_index
+        r = _structure_memo(index, app).ipf_index
         if r is None or r.rank != irange.rank:
             return  # reported per application
         shards.append(r)
@@ -932,7 +1072,7 @@ def _bounding(ranges: Sequence[ZRange]) -> ZRange | None:
 
 def _application_signature_uncached(index: GraphIndex, app: Node) -> Iterator[Issue]:
     name = "ApplicationIPFSignatureAgreement"
-    if not is_well_formed(index, app):
+    if not is_well_formed(index, app) or _certificate(index, app) is not None:
         return
     op = index.get(app.body["operationId"])
     if op is None or op.type != OPERATION or not is_well_formed(index, op):
@@ -1069,19 +1209,30 @@ def _coverage_exact_uncached(index: GraphIndex, op: Node) -> Iterator[Issue]:
     apps = index.applications_of(op.id)
     if not apps or not all(is_well_formed(index, a) for a in apps):
         return  # none (the operation runs whole), or not judged until they are fixed
-    parsed = [(a, _parsed(index, a)) for a in apps]
+    outputs: list[tuple[str, dict[str, tuple[ZRange, ...]] | None, _Parsed | None]] = []
+    for app_node in apps:
+        cert = _certificate(index, app_node)
+        if cert is not None:
+            outputs.append((app_node.id, cert.outputs, None))
+        else:
+            outputs.append((app_node.id, None, _parsed(index, app_node)))
     for key, o_sels in _parsed(index, op).sides["outputs"].items():
         for pos, o in enumerate(o_sels):
             owners: list[str] = []
             ranges: list[ZRange] = []
-            for app, p in parsed:
+            for app_id, certified, p in outputs:
+                if certified is not None:  # same keys, tensors and ranks as the operation
+                    owners.append(app_id)
+                    ranges.append(certified[key][pos])
+                    continue
+                assert p is not None
                 a_sels = p.sides["outputs"].get(key)
                 if a_sels is None or len(a_sels) != len(o_sels):
                     break
                 a = a_sels[pos]
                 if a.tensor_id != o.tensor_id or len(a.range.start) != len(o.range.start):
                     break
-                owners.append(app.id)
+                owners.append(app_id)
                 ranges.append(a.range)
             else:
                 yield from _coverage_issues(op, key, pos, o, owners, ranges)
@@ -1240,7 +1391,7 @@ def _irange_dep(index: GraphIndex, op: Node | None) -> ZRange | None:
 def _tensor_operation_agreement(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
     get = index.get
     if node.type == TENSOR:
-        deps = tuple(get(r) for r in index.referrers(node.id))
+        deps = tuple(get(r) for r in index.writers_of(node.id))
     else:
         deps = tuple(get(r) for r in index.references(node.id))
     return _cached(index, node, "TOA", deps, _tensor_operation_agreement_uncached)

@@ -368,6 +368,17 @@ def _tag_axis_names(node: Node, url: str) -> tuple[str, ...]:
     return tuple(names)
 
 
+def _written(node: Node) -> tuple[str, ...]:
+    """The tensor ids an Operation writes (its ``outputs`` selections)."""
+    if node.type != OPERATION:
+        return ()
+    found: dict[str, None] = {}
+    for sel in iter_selections(node.body, ("outputs",)):
+        if isinstance(sel.tensor_id, str):
+            found[sel.tensor_id] = None
+    return tuple(found)
+
+
 def _axis_name(node: Node) -> str | None:
     name = node.body.get("name") if node.type == AXIS else None
     return name if isinstance(name, str) else None
@@ -400,6 +411,7 @@ class GraphIndex:
         "_refs",
         "_seq",
         "_tensors_by_axis",
+        "_writers",
     )
 
     def __init__(self, nodes: Iterable[Node] = ()) -> None:
@@ -412,6 +424,7 @@ class GraphIndex:
         self._axes_by_name: dict[str, dict[str, None]] = {}
         self._tensors_by_axis: dict[str, dict[str, None]] = {}
         self._ops_by_index_axis: dict[str, dict[str, None]] = {}
+        self._writers: dict[str, dict[str, None]] = {}
         self._memo: dict[str, dict[str, tuple[Node, Any]]] = {}
         for node in nodes:
             self._insert(node)
@@ -435,6 +448,8 @@ class GraphIndex:
             self._tensors_by_axis.setdefault(axis, {})[nid] = None
         for axis in _index_axis_names(node):
             self._ops_by_index_axis.setdefault(axis, {})[nid] = None
+        for tid in _written(node):
+            self._writers.setdefault(tid, {})[nid] = None
 
     def _delete(self, nid: str) -> Node:
         node = self._nodes.pop(nid)
@@ -450,6 +465,8 @@ class GraphIndex:
             _discard(self._tensors_by_axis, axis, nid)
         for axis in _index_axis_names(node):
             _discard(self._ops_by_index_axis, axis, nid)
+        for tid in _written(node):
+            _discard(self._writers, tid, nid)
         return node
 
     def _replace(self, node: Node) -> None:
@@ -537,6 +554,13 @@ class GraphIndex:
     def tensors_with_axis(self, name: str) -> tuple[str, ...]:
         """The ids of the Tensors whose ``TensorAxes`` tag names axis ``name``."""
         return tuple(self.in_document_order(self._tensors_by_axis.get(name, ())))
+
+    def writers_of(self, tensor_id: str) -> tuple[str, ...]:
+        """The ids of the Operations whose ``outputs`` select tensor ``tensor_id``."""
+        found = self._writers.get(tensor_id)
+        if not found:
+            return ()
+        return tuple(found) if len(found) == 1 else tuple(self.in_document_order(found))
 
     def operations_with_index_axis(self, name: str) -> tuple[str, ...]:
         """The ids of the Operations whose ``IndexAxes`` tag names axis ``name``."""

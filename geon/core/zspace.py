@@ -521,6 +521,29 @@ class IPF:
         base = self.map(arg)
         return ZRange._raw(base, tuple(b + s for b, s in zip(base, self.shape, strict=True)))
 
+    def hull(
+        self, start: tuple[int, ...], end: tuple[int, ...]
+    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
+        """``(start, end)`` of the image of the non-empty range ``[start, end)`` of the right
+        rank (unchecked: the fast path of :meth:`apply_range` for callers that know both)."""
+        shift = self._shift
+        if shift is not None:
+            return tuple(map(add, start, shift)), tuple(map(add, end, shift))
+        lo_all = []
+        hi_all = []
+        for o, s, terms in self._rows:
+            lo = hi = o
+            for c, k in terms:
+                if k > 0:
+                    lo += k * start[c]
+                    hi += k * (end[c] - 1)
+                else:
+                    lo += k * (end[c] - 1)
+                    hi += k * start[c]
+            lo_all.append(lo)
+            hi_all.append(hi + s)
+        return tuple(lo_all), tuple(hi_all)
+
     def apply_range(self, r: ZRange) -> ZRange:
         """The bounding box of the images of every point of ``r`` (all corners)."""
         amap = self.map

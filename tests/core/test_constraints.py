@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 
 from geon.core import axis_checks
+from geon.core import constraints as constraints_module
 from geon.core.constraints import all_constraints, check, check_document, coverage
 from geon.core.graph import (
     AXIS,
@@ -1182,3 +1183,29 @@ def test_check_document_still_checks_the_loadable_nodes(loom_doc: Doc) -> None:
         ("SchemaConformance", "Node is malformed"),
         ("TensorDTypesAreValid", "Tensor dtype is not valid"),
     ]
+
+
+# -- the certified fast path changes nothing -------------------------------------------------
+
+
+@pytest.mark.parametrize("name", list(MUTATIONS))
+def test_certified_applications_give_the_same_issues_as_the_long_way(
+    loom_doc: Doc, name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a mutated document checked with the fast path
+    fast = check(Graph.from_json(mutated(loom_doc, name)))
+    # when checked again with every application going the long way
+    monkeypatch.setattr(constraints_module, "_certificate", lambda index, app: None)
+    slow = check(Graph.from_json(mutated(loom_doc, name)))
+    # then the issues are identical
+    assert fast == slow
+
+
+def test_applications_of_the_loom_example_are_certified(loom_doc: Doc) -> None:
+    g = Graph.from_json(loom_doc)
+    certs = [constraints_module._certificate(g.index, g.node(a)) for a in (A1, A2)]
+    assert [str(c.ipf_index) for c in certs if c is not None] == ["[5:10, 0:5]", "[0:5, 0:5]"]
+    # and an application whose selection is off is not
+    bad = mutated(loom_doc, "app-selection-not-projection")
+    g = Graph.from_json(bad)
+    assert constraints_module._certificate(g.index, g.node(A1)) is None

@@ -384,3 +384,14 @@ def test_projection_of_a_union_contains_the_projections_of_its_parts(data: st.Da
     for p in parts:
         assert whole.contains(f(p))
     assert bounding_range(f(p) for p in parts if not p.is_empty) == whole
+
+
+@settings(max_examples=200)
+@given(st.data())
+def test_hull_is_apply_range_without_the_checks(data: st.DataObject) -> None:
+    r = data.draw(nonempty_ranges())
+    f = data.draw(ipfs(r.rank))
+    image = f(r)
+    assert f.hull(r.start, r.end) == (image.start, image.end)
+    identity = IPF.identity(r.rank)
+    assert identity.hull(r.start, r.end) == (r.start, r.end)

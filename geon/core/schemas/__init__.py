@@ -238,8 +238,7 @@ class _Codegen:
                 inner += self.body(sub, x, base, depth + 2) or [f"{pad}        pass"]
             if extra is False:
                 known = self.const(frozenset(props))
-                inner.append(f"{pad}    for _k in {v}:")
-                inner.append(f"{pad}        if _k not in {known}: return False")
+                inner.append(f"{pad}    if not {v}.keys() <= {known}: return False")
             elif extra is not True:
                 k, x = self.fresh("_k"), self.fresh("_x")
                 known = self.const(frozenset(props))
