@@ -91,7 +91,6 @@ import json
 import operator
 import re
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from geon.core import axis_checks, schemas
@@ -255,8 +254,7 @@ def _fast_range(data: dict[str, Any]) -> ZRange | None:
     return ZRange._raw(start, end)
 
 
-@dataclass(frozen=True, slots=True)
-class _Structure:
+class _Structure(NamedTuple):
     """SchemaConformance's verdict on one node, and what it parsed on the way."""
 
     issues: tuple[Issue, ...]
@@ -535,6 +533,28 @@ def _certificate(index: GraphIndex, app: Node) -> _Certificate | None:
     return value
 
 
+class _OpContext(NamedTuple):
+    """What certifying any application of one operation needs (None: certify none)."""
+
+    sides: dict[str, dict[str, tuple[_Sel, ...]]]
+    signature: _Signature
+
+
+def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | None:
+    box = index.memo(op, "certify-context", _new_box)
+    if box[0] is not None and _same(box[0], (irange,)):
+        return box[1]
+    value = None
+    if is_well_formed(index, op):
+        sig = _signature_memo(index, op)
+        # with issues in the operation's own signature, its applications go the long way
+        if sig is not None and not _operation_signature(index, op):
+            value = _OpContext(_parsed(index, op).sides, sig)
+    box[0] = (irange,)
+    box[1] = value
+    return value
+
+
 def _certify(
     index: GraphIndex, app: Node, op: Node | None, irange: ZRange | None
 ) -> _Certificate | None:
@@ -544,12 +564,13 @@ def _certify(
     idx = st.ipf_index
     if not st.ok or idx is None or len(idx.start) != len(irange.start) or idx.is_empty:
         return None
-    if not irange.contains(idx) or not is_well_formed(index, op):
+    if not irange.contains(idx):
         return None
-    sig = _signature_memo(index, op)
-    if sig is None or _operation_signature(index, op):
-        return None  # the operation's own signature is in question: check the long way
-    theirs = _parsed(index, op).sides
+    context = _op_context(index, op, irange)
+    if context is None:
+        return None
+    theirs = context.sides
+    sig = context.signature
     outputs: dict[str, tuple[ZRange, ...]] = {}
     body = app.body
     for side in ("inputs", "outputs"):
