@@ -1874,11 +1874,7 @@ class IncrementalChecker:
                 self._dataflow[ch.id] = new_flow
             if old_flow != new_flow:
                 dataflow_changed = True
-        # Results cached per node (see _cached here and in axis_checks) are validated against the
-        # nodes they read; what a node derived from Axis declarations is dropped outright when a
-        # declaration changes, so no cache can miss a declaration it read indirectly.
-        for nid in axis_readers:
-            index._memo.pop(nid, None)
+        # (the index has already dropped what these nodes cached: GraphIndex._forget_axis_readers)
         affected |= axis_readers
         for nid in affected:
             node = index.get(nid)
@@ -1898,16 +1894,5 @@ class IncrementalChecker:
         self.rechecked = len(affected)
 
     def _axis_dependents(self, axis: Node) -> set[str]:
-        index = self.graph.index
-        out: set[str] = set()
         name = axis.body.get("name")
-        if not isinstance(name, str):
-            return out
-        out.update(n.id for n in index.axis_declarations(name))
-        for tid in index.tensors_with_axis(name):
-            out.add(tid)
-            out.update(index.operations_using(tid))
-        for oid in index.operations_with_index_axis(name):
-            out.add(oid)
-            out.update(a.id for a in index.applications_of(oid))
-        return out
+        return self.graph.index.axis_readers(name) if isinstance(name, str) else set()

@@ -444,6 +444,7 @@ class GraphIndex:
         name = _axis_name(node)
         if name is not None:
             self._axes_by_name.setdefault(name, {})[nid] = None
+            self._forget_axis_readers(name)
         for axis in _tensor_axis_names(node):
             self._tensors_by_axis.setdefault(axis, {})[nid] = None
         for axis in _index_axis_names(node):
@@ -461,6 +462,7 @@ class GraphIndex:
         name = _axis_name(node)
         if name is not None:
             _discard(self._axes_by_name, name, nid)
+            self._forget_axis_readers(name)
         for axis in _tensor_axis_names(node):
             _discard(self._tensors_by_axis, axis, nid)
         for axis in _index_axis_names(node):
@@ -468,6 +470,26 @@ class GraphIndex:
         for tid in _written(node):
             _discard(self._writers, tid, nid)
         return node
+
+    def axis_readers(self, name: str) -> set[str]:
+        """The ids of the nodes whose checks read the declaration of axis ``name``: Axis nodes
+        declaring it, Tensors naming it and the Operations using them, Operations whose
+        ``IndexAxes`` name it and their Applications."""
+        out: set[str] = set(self._axes_by_name.get(name, ()))
+        for tid in self._tensors_by_axis.get(name, ()):
+            out.add(tid)
+            out.update(self.operations_using(tid))
+        for oid in self._ops_by_index_axis.get(name, ()):
+            out.add(oid)
+            out.update(a.id for a in self.applications_of(oid))
+        return out
+
+    def _forget_axis_readers(self, name: str) -> None:
+        # Cached results (see memo) are validated against the nodes they read, but a result
+        # may depend on a declaration only indirectly; when one changes, drop what its readers
+        # cached rather than trust every cache to have recorded it.
+        for nid in self.axis_readers(name):
+            self._memo.pop(nid, None)
 
     def _replace(self, node: Node) -> None:
         """Put ``node`` in place of the node with its id, keeping its position."""

@@ -332,3 +332,15 @@ def test_axis_edit_reaches_tensors_and_operations(loom_doc: dict[str, Any]) -> N
     checker.apply([{"op": "update_node", "id": AXIS_IDS[0], "body": {"name": "K"}}])
     assert checker.issues == fresh_check(g)
     assert checker.rechecked >= 4
+
+
+def test_graph_check_after_an_axis_edit_is_not_stale(loom_doc: dict[str, Any]) -> None:
+    # given a graph checked once (so every node has cached results)
+    g = base_graph(loom_doc)
+    check(g)
+    # when two declarations swap names through plain Graph edits (no IncrementalChecker)
+    g.apply([{"op": "update_node", "id": AXIS_IDS[1], "body": {"name": "H"}}])
+    check(g)
+    g.apply([{"op": "update_node", "id": AXIS_IDS[0], "body": {"name": "W"}}])
+    # then checking the same graph again equals checking a fresh copy
+    assert check(g) == fresh_check(g)
