@@ -31,6 +31,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from geon.core.errors import GeonError
 from geon.core.graph import NODE_TYPES, TAG_TYPES
 
 __all__ = [
@@ -96,7 +97,7 @@ def _reference_validator(name: str) -> Any:
 # The compiled validator
 
 
-class SchemaError(Exception):
+class SchemaError(GeonError):
     """A schema uses a keyword the compiled validator does not implement (a bug in geon)."""
 
 
