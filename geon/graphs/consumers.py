@@ -20,6 +20,7 @@ from django.conf import settings
 from django.utils import timezone
 
 from geon.graphs import services
+from geon.graphs.protocol import CLIENT_MESSAGES
 from geon.runs.models import Run
 from geon.runs.services import EVENT_OF_STATUS, runs_changed_since
 
@@ -27,7 +28,6 @@ log = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
-CLIENT_MESSAGE_TYPES: tuple[str, ...] = ()
 STATUS_ORDER = {
     Run.Status.QUEUED: 0,
     Run.Status.RUNNING: 1,
@@ -82,7 +82,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
-        expected = ", ".join(f'"{t}"' for t in CLIENT_MESSAGE_TYPES) or "none yet"
+        expected = ", ".join(f'"{t}"' for t in CLIENT_MESSAGES) or "none yet"
         await self.send_error(
             "unknown_message_type", f'message type "{kind}" is not supported; expected {expected}'
         )

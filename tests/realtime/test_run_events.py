@@ -13,6 +13,7 @@ from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
 from geon.asgi import application
+from geon.graphs.protocol import SERVER_MESSAGES, message_errors
 from geon.graphs.services import document_issues
 from geon.runs.models import Run
 from geon.runs.services import check_can_run, do_queue_run
@@ -40,6 +41,7 @@ async def test_connect_sends_the_snapshot(
     await ws.disconnect()
     # then the first message is the snapshot of version 1 with the checker's issues
     assert connected is True
+    assert message_errors(snapshot, SERVER_MESSAGES) == []
     assert snapshot == {
         "type": "snapshot",
         "document": loom_document,
@@ -133,6 +135,7 @@ async def test_a_client_message_the_server_does_not_take_gets_an_error(
     again = await ws.receive_json_from(timeout=10)
     await ws.disconnect()
     assert answer == again == {"type": "error", "error": error}
+    assert message_errors(answer, SERVER_MESSAGES) == []
 
 
 @pytest.mark.django_db(transaction=True)
@@ -160,6 +163,7 @@ async def test_run_events_from_the_worker_process_reach_the_websocket(
     )  # fmt: skip
     assert last["workerPid"] == celery_worker.pid
     assert last["workerPid"] != os.getpid()
+    assert [message_errors(e, SERVER_MESSAGES) for e in events] == [[] for _ in events]
     statuses = [e["run"]["status"] for e in events]
     assert [e["type"] for e in events] == ["run"] * len(events)
     assert statuses == sorted(statuses, key=STATUS_ORDER.index)
