@@ -199,16 +199,29 @@ T = TypeVar("T")
 
 
 def _cached(
-    index: GraphIndex, node: Node, key: str, compute: Callable[[set[str]], tuple[T, bool]]
+    index: GraphIndex,
+    node: Node,
+    key: str,
+    compute: Callable[[set[str]], tuple[T, bool]],
+    outer: set[str] | None = None,
 ) -> T:
     """``compute(seen)`` for ``node``, reused while the node, the nodes it references and the
-    declarations it read are unchanged. ``compute`` says whether its result may be kept."""
+    declarations it read are unchanged. ``compute`` says whether its result may be kept.
+
+    ``outer`` (a caller's ``seen``) receives the declaration names this result depends on,
+    whether it was computed now or reused, so a cached result built on top of this one (an
+    operation's inference on its tensors' axes) depends on them too — including names read by
+    a resolution that failed."""
     slot: list[tuple[_Deps, T]] = index.memo(node, key, lambda n: [])
     if slot and slot[0][0].fresh(index):
+        if outer is not None:
+            outer.update(a for a, _ in slot[0][0].axes)
         return slot[0][1]
     slot.clear()
     seen: set[str] = set()
     value, keep = compute(seen)
+    if outer is not None:
+        outer |= seen
     if keep:
         slot.append((_deps(index, index.references(node.id), sorted(seen)), value))
     return value
@@ -221,14 +234,15 @@ class _TensorAxes:
     kind: str
 
 
-def _tensor_axes(index: GraphIndex, node: Node) -> _TensorAxes | None:
-    """The tensor's axes, or None when it has no ``TensorAxes`` tag (positional)."""
+def _tensor_axes(index: GraphIndex, node: Node, seen: set[str] | None = None) -> _TensorAxes | None:
+    """The tensor's axes, or None when it has no ``TensorAxes`` tag (positional); ``seen``
+    receives the declaration names they were resolved from (also when resolving failed)."""
 
     def compute(seen: set[str]) -> tuple[_TensorAxes | None, bool]:
         found = _read_tensor_axes(index, node, seen)
         return found, True
 
-    return _cached(index, node, "geon.tensor_axes", compute)
+    return _cached(index, node, "geon.tensor_axes", compute, seen)
 
 
 def _read_tensor_axes(index: GraphIndex, node: Node, seen: set[str]) -> _TensorAxes | None:
@@ -344,16 +358,13 @@ def _op_axes(index: GraphIndex, node: Node, seen: set[str] | None = None) -> _Op
         tensor = index.get(sel.tensor_id)
         if tensor is None or tensor.type != TENSOR or not _well_formed(index, tensor):
             return None
-        found = _tensor_axes(index, tensor)
+        found = _tensor_axes(index, tensor, seen)  # notes the names read, even on failure
         if found is None:
             positional += 1
             continue
         named += 1
         if found.axes is None:
             return None  # TensorAxesAgreement reports it
-        if seen is not None:
-            for ref in found.axes:
-                seen.update(a.name for a in ref.axes)
         sides[sel.side].setdefault(sel.key, []).append((tensor, found.axes))
     if named == 0 or positional:
         return None if named == 0 else _OpAxes({}, {})

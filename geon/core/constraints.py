@@ -1874,7 +1874,6 @@ class IncrementalChecker:
                 self._dataflow[ch.id] = new_flow
             if old_flow != new_flow:
                 dataflow_changed = True
-        # (the index has already dropped what these nodes cached: GraphIndex._forget_axis_readers)
         affected |= axis_readers
         for nid in affected:
             node = index.get(nid)

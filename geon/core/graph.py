@@ -444,7 +444,6 @@ class GraphIndex:
         name = _axis_name(node)
         if name is not None:
             self._axes_by_name.setdefault(name, {})[nid] = None
-            self._forget_axis_readers(name)
         for axis in _tensor_axis_names(node):
             self._tensors_by_axis.setdefault(axis, {})[nid] = None
         for axis in _index_axis_names(node):
@@ -462,7 +461,6 @@ class GraphIndex:
         name = _axis_name(node)
         if name is not None:
             _discard(self._axes_by_name, name, nid)
-            self._forget_axis_readers(name)
         for axis in _tensor_axis_names(node):
             _discard(self._tensors_by_axis, axis, nid)
         for axis in _index_axis_names(node):
@@ -483,13 +481,6 @@ class GraphIndex:
             out.add(oid)
             out.update(a.id for a in self.applications_of(oid))
         return out
-
-    def _forget_axis_readers(self, name: str) -> None:
-        # Cached results (see memo) are validated against the nodes they read, but a result
-        # may depend on a declaration only indirectly; when one changes, drop what its readers
-        # cached rather than trust every cache to have recorded it.
-        for nid in self.axis_readers(name):
-            self._memo.pop(nid, None)
 
     def _replace(self, node: Node) -> None:
         """Put ``node`` in place of the node with its id, keeping its position."""
@@ -589,7 +580,11 @@ class GraphIndex:
         return tuple(self.in_document_order(self._ops_by_index_axis.get(name, ())))
 
     def memo(self, node: Node, key: str, compute: Callable[[Node], T]) -> T:
-        """``compute(node)``, remembered while ``node`` is the current version of its id."""
+        """``compute(node)``, remembered while ``node`` is the current version of its id.
+
+        The index drops nothing else on an edit: a cached result that reads other nodes or
+        Axis declarations must record them and compare them before reuse (as the checkers'
+        ``_cached`` helpers do)."""
         slots = self._memo.get(node.id)
         if slots is None:
             slots = self._memo[node.id] = {}

@@ -321,3 +321,20 @@ def test_incremental_checks_equal_full_checks(steps: list[int]) -> None:
         got = ic.apply(make(ids))
         fresh = Graph.from_json(json.loads(json.dumps(g.to_json())))
         assert [i.to_json() for i in got] == [i.to_json() for i in check(fresh)]
+
+
+def test_axis_renames_back_and_forth_keep_inference_current() -> None:
+    # given a dot whose y is positional (TensorAxes removed): "mixes named and positional"
+    g, ids = _dot_graph()
+    g.apply([{"op": "update_node", "id": ids["y"], "tags": {TENSOR_AXES: None}}])
+    mixes = [i.summary for i in check(g) if i.constraint == "OperationAxesInference"]
+    assert mixes == ["Operation mixes named and positional tensors"]
+    # when W is renamed to H (x's axes no longer resolve), checked, then the old H renamed to W
+    g.apply([{"op": "update_node", "id": ids["W"], "body": {"name": "H"}}])
+    check(g)
+    g.apply([{"op": "update_node", "id": ids["H"], "body": {"name": "W"}}])
+    # then the re-check reads the new declarations, as a check of a fresh copy does
+    again = [i.summary for i in check(g) if i.constraint == "OperationAxesInference"]
+    fresh = Graph.from_json(json.loads(json.dumps(g.to_json())))
+    assert again == ["Operation mixes named and positional tensors"]
+    assert [i.to_json() for i in check(g)] == [i.to_json() for i in check(fresh)]
