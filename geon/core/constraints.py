@@ -65,6 +65,11 @@ Decisions (where DESIGN.md is silent)
 - Operation-level checks over applications (their span, output coverage) are judged only when
   every application is well-formed and agrees with the operation on the selection concerned;
   otherwise the disagreement is reported once, by ``OperationApplicationAgreement``.
+- Padded reads: an *input* selection must equal the projection of the index range (the
+  operation's, or an application's ``IPFIndex``) clipped to its tensor's range, because pad and
+  a padded conv2d reach past the tensor and read zeros there (as the executor does). Outputs
+  must equal the projection exactly. An input selection the tensor does not contain is
+  ``TensorOperationAgreement``'s issue and is held to the plain projection.
 - Coverage is cell-exact by interval arithmetic: overlaps by a sweep over boxes, gaps by box
   subtraction; a gap and an overlap of the same size are two issues.
 - Speed: an application whose body is exactly the projection of its index range through its
@@ -523,11 +528,12 @@ class _Certificate(NamedTuple):
 def _certificate(index: GraphIndex, app: Node) -> _Certificate | None:
     op = _op_of(index, app)
     irange = _irange_dep(index, op)
+    context = _op_context(index, op, irange) if op is not None and irange is not None else None
     box = index.memo(app, "certificate", _new_box)
-    deps = (op, irange)
+    deps = (op, irange, context)
     if box[0] is not None and _same(box[0], deps):
         return box[1]
-    value = _certify(index, app, op, irange)
+    value = _certify(index, app, op, irange, context)
     box[0] = deps
     box[1] = value
     return value
@@ -538,36 +544,54 @@ class _OpContext(NamedTuple):
 
     sides: dict[str, dict[str, tuple[_Sel, ...]]]
     signature: _Signature
+    clips: dict[str, tuple[ZRange | None, ...]]
+    """Per input key and position, the operation's selection where the projection of its index
+    range reaches past it (a padded read: shards are clipped to it), else None."""
 
 
 def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | None:
+    if op.type != OPERATION or not is_well_formed(index, op):
+        return None
+    # the operation's own signature issues (cached on what they read, tensors included)
+    own = _operation_signature(index, op)
     box = index.memo(op, "certify-context", _new_box)
-    if box[0] is not None and _same(box[0], (irange,)):
+    if box[0] is not None and _same(box[0], (irange, own)):
         return box[1]
     value = None
-    if is_well_formed(index, op):
-        sig = _signature_memo(index, op)
-        # with issues in the operation's own signature, its applications go the long way
-        if sig is not None and not _operation_signature(index, op):
-            value = _OpContext(_parsed(index, op).sides, sig)
-    box[0] = (irange,)
+    sig = _signature_memo(index, op)
+    # with issues in the operation's own signature, its applications go the long way
+    if sig is not None and not own:
+        sides = _parsed(index, op).sides
+        clips: dict[str, tuple[ZRange | None, ...]] = {}
+        for key, sels in sides["inputs"].items():
+            ipfs = sig["inputs"][key]
+            clips[key] = tuple(
+                None if isinstance(f, str) or f.apply_range(irange) == o.range else o.range
+                for o, f in zip(sels, ipfs, strict=True)
+            )
+        value = _OpContext(sides, sig, clips)
+    box[0] = (irange, own)
     box[1] = value
     return value
 
 
 def _certify(
-    index: GraphIndex, app: Node, op: Node | None, irange: ZRange | None
+    index: GraphIndex,
+    app: Node,
+    op: Node | None,
+    irange: ZRange | None,
+    context: _OpContext | None,
 ) -> _Certificate | None:
-    if op is None or irange is None or op.type != OPERATION:
+    """A clean operation's selection of an input is its projection clipped to the tensor
+    (OperationIPFSignatureAgreement), so a shard's projection clipped to the tensor is the
+    shard's projection clipped to the operation's selection: ``clips`` holds it."""
+    if op is None or irange is None or context is None:
         return None
     st = _structure_memo(index, app)
     idx = st.ipf_index
     if not st.ok or idx is None or len(idx.start) != len(irange.start) or idx.is_empty:
         return None
     if not irange.contains(idx):
-        return None
-    context = _op_context(index, op, irange)
-    if context is None:
         return None
     theirs = context.sides
     sig = context.signature
@@ -586,12 +610,17 @@ def _certify(
                 return None
             projected = []
             a, b = idx.start, idx.end
-            for item, o, ipf in zip(items, o_sels, ipfs, strict=True):
+            clips = context.clips.get(key, ()) if side == "inputs" else ()
+            for pos, (item, o, ipf) in enumerate(zip(items, o_sels, ipfs, strict=True)):
                 if isinstance(ipf, str) or item["tensorId"] != o.tensor_id:
                     return None
                 if ipf.map.in_dim is not None and ipf.map.in_dim != len(a):
                     return None
                 start, end = ipf.hull(a, b)
+                bounds = clips[pos] if clips else None
+                if bounds is not None:
+                    cut = ZRange._raw(start, end).clip(bounds)
+                    start, end = cut.start, cut.end
                 data = item["range"]
                 if tuple(data["start"]) != start or tuple(data["end"]) != end:
                     return None
@@ -920,14 +949,15 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                     )
                     continue
                 projected = ipf.apply_range(irange)
-                if projected != sel.range:
+                expected, clipped = _expected_selection(index, side, sel, projected)
+                if expected != sel.range:
                     yield _issue(
                         name,
                         "NodeValidationError",
                         "IPF projection does not match the selection",
                         f"operation {_q(node.id)} IPF for {side} {_q(key)}[{pos}] maps the "
-                        f"index range {_q(str(irange))} to {_q(str(projected))}; expected the "
-                        f"selection {_q(str(sel.range))}",
+                        f"index range {_q(str(irange))} to {_q(str(projected))}{clipped}; "
+                        f"expected the selection {_q(str(sel.range))}",
                         (node.id,),
                         (
                             _ctx("IPF", node.id, here, ipf.to_json()),
@@ -938,9 +968,36 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                             "key": key,
                             "position": pos,
                             "expected": sel.range.to_json(),
-                            "actual": projected.to_json(),
+                            "actual": expected.to_json(),
                         },
                     )
+
+
+def _expected_selection(
+    index: GraphIndex, side: str, sel: _Sel, projected: ZRange
+) -> tuple[ZRange, str]:
+    """What a selection must be, given the projection of its index range, and the words that
+    explain a clip. An input reads the projection clipped to its tensor's range: a padded read
+    (pad, a padded conv2d) reaches past the tensor and the cells outside are zeros, not reads.
+    Outputs must equal the projection. An input that the tensor does not contain
+    (TensorOperationAgreement's issue), or whose tensor cannot be read, is held to the plain
+    projection."""
+    if side != "inputs" or projected == sel.range:
+        return projected, ""
+    tensor = index.get(sel.tensor_id)
+    if tensor is None or tensor.type != TENSOR or not is_well_formed(index, tensor):
+        return projected, ""
+    trange = _tensor_range(index, tensor)
+    if trange.rank != projected.rank or not trange.contains(sel.range):
+        return projected, ""
+    clipped = projected.clip(trange)
+    if clipped == projected:
+        return projected, ""
+    if clipped.is_empty and not projected.is_empty:
+        return clipped, f", which misses tensor {_q(tensor.id)} at {_q(str(trange))}"
+    return clipped, (
+        f", which tensor {_q(tensor.id)} at {_q(str(trange))} clips to {_q(str(clipped))}"
+    )
 
 
 # --------------------------------------------------------------------------------------------
@@ -1132,21 +1189,28 @@ def _application_signature_uncached(index: GraphIndex, app: Node) -> Iterator[Is
                 if ipf.map.in_dim is not None and ipf.map.in_dim != len(mine.ipf_index.start):
                     continue
                 projected = ipf.apply_range(mine.ipf_index)
-                if projected != sel.range:
+                expected, clipped = _expected_selection(index, side, sel, projected)
+                if expected != sel.range:
+                    what = (
+                        f"{_q(str(projected))}, the projection of its index range "
+                        f"{_q(str(mine.ipf_index))}"
+                        if not clipped
+                        else f"{_q(str(expected))}, the projection {_q(str(projected))} of its "
+                        f"index range {_q(str(mine.ipf_index))} clipped to its tensor"
+                    )
                     yield _issue(
                         name,
                         "NodeValidationError",
                         "Application selection does not match its projected index",
                         f"application {_q(app.id)} selects {_q(str(sel.range))} for {side} "
-                        f"{_q(key)}[{pos}]; expected {_q(str(projected))}, the projection of "
-                        f"its index range {_q(str(mine.ipf_index))}",
+                        f"{_q(key)}[{pos}]; expected {what}",
                         (app.id, op.id),
                         (_ctx("Selection", app.id, sel.path + ".range", sel.range.to_json()),),
                         {
                             "side": side,
                             "key": key,
                             "position": pos,
-                            "expected": projected.to_json(),
+                            "expected": expected.to_json(),
                             "actual": sel.range.to_json(),
                         },
                     )
@@ -1419,7 +1483,9 @@ def _tensor_operation_agreement(index: GraphIndex, node: Node) -> tuple[Issue, .
 
 
 def _operation_signature(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
-    return _cached(index, node, "OIPF", (index_range(index, node),), _operation_signature_uncached)
+    get = index.get
+    deps = (index_range(index, node), *(get(r) for r in index.references(node.id)))
+    return _cached(index, node, "OIPF", deps, _operation_signature_uncached)
 
 
 def _operation_application(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
@@ -1432,7 +1498,9 @@ def _operation_application(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
 
 
 def _application_signature(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
-    return _cached(index, node, "AIPF", (_op_of(index, node),), _application_signature_uncached)
+    get = index.get  # the operation and the tensors (whose ranges clip padded reads)
+    deps = tuple(get(r) for r in index.references(node.id))
+    return _cached(index, node, "AIPF", deps, _application_signature_uncached)
 
 
 def _coverage_exact(index: GraphIndex, node: Node) -> tuple[Issue, ...]:

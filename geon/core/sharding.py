@@ -15,7 +15,9 @@
 Each Application gets an ``IPFIndex`` tag (its shard of the index range) and selections that are
 the projections of that shard through the operation's ``IPFSignature`` (so a window projection,
 such as conv2d's over Height, gives overlapping input halos while the outputs still partition the
-output range). Sharding an operation again replaces its old Applications, in one atomic edit.
+output range); an input's projection is clipped to its tensor's range, since a padded read (pad,
+a padded conv2d) reaches past the tensor and reads zeros there. Sharding an operation again
+replaces its old Applications, in one atomic edit.
 
 Shards are cut with :meth:`geon.core.zspace.ZRange.split` (``parts``, ``chunk`` or ``sizes`` along
 one dim) or :meth:`~geon.core.zspace.ZRange.split_grid` (``grid``: several dims at once). A dim is
@@ -287,7 +289,7 @@ def shard_edits(
                         f"{side} {_q(key)}; expected {len(items)}"
                     )
                 out[key] = [
-                    {"tensorId": item["tensorId"], "range": f(s).to_json()}
+                    {"tensorId": item["tensorId"], "range": _selection(graph, side, item, f(s))}
                     for item, f in zip(items, fns, strict=True)
                 ]
             body[side] = out
@@ -301,6 +303,18 @@ def shard_edits(
             }
         )
     return ops
+
+
+def _selection(graph: Graph, side: str, item: Any, projected: ZRange) -> dict[str, list[int]]:
+    """An Application's selection: the projection of its shard, clipped to the tensor for an
+    input (a padded read reaches past the tensor; the cells outside are zeros, not reads)."""
+    if side == "inputs":
+        tid = item.get("tensorId") if isinstance(item, dict) else None
+        tensor = graph.get(tid) if isinstance(tid, str) else None
+        trange = parse_range(tensor.body.get("range")) if tensor and tensor.type == TENSOR else None
+        if trange is not None and trange.rank == projected.rank:
+            return projected.clip(trange).to_json()
+    return projected.to_json()
 
 
 def shard(

@@ -197,6 +197,25 @@ class ZRange:
             return None
         return ZRange._raw(start, end)
 
+    def clip(self, bounds: ZRange) -> ZRange:
+        """This range cut to ``bounds``: the common box, or an empty range inside ``bounds``
+        (at the nearest edge) when they share no cell. This is what a padded read selects of
+        its tensor: cells outside the tensor are zeros, not reads.
+
+        >>> str(ZRange([-1, 0], [3, 6]).clip(ZRange([0, 0], [2, 6])))
+        '[0:2, 0:6]'
+        >>> str(ZRange([-3], [-1]).clip(ZRange([0], [2])))
+        '[0:0]'
+        """
+        self._same_rank(bounds.rank, "range")
+        start = []
+        end = []
+        for a, b, lo, hi in zip(self.start, self.end, bounds.start, bounds.end, strict=True):
+            s = min(max(a, lo), hi)
+            start.append(s)
+            end.append(max(s, min(b, hi)))
+        return ZRange._raw(tuple(start), tuple(end))
+
     def translate(self, delta: Sequence[int]) -> ZRange:
         d = _ints(delta, "translation")
         self._same_rank(len(d), "translation")

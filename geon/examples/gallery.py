@@ -101,14 +101,25 @@ def _conv2d() -> Graph:
     N = gc.Axis("N", 2, batch=True)
     R, S = gc.Axis("R", 3, roles="Height"), gc.Axis("S", 3, roles="Width")
     K = gc.Axis("K", 4, roles="Channelout")
-    P, Q = gc.Axis("P", 6, roles="Height"), gc.Axis("Q", 6, roles="Width")
+    P, Q = gc.Axis("P", 8, roles="Height"), gc.Axis("Q", 8, roles="Width")
     rng = np.random.default_rng(2)
     img = gc.placeholder(axes=[C, Y, X, N], name="images")
     f = gc.constant(rng.normal(size=(2, 3, 3, 4)).round(2), axes=[C - 1, R, S, K], name="filter")
-    out = gc.conv2d(img, f, [K, P, Q, N], name="features")
+    out = gc.conv2d(img, f, [K, P, Q, N], padding=1, name="features")
     g = gc.graph([out])
     assert out.op_id is not None
     shard(g, out.op_id, dim="P", parts=2)
+    return g
+
+
+def _pad() -> Graph:
+    T, T2 = gc.Axis("T", 4, roles="Time"), gc.Axis("T2", 7, roles="Time")
+    C = gc.Axis("C", 2, roles="Channel")
+    x = gc.constant(np.arange(1.0, 9.0).reshape(4, 2), axes=[T, C], name="signal")
+    padded = gc.pad(x, {T: (2, 1)}, axes={T: T2}, name="padded")
+    g = gc.graph([padded])
+    assert padded.op_id is not None
+    shard(g, padded.op_id, dim="T2", sizes=[2, 3, 2])
     return g
 
 
@@ -155,10 +166,22 @@ EXAMPLES: dict[str, Example] = {
     ),
     "conv2d-halos": Example(
         "conv2d sharded over height, with halos",
-        "A 3x3 convolution of images (C, Y, X, N) into (K, P, Q, N), cut into two applications "
-        "over the output height P. Each shard reads a window of input rows: the two read ranges "
-        "overlap by two rows (the halo), while the output shards partition (K, P, Q, N).",
+        "A 3x3 convolution of images (C, Y, X, N) into (K, P, Q, N) with padding 1, so the "
+        "output keeps the input's height and width (P and Q are 8, like Y and X), cut into two "
+        "applications over the output height P. Each shard reads a window of input rows: the "
+        "two read ranges overlap by two rows (the halo), and at the image's edge the window "
+        "reaches past it into the zero padding, so a shard reads only the rows that exist. The "
+        "output shards partition (K, P, Q, N).",
         _conv2d,
+    ),
+    "pad-new-axis": Example(
+        "pad gives a new axis",
+        "Zero-padding the signal (T, C) by 2 before and 1 after along T changes its length from "
+        "4 to 7, so the result needs a new axis: T2. Reusing T for a different length would be "
+        "an error. Cut into three applications over T2, the first shard lies wholly in the "
+        "padding and reads no row of the signal: its projection [-2:0] is clipped to the "
+        "signal's range, which leaves nothing to read.",
+        _pad,
     ),
 }
 """The gallery, by slug, in the order it is shown."""

@@ -425,16 +425,8 @@ EXPECTED: list[tuple[str, list[Triple]]] = [
                 "Application index is outside the operation's",
                 [A1, OP],
             ),
-            (
-                "ApplicationIPFSignatureAgreement",
-                "Application selection does not match its projected index",
-                [A1, OP],
-            ),
-            (
-                "ApplicationIPFSignatureAgreement",
-                "Application selection does not match its projected index",
-                [A1, OP],
-            ),
+            # the inputs read the projection [205:211, 50:55] clipped to their tensors, which is
+            # what they select; the output must be the projection itself
             (
                 "ApplicationIPFSignatureAgreement",
                 "Application selection does not match its projected index",
@@ -663,7 +655,8 @@ MESSAGES = [
         "sig-offset",
         1,
         f'operation "{OP}" IPF for inputs "tensors"[1] maps the index range '
-        '"[0:10, 0:5]" to "[0:10, 0:5]"; expected the selection "[200:210, 50:55]"',
+        f'"[0:10, 0:5]" to "[0:10, 0:5]", which misses tensor "{T1}" at "[200:210, 50:55]"; '
+        'expected the selection "[200:210, 50:55]"',
     ),
     (
         "sig-missing-key",
@@ -989,12 +982,12 @@ def test_index_range_comes_from_index_axes_when_there_is_no_ipf_index(doc: Any) 
     g = doc.graph()
     mine = [i for i in check(g) if i.constraint not in {c.name for c in axis_checks.CONSTRAINTS}]
     assert mine == []
-    # when the axis gets a different length; then the signature no longer projects onto x
+    # when the axis gets a different length; then the signature no longer projects onto y (x's
+    # read, [0:5] clipped to x's [0:4], is still its selection: inputs may reach past a tensor)
     g.apply([{"op": "update_node", "id": h, "body": {"length": 5}}])
     found = [i for i in check(g) if i.constraint == "OperationIPFSignatureAgreement"]
-    assert triples(found) == [
-        ("OperationIPFSignatureAgreement", "IPF projection does not match the selection", [op]),
-        ("OperationIPFSignatureAgreement", "IPF projection does not match the selection", [op]),
+    assert [(i.summary, i.params["side"]) for i in found] == [
+        ("IPF projection does not match the selection", "outputs"),
     ]
 
 
@@ -1209,3 +1202,194 @@ def test_applications_of_the_loom_example_are_certified(loom_doc: Doc) -> None:
     bad = mutated(loom_doc, "app-selection-not-projection")
     g = Graph.from_json(bad)
     assert constraints_module._certificate(g.index, g.node(A1)) is None
+
+
+# -- padded reads: an input's projection is clipped to its tensor; outputs stay exact ---------
+
+PX, PY = "00000000-0000-4000-8000-0000000000b1", "00000000-0000-4000-8000-0000000000b2"
+POP = "00000000-0000-4000-8000-0000000000b3"
+PA1, PA2 = "00000000-0000-4000-8000-0000000000b4", "00000000-0000-4000-8000-0000000000b5"
+
+
+def padded_doc() -> Doc:
+    """x [0:2, 0:6] padded by one row on each side into y [0:4, 0:6], in two shards."""
+    whole_y = rng([0, 0], [4, 6])
+
+    def ipf(offset: list[int]) -> dict[str, Any]:
+        return {"affineMap": {"projection": [[1, 0], [0, 1]], "offset": offset}, "shape": [1, 1]}
+
+    def app(app_id: str, rows: tuple[int, int], reads: tuple[int, int]) -> dict[str, Any]:
+        return {
+            "id": app_id,
+            "type": "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Application",
+            "body": {
+                "operationId": POP,
+                "inputs": {
+                    "tensor": [{"tensorId": PX, "range": rng([reads[0], 0], [reads[1], 6])}]
+                },
+                "outputs": {"result": [{"tensorId": PY, "range": rng([rows[0], 0], [rows[1], 6])}]},
+            },
+            "tags": {IPF_INDEX: rng([rows[0], 0], [rows[1], 6])},
+        }
+
+    return {
+        "id": "00000000-0000-4000-8000-0000000000b0",
+        "nodes": [
+            {"id": PX, "type": TENSOR, "body": {"dtype": "float32", "range": rng([0, 0], [2, 6])}},
+            {"id": PY, "type": TENSOR, "body": {"dtype": "float32", "range": whole_y}},
+            {
+                "id": POP,
+                "type": OPERATION,
+                "body": {
+                    "kernel": "my:pad_rows",
+                    "inputs": {"tensor": [{"tensorId": PX, "range": rng([0, 0], [2, 6])}]},
+                    "outputs": {"result": [{"tensorId": PY, "range": whole_y}]},
+                },
+                "tags": {
+                    IPF_INDEX: whole_y,
+                    IPF_SIGNATURE: {
+                        "inputs": {"tensor": [ipf([-1, 0])]},
+                        "outputs": {"result": [ipf([0, 0])]},
+                    },
+                },
+            },
+            app(PA1, (0, 2), (0, 1)),  # projection [-1:1] clipped to [0:1]
+            app(PA2, (2, 4), (1, 2)),  # projection [1:3] clipped to [1:2]
+        ],
+    }
+
+
+def _op_input(d: Doc) -> dict[str, Any]:
+    item: dict[str, Any] = node(d, POP)["body"]["inputs"]["tensor"][0]
+    return item
+
+
+def _app_input(d: Doc, app_id: str) -> dict[str, Any]:
+    item: dict[str, Any] = node(d, app_id)["body"]["inputs"]["tensor"][0]
+    return item
+
+
+PADDED_CASES: list[tuple[str, Callable[[Doc], None], list[tuple[str, str, list[str], str]]]] = [
+    ("clean", lambda d: None, []),
+    (
+        "operation-selects-less-than-the-clipped-projection",
+        lambda d: _op_input(d)["range"].update(end=[1, 6]),
+        [
+            (
+                "OperationIPFSignatureAgreement",
+                "IPF projection does not match the selection",
+                [POP],
+                f'operation "{POP}" IPF for inputs "tensor"[0] maps the index range '
+                f'"[0:4, 0:6]" to "[-1:3, 0:6]", which tensor "{PX}" at "[0:2, 0:6]" clips to '
+                '"[0:2, 0:6]"; expected the selection "[0:1, 0:6]"',
+            ),
+            (
+                "OperationApplicationAgreement",
+                "Application selection is outside the operation's",
+                [PA2, POP],
+                f'application "{PA2}" selects "[1:2, 0:6]" of tensor "{PX}"; expected a range '
+                f'inside "[0:1, 0:6]", the selection of its operation "{POP}"',
+            ),
+        ],
+    ),
+    (
+        "application-reads-the-wrong-rows",
+        lambda d: _app_input(d, PA2)["range"].update(start=[0, 0]),
+        [
+            (
+                "ApplicationIPFSignatureAgreement",
+                "Application selection does not match its projected index",
+                [PA2, POP],
+                f'application "{PA2}" selects "[0:2, 0:6]" for inputs "tensor"[0]; expected '
+                '"[1:2, 0:6]", the projection "[1:3, 0:6]" of its index range "[2:4, 0:6]" '
+                "clipped to its tensor",
+            ),
+        ],
+    ),
+    (
+        "application-reads-past-the-tensor",
+        lambda d: _app_input(d, PA2)["range"].update(end=[3, 6]),
+        [
+            (
+                "OperationApplicationAgreement",
+                "Application selection is outside the operation's",
+                [PA2, POP],
+                f'application "{PA2}" selects "[1:3, 0:6]" of tensor "{PX}"; expected a range '
+                f'inside "[0:2, 0:6]", the selection of its operation "{POP}"',
+            ),
+        ],
+    ),
+    (
+        "output-projection-is-not-clipped",
+        lambda d: node(d, POP)["tags"][IPF_SIGNATURE]["outputs"]["result"][0]["affineMap"].update(
+            offset=[-1, 0]
+        ),
+        [
+            (
+                "OperationIPFSignatureAgreement",
+                "IPF projection does not match the selection",
+                [POP],
+                f'operation "{POP}" IPF for outputs "result"[0] maps the index range '
+                '"[0:4, 0:6]" to "[-1:3, 0:6]"; expected the selection "[0:4, 0:6]"',
+            ),
+            (
+                "ApplicationIPFSignatureAgreement",
+                "Application selection does not match its projected index",
+                [PA1, POP],
+                f'application "{PA1}" selects "[0:2, 0:6]" for outputs "result"[0]; expected '
+                '"[-1:1, 0:6]", the projection of its index range "[0:2, 0:6]"',
+            ),
+            (
+                "ApplicationIPFSignatureAgreement",
+                "Application selection does not match its projected index",
+                [PA2, POP],
+                f'application "{PA2}" selects "[2:4, 0:6]" for outputs "result"[0]; expected '
+                '"[1:3, 0:6]", the projection of its index range "[2:4, 0:6]"',
+            ),
+        ],
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("mutate", "expected"),
+    [(m, e) for _, m, e in PADDED_CASES],
+    ids=[n for n, _, _ in PADDED_CASES],
+)
+def test_padded_reads_are_clipped_to_the_tensor(
+    mutate: Callable[[Doc], None],
+    expected: list[tuple[str, str, list[str], str]],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given an operation whose input projection reaches one row past its tensor on each side
+    d = padded_doc()
+    mutate(d)
+    # when checked, with certified applications and with every application the long way
+    fast = check(Graph.from_json(copy.deepcopy(d)))
+    monkeypatch.setattr(constraints_module, "_certificate", lambda index, app: None)
+    slow = check(Graph.from_json(copy.deepcopy(d)))
+    # then the issues are exactly the expected ones, either way
+    assert [(i.constraint, i.summary, list(i.node_ids), i.message) for i in fast] == expected
+    assert slow == fast
+
+
+def test_padded_applications_are_certified() -> None:
+    g = Graph.from_json(padded_doc())
+    certs = [constraints_module._certificate(g.index, g.node(a)) for a in (PA1, PA2)]
+    assert [str(c.ipf_index) for c in certs if c is not None] == ["[0:2, 0:6]", "[2:4, 0:6]"]
+
+
+def test_a_tensor_edit_re_judges_the_clipped_projection() -> None:
+    # given the clean padded document, checked once (results cached)
+    g = Graph.from_json(padded_doc())
+    assert check(g) == []
+    # when the input tensor grows by a row, so the clipped projections read more
+    g.apply([{"op": "update_node", "id": PX, "body": {"range": rng([0, 0], [3, 6])}}])
+    # then the operation's selection and the second shard's no longer match, as a fresh check says
+    again = check(g)
+    fresh = check(Graph.from_json(json.loads(json.dumps(g.to_json()))))
+    assert again == fresh
+    assert [(i.constraint, list(i.node_ids)) for i in again] == [
+        ("OperationIPFSignatureAgreement", [POP]),
+        ("ApplicationIPFSignatureAgreement", [PA2, POP]),
+    ]

@@ -41,6 +41,7 @@ def _axes_by_label(g: Graph) -> dict[str, list[str]]:
         ("cast-axes", {"outer sum (H, K)": ["H", "K"], "elementwise (H)": ["H"]}),
         ("mlp", {"y": ["B", "K"], "hidden": ["B", "D"]}),
         ("conv2d-halos", {"features": ["K", "P", "Q", "N"]}),
+        ("pad-new-axis", {"padded": ["T2", "C"]}),
     ],
     ids=lambda v: v if isinstance(v, str) else "",
 )
@@ -99,9 +100,29 @@ def test_conv_shards_overlap_in_halos_and_partition_the_output() -> None:
         )
         for a in apps
     ]
-    # the output height P (6) is cut in two halves; the input rows read overlap by R-1 = 2
-    assert out_rows == [(0, 3), (3, 6)]
+    # the output height P (8, kept by padding 1) is cut in two halves; the windows [-1:5] and
+    # [3:9] overlap by R-1 = 2 rows and are clipped to the image's rows [0:8] (the rest is padding)
+    assert out_rows == [(0, 4), (4, 8)]
     assert x_rows == [(0, 5), (3, 8)]
+
+
+def test_pad_shards_read_only_the_rows_that_exist() -> None:
+    # given the padded signal (T=4 padded by 2 before and 1 after into T2=7), cut 2 + 3 + 2
+    g = build("pad-new-axis")
+    apps = [n for n in g.nodes if n.type == APPLICATION]
+    # then the shards' projections [-2:0], [0:3], [3:5] are clipped to the signal's rows [0:4]
+    reads = [
+        (
+            a.body["inputs"]["tensor"][0]["range"]["start"],
+            a.body["inputs"]["tensor"][0]["range"]["end"],
+        )
+        for a in apps
+    ]
+    assert reads == [([0, 0], [0, 2]), ([0, 0], [3, 2]), ([3, 0], [4, 2])]
+    padded = next(n for n in g.nodes if n.label == "padded")
+    values = evaluate_graph(g, {})
+    expected = np.pad(np.arange(1.0, 9.0).reshape(4, 2), ((2, 1), (0, 0)))
+    np.testing.assert_array_equal(values[padded.id], expected)
 
 
 def test_unknown_example_is_refused() -> None:
@@ -109,5 +130,5 @@ def test_unknown_example_is_refused() -> None:
         build("nope")
     assert str(e.value) == (
         'gallery example "nope" does not exist; expected one of ("dot-2d", "dot-4d", '
-        '"broadcasting-order", "reductions", "cast-axes", "mlp", "conv2d-halos")'
+        '"broadcasting-order", "reductions", "cast-axes", "mlp", "conv2d-halos", "pad-new-axis")'
     )
