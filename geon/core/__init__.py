@@ -7,6 +7,19 @@
 
 The authoring names below come from :mod:`geon.core.builder`; the submodules (``axes``,
 ``tensors``, ``ops``, ``zspace``, ``graph``, ``constraints``, ``sharding``) are imported by name.
+
+One name is shared: ``gc.graph`` is the builder function of §8 (``gc.graph([z])``), and as a
+package attribute it hides the submodule :mod:`geon.core.graph`. So ``from geon.core import
+graph`` and ``import geon.core.graph as m`` both give the *function*; import what the module
+defines by name (``from geon.core.graph import Graph``) or reach the module itself with
+``importlib.import_module("geon.core.graph")``.
+
+>>> import geon.core.graph as m
+>>> m is graph
+True
+>>> from geon.core.graph import Graph
+>>> Graph.__module__
+'geon.core.graph'
 """
 
 from geon.core.axes import Axes, AxisRef, CompositeRef

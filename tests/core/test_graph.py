@@ -393,3 +393,32 @@ def test_placement_references_its_mesh() -> None:
     assert g.index.referrers("m") == ("a",)
     with pytest.raises(DocumentError):
         g.remove_node("m")
+
+
+# -- the name "graph": the builder function hides the submodule on the package ---------------
+
+
+def test_geon_core_graph_names_the_builder_function_and_the_module_keeps_its_classes() -> None:
+    # given the package, its builder and the document module, imported each way people do
+    import importlib
+    import sys
+
+    import geon.core
+    import geon.core.builder
+    import geon.core.graph as imported_as
+    from geon.core import graph as from_package
+    from geon.core.graph import Graph as FromModule
+
+    module = importlib.import_module("geon.core.graph")
+    # then the package attribute is the §8 builder function, whichever import spelling is used
+    assert from_package is geon.core.builder.graph
+    assert imported_as is geon.core.builder.graph
+    assert geon.core.graph is geon.core.builder.graph
+    # and the module is still the document module, with its classes
+    assert module is sys.modules["geon.core.graph"]
+    assert module.__name__ == "geon.core.graph"
+    assert FromModule is module.Graph
+    assert FromModule.__module__ == "geon.core.graph"
+    # and the function builds that module's Graph
+    built = from_package([geon.core.placeholder(axes=[geon.core.Axis("H", 2)])])
+    assert type(built) is FromModule
