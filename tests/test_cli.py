@@ -78,6 +78,7 @@ def test_serve_runs_the_web_server_and_a_worker_and_ctrl_c_stops_both(tmp_path: 
     env = dict(os.environ, GEON_DATA_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
     env.pop("DATABASE_URL", None)
     log = (tmp_path / "serve.log").open("w+")
+    pids: list[int] = []
     # when geon serve starts
     serve = subprocess.Popen(
         [sys.executable, "-m", "geon", "serve", "--port", str(port), "--worker-name", "serve@test"],
@@ -103,7 +104,7 @@ def test_serve_runs_the_web_server_and_a_worker_and_ctrl_c_stops_both(tmp_path: 
         # then the web server answers and its worker answers the ping
         assert (status, report.get("worker", {}).get("ok")) == (200, True), output
         assert "serve@test" in report["worker"]["workers"]
-        pids = [int(p) for p in re.findall(r"(?:web|worker) pid (\d+)", output)]
+        pids.extend(int(p) for p in re.findall(r"(?:web|worker) pid (\d+)", output))
         assert len(pids) == 2
         assert f"geon serve: open http://localhost:{port}/  (Ctrl-C stops)" in output
         # when Ctrl-C reaches it
@@ -113,7 +114,15 @@ def test_serve_runs_the_web_server_and_a_worker_and_ctrl_c_stops_both(tmp_path: 
         assert code == 0
         assert [alive(pid) for pid in pids] == [False, False]
     finally:
+        # a failed assertion must not leave the server or its children running
         if serve.poll() is None:
-            serve.kill()
-            serve.wait()
+            serve.send_signal(signal.SIGINT)
+            try:
+                serve.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                serve.kill()
+                serve.wait()
+        for pid in pids:
+            if alive(pid):
+                os.kill(pid, signal.SIGKILL)
         log.close()
