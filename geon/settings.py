@@ -140,6 +140,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 
 INSTALLED_APPS = [
     "daphne",
+    "django.contrib.admin",
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

@@ -1,5 +1,6 @@
 """URL routes. Websocket routes live in :mod:`geon.graphs.routing`."""
 
+from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
@@ -19,4 +20,5 @@ urlpatterns = [
     ),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", run_views.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
 ]

@@ -2,7 +2,7 @@ from django.apps import AppConfig
 
 
 class AccountsConfig(AppConfig):
-    """Users and sign-in. Teams and per-graph roles come with the server issue."""
+    """Users and sign-in, teams with roles, and API tokens for scripts."""
 
     name = "geon.accounts"
     label = "accounts"

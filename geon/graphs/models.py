@@ -8,6 +8,7 @@ from typing import Any
 from django.conf import settings
 from django.db import models
 
+from geon.accounts.models import Role, Team
 from geon.core.errors import DocumentError
 
 
@@ -17,6 +18,10 @@ class Graph(models.Model):
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="graphs"
+    )
+    # Members of the team get their team role on the graph.
+    team = models.ForeignKey(
+        Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="graphs"
     )
     title = models.CharField(max_length=200)
     # The gallery example this graph was loaded from ("" for the user's own graphs): makes
@@ -52,6 +57,9 @@ class GraphVersion(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     message = models.CharField(max_length=500, blank=True, default="")
+    # What changed from the previous version: {node id: ["*"] (added or removed) or the fields
+    # ("label", "body.<key>", "tags.<url>")}. Rebasing an edit reads it instead of documents.
+    touched = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -69,3 +77,50 @@ class GraphVersion(models.Model):
                 f'graph version "{self.number}" is immutable; store a new version instead'
             )
         super().save(*args, **kwargs)
+
+
+class Membership(models.Model):
+    """A user's role on one graph (the owner needs none: owning is the ``owner`` role)."""
+
+    graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="memberships")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="graph_memberships"
+    )
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["graph", "user"]
+        constraints = [
+            models.UniqueConstraint(fields=["graph", "user"], name="graph_membership_once")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} on {self.graph} ({self.role})"
+
+
+class ShardPlan(models.Model):
+    """A named sharding plan of a graph: a mesh and, per operation, how to split it.
+
+    ``mesh`` is ``{"name", "axes": {meshAxis: size}}``; ``spec`` maps an operation id to
+    ``{"over": {indexAxisOrDim: meshAxis}}`` or explicit ``{"dim", "parts"|"chunk"|"sizes"}`` or
+    ``{"grid": {dim: parts}}``. ``applications`` records what the last generation wrote:
+    ``{"version": n, "mesh": meshNodeId, "operations": {opId: [applicationId, ...]}}``.
+    """
+
+    graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="shard_plans")
+    name = models.CharField(max_length=100)
+    mesh = models.JSONField(default=dict)
+    spec = models.JSONField(default=dict)
+    applications = models.JSONField(default=dict, blank=True)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["graph", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["graph", "name"], name="shard_plan_name_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.graph})"
