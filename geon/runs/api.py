@@ -1,7 +1,348 @@
-"""REST endpoints for runs and renders under ``/api/v1/`` (mounted by :mod:`geon.api`)."""
+"""REST endpoints for runs and renders under ``/api/v1/`` (mounted by :mod:`geon.api`).
+
+- ``POST /graphs/<id>/runs``: queue a run (JSON, or multipart with an ``inputs`` ``.npz``);
+- ``GET /graphs/<id>/runs``: the graph's runs, newest first;
+- ``GET /runs/<id>``: a run's status, progress, timings, result summary and ``max_abs_diff``;
+- ``GET /runs/<id>/results.npz``: the outputs of a done run;
+- ``GET /graphs/<id>/render.{svg,png,dot}``: the diagram, or 202 with a ``Location`` to poll.
+
+Views only translate HTTP: every check and write is in :mod:`geon.runs.services`. Errors answer
+``{"error": {"code", "message", "issues"?}}``.
+"""
 
 from __future__ import annotations
 
-from ninja import Router
+import json
+import re
+import uuid
+from typing import Any
+
+from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from ninja import Field, Router, Schema
+from ninja.responses import codes_4xx
+
+from geon.graphs.services import AccessDenied, GraphNotFound
+from geon.runs import services
+from geon.runs.models import Render
 
 router = Router(tags=["runs"])
+
+#: Fields of a run request (a JSON object, or the fields of a multipart form).
+RUN_FIELDS = ("backend", "version", "sharded", "seed")
+#: Form fields a browser may add that are not part of the request.
+IGNORED_FORM_FIELDS = ("csrfmiddlewaretoken",)
+INPUTS_FIELD = "inputs"
+
+
+class ErrorBody(Schema):
+    code: str
+    message: str
+    issues: list[dict[str, Any]] | None = None
+
+
+class ErrorOut(Schema):
+    error: ErrorBody
+
+
+class RunIn(Schema):
+    """A run request. Inputs not in an uploaded file come from ``seed`` (default 0 without a
+    file; with a file and no seed, every input must be in it)."""
+
+    backend: str = Field("numpy", description='"numpy" or "cupy"')
+    version: int | None = Field(None, description="a version number; default the current one")
+    sharded: bool = Field(False, description="run Application by Application and compare")
+    seed: int | None = Field(None, description="seed of the generated inputs")
+
+
+class RunOut(Schema):
+    id: int
+    graphId: str
+    version: int
+    backend: str
+    sharded: bool
+    seed: int | None
+    uploadedInputs: bool
+    status: str
+    progress: float
+    step: dict[str, Any]
+    created: str | None
+    started: str | None
+    finished: str | None
+    timings: dict[str, Any]
+    result: dict[str, Any]
+    max_abs_diff: dict[str, Any] | None
+    results: str | None
+    error: str
+    workerPid: int | None
+
+
+class RunListOut(Schema):
+    runs: list[RunOut]
+
+
+class RenderPendingOut(Schema):
+    status: str
+    message: str
+    location: str
+    render: dict[str, Any]
+
+
+def error_response(
+    status: int, code: str, message: str, issues: list[dict[str, Any]] | None = None
+) -> JsonResponse:
+    """The JSON error envelope."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if issues is not None:
+        error["issues"] = issues
+    return JsonResponse({"error": error}, status=status)
+
+
+def refused(error: services.RunRefused) -> JsonResponse:
+    return error_response(error.status, error.code, str(error), error.issues)
+
+
+def not_found(error: Exception) -> JsonResponse:
+    return error_response(404, "not_found", str(error))
+
+
+def not_signed_in() -> JsonResponse:
+    return error_response(401, "not_authenticated", "sign in, or send an API token, to use the API")
+
+
+_RUN_BODY_SCHEMA = {
+    "type": "object",
+    "properties": {
+        "backend": {"type": "string", "enum": ["numpy", "cupy"], "default": "numpy"},
+        "version": {"type": "integer", "minimum": 1},
+        "sharded": {"type": "boolean", "default": False},
+        "seed": {"type": "integer", "minimum": 0},
+    },
+    "additionalProperties": False,
+}
+_RUN_FORM_SCHEMA = {
+    "type": "object",
+    "properties": {
+        **_RUN_BODY_SCHEMA["properties"],  # type: ignore[dict-item]
+        INPUTS_FIELD: {
+            "type": "string",
+            "format": "binary",
+            "description": "an .npz whose keys are tensor labels or ids (no pickles)",
+        },
+    },
+}
+_FILE = {"schema": {"type": "string", "format": "binary"}}
+
+
+def _run_request_fields(request: HttpRequest) -> dict[str, Any] | JsonResponse:
+    """The run request's fields (JSON object or multipart form), or the error answer."""
+    if request.content_type == "multipart/form-data":
+        fields: dict[str, Any] = {
+            k: v for k, v in request.POST.items() if k not in IGNORED_FORM_FIELDS
+        }
+        extra_files = sorted(set(request.FILES) - {INPUTS_FIELD})
+        if extra_files:
+            return error_response(
+                400,
+                "invalid_request",
+                f'file field "{extra_files[0]}" is not known; expected "{INPUTS_FIELD}" (an .npz)',
+            )
+    elif request.content_type in ("application/json", "", None) or not request.body:
+        try:
+            fields = json.loads(request.body) if request.body else {}
+        except (ValueError, RecursionError):
+            fields = None  # type: ignore[assignment]
+        if not isinstance(fields, dict):
+            return error_response(
+                400,
+                "invalid_body",
+                'the request body is not a JSON object; expected e.g. {"sharded": true}',
+            )
+    else:
+        return error_response(
+            415,
+            "unsupported_media_type",
+            f'content type "{request.content_type}" is not accepted; expected '
+            '"application/json" or "multipart/form-data"',
+        )
+    unknown = sorted(set(fields) - set(RUN_FIELDS))
+    if unknown:
+        expected = ", ".join(f'"{f}"' for f in RUN_FIELDS)
+        return error_response(
+            400,
+            "invalid_request",
+            f'field "{unknown[0]}" is not known; expected any of {expected}',
+        )
+    return fields
+
+
+@router.post(
+    "/graphs/{graph_id}/runs",
+    response={202: RunOut, codes_4xx: ErrorOut},
+    summary="Queue a run of a graph version",
+    openapi_extra={
+        "requestBody": {
+            "required": False,
+            "content": {
+                "application/json": {"schema": _RUN_BODY_SCHEMA},
+                "multipart/form-data": {"schema": _RUN_FORM_SCHEMA},
+            },
+        }
+    },
+)
+def create_run(request: HttpRequest, graph_id: uuid.UUID) -> Any:
+    """Queue a logical or sharded run of the graph's current version (or ``version``), with
+    inputs from an uploaded ``.npz`` and/or a seed. Everything is checked before the run is
+    stored: the inputs' keys, shapes and dtypes, and the executor's limits (413). Answers 202
+    with the run and a ``Location`` to poll; editors and owners may run a graph."""
+    if not request.user.is_authenticated:
+        return not_signed_in()
+    fields = _run_request_fields(request)
+    if isinstance(fields, JsonResponse):
+        return fields
+    multipart = request.content_type == "multipart/form-data"
+    upload = request.FILES.get(INPUTS_FIELD) if multipart else None
+    try:
+        checked = services.check_can_run(
+            request.user,
+            graph_id,
+            fields.get("backend", "numpy"),
+            version=fields.get("version"),
+            sharded=fields.get("sharded", False),
+            seed=fields.get("seed"),
+            inputs=upload,
+            inputs_name=upload.name if upload is not None and upload.name else "inputs.npz",
+        )
+    except GraphNotFound as error:
+        return not_found(error)
+    except AccessDenied as error:
+        return error_response(403, "forbidden", str(error))
+    except services.RunRefused as error:
+        return refused(error)
+    run = services.do_queue_run(checked, request.user)
+    response = JsonResponse(services.run_json(run), status=202)
+    response["Location"] = f"/api/v1/runs/{run.pk}"
+    return response
+
+
+@router.get(
+    "/graphs/{graph_id}/runs",
+    response={200: RunListOut, codes_4xx: ErrorOut},
+    summary="The runs of a graph",
+)
+def list_runs(request: HttpRequest, graph_id: uuid.UUID) -> Any:
+    """Every run of the graph (all versions), newest first."""
+    if not request.user.is_authenticated:
+        return not_signed_in()
+    try:
+        runs = services.graph_runs(request.user, graph_id)
+    except GraphNotFound as error:
+        return not_found(error)
+    return {"runs": [services.run_json(run) for run in runs]}
+
+
+@router.get(
+    "/runs/{run_id}",
+    response={200: RunOut, codes_4xx: ErrorOut},
+    summary="A run: status, progress, timings, result summary",
+)
+def get_run(request: HttpRequest, run_id: int) -> Any:
+    """The run's status and progress (``step``: the last operation or Application done), its
+    timings (``operations``; for sharded runs ``applications`` too), the result summary, the
+    sharded run's ``max_abs_diff`` per output and the error of a failed run."""
+    if not request.user.is_authenticated:
+        return not_signed_in()
+    try:
+        run = services.check_can_view_run(request.user, run_id)
+    except services.RunNotFound as error:
+        return not_found(error)
+    return services.run_json(run)
+
+
+@router.get(
+    "/runs/{run_id}/results.npz",
+    response={codes_4xx: ErrorOut},
+    summary="The outputs of a done run as .npz",
+    openapi_extra={
+        "responses": {
+            200: {"description": "keys: tensor labels (ids where missing or not unique)",
+                  "content": {"application/octet-stream": _FILE}},
+        }
+    },
+)  # fmt: skip
+def run_results(request: HttpRequest, run_id: int) -> Any:
+    """The ``.npz`` of every output, keyed as the CLI keys them; 409 until the run is done."""
+    if not request.user.is_authenticated:
+        return not_signed_in()
+    try:
+        run = services.check_results(services.check_can_view_run(request.user, run_id))
+    except services.RunNotFound as error:
+        return not_found(error)
+    except services.RunRefused as error:
+        return refused(error)
+    return FileResponse(
+        run.results.open("rb"),
+        as_attachment=True,
+        filename=f"run-{run.pk}-results.npz",
+        content_type="application/octet-stream",
+    )
+
+
+def _slug(title: str) -> str:
+    return re.sub(r"[^A-Za-z0-9]+", "-", title).strip("-").lower() or "graph"
+
+
+@router.get(
+    "/graphs/{graph_id}/render.{format}",
+    response={202: RenderPendingOut, codes_4xx: ErrorOut},
+    summary="The diagram of a graph version as SVG, PNG or DOT",
+    openapi_extra={
+        "responses": {
+            200: {"description": "the diagram",
+                  "content": {"image/svg+xml": _FILE, "image/png": _FILE,
+                              "text/vnd.graphviz": _FILE}},
+        }
+    },
+)  # fmt: skip
+def get_render(
+    request: HttpRequest,
+    graph_id: uuid.UUID,
+    format: str,
+    version: int | None = None,
+    download: bool = False,
+) -> Any:
+    """The diagram (``svg``, ``png`` or ``dot``) of the current version or ``version``, with its
+    issues highlighted. Drawn by a worker and cached per document: until it is ready the answer
+    is 202 with a ``Location`` to poll; then the file (``download=1``: as an attachment)."""
+    if not request.user.is_authenticated:
+        return not_signed_in()
+    try:
+        stored, fmt = services.check_can_render(request.user, graph_id, format, version)
+    except GraphNotFound as error:
+        return not_found(error)
+    except services.RunRefused as error:
+        return refused(error)
+    found = services.do_request_render(stored, fmt)
+    if found.status == Render.Status.FAILED:
+        return error_response(422, "render_failed", found.error)
+    if found.status != Render.Status.DONE:
+        query = f"?version={stored.number}" + ("&download=1" if download else "")
+        location = f"/api/v1/graphs/{graph_id}/render.{fmt}{query}"
+        body = {
+            "status": found.status,
+            "message": f"version {stored.number} is being rendered as {fmt}; poll the Location "
+            "until it answers 200 with the file",
+            "location": location,
+            "render": services.render_json(found, stored),
+        }
+        response = JsonResponse(body, status=202)
+        response["Location"] = location
+        response["Retry-After"] = "1"
+        return response
+    with found.file.open("rb") as f:
+        data = f.read()
+    answer = HttpResponse(data, content_type=services.CONTENT_TYPES[fmt])
+    answer["ETag"] = f'"{found.content_hash}.{fmt}"'
+    if download:
+        name = f"{_slug(stored.graph.title)}-v{stored.number}.{fmt}"
+        answer["Content-Disposition"] = f'attachment; filename="{name}"'
+    return answer

@@ -1,11 +1,21 @@
-"""Runs of a graph version on a worker. Writes go through :mod:`geon.runs.services`."""
+"""Runs and renders of a graph version on a worker. Writes go through :mod:`geon.runs.services`.
+
+Files (uploaded inputs, results, rendered diagrams) live under ``GEON_DATA_DIR/files``, never in
+the database.
+"""
 
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.files.storage import FileSystemStorage
 from django.db import models
 
 from geon.graphs.models import GraphVersion
+
+
+def data_files() -> FileSystemStorage:
+    """Where runs and renders keep their files: ``GEON_DATA_DIR/files``."""
+    return FileSystemStorage(location=settings.DATA_DIR / "files")
 
 
 class Run(models.Model):
@@ -26,13 +36,25 @@ class Run(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.NUMPY)
+    # Application by Application, checked against a logical run (max abs diff per output).
+    sharded = models.BooleanField(default=False)
+    # Inputs not in the uploaded file come from numpy.random.default_rng(seed); with an upload
+    # and no seed every input must be in the file.
+    seed = models.BigIntegerField(null=True, blank=True)
+    # The uploaded .npz (keys: tensor labels or ids), checked against the document when queued.
+    inputs = models.FileField(storage=data_files, max_length=255, blank=True)
+    # The outputs as .npz (keys: labels, ids where missing or not unique), once done.
+    results = models.FileField(storage=data_files, max_length=255, blank=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
     progress = models.FloatField(default=0.0)
+    # The last finished step: geon.execute.Progress.to_json() (operation, application, seconds).
+    step = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True, db_index=True)
     started = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
-    # Seconds per phase, e.g. {"queued": 0.21, "execute": 0.003}.
+    # Seconds per phase, e.g. {"queued": 0.21, "execute": 0.003}, and the executor's timings:
+    # "operations" (op id -> s), "applications" and "sharded_operations" for sharded runs.
     timings = models.JSONField(default=dict, blank=True)
     # What the executor reported: per output tensor a summary, never the arrays themselves.
     result = models.JSONField(default=dict, blank=True)
@@ -49,3 +71,43 @@ class Run(models.Model):
     @property
     def finished_running(self) -> bool:
         return self.status in (self.Status.DONE, self.Status.FAILED)
+
+
+class Render(models.Model):
+    """A diagram of a graph version in one format, cached by the hash of the version's document
+    (two versions with the same document share it)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    class Format(models.TextChoices):
+        SVG = "svg"
+        PNG = "png"
+        DOT = "dot"
+
+    # The version that first asked for this diagram.
+    graph_version = models.ForeignKey(
+        GraphVersion, on_delete=models.CASCADE, related_name="renders"
+    )
+    format = models.CharField(max_length=8, choices=Format.choices)
+    # SHA-256 of the document's canonical JSON (sorted keys, no blanks).
+    content_hash = models.CharField(max_length=64)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    file = models.FileField(storage=data_files, max_length=255, blank=True)
+    error = models.TextField(blank=True, default="")
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["content_hash", "format"], name="render_once_per_document_and_format"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"render {self.content_hash[:12]}.{self.format} ({self.status})"

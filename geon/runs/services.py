@@ -1,38 +1,65 @@
-"""Runs: queue a graph version on the worker, execute it there, publish its status events.
+"""Runs and renders: check a request, queue it on the worker, execute it there, publish events.
 
 The web process calls :func:`check_can_run` then :func:`do_queue_run`; the worker's task calls
-:func:`do_execute_run`. Every status change is published to the graph's channel-layer group as a
-``run`` event (DESIGN.md §6); with the in-memory channel layer the websocket consumers poll the
-rows instead, since the worker is another process.
+:func:`do_execute_run`. Every status change of a run is published to the graph's channel-layer
+group as a ``run`` event (DESIGN.md §6); with the in-memory channel layer the websocket consumers
+poll the rows instead, since the worker is another process.
+
+Renders: :func:`check_can_render` then :func:`do_request_render`, which finds the cached diagram
+of the version's document (by content hash and format) or stores a queued one for the worker's
+:func:`do_render`.
+
+Uploaded inputs and results are ``.npz`` files under ``GEON_DATA_DIR/files/runs/<run id>/``;
+diagrams under ``GEON_DATA_DIR/files/renders/``. Every refusal is a :class:`RunRefused` with an
+error code and the HTTP status it answers with.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
+import io
+import json
 import logging
 import os
 import time
 import uuid
-from collections.abc import Callable
+import zipfile
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import IO, Any
 
+import numpy as np
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
 from django.contrib.auth.models import User as Account
+from django.core.files.base import ContentFile, File
 from django.db import transaction
 from django.utils import timezone
 
-from geon import execute
-from geon.core.errors import GeonError
+from geon import execute, render
+from geon.core.errors import GeonError, LimitError
 from geon.core.graph import Graph as Document
-from geon.graphs.models import GraphVersion
-from geon.graphs.services import User, check_can_view, document_issues, graph_group
-from geon.runs.models import Run
+from geon.execute.limits import format_bytes
+from geon.graphs.models import Graph, GraphVersion
+from geon.graphs.services import (
+    GraphNotFound,
+    User,
+    check_can_edit,
+    check_can_view,
+    document_issues,
+    graph_group,
+)
+from geon.runs.models import Render, Run
 
 log = logging.getLogger(__name__)
 
-#: Inputs a run is not given come from ``numpy.random.default_rng(RUN_SEED)``.
+#: Runs given neither an inputs file nor a seed use ``numpy.random.default_rng(RUN_SEED)``.
 RUN_SEED = 0
+
+#: The largest seed (numpy's generators take any non-negative integer; the column is 64-bit).
+MAX_SEED = 2**63 - 1
 
 #: The ``event`` of a run message for each run status.
 EVENT_OF_STATUS = {
@@ -42,60 +69,351 @@ EVENT_OF_STATUS = {
     Run.Status.FAILED: "failed",
 }
 
+#: The content type of each render format.
+CONTENT_TYPES = {
+    "svg": "image/svg+xml",
+    "png": "image/png",
+    "dot": "text/vnd.graphviz; charset=utf-8",
+}
+
+UNEXPECTED_RUN_FAILURE = "the executor failed unexpectedly; the worker log has the details"
+UNEXPECTED_RENDER_FAILURE = "the renderer failed unexpectedly; the worker log has the details"
+
 
 class RunRefused(GeonError):
-    """A run cannot be queued: an unknown backend (``invalid_backend``) or a graph with error
-    issues (``graph_has_errors``, with the issues)."""
+    """A run or render request is refused: ``code`` says why, ``status`` is the HTTP status
+    (400 malformed, 404 unknown version or format, 409 graph with errors or results not ready,
+    413 over the limits, 422 inputs that do not fit the document)."""
 
-    def __init__(self, code: str, message: str, issues: list[dict[str, Any]] | None = None) -> None:
+    def __init__(
+        self,
+        code: str,
+        message: str,
+        issues: list[dict[str, Any]] | None = None,
+        *,
+        status: int = 400,
+    ) -> None:
         super().__init__(message)
         self.code = code
         self.issues = issues
+        self.status = status
 
 
-def execute_document(
-    document: dict[str, Any], *, backend: str, progress: Callable[[float], None]
-) -> dict[str, Any]:
-    """The one call into the executor: a logical run with seeded inputs; its JSON summary."""
-    result = execute.run(
-        Document.from_json(document),
-        seed=RUN_SEED,
-        backend=backend,
-        on_progress=lambda step: progress(step.fraction),
-    )
-    return result.summary()
+class RunNotFound(GeonError):
+    """The run does not exist, or the user may not see its graph (the two look the same)."""
 
 
-def check_can_run(user: User, graph_id: uuid.UUID | str, backend: Any) -> tuple[GraphVersion, str]:
-    """The graph's current version and the backend, if ``user`` may run it and it has no errors."""
-    graph = check_can_view(user, graph_id)
+@dataclass(frozen=True)
+class RunRequest:
+    """A checked run request: what :func:`do_queue_run` stores and queues."""
+
+    version: GraphVersion
+    backend: str
+    sharded: bool = False
+    seed: int | None = RUN_SEED
+    # The uploaded .npz, already checked against the document (rewound before it is stored).
+    inputs: IO[bytes] | None = None
+
+
+# --- versions and fields ---------------------------------------------------------------------
+
+
+def check_version(graph: Graph, number: Any) -> GraphVersion:
+    """The graph's version ``number`` (``None``: the current one)."""
+    current = graph.current_version
+    assert current is not None  # check_can_view refuses graphs without a version
+    if number is None or number == "":
+        return current
+    wanted = _check_int("version", number, minimum=1, example="1")
+    if wanted == current.number:
+        return current
+    version = GraphVersion.objects.filter(graph=graph, number=wanted).first()
+    if version is None:
+        raise RunRefused(
+            "version_not_found",
+            f'graph "{graph.title}" has no version "{wanted}"; expected a number from 1 to '
+            f"{current.number}",
+            status=404,
+        )
+    return version
+
+
+def _check_int(name: str, value: Any, *, minimum: int, example: str) -> int:
+    number: int | None = None
+    if isinstance(value, int) and not isinstance(value, bool):
+        number = value
+    elif isinstance(value, str) and value.strip().isdecimal():
+        number = int(value.strip())
+    if number is None or number < minimum or number > MAX_SEED:
+        raise RunRefused(
+            "invalid_request",
+            f'{name} "{value}" is not valid; expected an integer from {minimum} to {MAX_SEED} '
+            f"such as {example}",
+        )
+    return number
+
+
+def _check_bool(name: str, value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in ("true", "1"):
+        return True
+    if isinstance(value, str) and value.strip().lower() in ("false", "0"):
+        return False
+    raise RunRefused("invalid_request", f'{name} "{value}" is not valid; expected true or false')
+
+
+# --- runs: checking a request -----------------------------------------------------------------
+
+
+def check_can_run(
+    user: User,
+    graph_id: uuid.UUID | str,
+    backend: Any = "numpy",
+    *,
+    version: Any = None,
+    sharded: Any = False,
+    seed: Any = None,
+    inputs: IO[bytes] | None = None,
+    inputs_name: str = "inputs.npz",
+    limits: execute.Limits | None = None,
+) -> RunRequest:
+    """Check a run request from ``user`` before anything is stored or queued.
+
+    The graph must be visible to the user (else :class:`~geon.graphs.services.GraphNotFound`)
+    and writable by them (editors and owners; else :class:`~geon.graphs.services.AccessDenied`),
+    the backend known, the version exist and have no error issues, the run fit the executor's
+    ``limits`` (default :meth:`geon.execute.Limits.from_env`), and the ``inputs`` ``.npz``
+    (loaded without pickles) hold arrays for the document's inputs with their shapes and dtypes.
+    Inputs the file does not hold are generated from ``seed``; without a file the seed defaults
+    to :data:`RUN_SEED`. Raises :class:`RunRefused` naming what is wrong.
+    """
+    graph = check_can_edit(user, graph_id)
     if backend not in Run.Backend.values:
         expected = ", ".join(f'"{b}"' for b in Run.Backend.values)
         raise RunRefused(
             "invalid_backend", f'backend "{backend}" is not known; expected one of {expected}'
         )
-    version = graph.current_version
-    assert version is not None  # check_can_view refuses graphs without a version
-    errors = [i for i in document_issues(version.document) if i["severity"] == "error"]
+    is_sharded = _check_bool("sharded", sharded)
+    chosen_seed = None
+    if seed is not None and seed != "":
+        chosen_seed = _check_int("seed", seed, minimum=0, example="0")
+    stored = check_version(graph, version)
+    errors = [i for i in document_issues(stored.document) if i["severity"] == "error"]
     if errors:
         raise RunRefused(
             "graph_has_errors",
-            f'graph "{graph.title}" version {version.number} has {len(errors)} error issue(s); '
+            f'graph "{graph.title}" version {stored.number} has {len(errors)} error issue(s); '
             "fix them before running",
             errors,
+            status=409,
         )
-    return version, str(backend)
+    lim = limits if limits is not None else execute.Limits.from_env()
+    arrays = _load_npz(inputs, inputs_name, lim) if inputs is not None else None
+    plan = _check_fits(stored.document, is_sharded, lim)
+    if arrays is None:
+        chosen_seed = RUN_SEED if chosen_seed is None else chosen_seed
+    else:
+        _check_inputs(plan, arrays, inputs_name, chosen_seed)
+        assert inputs is not None
+        inputs.seek(0)
+    return RunRequest(stored, str(backend), is_sharded, chosen_seed, inputs)
 
 
-def do_queue_run(version: GraphVersion, user: User, backend: str) -> Run:
-    """Store a queued run and, once committed, publish ``queued`` and hand it to the worker."""
+def _check_fits(document: dict[str, Any], sharded: bool, limits: execute.Limits) -> execute.Plan:
+    """The logical plan of ``document`` (compiled on NumPy, nothing allocated), once the run is
+    known to fit ``limits``: the executor's own checks, made before the run is queued."""
+    graph = Document.from_json(document)
+    try:
+        plan = execute.compile_graph(graph, backend="numpy", limits=limits)
+        if sharded:
+            shard_plan = execute.compile_graph(graph, sharded=True, backend="numpy", limits=limits)
+            total = plan.memory.planned_peak_bytes + shard_plan.planned_bytes
+            if total > limits.max_bytes:
+                raise LimitError(
+                    f"the sharded run and the logical run it is checked against need "
+                    f"{format_bytes(total)}; the limit is {format_bytes(limits.max_bytes)} "
+                    "(GEON_MAX_BYTES)"
+                )
+    except LimitError as error:
+        raise RunRefused("limit_exceeded", str(error), status=413) from None
+    except GeonError as error:
+        raise RunRefused("cannot_run", str(error), status=422) from None
+    return plan
+
+
+def _load_npz(
+    upload: IO[bytes], name: str, limits: execute.Limits
+) -> dict[str, np.ndarray[Any, Any]]:
+    """The arrays of an uploaded ``.npz``, loaded without pickles, after checking its size."""
+    limit = format_bytes(limits.max_bytes)
+    upload.seek(0, os.SEEK_END)
+    size = upload.tell()
+    upload.seek(0)
+    if size > limits.max_bytes:
+        raise RunRefused(
+            "inputs_too_large",
+            f'inputs file "{name}" has {format_bytes(size)}; the limit is {limit} (GEON_MAX_BYTES)',
+            status=413,
+        )
+    not_npz = (
+        f'inputs file "{name}" is not an .npz file; expected one written by numpy.savez or '
+        "numpy.savez_compressed"
+    )
+    try:
+        with zipfile.ZipFile(upload) as archive:
+            unpacked = sum(member.file_size for member in archive.infolist())
+    except (zipfile.BadZipFile, ValueError, EOFError, OSError):
+        raise RunRefused("invalid_npz", not_npz) from None
+    if unpacked > limits.max_bytes:
+        raise RunRefused(
+            "inputs_too_large",
+            f'inputs file "{name}" holds {format_bytes(unpacked)} of arrays; the limit is {limit} '
+            "(GEON_MAX_BYTES)",
+            status=413,
+        )
+    upload.seek(0)
+    arrays: dict[str, np.ndarray[Any, Any]] = {}
+    with np.load(upload, allow_pickle=False) as data:
+        if not isinstance(data, np.lib.npyio.NpzFile):
+            raise RunRefused("invalid_npz", not_npz)
+        for key in data.files:
+            try:
+                value = data[key]
+            except ValueError as error:
+                if "allow_pickle" in str(error):
+                    raise RunRefused(
+                        "invalid_npz",
+                        f'inputs file "{name}": array "{key}" holds Python objects, which are '
+                        "not loaded (allow_pickle=False); expected numeric or boolean arrays",
+                    ) from None
+                raise RunRefused(
+                    "invalid_npz",
+                    f'inputs file "{name}": "{key}" cannot be read ({error}); expected an '
+                    "array written by numpy.save",
+                ) from None
+            except (zipfile.BadZipFile, EOFError, OSError) as error:
+                raise RunRefused(
+                    "invalid_npz",
+                    f'inputs file "{name}": "{key}" cannot be read ({error}); expected an '
+                    "array written by numpy.save",
+                ) from None
+            if not isinstance(value, np.ndarray):
+                raise RunRefused(
+                    "invalid_npz",
+                    f'inputs file "{name}": "{key}" is not an array; expected only .npy '
+                    "members, as numpy.savez writes",
+                )
+            arrays[key] = value
+    return arrays
+
+
+def _describe(info: execute.TensorInfo) -> str:
+    return f"shape {info.shape}, dtype {info.dtype}"
+
+
+def _check_inputs(
+    plan: execute.Plan,
+    arrays: Mapping[str, np.ndarray[Any, Any]],
+    name: str,
+    seed: int | None,
+) -> None:
+    """Keys, shapes and dtypes of uploaded arrays against the document's inputs."""
+    keys = execute.tensor_keys(plan.tensors)
+    expected = {keys[i]: i for i in plan.inputs}
+    by_id = {plan.tensors[i].id: i for i in plan.inputs}
+    listed = ", ".join(f'"{k}" ({_describe(plan.tensors[i])})' for k, i in expected.items())
+    fed: dict[int, str] = {}
+    for key in arrays:
+        index = expected.get(key, by_id.get(key))
+        if index is None:
+            raise RunRefused(
+                "invalid_inputs",
+                f'inputs file "{name}" has an array "{key}", which is not an input of the graph; '
+                f"expected one of {listed or 'none (the graph has no inputs)'}",
+                status=422,
+            )
+        if index in fed:
+            raise RunRefused(
+                "invalid_inputs",
+                f'inputs file "{name}" has arrays "{fed[index]}" and "{key}" for the same '
+                f'input "{keys[index]}"; expected one',
+                status=422,
+            )
+        fed[index] = key
+    try:
+        execute.resolve_inputs(dataclasses.replace(plan, inputs=tuple(fed)), arrays, None)
+    except GeonError as error:
+        raise RunRefused("invalid_inputs", f'inputs file "{name}": {error}', status=422) from None
+    missing = [i for i in plan.inputs if i not in fed]
+    if missing and seed is None:
+        info = plan.tensors[missing[0]]
+        raise RunRefused(
+            "invalid_inputs",
+            f'inputs file "{name}" has no array for input "{keys[info.index]}" '
+            f"({_describe(info)}); add it, or give a seed to generate the inputs the file lacks",
+            status=422,
+        )
+
+
+# --- runs: queueing and executing -------------------------------------------------------------
+
+
+def do_queue_run(request: RunRequest, user: User) -> Run:
+    """Store a queued run (and its inputs file) and, once committed, publish ``queued`` and hand
+    it to the worker."""
     from geon.runs.tasks import execute_run
 
     requester = user if isinstance(user, Account) else None
-    run = Run.objects.create(graph_version=version, requested_by=requester, backend=backend)
+    run = Run.objects.create(
+        graph_version=request.version,
+        requested_by=requester,
+        backend=request.backend,
+        sharded=request.sharded,
+        seed=request.seed,
+    )
+    if request.inputs is not None:
+        request.inputs.seek(0)
+        run.inputs.save(f"runs/{run.pk}/inputs.npz", File(request.inputs), save=True)
     transaction.on_commit(lambda: publish(run))
     transaction.on_commit(lambda: execute_run.delay(run.pk))
     return run
+
+
+def execute_document(
+    document: dict[str, Any],
+    *,
+    backend: str,
+    progress: Callable[[execute.Progress], None],
+    sharded: bool = False,
+    seed: int | None = RUN_SEED,
+    inputs: Mapping[str, Any] | None = None,
+) -> execute.RunResult:
+    """The one call into the executor: a logical or sharded run within the environment's
+    limits, with ``inputs`` and the rest generated from ``seed``."""
+    return execute.run(
+        Document.from_json(document),
+        inputs,
+        seed=seed,
+        sharded=sharded,
+        backend=backend,
+        on_progress=progress,
+        limits=execute.Limits.from_env(),
+    )
+
+
+def _stored_inputs(run: Run) -> dict[str, np.ndarray[Any, Any]] | None:
+    if not run.inputs:
+        return None
+    with run.inputs.open("rb") as f, np.load(f, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}
+
+
+def _save_file(field: Any, name: str, content: bytes) -> None:
+    """Write ``content`` as ``name`` in the field's storage, replacing an earlier attempt's."""
+    if field.storage.exists(name):
+        field.storage.delete(name)
+    field.save(name, ContentFile(content), save=False)
 
 
 def do_execute_run(run_id: int) -> None:
@@ -111,22 +429,36 @@ def do_execute_run(run_id: int) -> None:
             return
         run.status = Run.Status.RUNNING
         run.progress = 0.0
+        run.step = {}
         run.started = timezone.now()
         run.worker_pid = os.getpid()
         run.timings = {"queued": (run.started - run.created).total_seconds()}
         run.save()
         transaction.on_commit(lambda: publish(run))
 
-    def progress(fraction: float) -> None:
-        run.progress = round(fraction, 6)
-        run.save(update_fields=["progress", "updated"])
+    def progress(step: execute.Progress) -> None:
+        run.progress = round(step.fraction, 6)
+        run.step = step.to_json()
+        run.save(update_fields=["progress", "step", "updated"])
         publish(run)
 
     began = time.perf_counter()
+    seed = RUN_SEED if run.seed is None and not run.inputs else run.seed
     try:
-        run.result = execute_document(
-            run.graph_version.document, backend=run.backend, progress=progress
+        result = execute_document(
+            run.graph_version.document,
+            backend=run.backend,
+            progress=progress,
+            sharded=run.sharded,
+            seed=seed,
+            inputs=_stored_inputs(run),
         )
+        summary = result.summary()
+        run.timings = {**run.timings, **summary.pop("timings")}
+        run.result = summary
+        buffer = io.BytesIO()
+        np.savez(buffer, **result.by_key())  # type: ignore[arg-type]
+        _save_file(run.results, f"runs/{run.pk}/results.npz", buffer.getvalue())
         run.status = Run.Status.DONE
         run.progress = 1.0
     except GeonError as error:
@@ -135,32 +467,81 @@ def do_execute_run(run_id: int) -> None:
     except Exception:
         log.exception("run %s failed unexpectedly", run_id)
         run.status = Run.Status.FAILED
-        run.error = "the executor failed unexpectedly; the worker log has the details"
+        run.error = UNEXPECTED_RUN_FAILURE
     run.timings = {**run.timings, "execute": round(time.perf_counter() - began, 6)}
     run.finished = timezone.now()
     run.save()
     publish(run)
 
 
+# --- runs: reading ----------------------------------------------------------------------------
+
+
+def check_can_view_run(user: User, run_id: int) -> Run:
+    """The run, if ``user`` may see its graph; raises :class:`RunNotFound` otherwise."""
+    run = Run.objects.select_related("graph_version").filter(pk=run_id).first()
+    if run is not None:
+        try:
+            check_can_view(user, run.graph_version.graph_id)
+        except GraphNotFound:
+            run = None
+    if run is None:
+        raise RunNotFound(f'run "{run_id}" does not exist or you do not have access to it')
+    return run
+
+
+def graph_runs(user: User, graph_id: uuid.UUID | str) -> list[Run]:
+    """The graph's runs, newest first, if ``user`` may see the graph."""
+    graph = check_can_view(user, graph_id)
+    return list(Run.objects.filter(graph_version__graph=graph).select_related("graph_version"))
+
+
+def check_results(run: Run) -> Run:
+    """The run, if its results file can be downloaded (it is done)."""
+    if run.status != Run.Status.DONE or not run.results:
+        why = f"failed: {run.error}" if run.status == Run.Status.FAILED else f"is {run.status}"
+        raise RunRefused(
+            "results_not_ready",
+            f'run "{run.pk}" {why}; results can be downloaded once it is done',
+            status=409,
+        )
+    return run
+
+
+def results_url(run: Run) -> str:
+    return f"/api/v1/runs/{run.pk}/results.npz"
+
+
 def run_json(run: Run) -> dict[str, Any]:
-    """A run as JSON, as in the ``run`` websocket events and the HTTP answers."""
+    """A run as JSON, as in the ``run`` websocket events and the HTTP answers.
+
+    ``max_abs_diff`` (named as in the CLI's output) is the sharded run's max abs difference from
+    the logical run per output key, ``null`` until a sharded run is done and for logical runs.
+    """
     version = run.graph_version
 
     def iso(value: Any) -> str | None:
         return value.isoformat() if value else None
 
+    done = run.status == Run.Status.DONE
     return {
         "id": run.pk,
         "graphId": str(version.graph_id),
         "version": version.number,
         "backend": run.backend,
+        "sharded": run.sharded,
+        "seed": run.seed,
+        "uploadedInputs": bool(run.inputs),
         "status": run.status,
         "progress": run.progress,
+        "step": run.step,
         "created": iso(run.created),
         "started": iso(run.started),
         "finished": iso(run.finished),
         "timings": run.timings,
         "result": run.result,
+        "max_abs_diff": run.result.get("max_abs_diff") if done else None,
+        "results": results_url(run) if done and run.results else None,
         "error": run.error,
         "workerPid": run.worker_pid,
     }
@@ -190,3 +571,91 @@ def runs_changed_since(
         .order_by("updated", "id")
     )
     return [(run.updated, run_json(run)) for run in runs]
+
+
+# --- renders ----------------------------------------------------------------------------------
+
+
+def document_hash(document: dict[str, Any]) -> str:
+    """SHA-256 of the document's canonical JSON: what a cached diagram is keyed by."""
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def check_can_render(
+    user: User, graph_id: uuid.UUID | str, format: str, version: Any = None
+) -> tuple[GraphVersion, str]:
+    """The version to draw and the format, if ``user`` may see the graph and the format is one
+    :mod:`geon.render` writes (else :class:`RunRefused` ``unknown_format``, 404)."""
+    graph = check_can_view(user, graph_id)
+    try:
+        fmt = render.check_format(format)
+    except render.RenderFormatError as error:
+        raise RunRefused("unknown_format", str(error), status=404) from None
+    return check_version(graph, version), fmt
+
+
+def do_request_render(version: GraphVersion, format: str) -> Render:
+    """The diagram of ``version`` as ``format``: the cached one for the same document, or a new
+    one queued for the worker once committed (also when a finished file has gone missing)."""
+    from geon.runs.tasks import render_diagram
+
+    with transaction.atomic():
+        found, created = Render.objects.select_for_update().get_or_create(
+            content_hash=document_hash(version.document),
+            format=format,
+            defaults={"graph_version": version},
+        )
+        lost = found.status == Render.Status.DONE and not (
+            found.file.name and found.file.storage.exists(found.file.name)
+        )
+        if lost:
+            found.status = Render.Status.QUEUED
+            found.file = ""
+            found.finished = None
+            found.save()
+        if created or lost:
+            transaction.on_commit(lambda: render_diagram.delay(found.pk))
+    return found
+
+
+def do_render(render_id: int) -> None:
+    """Draw a queued diagram (in the worker), with the document's issues highlighted.
+    Idempotent: a finished render is left as it is."""
+    with transaction.atomic():
+        found = (
+            Render.objects.select_for_update()
+            .select_related("graph_version")
+            .filter(pk=render_id)
+            .first()
+        )
+        if found is None or found.status in (Render.Status.DONE, Render.Status.FAILED):
+            return
+        found.status = Render.Status.RUNNING
+        found.save(update_fields=["status"])
+    try:
+        graph = Document.from_json(found.graph_version.document)
+        data = render.render(graph, render.check_format(found.format), graph.check())
+        _save_file(found.file, f"renders/{found.content_hash}.{found.format}", data)
+        found.status = Render.Status.DONE
+    except GeonError as error:
+        found.status = Render.Status.FAILED
+        found.error = str(error)
+    except Exception:
+        log.exception("render %s failed unexpectedly", render_id)
+        found.status = Render.Status.FAILED
+        found.error = UNEXPECTED_RENDER_FAILURE
+    found.finished = timezone.now()
+    found.save()
+
+
+def render_json(found: Render, version: GraphVersion) -> dict[str, Any]:
+    """A render's state as JSON (for the 202 answer while it is drawn)."""
+    return {
+        "graphId": str(version.graph_id),
+        "version": version.number,
+        "format": found.format,
+        "hash": found.content_hash,
+        "status": found.status,
+        "error": found.error,
+    }

@@ -10,3 +10,9 @@ from geon.runs import services
 def execute_run(run_id: int) -> None:
     """Execute run ``run_id`` (idempotent: a finished run is left alone)."""
     services.do_execute_run(run_id)
+
+
+@app.task(name="geon.runs.render_diagram")
+def render_diagram(render_id: int) -> None:
+    """Draw render ``render_id`` (idempotent: a finished render is left alone)."""
+    services.do_render(render_id)

@@ -9,7 +9,7 @@ from typing import Any
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
-from geon.graphs.services import GraphNotFound
+from geon.graphs.services import AccessDenied, GraphNotFound
 from geon.runs import health, services
 
 
@@ -24,7 +24,9 @@ def error_response(
 
 @require_POST
 def queue_run(request: HttpRequest, graph_id: uuid.UUID) -> JsonResponse:
-    """``POST /graphs/<id>/runs/`` with optional JSON ``{"backend": "numpy"}`` -> 202 ``{run}``."""
+    """``POST /graphs/<id>/runs/`` with optional JSON ``{"backend": "numpy", "sharded": false,
+    "seed": 0, "version": 1}`` -> 202 ``{run}``: the service of ``POST /api/v1/graphs/<id>/runs``,
+    which also takes uploaded inputs."""
     if not request.user.is_authenticated:
         return error_response(401, "not_authenticated", "sign in to run graphs")
     body: Any = {}
@@ -40,15 +42,21 @@ def queue_run(request: HttpRequest, graph_id: uuid.UUID) -> JsonResponse:
                 'the request body is not a JSON object; expected e.g. {"backend": "numpy"}',
             )
     try:
-        version, backend = services.check_can_run(
-            request.user, graph_id, body.get("backend", "numpy")
+        checked = services.check_can_run(
+            request.user,
+            graph_id,
+            body.get("backend", "numpy"),
+            version=body.get("version"),
+            sharded=body.get("sharded", False),
+            seed=body.get("seed"),
         )
     except GraphNotFound as error:
         return error_response(404, "not_found", str(error))
+    except AccessDenied as error:
+        return error_response(403, "forbidden", str(error))
     except services.RunRefused as error:
-        status = 409 if error.code == "graph_has_errors" else 400
-        return error_response(status, error.code, str(error), error.issues)
-    run = services.do_queue_run(version, request.user, backend)
+        return error_response(error.status, error.code, str(error), error.issues)
+    run = services.do_queue_run(checked, request.user)
     return JsonResponse({"run": services.run_json(run)}, status=202)
 
 

@@ -42,12 +42,15 @@ async def test_connect_sends_the_snapshot(
     # then the first message is the snapshot of version 1 with the checker's issues
     assert connected is True
     assert message_errors(snapshot, SERVER_MESSAGES) == []
+    client = snapshot["present"][0]["client"]
     assert snapshot == {
         "type": "snapshot",
         "document": loom_document,
         "version": 1,
         "issues": await database_sync_to_async(document_issues)(loom_document),
-        "present": [{"user": "ann"}],
+        "present": [
+            {"client": client, "user": "ann", "name": "ann", "selection": [], "cursor": None}
+        ],
     }
 
 
@@ -94,7 +97,8 @@ async def test_connect_is_refused(
             '{"type": "shout"}',
             {
                 "code": "unknown_message_type",
-                "message": 'message type "shout" is not supported; expected none yet',
+                "message": 'message type "shout" is not supported; expected one of "edit", '
+                '"presence", "ping"',
             },
         ),
         (
@@ -102,7 +106,8 @@ async def test_connect_is_refused(
             "[1, 2]",
             {
                 "code": "unknown_message_type",
-                "message": 'message type "None" is not supported; expected none yet',
+                "message": 'message type "None" is not supported; expected one of "edit", '
+                '"presence", "ping"',
             },
         ),
         (
@@ -150,8 +155,8 @@ async def test_run_events_from_the_worker_process_reach_the_websocket(
     await ws.connect()
     await ws.receive_json_from(timeout=10)
     # when a run is queued
-    version, backend = await database_sync_to_async(check_can_run)(user, graph.pk, "numpy")
-    run = await database_sync_to_async(do_queue_run)(version, user, backend)
+    checked = await database_sync_to_async(check_can_run)(user, graph.pk, "numpy")
+    run = await database_sync_to_async(do_queue_run)(checked, user)
     events = []
     while not events or events[-1]["event"] not in ("done", "failed"):
         events.append(await ws.receive_json_from(timeout=60))
