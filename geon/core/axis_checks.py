@@ -237,6 +237,8 @@ class _TensorAxes:
 def _tensor_axes(index: GraphIndex, node: Node, seen: set[str] | None = None) -> _TensorAxes | None:
     """The tensor's axes, or None when it has no ``TensorAxes`` tag (positional); ``seen``
     receives the declaration names they were resolved from (also when resolving failed)."""
+    if not node.tags or TENSOR_AXES not in node.tags:
+        return None  # positional, whatever is declared
 
     def compute(seen: set[str]) -> tuple[_TensorAxes | None, bool]:
         found = _read_tensor_axes(index, node, seen)

@@ -74,8 +74,13 @@ Decisions (where DESIGN.md is silent)
   subtraction; a gap and an overlap of the same size are two issues.
 - Speed: an application whose body is exactly the projection of its index range through its
   operation's (clean) signature is *certified*, which proves the two application constraints
-  have nothing to say, without walking its selections twice. A test checks that switching the
-  certificate off changes no issue.
+  have nothing to say. The certificate is read straight from the JSON (plain ints, exact keys)
+  and also proves the body matches its schema, so a certified application is neither
+  validated nor parsed. What certifying needs from an operation (its distinct projections and
+  padded-read clips) is built once per operation, and values derived from several nodes are
+  reused while ``GraphIndex.version`` is unchanged. Output coverage of a split is confirmed by
+  one sorted sweep; only other shapes take the general box arithmetic. Tests check that
+  switching the certificate off changes no issue.
 
 Constraints
 -----------
@@ -283,7 +288,10 @@ def _range_issue(nid: str, suffix: str, data: Any) -> Issue:
     )
 
 
-def _structure(node: Node) -> _Structure:
+def _structure(node: Node, body_valid: bool = False, ipf_index: ZRange | None = None) -> _Structure:
+    """SchemaConformance's verdict on ``node``; ``body_valid`` says its body is already known
+    to match its schema and ``ipf_index`` is its ``IPFIndex`` tag already known to be valid (a
+    certified application, see ``_app_structure``)."""
     issues: list[Issue] = []
     nid = node.id
     name = "SchemaConformance"
@@ -316,7 +324,7 @@ def _structure(node: Node) -> _Structure:
                 contexts=(_ctx("Node type", nid, ".type", node.type),),
             )
         )
-    elif not body_ok(node.body):
+    elif not body_valid and not body_ok(node.body):
         structured = False
         issues.extend(
             _violations(nid, ".body", schemas.errors_for_node(node.type, node.body), "body")
@@ -324,6 +332,8 @@ def _structure(node: Node) -> _Structure:
     tags = node.tags
     index_tag_ok = True
     for url, value in tags.items():
+        if ipf_index is not None and url == IPF_INDEX:
+            continue
         tag_ok = schemas.validator_for_tag(url)
         if tag_ok is not None and not tag_ok(value):
             index_tag_ok = index_tag_ok and url != IPF_INDEX
@@ -335,8 +345,7 @@ def _structure(node: Node) -> _Structure:
     trange: ZRange | None = None
     ranges_ok = True
     lazy = False
-    ipf_index: ZRange | None = None
-    if index_tag_ok and IPF_INDEX in tags:
+    if ipf_index is None and index_tag_ok and IPF_INDEX in tags:
         ipf_index = _fast_range(tags[IPF_INDEX])
         if ipf_index is None:
             ranges_ok = False
@@ -346,7 +355,7 @@ def _structure(node: Node) -> _Structure:
         if trange is None:
             ranges_ok = False
             issues.append(_range_issue(nid, ".body.range", node.body["range"]))
-    elif structured and node.type == APPLICATION:
+    elif structured and node.type == APPLICATION and not body_valid:
         # validated here without building ranges: most applications are then certified against
         # their operation (_certificate) and never need their selections parsed
         for side in ("inputs", "outputs"):
@@ -358,6 +367,7 @@ def _structure(node: Node) -> _Structure:
                         ranges_ok = False
                         path = f".body.{side}.{_key(key)}[{pos}].range"
                         issues.append(_range_issue(nid, path, data))
+    if structured and node.type == APPLICATION:
         lazy = True
     elif structured and node.type == OPERATION:
         body = node.body
@@ -448,7 +458,50 @@ def _structure_memo(index: GraphIndex, node: Node) -> _Structure:
         hit = slots.get("structure")
         if hit is not None and hit[0] is node:
             return hit[1]
+    if node.type == APPLICATION:
+        return index.memo(node, "structure", functools.partial(_app_structure, index))
     return index.memo(node, "structure", _structure)
+
+
+def _app_structure(index: GraphIndex, app: Node) -> _Structure:
+    """An application's structure, certifying it on the way: most applications of a sharded
+    operation are exact projections of their index range, and certifying one from its JSON
+    (``_certify_body``) proves its body matches the schema, so it is not validated twice. The
+    verdict is the same either way; the certificate is kept for the application's checks."""
+    op = _op_of(index, app)
+    idx = _valid_ipf_index(app)
+    if op is None or idx is None:
+        return _structure(app)
+    irange = _irange_dep(index, op)
+    context = _op_context(index, op, irange) if irange is not None else None
+    cert = _certify_body(app.body, idx, irange, context) if context and irange else None
+    if cert is None:
+        return _structure(app)
+    found = _certified_structure(app, idx)
+    if found.ok:
+        box = index.memo(app, "certificate", _new_box)
+        box[0] = (op, irange, context)
+        box[1] = cert
+        box[2] = index.version
+    return found
+
+
+def _certified_structure(app: Node, idx: ZRange) -> _Structure:
+    """The structure of an application whose body and ``IPFIndex`` are known to be valid: only
+    its id and its other tags are left to judge (the long way when one of them is wrong)."""
+    if UUID_RE.match(app.id) is None:
+        return _structure(app, body_valid=True, ipf_index=idx)
+    for url, value in app.tags.items():
+        if url != IPF_INDEX:
+            tag_ok = schemas.validator_for_tag(url)
+            if tag_ok is not None and not tag_ok(value):
+                return _structure(app, body_valid=True, ipf_index=idx)
+    return _Structure((), True, None, None, idx, True)
+
+
+def _valid_ipf_index(node: Node) -> ZRange | None:
+    """A node's ``IPFIndex`` when it is a plain valid range (see ``_plain_range``), else None."""
+    return _plain_range(node.tags.get(IPF_INDEX)) if node.tags else None
 
 
 def _schema_memo(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
@@ -526,53 +579,96 @@ class _Certificate(NamedTuple):
 
 
 def _certificate(index: GraphIndex, app: Node) -> _Certificate | None:
+    box = index.memo(app, "certificate", _new_box)
+    version = index.version
+    if box[2] == version:  # nothing changed since it was judged (one full check asks 3 times)
+        return box[1]
     op = _op_of(index, app)
     irange = _irange_dep(index, op)
     context = _op_context(index, op, irange) if op is not None and irange is not None else None
-    box = index.memo(app, "certificate", _new_box)
     deps = (op, irange, context)
-    if box[0] is not None and _same(box[0], deps):
-        return box[1]
-    value = _certify(index, app, op, irange, context)
-    box[0] = deps
-    box[1] = value
-    return value
+    if box[0] is None or not _same(box[0], deps):
+        box[0] = deps
+        box[1] = _certify(index, app, op, irange, context)
+    box[2] = version
+    return box[1]
 
 
 class _OpContext(NamedTuple):
     """What certifying any application of one operation needs (None: certify none)."""
 
-    sides: dict[str, dict[str, tuple[_Sel, ...]]]
-    signature: _Signature
-    clips: dict[str, tuple[ZRange | None, ...]]
-    """Per input key and position, the operation's selection where the projection of its index
-    range reaches past it (a padded read: shards are clipped to it), else None."""
+    op_id: str
+    keys: dict[str, frozenset[str]]
+    """Per side, the operation's IO keys."""
+    footprints: tuple[tuple[IPF, ZRange | None], ...]
+    """The distinct (IPF, clip) pairs of the signature: a shard's selection is the projection of
+    its index range through the IPF, clipped to the operation's selection for a padded read
+    (else None). Most operations use one or two, so a shard projects each once."""
+    plan: tuple[tuple[str, str, tuple[tuple[str, int], ...]], ...]
+    """Per (side, key): per position, the tensor id and its footprint's number."""
+    rank: int
 
 
 def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | None:
     if op.type != OPERATION or not is_well_formed(index, op):
         return None
+    box = index.memo(op, "certify-context", _new_box)
+    version = index.version
+    if box[2] == version:  # nothing changed since it was built (asked once per application)
+        return box[1]
     # the operation's own signature issues (cached on what they read, tensors included)
     own = _operation_signature(index, op)
-    box = index.memo(op, "certify-context", _new_box)
     if box[0] is not None and _same(box[0], (irange, own)):
+        box[2] = version
         return box[1]
     value = None
     sig = _signature_memo(index, op)
     # with issues in the operation's own signature, its applications go the long way
     if sig is not None and not own:
         sides = _parsed(index, op).sides
-        clips: dict[str, tuple[ZRange | None, ...]] = {}
-        for key, sels in sides["inputs"].items():
-            ipfs = sig["inputs"][key]
-            clips[key] = tuple(
-                None if isinstance(f, str) or f.apply_range(irange) == o.range else o.range
-                for o, f in zip(sels, ipfs, strict=True)
-            )
-        value = _OpContext(sides, sig, clips)
+        footprints: dict[tuple[IPF, ZRange | None], int] = {}
+        plan = []
+        usable = True
+        for side in ("inputs", "outputs"):
+            for key, sels in sides[side].items():
+                entries = []
+                for o, f in zip(sels, sig[side][key], strict=True):
+                    if isinstance(f, str) or (f.map.in_dim not in (None, irange.rank)):
+                        usable = False
+                        break
+                    # a clean operation's input selection is its projection clipped to the
+                    # tensor, so a shard's projection clipped to the tensor is the shard's
+                    # projection clipped to the operation's selection
+                    clipped = side == "inputs" and f.apply_range(irange) != o.range
+                    foot = (f, o.range if clipped else None)
+                    entries.append((o.tensor_id, footprints.setdefault(foot, len(footprints))))
+                plan.append((side, key, tuple(entries)))
+        if usable:
+            keys = {side: frozenset(sides[side]) for side in ("inputs", "outputs")}
+            value = _OpContext(op.id, keys, tuple(footprints), tuple(plan), irange.rank)
     box[0] = (irange, own)
     box[1] = value
+    box[2] = version
     return value
+
+
+_INTS = frozenset({int})
+
+
+def _plain_range(data: Any) -> ZRange | None:
+    """``{"start": [...], "end": [...]}`` of plain ints, equal ranks (at most 64) and
+    start <= end as a range — which the range schema accepts — else None (then the schema and
+    the range checks judge it the long way)."""
+    if type(data) is not dict or len(data) != 2:
+        return None
+    s, e = data.get("start"), data.get("end")
+    if type(s) is not list or type(e) is not list or len(s) != len(e) or len(s) > 64:
+        return None
+    if not _INTS.issuperset(map(type, s)) or not _INTS.issuperset(map(type, e)):
+        return None
+    if not all(map(operator.le, s, e)):
+        return None
+    return ZRange._raw(tuple(s), tuple(e))
 
 
 def _certify(
@@ -582,51 +678,65 @@ def _certify(
     irange: ZRange | None,
     context: _OpContext | None,
 ) -> _Certificate | None:
-    """A clean operation's selection of an input is its projection clipped to the tensor
-    (OperationIPFSignatureAgreement), so a shard's projection clipped to the tensor is the
-    shard's projection clipped to the operation's selection: ``clips`` holds it."""
     if op is None or irange is None or context is None:
         return None
     st = _structure_memo(index, app)
-    idx = st.ipf_index
-    if not st.ok or idx is None or len(idx.start) != len(irange.start) or idx.is_empty:
+    if not st.ok or st.ipf_index is None:
         return None
-    if not irange.contains(idx):
+    return _certify_body(app.body, st.ipf_index, irange, context)
+
+
+def _certify_body(
+    body: Any, idx: ZRange, irange: ZRange, context: _OpContext
+) -> _Certificate | None:
+    """The certificate of an application whose body is *exactly* the projection of its index
+    range ``idx`` through the operation's signature, else None — read straight from the JSON.
+
+    It needs no schema validation first: every value it accepts is one the Application schema
+    accepts (the operation id and tensor ids equal the well-formed operation's, selections and
+    ranges have exactly their keys, coordinates are plain ints and start <= end), so a
+    certified body is also proof of the application's structure (see ``_app_structure``)."""
+    if len(idx.start) != context.rank or idx.is_empty or not irange.contains(idx):
         return None
-    theirs = context.sides
-    sig = context.signature
-    outputs: dict[str, tuple[ZRange, ...]] = {}
-    body = app.body
+    if type(body) is not dict or body.get("operationId") != context.op_id:
+        return None
     for side in ("inputs", "outputs"):
-        mine = body.get(side) or {}
-        o_keys = theirs[side]
-        if mine.keys() != o_keys.keys():
-            return None
-        sig_side = sig.get(side, {})
-        for key, items in mine.items():
-            o_sels = o_keys[key]
-            ipfs = sig_side.get(key)
-            if ipfs is None or len(items) != len(o_sels) or len(ipfs) != len(o_sels):
+        mine = body.get(side)
+        if mine is None:
+            if side in body or context.keys[side]:
                 return None
-            projected = []
-            a, b = idx.start, idx.end
-            clips = context.clips.get(key, ()) if side == "inputs" else ()
-            for pos, (item, o, ipf) in enumerate(zip(items, o_sels, ipfs, strict=True)):
-                if isinstance(ipf, str) or item["tensorId"] != o.tensor_id:
-                    return None
-                if ipf.map.in_dim is not None and ipf.map.in_dim != len(a):
-                    return None
-                start, end = ipf.hull(a, b)
-                bounds = clips[pos] if clips else None
-                if bounds is not None:
-                    cut = ZRange._raw(start, end).clip(bounds)
-                    start, end = cut.start, cut.end
-                data = item["range"]
-                if tuple(data["start"]) != start or tuple(data["end"]) != end:
-                    return None
-                projected.append((start, end))
-            if side == "outputs":
-                outputs[key] = tuple(ZRange._raw(*p) for p in projected)
+        elif type(mine) is not dict or mine.keys() != context.keys[side]:
+            return None
+    # each distinct footprint projected once, as lists to compare with the JSON's lists
+    a, b = idx.start, idx.end
+    feet: list[ZRange] = []
+    as_json: list[tuple[list[int], list[int]]] = []
+    for ipf, bounds in context.footprints:
+        image = ZRange._raw(*ipf.hull(a, b))
+        if bounds is not None:
+            image = image.clip(bounds)
+        feet.append(image)
+        as_json.append((list(image.start), list(image.end)))
+    ints = _INTS.issuperset
+    outputs: dict[str, tuple[ZRange, ...]] = {}
+    for side, key, entries in context.plan:
+        items = body[side][key]
+        if type(items) is not list or len(items) != len(entries):
+            return None
+        for item, (tensor_id, foot) in zip(items, entries, strict=True):
+            if type(item) is not dict or len(item) != 2 or item.get("tensorId") != tensor_id:
+                return None
+            data = item.get("range")
+            if type(data) is not dict or len(data) != 2:
+                return None
+            start, end = as_json[foot]
+            s, e = data.get("start"), data.get("end")
+            if s != start or e != end or type(s) is not list or type(e) is not list:
+                return None
+            if not ints(map(type, s)) or not ints(map(type, e)):
+                return None  # (1.0 and True equal 1 in Python: those take the long way)
+        if side == "outputs":
+            outputs[key] = tuple(feet[foot] for _, foot in entries)
     return _Certificate(idx, outputs)
 
 
@@ -1241,6 +1351,26 @@ def _subtract(box: ZRange, cut: ZRange) -> list[ZRange]:
     return out
 
 
+def _slabs_partition(target: ZRange, shards: Sequence[ZRange]) -> bool:
+    """Whether ``shards`` cut ``target`` into non-empty slabs along one dim that follow each
+    other without gap or overlap — the shape a split gives — by one sorted sweep. False means
+    "not this shape", not "not a partition" (``coverage`` then takes the general way)."""
+    rank = target.rank
+    if rank == 0 or not shards or any(s.rank != rank for s in shards):
+        return len(shards) == 1 and rank == 0 and shards[0].rank == 0
+    ts, te = target.start, target.end
+    dims = {d for s in shards for d in range(rank) if s.start[d] != ts[d] or s.end[d] != te[d]}
+    if len(dims) > 1:
+        return False
+    d = dims.pop() if dims else 0
+    at = ts[d]
+    for a, b in sorted((s.start[d], s.end[d]) for s in shards):
+        if a != at or b <= a:
+            return False
+        at = b
+    return at == te[d]
+
+
 def coverage(
     target: ZRange, shards: Sequence[ZRange]
 ) -> tuple[list[ZRange], list[tuple[int, int, ZRange]]]:
@@ -1251,6 +1381,8 @@ def coverage(
     >>> [str(g) for g in gaps], [(i, j, str(r)) for i, j, r in overlaps]
     (['[8:10]'], [(0, 1, '[4:6]')])
     """
+    if _slabs_partition(target, shards):
+        return [], []
     clipped: list[tuple[int, ZRange]] = []
     for i, s in enumerate(shards):
         c = target.intersection(s) if s.rank == target.rank else None
@@ -1436,7 +1568,8 @@ def _plan_placement_uncached(index: GraphIndex, node: Node) -> Iterator[Issue]:
 
 
 def _new_box(node: Node) -> list[Any]:
-    return [None, ()]
+    """``[deps, value, index version at which deps were last confirmed]``."""
+    return [None, (), -1]
 
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
@@ -1492,12 +1625,16 @@ def _operation_application(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
     if node.type == OPERATION:
         deps: tuple[Any, ...] = (index_range(index, node), *index.applications_of(node.id))
     else:
+        if _certificate(index, node) is not None:
+            return ()  # an exact projection of its index: nothing to say (kept current itself)
         op = _op_of(index, node)
         deps = (op, _irange_dep(index, op))
     return _cached(index, node, "OAA", deps, _operation_application_uncached)
 
 
 def _application_signature(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    if _certificate(index, node) is not None:
+        return ()  # an exact projection of its index: nothing to say (kept current itself)
     get = index.get  # the operation and the tensors (whose ranges clip padded reads)
     deps = tuple(get(r) for r in index.references(node.id))
     return _cached(index, node, "AIPF", deps, _application_signature_uncached)

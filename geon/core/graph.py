@@ -411,6 +411,7 @@ class GraphIndex:
         "_refs",
         "_seq",
         "_tensors_by_axis",
+        "_version",
         "_writers",
     )
 
@@ -426,6 +427,7 @@ class GraphIndex:
         self._ops_by_index_axis: dict[str, dict[str, None]] = {}
         self._writers: dict[str, dict[str, None]] = {}
         self._memo: dict[str, dict[str, tuple[Node, Any]]] = {}
+        self._version = 0
         for node in nodes:
             self._insert(node)
 
@@ -433,6 +435,7 @@ class GraphIndex:
 
     def _insert(self, node: Node) -> None:
         nid = node.id
+        self._version += 1
         self._nodes[nid] = node
         self._seq[nid] = self._next_seq
         self._next_seq += 1
@@ -453,6 +456,7 @@ class GraphIndex:
 
     def _delete(self, nid: str) -> Node:
         node = self._nodes.pop(nid)
+        self._version += 1
         del self._seq[nid]
         self._memo.pop(nid, None)
         _discard(self._by_type, node.type, nid)
@@ -491,6 +495,12 @@ class GraphIndex:
         self._next_seq -= 1
 
     # -- lookups -----------------------------------------------------------------------------
+
+    @property
+    def version(self) -> int:
+        """A number that changes with every node added, removed or replaced: a value derived
+        from several nodes and computed at one version holds while the version is the same."""
+        return self._version
 
     def __len__(self) -> int:
         return len(self._nodes)

@@ -1393,3 +1393,30 @@ def test_a_tensor_edit_re_judges_the_clipped_projection() -> None:
         ("OperationIPFSignatureAgreement", [POP]),
         ("ApplicationIPFSignatureAgreement", [PA2, POP]),
     ]
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ([0, 0], []),
+        ([0.0, 0], []),
+        (
+            [False, 0],
+            [("SchemaConformance", "Node body does not match its schema", [PA1])],
+        ),
+    ],
+    ids=["ints", "whole-float", "boolean"],
+)
+def test_an_exact_looking_selection_is_certified_only_with_json_integers(
+    value: list[Any], expected: list[Triple]
+) -> None:
+    # given a shard whose input start equals its projection as Python compares (False == 0)
+    d = padded_doc()
+    _app_input(d, PA1)["range"]["start"] = value
+    # when checked
+    g = Graph.from_json(d)
+    found = check(g)
+    # then a boolean is a schema error, while a whole float is an integer as JSON Schema says
+    assert triples(found) == expected
+    cert = constraints_module._certificate(g.index, g.node(PA1))
+    assert (cert is not None) == (value == [0, 0] and type(value[0]) is int)

@@ -195,10 +195,17 @@ class _Codegen:
                 self.expanding.append(url)
                 out += self.body(target, v, url, depth)
                 self.expanding.pop()
+        # once this schema's own single "type" has been tested, later tests need no type guard
+        known: str | None = None
         if "type" in schema:
             kinds = schema["type"] if isinstance(schema["type"], list) else [schema["type"]]
             test = " or ".join(_TYPE_TESTS[k].format(v=v) for k in kinds)
             out.append(f"{pad}if not ({test}): return False")
+            known = kinds[0] if len(kinds) == 1 else None
+
+        def guard(kind: str) -> str:
+            return "" if known == kind else f"type({v}) is {_PY_TYPES[kind]} and "
+
         if "enum" in schema:
             c = self.const(schema["enum"])
             out.append(f"{pad}if not any(_json_equal({v}, a) for a in {c}): return False")
@@ -212,55 +219,88 @@ class _Codegen:
             out.append(f"{pad}if {is_num} and {v} > {schema['maximum']!r}: return False")
         if "minLength" in schema:
             out.append(
-                f"{pad}if type({v}) is str and len({v}) < {int(schema['minLength'])}: return False"
+                f"{pad}if {guard('string')}len({v}) < {int(schema['minLength'])}: return False"
             )
         if "pattern" in schema:
+            # a string that matched once is remembered (ids recur in every selection)
             c = self.const(re.compile(schema["pattern"]))
-            out.append(f"{pad}if type({v}) is str and {c}.search({v}) is None: return False")
+            ok = self.const({})
+            out.append(f"{pad}if {guard('string')}{v} not in {ok}:")
+            out.append(f"{pad}    if {c}.search({v}) is None: return False")
+            out.append(f"{pad}    if len({ok}) < {_REMEMBERED}: {ok}[{v}] = None")
         if "minItems" in schema:
             out.append(
-                f"{pad}if type({v}) is list and len({v}) < {int(schema['minItems'])}: return False"
+                f"{pad}if {guard('array')}len({v}) < {int(schema['minItems'])}: return False"
             )
         if "maxItems" in schema:
             out.append(
-                f"{pad}if type({v}) is list and len({v}) > {int(schema['maxItems'])}: return False"
+                f"{pad}if {guard('array')}len({v}) > {int(schema['maxItems'])}: return False"
             )
-        if "required" in schema:
-            for key in schema["required"]:
-                out.append(f"{pad}if type({v}) is dict and {key!r} not in {v}: return False")
+        required = list(schema.get("required", ()))
+        for key in required:
+            out.append(f"{pad}if {guard('object')}{key!r} not in {v}: return False")
         props = schema.get("properties", {})
         extra = schema.get("additionalProperties", True)
         if props or extra is not True:
             inner: list[str] = []
             for key, sub in props.items():
                 x = self.fresh("_x")
+                if known == "object" and key in required:  # present: tested above
+                    inner.append(f"{pad}    {x} = {v}[{key!r}]")
+                    inner += self.body(sub, x, base, depth + 1)
+                    continue
                 inner.append(f"{pad}    {x} = {v}.get({key!r}, _MISSING)")
                 inner.append(f"{pad}    if {x} is not _MISSING:")
                 inner += self.body(sub, x, base, depth + 2) or [f"{pad}        pass"]
             if extra is False:
-                known = self.const(frozenset(props))
-                inner.append(f"{pad}    if not {v}.keys() <= {known}: return False")
+                known_keys = self.const(frozenset(props))
+                inner.append(f"{pad}    if not {v}.keys() <= {known_keys}: return False")
             elif extra is not True:
                 k, x = self.fresh("_k"), self.fresh("_x")
-                known = self.const(frozenset(props))
+                known_keys = self.const(frozenset(props))
                 loop = [f"{pad}    for {k}, {x} in {v}.items():"]
                 check = self.body(extra, x, base, depth + 3)
                 if props:
-                    loop.append(f"{pad}        if {k} not in {known}:")
+                    loop.append(f"{pad}        if {k} not in {known_keys}:")
                     loop += check or [f"{pad}            pass"]
                 else:
                     loop += [line[4:] for line in check] or [f"{pad}        pass"]
                 inner += loop
-            out.append(f"{pad}if type({v}) is dict:")
+            out.append(f"{pad}if {guard('object')}True:" if known != "object" else f"{pad}if 1:")
             out += inner
         if "items" in schema:
             x = self.fresh("_x")
             check = self.body(schema["items"], x, base, depth + 2)
             if check:
-                out.append(f"{pad}if type({v}) is list:")
+                if _int_items(schema["items"]):
+                    # the common case, all plain ints, at C speed; floats and the rest loop
+                    floor = schema["items"].get("minimum")
+                    fast = f"{pad}if {guard('array')}_INTS.issuperset(map(type, {v})):"
+                    out.append(fast)
+                    if floor is not None:
+                        out.append(f"{pad}    if {v} and min({v}) < {floor!r}: return False")
+                    else:
+                        out.append(f"{pad}    pass")
+                    out.append(f"{pad}elif {guard('array')}True:")
+                else:
+                    out.append(f"{pad}if {guard('array')}True:")
                 out.append(f"{pad}    for {x} in {v}:")
                 out += check
         return out
+
+
+_PY_TYPES = {"object": "dict", "array": "list", "string": "str"}
+_REMEMBERED = 65536
+"""At most this many strings are remembered per pattern as matching."""
+
+
+def _int_items(schema: Any) -> bool:
+    """Whether an ``items`` schema is ``{"type": "integer"}``, with at most a ``minimum``."""
+    return (
+        isinstance(schema, dict)
+        and schema.get("type") == "integer"
+        and set(schema) <= {"type", "minimum"}
+    )
 
 
 def compile_schema(schema: dict[str, Any], base: str = "") -> Check:
@@ -273,7 +313,11 @@ def compile_schema(schema: dict[str, Any], base: str = "") -> Check:
     """
     gen = _Codegen()
     entry = gen.function(schema.get("$id", base) + "#entry", schema)
-    namespace: dict[str, Any] = {"_MISSING": _MISSING, "_json_equal": _json_equal}
+    namespace: dict[str, Any] = {
+        "_MISSING": _MISSING,
+        "_json_equal": _json_equal,
+        "_INTS": frozenset({int}),
+    }
     namespace.update(gen.constants)
     exec("\n\n".join(gen.sources), namespace)  # the source is generated above, from our schemas
     check: Check = namespace[entry]
