@@ -26,7 +26,7 @@ from typing import Any, overload
 
 from geon.core.errors import ShapeError, SplitError
 
-__all__ = ["IPF", "ZAffineMap", "ZPoint", "ZRange", "bounding_range", "split_grid"]
+__all__ = ["IPF", "ZAffineMap", "ZPoint", "ZRange", "bounding_range", "split_grid", "union_size"]
 
 
 def _ints(values: Iterable[Any], what: str) -> tuple[int, ...]:
@@ -197,6 +197,30 @@ class ZRange:
             return None
         return ZRange._raw(start, end)
 
+    def difference(self, other: ZRange) -> list[ZRange]:
+        """This range minus ``other``, as disjoint non-empty boxes (at most two per dim).
+
+        >>> [str(r) for r in ZRange([0, 0], [4, 4]).difference(ZRange([1, 0], [3, 4]))]
+        ['[0:1, 0:4]', '[3:4, 0:4]']
+        """
+        inter = self.intersection(other)
+        if inter is None:
+            return [] if self.is_empty else [self]
+        out = []
+        start, end = list(self.start), list(self.end)
+        for d in range(self.rank):
+            if start[d] < inter.start[d]:
+                cut = end.copy()
+                cut[d] = inter.start[d]
+                out.append(ZRange._raw(tuple(start), tuple(cut)))
+                start[d] = inter.start[d]
+            if inter.end[d] < end[d]:
+                cut = start.copy()
+                cut[d] = inter.end[d]
+                out.append(ZRange._raw(tuple(cut), tuple(end)))
+                end[d] = inter.end[d]
+        return out
+
     def clip(self, bounds: ZRange) -> ZRange:
         """This range cut to ``bounds``: the common box, or an empty range inside ``bounds``
         (at the nearest edge) when they share no cell. This is what a padded read selects of
@@ -350,6 +374,23 @@ def split_grid(
             end[d] = piece.end[d]
         out.append(ZRange._raw(tuple(start), tuple(end)))
     return tuple(out)
+
+
+def union_size(ranges: Iterable[ZRange]) -> int:
+    """How many cells the union of ``ranges`` (of one rank) covers, each cell counted once.
+
+    >>> union_size([ZRange([0], [6]), ZRange([4], [8]), ZRange([10], [11])])
+    9
+    """
+    disjoint: list[ZRange] = []
+    for r in ranges:
+        pieces = [] if r.is_empty else [r]
+        for d in disjoint:
+            pieces = [p for piece in pieces for p in piece.difference(d)]
+            if not pieces:
+                break
+        disjoint.extend(pieces)
+    return sum(r.size for r in disjoint)
 
 
 def bounding_range(ranges: Iterable[ZRange]) -> ZRange | None:

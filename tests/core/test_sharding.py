@@ -24,7 +24,16 @@ from geon.core.graph import (
     TENSOR_AXES,
     Graph,
 )
-from geon.core.sharding import Mesh, device_bytes, shard, shard_ranges
+from geon.core.sharding import (
+    DeviceMemory,
+    Mesh,
+    device_bytes,
+    device_memory,
+    shard,
+    shard_ranges,
+    transfer_bytes,
+    transfers,
+)
 from geon.core.zspace import ZRange
 
 OP = "26434d32-ccbc-442f-9d78-8bf158b00c6b"
@@ -290,3 +299,119 @@ def test_sharded_applications_are_valid_loom_nodes(loom_doc: dict[str, Any]) -> 
     assert sorted(apps[0]["body"]) == ["inputs", "operationId", "outputs"]
     assert sorted(apps[0]["tags"]) == [IPF_INDEX]
     assert TENSOR_AXES not in apps[0]["tags"]
+
+
+# -- cost model: transfers between devices and memory per device ------------------------------
+
+MESH2 = "00000000-0000-4000-8000-0000000000e2"
+D0, D1, D2 = (MESH2, (0,)), (MESH2, (1,)), (MESH2, (2,))
+
+
+def _with_mesh(g: Graph, size: int) -> Graph:
+    g.add_node({"id": MESH2, "type": MESH, "body": {"name": "line", "axes": {"d": size}}})
+    return g
+
+
+def _matmul_chain(second_over: str) -> tuple[Graph, dict[str, str]]:
+    """h = x·w1 sharded over M (rows) on 2 devices, then y = h·w2 sharded over ``second_over``."""
+    from geon import core as gc
+
+    M, K, N, P = gc.Axis("M", 4), gc.Axis("K", 3), gc.Axis("N", 6), gc.Axis("P", 2)
+    x = gc.placeholder(axes=[M, K], name="x")
+    w1 = gc.placeholder(axes=[K + 1, N], name="w1")
+    w2 = gc.placeholder(axes=[N + 1, P], name="w2")
+    h = gc.dot(x, w1, name="h")
+    y = gc.dot(h, w2, name="y")
+    g = _with_mesh(gc.graph([y]), 2)
+    assert h.op_id is not None and y.op_id is not None
+    shard(g, h.op_id, mesh=MESH2, over={"M": "d"})
+    shard(g, y.op_id, mesh=MESH2, over={second_over: "d"})
+    ids = {n.label: n.id for n in g.nodes if n.type == TENSOR and n.label}
+    return g, ids
+
+
+def test_a_second_matmul_split_on_another_axis_gathers_h_from_the_other_device() -> None:
+    # given h (M=4, N=6, float64) computed by rows on devices 0 and 1, then y = h·w2 split over P
+    g, ids = _matmul_chain("P")
+    assert check(g) == []
+    # when the transfers are computed
+    found = transfers(g)
+    # then each device receives the half of h the other wrote: 2 x 6 x 8 = 96 bytes each way
+    assert [(t.tensor_id, str(t.region), t.bytes, t.source, t.target) for t in found] == [
+        (ids["h"], "[2:4, 0:6]", 96, D1, D0),
+        (ids["h"], "[0:2, 0:6]", 96, D0, D1),
+    ]
+    assert transfer_bytes(g) == {(D1, D0): 96, (D0, D1): 96}
+
+
+def test_a_second_matmul_split_on_the_same_rows_moves_nothing() -> None:
+    # given both matmuls split by rows M, on the same devices
+    g, _ = _matmul_chain("M")
+    # then every shard reads what its own device wrote
+    assert transfers(g) == []
+    assert transfer_bytes(g) == {}
+
+
+def test_memory_per_device_counts_cells_once() -> None:
+    # given the chain whose second matmul is split over P (device d reads all of h)
+    g, _ = _matmul_chain("P")
+    # when the memory per device is computed
+    memory = device_memory(g)
+    # then device 0 holds x[0:2] (48 B), w1 (144 B), the half of h it does not write (96 B)
+    # and w2[:, 0:1] (48 B) as inputs, and h[0:2] (96 B) and y[:, 0:1] (32 B) as outputs
+    assert memory == {
+        D0: DeviceMemory(inputs=48 + 144 + 96 + 48, outputs=96 + 32, temporaries=0),
+        D1: DeviceMemory(inputs=48 + 144 + 96 + 48, outputs=96 + 32, temporaries=0),
+    }
+    assert memory[D0].total == 464
+
+
+def test_padded_reads_need_zero_filled_temporaries() -> None:
+    # given x (T=4, C=2, float64) padded by 2 before and 1 after into T2=7, cut 2 + 3 + 2 over
+    # three devices
+    from geon import core as gc
+
+    T, T2, C = gc.Axis("T", 4), gc.Axis("T2", 7), gc.Axis("C", 2)
+    x = gc.placeholder(axes=[T, C], name="x")
+    p = gc.pad(x, {T: (2, 1)}, axes={T: T2}, name="p")
+    g = _with_mesh(gc.graph([p]), 3)
+    assert p.op_id is not None
+    shard(g, p.op_id, dim="T2", sizes=[2, 3, 2], mesh=MESH2)
+    # when the memory per device is computed
+    memory = device_memory(g)
+    # then the first shard reads no row of x into a zero buffer of 2 x 2 cells, the second reads
+    # rows [0:3] in place, and the third reads row [3:4] into a 2 x 2 buffer
+    assert memory == {
+        D0: DeviceMemory(inputs=0, outputs=2 * 2 * 8, temporaries=2 * 2 * 8),
+        D1: DeviceMemory(inputs=3 * 2 * 8, outputs=3 * 2 * 8, temporaries=0),
+        D2: DeviceMemory(inputs=1 * 2 * 8, outputs=2 * 2 * 8, temporaries=2 * 2 * 8),
+    }
+    assert transfers(g) == []
+
+
+def test_unplaced_applications_have_no_device(loom_doc: dict[str, Any]) -> None:
+    # given the loom example, sharded without a mesh
+    g = Graph.from_json(loom_doc)
+    # then no device holds anything and nothing moves
+    assert device_memory(g) == {}
+    assert transfers(g) == []
+
+
+def test_resharding_rows_to_columns_is_an_all_to_all() -> None:
+    # given h (M=4, N=6, float64) computed by rows on devices 0 and 1, then relu(h) by columns
+    from geon import core as gc
+
+    M, K, N = gc.Axis("M", 4), gc.Axis("K", 3), gc.Axis("N", 6)
+    h = gc.dot(gc.placeholder(axes=[M, K]), gc.placeholder(axes=[K + 1, N]), name="h")
+    r = gc.relu(h, name="r")
+    g = _with_mesh(gc.graph([r]), 2)
+    assert h.op_id is not None and r.op_id is not None
+    shard(g, h.op_id, mesh=MESH2, over={"M": "d"})
+    shard(g, r.op_id, mesh=MESH2, over={"N": "d"})
+    # when the transfers are computed
+    found = transfers(g)
+    # then each device sends the other the quarter of h it wrote and the other reads: 2x3x8 B
+    assert [(str(t.region), t.bytes, t.source, t.target) for t in found] == [
+        ("[2:4, 0:3]", 48, D1, D0),
+        ("[0:2, 3:6]", 48, D0, D1),
+    ]
