@@ -138,6 +138,16 @@ def check_version(graph: Graph, number: Any) -> GraphVersion:
     return version
 
 
+def _shown(value: Any) -> str:
+    """A request value as the user wrote it: strings as they are, other values as JSON."""
+    if isinstance(value, str):
+        return value
+    try:
+        return json.dumps(value)
+    except (TypeError, ValueError):
+        return str(value)
+
+
 def _check_int(name: str, value: Any, *, minimum: int, example: str) -> int:
     number: int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
@@ -147,8 +157,8 @@ def _check_int(name: str, value: Any, *, minimum: int, example: str) -> int:
     if number is None or number < minimum or number > MAX_SEED:
         raise RunRefused(
             "invalid_request",
-            f'{name} "{value}" is not valid; expected an integer from {minimum} to {MAX_SEED} '
-            f"such as {example}",
+            f'{name} "{_shown(value)}" is not valid; expected an integer from {minimum} to '
+            f"{MAX_SEED} such as {example}",
         )
     return number
 
@@ -160,7 +170,9 @@ def _check_bool(name: str, value: Any) -> bool:
         return True
     if isinstance(value, str) and value.strip().lower() in ("false", "0"):
         return False
-    raise RunRefused("invalid_request", f'{name} "{value}" is not valid; expected true or false')
+    raise RunRefused(
+        "invalid_request", f'{name} "{_shown(value)}" is not valid; expected true or false'
+    )
 
 
 # --- runs: checking a request -----------------------------------------------------------------
@@ -374,7 +386,8 @@ def do_queue_run(request: RunRequest, user: User) -> Run:
     )
     if request.inputs is not None:
         request.inputs.seek(0)
-        run.inputs.save(f"runs/{run.pk}/inputs.npz", File(request.inputs), save=True)
+        _save_file(run.inputs, f"runs/{run.pk}/inputs.npz", File(request.inputs))
+        run.save(update_fields=["inputs"])
     transaction.on_commit(lambda: publish(run))
     transaction.on_commit(lambda: execute_run.delay(run.pk))
     return run
@@ -409,11 +422,12 @@ def _stored_inputs(run: Run) -> dict[str, np.ndarray[Any, Any]] | None:
         return {key: data[key] for key in data.files}
 
 
-def _save_file(field: Any, name: str, content: bytes) -> None:
-    """Write ``content`` as ``name`` in the field's storage, replacing an earlier attempt's."""
+def _save_file(field: Any, name: str, content: bytes | File[Any]) -> None:
+    """Write ``content`` as ``name`` in the field's storage, replacing a file left there (by an
+    earlier attempt, or a transaction that was rolled back) so that the name stays ``name``."""
     if field.storage.exists(name):
         field.storage.delete(name)
-    field.save(name, ContentFile(content), save=False)
+    field.save(name, content if isinstance(content, File) else ContentFile(content), save=False)
 
 
 def do_execute_run(run_id: int) -> None:
