@@ -220,6 +220,13 @@ else:
 GEON_RUN_EVENTS_BY_POLLING = REDIS_URL is None
 GEON_RUN_POLL_SECONDS = 0.25
 
+# Websocket limits: one frame's size, ops in one edit, and edits per second per connection
+# (a token bucket that holds GEON_WS_EDIT_BURST edits).
+GEON_WS_MAX_MESSAGE_BYTES = env_int("GEON_WS_MAX_MESSAGE_BYTES", 1_048_576, minimum=1024)
+GEON_MAX_OPS_PER_EDIT = env_int("GEON_MAX_OPS_PER_EDIT", 1000, minimum=1)
+GEON_WS_EDITS_PER_SECOND = env_int("GEON_WS_EDITS_PER_SECOND", 20, minimum=1)
+GEON_WS_EDIT_BURST = env_int("GEON_WS_EDIT_BURST", 40, minimum=1)
+
 BROKER_DIR = DATA_DIR / "broker"
 if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL

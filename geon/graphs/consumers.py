@@ -1,9 +1,13 @@
-"""The websocket of one graph, ``/ws/graphs/<id>/`` (DESIGN.md §6).
+"""The websocket of one graph, ``/ws/graphs/<id>/`` (DESIGN.md §6; messages in
+:mod:`geon.graphs.protocol`).
 
-On connect the server sends ``snapshot`` ``{type, document, version, issues, present}``; run
-status changes arrive as ``run`` ``{type: "run", event, run}`` with ``event`` one of ``queued``,
-``progress``, ``done``, ``failed``. Close codes: 4401 not signed in, 4404 no such graph (or no
-access to it).
+On connect the server sends ``snapshot``; clients send ``edit``, ``presence`` and ``ping``, and
+receive ``applied``/``rejected``, other clients' ``presence``, ``run`` events and ``pong``.
+Close codes: 4401 not signed in, 4404 no such graph (or no access to it).
+
+Presence is kept per process (:data:`PRESENT`): with several web processes behind the Redis
+channel layer, ``presence`` events still reach every client, but a ``snapshot``'s ``present``
+lists only the clients of the same process.
 """
 
 from __future__ import annotations
@@ -12,6 +16,8 @@ import asyncio
 import contextlib
 import json
 import logging
+import time
+import uuid
 from typing import Any
 
 from channels.db import database_sync_to_async
@@ -20,7 +26,8 @@ from django.conf import settings
 from django.utils import timezone
 
 from geon.graphs import services
-from geon.graphs.protocol import CLIENT_MESSAGES
+from geon.graphs.edits import EditRefused
+from geon.graphs.protocol import CLIENT_MESSAGES, message_errors
 from geon.runs.models import Run
 from geon.runs.services import EVENT_OF_STATUS, runs_changed_since
 
@@ -36,11 +43,35 @@ STATUS_ORDER = {
 }
 
 
+#: The clients connected to each graph in this process: graph id -> client id -> entry.
+PRESENT: dict[str, dict[str, dict[str, Any]]] = {}
+
+
+class TokenBucket:
+    """At most ``burst`` at once, refilled at ``rate`` per second."""
+
+    def __init__(self, rate: float, burst: int) -> None:
+        self.rate = rate
+        self.burst = burst
+        self.tokens = float(burst)
+        self.at = time.monotonic()
+
+    def take(self) -> bool:
+        now = time.monotonic()
+        self.tokens = min(self.burst, self.tokens + (now - self.at) * self.rate)
+        self.at = now
+        if self.tokens < 1:
+            return False
+        self.tokens -= 1
+        return True
+
+
 class GraphConsumer(AsyncJsonWebsocketConsumer):
-    """Sends a graph's snapshot, then its run events, to one signed-in client."""
+    """One signed-in client of a graph: snapshot, edits, presence and run events."""
 
     group: str | None = None
     poller: asyncio.Task[None] | None = None
+    client_id: str = ""
 
     async def connect(self) -> None:
         user = self.scope["user"]
@@ -55,11 +86,25 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             return
         self.graph_id = graph.pk
         self.sent: dict[int, tuple[int, float]] = {}
+        self.edits = TokenBucket(settings.GEON_WS_EDITS_PER_SECOND, settings.GEON_WS_EDIT_BURST)
         self.group = services.graph_group(graph.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         since = timezone.now()
-        await self.send_json(await database_sync_to_async(services.snapshot)(graph, user))
+        self.client_id = uuid.uuid4().hex[:12]
+        self.me = {
+            "client": self.client_id,
+            "user": user.get_username(),
+            "name": user.get_full_name() or user.get_username(),
+            "selection": [],
+            "cursor": None,
+        }
+        present = PRESENT.setdefault(str(graph.pk), {})
+        present[self.client_id] = self.me
+        await self.send_json(
+            await database_sync_to_async(services.snapshot)(graph, list(present.values()))
+        )
+        await self.announce("join")
         if settings.GEON_RUN_EVENTS_BY_POLLING:
             self.poller = asyncio.create_task(self.poll_runs(since))
 
@@ -69,12 +114,26 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             with contextlib.suppress(asyncio.CancelledError):
                 await self.poller
         if self.group is not None:
+            present = PRESENT.get(str(self.graph_id), {})
+            if present.pop(self.client_id, None) is not None:
+                await self.announce("leave")
+            if not present:
+                PRESENT.pop(str(self.graph_id), None)
             await self.channel_layer.group_discard(self.group, self.channel_name)
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Every client frame must be a JSON object; anything else is answered, not fatal."""
+        frame = text_data if text_data is not None else (bytes_data or b"")
+        size = len(frame.encode() if isinstance(frame, str) else frame)
+        limit = settings.GEON_WS_MAX_MESSAGE_BYTES
+        if size > limit:
+            await self.send_error(
+                "message_too_large",
+                f"the message has {size} bytes; at most {limit} are allowed (split the edit)",
+            )
+            return
         try:
-            content = json.loads(text_data if text_data is not None else (bytes_data or b""))
+            content = json.loads(frame)
         except ValueError:
             await self.send_error("invalid_message", "the message is not JSON; expected an object")
             return
@@ -82,13 +141,113 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
-        expected = ", ".join(f'"{t}"' for t in CLIENT_MESSAGES) or "none yet"
-        await self.send_error(
-            "unknown_message_type", f'message type "{kind}" is not supported; expected {expected}'
+        if kind not in CLIENT_MESSAGES:
+            expected = ", ".join(f'"{t}"' for t in CLIENT_MESSAGES)
+            await self.send_error(
+                "unknown_message_type",
+                f'message type "{kind}" is not supported; expected one of {expected}',
+            )
+            return
+        problems = message_errors(content, CLIENT_MESSAGES)
+        if problems:
+            edit_id = content.get("id")
+            await self.send_error(
+                "invalid_message",
+                "; ".join(problems),
+                edit_id if isinstance(edit_id, str) else None,
+            )
+            return
+        if kind == "edit":
+            await self.receive_edit(content)
+        elif kind == "presence":
+            await self.receive_presence(content)
+        else:
+            await self.send_json({"type": "pong", "id": content.get("id")})
+
+    async def receive_edit(self, content: dict[str, Any]) -> None:
+        edit_id = content["id"]
+        user = self.scope["user"]
+        if not self.edits.take():
+            rate = settings.GEON_WS_EDITS_PER_SECOND
+            await self.reject(
+                edit_id,
+                "rate_limited",
+                f"too many edits; at most {rate} per second (with bursts of "
+                f"{settings.GEON_WS_EDIT_BURST}) are allowed on one connection",
+            )
+            return
+        try:
+            await database_sync_to_async(services.do_apply_edit)(
+                user,
+                self.graph_id,
+                content["baseVersion"],
+                content["ops"],
+                edit_id=edit_id,
+                message=content.get("message", ""),
+            )
+        except EditRefused as refused:
+            await self.reject(edit_id, refused.reason, str(refused), **refused.details)
+        except services.AccessDenied as denied:
+            await self.reject(edit_id, "forbidden", str(denied))
+        except services.GraphNotFound:
+            await self.close(code=CLOSE_NOT_FOUND)
+
+    async def reject(self, edit_id: str, reason: str, message: str, **details: Any) -> None:
+        version = details.pop("version", None)
+        if version is None:
+            version = await database_sync_to_async(services.current_version_number)(self.graph_id)
+        await self.send_json(
+            {
+                "type": "rejected",
+                "id": edit_id,
+                "reason": reason,
+                "message": message,
+                "version": version,
+                **details,
+            }
         )
 
-    async def send_error(self, code: str, message: str) -> None:
-        await self.send_json({"type": "error", "error": {"code": code, "message": message}})
+    async def receive_presence(self, content: dict[str, Any]) -> None:
+        for key in ("selection", "cursor"):
+            if key in content:
+                self.me[key] = content[key]
+        await self.announce("update")
+
+    async def announce(self, event: str) -> None:
+        assert self.group is not None
+        message = {"type": "presence", "event": event, **self.me}
+        await self.channel_layer.group_send(
+            self.group, {"type": "graph.presence", "message": message}
+        )
+
+    async def graph_presence(self, event: dict[str, Any]) -> None:
+        """Another client joined, left or moved (never echoed to the client itself)."""
+        message = event["message"]
+        if message["client"] == self.client_id:
+            return
+        if self.group is not None and message["event"] != "leave":
+            # a client of another process: track it here too (best effort, see the module doc)
+            PRESENT.setdefault(str(self.graph_id), {}).setdefault(message["client"], {}).update(
+                {k: v for k, v in message.items() if k not in ("type", "event")}
+            )
+        elif message["event"] == "leave":
+            PRESENT.get(str(self.graph_id), {}).pop(message["client"], None)
+        await self.send_json(message)
+
+    async def graph_applied(self, event: dict[str, Any]) -> None:
+        """An edit was stored: every client gets ``applied``."""
+        await self.send_json(event["message"])
+
+    async def graph_replaced(self, event: dict[str, Any]) -> None:
+        """The document was replaced through the REST API: a fresh snapshot."""
+        present = list(PRESENT.get(str(self.graph_id), {}).values())
+        await self.send_json({**event["message"], "present": present})
+
+    async def send_error(self, code: str, message: str, edit_id: str | None = None) -> None:
+        reply: dict[str, Any] = {"type": "error", "error": {"code": code, "message": message}}
+        if edit_id is not None:
+            reply["id"] = edit_id
+        await self.send_json(reply)
 
     async def run_event(self, message: dict[str, Any]) -> None:
         """A ``run.event`` from the channel layer (published by :func:`runs.services.publish`)."""

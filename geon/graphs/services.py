@@ -6,17 +6,31 @@
 
 from __future__ import annotations
 
+import threading
 import uuid
+from collections import OrderedDict
+from dataclasses import dataclass
 from typing import Any
 
+from asgiref.sync import async_to_sync
+from channels.layers import get_channel_layer
+from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.models import User as Account
 from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from geon.accounts.models import Role, TeamMembership
+from geon.core.constraints import IncrementalChecker
 from geon.core.errors import DocumentError, GeonError
 from geon.core.graph import Graph as Document
+from geon.graphs.edits import (
+    EditRefused,
+    conflicts,
+    expand,
+    touched_by_changes,
+    touched_by_ops,
+)
 from geon.graphs.models import Graph, GraphVersion, Membership
 
 User = Account | AnonymousUser
@@ -81,7 +95,8 @@ def check_can(user: User, graph_id: uuid.UUID | str, needed: str, *, lock: bool 
         key = uuid.UUID(str(graph_id))
     except ValueError:
         raise _not_found(graph_id) from None
-    rows = Graph.objects.select_related("current_version")
+    # the document is read on demand: a live document usually has it already
+    rows = Graph.objects.select_related("current_version").defer("current_version__document")
     if lock:
         rows = rows.select_for_update(of=("self",))
     graph = rows.filter(pk=key).first()
@@ -158,21 +173,207 @@ def do_create_graph(
     return graph
 
 
-def snapshot(graph: Graph, user: User) -> dict[str, Any]:
-    """The ``snapshot`` websocket message: the current document, its version and issues.
+# --- live documents and edits ----------------------------------------------------------------
 
-    ``present`` lists the users connected to the graph. Until the collaboration issue adds
-    presence tracking it holds the connecting user only.
-    """
+
+@dataclass
+class LiveDocument:
+    """A graph's current document with its incremental checker, at one stored version."""
+
+    version: int
+    checker: IncrementalChecker
+
+    @property
+    def document(self) -> Document:
+        return self.checker.graph
+
+    def issues(self) -> list[dict[str, Any]]:
+        return [issue.to_json() for issue in self.checker.issues]
+
+
+#: One live document per graph in this process, most recently used last. A writer holds the
+#: graph's row lock while it reads or moves an entry, so the entry is the stored version or
+#: gets rebuilt from it (another process may have written).
+_LIVE: OrderedDict[uuid.UUID, LiveDocument] = OrderedDict()
+_LIVE_LOCK = threading.RLock()
+LIVE_MAX = 32
+
+
+def live_document(graph: Graph) -> LiveDocument:
+    """The live document of ``graph`` at its current version (a full check when rebuilt)."""
     version = graph.current_version
-    assert version is not None  # check_can_view refuses graphs without a version
-    return {
-        "type": "snapshot",
-        "document": version.document,
-        "version": version.number,
-        "issues": document_issues(version.document),
-        "present": [{"user": user.get_username()}],
-    }
+    assert version is not None  # check_can refuses graphs without a version
+    with _LIVE_LOCK:
+        live = _LIVE.get(graph.pk)
+        if live is not None and live.version == version.number:
+            _LIVE.move_to_end(graph.pk)
+            return live
+    document = GraphVersion.objects.values_list("document", flat=True).get(pk=version.pk)
+    live = LiveDocument(version.number, IncrementalChecker(Document.from_json(document)))
+    with _LIVE_LOCK:
+        _LIVE[graph.pk] = live
+        while len(_LIVE) > LIVE_MAX:
+            _LIVE.popitem(last=False)
+    return live
+
+
+def forget_live(graph_id: uuid.UUID) -> None:
+    """Drop a live document (after a failed write, or when the graph is replaced)."""
+    with _LIVE_LOCK:
+        _LIVE.pop(graph_id, None)
+
+
+@dataclass(frozen=True)
+class Applied:
+    """An edit stored as ``version``: its node ops, the document's issues and its author."""
+
+    graph_id: uuid.UUID
+    version: int
+    ops: list[dict[str, Any]]
+    issues: list[dict[str, Any]]
+    author: str
+
+    def message(self, edit_id: str | None) -> dict[str, Any]:
+        """The ``applied`` websocket message."""
+        return {
+            "type": "applied",
+            "id": edit_id,
+            "version": self.version,
+            "ops": self.ops,
+            "issues": self.issues,
+            "author": self.author,
+        }
+
+
+def touched_since(graph: Graph, base: int) -> dict[str, list[str]]:
+    """Every node field changed by the versions after ``base``, merged."""
+    merged: dict[str, dict[str, None]] = {}
+    rows = GraphVersion.objects.filter(graph=graph, number__gt=base).values_list(
+        "touched", flat=True
+    )
+    for touched in rows:
+        for nid, fields in touched.items():
+            merged.setdefault(nid, {}).update(dict.fromkeys(fields))
+    return {nid: list(fields) for nid, fields in merged.items()}
+
+
+def do_apply_edit(
+    user: User,
+    graph_id: uuid.UUID | str,
+    base_version: int,
+    ops: Any,
+    *,
+    edit_id: str | None = None,
+    message: str = "",
+) -> Applied:
+    """Apply an edit as one new version, or refuse it and change nothing.
+
+    Checks the user may edit (:class:`GraphNotFound`, :class:`AccessDenied`), then under the
+    graph's row lock: an edit on an older version is rebased when the versions since its base
+    changed other node fields than it writes, and refused with ``conflict`` otherwise; a
+    malformed op, an unknown node or a refused removal is ``invalid_edit``. Every refusal is an
+    :class:`EditRefused` carrying the current ``version``. Once committed, ``applied`` goes to
+    every websocket client of the graph.
+    """
+    max_ops = settings.GEON_MAX_OPS_PER_EDIT
+    if isinstance(ops, list) and len(ops) > max_ops:
+        raise EditRefused(
+            "too_many_ops",
+            f"the edit has {len(ops)} ops; at most {max_ops} are allowed in one edit",
+        )
+    mutated: list[uuid.UUID] = []
+    try:
+        with transaction.atomic():
+            graph = check_can(user, graph_id, Role.EDITOR, lock=True)
+            current = graph.current_version
+            assert current is not None
+            if (
+                isinstance(base_version, bool)
+                or not isinstance(base_version, int)
+                or not 1 <= base_version <= current.number
+            ):
+                raise EditRefused(
+                    "unknown_version",
+                    f'base version "{base_version}" does not exist; expected a version from 1 '
+                    f"to {current.number}",
+                    version=current.number,
+                )
+            live = live_document(graph)
+            try:
+                node_ops = expand(live.document, ops)
+            except DocumentError as error:
+                raise EditRefused("invalid_edit", str(error), version=current.number) from None
+            if base_version < current.number:
+                found = conflicts(touched_by_ops(node_ops), touched_since(graph, base_version))
+                if found:
+                    first = found[0]
+                    what = (
+                        "was added or removed"
+                        if first["field"] == "*"
+                        else f'field "{first["field"]}" changed'
+                    )
+                    raise EditRefused(
+                        "conflict",
+                        f'node "{first["id"]}" {what} after version {base_version}; reload '
+                        f"version {current.number} and edit again",
+                        version=current.number,
+                        conflicts=found,
+                    )
+            try:
+                changes = live.document.apply(node_ops)
+            except DocumentError as error:
+                raise EditRefused("invalid_edit", str(error), version=current.number) from None
+            mutated.append(graph.pk)
+            live.checker.update(changes)
+            version = GraphVersion.objects.create(
+                graph=graph,
+                number=current.number + 1,
+                document=live.document.to_json(),
+                author=user if isinstance(user, Account) else None,
+                message=message,
+                touched=touched_by_changes(changes),
+            )
+            graph.current_version = version
+            graph.save(update_fields=["current_version", "updated"])
+            live.version = version.number
+            applied = Applied(
+                graph.pk, version.number, node_ops, live.issues(), user.get_username()
+            )
+            transaction.on_commit(
+                lambda: publish(graph.pk, "graph.applied", applied.message(edit_id))
+            )
+    except BaseException as error:
+        if mutated and not isinstance(error, EditRefused):
+            forget_live(mutated[0])
+        raise
+    return applied
+
+
+def current_version_number(graph_id: uuid.UUID) -> int:
+    """The number of the graph's current version."""
+    number = Graph.objects.filter(pk=graph_id).values_list("current_version__number", flat=True)
+    return int(number.first() or 1)
+
+
+def publish(graph_id: uuid.UUID, kind: str, message: dict[str, Any]) -> None:
+    """Send ``message`` to every websocket client of the graph (handler ``kind``)."""
+    layer = get_channel_layer()
+    if layer is not None:
+        async_to_sync(layer.group_send)(graph_group(graph_id), {"type": kind, "message": message})
+
+
+def snapshot(graph: Graph, present: list[dict[str, Any]]) -> dict[str, Any]:
+    """The ``snapshot`` websocket message: the current document, its version, issues and who
+    is connected."""
+    with transaction.atomic():
+        live = live_document(graph)
+        return {
+            "type": "snapshot",
+            "document": live.document.to_json(),
+            "version": live.version,
+            "issues": live.issues(),
+            "present": present,
+        }
 
 
 @transaction.atomic

@@ -8,6 +8,10 @@ import pytest
 
 from geon.graphs.protocol import CLIENT_MESSAGES, SERVER_MESSAGES, message_errors
 
+UNKNOWN = (
+    'message type "{kind}" is not known; expected one of "snapshot", "applied", "rejected", '
+    '"presence", "pong", "run", "error"'
+)
 RUN = {
     "id": 1,
     "graphId": "g",
@@ -35,7 +39,9 @@ RUN = {
                 "document": {"id": "g", "nodes": []},
                 "version": 1,
                 "issues": [],
-                "present": [{"user": "ann"}],
+                "present": [
+                    {"client": "c1", "user": "ann", "name": "Ann", "selection": [], "cursor": None}
+                ],
             },
             [],
         ),
@@ -43,12 +49,12 @@ RUN = {
         (
             "not an object",
             ["run"],
-            ['message type "None" is not known; expected one of "snapshot", "run", "error"'],
+            [UNKNOWN.format(kind="None")],
         ),
         (
             "unknown type",
             {"type": "edit"},
-            ['message type "edit" is not known; expected one of "snapshot", "run", "error"'],
+            [UNKNOWN.format(kind="edit")],
         ),
         (
             "run event with a bad event and progress",
@@ -69,7 +75,46 @@ def test_server_messages(label: str, message: Any, errors: list[str]) -> None:
     assert message_errors(message, SERVER_MESSAGES) == errors
 
 
-def test_clients_send_nothing_yet() -> None:
-    assert message_errors({"type": "edit"}, CLIENT_MESSAGES) == [
-        'message type "edit" is not known; expected one of none yet'
-    ]
+@pytest.mark.parametrize(
+    ("label", "message", "errors"),
+    [
+        (
+            "an edit",
+            {
+                "type": "edit",
+                "id": "e1",
+                "baseVersion": 3,
+                "ops": [{"op": "remove_node", "id": "n"}],
+            },
+            [],
+        ),
+        ("a presence", {"type": "presence", "selection": ["n"], "cursor": {"x": 1, "y": 2.5}}, []),
+        ("a ping", {"type": "ping", "id": "p"}, []),
+        (
+            "an edit without ops",
+            {"type": "edit", "id": "e1", "baseVersion": 1, "ops": []},
+            ["edit at $.ops: [] should be non-empty"],
+        ),
+        (
+            "an edit with an unknown op and version 0",
+            {"type": "edit", "id": "e1", "baseVersion": 0, "ops": [{"op": "explode"}]},
+            [
+                "edit at $.baseVersion: 0 is less than the minimum of 1",
+                "edit at $.ops[0].op: 'explode' is not one of ['add_node', 'remove_node', "
+                "'update_node', 'set_layout', 'add_axis', 'set_axis', 'shard']",
+            ],
+        ),
+        (
+            "a presence with a stray field",
+            {"type": "presence", "colour": "red"},
+            ["presence at $: Additional properties are not allowed ('colour' was unexpected)"],
+        ),
+        (
+            "a server message sent by a client",
+            {"type": "applied"},
+            ['message type "applied" is not known; expected one of "edit", "presence", "ping"'],
+        ),
+    ],
+)
+def test_client_messages(label: str, message: Any, errors: list[str]) -> None:
+    assert message_errors(message, CLIENT_MESSAGES) == errors

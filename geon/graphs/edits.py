@@ -1,0 +1,385 @@
+"""The edit vocabulary of the websocket and the REST API, on top of :meth:`Graph.apply`.
+
+Clients send node ops (``add_node``, ``remove_node``, ``update_node``) and a few higher-level
+ops that :func:`expand` turns into node ops against the document as it was before the edit:
+
+- ``{"op": "set_layout", "id", "x", "y"}``: the node's ``Layout`` tag (canvas position).
+- ``{"op": "add_axis", "axis": {"name", "length", "roles"?, "cls"?, "batch"?, "doc"?}, "id"?}``:
+  declares an axis (an Axis node; the name must be new).
+- ``{"op": "set_axis", "name", "rename"?, "length"?}``: renames and/or resizes a declared
+  axis. A rename rewrites every reference to the axis, keeping dual levels and composites
+  (``H-1`` -> ``H2-1``, ``H*W`` -> ``H2*W``): ``TensorAxes`` and ``IndexAxes`` tags and the
+  operation params that name axes (``axes``, ``out_axes``, ``reduction_axes``, the keys of
+  ``slices`` and ``pad``).
+- ``{"op": "shard", "operation", "dim"?, "parts"?, "chunk"?, "sizes"?, "grid"?, "mesh"?,
+  "over"?}``: replaces the operation's Applications by one per shard
+  (:func:`geon.core.sharding.shard`), in the same atomic edit.
+
+``applied`` messages carry the expanded node ops, so every client can fold them in the same way.
+
+>>> touched_by_ops([{"op": "update_node", "id": "n", "body": {"dtype": "int8"}}])
+{'n': ['body.dtype']}
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any
+
+from geon.core.errors import DocumentError, GeonError
+from geon.core.graph import AXIS, INDEX_AXES, LAYOUT, OPERATION, TENSOR_AXES, Change, Node
+from geon.core.graph import Graph as Document
+from geon.core.sharding import shard as shard_operation
+
+NODE_OPS = ("add_node", "remove_node", "update_node")
+HIGH_OPS = ("set_layout", "add_axis", "set_axis", "shard")
+EDIT_OPS = NODE_OPS + HIGH_OPS
+
+WHOLE = "*"
+"""The field of a node that was added or removed: it conflicts with every field."""
+
+_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_LEVEL = re.compile(r"^(.*?)([+-][0-9]+)?$")
+_AXIS_FIELDS = ("name", "length", "roles", "cls", "batch", "doc")
+_SHARD_FIELDS = ("op", "operation", "dim", "parts", "chunk", "sizes", "grid", "mesh", "over")
+_PARAM_LISTS = ("axes", "out_axes", "reduction_axes")
+_PARAM_KEYED = ("slices", "pad")
+
+
+class EditRefused(GeonError):
+    """An edit cannot be applied; ``reason`` is a stable code (``invalid_edit``, ``conflict``)."""
+
+    def __init__(self, reason: str, message: str, **details: Any) -> None:
+        super().__init__(message)
+        self.reason = reason
+        self.details = details
+
+
+def _q(value: Any) -> str:
+    return f'"{value}"'
+
+
+def _only(op: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
+    for key in op:
+        if key not in allowed:
+            raise DocumentError(
+                f"{where} has unknown field {_q(key)}; expected one of ("
+                + ", ".join(_q(k) for k in allowed)
+                + ")"
+            )
+
+
+def _axis_node(doc: Document, name: str) -> Node | None:
+    for node in doc.index.axis_declarations(name):
+        return node
+    return None
+
+
+def rename_ref(ref: Any, old: str, new: str) -> Any:
+    """An axis reference with axis ``old`` renamed to ``new``; anything else is kept.
+
+    >>> rename_ref("H-1", "H", "R"), rename_ref("H*W+1", "W", "V"), rename_ref("HH", "H", "R")
+    ('R-1', 'H*V+1', 'HH')
+    """
+    if not isinstance(ref, str):
+        return ref
+    parts = []
+    for part in ref.split("*"):
+        match = _LEVEL.match(part)
+        assert match is not None  # the pattern matches every string
+        name, level = match.group(1), match.group(2) or ""
+        parts.append((new if name == old else name) + level)
+    return "*".join(parts)
+
+
+def _renamed_params(params: Any, old: str, new: str) -> Any:
+    if not isinstance(params, dict):
+        return params
+    out = dict(params)
+    for key in _PARAM_LISTS:
+        value = out.get(key)
+        if isinstance(value, list):
+            out[key] = [rename_ref(r, old, new) for r in value]
+        elif isinstance(value, dict):
+            out[key] = {rename_ref(k, old, new): rename_ref(v, old, new) for k, v in value.items()}
+    for key in _PARAM_KEYED:
+        value = out.get(key)
+        if isinstance(value, dict):
+            out[key] = {rename_ref(k, old, new): v for k, v in value.items()}
+    return out
+
+
+def _rename_ops(doc: Document, old: str, new: str) -> list[dict[str, Any]]:
+    ops: list[dict[str, Any]] = []
+    for nid in doc.index.in_document_order(doc.index.axis_readers(old)):
+        node = doc.node(nid)
+        op: dict[str, Any] = {"op": "update_node", "id": nid}
+        tags: dict[str, Any] = {}
+        for url in (TENSOR_AXES, INDEX_AXES):
+            tag = node.tags.get(url) if node.tags else None
+            if isinstance(tag, dict) and isinstance(tag.get("axes"), list):
+                axes = [rename_ref(r, old, new) for r in tag["axes"]]
+                if axes != tag["axes"]:
+                    tags[url] = {"axes": axes}
+        if tags:
+            op["tags"] = tags
+        if node.type == OPERATION and "params" in node.body:
+            params = _renamed_params(node.body["params"], old, new)
+            if params != node.body["params"]:
+                # a merge patch would merge the maps' old keys back in: replace params whole
+                op["body"] = {"params": None}
+                ops.append(op)
+                op = {"op": "update_node", "id": nid, "body": {"params": params}}
+        if len(op) > 2:
+            ops.append(op)
+    return ops
+
+
+def _add_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    _only(op, ("op", "axis", "id"), where)
+    axis = op.get("axis")
+    if not isinstance(axis, dict):
+        raise DocumentError(f"{where} has axis {_q(axis)}; expected an object with name and length")
+    _only(axis, _AXIS_FIELDS, f"{where} axis")
+    name = axis.get("name")
+    if not isinstance(name, str) or not _NAME.match(name):
+        raise DocumentError(
+            f"{where} has axis name {_q(name)}; expected a name like "
+            '"H" or "batch_1" (letters, digits, _; not starting with a digit)'
+        )
+    if _axis_node(doc, name) is not None:
+        raise DocumentError(f"{where}: axis {_q(name)} is already declared; pick another name")
+    if "length" not in axis:
+        raise DocumentError(
+            f'{where} axis {_q(name)} has no "length"; expected an integer >= 1 or null'
+        )
+    node_id = op.get("id", str(uuid.uuid4()))
+    return [{"op": "add_node", "node": {"id": node_id, "type": AXIS, "body": dict(axis)}}]
+
+
+def _set_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    _only(op, ("op", "name", "rename", "length"), where)
+    name = op.get("name")
+    node = _axis_node(doc, name) if isinstance(name, str) else None
+    if node is None:
+        known = ", ".join(_q(n) for n in doc.index.axis_names())
+        raise DocumentError(f"{where}: axis {_q(name)} is not declared; expected one of ({known})")
+    assert isinstance(name, str)
+    body: dict[str, Any] = {}
+    ops: list[dict[str, Any]] = []
+    if "length" in op:
+        length = op["length"]
+        if length is not None and (
+            isinstance(length, bool) or not isinstance(length, int) or length < 1
+        ):
+            raise DocumentError(
+                f"{where} has length {_q(length)} for axis {_q(name)}; expected an integer >= 1 "
+                "or null"
+            )
+        body["length"] = length
+    if "rename" in op:
+        new = op["rename"]
+        if not isinstance(new, str) or not _NAME.match(new):
+            raise DocumentError(
+                f"{where} renames axis {_q(name)} to {_q(new)}; expected a name like "
+                '"H" or "batch_1" (letters, digits, _; not starting with a digit)'
+            )
+        if new != name and _axis_node(doc, new) is not None:
+            raise DocumentError(
+                f"{where} renames axis {_q(name)} to {_q(new)}, which is already declared; "
+                "pick another name"
+            )
+        body["name"] = new
+        ops.extend(_rename_ops(doc, name, new))
+    if not body:
+        raise DocumentError(f'{where} changes nothing; expected "rename" and/or "length"')
+    if "length" in body and body["length"] is None:
+        # A merge patch cannot write null (null deletes the key): the Axis node is replaced,
+        # which moves it to the end of the document; references are by name, so none break.
+        data = node.to_json()
+        return [
+            {"op": "remove_node", "id": node.id},
+            {"op": "add_node", "node": {**data, "body": {**node.body, **body}}},
+            *ops,
+        ]
+    return [{"op": "update_node", "id": node.id, "body": body}, *ops]
+
+
+def _set_layout(op: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
+    _only(op, ("op", "id", "x", "y"), where)
+    for key in ("x", "y"):
+        value = op.get(key)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise DocumentError(f"{where} has {key} {_q(value)}; expected a number")
+    return [
+        {"op": "update_node", "id": op.get("id"), "tags": {LAYOUT: {"x": op["x"], "y": op["y"]}}}
+    ]
+
+
+class _Capture(Document):
+    """A view of a document whose :meth:`apply` records the edit instead of making it."""
+
+    def __init__(self, doc: Document) -> None:
+        self.id = doc.id
+        self.extra = doc.extra
+        self.keys = doc.keys
+        self.index = doc.index
+        self.captured: list[dict[str, Any]] = []
+
+    def apply(self, ops: Sequence[Mapping[str, Any]]) -> list[Change]:
+        self.captured = [dict(op) for op in ops]
+        return []
+
+
+def _shard(
+    doc: Document, op: Mapping[str, Any], where: str, new_id: Callable[[], str]
+) -> list[dict[str, Any]]:
+    _only(op, _SHARD_FIELDS, where)
+    op_id = op.get("operation")
+    if not isinstance(op_id, str):
+        raise DocumentError(f"{where} has operation {_q(op_id)}; expected an operation id")
+    view = _Capture(doc)
+    kwargs = {k: op[k] for k in _SHARD_FIELDS[2:] if k in op}
+    try:
+        shard_operation(view, op_id, new_id=new_id, **kwargs)
+    except GeonError as error:
+        raise DocumentError(f"{where}: {error}") from None
+    except (TypeError, ValueError, AttributeError, KeyError) as error:
+        raise DocumentError(
+            f"{where} has a malformed parameter ({error}); expected dim (int or index axis), "
+            "parts/chunk (int), sizes (list of int), grid ({dim: parts}), mesh (a Mesh node id), "
+            "over ({dim: mesh axis})"
+        ) from None
+    return view.captured
+
+
+def expand(
+    doc: Document, ops: Any, *, new_id: Callable[[], str] = lambda: str(uuid.uuid4())
+) -> list[dict[str, Any]]:
+    """The node ops of an edit: node ops as they are, higher-level ops expanded against ``doc``.
+
+    Raises :class:`DocumentError` naming the op and what is wrong (nothing changes).
+    """
+    if not isinstance(ops, list):
+        raise DocumentError(f"edit ops are {_q(ops)}; expected a list of edit operations")
+    out: list[dict[str, Any]] = []
+    for number, op in enumerate(ops):
+        where = f"edit op {number}"
+        if not isinstance(op, dict):
+            raise DocumentError(f'{where} is {_q(op)}; expected a JSON object with an "op"')
+        kind = op.get("op")
+        if kind not in EDIT_OPS:
+            raise DocumentError(
+                f"{where} has op {_q(kind)}; expected one of ("
+                + ", ".join(_q(k) for k in EDIT_OPS)
+                + ")"
+            )
+        where = f"{where} ({kind})"
+        if kind in NODE_OPS:
+            out.append(op)
+        elif kind == "set_layout":
+            out.extend(_set_layout(op, where))
+        elif kind == "add_axis":
+            out.extend(_add_axis(doc, op, where))
+        elif kind == "set_axis":
+            out.extend(_set_axis(doc, op, where))
+        else:
+            out.extend(_shard(doc, op, where, new_id))
+    return out
+
+
+def touched_by_ops(ops: Iterable[Mapping[str, Any]]) -> dict[str, list[str]]:
+    """The node fields an edit's node ops write (before it is applied; see :data:`WHOLE`)."""
+    out: dict[str, dict[str, None]] = {}
+    for op in ops:
+        kind = op.get("op")
+        if kind == "add_node":
+            node = op.get("node")
+            nid = node.get("id") if isinstance(node, dict) else None
+            if isinstance(nid, str):
+                out.setdefault(nid, {})[WHOLE] = None
+        elif isinstance(op.get("id"), str):
+            fields = out.setdefault(op["id"], {})
+            if kind == "remove_node":
+                fields[WHOLE] = None
+                continue
+            if "label" in op:
+                fields["label"] = None
+            for side in ("body", "tags"):
+                if isinstance(op.get(side), dict):
+                    for key in op[side]:
+                        fields[f"{side}.{key}"] = None
+    return {nid: list(fields) for nid, fields in out.items()}
+
+
+def node_fields(old: Node | None, new: Node | None) -> list[str]:
+    """The fields that differ between two states of a node (``["*"]`` when added or removed)."""
+    if old is None or new is None:
+        return [WHOLE]
+    fields: list[str] = []
+    if old.type != new.type:
+        fields.append("type")
+    if old.label != new.label:
+        fields.append("label")
+    for side, a, b in (("body", old.body, new.body), ("tags", old.tags or {}, new.tags or {})):
+        for key in {**a, **b}:
+            if a.get(key, None) != b.get(key, None) or (key in a) != (key in b):
+                fields.append(f"{side}.{key}")
+    return fields
+
+
+def touched_by_changes(changes: Iterable[Change]) -> dict[str, list[str]]:
+    """What an applied edit changed, per node (stored on the version it made)."""
+    out = {}
+    for change in changes:
+        fields = node_fields(change.old, change.new)
+        if fields:
+            out[change.id] = fields
+    return out
+
+
+def conflicts(
+    incoming: Mapping[str, Sequence[str]], since: Mapping[str, Sequence[str]]
+) -> list[dict[str, str]]:
+    """The ``{id, field}`` pairs an incoming edit writes that changed since its base version."""
+    found = []
+    for nid, fields in incoming.items():
+        theirs = since.get(nid)
+        if not theirs:
+            continue
+        for f in fields:
+            if f == WHOLE or WHOLE in theirs or f in theirs:
+                field = WHOLE if WHOLE in theirs else (theirs[0] if f == WHOLE else f)
+                found.append({"id": nid, "field": field})
+                break
+    return found
+
+
+def diff(old: Document, new: Document) -> dict[str, Any]:
+    """The node-level difference between two documents: ids added and removed, and per changed
+    node the fields that differ, in the new (then old) document order."""
+    added = [n.id for n in new.nodes if n.id not in old]
+    removed = [n.id for n in old.nodes if n.id not in new]
+    changed = []
+    for node in new.nodes:
+        before = old.get(node.id)
+        if before is not None and before != node:
+            fields = node_fields(before, node)
+            if fields:
+                changed.append({"id": node.id, "fields": fields})
+    return {"added": added, "removed": removed, "changed": changed}
+
+
+__all__ = [
+    "EDIT_OPS",
+    "EditRefused",
+    "conflicts",
+    "diff",
+    "expand",
+    "node_fields",
+    "rename_ref",
+    "touched_by_changes",
+    "touched_by_ops",
+]

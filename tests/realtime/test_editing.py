@@ -1,0 +1,550 @@
+"""Live co-editing over the websocket: applied edits, refusals, rebases, conflicts, presence,
+roles and limits (issue 7). Every message received is checked against the protocol schemas."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from channels.db import database_sync_to_async
+from channels.testing import WebsocketCommunicator
+from django.test import override_settings
+
+from geon.asgi import application
+from geon.core.graph import AXIS, INDEX_AXES, LAYOUT, TENSOR, TENSOR_AXES
+from geon.examples.gallery import EXAMPLES
+from geon.graphs.models import Graph, GraphVersion, Membership
+from geon.graphs.protocol import SERVER_MESSAGES, message_errors
+from geon.graphs.services import do_create_graph, document_issues
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+ORIGIN = (b"origin", b"http://localhost")
+T0 = "2fa3fe28-2d47-47b6-8767-27c7dadbb18c"
+T1 = "0308d788-0064-4494-9c18-6e4c3d078b13"
+Z = "781dd44d-cf72-4533-a495-6ff66ba1689a"
+OP = "26434d32-ccbc-442f-9d78-8bf158b00c6b"
+APPS = ["2524fb44-d169-4afd-90fa-09711462e4b3", "2af709e2-c792-4712-80cc-0624ee767115"]
+NOTE_ID = "5f1c1c1c-0000-4000-8000-000000000001"
+NOTE = {
+    "id": NOTE_ID,
+    "type": "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Note",
+    "body": {"message": "hello"},
+}
+
+
+class Peer:
+    """A signed-in websocket client that checks every message against the schemas."""
+
+    def __init__(self, ws: WebsocketCommunicator) -> None:
+        self.ws = ws
+        self.snapshot: dict[str, Any] = {}
+
+    async def receive(self, timeout: float = 10) -> dict[str, Any]:
+        message: dict[str, Any] = await self.ws.receive_json_from(timeout=timeout)
+        assert message_errors(message, SERVER_MESSAGES) == []
+        return message
+
+    async def send(self, message: Any) -> None:
+        await self.ws.send_json_to(message)
+
+    async def edit(self, edit_id: str, base: int, ops: list[dict[str, Any]]) -> dict[str, Any]:
+        await self.send({"type": "edit", "id": edit_id, "baseVersion": base, "ops": ops})
+        return await self.receive()
+
+    async def nothing(self) -> bool:
+        return bool(await self.ws.receive_nothing(timeout=0.3))
+
+
+@pytest_asyncio.fixture
+async def connect(
+    session_cookie: Callable[[Any], bytes],
+) -> AsyncIterator[Callable[..., Any]]:
+    peers: list[Peer] = []
+
+    async def open_peer(user: Any, graph: Any, presence: bool = False) -> Peer:
+        cookie = await database_sync_to_async(session_cookie)(user)
+        ws = WebsocketCommunicator(
+            application, f"/ws/graphs/{graph.pk}/", headers=[ORIGIN, (b"cookie", cookie)]
+        )
+        connected, code = await ws.connect()
+        assert (connected, code) == (True, None)
+        peer = Peer(ws)
+        peer.snapshot = await peer.receive()
+        assert peer.snapshot["type"] == "snapshot"
+        peers.append(peer)
+        if not presence:
+            for other in peers[:-1]:  # the others' join events
+                assert (await other.receive())["event"] == "join"
+        return peer
+
+    yield open_peer
+    for peer in peers:
+        await peer.ws.disconnect()
+
+
+def stored(graph: Any) -> tuple[int, dict[str, Any], int]:
+    """The graph's current version number and document, and how many versions it has."""
+    fresh = Graph.objects.select_related("current_version").get(pk=graph.pk)
+    assert fresh.current_version is not None
+    return (
+        fresh.current_version.number,
+        fresh.current_version.document,
+        GraphVersion.objects.filter(graph=fresh).count(),
+    )
+
+
+def nodes_by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {n["id"]: n for n in document["nodes"]}
+
+
+async def test_an_applied_edit_reaches_every_client_and_is_stored(
+    connect: Any, graph: Any, user: Any, other_user: Any, loom_document: dict[str, Any]
+) -> None:
+    # given ann and bob (an editor) on the loom graph
+    await database_sync_to_async(Membership.objects.create)(
+        graph=graph, user=other_user, role="editor"
+    )
+    ann = await connect(user, graph)
+    bob = await connect(other_user, graph)
+    # when ann relabels t0 and adds a note
+    ops = [
+        {"op": "update_node", "id": T0, "label": "a"},
+        {"op": "add_node", "node": NOTE},
+    ]
+    mine = await ann.edit("e1", 1, ops)
+    theirs = await bob.receive()
+    # then both get the same applied message, and version 2 holds the edit
+    expected_doc = json.loads(json.dumps(loom_document))
+    nodes_by_id(expected_doc)[T0]["label"] = "a"
+    expected_doc["nodes"].append(NOTE)
+    issues = await database_sync_to_async(document_issues)(expected_doc)
+    assert (
+        mine
+        == theirs
+        == {
+            "type": "applied",
+            "id": "e1",
+            "version": 2,
+            "ops": ops,
+            "issues": issues,
+            "author": "ann",
+        }
+    )
+    number, document, count = await database_sync_to_async(stored)(graph)
+    assert (number, document, count) == (2, expected_doc, 2)
+    version = await database_sync_to_async(GraphVersion.objects.get)(graph=graph, number=2)
+    assert version.touched == {T0: ["label"], NOTE_ID: ["*"]}
+    assert version.author_id == user.pk
+
+
+REFUSALS = [
+    (
+        "unknown node",
+        [{"op": "update_node", "id": "nope", "label": "x"}],
+        "invalid_edit",
+        'edit op 0 (update_node): node "nope" does not exist',
+    ),
+    (
+        "malformed op",
+        [{"op": "update_node", "id": T0, "colour": "red"}],
+        "invalid_edit",
+        'edit op 0 (update_node) has unknown field "colour"; expected one of ("op", "id", '
+        '"label", "body", "tags")',
+    ),
+    (
+        "removing a referenced tensor",
+        [{"op": "remove_node", "id": T0}],
+        "invalid_edit",
+        f'edit op 0 (remove_node): node "{T0}" is referenced by "{APPS[0]}", "{OP}", '
+        f'"{APPS[1]}"; remove or change those first, or pass "cascade": true to remove them too',
+    ),
+    (
+        "a good op then a bad one",
+        [{"op": "update_node", "id": T0, "label": "a"}, {"op": "add_node", "node": {"id": 1}}],
+        "invalid_edit",
+        'edit op 1 (add_node): node has id "1"; expected a string (a UUID)',
+    ),
+    (
+        "a version from the future",
+        "future",
+        "unknown_version",
+        'base version "7" does not exist; expected a version from 1 to 1',
+    ),
+    (
+        "an axis name that exists",
+        "axis twice",
+        "invalid_edit",
+        'edit op 1 (add_axis): axis "K" is already declared; pick another name',
+    ),
+]
+
+
+@pytest.mark.parametrize(("label", "ops", "reason", "message"), REFUSALS)
+async def test_a_bad_edit_is_rejected_to_the_sender_only_and_changes_nothing(
+    label: str,
+    ops: Any,
+    reason: str,
+    message: str,
+    connect: Any,
+    graph: Any,
+    user: Any,
+    other_user: Any,
+    loom_document: dict[str, Any],
+) -> None:
+    await database_sync_to_async(Membership.objects.create)(
+        graph=graph, user=other_user, role="viewer"
+    )
+    ann = await connect(user, graph)
+    bob = await connect(other_user, graph)
+    base = 1
+    if ops == "future":
+        ops, base = [{"op": "update_node", "id": T0, "label": "a"}], 7
+    elif ops == "axis twice":
+        # given axis K was declared in version 2
+        await database_sync_to_async(_declare_k)(graph, user)
+        base = 2
+        assert (await ann.receive())["type"] == "applied"
+        assert (await bob.receive())["type"] == "applied"
+        ops = [
+            {"op": "set_layout", "id": T0, "x": 1, "y": 2},
+            {"op": "add_axis", "axis": {"name": "K", "length": 2}},
+        ]
+    before = await database_sync_to_async(stored)(graph)
+    # when ann sends the edit
+    answer = await ann.edit("bad", base, ops)
+    # then only she hears why, and the stored document is unchanged
+    assert answer == {
+        "type": "rejected",
+        "id": "bad",
+        "reason": reason,
+        "message": message,
+        "version": base if reason != "unknown_version" else 1,
+    }
+    assert await bob.nothing()
+    assert await database_sync_to_async(stored)(graph) == before
+    # and the connection still takes edits
+    assert (await ann.edit("good", before[0], [{"op": "add_node", "node": NOTE}]))["version"] == (
+        before[0] + 1
+    )
+
+
+def _declare_k(graph: Any, user: Any) -> None:
+    from geon.graphs.services import do_apply_edit
+
+    do_apply_edit(user, graph.pk, 1, [{"op": "add_axis", "axis": {"name": "K", "length": 2}}])
+
+
+async def test_an_edit_on_an_older_version_touching_other_nodes_is_rebased(
+    connect: Any, graph: Any, user: Any, other_user: Any
+) -> None:
+    await database_sync_to_async(Membership.objects.create)(
+        graph=graph, user=other_user, role="editor"
+    )
+    ann = await connect(user, graph)
+    bob = await connect(other_user, graph)
+    # given ann's edit of t0 made version 2
+    await ann.edit("a1", 1, [{"op": "update_node", "id": T0, "label": "a"}])
+    await bob.receive()
+    # when bob, still on version 1, edits t1 and a different field of t0
+    ops = [
+        {"op": "update_node", "id": T1, "label": "b"},
+        {"op": "update_node", "id": T0, "tags": {LAYOUT: {"x": 5, "y": 6}}},
+    ]
+    answer = await bob.edit("b1", 1, ops)
+    # then it is rebased onto version 2: version 3 holds both edits
+    assert (answer["type"], answer["version"], answer["id"]) == ("applied", 3, "b1")
+    assert (await ann.receive()) == answer
+    number, document, _ = await database_sync_to_async(stored)(graph)
+    nodes = nodes_by_id(document)
+    assert (number, nodes[T0]["label"], nodes[T1]["label"]) == (3, "a", "b")
+    assert nodes[T0]["tags"] == {LAYOUT: {"x": 5, "y": 6}}
+
+
+@pytest.mark.parametrize(
+    ("label", "first", "second", "field"),
+    [
+        (
+            "same label",
+            {"op": "update_node", "id": T0, "label": "a"},
+            {"op": "update_node", "id": T0, "label": "b"},
+            "label",
+        ),
+        (
+            "same body key",
+            {"op": "update_node", "id": T0, "body": {"dtype": "int64"}},
+            {"op": "update_node", "id": T0, "body": {"dtype": "int8"}},
+            "body.dtype",
+        ),
+        (
+            "a node removed since",
+            {"op": "remove_node", "id": OP, "cascade": True},
+            {"op": "update_node", "id": OP, "label": "x"},
+            "*",
+        ),
+    ],
+)
+async def test_an_edit_on_an_older_version_touching_the_same_field_is_a_conflict(
+    label: str,
+    first: dict[str, Any],
+    second: dict[str, Any],
+    field: str,
+    connect: Any,
+    graph: Any,
+    user: Any,
+    other_user: Any,
+) -> None:
+    await database_sync_to_async(Membership.objects.create)(
+        graph=graph, user=other_user, role="editor"
+    )
+    ann = await connect(user, graph)
+    bob = await connect(other_user, graph)
+    await ann.edit("a1", 1, [first])
+    await bob.receive()
+    before = await database_sync_to_async(stored)(graph)
+    # when bob, on version 1, writes the field ann changed
+    answer = await bob.edit("b1", 1, [second])
+    # then he is refused with the conflict, ann hears nothing, and nothing changes
+    node = second["id"]
+    what = "was added or removed" if field == "*" else f'field "{field}" changed'
+    assert answer == {
+        "type": "rejected",
+        "id": "b1",
+        "reason": "conflict",
+        "message": f'node "{node}" {what} after version 1; reload version 2 and edit again',
+        "version": 2,
+        "conflicts": [{"id": node, "field": field}],
+    }
+    assert await ann.nothing()
+    assert await database_sync_to_async(stored)(graph) == before
+
+
+async def test_presence_fans_out_and_is_cleaned_up(
+    connect: Any, graph: Any, user: Any, other_user: Any
+) -> None:
+    await database_sync_to_async(Membership.objects.create)(
+        graph=graph, user=other_user, role="viewer"
+    )
+    ann = await connect(user, graph, presence=True)
+    me = ann.snapshot["present"][0]
+    # when bob connects, he sees ann and himself; ann hears that bob joined
+    bob = await connect(other_user, graph, presence=True)
+    him = bob.snapshot["present"][1]
+    assert bob.snapshot["present"] == [
+        me,
+        {"client": him["client"], "user": "bob", "name": "bob", "selection": [], "cursor": None},
+    ]
+    assert await ann.receive() == {"type": "presence", "event": "join", **him}
+    # when bob selects t0 and moves his pointer
+    await bob.send({"type": "presence", "selection": [T0], "cursor": {"x": 3, "y": 4.5}})
+    moved = {**him, "selection": [T0], "cursor": {"x": 3, "y": 4.5}}
+    assert await ann.receive() == {"type": "presence", "event": "update", **moved}
+    assert await bob.nothing()  # never echoed
+    # when bob leaves, ann hears it and a newcomer no longer sees him
+    await bob.ws.disconnect()
+    assert await ann.receive() == {"type": "presence", "event": "leave", **moved}
+    carl = await connect(user, graph, presence=True)
+    assert [p["client"] for p in carl.snapshot["present"]] == [
+        me["client"],
+        carl.snapshot["present"][1]["client"],
+    ]
+
+
+@pytest.mark.parametrize("role", ["viewer", "reviewer"])
+async def test_a_viewer_may_watch_but_not_edit(
+    role: str, connect: Any, graph: Any, user: Any, other_user: Any
+) -> None:
+    await database_sync_to_async(Membership.objects.create)(graph=graph, user=other_user, role=role)
+    ann = await connect(user, graph)
+    bob = await connect(other_user, graph)
+    before = await database_sync_to_async(stored)(graph)
+    answer = await bob.edit("b1", 1, [{"op": "update_node", "id": T0, "label": "b"}])
+    assert answer == {
+        "type": "rejected",
+        "id": "b1",
+        "reason": "forbidden",
+        "message": f'your role on graph "{graph.pk}" is "{role}"; this needs "editor" or "owner"',
+        "version": 1,
+    }
+    assert await ann.nothing()
+    assert await database_sync_to_async(stored)(graph) == before
+    # but he sees ann's edits live
+    applied = await ann.edit("a1", 1, [{"op": "update_node", "id": T0, "label": "a"}])
+    assert await bob.receive() == applied
+
+
+async def test_a_stranger_is_refused_at_connect(
+    graph: Any, other_user: Any, session_cookie: Callable[[Any], bytes]
+) -> None:
+    cookie = await database_sync_to_async(session_cookie)(other_user)
+    ws = WebsocketCommunicator(
+        application, f"/ws/graphs/{graph.pk}/", headers=[ORIGIN, (b"cookie", cookie)]
+    )
+    assert await ws.connect() == (False, 4404)
+
+
+def axes_graph(user: Any) -> Any:
+    document = EXAMPLES["dot-2d"].build().to_json()
+    return do_create_graph(owner=user, title="dot", document=document)
+
+
+async def test_renaming_an_axis_rewrites_every_reference(connect: Any, user: Any) -> None:
+    graph = await database_sync_to_async(axes_graph)(user)
+    ann = await connect(user, graph)
+    document = ann.snapshot["document"]
+    refs_before = [
+        ref
+        for n in document["nodes"]
+        for url in (TENSOR_AXES, INDEX_AXES)
+        for ref in (n.get("tags") or {}).get(url, {}).get("axes", [])
+    ]
+    assert "W-1" in refs_before
+    # when ann renames W to V and resizes nothing
+    answer = await ann.edit("r", 1, [{"op": "set_axis", "name": "W", "rename": "V"}])
+    # then the Axis and every TensorAxes/IndexAxes reference say V, keeping dual levels
+    assert (answer["type"], answer["issues"]) == ("applied", ann.snapshot["issues"])
+    _, stored_doc, _ = await database_sync_to_async(stored)(graph)
+    names = [n["body"]["name"] for n in stored_doc["nodes"] if n["type"] == AXIS]
+    refs_after = [
+        ref
+        for n in stored_doc["nodes"]
+        for url in (TENSOR_AXES, INDEX_AXES)
+        for ref in (n.get("tags") or {}).get(url, {}).get("axes", [])
+    ]
+    assert "W" not in names and "V" in names
+    assert refs_after == [r.replace("W", "V") for r in refs_before]
+
+
+async def test_resizing_an_axis_is_checked_live(connect: Any, user: Any) -> None:
+    graph = await database_sync_to_async(axes_graph)(user)
+    ann = await connect(user, graph)
+    answer = await ann.edit("r", 1, [{"op": "set_axis", "name": "H", "length": 7}])
+    # the tensors' ranges no longer agree with H's new length: the checker says so
+    assert answer["type"] == "applied"
+    assert "TensorAxesAgreement" in {i["constraint"] for i in answer["issues"]}
+    _, stored_doc, _ = await database_sync_to_async(stored)(graph)
+    assert answer["issues"] == await database_sync_to_async(document_issues)(stored_doc)
+
+
+async def test_sharding_an_operation_is_one_atomic_edit(
+    connect: Any, graph: Any, user: Any
+) -> None:
+    ann = await connect(user, graph)
+    answer = await ann.edit("s", 1, [{"op": "shard", "operation": OP, "dim": 1, "parts": 5}])
+    # the two old Applications are removed and five new ones added, and the graph checks clean
+    assert answer["type"] == "applied"
+    assert [op["op"] for op in answer["ops"]] == ["remove_node"] * 2 + ["add_node"] * 5
+    assert answer["issues"] == []
+    _, stored_doc, _ = await database_sync_to_async(stored)(graph)
+    apps = [n for n in stored_doc["nodes"] if n["type"].endswith("/Application")]
+    assert len(apps) == 5
+    # a bad request is refused with the core's message
+    refused = await ann.edit("s2", 2, [{"op": "shard", "operation": OP, "dim": 1, "parts": 9}])
+    assert (refused["reason"], refused["message"]) == (
+        "invalid_edit",
+        "edit op 0 (shard): splitting [0:10, 0:5] gives 4 empty shards (such as [0:10, 5:5]); "
+        "expected fewer parts than index points in the split dims",
+    )
+
+
+async def test_removing_with_cascade_takes_the_referencing_nodes(
+    connect: Any, graph: Any, user: Any
+) -> None:
+    ann = await connect(user, graph)
+    answer = await ann.edit("c", 1, [{"op": "remove_node", "id": T0, "cascade": True}])
+    assert answer["type"] == "applied"
+    _, stored_doc, _ = await database_sync_to_async(stored)(graph)
+    assert [n["id"] for n in stored_doc["nodes"]] == [T1, Z]
+
+
+@pytest.mark.parametrize(
+    ("label", "frame", "error"),
+    [
+        (
+            "too large",
+            "big",
+            {
+                "code": "message_too_large",
+                "message": "the message has 2100 bytes; at most 2048 are allowed (split the edit)",
+            },
+        ),
+        (
+            "edit without a base version",
+            '{"type": "edit", "id": "e", "ops": [{"op": "remove_node", "id": "x"}]}',
+            {
+                "code": "invalid_message",
+                "message": "edit at $: 'baseVersion' is a required property",
+            },
+        ),
+    ],
+)
+@override_settings(GEON_WS_MAX_MESSAGE_BYTES=2048)
+async def test_frames_over_the_limits_get_an_error_and_the_connection_stays_usable(
+    label: str, frame: str, error: dict[str, str], connect: Any, graph: Any, user: Any
+) -> None:
+    ann = await connect(user, graph)
+    if frame == "big":
+        frame = json.dumps({"type": "ping", "id": "x" * 2074})
+    await ann.ws.send_to(text_data=frame)
+    answer = await ann.receive()
+    assert answer == {
+        "type": "error",
+        "error": error,
+        **({"id": "e"} if label != "too large" else {}),
+    }
+    await ann.send({"type": "ping", "id": "p"})
+    assert await ann.receive() == {"type": "pong", "id": "p"}
+
+
+@override_settings(GEON_MAX_OPS_PER_EDIT=2)
+async def test_too_many_ops_in_one_edit_are_refused(connect: Any, graph: Any, user: Any) -> None:
+    ann = await connect(user, graph)
+    ops = [{"op": "update_node", "id": T0, "label": str(i)} for i in range(3)]
+    assert await ann.edit("e", 1, ops) == {
+        "type": "rejected",
+        "id": "e",
+        "reason": "too_many_ops",
+        "message": "the edit has 3 ops; at most 2 are allowed in one edit",
+        "version": 1,
+    }
+    assert (await database_sync_to_async(stored)(graph))[0] == 1
+
+
+@override_settings(GEON_WS_EDITS_PER_SECOND=1, GEON_WS_EDIT_BURST=2)
+async def test_edits_over_the_rate_are_refused_then_accepted_again(
+    connect: Any, graph: Any, user: Any
+) -> None:
+    ann = await connect(user, graph)
+    answers = [
+        await ann.edit(f"e{i}", 1 + i, [{"op": "update_node", "id": T0, "label": str(i)}])
+        for i in range(3)
+    ]
+    assert [a["type"] for a in answers] == ["applied", "applied", "rejected"]
+    assert answers[2] == {
+        "type": "rejected",
+        "id": "e2",
+        "reason": "rate_limited",
+        "message": "too many edits; at most 1 per second (with bursts of 2) are allowed on one "
+        "connection",
+        "version": 3,
+    }
+    assert (await database_sync_to_async(stored)(graph))[0] == 3
+    await ann.send({"type": "ping"})
+    assert await ann.receive() == {"type": "pong", "id": None}
+
+
+async def test_a_tensor_added_with_axes_is_checked(connect: Any, user: Any) -> None:
+    graph = await database_sync_to_async(axes_graph)(user)
+    ann = await connect(user, graph)
+    tensor = {
+        "id": "7c0d5a2e-0000-4000-8000-000000000002",
+        "type": TENSOR,
+        "body": {"dtype": "float32", "range": {"start": [0], "end": [3]}},
+        "tags": {TENSOR_AXES: {"axes": ["Nope"]}},
+    }
+    answer = await ann.edit("t", 1, [{"op": "add_node", "node": tensor}])
+    flagged = [i for i in answer["issues"] if tensor["id"] in i["nodeIds"]]
+    assert [i["constraint"] for i in flagged] == ["TensorAxesAgreement"]
