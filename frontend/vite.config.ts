@@ -18,5 +18,7 @@ export default defineConfig({
       },
     },
   },
+  // The layout worker is an ES module (it is started with { type: "module" }).
+  worker: { format: "es" },
   test: { include: ["src/**/*.test.ts"], environment: "node" },
 });

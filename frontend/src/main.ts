@@ -1,27 +1,34 @@
-// Entry point of the editor shell: mounts the toolbar and canvas into #geon-editor, follows the
-// graph's websocket, and exposes a small read-only test API as ``window.geon``.
+// Entry point of the editor shell: mounts the editor into #geon-editor and exposes a test API as
+// ``window.geon`` so browser tests can drive and read the editor without scraping pixels.
 
 import "./ui/editor.css";
-import { graphView, issuesByNode, type GraphView } from "./model/document";
-import { applyRun, applySnapshot, initialState, type EditorState, type RunInfo } from "./model/state";
-import { COLORS, drawGraph, fitViewport, toScreen, type Viewport } from "./render/canvas";
-import { layoutView, type Layout, type Rect } from "./render/layout";
-import { GraphSocket, socketUrl } from "./sync/socket";
-import { createToolbar } from "./ui/toolbar";
-
-interface ScreenBox extends Rect {
-  id: string;
-  kind: string;
-}
+import { Editor } from "./editor";
+import { tensorAxes, type LoomDocument } from "./model/document";
+import type { EditorState } from "./model/state";
+import { COLORS, axisColor } from "./render/canvas";
+import type { Viewport } from "./render/viewport";
 
 export interface GeonTestApi {
-  /** A copy of the editor state. */
-  state(): EditorState;
-  /** How many times the canvas has been painted with a laid-out graph. */
+  /** A copy of the editor state (document as shown, version, issues, presence, run). */
+  state(): EditorState & { selected: string[]; inFlight: number; history: { undo: string[]; redo: string[] }; tool: string; viewport: Viewport };
+  /** How many times the canvas has been painted. */
   draws(): number;
   /** Each drawn box in canvas CSS pixels. */
-  boxes(): ScreenBox[];
+  boxes(): ReturnType<Editor["boxes"]>;
   colors: typeof COLORS;
+  axisColor(axis: string): string;
+  /** The id of the node with this label (null when none). */
+  nodeId(label: string): string | null;
+  /** The TensorAxes of the tensor with this label. */
+  axesOf(label: string): string[] | null;
+  select(ids: string[]): void;
+  run(action: string): void;
+  setViewport(vp: Viewport): void;
+  /** Paint now; returns the milliseconds it took. */
+  paint(): number;
+  loadDocument(doc: LoomDocument): void;
+  /** Every box in graph coordinates, and the edges as [from, to] (what the benchmark's floor draws). */
+  scene(): { rects: { id: string; x: number; y: number; w: number; h: number }[]; edges: [string, string][] };
 }
 
 declare global {
@@ -31,99 +38,47 @@ declare global {
 }
 
 function mount(root: HTMLElement): void {
-  const wsPath = root.dataset.wsPath ?? "";
-  const runsUrl = root.dataset.runsUrl ?? "";
   const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
-
-  let state = initialState();
-  let view: GraphView | null = null;
-  let layout: Layout | null = null;
-  let viewport: Viewport | null = null;
-  let draws = 0;
-
-  const canvas = document.createElement("canvas");
-  canvas.className = "geon-canvas";
-  const toolbar = createToolbar(() => void requestRun());
-  root.append(toolbar.element, canvas);
-
-  const setState = (next: EditorState): void => {
-    state = next;
-    toolbar.update(state);
-  };
-
-  const paint = (): void => {
-    if (!view || !layout) return;
-    const width = canvas.clientWidth;
-    const height = canvas.clientHeight;
-    const ratio = window.devicePixelRatio || 1;
-    canvas.width = Math.round(width * ratio);
-    canvas.height = Math.round(height * ratio);
-    const ctx = canvas.getContext("2d");
-    if (!ctx) return;
-    ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-    viewport = fitViewport(layout, width, height);
-    drawGraph(ctx, view, layout, viewport, issuesByNode(state.issues), { width, height });
-    draws += 1;
-  };
-
-  const showDocument = async (): Promise<void> => {
-    if (!state.document) return;
-    const nextView = graphView(state.document);
-    layout = await layoutView(nextView);
-    view = nextView;
-    paint();
-  };
-
-  async function requestRun(): Promise<void> {
-    setState({ ...state, message: "" });
-    try {
-      const response = await fetch(runsUrl, {
-        method: "POST",
-        headers: { "Content-Type": "application/json", "X-CSRFToken": csrf },
-        body: JSON.stringify({ backend: "numpy" }),
-        credentials: "same-origin",
-      });
-      const body = (await response.json()) as { run?: RunInfo; error?: { message: string } };
-      if (body.run) setState(applyRun(state, { type: "run", event: "queued", run: body.run }));
-      else setState({ ...state, message: body.error?.message ?? `the server answered ${response.status}` });
-    } catch {
-      setState({ ...state, message: "the server could not be reached; try again" });
-    }
-  }
-
-  const socket = new GraphSocket(socketUrl(wsPath, window.location), {
-    onOpen: () => setState({ ...state, connection: "open" }),
-    onMessage: (msg) => {
-      if (msg.type === "snapshot") {
-        setState(applySnapshot(state, msg));
-        void showDocument();
-      } else if (msg.type === "run") {
-        setState(applyRun(state, msg));
-      } else {
-        setState({ ...state, message: msg.error.message });
-      }
-    },
-    onClose: (code, final) =>
-      setState({ ...state, connection: "closed", message: final ? `the server closed the connection (${code})` : "" }),
-    onInvalid: (reason) => setState({ ...state, message: `ignored a message from the server: ${reason}` }),
+  const editor = new Editor(root, {
+    wsPath: root.dataset.wsPath ?? "",
+    runsUrl: root.dataset.runsUrl ?? "",
+    csrf,
+    user: root.dataset.user ?? "",
+    offline: root.dataset.offline === "1",
   });
-
+  const byLabel = (label: string) => editor.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
-    state: () => structuredClone(state),
-    draws: () => draws,
-    boxes: () =>
-      view && layout && viewport
-        ? view.boxes.flatMap((b) => {
-            const rect = layout?.rects.get(b.id);
-            return rect && viewport ? [{ id: b.id, kind: b.kind, ...toScreen(rect, viewport) }] : [];
-          })
-        : [],
+    state: () =>
+      structuredClone({
+        ...editor.state(),
+        selected: editor.selected,
+        inFlight: editor.session.inFlight,
+        history: editor.history.names(),
+        tool: editor.tool.kind,
+        viewport: editor.vp,
+      }),
+    draws: () => editor.draws,
+    boxes: () => editor.boxes(),
     colors: COLORS,
+    axisColor: (axis) => axisColor(axis, editor.scene()?.axisOrder ?? []),
+    nodeId: (label) => byLabel(label)?.id ?? null,
+    axesOf: (label) => tensorAxes(byLabel(label)),
+    select: (ids) => editor.setSelection(ids),
+    run: (action) => editor.runAction(action),
+    setViewport: (vp) => {
+      editor.vp = vp;
+      editor.invalidate();
+    },
+    paint: () => {
+      editor.paint();
+      return editor.lastPaintMs;
+    },
+    loadDocument: (doc) => editor.loadDocument(doc),
+    scene: () => ({
+      rects: [...editor.layout.rects].map(([id, r]) => ({ id, ...r })),
+      edges: (editor.view?.edges ?? []).map((e) => [e.from, e.to] as [string, string]),
+    }),
   };
-
-  new ResizeObserver(() => paint()).observe(canvas);
-  toolbar.update(state);
-  socket.connect();
 }
 
 const root = document.getElementById("geon-editor");

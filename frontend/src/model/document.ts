@@ -1,13 +1,23 @@
 // The LoomGraph document as the editor sees it (DESIGN.md §3), and the view derived from it:
-// which boxes to draw (tensors and operations) and which edges join them.
+// which boxes to draw (tensors and operations, with their axis chips) and which edges join them.
+
+import { baseNames, parseRef, refLength, type AxisDecl, type Declared } from "./axes";
 
 const LOOM = "http://tensortapestry.org/schemas/loom/2024-01/";
 const GEON = "urn:geon:2026-11:";
 export const TENSOR = `${LOOM}node_types.jsd#/nodes/Tensor`;
 export const OPERATION = `${LOOM}node_types.jsd#/nodes/Operation`;
 export const APPLICATION = `${LOOM}node_types.jsd#/nodes/Application`;
+export const NOTE = `${LOOM}node_types.jsd#/nodes/Note`;
+export const AXIS = `${GEON}node_types.jsd#/nodes/Axis`;
 export const TENSOR_AXES = `${GEON}tag_types.jsd#/tags/TensorAxes`;
+export const INDEX_AXES = `${GEON}tag_types.jsd#/tags/IndexAxes`;
 export const LAYOUT = `${GEON}tag_types.jsd#/tags/Layout`;
+export const IPF_SIGNATURE = `${LOOM}tag_types.jsd#/tags/IPFSignature`;
+export const IPF_INDEX = `${LOOM}tag_types.jsd#/tags/IPFIndex`;
+
+export const ROLES = ["Channel", "Channelout", "Depth", "Height", "Time", "Width"] as const;
+export const DTYPES = ["float32", "float64", "float16", "int32", "int64", "int8", "int16", "uint8", "boolean", "complex64", "complex128"] as const;
 
 export interface LoomNode {
   id: string;
@@ -22,6 +32,12 @@ export interface LoomDocument {
   nodes: LoomNode[];
 }
 
+export interface IssueContext {
+  name: string;
+  jsonpath: string;
+  data?: unknown;
+}
+
 export interface Issue {
   constraint: string;
   type: string;
@@ -29,6 +45,8 @@ export interface Issue {
   summary: string;
   message: string;
   nodeIds: string[];
+  params?: Record<string, unknown>;
+  contexts?: IssueContext[];
 }
 
 export interface Point {
@@ -36,13 +54,32 @@ export interface Point {
   y: number;
 }
 
+export interface Range {
+  start: number[];
+  end: number[];
+}
+
+export interface Selection {
+  tensorId: string;
+  range: Range;
+}
+
 export type BoxKind = "tensor" | "operation";
+
+export interface Chip {
+  /** The reference as written, e.g. "W-1". */
+  ref: string;
+  /** The axis name the colour belongs to ("W"). */
+  axis: string;
+  length: number | null;
+}
 
 export interface Box {
   id: string;
   kind: BoxKind;
   title: string;
   subtitle: string;
+  chips: Chip[];
   /** The position from the node's Layout tag, when it has one. */
   pinned?: Point;
 }
@@ -50,6 +87,8 @@ export interface Box {
 export interface Edge {
   from: string;
   to: string;
+  /** The operation's IO key the edge enters or leaves by ("x", "tensors", "result"). */
+  port: string;
 }
 
 export interface GraphView {
@@ -57,43 +96,86 @@ export interface GraphView {
   edges: Edge[];
 }
 
-interface Selection {
-  tensorId: string;
+export function nodeById(doc: LoomDocument): Map<string, LoomNode> {
+  return new Map(doc.nodes.map((n) => [n.id, n]));
 }
 
-interface Range {
-  start: number[];
-  end: number[];
+/** Axis declarations by name, in document order. */
+export function declaredAxes(doc: LoomDocument): Map<string, AxisDecl & { id: string }> {
+  const out = new Map<string, AxisDecl & { id: string }>();
+  for (const n of doc.nodes) {
+    if (n.type !== AXIS) continue;
+    const b = n.body as unknown as AxisDecl;
+    if (typeof b.name === "string" && !out.has(b.name)) out.set(b.name, { ...b, id: n.id });
+  }
+  return out;
 }
 
-function selections(io: unknown): Selection[] {
-  if (io === null || typeof io !== "object") return [];
-  return Object.values(io as Record<string, unknown>).flatMap((list) =>
-    Array.isArray(list) ? (list as Selection[]).filter((s) => typeof s?.tensorId === "string") : [],
-  );
+/** The TensorAxes of a tensor, or null for a positional tensor. */
+export function tensorAxes(node: LoomNode | undefined): string[] | null {
+  const axes = (node?.tags?.[TENSOR_AXES] as { axes?: unknown } | undefined)?.axes;
+  return Array.isArray(axes) && axes.every((a) => typeof a === "string") ? (axes as string[]) : null;
 }
 
-function pinned(node: LoomNode): Point | undefined {
+export function tensorRange(node: LoomNode | undefined): Range | null {
+  const r = node?.body.range as Range | undefined;
+  return r && Array.isArray(r.start) && Array.isArray(r.end) ? r : null;
+}
+
+export function selections(io: unknown): Map<string, Selection[]> {
+  const out = new Map<string, Selection[]>();
+  if (io === null || typeof io !== "object") return out;
+  for (const [key, list] of Object.entries(io as Record<string, unknown>)) {
+    if (Array.isArray(list)) out.set(key, (list as Selection[]).filter((s) => typeof s?.tensorId === "string"));
+  }
+  return out;
+}
+
+export function pinned(node: LoomNode): Point | undefined {
   const tag = node.tags?.[LAYOUT] as Partial<Point> | undefined;
   if (tag && typeof tag.x === "number" && typeof tag.y === "number") return { x: tag.x, y: tag.y };
   return undefined;
 }
 
-function tensorSubtitle(node: LoomNode): string {
-  const range = node.body.range as Range | undefined;
+/** The names of the axes in order of declaration: their colours follow this order. */
+export function axisOrder(doc: LoomDocument): string[] {
+  return [...declaredAxes(doc).keys()];
+}
+
+function tensorChips(node: LoomNode, declared: Declared): { chips: Chip[]; subtitle: string } {
+  const range = tensorRange(node);
   const dtype = String(node.body.dtype ?? "?");
-  if (!range) return dtype;
-  const shape = range.start.map((s, i) => (range.end[i] ?? s) - s);
-  const axes = (node.tags?.[TENSOR_AXES] as { axes?: string[] } | undefined)?.axes;
-  const dims = axes && axes.length === shape.length
-    ? axes.map((a, i) => `${a}=${shape[i]}`).join(", ")
-    : shape.join("×");
-  const origin = range.start.some((s) => s !== 0) ? ` @[${range.start.join(", ")}]` : "";
-  return `${dtype} (${dims})${origin}`;
+  const shape = range ? range.start.map((s, i) => (range.end[i] ?? s) - s) : [];
+  const axes = tensorAxes(node);
+  const origin = range && range.start.some((s) => s !== 0) ? ` @[${range.start.join(", ")}]` : "";
+  if (axes && axes.length === shape.length) {
+    const chips = axes.map((ref, i) => {
+      let axis = ref;
+      try {
+        axis = baseNames(ref).join("*");
+        parseRef(ref);
+      } catch {
+        /* a bad reference is drawn as written; the server reports it */
+      }
+      return { ref, axis, length: refLength(safe(ref), declared) ?? shape[i] ?? null };
+    });
+    return { chips, subtitle: `${dtype}${origin}` };
+  }
+  return { chips: [], subtitle: `${dtype} (${shape.join("×") || "scalar"})${origin}` };
+}
+
+function safe(ref: string): string {
+  try {
+    parseRef(ref);
+    return ref;
+  } catch {
+    return "_";
+  }
 }
 
 /** The boxes and edges to draw for a document: tensors, operations and the data flow. */
 export function graphView(doc: LoomDocument): GraphView {
+  const declared = declaredAxes(doc);
   const shards = new Map<string, number>();
   for (const node of doc.nodes) {
     if (node.type === APPLICATION) {
@@ -104,32 +186,59 @@ export function graphView(doc: LoomDocument): GraphView {
   const boxes: Box[] = [];
   const edges: Edge[] = [];
   const seen = new Set<string>();
-  const link = (from: string, to: string): void => {
+  const link = (from: string, to: string, port: string): void => {
     const key = `${from}->${to}`;
     if (!seen.has(key)) {
       seen.add(key);
-      edges.push({ from, to });
+      edges.push({ from, to, port });
     }
   };
   for (const node of doc.nodes) {
     if (node.type === TENSOR) {
-      boxes.push({ id: node.id, kind: "tensor", title: node.label ?? node.id.slice(0, 8), subtitle: tensorSubtitle(node), pinned: pinned(node) });
+      const { chips, subtitle } = tensorChips(node, declared);
+      boxes.push({ id: node.id, kind: "tensor", title: node.label ?? node.id.slice(0, 8), subtitle, chips, pinned: pinned(node) });
     } else if (node.type === OPERATION) {
       const kernel = String(node.body.kernel ?? "?");
       const n = shards.get(node.id) ?? 0;
       const title = node.label && node.label !== kernel ? `${node.label}: ${kernel}` : kernel;
-      boxes.push({ id: node.id, kind: "operation", title, subtitle: n ? `${n} applications` : "whole", pinned: pinned(node) });
-      for (const s of selections(node.body.inputs)) link(s.tensorId, node.id);
-      for (const s of selections(node.body.outputs)) link(node.id, s.tensorId);
+      boxes.push({ id: node.id, kind: "operation", title, subtitle: n ? `${n} applications` : "whole", chips: [], pinned: pinned(node) });
+      for (const [port, list] of selections(node.body.inputs)) for (const s of list) link(s.tensorId, node.id, port);
+      for (const [port, list] of selections(node.body.outputs)) for (const s of list) link(node.id, s.tensorId, port);
     }
   }
   const drawn = new Set(boxes.map((b) => b.id));
   return { boxes, edges: edges.filter((e) => drawn.has(e.from) && drawn.has(e.to)) };
 }
 
-/** How many issues name each node. */
-export function issuesByNode(issues: Issue[]): Map<string, number> {
-  const counts = new Map<string, number>();
-  for (const issue of issues) for (const id of issue.nodeIds) counts.set(id, (counts.get(id) ?? 0) + 1);
-  return counts;
+/** The issues naming each node. */
+export function issuesByNode(issues: Issue[]): Map<string, Issue[]> {
+  const out = new Map<string, Issue[]>();
+  for (const issue of issues) {
+    for (const id of issue.nodeIds) {
+      const list = out.get(id) ?? [];
+      list.push(issue);
+      out.set(id, list);
+    }
+  }
+  return out;
+}
+
+/** The axis references an issue names in quotes ("W" in 'axis "W" appears ...'), for pinning to chips. */
+export function issueAxes(issue: Issue): string[] {
+  const out: string[] = [];
+  for (const m of issue.message.matchAll(/"([A-Za-z_][A-Za-z0-9_]*(?:[+-][0-9]+)?)"/g)) if (!out.includes(m[1]!)) out.push(m[1]!);
+  return out;
+}
+
+/** Search the graph: nodes whose label, kernel or axes contain the text (case-insensitive). */
+export function searchNodes(doc: LoomDocument, text: string): string[] {
+  const q = text.trim().toLowerCase();
+  if (!q) return [];
+  return doc.nodes
+    .filter((n) => n.type === TENSOR || n.type === OPERATION)
+    .filter((n) => {
+      const hay = [n.label ?? "", String(n.body.kernel ?? ""), ...(tensorAxes(n) ?? [])].join(" ").toLowerCase();
+      return hay.includes(q);
+    })
+    .map((n) => n.id);
 }

@@ -1,5 +1,6 @@
 // The editor's state and the pure functions that fold server messages into it.
 
+import type { AppliedMessage, Presence, PresenceMessage, RejectedMessage } from "../sync/session";
 import type { Issue, LoomDocument } from "./document";
 
 export type RunStatus = "queued" | "running" | "done" | "failed";
@@ -18,7 +19,7 @@ export interface EditorState {
   document: LoomDocument | null;
   version: number | null;
   issues: Issue[];
-  present: { user: string }[];
+  present: Presence[];
   /** The latest run requested from this page, and every status it was seen in, in order. */
   run: RunInfo | null;
   runStatuses: RunStatus[];
@@ -30,7 +31,7 @@ export interface SnapshotMessage {
   document: LoomDocument;
   version: number;
   issues: Issue[];
-  present: { user: string }[];
+  present: Presence[];
 }
 
 export interface RunMessage {
@@ -42,9 +43,18 @@ export interface RunMessage {
 export interface ErrorMessage {
   type: "error";
   error: { code: string; message: string };
+  /** The edit the error is about, when the frame was an edit. */
+  id?: string;
 }
 
-export type ServerMessage = SnapshotMessage | RunMessage | ErrorMessage;
+export interface PongMessage {
+  type: "pong";
+  id: string | null;
+}
+
+export type ServerMessage = SnapshotMessage | RunMessage | ErrorMessage | AppliedMessage | RejectedMessage | PresenceMessage | PongMessage;
+
+const TYPES = new Set(["snapshot", "run", "error", "applied", "rejected", "presence", "pong"]);
 
 export function initialState(): EditorState {
   return { connection: "connecting", document: null, version: null, issues: [], present: [], run: null, runStatuses: [], message: "" };
@@ -73,6 +83,6 @@ export function parseMessage(data: string): ServerMessage | { type: "invalid"; r
     return { type: "invalid", reason: "not JSON" };
   }
   const type = (value as { type?: unknown } | null)?.type;
-  if (type === "snapshot" || type === "run" || type === "error") return value as ServerMessage;
+  if (typeof type === "string" && TYPES.has(type)) return value as ServerMessage;
   return { type: "invalid", reason: `unknown message type "${String(type)}"` };
 }

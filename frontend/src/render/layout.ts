@@ -1,54 +1,75 @@
 // Positions for the boxes of a graph view: ELK's layered layout, left to right along the data
-// flow, except for nodes that carry a Layout tag, which stay where the tag puts them.
+// flow, except for nodes that carry a Layout tag, which stay where the tag puts them. In the
+// browser ELK runs in a Web Worker (layout.worker.ts) so a large graph never blocks the page;
+// ``layoutView`` is the same computation, called directly by the worker and by the tests.
 
-import ELK from "elkjs/lib/elk.bundled.js";
-import type { BoxKind, GraphView } from "../model/document";
+import type ELK from "elkjs/lib/elk-api.js";
+import type { Box, GraphView } from "../model/document";
+import type { Rect } from "./viewport";
 
-export interface Rect {
-  x: number;
-  y: number;
-  w: number;
-  h: number;
-}
+export type { Rect } from "./viewport";
 
 export interface Layout {
   rects: Map<string, Rect>;
-  width: number;
-  height: number;
 }
 
-export const BOX_SIZE: Record<BoxKind, { w: number; h: number }> = {
-  tensor: { w: 190, h: 54 },
-  operation: { w: 150, h: 46 },
-};
+const CHIP_H = 18;
+export const TENSOR_H = 62;
+export const OPERATION_H = 46;
 
-const elk = new ELK();
+/** A chip's width for "W-1 3": a monospace estimate, so sizes agree in the worker and the page. */
+export function chipWidth(ref: string, length: number | null): number {
+  return 16 + 7 * (ref.length + 1 + String(length ?? "?").length);
+}
 
-export async function layoutView(view: GraphView): Promise<Layout> {
+export function boxSize(box: Pick<Box, "kind" | "title" | "chips" | "subtitle">): { w: number; h: number } {
+  if (box.kind === "operation") return { w: Math.max(130, 32 + 8 * box.title.length), h: OPERATION_H };
+  const chips = box.chips.reduce((s, c) => s + chipWidth(c.ref, c.length) + 4, 0);
+  const text = 24 + 8 * Math.max(box.title.length + 1 + box.subtitle.length, 0);
+  return { w: Math.max(140, Math.min(420, Math.max(chips + 20, text))), h: box.chips.length ? TENSOR_H : TENSOR_H - CHIP_H + 6 };
+}
+
+export interface LayoutInput {
+  boxes: { id: string; w: number; h: number; pinned?: { x: number; y: number } }[];
+  edges: { from: string; to: string }[];
+}
+
+export function layoutInput(view: GraphView): LayoutInput {
+  return {
+    boxes: view.boxes.map((b) => ({ id: b.id, ...boxSize(b), pinned: b.pinned })),
+    edges: view.edges.map((e) => ({ from: e.from, to: e.to })),
+  };
+}
+
+/** Rects by node id (as a plain array, so it crosses postMessage). */
+export async function runLayout(elk: InstanceType<typeof ELK>, input: LayoutInput): Promise<[string, Rect][]> {
+  const free = input.boxes.filter((b) => !b.pinned);
+  const out: [string, Rect][] = input.boxes.filter((b) => b.pinned).map((b) => [b.id, { x: b.pinned!.x, y: b.pinned!.y, w: b.w, h: b.h }]);
+  if (!free.length) return out;
+  const ids = new Set(free.map((b) => b.id));
   const graph = {
     id: "root",
     layoutOptions: {
       "elk.algorithm": "layered",
       "elk.direction": "RIGHT",
-      "elk.spacing.nodeNode": "32",
-      "elk.layered.spacing.nodeNodeBetweenLayers": "56",
+      "elk.spacing.nodeNode": "28",
+      "elk.layered.spacing.nodeNodeBetweenLayers": "60",
       "elk.padding": "[top=24,left=24,bottom=24,right=24]",
     },
-    children: view.boxes.map((b) => ({ id: b.id, width: BOX_SIZE[b.kind].w, height: BOX_SIZE[b.kind].h })),
-    edges: view.edges.map((e, i) => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
+    children: free.map((b) => ({ id: b.id, width: b.w, height: b.h })),
+    edges: input.edges.filter((e) => ids.has(e.from) && ids.has(e.to)).map((e, i) => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
   };
   const placed = await elk.layout(graph);
-  const rects = new Map<string, Rect>();
+  // Free nodes go below what the user placed, so they never cover it.
+  let floor = 0;
+  for (const [, r] of out) floor = Math.max(floor, r.y + r.h + 40);
   for (const child of placed.children ?? []) {
-    const box = view.boxes.find((b) => b.id === child.id);
-    const at = box?.pinned ?? { x: child.x ?? 0, y: child.y ?? 0 };
-    rects.set(child.id, { x: at.x, y: at.y, w: child.width ?? 0, h: child.height ?? 0 });
+    out.push([child.id, { x: child.x ?? 0, y: (child.y ?? 0) + floor, w: child.width ?? 0, h: child.height ?? 0 }]);
   }
-  let width = 0;
-  let height = 0;
-  for (const r of rects.values()) {
-    width = Math.max(width, r.x + r.w + 24);
-    height = Math.max(height, r.y + r.h + 24);
-  }
-  return { rects, width, height };
+  return out;
+}
+
+export async function layoutView(view: GraphView): Promise<Layout> {
+  const { default: ElkBundled } = await import("elkjs/lib/elk.bundled.js");
+  return { rects: new Map(await runLayout(new ElkBundled(), layoutInput(view))) };
 }

@@ -1,4 +1,5 @@
-// The graph's websocket: connects, parses frames, reconnects with backoff when the line drops.
+// The graph's websocket: connects, parses frames, sends edits, reconnects with backoff when the
+// line drops.
 
 import { parseMessage, type ServerMessage } from "../model/state";
 
@@ -42,6 +43,18 @@ export class GraphSocket {
         window.setTimeout(() => this.connect(), delay);
       }
     };
+  }
+
+  /** Send a client message; false when the line is down (the caller's edit stays pending until the next snapshot). */
+  send(message: object): boolean {
+    if (this.socket?.readyState !== WebSocket.OPEN) return false;
+    this.socket.send(JSON.stringify(message));
+    return true;
+  }
+
+  /** Drop the line and connect again: the server answers with a fresh snapshot. */
+  reconnect(): void {
+    this.socket?.close(4000, "out of sync");
   }
 
   close(): void {

@@ -1,18 +1,14 @@
-// The toolbar above the canvas: connection, version, issue count, Run button and run status,
-// plus the list of issues. It renders the state; the Run button calls back into main.
+// The toolbar above the canvas: connection, version, issue count, who is here, the authoring
+// buttons (each runs a registered action), graph search, and Run with its status.
 
+import { action, shortcutLabel } from "../actions/actions";
 import type { EditorState } from "../model/state";
+import { button, el } from "./dom";
 
 export interface Toolbar {
   element: HTMLElement;
-  update(state: EditorState): void;
-}
-
-function el<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text = ""): HTMLElementTagNameMap[K] {
-  const node = document.createElement(tag);
-  node.className = className;
-  node.textContent = text;
-  return node;
+  search: HTMLInputElement;
+  update(state: EditorState, extra: { canUndo: boolean; canRedo: boolean; found: number; colors: Map<string, string>; me: string }): void;
 }
 
 interface OutputSummary {
@@ -34,35 +30,75 @@ export function describeOutputs(result: Record<string, unknown>): string {
   return shown.length ? `outputs: ${shown.join("; ")}${more}` : "";
 }
 
-export function createToolbar(onRun: () => void): Toolbar {
-  const element = el("div", "geon-toolbar");
-  const connection = el("span", "geon-connection");
-  const version = el("span", "geon-version");
-  const issues = el("span", "geon-issues");
-  const run = el("button", "geon-run primary", "Run");
-  const status = el("span", "geon-run-status");
-  const result = el("span", "geon-run-result");
-  const list = el("ul", "geon-issue-list");
-  run.type = "button";
-  run.addEventListener("click", onRun);
-  element.append(connection, version, issues, run, status, result, list);
+export function createToolbar(runAction: (name: string) => void, onRun: () => void, onSearch: (text: string, next: boolean) => void): Toolbar {
+  const mac = /Mac/.test(navigator.platform);
+  const act = (name: string, label: string, cls = ""): HTMLButtonElement => {
+    const a = action(name);
+    const b = button(label, `${a.title} (${shortcutLabel(a, mac)})`, () => runAction(name), `geon-act-${name} ${cls}`);
+    b.dataset.action = name;
+    return b;
+  };
+  const connection = el("span", { class: "geon-connection" });
+  const version = el("span", { class: "geon-version" });
+  const issues = el("span", { class: "geon-issues" });
+  const undo = act("undo", "↶ Undo");
+  const redo = act("redo", "↷ Redo");
+  const tensor = act("newTensor", "+ Tensor");
+  const op = act("palette", "+ Operation");
+  const fit = act("zoomToFit", "Fit");
+  const search = el("input", { type: "search", placeholder: "Search graph (/)", "aria-label": "search the graph", class: "geon-search" });
+  const found = el("span", { class: "geon-found muted small" });
+  const people = el("span", { class: "geon-present", "aria-label": "who is here" });
+  const run = button("Run", "Run the graph on the worker", onRun, "geon-run primary");
+  const status = el("span", { class: "geon-run-status", role: "status" });
+  const result = el("span", { class: "geon-run-result" });
+  search.addEventListener("input", () => onSearch(search.value, false));
+  search.addEventListener("keydown", (e) => {
+    if (e.key === "Enter") onSearch(search.value, true);
+    if (e.key === "Escape") {
+      search.value = "";
+      onSearch("", false);
+      search.blur();
+    }
+  });
+  const group = (...children: Node[]) => el("span", { class: "geon-group" }, ...children);
+  const element = el(
+    "div",
+    { class: "geon-toolbar", role: "toolbar" },
+    group(connection, version, issues),
+    group(undo, redo),
+    group(tensor, op, fit),
+    group(search, found),
+    el("span", { class: "geon-spacer" }),
+    people,
+    group(run, status, result),
+  );
   return {
     element,
-    update(state: EditorState): void {
+    search,
+    update(state, extra) {
       connection.textContent = state.connection === "open" ? "live" : state.connection;
       connection.dataset.state = state.connection;
       version.textContent = state.version === null ? "version …" : `version ${state.version}`;
       const n = state.issues.length;
       issues.textContent = state.version === null ? "" : n === 1 ? "1 issue" : `${n} issues`;
       issues.dataset.count = String(n);
+      undo.disabled = !extra.canUndo;
+      redo.disabled = !extra.canRedo;
+      found.textContent = search.value ? `${extra.found} found` : "";
+      people.replaceChildren(
+        ...state.present.map((p) => {
+          const badge = el("span", { class: "geon-person", title: p.user === extra.me ? `${p.user} (you)` : p.user, text: p.user.slice(0, 2).toUpperCase() });
+          badge.dataset.user = p.user;
+          badge.style.background = extra.colors.get(p.user) ?? "#5b6677";
+          return badge;
+        }),
+      );
       run.disabled = state.document === null || state.run?.status === "queued" || state.run?.status === "running";
       const r = state.run;
       status.textContent = state.message || (r ? `run ${r.id}: ${r.status}${r.status === "running" ? ` ${Math.round(r.progress * 100)}%` : ""}${r.error ? ` — ${r.error}` : ""}` : "");
-      status.dataset.status = r?.status ?? "";
+      status.dataset.status = state.message ? "message" : (r?.status ?? "");
       result.textContent = r?.status === "done" ? describeOutputs(r.result) : "";
-      list.replaceChildren(
-        ...state.issues.map((i) => el("li", `geon-issue ${i.severity}`, `${i.constraint}: ${i.message}`)),
-      );
     },
   };
 }

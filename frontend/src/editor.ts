@@ -1,0 +1,740 @@
+// The editor: wires the session (document + edits in flight), history, tools, actions, panels
+// and the canvas together. It owns the UI state (selection, viewport, tool) and runs every user
+// command through ``perform``: build the ops from the document, send them as one edit, record
+// one undo step. Drawing happens in render/, once per animation frame, from what is here.
+
+import { ACTIONS, actionForKey, type Commands } from "./actions/actions";
+import { History } from "./history/history";
+import {
+  addOperation,
+  addTensor,
+  AuthorError,
+  connectInput,
+  copyNodes,
+  declareAxis,
+  deleteNodes,
+  editAxis,
+  inferOperation,
+  moveNodes,
+  pasteNodes,
+  removeAxis,
+  rederive,
+  setTensorAxes,
+  uuid,
+  type Clip,
+} from "./model/author";
+import { declaredAxes, graphView, issueAxes, issuesByNode, LAYOUT, nodeById, OPERATION, searchNodes, selections, TENSOR, tensorAxes, type GraphView, type Issue, type LoomDocument, type Point } from "./model/document";
+import { applyOps, EditError, invertOps, type EditOp } from "./model/edits";
+import { applyRun, initialState, type EditorState, type RunInfo, type ServerMessage } from "./model/state";
+import { AXIS_PALETTE, COLORS, drawMinimap, drawScene, hitTest, type Scene } from "./render/canvas";
+import { boxSize, type Layout } from "./render/layout";
+import { LayoutClient } from "./render/layoutClient";
+import { bounds, centreOn, fit, intersects, pan, toScreen, toWorld, zoomAt, type Rect, type Viewport } from "./render/viewport";
+import { Session } from "./sync/session";
+import { GraphSocket, socketUrl } from "./sync/socket";
+import { cancel, idle, pointerDown, pointerMove, pointerUp, type Effect, type Tool } from "./tools/tools";
+import { el } from "./ui/dom";
+import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
+import { createToolbar } from "./ui/toolbar";
+
+export interface EditorOptions {
+  wsPath: string;
+  runsUrl: string;
+  csrf: string;
+  user: string;
+  /** No websocket: documents come from ``loadDocument`` (the benchmark page). */
+  offline: boolean;
+}
+
+function personColor(user: string): string {
+  let h = 0;
+  for (const c of user) h = (h * 31 + c.charCodeAt(0)) >>> 0;
+  return AXIS_PALETTE[h % AXIS_PALETTE.length]!;
+}
+
+export class Editor implements Commands {
+  readonly session = new Session(uuid().slice(0, 8));
+  readonly history = new History();
+  tool: Tool = idle();
+  selected: string[] = [];
+  vp: Viewport = { scale: 1, dx: 0, dy: 0 };
+  view: GraphView | null = null;
+  layout: Layout = { rects: new Map() };
+  found: string[] = [];
+  draws = 0;
+  lastPaintMs = 0;
+  private foundAt = -1;
+  private status: EditorState = initialState();
+  private clip: Clip | null = null;
+  private shownDoc: LoomDocument | null = null;
+  private fitted = false;
+  private frame = 0;
+  private presenceSupported = true;
+  private layoutClient: LayoutClient | null = null;
+  private socket: GraphSocket | null = null;
+  private readonly canvas = el("canvas", { class: "geon-canvas", tabindex: "0", "aria-label": "graph canvas" });
+  private readonly minimap = el("canvas", { class: "geon-minimap", "aria-label": "minimap" });
+  private readonly toast = el("div", { class: "geon-toast", role: "alert" });
+  private readonly toolbar;
+  private readonly axesPanel;
+  private readonly inspector;
+  private readonly issuesPanel;
+  private readonly palette;
+  private readonly tensorDialog;
+  private paletteAt: Point | null = null;
+
+  constructor(
+    readonly root: HTMLElement,
+    readonly options: EditorOptions,
+  ) {
+    this.toolbar = createToolbar((name) => this.runAction(name), () => void this.requestRun(), (text, next) => this.search(text, next));
+    this.axesPanel = createAxesPanel({
+      declare: (form) => this.perform(`declare axis ${form.name}`, (doc) => declareAxis(doc, form)),
+      edit: (id, form) => this.perform(`edit axis ${form.name}`, (doc) => editAxis(doc, id, form)),
+      remove: (id) => this.perform("delete axis", (doc) => removeAxis(doc, id)),
+    });
+    this.inspector = createInspector({
+      applyTensor: (id, label, axes, dtype) =>
+        this.perform("edit tensor", (doc) => {
+          const node = nodeById(doc).get(id)!;
+          const ops: EditOp[] = [];
+          if ((node.label ?? "") !== label.trim()) ops.push({ op: "update_node", id, label: label.trim() || null });
+          if (node.body.dtype !== dtype) ops.push({ op: "update_node", id, body: { dtype } });
+          const now = applyOps(doc, ops);
+          if (JSON.stringify(tensorAxes(node)) !== JSON.stringify(axes)) ops.push(...setTensorAxes(now, id, axes));
+          return ops;
+        }),
+      applyOperation: (id, label, params) =>
+        this.perform("edit operation", (doc) => {
+          const node = nodeById(doc).get(id)!;
+          const ops: EditOp[] = [];
+          if ((node.label ?? "") !== label.trim()) ops.push({ op: "update_node", id, label: label.trim() || null });
+          if (JSON.stringify(node.body.params ?? null) !== JSON.stringify(params)) ops.push({ op: "update_node", id, body: { params } });
+          const now = applyOps(doc, ops);
+          const inputs = [...selections(nodeById(now).get(id)!.body.inputs).values()].flat().map((s) => s.tensorId);
+          return [...ops, ...rederive(now, inputs.slice(0, 1))];
+        }),
+    });
+    this.issuesPanel = createIssuesPanel((id) => this.jumpTo(id));
+    this.palette = createPalette((kernel) => this.addOperationFromPalette(kernel));
+    this.tensorDialog = createTensorDialog((label, axes, dtype) => this.perform(`add tensor ${label}`, (doc) => {
+      const { ops, id } = addTensor(doc, { label, axes, dtype, at: this.freeSpot() });
+      this.afterPerform = () => this.setSelection([id]);
+      return ops;
+    }));
+
+    const stage = el("div", { class: "geon-stage" }, this.canvas, this.minimap, this.toast);
+    const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
+    const right = el("aside", { class: "geon-side geon-right" }, this.issuesPanel.element);
+    root.append(this.toolbar.element, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
+    this.bindPointer();
+    this.bindKeys();
+    new ResizeObserver(() => this.invalidate()).observe(this.canvas);
+    try {
+      this.layoutClient = new LayoutClient();
+    } catch {
+      this.layoutClient = null;
+    }
+    if (!options.offline) this.connect();
+    this.refresh();
+  }
+
+  // --- connection ------------------------------------------------------------------------
+
+  private connect(): void {
+    this.socket = new GraphSocket(socketUrl(this.options.wsPath, window.location), {
+      onOpen: () => this.setStatus({ connection: "open" }),
+      onMessage: (msg) => this.receive(msg),
+      onClose: (code, final) => this.setStatus({ connection: "closed", message: final ? `the server closed the connection (${code})` : "" }),
+      onInvalid: (reason) => this.setStatus({ message: `ignored a message from the server: ${reason}` }),
+    });
+    this.socket.connect();
+  }
+
+  private receive(msg: ServerMessage): void {
+    switch (msg.type) {
+      case "snapshot": {
+        const dropped = this.session.snapshot(msg.document, msg.version, msg.issues, msg.present);
+        for (const d of dropped) this.history.forget(d.ops);
+        if (dropped.length) this.flash("the connection was restored; edits still in flight were dropped");
+        break;
+      }
+      case "applied": {
+        const { outOfSync } = this.session.applied(msg);
+        if (outOfSync) this.socket?.reconnect();
+        break;
+      }
+      case "rejected": {
+        const ops = this.session.rejected(msg);
+        if (ops) this.history.forget(ops);
+        this.flash(`the server refused the edit (${msg.reason}): ${msg.message}`);
+        break;
+      }
+      case "presence":
+        this.session.presence(msg);
+        break;
+      case "run":
+        this.status = applyRun(this.status, msg);
+        break;
+      case "error": {
+        // an edit the server could not read at all is refused like a rejected one
+        const ops = msg.id ? this.session.rejected({ type: "rejected", id: msg.id, reason: msg.error.code, message: msg.error.message, version: this.session.version ?? 1 }) : null;
+        if (ops) this.history.forget(ops);
+        if (msg.error.code === "unknown_message_type" && msg.error.message.includes('"presence"')) this.presenceSupported = false;
+        else this.flash(msg.error.message);
+        break;
+      }
+      case "pong":
+        break;
+    }
+    this.refresh();
+  }
+
+  /** Offline use (the benchmark page): show a document as if the server had sent it. */
+  loadDocument(doc: LoomDocument): void {
+    this.session.snapshot(doc, 1, [], []);
+    this.fitted = false;
+    this.refresh();
+  }
+
+  // --- performing user actions --------------------------------------------------------------
+
+  private afterPerform: (() => void) | null = null;
+
+  /** Run one user action: its ops are applied, sent as one edit and recorded as one undo step. Returns an error message or null. */
+  perform(name: string, build: (doc: LoomDocument) => EditOp[]): string | null {
+    const doc = this.session.document;
+    if (!doc) return "the graph has not loaded yet";
+    this.afterPerform = null;
+    try {
+      const ops = build(doc);
+      if (!ops.length) return null;
+      const inverse = invertOps(doc, ops);
+      this.send(ops);
+      this.history.record({ name, ops, inverse });
+      const after = this.afterPerform as (() => void) | null;
+      if (after) after();
+      this.flash("");
+      this.refresh();
+      return null;
+    } catch (e) {
+      if (e instanceof AuthorError || e instanceof EditError) {
+        this.flash(e.message);
+        return e.message;
+      }
+      throw e;
+    } finally {
+      this.afterPerform = null;
+    }
+  }
+
+  private send(ops: EditOp[]): void {
+    const msg = this.session.edit(ops);
+    this.socket?.send(msg);
+    if (this.options.offline) this.session.applied({ type: "applied", id: msg.id, version: (this.session.version ?? 0) + 1, ops, issues: this.session.issues });
+  }
+
+  undo(): void {
+    const entry = this.history.undo();
+    if (!entry) return;
+    try {
+      this.send(entry.inverse);
+    } catch (e) {
+      this.history.forget(entry.ops);
+      this.flash(`cannot undo "${entry.name}": ${(e as Error).message}`);
+    }
+    this.refresh();
+  }
+
+  redo(): void {
+    const entry = this.history.redo();
+    if (!entry) return;
+    try {
+      this.send(entry.ops);
+    } catch (e) {
+      this.history.forget(entry.ops);
+      this.flash(`cannot redo "${entry.name}": ${(e as Error).message}`);
+    }
+    this.refresh();
+  }
+
+  deleteSelection(): void {
+    if (!this.selected.length) return;
+    const ids = [...this.selected];
+    this.perform(`delete ${ids.length}`, (doc) => deleteNodes(doc, ids));
+    this.setSelection([]);
+  }
+
+  copy(): void {
+    const doc = this.session.document;
+    if (!doc || !this.selected.length) return;
+    this.clip = copyNodes(doc, this.selected);
+    this.flash(`copied ${this.clip.nodes.length} node${this.clip.nodes.length === 1 ? "" : "s"}`);
+  }
+
+  paste(): void {
+    const clip = this.clip;
+    if (!clip) return;
+    this.perform("paste", (doc) => {
+      // copies without a Layout tag get one next to where the original is drawn
+      const placed: Clip = {
+        nodes: clip.nodes.map((n) => {
+          const r = this.layout.rects.get(n.id);
+          return r && !n.tags?.[LAYOUT] ? { ...n, tags: { ...(n.tags ?? {}), [LAYOUT]: { x: r.x, y: r.y } } } : n;
+        }),
+      };
+      const { ops, ids } = pasteNodes(doc, placed, { x: 40, y: 40 });
+      this.afterPerform = () => this.setSelection(ids);
+      return ops;
+    });
+  }
+
+  selectAll(): void {
+    this.setSelection(this.view?.boxes.map((b) => b.id) ?? []);
+  }
+
+  zoomToFit(): void {
+    const { width, height } = this.size();
+    this.vp = fit(bounds(this.layout.rects.values()), width, height);
+    this.invalidate();
+  }
+
+  zoomBy(factor: number): void {
+    const { width, height } = this.size();
+    this.vp = zoomAt(this.vp, factor, { x: width / 2, y: height / 2 });
+    this.invalidate();
+  }
+
+  relayout(): void {
+    const doc = this.session.document;
+    if (!doc) return;
+    const ids = this.selected.length ? this.selected : doc.nodes.filter((n) => n.tags?.[LAYOUT]).map((n) => n.id);
+    this.perform("lay out", (d) => ids.filter((id) => nodeById(d).get(id)?.tags?.[LAYOUT]).map((id) => ({ op: "update_node", id, tags: { [LAYOUT]: null } })));
+    this.fitted = false;
+  }
+
+  openPalette(): void {
+    this.paletteAt = null;
+    this.palette.open();
+  }
+
+  newTensor(): void {
+    const doc = this.session.document;
+    if (doc) this.tensorDialog.open(doc);
+  }
+
+  newAxis(): void {
+    this.root.querySelector<HTMLInputElement>(".geon-axis-name")?.focus();
+  }
+
+  focusSearch(): void {
+    this.toolbar.search.focus();
+    this.toolbar.search.select();
+  }
+
+  cancel(): void {
+    const step = cancel(this.tool);
+    this.tool = step.tool;
+    this.apply(step.effect);
+    this.invalidate();
+  }
+
+  runAction(name: string): void {
+    const a = ACTIONS.find((x) => x.name === name);
+    if (!a) throw new Error(`action "${name}" is not registered`);
+    a.run(this);
+  }
+
+  private addOperationFromPalette(kernel: string): void {
+    const doc = this.session.document;
+    if (!doc) return;
+    const tensors = this.selected.filter((id) => nodeById(doc).get(id)?.type === TENSOR);
+    this.perform(`add ${kernel}`, (d) => {
+      const at = this.paletteAt ?? this.spotRightOf(tensors) ?? this.freeSpot();
+      const { ops, id } = addOperation(d, kernel, at, tensors);
+      this.afterPerform = () => this.setSelection([id]);
+      return ops;
+    });
+  }
+
+  /** Where a new node goes: right of the given nodes, or the middle of the view, clear of others. */
+  private spotRightOf(ids: string[]): Point | null {
+    const rects = ids.map((id) => this.layout.rects.get(id)).filter((r): r is Rect => !!r);
+    if (!rects.length) return null;
+    const b = bounds(rects);
+    return this.clear({ x: b.x + b.w + 70, y: b.y + b.h / 2 - 23 });
+  }
+
+  private freeSpot(): Point {
+    const { width, height } = this.size();
+    const c = toWorld({ x: width / 2, y: height / 2 }, this.vp);
+    return this.clear({ x: c.x - 80, y: c.y - 30 });
+  }
+
+  private clear(p: Point): Point {
+    const at = { ...p };
+    for (let i = 0; i < 40; i++) {
+      const probe = { x: at.x - 10, y: at.y - 10, w: 200, h: 80 };
+      if (![...this.layout.rects.values()].some((r) => intersects(r, probe))) break;
+      at.y += 90;
+    }
+    return at;
+  }
+
+  jumpTo(id: string): void {
+    const r = this.layout.rects.get(id);
+    this.setSelection([id]);
+    if (r) {
+      const { width, height } = this.size();
+      this.vp = centreOn(this.vp.scale < 0.6 ? { ...this.vp, scale: 1 } : this.vp, r, width, height);
+    }
+    this.invalidate();
+  }
+
+  private search(text: string, next: boolean): void {
+    const doc = this.session.document;
+    this.found = doc ? searchNodes(doc, text) : [];
+    if (next && this.found.length) {
+      this.foundAt = (this.foundAt + 1) % this.found.length;
+      this.jumpTo(this.found[this.foundAt]!);
+    } else this.foundAt = -1;
+    this.refresh();
+  }
+
+  setSelection(ids: string[]): void {
+    this.selected = [...new Set(ids)];
+    if (this.presenceSupported && this.socket && this.session.version !== null) {
+      this.socket.send({ type: "presence", selection: this.selected });
+    }
+    this.refresh();
+  }
+
+  // --- pointer and keys -----------------------------------------------------------------
+
+  private pointer(e: PointerEvent | WheelEvent): { screen: Point; world: Point } {
+    const box = this.canvas.getBoundingClientRect();
+    const screen = { x: e.clientX - box.left, y: e.clientY - box.top };
+    return { screen, world: toWorld(screen, this.vp) };
+  }
+
+  private bindPointer(): void {
+    const c = this.canvas;
+    c.addEventListener("pointerdown", (e) => {
+      if (e.button !== 0 || !this.view) return;
+      c.focus();
+      c.setPointerCapture(e.pointerId);
+      const { screen, world } = this.pointer(e);
+      const hit = hitTest(this.view, this.layout, world, this.vp.scale);
+      const step = pointerDown(this.tool, hit, world, screen, { shift: e.shiftKey }, this.selected);
+      this.tool = step.tool;
+      this.apply(step.effect);
+      this.invalidate();
+    });
+    c.addEventListener("pointermove", (e) => {
+      if (this.tool.kind === "idle" || !this.view) return;
+      const { screen, world } = this.pointer(e);
+      const hit = hitTest(this.view, this.layout, world, this.vp.scale);
+      const step = pointerMove(this.tool, hit, world, screen, this.selected);
+      this.tool = step.tool;
+      this.apply(step.effect);
+      this.invalidate();
+    });
+    const up = (e: PointerEvent): void => {
+      if (this.tool.kind === "idle" || !this.view) return;
+      const { world } = this.pointer(e);
+      const hit = hitTest(this.view, this.layout, world, this.vp.scale);
+      const step = pointerUp(this.tool, hit);
+      this.tool = step.tool;
+      this.apply(step.effect);
+      this.invalidate();
+    };
+    c.addEventListener("pointerup", up);
+    c.addEventListener("pointercancel", () => this.cancel());
+    c.addEventListener(
+      "wheel",
+      (e) => {
+        e.preventDefault();
+        const { screen } = this.pointer(e);
+        if (e.ctrlKey || Math.abs(e.deltaY) >= Math.abs(e.deltaX)) this.vp = zoomAt(this.vp, Math.exp(-e.deltaY * 0.0015), screen);
+        else this.vp = pan(this.vp, -e.deltaX, 0);
+        this.invalidate();
+      },
+      { passive: false },
+    );
+    this.minimap.addEventListener("pointerdown", (e) => {
+      const box = this.minimap.getBoundingClientRect();
+      const world = this.minimapWorld();
+      const s = Math.min(box.width / Math.max(world.w, 1), box.height / Math.max(world.h, 1));
+      const ox = (box.width - world.w * s) / 2 - world.x * s;
+      const oy = (box.height - world.h * s) / 2 - world.y * s;
+      const p = { x: (e.clientX - box.left - ox) / s, y: (e.clientY - box.top - oy) / s };
+      const { width, height } = this.size();
+      this.vp = centreOn(this.vp, { x: p.x, y: p.y, w: 0, h: 0 }, width, height);
+      this.invalidate();
+    });
+  }
+
+  private bindKeys(): void {
+    document.addEventListener("keydown", (e) => {
+      const target = e.target as HTMLElement | null;
+      if (target && (target.closest("input, textarea, select, dialog") || target.isContentEditable)) return;
+      const a = actionForKey(e);
+      if (!a) return;
+      e.preventDefault();
+      a.run(this);
+    });
+  }
+
+  private apply(effect: Effect): void {
+    switch (effect.type) {
+      case "select": {
+        if (!effect.additive) this.setSelection(effect.ids);
+        else {
+          const id = effect.ids[0]!;
+          this.setSelection(this.selected.includes(id) ? this.selected.filter((s) => s !== id) : [...this.selected, id]);
+        }
+        break;
+      }
+      case "selectRect": {
+        const r = { x: Math.min(effect.from.x, effect.to.x), y: Math.min(effect.from.y, effect.to.y), w: Math.abs(effect.to.x - effect.from.x), h: Math.abs(effect.to.y - effect.from.y) };
+        const inside = [...this.layout.rects].filter(([, b]) => intersects(b, r)).map(([id]) => id);
+        this.setSelection(effect.additive ? [...this.selected, ...inside] : inside);
+        break;
+      }
+      case "move": {
+        const positions = new Map<string, Point>();
+        for (const id of effect.ids) {
+          const r = this.layout.rects.get(id);
+          if (r) positions.set(id, { x: r.x + effect.delta.x, y: r.y + effect.delta.y });
+        }
+        this.perform(effect.ids.length === 1 ? "move" : `move ${effect.ids.length}`, (doc) => moveNodes(doc, positions));
+        break;
+      }
+      case "connect":
+        this.perform("connect", (doc) => connectInput(doc, effect.from, effect.to));
+        break;
+      case "pan":
+        this.vp = pan(this.vp, effect.dx, effect.dy);
+        break;
+      case "none":
+        break;
+    }
+  }
+
+  // --- status, issues, drawing ----------------------------------------------------------
+
+  private setStatus(patch: Partial<EditorState>): void {
+    this.status = { ...this.status, ...patch };
+    this.refresh();
+  }
+
+  private flash(message: string): void {
+    this.toast.textContent = message;
+    this.toast.dataset.shown = message ? "1" : "";
+  }
+
+  /**
+   * The issues to show: the server's, plus while our edits are in flight, the axis errors the
+   * client already predicts for operations the server has not re-checked yet.
+   */
+  issues(): Issue[] {
+    const server = this.session.issues;
+    const doc = this.session.document;
+    if (!doc || !this.session.inFlight) return server;
+    const flagged = new Set(server.filter((i) => i.constraint === "OperationAxesInference").flatMap((i) => i.nodeIds));
+    const predicted: Issue[] = [];
+    for (const n of doc.nodes) {
+      if (n.type !== OPERATION || flagged.has(n.id)) continue;
+      const inf = inferOperation(doc, n);
+      if (inf.kind === "error" && inf.type === "AxisError") {
+        predicted.push({ constraint: "OperationAxesInference", type: inf.type, severity: "error", summary: "predicted by the editor", message: inf.message, nodeIds: [n.id] });
+      }
+    }
+    return [...server, ...predicted];
+  }
+
+  /** Axis references to outline per node: what an issue names, on the node and on an operation's inputs. */
+  private issueAxesByNode(doc: LoomDocument, issues: Issue[]): Map<string, Set<string>> {
+    const nodes = nodeById(doc);
+    const out = new Map<string, Set<string>>();
+    const add = (id: string, refs: string[]) => {
+      const set = out.get(id) ?? new Set<string>();
+      refs.forEach((r) => set.add(r));
+      out.set(id, set);
+    };
+    for (const issue of issues) {
+      const refs = issueAxes(issue);
+      if (!refs.length) continue;
+      for (const id of issue.nodeIds) {
+        add(id, refs);
+        const n = nodes.get(id);
+        if (n?.type === OPERATION) for (const list of selections(n.body.inputs).values()) for (const s of list) add(s.tensorId, refs);
+      }
+    }
+    return out;
+  }
+
+  private size(): { width: number; height: number } {
+    return { width: this.canvas.clientWidth || 800, height: this.canvas.clientHeight || 600 };
+  }
+
+  /** The document changed (or the status): rebuild the view and layout, then draw. */
+  refresh(): void {
+    const doc = this.session.document;
+    if (doc !== this.shownDoc) {
+      this.shownDoc = doc;
+      if (doc) this.relayoutNow(doc);
+      const alive = new Set(doc?.nodes.map((n) => n.id) ?? []);
+      if (this.selected.some((id) => !alive.has(id))) this.selected = this.selected.filter((id) => alive.has(id));
+    }
+    this.invalidate();
+  }
+
+  private layoutSeq = 0;
+
+  private relayoutNow(doc: LoomDocument): void {
+    const view = graphView(doc);
+    this.view = view;
+    // Placed nodes and nodes already laid out keep their rects at once; ELK places the rest.
+    const rects = new Map<string, Rect>();
+    let missing = false;
+    for (const b of view.boxes) {
+      const size = boxSize(b);
+      const old = this.layout.rects.get(b.id);
+      if (b.pinned) rects.set(b.id, { ...b.pinned, ...size });
+      else if (old) rects.set(b.id, { x: old.x, y: old.y, ...size });
+      else missing = true;
+    }
+    this.layout = { rects };
+    if (!missing) return;
+    const seq = ++this.layoutSeq;
+    const done = (layout: Layout | null): void => {
+      if (!layout || seq !== this.layoutSeq || this.view !== view) return;
+      this.layout = layout;
+      if (!this.fitted) {
+        this.fitted = true;
+        this.zoomToFit();
+      }
+      this.invalidate();
+    };
+    if (this.layoutClient) void this.layoutClient.layout(view).then(done);
+    else void import("./render/layout").then(({ layoutView }) => layoutView(view)).then(done);
+  }
+
+  invalidate(): void {
+    if (this.frame) return;
+    this.frame = requestAnimationFrame(() => {
+      this.frame = 0;
+      this.paint();
+    });
+  }
+
+  private minimapWorld(): Rect {
+    const b = bounds(this.layout.rects.values());
+    return { x: b.x - 40, y: b.y - 40, w: b.w + 80, h: b.h + 80 };
+  }
+
+  scene(): Scene | null {
+    const doc = this.session.document;
+    if (!doc || !this.view) return null;
+    const issues = this.issues();
+    const colors = new Map(this.session.present.map((p) => [p.user, personColor(p.user)]));
+    return {
+      view: this.view,
+      layout: this.layout,
+      vp: this.vp,
+      size: this.size(),
+      selected: new Set(this.selected),
+      issues: issuesByNode(issues),
+      issueAxes: this.issueAxesByNode(doc, issues),
+      axisOrder: [...declaredAxes(doc).keys()],
+      tool: this.tool,
+      // our own entry never changes after the snapshot (the server does not echo it), so it holds no selection
+      presence: this.session.present.filter((p) => p.selection?.length).map((p) => ({ user: p.user, color: colors.get(p.user)!, selection: p.selection ?? [] })),
+      found: new Set(this.found),
+    };
+  }
+
+  paint(): void {
+    const t0 = performance.now();
+    const doc = this.session.document;
+    const issues = this.issues();
+    const state = this.state();
+    const colors = new Map(this.session.present.map((p) => [p.user, personColor(p.user)]));
+    this.toolbar.update(state, { canUndo: this.history.canUndo, canRedo: this.history.canRedo, found: this.found.length, colors, me: this.options.user });
+    const axesWithIssues = new Set(issues.flatMap((i) => issueAxes(i)).map((r) => r.replace(/[+-]\d+$/, "")));
+    this.axesPanel.update(doc, axesWithIssues);
+    this.inspector.update(doc, this.selected, issues);
+    this.issuesPanel.update(issues, doc);
+    const scene = this.scene();
+    const { width, height } = this.size();
+    const ratio = window.devicePixelRatio || 1;
+    if (this.canvas.width !== Math.round(width * ratio) || this.canvas.height !== Math.round(height * ratio)) {
+      this.canvas.width = Math.round(width * ratio);
+      this.canvas.height = Math.round(height * ratio);
+    }
+    const ctx = this.canvas.getContext("2d");
+    if (!ctx || !scene) return;
+    if (!this.fitted && this.layout.rects.size && this.layout.rects.size === this.view?.boxes.length) {
+      this.fitted = true;
+      this.vp = fit(bounds(this.layout.rects.values()), width, height);
+      scene.vp = this.vp;
+    }
+    drawScene(ctx, scene);
+    const mw = this.minimap.clientWidth;
+    const mh = this.minimap.clientHeight;
+    if (mw && mh) {
+      if (this.minimap.width !== Math.round(mw * ratio)) this.minimap.width = Math.round(mw * ratio);
+      if (this.minimap.height !== Math.round(mh * ratio)) this.minimap.height = Math.round(mh * ratio);
+      const m = this.minimap.getContext("2d");
+      if (m) {
+        m.setTransform(ratio, 0, 0, ratio, 0, 0);
+        drawMinimap(m, scene, { width: mw, height: mh, world: this.minimapWorld() });
+      }
+    }
+    this.draws += 1;
+    this.lastPaintMs = performance.now() - t0;
+  }
+
+  state(): EditorState {
+    return {
+      ...this.status,
+      document: this.session.document,
+      version: this.session.version,
+      issues: this.issues(),
+      present: this.session.present,
+    };
+  }
+
+  async requestRun(): Promise<void> {
+    this.setStatus({ message: "" });
+    try {
+      const response = await fetch(this.options.runsUrl, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-CSRFToken": this.options.csrf },
+        body: JSON.stringify({ backend: "numpy" }),
+        credentials: "same-origin",
+      });
+      const body = (await response.json()) as { run?: RunInfo; error?: { message: string } };
+      if (body.run) this.status = applyRun(this.status, { type: "run", event: "queued", run: body.run });
+      else this.status = { ...this.status, message: body.error?.message ?? `the server answered ${response.status}` };
+    } catch {
+      this.status = { ...this.status, message: "the server could not be reached; try again" };
+    }
+    this.refresh();
+  }
+
+  /** Each drawn box in canvas CSS pixels (for tests). */
+  boxes(): { id: string; kind: string; title: string; chips: string[]; issues: number; x: number; y: number; w: number; h: number }[] {
+    if (!this.view) return [];
+    const byNode = issuesByNode(this.issues());
+    return this.view.boxes.flatMap((b) => {
+      const r = this.layout.rects.get(b.id);
+      return r ? [{ id: b.id, kind: b.kind, title: b.title, chips: b.chips.map((c) => c.ref), issues: byNode.get(b.id)?.length ?? 0, ...toScreen(r, this.vp) }] : [];
+    });
+  }
+
+  colors(): typeof COLORS {
+    return COLORS;
+  }
+}

@@ -1,0 +1,169 @@
+import { describe, expect, it } from "vitest";
+import { addOperation, addTensor, AuthorError, connectInput, copyNodes, declareAxis, deleteNodes, editAxis, pasteNodes, removeAxis, setTensorAxes } from "./author";
+import { declaredAxes, INDEX_AXES, IPF_SIGNATURE, LAYOUT, nodeById, selections, TENSOR_AXES, tensorAxes, tensorRange, type LoomDocument } from "./document";
+import { applyOps, invertOps, type EditOp } from "./edits";
+
+const empty: LoomDocument = { id: "g", nodes: [] };
+
+function run(doc: LoomDocument, ops: EditOp[]): LoomDocument {
+  return applyOps(doc, ops);
+}
+
+function withAxes(): LoomDocument {
+  let doc = empty;
+  for (const [name, length] of [["H", 2], ["W", 3], ["N", 4]] as const) doc = run(doc, declareAxis(doc, { name, length }));
+  return doc;
+}
+
+function tensor(doc: LoomDocument, label: string, axes: string[]): [LoomDocument, string] {
+  const { ops, id } = addTensor(doc, { label, axes, at: { x: 0, y: 0 } });
+  return [run(doc, ops), id];
+}
+
+/** The user's story: axes H, W, N; x[H, W-1] and y[W, N]; a dot of them. */
+function story(): { doc: LoomDocument; x: string; y: string; dot: string } {
+  let doc = withAxes();
+  let x: string;
+  let y: string;
+  [doc, x] = tensor(doc, "x", ["H", "W-1"]);
+  [doc, y] = tensor(doc, "y", ["W", "N"]);
+  const { ops, id } = addOperation(doc, "op:dot", { x: 300, y: 0 });
+  doc = run(doc, ops);
+  doc = run(doc, connectInput(doc, x, id));
+  doc = run(doc, connectInput(doc, y, id));
+  return { doc, x, y, dot: id };
+}
+
+const outputOf = (doc: LoomDocument, op: string) => nodeById(doc).get(selections(nodeById(doc).get(op)!.body.outputs).get("result")![0]!.tensorId)!;
+
+describe("axes", () => {
+  it("declares an axis as an Axis node", () => {
+    const doc = withAxes();
+    expect([...declaredAxes(doc).values()].map((a) => [a.name, a.length])).toEqual([["H", 2], ["W", 3], ["N", 4]]);
+  });
+
+  it.each([
+    ["a bad name", { name: "1x", length: 2 }, 'axis name "1x" is invalid; expected a letter or "_" followed by letters, digits or "_"'],
+    ["a taken name", { name: "H", length: 2 }, 'axis "H" is already declared; choose another name'],
+    ["a zero length", { name: "K", length: 0 }, 'axis "K" length "0" is invalid; expected an integer >= 1, or empty for not yet bound'],
+    ["an unknown role", { name: "K", length: 2, roles: ["Colour"] }, 'axis "K" role "Colour" is not known; expected one of ("Channel", "Channelout", "Depth", "Height", "Time", "Width")'],
+  ])("refuses %s", (_label, input, message) => {
+    expect(() => declareAxis(withAxes(), input)).toThrow(new AuthorError(message));
+  });
+
+  it("a longer axis resizes the tensors that use it and re-infers what reads them", () => {
+    const { doc, x, dot } = story();
+    const w = declaredAxes(doc).get("W")!.id;
+    const after = run(doc, editAxis(doc, w, { name: "W", length: 5, roles: [] }));
+    expect(tensorRange(nodeById(after).get(x))).toEqual({ start: [0, 0], end: [2, 5] });
+    const sig = nodeById(after).get(dot)!.tags![IPF_SIGNATURE] as { inputs: { x: { shape: number[] }[] } };
+    expect(sig.inputs.x[0]!.shape).toEqual([1, 5]);
+  });
+
+  it("a renamed axis is renamed in every tensor, keeping dual levels", () => {
+    const { doc, x } = story();
+    const w = declaredAxes(doc).get("W")!.id;
+    const after = run(doc, editAxis(doc, w, { name: "K", length: 3 }));
+    expect(tensorAxes(nodeById(after).get(x))).toEqual(["H", "K-1"]);
+  });
+
+  it("refuses to delete an axis in use, and deletes an unused one", () => {
+    const { doc } = story();
+    expect(() => removeAxis(doc, declaredAxes(doc).get("W")!.id)).toThrow(new AuthorError('axis "W" is used by ("x", "y"); change or delete those tensors first'));
+    let d = withAxes();
+    d = run(d, removeAxis(d, declaredAxes(d).get("N")!.id));
+    expect([...declaredAxes(d).keys()]).toEqual(["H", "W"]);
+  });
+});
+
+describe("tensors and operations", () => {
+  it("a tensor's range is its axes' lengths", () => {
+    const [doc, x] = tensor(withAxes(), "x", ["H", "W - 1"]);
+    const node = nodeById(doc).get(x)!;
+    expect([node.tags![TENSOR_AXES], tensorRange(node), node.tags![LAYOUT]]).toEqual([{ axes: ["H", "W-1"] }, { start: [0, 0], end: [2, 3] }, { x: 0, y: 0 }]);
+  });
+
+  it.each([
+    ["an undeclared axis", ["H", "K"], 'axis "K" is not declared; expected one of ("H", "W", "N"), or declare it in the axes panel'],
+    ["a duplicate", ["H", "H"], 'axis "H" appears twice in (H, H); the axes of a tensor are duplicate-free'],
+    ["a bad reference", ["H", "W--1"], 'axis reference "W--1" is invalid; expected a name with an optional dual level, e.g. "W", "W-1", "W+1", or a composite "H*W"'],
+  ])("refuses a tensor with %s", (_label, axes, message) => {
+    expect(() => addTensor(withAxes(), { label: "x", axes })).toThrow(new AuthorError(message));
+  });
+
+  it("refuses an axis without a length", () => {
+    let doc = withAxes();
+    doc = run(doc, declareAxis(doc, { name: "B", length: null }));
+    expect(() => addTensor(doc, { label: "b", axes: ["B"] })).toThrow(new AuthorError('axis "B" has no length yet; give it one in the axes panel before a tensor uses it'));
+  });
+
+  it("dot(x[H, W-1], y[W, N]) infers its output [H, N] with the derived tags", () => {
+    const { doc, dot } = story();
+    const out = outputOf(doc, dot);
+    const op = nodeById(doc).get(dot)!;
+    expect([tensorAxes(out), tensorRange(out), op.tags![INDEX_AXES]]).toEqual([["H", "N"], { start: [0, 0], end: [2, 4] }, { axes: ["H", "N"] }]);
+    expect(op.tags![IPF_SIGNATURE]).toEqual({
+      inputs: {
+        x: [{ affineMap: { projection: [[1, 0], [0, 0]], offset: [0, 0] }, shape: [1, 3] }],
+        y: [{ affineMap: { projection: [[0, 0], [0, 1]], offset: [0, 0] }, shape: [3, 1] }],
+      },
+      outputs: { result: [{ affineMap: { projection: [[1, 0], [0, 1]], offset: [0, 0] }, shape: [1, 1] }] },
+    });
+  });
+
+  it("refuses a connection the kernel refuses, naming the axis, and changes nothing", () => {
+    let doc = withAxes();
+    let x: string;
+    let y: string;
+    [doc, x] = tensor(doc, "x", ["H", "W"]);
+    [doc, y] = tensor(doc, "y", ["W", "N"]);
+    const { ops, id } = addOperation(doc, "op:dot");
+    doc = run(doc, ops);
+    doc = run(doc, connectInput(doc, x, id));
+    const before = structuredClone(doc);
+    expect(() => connectInput(doc, y, id)).toThrow(
+      new AuthorError('cannot connect "y" to op:dot as "y": axis "W" appears in both operands at level 0; mark one side as a dual, e.g. W-1'),
+    );
+    expect(doc).toEqual(before);
+  });
+
+  it("refuses a third input to dot", () => {
+    const { doc, x, dot } = story();
+    expect(() => connectInput(doc, x, dot)).toThrow(new AuthorError("op:dot has all its inputs; delete one to connect another"));
+  });
+
+  it("changing x to [H, W] leaves the output as it was (the server reports the issue), and back re-infers it", () => {
+    const { doc, x, dot } = story();
+    const broken = run(doc, setTensorAxes(doc, x, ["H", "W"]));
+    expect(tensorAxes(outputOf(broken, dot))).toEqual(["H", "N"]);
+    const y = nodeById(doc).get(selections(nodeById(doc).get(dot)!.body.inputs).get("y")![0]!.tensorId)!.id;
+    const moved = run(doc, setTensorAxes(doc, y, ["N", "W"]));
+    expect(tensorAxes(outputOf(moved, dot))).toEqual(["H", "N"]);
+  });
+
+  it("an operation from the palette with selected tensors connects them in order", () => {
+    const base = story();
+    const { ops } = addOperation(base.doc, "op:add", { x: 0, y: 0 }, [base.x, base.x]);
+    expect(() => run(base.doc, ops)).not.toThrow();
+  });
+
+  it("deleting a tensor takes it out of the operations that read it; undo puts everything back", () => {
+    const { doc, x, dot } = story();
+    const ops = deleteNodes(doc, [x]);
+    const after = run(doc, ops);
+    expect([nodeById(after).has(x), [...selections(nodeById(after).get(dot)!.body.inputs).keys()]]).toEqual([false, ["y"]]);
+    const back = run(after, invertOps(doc, ops));
+    const sorted = (d: LoomDocument) => [...d.nodes].sort((a, b) => a.id.localeCompare(b.id));
+    expect(sorted(back)).toEqual(sorted(doc));
+  });
+
+  it("copy and paste makes new nodes whose selections point to the copies", () => {
+    const { doc, x, dot } = story();
+    const { ops, ids } = pasteNodes(doc, copyNodes(doc, [x, dot]), { x: 40, y: 40 });
+    const after = run(doc, ops);
+    const op = nodeById(after).get(ids[1]!)!;
+    const inputs = selections(op.body.inputs);
+    expect([ids.length, inputs.get("x")![0]!.tensorId, selections(op.body.outputs).size]).toEqual([2, ids[0], 0]);
+    expect(nodeById(after).get(ids[0]!)!.tags![LAYOUT]).toEqual({ x: 40, y: 40 });
+  });
+});

@@ -1,0 +1,448 @@
+// Authoring: what each user command changes in the document, as edit ops (one list per user
+// action, so one action is one undo step). Pure functions of the document; a command that cannot
+// apply throws an AuthorError that names the bad value and says what would be valid, and nothing
+// is sent.
+
+import { AXIS_NAME, baseNames, canonical, deriveSignature, inferAxes, InferenceError, parseRef, refLength, type AxisDecl, type Declared, type Inference } from "./axes";
+import { CATALOGUE } from "./catalogue";
+import {
+  APPLICATION,
+  AXIS,
+  declaredAxes,
+  INDEX_AXES,
+  IPF_INDEX,
+  IPF_SIGNATURE,
+  LAYOUT,
+  nodeById,
+  OPERATION,
+  ROLES,
+  selections,
+  TENSOR,
+  TENSOR_AXES,
+  tensorAxes,
+  tensorRange,
+  type LoomDocument,
+  type LoomNode,
+  type Point,
+  type Range,
+  type Selection,
+} from "./document";
+import { applyOps, type EditOp } from "./edits";
+
+export class AuthorError extends Error {}
+
+const q = (items: Iterable<string>): string => `(${[...items].map((i) => `"${i}"`).join(", ")})`;
+
+/** A random UUID, also where crypto.randomUUID is missing (plain http on a non-local host). */
+export function uuid(): string {
+  if (typeof crypto.randomUUID === "function") return crypto.randomUUID();
+  const b = crypto.getRandomValues(new Uint8Array(16));
+  b[6] = (b[6]! & 0x0f) | 0x40;
+  b[8] = (b[8]! & 0x3f) | 0x80;
+  const h = [...b].map((x) => x.toString(16).padStart(2, "0")).join("");
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+}
+
+// --- axes -------------------------------------------------------------------------------------
+
+export interface AxisInput {
+  name: string;
+  length: number | null;
+  roles?: string[];
+}
+
+function checkAxis(doc: LoomDocument, input: AxisInput, self?: string): AxisDecl {
+  const name = input.name.trim();
+  if (!AXIS_NAME.test(name)) throw new AuthorError(`axis name "${name}" is invalid; expected a letter or "_" followed by letters, digits or "_"`);
+  const other = declaredAxes(doc).get(name);
+  if (other && other.id !== self) throw new AuthorError(`axis "${name}" is already declared; choose another name`);
+  const length = input.length;
+  if (length !== null && (!Number.isInteger(length) || length < 1)) {
+    throw new AuthorError(`axis "${name}" length "${length}" is invalid; expected an integer >= 1, or empty for not yet bound`);
+  }
+  const roles = input.roles ?? [];
+  for (const role of roles) {
+    if (!(ROLES as readonly string[]).includes(role)) throw new AuthorError(`axis "${name}" role "${role}" is not known; expected one of ${q(ROLES)}`);
+  }
+  return roles.length ? { name, length, roles } : { name, length };
+}
+
+export function declareAxis(doc: LoomDocument, input: AxisInput): EditOp[] {
+  const body = checkAxis(doc, input);
+  return [{ op: "add_node", node: { id: uuid(), type: AXIS, label: body.name, body: { ...body } } }];
+}
+
+/** Change an axis's name, length or roles; tensors and operations that use it follow. */
+export function editAxis(doc: LoomDocument, id: string, input: AxisInput): EditOp[] {
+  const node = nodeById(doc).get(id);
+  if (!node || node.type !== AXIS) throw new AuthorError(`node "${id}" is not an axis`);
+  const oldName = String(node.body.name);
+  const body = checkAxis(doc, input, id);
+  const ops: EditOp[] = [{ op: "update_node", id, label: body.name, body: { name: body.name, length: body.length, roles: body.roles ?? null } }];
+  const rename = (ref: string): string => {
+    try {
+      return parseRef(ref).map((p) => (p.name === oldName ? { ...p, name: body.name } : p)).map((p) => p.name + (p.level === 0 ? "" : p.level > 0 ? `+${p.level}` : `${p.level}`)).join("*");
+    } catch {
+      return ref;
+    }
+  };
+  const touched: string[] = [];
+  let next = applyOps(doc, ops);
+  for (const n of doc.nodes) {
+    const axes = tensorAxes(n);
+    if (n.type === TENSOR && axes && axes.some((a) => safeBase(a).includes(oldName))) {
+      const renamed = axes.map(rename);
+      const range = rangeFor(renamed, declaredAxes(next), tensorRange(n)?.start);
+      const update: EditOp = { op: "update_node", id: n.id, tags: { [TENSOR_AXES]: { axes: renamed } } };
+      if (range) update.body = { range };
+      ops.push(update);
+      touched.push(n.id);
+    }
+    if (n.type === OPERATION && body.name !== oldName) {
+      const params = renameParams(n.body.params, rename);
+      if (params !== undefined) ops.push({ op: "update_node", id: n.id, body: { params } });
+    }
+  }
+  next = applyOps(doc, ops);
+  return [...ops, ...rederive(next, touched)];
+}
+
+function renameParams(params: unknown, rename: (r: string) => string): unknown {
+  if (params === null || typeof params !== "object" || Array.isArray(params)) return undefined;
+  let changed = false;
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(params)) {
+    if (Array.isArray(v) && v.every((s) => typeof s === "string")) {
+      const r = (v as string[]).map(rename);
+      changed ||= r.some((x, i) => x !== v[i]);
+      out[k] = r;
+    } else out[k] = v;
+  }
+  return changed ? out : undefined;
+}
+
+function safeBase(ref: string): string[] {
+  try {
+    return baseNames(ref);
+  } catch {
+    return [];
+  }
+}
+
+export function removeAxis(doc: LoomDocument, id: string): EditOp[] {
+  const node = nodeById(doc).get(id);
+  if (!node || node.type !== AXIS) throw new AuthorError(`node "${id}" is not an axis`);
+  const name = String(node.body.name);
+  const users = doc.nodes.filter((n) => n.type === TENSOR && (tensorAxes(n) ?? []).some((a) => safeBase(a).includes(name)));
+  if (users.length) throw new AuthorError(`axis "${name}" is used by ${q(users.map((u) => u.label ?? u.id))}; change or delete those tensors first`);
+  return [{ op: "remove_node", id }];
+}
+
+// --- tensors ----------------------------------------------------------------------------------
+
+function rangeFor(axes: string[], declared: Declared, start?: number[]): Range | null {
+  const lengths = axes.map((a) => {
+    try {
+      return refLength(a, declared);
+    } catch {
+      return null;
+    }
+  });
+  if (lengths.some((l) => l === null)) return null;
+  const s = start && start.length === axes.length ? start : axes.map(() => 0);
+  return { start: s, end: s.map((x, i) => x + lengths[i]!) };
+}
+
+/** Parse "H, W-1" into canonical references, each declared with a length. */
+export function checkTensorAxes(doc: LoomDocument, refs: string[]): string[] {
+  const declared = declaredAxes(doc);
+  const out: string[] = [];
+  for (const text of refs) {
+    let ref: string;
+    try {
+      ref = canonical(text);
+    } catch (e) {
+      throw new AuthorError((e as InferenceError).message);
+    }
+    for (const name of baseNames(ref)) {
+      const axis = declared.get(name);
+      if (!axis) throw new AuthorError(`axis "${name}" is not declared; expected one of ${q(declared.keys())}, or declare it in the axes panel`);
+      if (axis.length === null) throw new AuthorError(`axis "${name}" has no length yet; give it one in the axes panel before a tensor uses it`);
+    }
+    if (out.includes(ref)) throw new AuthorError(`axis "${ref}" appears twice in (${refs.join(", ")}); the axes of a tensor are duplicate-free`);
+    out.push(ref);
+  }
+  return out;
+}
+
+export function splitRefs(text: string): string[] {
+  return text.split(/[,\s]+/).map((s) => s.trim()).filter(Boolean);
+}
+
+export interface TensorInput {
+  label: string;
+  axes: string[];
+  dtype?: string;
+  at?: Point;
+}
+
+export function addTensor(doc: LoomDocument, input: TensorInput): { ops: EditOp[]; id: string } {
+  const axes = checkTensorAxes(doc, input.axes);
+  const range = rangeFor(axes, declaredAxes(doc))!;
+  const id = uuid();
+  const tags: Record<string, unknown> = { [TENSOR_AXES]: { axes } };
+  if (input.at) tags[LAYOUT] = { x: Math.round(input.at.x), y: Math.round(input.at.y) };
+  const node: LoomNode = { id, type: TENSOR, body: { dtype: input.dtype ?? "float32", range }, tags };
+  if (input.label.trim()) node.label = input.label.trim();
+  return { ops: [{ op: "add_node", node }], id };
+}
+
+/** Give a tensor other axes: its range follows, and so do the operations that read it. */
+export function setTensorAxes(doc: LoomDocument, id: string, refs: string[]): EditOp[] {
+  const node = nodeById(doc).get(id);
+  if (!node || node.type !== TENSOR) throw new AuthorError(`node "${id}" is not a tensor`);
+  const axes = checkTensorAxes(doc, refs);
+  const range = rangeFor(axes, declaredAxes(doc), tensorRange(node)?.start)!;
+  const ops: EditOp[] = [{ op: "update_node", id, body: { range }, tags: { [TENSOR_AXES]: { axes } } }];
+  return [...ops, ...rederive(applyOps(doc, ops), [id])];
+}
+
+// --- operations -------------------------------------------------------------------------------
+
+export function addOperation(doc: LoomDocument, kernel: string, at?: Point, connect: string[] = []): { ops: EditOp[]; id: string } {
+  const k = CATALOGUE.get(kernel);
+  if (!k || !k.named) throw new AuthorError(`kernel "${kernel}" is not in the catalogue; expected one of ("op:add", "op:dot", ...)`);
+  const id = uuid();
+  const tags: Record<string, unknown> = {};
+  if (at) tags[LAYOUT] = { x: Math.round(at.x), y: Math.round(at.y) };
+  const node: LoomNode = { id, type: OPERATION, label: kernel, body: { kernel, inputs: {}, outputs: {} }, tags };
+  let ops: EditOp[] = [{ op: "add_node", node }];
+  for (const tensorId of connect) ops = [...ops, ...connectInput(applyOps(doc, ops), tensorId, id)];
+  return { ops, id };
+}
+
+/** The IO key a new input of ``op`` goes to: the first required key still empty (x, then y). */
+export function nextPort(op: LoomNode): string | null {
+  const k = CATALOGUE.get(String(op.body.kernel));
+  if (!k) return null;
+  const inputs = selections(op.body.inputs);
+  if (k.variadic) return k.inputs[0]!;
+  return k.inputs.find((key) => !(inputs.get(key)?.length)) ?? null;
+}
+
+/**
+ * Connect ``tensorId`` to the next free input of ``opId``. When the op then has all its
+ * inputs, its output tensor is inferred and created (or updated). A connection whose axes the
+ * kernel refuses is refused here, before anything is sent, with the kernel's own message.
+ */
+export function connectInput(doc: LoomDocument, tensorId: string, opId: string): EditOp[] {
+  const nodes = nodeById(doc);
+  const tensor = nodes.get(tensorId);
+  const op = nodes.get(opId);
+  if (!tensor || tensor.type !== TENSOR) throw new AuthorError(`only a tensor can be an input; "${tensor?.label ?? tensorId}" is not a tensor`);
+  if (!op || op.type !== OPERATION) throw new AuthorError(`inputs connect to an operation; "${op?.label ?? opId}" is not one`);
+  const outputs = selections(op.body.outputs).get("result") ?? [];
+  if (outputs.some((s) => s.tensorId === tensorId)) throw new AuthorError(`"${tensor.label ?? tensorId}" is the output of ${op.body.kernel}; it cannot also be its input`);
+  const port = nextPort(op);
+  if (port === null) throw new AuthorError(`${op.body.kernel} has all its inputs; delete one to connect another`);
+  const range = tensorRange(tensor);
+  if (!range) throw new AuthorError(`tensor "${tensor.label ?? tensorId}" has no range`);
+  const current = selections(op.body.inputs).get(port) ?? [];
+  const ops: EditOp[] = [{ op: "update_node", id: opId, body: { inputs: { [port]: [...current, { tensorId, range }] } } }];
+  const next = applyOps(doc, ops);
+  const derived = deriveOperation(next, opId);
+  if (derived.inference.kind === "error") {
+    throw new AuthorError(`cannot connect "${tensor.label ?? "tensor"}" to ${op.body.kernel} as "${port}": ${derived.inference.message}`);
+  }
+  return [...ops, ...derived.ops];
+}
+
+/** What ``kernel`` infers for an operation's current inputs (the "missing input" errors included). */
+export function inferOperation(doc: LoomDocument, op: LoomNode): Inference {
+  const nodes = nodeById(doc);
+  const inputs: Record<string, string[][]> = {};
+  for (const [key, list] of selections(op.body.inputs)) {
+    inputs[key] = list.map((s) => tensorAxes(nodes.get(s.tensorId)) ?? []);
+  }
+  return inferAxes(CATALOGUE, String(op.body.kernel), inputs, op.body.params, declaredAxes(doc));
+}
+
+function complete(op: LoomNode): boolean {
+  const k = CATALOGUE.get(String(op.body.kernel));
+  if (!k) return false;
+  const inputs = selections(op.body.inputs);
+  return k.inputs.every((key) => k.optional.includes(key) || (inputs.get(key)?.length ?? 0) > (k.variadic ? 1 : 0));
+}
+
+const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+
+/**
+ * The ops that bring an operation's output tensor and derived tags in line with its inputs:
+ * selections cover the whole input tensors, the output has the inferred axes, and IndexAxes,
+ * IPFIndex and IPFSignature are the derived ones. Nothing when inference fails (the server
+ * reports the issue) or the op is not complete yet.
+ */
+export function deriveOperation(doc: LoomDocument, opId: string): { ops: EditOp[]; inference: Inference; output?: string } {
+  const nodes = nodeById(doc);
+  const op = nodes.get(opId)!;
+  const ops: EditOp[] = [];
+  const inputs: Record<string, Selection[]> = {};
+  let moved = false;
+  for (const [key, list] of selections(op.body.inputs)) {
+    inputs[key] = list.map((s) => {
+      const r = tensorRange(nodes.get(s.tensorId)) ?? s.range;
+      moved ||= !same(r, s.range);
+      return { tensorId: s.tensorId, range: r };
+    });
+  }
+  if (moved) ops.push({ op: "update_node", id: opId, body: { inputs } });
+  if (!complete(op)) return { ops, inference: { kind: "server" } };
+  const inference = inferOperation(doc, op);
+  if (inference.kind !== "ok") return { ops, inference };
+  const declared = declaredAxes(doc);
+  const current = (selections(op.body.outputs).get("result") ?? [])[0];
+  const outNode = current ? nodes.get(current.tensorId) : undefined;
+  const outRange = rangeFor(inference.result, declared, outNode ? tensorRange(outNode)?.start : undefined);
+  if (!outRange) return { ops, inference };
+  let outId = outNode?.id;
+  if (!outNode) {
+    outId = uuid();
+    const label = `${String(op.body.kernel).replace("op:", "")}_out`;
+    const dtype = String(nodes.get(Object.values(inputs)[0]?.[0]?.tensorId ?? "")?.body.dtype ?? "float32");
+    const tags: Record<string, unknown> = { [TENSOR_AXES]: { axes: inference.result } };
+    const at = op.tags?.[LAYOUT] as Point | undefined;
+    if (at) tags[LAYOUT] = { x: at.x + 200, y: at.y };
+    ops.push({ op: "add_node", node: { id: outId, type: TENSOR, label, body: { dtype, range: outRange }, tags } });
+  } else if (!same(tensorAxes(outNode), inference.result) || !same(tensorRange(outNode), outRange)) {
+    ops.push({ op: "update_node", id: outNode.id, body: { range: outRange }, tags: { [TENSOR_AXES]: { axes: inference.result } } });
+  }
+  const starts = [...Object.values(inputs).flatMap((list) => list.map((s) => s.range.start)), outRange.start];
+  const tags = {
+    [INDEX_AXES]: { axes: inference.result },
+    [IPF_INDEX]: { start: inference.result.map(() => 0), end: inference.result.map((r) => refLength(r, declared) ?? 1) },
+    [IPF_SIGNATURE]: deriveSignature(inference, declared, starts),
+  };
+  const outputs = { result: [{ tensorId: outId!, range: outRange }] };
+  const opTags = op.tags ?? {};
+  if (!same(outputs, op.body.outputs) || Object.entries(tags).some(([k, v]) => !same(opTags[k], v))) {
+    ops.push({ op: "update_node", id: opId, body: { outputs }, tags });
+  }
+  return { ops, inference, output: outId };
+}
+
+/** Re-derive every operation downstream of the changed tensors, in data-flow order. */
+export function rederive(doc: LoomDocument, changed: string[]): EditOp[] {
+  const ops: EditOp[] = [];
+  let current = doc;
+  const queue = [...changed];
+  const done = new Set<string>();
+  while (queue.length) {
+    const tensorId = queue.shift()!;
+    for (const op of current.nodes) {
+      if (op.type !== OPERATION || done.has(op.id)) continue;
+      const reads = [...selections(op.body.inputs).values()].some((list) => list.some((s) => s.tensorId === tensorId));
+      if (!reads) continue;
+      done.add(op.id);
+      const derived = deriveOperation(current, op.id);
+      if (derived.ops.length) {
+        ops.push(...derived.ops);
+        current = applyOps(current, derived.ops);
+        if (derived.output) queue.push(derived.output);
+      }
+    }
+  }
+  return ops;
+}
+
+// --- general ----------------------------------------------------------------------------------
+
+export function moveNodes(doc: LoomDocument, positions: Map<string, Point>): EditOp[] {
+  const nodes = nodeById(doc);
+  return [...positions].filter(([id]) => nodes.has(id)).map(([id, p]) => ({ op: "update_node", id, tags: { [LAYOUT]: { x: Math.round(p.x), y: Math.round(p.y) } } }));
+}
+
+export function renameNode(doc: LoomDocument, id: string, label: string): EditOp[] {
+  if (!nodeById(doc).has(id)) throw new AuthorError(`node "${id}" does not exist`);
+  return [{ op: "update_node", id, label: label.trim() || null }];
+}
+
+/**
+ * Delete nodes. A deleted tensor leaves the operations that read or write it; a deleted
+ * operation takes its applications along; a deleted axis must be unused.
+ */
+export function deleteNodes(doc: LoomDocument, ids: string[]): EditOp[] {
+  const nodes = nodeById(doc);
+  const gone = new Set(ids.filter((id) => nodes.has(id)));
+  for (const n of doc.nodes) if (n.type === APPLICATION && gone.has(String(n.body.operationId))) gone.add(n.id);
+  const ops: EditOp[] = [];
+  let current = doc;
+  for (const id of gone) {
+    const n = nodes.get(id)!;
+    if (n.type === AXIS) {
+      const stillUsed = current.nodes.filter((t) => t.type === TENSOR && !gone.has(t.id) && (tensorAxes(t) ?? []).some((a) => safeBase(a).includes(String(n.body.name))));
+      if (stillUsed.length) throw new AuthorError(`axis "${String(n.body.name)}" is used by ${q(stillUsed.map((u) => u.label ?? u.id))}; change or delete those tensors first`);
+    }
+  }
+  for (const op of doc.nodes) {
+    if (op.type !== OPERATION || gone.has(op.id)) continue;
+    const patch: Record<string, unknown> = {};
+    for (const side of ["inputs", "outputs"] as const) {
+      const sel = selections(op.body[side]);
+      const kept: Record<string, Selection[] | null> = {};
+      let changed = false;
+      for (const [key, list] of sel) {
+        const left = list.filter((s) => !gone.has(s.tensorId));
+        if (left.length !== list.length) {
+          changed = true;
+          kept[key] = left.length ? left : null;
+        }
+      }
+      if (changed) patch[side] = kept;
+    }
+    if (Object.keys(patch).length) ops.push({ op: "update_node", id: op.id, body: patch });
+  }
+  current = applyOps(current, ops);
+  for (const id of gone) ops.push({ op: "remove_node", id });
+  return ops;
+}
+
+export interface Clip {
+  nodes: LoomNode[];
+}
+
+/** The selected tensors and operations (and the axes they use), for the clipboard. */
+export function copyNodes(doc: LoomDocument, ids: string[]): Clip {
+  const chosen = new Set(ids);
+  return { nodes: structuredClone(doc.nodes.filter((n) => chosen.has(n.id) && (n.type === TENSOR || n.type === OPERATION))) };
+}
+
+/**
+ * Paste copies with new ids, shifted by ``offset``. Selections among the copies point to the
+ * copies; an operation keeps reading tensors that were not copied, and drops outputs that were
+ * not copied (a tensor has one writer).
+ */
+export function pasteNodes(doc: LoomDocument, clip: Clip, offset: Point): { ops: EditOp[]; ids: string[] } {
+  const remap = new Map(clip.nodes.map((n) => [n.id, uuid()]));
+  const existing = nodeById(doc);
+  const ops: EditOp[] = [];
+  for (const n of clip.nodes) {
+    const node = structuredClone(n);
+    node.id = remap.get(n.id)!;
+    const at = node.tags?.[LAYOUT] as Point | undefined;
+    if (at) node.tags![LAYOUT] = { x: at.x + offset.x, y: at.y + offset.y };
+    if (node.type === OPERATION) {
+      for (const side of ["inputs", "outputs"] as const) {
+        const io: Record<string, Selection[]> = {};
+        for (const [key, list] of selections(node.body[side])) {
+          const mapped = list
+            .filter((s) => remap.has(s.tensorId) || (side === "inputs" && existing.has(s.tensorId)))
+            .map((s) => ({ ...s, tensorId: remap.get(s.tensorId) ?? s.tensorId }));
+          if (mapped.length) io[key] = mapped;
+        }
+        node.body[side] = io;
+      }
+    }
+    ops.push({ op: "add_node", node });
+  }
+  return { ops, ids: [...remap.values()] };
+}

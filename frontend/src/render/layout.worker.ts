@@ -1,0 +1,16 @@
+// The layout worker: ELK's layered layout off the page's thread.
+
+import ELK from "elkjs/lib/elk.bundled.js";
+import { runLayout, type LayoutInput } from "./layout";
+
+const elk = new ELK();
+
+self.onmessage = async (event: MessageEvent<{ seq: number; input: LayoutInput }>) => {
+  const { seq, input } = event.data;
+  try {
+    const rects = await runLayout(elk, input);
+    self.postMessage({ seq, rects });
+  } catch (e) {
+    self.postMessage({ seq, error: String(e) });
+  }
+};

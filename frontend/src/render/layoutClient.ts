@@ -1,0 +1,30 @@
+// The page's side of the layout worker: one request at a time, only the latest answer counts.
+
+import { layoutInput, type Layout } from "./layout";
+import type { GraphView } from "../model/document";
+import type { Rect } from "./viewport";
+
+export class LayoutClient {
+  private worker: Worker;
+  private seq = 0;
+  private waiting = new Map<number, (rects: [string, Rect][] | null) => void>();
+
+  constructor() {
+    this.worker = new Worker(new URL("./layout.worker.ts", import.meta.url), { type: "module" });
+    this.worker.onmessage = (e: MessageEvent<{ seq: number; rects?: [string, Rect][]; error?: string }>) => {
+      const done = this.waiting.get(e.data.seq);
+      this.waiting.delete(e.data.seq);
+      done?.(e.data.rects ?? null);
+    };
+  }
+
+  /** The layout of ``view``, or null when a later request overtook this one or ELK failed. */
+  layout(view: GraphView): Promise<Layout | null> {
+    const seq = ++this.seq;
+    for (const [old, done] of this.waiting) if (old < seq) done(null);
+    return new Promise((resolve) => {
+      this.waiting.set(seq, (rects) => resolve(rects ? { rects: new Map(rects) } : null));
+      this.worker.postMessage({ seq, input: layoutInput(view) });
+    });
+  }
+}

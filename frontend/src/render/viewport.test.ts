@@ -1,0 +1,34 @@
+import { describe, expect, it } from "vitest";
+import { bounds, centreOn, fit, pan, toScreen, toWorld, zoomAt } from "./viewport";
+
+describe("viewport", () => {
+  it("fits the bounds centred, never enlarging past 1.25", () => {
+    expect(fit({ x: 0, y: 0, w: 100, h: 50 }, 1000, 500)).toEqual({ scale: 1.25, dx: 437.5, dy: 218.75 });
+    const big = fit({ x: 100, y: 0, w: 2000, h: 100 }, 1064, 400);
+    expect(big.scale).toBe(0.5);
+    expect(toScreen({ x: 100, y: 0, w: 2000, h: 100 }, big)).toEqual({ x: 32, y: 175, w: 1000, h: 50 });
+  });
+
+  it("zooms about the pointer: the point under it stays put", () => {
+    const vp = { scale: 1, dx: 10, dy: 20 };
+    const at = { x: 300, y: 200 };
+    const before = toWorld(at, vp);
+    const after = zoomAt(vp, 2, at);
+    expect([after.scale, toWorld(at, after)]).toEqual([2, before]);
+  });
+
+  it("clamps the zoom", () => {
+    expect(zoomAt({ scale: 2, dx: 0, dy: 0 }, 10, { x: 0, y: 0 }).scale).toBe(3);
+    expect(zoomAt({ scale: 0.1, dx: 0, dy: 0 }, 0.01, { x: 0, y: 0 }).scale).toBe(0.05);
+  });
+
+  it("pans and centres", () => {
+    expect(pan({ scale: 2, dx: 1, dy: 1 }, 5, -5)).toEqual({ scale: 2, dx: 6, dy: -4 });
+    expect(centreOn({ scale: 2, dx: 0, dy: 0 }, { x: 10, y: 10, w: 20, h: 20 }, 200, 100)).toEqual({ scale: 2, dx: 60, dy: 10 });
+  });
+
+  it("bounds every rect, and nothing as an empty rect", () => {
+    expect(bounds([{ x: 5, y: 5, w: 10, h: 10 }, { x: -5, y: 0, w: 1, h: 1 }])).toEqual({ x: -5, y: 0, w: 20, h: 15 });
+    expect(bounds([])).toEqual({ x: 0, y: 0, w: 0, h: 0 });
+  });
+});

@@ -1,0 +1,22 @@
+// Small DOM helpers for the panels.
+
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string> = {},
+  ...children: (Node | string)[]
+): HTMLElementTagNameMap[K] {
+  const node = document.createElement(tag);
+  for (const [k, v] of Object.entries(attrs)) {
+    if (k === "class") node.className = v;
+    else if (k === "text") node.textContent = v;
+    else node.setAttribute(k, v);
+  }
+  node.append(...children);
+  return node;
+}
+
+export function button(label: string, title: string, onClick: () => void, cls = ""): HTMLButtonElement {
+  const b = el("button", { type: "button", title, class: cls, text: label });
+  b.addEventListener("click", onClick);
+  return b;
+}
