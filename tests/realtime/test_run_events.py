@@ -12,9 +12,10 @@ from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.conf import settings
 
+from geon import core as gc
 from geon.asgi import application
 from geon.graphs.protocol import SERVER_MESSAGES, message_errors
-from geon.graphs.services import document_issues
+from geon.graphs.services import do_create_graph, document_issues
 from geon.runs.models import Run
 from geon.runs.services import check_can_run, do_queue_run
 
@@ -181,3 +182,61 @@ async def test_run_events_from_the_worker_process_reach_the_websocket(
         assert [e["run"]["progress"] for e in events] == [0.0, 0.0, 1.0, 1.0]
     stored = await database_sync_to_async(Run.objects.get)(pk=run.pk)
     assert (stored.status, stored.worker_pid) == ("done", celery_worker.pid)
+
+
+def chain(steps: int) -> dict[str, Any]:
+    """A document of ``2 * steps`` operations on 1200 x 1200 floats: long enough (most of a
+    second) that the consumer's polling of the row sees it running."""
+    H, W = gc.Axis("H", 1200), gc.Axis("W", 1200)
+    x = gc.placeholder(axes=[H, W], name="x")
+    y = x
+    for _ in range(steps):
+        y = gc.exp(y * 0.5)
+    document: dict[str, Any] = gc.graph([y]).to_json()
+    return document
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.asyncio
+async def test_progress_of_every_operation_reaches_the_websocket(
+    celery_worker: Any, user: Any, session_cookie: Callable[[Any], bytes]
+) -> None:
+    # given a graph of 50 operations and a connected client
+    graph = await database_sync_to_async(do_create_graph)(
+        owner=user, title="Chain", document=chain(25)
+    )
+    ws = communicator(
+        graph.pk, ORIGIN, (b"cookie", await database_sync_to_async(session_cookie)(user))
+    )
+    await ws.connect()
+    await ws.receive_json_from(timeout=10)
+    # when a run is queued and executed by the worker
+    checked = await database_sync_to_async(check_can_run)(user, graph.pk, "numpy")
+    await database_sync_to_async(do_queue_run)(checked, user)
+    events = []
+    while not events or events[-1]["event"] not in ("done", "failed"):
+        events.append(await ws.receive_json_from(timeout=60))
+    await ws.disconnect()
+    # then progress events arrived, each naming the operation just finished, in order
+    progress = [e["run"] for e in events if e["event"] == "progress" and e["run"]["step"]]
+    assert [message_errors(e, SERVER_MESSAGES) for e in events] == [[] for _ in events]
+    assert (events[0]["event"], events[-1]["event"], events[-1]["run"]["progress"]) == (
+        "queued", "done", 1.0,
+    )  # fmt: skip
+    assert [(r["step"]["total"], r["step"]["phase"]) for r in progress] == [
+        (50, "logical") for _ in progress
+    ]
+    assert [r["progress"] for r in progress] == [r["step"]["done"] / 50 for r in progress]
+    assert [r["step"]["done"] for r in progress] == sorted({r["step"]["done"] for r in progress})
+    ops = [r["step"]["operationId"] for r in progress]
+    assert [r["step"]["kernel"] for r in progress] == [
+        "op:exp" if done % 2 == 0 else "op:multiply"
+        for done in (r["step"]["done"] for r in progress)
+    ]
+    assert len(set(ops)) == len(ops)
+    if settings.GEON_RUN_EVENTS_BY_POLLING:
+        # polling reads the row a few times a second: it sees some of the 50 steps, not all
+        assert 1 <= len(progress) <= 50
+    else:
+        # through Redis, every step arrives
+        assert [r["step"]["done"] for r in progress] == list(range(1, 51))
