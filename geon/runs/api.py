@@ -17,7 +17,10 @@ import re
 import uuid
 from typing import Any
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
+from django.http.multipartparser import MultiPartParserError
 from ninja import Field, Router, Schema
 from ninja.responses import codes_4xx
 
@@ -135,6 +138,23 @@ _FILE = {"schema": {"type": "string", "format": "binary"}}
 
 def _run_request_fields(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     """The run request's fields (JSON object or multipart form), or the error answer."""
+    try:
+        return _read_run_request(request)
+    except RequestDataTooBig:
+        return error_response(
+            413,
+            "body_too_large",
+            f"the request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
+            "(files aside); expected a small JSON object or form",
+        )
+    except (SuspiciousOperation, MultiPartParserError) as error:
+        return error_response(
+            400, "invalid_body", f"the request body cannot be read ({error}); expected a JSON "
+            "object or a multipart form",
+        )  # fmt: skip
+
+
+def _read_run_request(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     if request.content_type == "multipart/form-data":
         fields: dict[str, Any] = {
             k: v for k, v in request.POST.items() if k not in IGNORED_FORM_FIELDS

@@ -61,6 +61,9 @@ RUN_SEED = 0
 #: The largest seed (numpy's generators take any non-negative integer; the column is 64-bit).
 MAX_SEED = 2**63 - 1
 
+#: The largest row id a database stores (larger ids in a URL name no run).
+MAX_ID = 2**63 - 1
+
 #: The ``event`` of a run message for each run status.
 EVENT_OF_STATUS = {
     Run.Status.QUEUED: "queued",
@@ -275,7 +278,7 @@ def _load_npz(
     try:
         with zipfile.ZipFile(upload) as archive:
             unpacked = sum(member.file_size for member in archive.infolist())
-    except (zipfile.BadZipFile, ValueError, EOFError, OSError):
+    except Exception:  # any failure to read an untrusted archive means "not an .npz"
         raise RunRefused("invalid_npz", not_npz) from None
     if unpacked > limits.max_bytes:
         raise RunRefused(
@@ -286,14 +289,18 @@ def _load_npz(
         )
     upload.seek(0)
     arrays: dict[str, np.ndarray[Any, Any]] = {}
-    with np.load(upload, allow_pickle=False) as data:
-        if not isinstance(data, np.lib.npyio.NpzFile):
-            raise RunRefused("invalid_npz", not_npz)
+    try:
+        data = np.load(upload, allow_pickle=False)
+    except Exception:
+        raise RunRefused("invalid_npz", not_npz) from None
+    if not isinstance(data, np.lib.npyio.NpzFile):
+        raise RunRefused("invalid_npz", not_npz)
+    with data:
         for key in data.files:
             try:
                 value = data[key]
-            except ValueError as error:
-                if "allow_pickle" in str(error):
+            except Exception as error:  # a malformed member, whatever numpy says about it
+                if isinstance(error, ValueError) and "allow_pickle" in str(error):
                     raise RunRefused(
                         "invalid_npz",
                         f'inputs file "{name}": array "{key}" holds Python objects, which are '
@@ -301,14 +308,8 @@ def _load_npz(
                     ) from None
                 raise RunRefused(
                     "invalid_npz",
-                    f'inputs file "{name}": "{key}" cannot be read ({error}); expected an '
-                    "array written by numpy.save",
-                ) from None
-            except (zipfile.BadZipFile, EOFError, OSError) as error:
-                raise RunRefused(
-                    "invalid_npz",
-                    f'inputs file "{name}": "{key}" cannot be read ({error}); expected an '
-                    "array written by numpy.save",
+                    f'inputs file "{name}": "{key}" cannot be read ({type(error).__name__}: '
+                    f"{error}); expected an array written by numpy.save",
                 ) from None
             if not isinstance(value, np.ndarray):
                 raise RunRefused(
@@ -493,7 +494,9 @@ def do_execute_run(run_id: int) -> None:
 
 def check_can_view_run(user: User, run_id: int) -> Run:
     """The run, if ``user`` may see its graph; raises :class:`RunNotFound` otherwise."""
-    run = Run.objects.select_related("graph_version").filter(pk=run_id).first()
+    run = None
+    if 1 <= run_id <= MAX_ID:
+        run = Run.objects.select_related("graph_version").filter(pk=run_id).first()
     if run is not None:
         try:
             check_can_view(user, run.graph_version.graph_id)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 import shutil
 import time
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +54,20 @@ def npz(**arrays: Any) -> bytes:
 def npz_compressed(**arrays: Any) -> bytes:
     buffer = io.BytesIO()
     np.savez_compressed(buffer, **arrays)
+    return buffer.getvalue()
+
+
+def npz_member(array: np.ndarray[Any, Any]) -> bytes:
+    buffer = io.BytesIO()
+    np.save(buffer, array)
+    return buffer.getvalue()
+
+
+def zipped(members: dict[str, bytes]) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, content in members.items():
+            archive.writestr(name, content)
     return buffer.getvalue()
 
 
@@ -194,6 +209,13 @@ BAD_UPLOADS = [
         {},
         error(400, "invalid_npz", 'inputs file "in.npz": array "t0" holds Python objects, which '
               "are not loaded (allow_pickle=False); expected numeric or boolean arrays"),
+    ),
+    (
+        "member that is not an array",
+        zipped({"t0.npy": npz_member(ints(1)), "notes.txt": b"hello"}),
+        {},
+        error(400, "invalid_npz", 'inputs file "in.npz": "notes.txt" is not an array; expected '
+              "only .npy members, as numpy.savez writes"),
     ),
     (
         "unknown key",
@@ -376,6 +398,23 @@ def test_a_body_that_cannot_be_read_is_refused(
 
 
 @pytest.mark.django_db
+def test_a_body_over_the_size_limit_is_refused(
+    client: Client, user: Any, graph: Any, settings: Any
+) -> None:
+    settings.DATA_UPLOAD_MAX_MEMORY_SIZE = 100
+    client.force_login(user)
+    body = {"seed": 1, "backend": "numpy" + " " * 100}
+    response = client.post(f"{API}/graphs/{graph.pk}/runs", body, "application/json")
+    assert (response.status_code, response.json()) == error(
+        413,
+        "body_too_large",
+        "the request body is larger than 100 bytes (files aside); expected a small JSON object "
+        "or form",
+    )
+    assert Run.objects.count() == 0
+
+
+@pytest.mark.django_db
 def test_an_unknown_file_field_is_refused(client: Client, user: Any, graph: Any) -> None:
     client.force_login(user)
     response = client.post(
@@ -470,12 +509,14 @@ def test_a_done_run_reports_progress_timings_and_its_results(
 
 
 @pytest.mark.django_db
-def test_an_unknown_run_is_not_found(client: Client, user: Any) -> None:
+@pytest.mark.parametrize("run_id", ["999999", "0", "99999999999999999999999"])
+def test_an_unknown_run_is_not_found(run_id: str, client: Client, user: Any) -> None:
     client.force_login(user)
-    response = client.get(f"{API}/runs/999999")
-    assert (response.status_code, response.json()) == error(
-        404, "not_found", 'run "999999" does not exist or you do not have access to it'
-    )
+    for path in (f"{API}/runs/{run_id}", f"{API}/runs/{run_id}/results.npz"):
+        response = client.get(path)
+        assert (response.status_code, response.json()) == error(
+            404, "not_found", f'run "{run_id}" does not exist or you do not have access to it'
+        )
 
 
 @pytest.mark.django_db
