@@ -134,6 +134,7 @@ __all__ = [
     "check",
     "check_document",
     "check_node",
+    "clear_caches",
     "index_range",
     "is_well_formed",
     "parse_range",
@@ -567,6 +568,9 @@ def _parsed(index: GraphIndex, node: Node) -> _Parsed:
     return index.memo(node, "parsed", lambda n: _parse_selections(n, st.ipf_index))
 
 
+_Signature = dict[str, dict[str, tuple[IPF | str, ...]]]
+
+
 class _Certificate(NamedTuple):
     """Proof that an application agrees with its operation: its body is exactly the projection
     of its index range through the operation's signature, and that range lies inside the
@@ -686,6 +690,13 @@ def _certify(
     return _certify_body(app.body, st.ipf_index, irange, context)
 
 
+def _zero_or_one(values: tuple[int, ...]) -> tuple[int, ...]:
+    """The positions of the values a JSON boolean equals in Python."""
+    if 0 not in values and 1 not in values:
+        return ()
+    return tuple(i for i, v in enumerate(values) if v == 0 or v == 1)
+
+
 def _certify_body(
     body: Any, idx: ZRange, irange: ZRange, context: _OpContext
 ) -> _Certificate | None:
@@ -694,8 +705,9 @@ def _certify_body(
 
     It needs no schema validation first: every value it accepts is one the Application schema
     accepts (the operation id and tensor ids equal the well-formed operation's, selections and
-    ranges have exactly their keys, coordinates are plain ints and start <= end), so a
-    certified body is also proof of the application's structure (see ``_app_structure``)."""
+    ranges have exactly their keys, coordinates equal ints without being booleans — whole
+    floats are JSON Schema integers — and start <= end), so a certified body is also proof of
+    the application's structure (see ``_app_structure``)."""
     if len(idx.start) != context.rank or idx.is_empty or not irange.contains(idx):
         return None
     if type(body) is not dict or body.get("operationId") != context.op_id:
@@ -707,40 +719,51 @@ def _certify_body(
                 return None
         elif type(mine) is not dict or mine.keys() != context.keys[side]:
             return None
-    # each distinct footprint projected once, as lists to compare with the JSON's lists
+    # each distinct footprint projected once, as the JSON range a selection must equal, with
+    # the positions where a JSON boolean would pass for it (Python has False == 0, True == 1)
     a, b = idx.start, idx.end
     feet: list[ZRange] = []
-    as_json: list[tuple[list[int], list[int]]] = []
+    ranges: list[dict[str, list[int]]] = []
+    risky: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
     for ipf, bounds in context.footprints:
         image = ZRange._raw(*ipf.hull(a, b))
         if bounds is not None:
             image = image.clip(bounds)
         feet.append(image)
-        as_json.append((list(image.start), list(image.end)))
-    ints = _INTS.issuperset
+        ranges.append({"start": list(image.start), "end": list(image.end)})
+        risky.append((_zero_or_one(image.start), _zero_or_one(image.end)))
     outputs: dict[str, tuple[ZRange, ...]] = {}
     for side, key, entries in context.plan:
         items = body[side][key]
         if type(items) is not list or len(items) != len(entries):
             return None
         for item, (tensor_id, foot) in zip(items, entries, strict=True):
-            if type(item) is not dict or len(item) != 2 or item.get("tensorId") != tensor_id:
+            # one comparison in C: exactly these keys, this tensor, these coordinates
+            if item != {"tensorId": tensor_id, "range": ranges[foot]}:
                 return None
-            data = item.get("range")
-            if type(data) is not dict or len(data) != 2:
-                return None
-            start, end = as_json[foot]
-            s, e = data.get("start"), data.get("end")
-            if s != start or e != end or type(s) is not list or type(e) is not list:
-                return None
-            if not ints(map(type, s)) or not ints(map(type, e)):
-                return None  # (1.0 and True equal 1 in Python: those take the long way)
+            at_start, at_end = risky[foot]
+            if at_start or at_end:
+                data = item["range"]
+                start, end = data["start"], data["end"]
+                for i in at_start:
+                    if type(start[i]) is bool:
+                        return None
+                for i in at_end:
+                    if type(end[i]) is bool:
+                        return None
         if side == "outputs":
             outputs[key] = tuple(feet[foot] for _, foot in entries)
     return _Certificate(idx, outputs)
 
 
-def _signature(node: Node) -> dict[str, dict[str, tuple[IPF | str, ...]]] | None:
+def clear_caches() -> None:
+    """Forget what the checker remembers across graphs (equal IPFs, strings that matched a
+    schema pattern), so that the next check starts cold — as the benchmark's full check does."""
+    _ipf_of.cache_clear()
+    schemas.clear_memos()
+
+
+def _signature(node: Node) -> _Signature | None:
     """The op's IPFSignature as IPFs (a str in place of an IPF says why it is malformed)."""
     tag = node.tags.get(IPF_SIGNATURE) if node.tags else None
     if tag is None:
@@ -774,9 +797,6 @@ def _ipf(item: Any) -> IPF:
     except (KeyError, TypeError):
         return IPF.from_json(item)
     return _ipf_of(key)
-
-
-_Signature = dict[str, dict[str, tuple[IPF | str, ...]]]
 
 
 def _signature_memo(index: GraphIndex, node: Node) -> _Signature | None:

@@ -1416,7 +1416,22 @@ def test_an_exact_looking_selection_is_certified_only_with_json_integers(
     # when checked
     g = Graph.from_json(d)
     found = check(g)
-    # then a boolean is a schema error, while a whole float is an integer as JSON Schema says
+    # then a boolean is a schema error (and not certified), while a whole float is an integer,
+    # as JSON Schema says
     assert triples(found) == expected
     cert = constraints_module._certificate(g.index, g.node(PA1))
-    assert (cert is not None) == (value == [0, 0] and type(value[0]) is int)
+    assert (cert is not None) == (type(value[0]) is not bool)
+
+
+def test_clear_caches_forgets_what_earlier_checks_remembered(loom_doc: Doc) -> None:
+    # given a check that built IPFs and matched ids against the UUID pattern
+    assert check(Graph.from_json(copy.deepcopy(loom_doc))) == []
+    assert constraints_module._ipf_of.cache_info().currsize > 0
+    # when the caches are cleared
+    constraints_module.clear_caches()
+    # then nothing is remembered, and a check gives the same result cold
+    from geon.core import schemas
+
+    assert constraints_module._ipf_of.cache_info().currsize == 0
+    assert [len(m) for m in schemas._MEMOS] == [0] * len(schemas._MEMOS)
+    assert check(Graph.from_json(copy.deepcopy(loom_doc))) == []

@@ -37,6 +37,7 @@ from geon.core.graph import NODE_TYPES, TAG_TYPES
 __all__ = [
     "SCHEMA_NAMES",
     "SchemaError",
+    "clear_memos",
     "compile_schema",
     "errors_for",
     "errors_for_node",
@@ -313,6 +314,7 @@ def compile_schema(schema: dict[str, Any], base: str = "") -> Check:
     """
     gen = _Codegen()
     entry = gen.function(schema.get("$id", base) + "#entry", schema)
+    _MEMOS.extend(v for v in gen.constants.values() if isinstance(v, dict))
     namespace: dict[str, Any] = {
         "_MISSING": _MISSING,
         "_json_equal": _json_equal,
@@ -325,6 +327,15 @@ def compile_schema(schema: dict[str, Any], base: str = "") -> Check:
 
 
 _MISSING = object()
+
+_MEMOS: list[dict[Any, None]] = []
+"""The compiled validators' memos of strings that matched a pattern."""
+
+
+def clear_memos() -> None:
+    """Forget the strings the compiled validators remember as matching their patterns."""
+    for memo in _MEMOS:
+        memo.clear()
 
 
 def _json_equal(a: Any, b: Any) -> bool:
