@@ -22,7 +22,6 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import Field, Router, Schema
-from ninja.responses import codes_4xx
 
 from geon.graphs.services import AccessDenied, GraphNotFound
 from geon.runs import services
@@ -35,6 +34,8 @@ RUN_FIELDS = ("backend", "version", "sharded", "seed")
 #: Form fields a browser may add that are not part of the request.
 IGNORED_FORM_FIELDS = ("csrfmiddlewaretoken",)
 INPUTS_FIELD = "inputs"
+#: The error statuses these endpoints answer (each with the JSON error envelope).
+ERRORS = frozenset({400, 401, 403, 404, 409, 413, 415, 422})
 
 
 class ErrorBody(Schema):
@@ -197,7 +198,7 @@ def _read_run_request(request: HttpRequest) -> dict[str, Any] | JsonResponse:
 
 @router.post(
     "/graphs/{graph_id}/runs",
-    response={202: RunOut, codes_4xx: ErrorOut},
+    response={202: RunOut, ERRORS: ErrorOut},
     summary="Queue a run of a graph version",
     openapi_extra={
         "requestBody": {
@@ -246,7 +247,7 @@ def create_run(request: HttpRequest, graph_id: uuid.UUID) -> Any:
 
 @router.get(
     "/graphs/{graph_id}/runs",
-    response={200: RunListOut, codes_4xx: ErrorOut},
+    response={200: RunListOut, ERRORS: ErrorOut},
     summary="The runs of a graph",
 )
 def list_runs(request: HttpRequest, graph_id: uuid.UUID) -> Any:
@@ -262,7 +263,7 @@ def list_runs(request: HttpRequest, graph_id: uuid.UUID) -> Any:
 
 @router.get(
     "/runs/{run_id}",
-    response={200: RunOut, codes_4xx: ErrorOut},
+    response={200: RunOut, ERRORS: ErrorOut},
     summary="A run: status, progress, timings, result summary",
 )
 def get_run(request: HttpRequest, run_id: int) -> Any:
@@ -280,7 +281,7 @@ def get_run(request: HttpRequest, run_id: int) -> Any:
 
 @router.get(
     "/runs/{run_id}/results.npz",
-    response={codes_4xx: ErrorOut},
+    response={ERRORS: ErrorOut},
     summary="The outputs of a done run as .npz",
     openapi_extra={
         "responses": {
@@ -313,7 +314,7 @@ def _slug(title: str) -> str:
 
 @router.get(
     "/graphs/{graph_id}/render.{format}",
-    response={202: RenderPendingOut, codes_4xx: ErrorOut},
+    response={202: RenderPendingOut, ERRORS: ErrorOut},
     summary="The diagram of a graph version as SVG, PNG or DOT",
     openapi_extra={
         "responses": {

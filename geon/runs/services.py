@@ -155,6 +155,8 @@ def _check_int(name: str, value: Any, *, minimum: int, example: str) -> int:
     number: int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
         number = value
+    elif isinstance(value, float) and value.is_integer():  # JSON's 3.0 is the integer 3
+        number = int(value)
     elif isinstance(value, str) and value.strip().isdecimal():
         number = int(value.strip())
     if number is None or number < minimum or number > MAX_SEED:

@@ -152,6 +152,16 @@ def test_a_run_without_body_is_a_logical_run_of_the_current_version_with_seed_0(
 
 
 @pytest.mark.django_db
+def test_json_numbers_with_a_zero_fraction_are_integers(
+    client: Client, user: Any, graph: Any
+) -> None:
+    client.force_login(user)
+    body = {"version": 1.0, "seed": 2.0}
+    response = client.post(f"{API}/graphs/{graph.pk}/runs", body, "application/json")
+    assert (response.status_code, response.json()["seed"], Run.objects.get().seed) == (202, 2, 2)
+
+
+@pytest.mark.django_db
 def test_an_older_version_can_be_run(
     client: Client, user: Any, graph: Any, loom_document: dict[str, Any]
 ) -> None:
@@ -317,6 +327,9 @@ BAD_REQUESTS = [
      error(400, "invalid_request", 'sharded "maybe" is not valid; expected true or false')),
     ("negative seed", {"seed": -1}, {},
      error(400, "invalid_request", 'seed "-1" is not valid; expected an integer from 0 to '
+           "9223372036854775807 such as 0")),
+    ("fractional seed", {"seed": 1.5}, {},
+     error(400, "invalid_request", 'seed "1.5" is not valid; expected an integer from 0 to '
            "9223372036854775807 such as 0")),
     ("seed of text", {"seed": "abc"}, {},
      error(400, "invalid_request", 'seed "abc" is not valid; expected an integer from 0 to '
