@@ -201,6 +201,10 @@ def daphne_server(subprocess_env: dict[str, str]) -> Iterator[str]:
         "127.0.0.1",
         "-p",
         str(port),
+        # as make run: a snapshot of a big document is larger than Daphne's default 1 MiB;
+        # frames from clients are limited by the consumer (GEON_WS_MAX_MESSAGE_BYTES)
+        "--websocket-max-message-size",
+        str(64 * 1024 * 1024),
         "geon.asgi:application",
     ]
 

@@ -20,7 +20,16 @@ class GraphVersionAdmin(admin.ModelAdmin):
     """Versions are immutable: the admin shows them and never saves one."""
 
     list_display = ("graph", "number", "author", "message", "created")
-    readonly_fields = ("graph", "number", "document", "author", "message", "touched", "created")
+    readonly_fields = (
+        "graph",
+        "number",
+        "snapshot",
+        "ops",
+        "author",
+        "message",
+        "touched",
+        "created",
+    )
 
     def has_change_permission(self, request: object, obj: object = None) -> bool:
         return False

@@ -48,11 +48,19 @@ class Graph(models.Model):
 
 
 class GraphVersion(models.Model):
-    """An immutable snapshot of a graph's LoomGraph JSON, numbered 1, 2, ... per graph."""
+    """An immutable state of a graph's LoomGraph JSON, numbered 1, 2, ... per graph.
+
+    A version stores either the whole document (``snapshot``: version 1, every
+    ``GEON_SNAPSHOT_EVERY``-th version and whole-document writes) or the node ``ops`` that made it
+    from the previous version, so that a live edit of a large graph writes a few hundred bytes,
+    not megabytes. :attr:`document` is the full document either way (replayed from the nearest
+    snapshot at or before it).
+    """
 
     graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
-    document = models.JSONField()
+    snapshot = models.JSONField(null=True, blank=True)
+    ops = models.JSONField(null=True, blank=True)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -70,6 +78,34 @@ class GraphVersion(models.Model):
 
     def __str__(self) -> str:
         return f"{self.graph_id} v{self.number}"
+
+    @property
+    def document(self) -> dict[str, Any]:
+        """The whole document of this version (read once, then kept on the instance)."""
+        if self.snapshot is not None:
+            return dict(self.snapshot)
+        cached = getattr(self, "_document", None)
+        if cached is None:
+            cached = self._document = self._replay()
+        return dict(cached)
+
+    @document.setter
+    def document(self, value: dict[str, Any]) -> None:
+        self.snapshot = value
+        self.ops = None
+
+    def _replay(self) -> dict[str, Any]:
+        from geon.core.graph import Graph as Document
+
+        earlier = GraphVersion.objects.filter(graph_id=self.graph_id, number__lte=self.number)
+        base = earlier.filter(snapshot__isnull=False).order_by("-number").first()
+        if base is None:
+            raise DocumentError(f'graph version "{self.number}" has no snapshot before it')
+        doc = Document.from_json(base.snapshot)
+        steps = earlier.filter(number__gt=base.number).order_by("number")
+        for ops in steps.values_list("ops", flat=True):
+            doc.apply(ops or [])
+        return doc.to_json()
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         if not self._state.adding:

@@ -96,7 +96,9 @@ def check_can(user: User, graph_id: uuid.UUID | str, needed: str, *, lock: bool 
     except ValueError:
         raise _not_found(graph_id) from None
     # the document is read on demand: a live document usually has it already
-    rows = Graph.objects.select_related("current_version").defer("current_version__document")
+    rows = Graph.objects.select_related("current_version").defer(
+        "current_version__snapshot", "current_version__ops"
+    )
     if lock:
         rows = rows.select_for_update(of=("self",))
     graph = rows.filter(pk=key).first()
@@ -166,7 +168,7 @@ def do_create_graph(
     """Store a new graph with ``document`` as its version 1 (inputs already checked)."""
     graph = Graph.objects.create(owner=owner, title=title, example=example)
     version = GraphVersion.objects.create(
-        graph=graph, number=1, document=document, author=owner, message=message
+        graph=graph, number=1, snapshot=document, author=owner, message=message
     )
     graph.current_version = version
     graph.save(update_fields=["current_version", "updated"])
@@ -208,7 +210,7 @@ def live_document(graph: Graph) -> LiveDocument:
         if live is not None and live.version == version.number:
             _LIVE.move_to_end(graph.pk)
             return live
-    document = GraphVersion.objects.values_list("document", flat=True).get(pk=version.pk)
+    document = GraphVersion.objects.get(pk=version.pk).document
     live = LiveDocument(version.number, IncrementalChecker(Document.from_json(document)))
     with _LIVE_LOCK:
         _LIVE[graph.pk] = live
@@ -325,10 +327,13 @@ def do_apply_edit(
                 raise EditRefused("invalid_edit", str(error), version=current.number) from None
             mutated.append(graph.pk)
             live.checker.update(changes)
+            number = current.number + 1
+            whole = number % settings.GEON_SNAPSHOT_EVERY == 0
             version = GraphVersion.objects.create(
                 graph=graph,
-                number=current.number + 1,
-                document=live.document.to_json(),
+                number=number,
+                snapshot=live.document.to_json() if whole else None,
+                ops=None if whole else node_ops,
                 author=user if isinstance(user, Account) else None,
                 message=message,
                 touched=touched_by_changes(changes),
