@@ -21,7 +21,7 @@ from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
-from ninja import Field, Router, Schema
+from ninja import Router, Schema
 
 from geon.graphs.services import AccessDenied, GraphNotFound
 from geon.runs import services
@@ -30,7 +30,7 @@ from geon.runs.models import Render
 router = Router(tags=["runs"])
 
 #: Fields of a run request (a JSON object, or the fields of a multipart form).
-RUN_FIELDS = ("backend", "version", "sharded", "seed")
+RUN_FIELDS = ("backend", "version", "sharded", "seed", "plan")
 #: Form fields a browser may add that are not part of the request.
 IGNORED_FORM_FIELDS = ("csrfmiddlewaretoken",)
 INPUTS_FIELD = "inputs"
@@ -48,22 +48,13 @@ class ErrorOut(Schema):
     error: ErrorBody
 
 
-class RunIn(Schema):
-    """A run request. Inputs not in an uploaded file come from ``seed`` (default 0 without a
-    file; with a file and no seed, every input must be in it)."""
-
-    backend: str = Field("numpy", description='"numpy" or "cupy"')
-    version: int | None = Field(None, description="a version number; default the current one")
-    sharded: bool = Field(False, description="run Application by Application and compare")
-    seed: int | None = Field(None, description="seed of the generated inputs")
-
-
 class RunOut(Schema):
     id: int
     graphId: str
     version: int
     backend: str
     sharded: bool
+    plan: int | None
     seed: int | None
     uploadedInputs: bool
     status: str
@@ -120,6 +111,7 @@ _RUN_BODY_SCHEMA = {
         "version": {"type": "integer", "minimum": 1},
         "sharded": {"type": "boolean", "default": False},
         "seed": {"type": "integer", "minimum": 0},
+        "plan": {"type": "integer", "minimum": 1, "description": "a shard plan id (sharded)"},
     },
     "additionalProperties": False,
 }
@@ -228,8 +220,9 @@ def create_run(request: HttpRequest, graph_id: uuid.UUID) -> Any:
             graph_id,
             fields.get("backend", "numpy"),
             version=fields.get("version"),
-            sharded=fields.get("sharded", False),
+            sharded=fields.get("sharded"),
             seed=fields.get("seed"),
+            plan=fields.get("plan"),
             inputs=upload,
             inputs_name=upload.name if upload is not None and upload.name else "inputs.npz",
         )

@@ -10,7 +10,7 @@ from django.conf import settings
 from django.core.files.storage import FileSystemStorage
 from django.db import models
 
-from geon.graphs.models import GraphVersion
+from geon.graphs.models import GraphVersion, ShardPlan
 
 
 def data_files() -> FileSystemStorage:
@@ -38,6 +38,10 @@ class Run(models.Model):
     backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.NUMPY)
     # Application by Application, checked against a logical run (max abs diff per output).
     sharded = models.BooleanField(default=False)
+    # The shard plan whose generated Applications the run exercises (sharded runs only).
+    plan = models.ForeignKey(
+        ShardPlan, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"
+    )
     # Inputs not in the uploaded file come from numpy.random.default_rng(seed); with an upload
     # and no seed every input must be in the file.
     seed = models.BigIntegerField(null=True, blank=True)

@@ -42,7 +42,7 @@ from geon import execute, render
 from geon.core.errors import GeonError, LimitError
 from geon.core.graph import Graph as Document
 from geon.execute.limits import format_bytes
-from geon.graphs.models import Graph, GraphVersion
+from geon.graphs.models import Graph, GraphVersion, ShardPlan
 from geon.graphs.services import (
     GraphNotFound,
     User,
@@ -114,6 +114,7 @@ class RunRequest:
     backend: str
     sharded: bool = False
     seed: int | None = RUN_SEED
+    plan: ShardPlan | None = None
     # The uploaded .npz, already checked against the document (rewound before it is stored).
     inputs: IO[bytes] | None = None
 
@@ -189,8 +190,9 @@ def check_can_run(
     backend: Any = "numpy",
     *,
     version: Any = None,
-    sharded: Any = False,
+    sharded: Any = None,
     seed: Any = None,
+    plan: Any = None,
     inputs: IO[bytes] | None = None,
     inputs_name: str = "inputs.npz",
     limits: execute.Limits | None = None,
@@ -203,7 +205,9 @@ def check_can_run(
     ``limits`` (default :meth:`geon.execute.Limits.from_env`), and the ``inputs`` ``.npz``
     (loaded without pickles) hold arrays for the document's inputs with their shapes and dtypes.
     Inputs the file does not hold are generated from ``seed``; without a file the seed defaults
-    to :data:`RUN_SEED`. Raises :class:`RunRefused` naming what is wrong.
+    to :data:`RUN_SEED`. ``plan`` (the id of one of the graph's shard plans) records which plan's
+    Applications a run exercises, and makes it sharded. Raises :class:`RunRefused` naming what
+    is wrong.
     """
     graph = check_can_edit(user, graph_id)
     if backend not in Run.Backend.values:
@@ -211,7 +215,14 @@ def check_can_run(
         raise RunRefused(
             "invalid_backend", f'backend "{backend}" is not known; expected one of {expected}'
         )
-    is_sharded = _check_bool("sharded", sharded)
+    chosen_plan = _check_plan(graph, plan)
+    is_sharded = chosen_plan is not None if sharded is None else _check_bool("sharded", sharded)
+    if chosen_plan is not None and not is_sharded:
+        raise RunRefused(
+            "invalid_request",
+            f'plan "{chosen_plan.name}" is given with sharded "false"; a run of a plan is sharded '
+            "(leave sharded out, or set it true)",
+        )
     chosen_seed = None
     if seed is not None and seed != "":
         chosen_seed = _check_int("seed", seed, minimum=0, example="0")
@@ -234,7 +245,33 @@ def check_can_run(
         _check_inputs(plan, arrays, inputs_name, chosen_seed)
         assert inputs is not None
         inputs.seek(0)
-    return RunRequest(stored, str(backend), is_sharded, chosen_seed, inputs)
+    return RunRequest(
+        version=stored,
+        backend=str(backend),
+        sharded=is_sharded,
+        seed=chosen_seed,
+        plan=chosen_plan,
+        inputs=inputs,
+    )
+
+
+def _check_plan(graph: Graph, plan: Any) -> ShardPlan | None:
+    """The graph's shard plan with id ``plan`` (``None``: no plan)."""
+    if plan is None or plan == "":
+        return None
+    wanted = _check_int("plan", plan, minimum=1, example="1")
+    found = ShardPlan.objects.filter(graph=graph, pk=wanted).first()
+    if found is None:
+        names = ", ".join(
+            f'{p.pk} ("{p.name}")' for p in ShardPlan.objects.filter(graph=graph).order_by("pk")
+        )
+        raise RunRefused(
+            "plan_not_found",
+            f'graph "{graph.title}" has no shard plan "{wanted}"; expected one of '
+            f"{names or 'none (the graph has no shard plans)'}",
+            status=404,
+        )
+    return found
 
 
 def _check_fits(document: dict[str, Any], sharded: bool, limits: execute.Limits) -> execute.Plan:
@@ -386,6 +423,7 @@ def do_queue_run(request: RunRequest, user: User) -> Run:
         backend=request.backend,
         sharded=request.sharded,
         seed=request.seed,
+        plan=request.plan,
     )
     if request.inputs is not None:
         request.inputs.seek(0)
@@ -549,6 +587,7 @@ def run_json(run: Run) -> dict[str, Any]:
         "version": version.number,
         "backend": run.backend,
         "sharded": run.sharded,
+        "plan": run.plan_id,
         "seed": run.seed,
         "uploadedInputs": bool(run.inputs),
         "status": run.status,

@@ -47,8 +47,9 @@ def queue_run(request: HttpRequest, graph_id: uuid.UUID) -> JsonResponse:
             graph_id,
             body.get("backend", "numpy"),
             version=body.get("version"),
-            sharded=body.get("sharded", False),
+            sharded=body.get("sharded"),
             seed=body.get("seed"),
+            plan=body.get("plan"),
         )
     except GraphNotFound as error:
         return error_response(404, "not_found", str(error))

@@ -19,7 +19,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from geon.graphs.models import Membership
+from geon.graphs.models import Membership, ShardPlan
 from geon.graphs.services import do_create_graph
 from geon.runs.models import Run
 from geon.runs.services import do_execute_run, run_json
@@ -159,6 +159,56 @@ def test_json_numbers_with_a_zero_fraction_are_integers(
     body = {"version": 1.0, "seed": 2.0}
     response = client.post(f"{API}/graphs/{graph.pk}/runs", body, "application/json")
     assert (response.status_code, response.json()["seed"], Run.objects.get().seed) == (202, 2, 2)
+
+
+@pytest.mark.django_db
+def test_a_run_of_a_shard_plan_is_sharded_and_records_the_plan(
+    client: Client, user: Any, graph: Any
+) -> None:
+    plan = ShardPlan.objects.create(graph=graph, name="rows")
+    client.force_login(user)
+    response = client.post(f"{API}/graphs/{graph.pk}/runs", {"plan": plan.pk}, "application/json")
+    run = Run.objects.get()
+    assert (response.status_code, response.json()["plan"], response.json()["sharded"]) == (
+        202, plan.pk, True,
+    )  # fmt: skip
+    assert (run.plan, run.sharded) == (plan, True)
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("label", "body", "expected"),
+    [
+        ("plan of another graph", {"plan": "other"},
+         error(404, "plan_not_found", 'graph "Loom add" has no shard plan "{other}"; expected one '
+               'of {rows} ("rows")')),
+        ("plan run that is not sharded", {"plan": "rows", "sharded": False},
+         error(400, "invalid_request", 'plan "rows" is given with sharded "false"; a run of a '
+               "plan is sharded (leave sharded out, or set it true)")),
+    ],
+)  # fmt: skip
+def test_a_bad_plan_is_refused(
+    label: str,
+    body: dict[str, Any],
+    expected: tuple[int, dict[str, Any]],
+    client: Client,
+    user: Any,
+    graph: Any,
+    loom_document: dict[str, Any],
+) -> None:
+    rows = ShardPlan.objects.create(graph=graph, name="rows")
+    elsewhere = do_create_graph(owner=user, title="Elsewhere", document=loom_document)
+    other = ShardPlan.objects.create(graph=elsewhere, name="cols")
+    ids = {"rows": rows.pk, "other": other.pk}
+    client.force_login(user)
+    sent = {**body, "plan": ids[body["plan"]]}
+    response = client.post(f"{API}/graphs/{graph.pk}/runs", sent, "application/json")
+    status, envelope = expected
+    message = envelope["error"]["message"].format(**ids)
+    assert (response.status_code, response.json()) == (
+        status, {"error": {**envelope["error"], "message": message}},
+    )  # fmt: skip
+    assert Run.objects.count() == 0
 
 
 @pytest.mark.django_db
@@ -345,7 +395,7 @@ BAD_REQUESTS = [
            "from 1 to 1")),
     ("unknown field", {"shards": 4}, {},
      error(400, "invalid_request", 'field "shards" is not known; expected any of "backend", '
-           '"version", "sharded", "seed"')),
+           '"version", "sharded", "seed", "plan"')),
     ("body not an object", [1, 2], {},
      error(400, "invalid_body", 'the request body is not a JSON object; expected e.g. '
            '{"sharded": true}')),
