@@ -227,6 +227,9 @@ GEON_MAX_OPS_PER_EDIT = env_int("GEON_MAX_OPS_PER_EDIT", 1000, minimum=1)
 GEON_WS_EDITS_PER_SECOND = env_int("GEON_WS_EDITS_PER_SECOND", 20, minimum=1)
 GEON_WS_EDIT_BURST = env_int("GEON_WS_EDIT_BURST", 40, minimum=1)
 
+# The largest request body Django reads (a big document is a few MB); larger ones answer 413.
+DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("GEON_MAX_REQUEST_BYTES", 16 * 1024 * 1024, minimum=1024)
+
 # A live edit stores its ops; every this many versions the whole document is stored too, so
 # reading a version replays at most this many edits.
 GEON_SNAPSHOT_EVERY = env_int("GEON_SNAPSHOT_EVERY", 100, minimum=1)

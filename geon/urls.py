@@ -4,6 +4,7 @@ from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
 
+from geon.api import api
 from geon.graphs import views as graph_views
 from geon.runs import views as run_views
 
@@ -21,4 +22,5 @@ urlpatterns = [
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", run_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
+    path("api/v1/", api.urls),
 ]

@@ -27,6 +27,7 @@ from geon.core.graph import Graph as Document
 from geon.graphs.edits import (
     EditRefused,
     conflicts,
+    diff,
     expand,
     touched_by_changes,
     touched_by_ops,
@@ -379,6 +380,135 @@ def snapshot(graph: Graph, present: list[dict[str, Any]]) -> dict[str, Any]:
             "issues": live.issues(),
             "present": present,
         }
+
+
+# --- REST writes -------------------------------------------------------------------------------
+
+
+def check_base_version(graph: Graph, base_version: int) -> GraphVersion:
+    """The current version, if the write is based on it; :class:`EditRefused` (409) if not."""
+    current = graph.current_version
+    assert current is not None
+    if base_version != current.number:
+        raise EditRefused(
+            "stale_version",
+            f'base version "{base_version}" is not the current version {current.number}; '
+            "reload it and apply your change again",
+            version=current.number,
+        )
+    return current
+
+
+def do_update_graph(
+    user: User,
+    graph_id: uuid.UUID | str,
+    *,
+    base_version: int,
+    title: str | None = None,
+    document: dict[str, Any] | None = None,
+    message: str = "",
+) -> Graph:
+    """Change the title and/or replace the whole document (as a new version), if ``user`` may
+    edit and ``base_version`` is current. Live clients get a fresh ``snapshot``."""
+    with transaction.atomic():
+        graph = check_can(user, graph_id, Role.EDITOR, lock=True)
+        current = check_base_version(graph, base_version)
+        if title is not None:
+            graph.title = check_title(title)
+        if document is not None:
+            new = check_document(document)
+            old = live_document(graph).document
+            version = GraphVersion.objects.create(
+                graph=graph,
+                number=current.number + 1,
+                snapshot=document,
+                author=user if isinstance(user, Account) else None,
+                message=message,
+                touched=touched_of_diff(old, new),
+            )
+            graph.current_version = version
+            forget_live(graph.pk)
+        graph.save()
+        if document is not None:
+            pk = graph.pk
+            transaction.on_commit(lambda: _publish_snapshot(pk))
+    return graph
+
+
+def touched_of_diff(old: Document, new: Document) -> dict[str, list[str]]:
+    found = diff(old, new)
+    touched = {nid: ["*"] for nid in found["added"] + found["removed"]}
+    touched.update({c["id"]: c["fields"] for c in found["changed"]})
+    return touched
+
+
+def _publish_snapshot(graph_id: uuid.UUID) -> None:
+    graph = Graph.objects.select_related("current_version").get(pk=graph_id)
+    message = snapshot(graph, [])
+    message.pop("present")
+    publish(graph_id, "graph.replaced", message)
+
+
+def do_delete_graph(user: User, graph_id: uuid.UUID | str) -> None:
+    """Delete a graph with its versions, plans and runs (owners only)."""
+    with transaction.atomic():
+        graph = check_can(user, graph_id, Role.OWNER, lock=True)
+        Graph.objects.filter(pk=graph.pk).update(current_version=None)
+        graph.delete()
+    forget_live(graph.pk)
+
+
+def check_member(
+    user: User, graph_id: uuid.UUID | str, username: Any, role: Any
+) -> tuple[Graph, Account, str]:
+    """The graph, the member and their role, if ``user`` owns the graph and both are valid."""
+    graph = check_can(user, graph_id, Role.OWNER)
+    member = (
+        Account.objects.filter(username=username).first() if isinstance(username, str) else None
+    )
+    if member is None:
+        raise DocumentError(f'user "{username}" does not exist; expected a username')
+    if role not in Role.values:
+        expected = ", ".join(f'"{r}"' for r in Role.values)
+        raise DocumentError(f'role "{role}" is not known; expected one of {expected}')
+    if member.pk == graph.owner_id:
+        raise DocumentError(f'user "{username}" owns the graph; the owner needs no membership')
+    return graph, member, str(role)
+
+
+def do_set_member(graph: Graph, member: Account, role: str) -> Membership:
+    """Give ``member`` ``role`` on ``graph`` (inputs already checked)."""
+    found, _ = Membership.objects.update_or_create(
+        graph=graph, user=member, defaults={"role": role}
+    )
+    return found
+
+
+def do_remove_member(user: User, graph_id: uuid.UUID | str, username: str) -> None:
+    """Remove a member (owners only); an unknown member is a 404."""
+    graph = check_can(user, graph_id, Role.OWNER)
+    deleted, _ = Membership.objects.filter(graph=graph, user__username=username).delete()
+    if not deleted:
+        raise MemberNotFound(f'user "{username}" is not a member of graph "{graph.pk}"')
+
+
+class MemberNotFound(GraphNotFound):
+    """The user is not a member of the graph."""
+
+
+def version_of(graph: Graph, number: int) -> GraphVersion:
+    """One version of a graph that the caller may see; :class:`GraphNotFound` when missing."""
+    found = GraphVersion.objects.filter(graph=graph, number=number).first()
+    if found is None:
+        current = graph.current_version.number if graph.current_version else 0
+        raise VersionNotFound(
+            f'version "{number}" of graph "{graph.pk}" does not exist; expected 1 to {current}'
+        )
+    return found
+
+
+class VersionNotFound(GraphNotFound):
+    """The graph has no such version."""
 
 
 @transaction.atomic

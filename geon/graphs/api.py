@@ -1,0 +1,336 @@
+"""REST endpoints for graphs under ``/api/v1/`` (mounted by :mod:`geon.api`).
+
+- ``GET/POST /graphs``; ``GET/PATCH/DELETE /graphs/<id>`` (a write names ``baseVersion``;
+  a stale one answers 409 with the current ``version``);
+- ``POST /graphs/<id>/edits``: the websocket's edit ops over HTTP (rebased like live edits);
+- ``GET /graphs/<id>/versions``, ``GET /graphs/<id>/versions/<n>``,
+  ``GET /graphs/<id>/versions/<a>/diff/<b>``: node-level differences;
+- ``GET /graphs/<id>/export`` and ``POST /graphs/import``: LoomGraph JSON as it is;
+- ``GET /graphs/<id>/members``, ``PUT/DELETE /graphs/<id>/members/<username>`` (owners);
+- ``POST /validate``: check a posted document without storing it;
+- ``POST /tokens``: an API token for scripts (shown once).
+
+Views only translate HTTP; checks and writes are in :mod:`geon.graphs.services`.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime
+from typing import Any
+
+from django.http import HttpRequest, JsonResponse
+from ninja import Body, Router, Schema, Status
+from pydantic import Field
+
+from geon.accounts.models import ApiToken
+from geon.core.constraints import check_document as check_raw_document
+from geon.core.graph import Graph as Document
+from geon.graphs import services
+from geon.graphs.edits import diff
+from geon.graphs.models import Graph, GraphVersion, Membership
+
+router = Router(tags=["graphs"])
+
+ERROR_STATUSES = (400, 401, 403, 404, 409, 413, 422)
+#: A parameter that is the whole JSON body (a LoomGraph document).
+RAW_BODY = Body(...)
+
+
+class ApiErrorBody(Schema):
+    code: str
+    message: str
+    issues: list[dict[str, Any]] | None = None
+    version: int | None = None
+    conflicts: list[dict[str, Any]] | None = None
+
+
+class ApiError(Schema):
+    error: ApiErrorBody
+
+
+def answers(ok: dict[int, Any]) -> dict[int, Any]:
+    """A response map: the success shapes and the error envelope for every error status."""
+    return {**ok, **{status: ApiError for status in ERROR_STATUSES}}
+
+
+class GraphIn(Schema):
+    title: str = Field(max_length=200)
+    document: dict[str, Any]
+
+
+class GraphSummary(Schema):
+    id: uuid.UUID
+    title: str
+    version: int
+    role: str
+    owner: str
+    team: str | None
+    created: datetime
+    updated: datetime
+
+
+class GraphOut(GraphSummary):
+    document: dict[str, Any]
+    issues: list[dict[str, Any]]
+
+
+class GraphList(Schema):
+    graphs: list[GraphSummary]
+
+
+class GraphPatch(Schema):
+    baseVersion: int
+    title: str | None = Field(default=None, max_length=200)
+    document: dict[str, Any] | None = None
+    message: str = Field(default="", max_length=500)
+
+
+class EditIn(Schema):
+    baseVersion: int
+    ops: list[dict[str, Any]]
+    message: str = Field(default="", max_length=500)
+
+
+class EditOut(Schema):
+    version: int
+    ops: list[dict[str, Any]]
+    issues: list[dict[str, Any]]
+    author: str
+
+
+class VersionSummary(Schema):
+    number: int
+    author: str | None
+    message: str
+    created: datetime
+
+
+class VersionList(Schema):
+    versions: list[VersionSummary]
+
+
+class VersionOut(VersionSummary):
+    document: dict[str, Any]
+
+
+class ChangedNode(Schema):
+    id: str
+    fields: list[str]
+
+
+class DiffOut(Schema):
+    base: int
+    target: int
+    added: list[str]
+    removed: list[str]
+    changed: list[ChangedNode]
+
+
+class MemberOut(Schema):
+    user: str
+    role: str
+
+
+class MemberList(Schema):
+    owner: str
+    members: list[MemberOut]
+
+
+class MemberIn(Schema):
+    role: str
+
+
+class ValidateOut(Schema):
+    issues: list[dict[str, Any]]
+
+
+class TokenIn(Schema):
+    name: str = Field(min_length=1, max_length=100)
+
+
+class TokenOut(Schema):
+    name: str
+    prefix: str
+    token: str
+
+
+def summary(graph: Graph, user: Any) -> dict[str, Any]:
+    version = graph.current_version
+    assert version is not None
+    return {
+        "id": graph.pk,
+        "title": graph.title,
+        "version": version.number,
+        "role": services.role_on(user, graph) or "viewer",
+        "owner": graph.owner.get_username(),
+        "team": graph.team.name if graph.team else None,
+        "created": graph.created,
+        "updated": graph.updated,
+    }
+
+
+def detail(graph: Graph, user: Any) -> dict[str, Any]:
+    live = services.live_document(graph)
+    return {**summary(graph, user), "document": live.document.to_json(), "issues": live.issues()}
+
+
+def version_summary(version: GraphVersion) -> dict[str, Any]:
+    return {
+        "number": version.number,
+        "author": version.author.get_username() if version.author else None,
+        "message": version.message,
+        "created": version.created,
+    }
+
+
+@router.get("/graphs", response=answers({200: GraphList}))
+def list_graphs(request: HttpRequest) -> dict[str, Any]:
+    """The graphs you have a role on, most recently changed first."""
+    graphs = services.visible_graphs(request.user).select_related("owner", "team")
+    return {"graphs": [summary(g, request.user) for g in graphs.order_by("-updated")]}
+
+
+@router.post("/graphs", response=answers({201: GraphOut}))
+def create_graph(request: HttpRequest, payload: GraphIn) -> Status[dict[str, Any]]:
+    """Store a new graph (you own it) with ``document`` as version 1."""
+    title = services.check_title(payload.title)
+    services.check_document(payload.document)
+    graph = services.do_create_graph(owner=request.user, title=title, document=payload.document)  # type: ignore[arg-type]
+    return Status(201, detail(graph, request.user))
+
+
+@router.post("/graphs/import", response=answers({201: GraphOut}))
+def import_graph(
+    request: HttpRequest, title: str, document: dict[str, Any] = RAW_BODY
+) -> Status[dict[str, Any]]:
+    """Store a LoomGraph JSON document (the request body, as exported) as a new graph."""
+    clean = services.check_title(title)
+    services.check_document(document)
+    graph = services.do_create_graph(owner=request.user, title=clean, document=document)  # type: ignore[arg-type]
+    return Status(201, detail(graph, request.user))
+
+
+@router.get("/graphs/{graph_id}", response=answers({200: GraphOut}))
+def get_graph(request: HttpRequest, graph_id: str) -> dict[str, Any]:
+    """The current document of a graph with its version and issues."""
+    return detail(services.check_can_view(request.user, graph_id), request.user)
+
+
+@router.patch("/graphs/{graph_id}", response=answers({200: GraphOut}))
+def update_graph(request: HttpRequest, graph_id: str, payload: GraphPatch) -> dict[str, Any]:
+    """Rename and/or replace the document (editors); ``baseVersion`` must be current."""
+    graph = services.do_update_graph(
+        request.user,
+        graph_id,
+        base_version=payload.baseVersion,
+        title=payload.title,
+        document=payload.document,
+        message=payload.message,
+    )
+    graph = services.check_can_view(request.user, graph.pk)
+    return detail(graph, request.user)
+
+
+@router.delete("/graphs/{graph_id}", response=answers({204: None}))
+def delete_graph(request: HttpRequest, graph_id: str) -> Status[None]:
+    """Delete a graph with its versions, plans and runs (owners)."""
+    services.do_delete_graph(request.user, graph_id)
+    return Status(204, None)
+
+
+@router.post("/graphs/{graph_id}/edits", response=answers({200: EditOut}))
+def edit_graph(request: HttpRequest, graph_id: str, payload: EditIn) -> dict[str, Any]:
+    """Apply edit ops (as on the websocket) as one new version; live clients get ``applied``."""
+    applied = services.do_apply_edit(
+        request.user, graph_id, payload.baseVersion, payload.ops, message=payload.message
+    )
+    return {
+        "version": applied.version,
+        "ops": applied.ops,
+        "issues": applied.issues,
+        "author": applied.author,
+    }
+
+
+@router.get("/graphs/{graph_id}/export", response=answers({200: dict[str, Any]}))
+def export_graph(request: HttpRequest, graph_id: str) -> JsonResponse:
+    """The current document as LoomGraph JSON, as a file to save."""
+    graph = services.check_can_view(request.user, graph_id)
+    response = JsonResponse(services.live_document(graph).document.to_json())
+    response["Content-Disposition"] = f'attachment; filename="{graph.pk}.json"'
+    return response
+
+
+@router.get("/graphs/{graph_id}/versions", response=answers({200: VersionList}))
+def list_versions(request: HttpRequest, graph_id: str) -> dict[str, Any]:
+    """Every version of a graph, newest first (documents not included)."""
+    graph = services.check_can_view(request.user, graph_id)
+    rows = (
+        GraphVersion.objects.filter(graph=graph).select_related("author").defer("snapshot", "ops")
+    )
+    return {"versions": [version_summary(v) for v in rows.order_by("-number")]}
+
+
+@router.get("/graphs/{graph_id}/versions/{number}", response=answers({200: VersionOut}))
+def get_version(request: HttpRequest, graph_id: str, number: int) -> dict[str, Any]:
+    """One version with its document."""
+    graph = services.check_can_view(request.user, graph_id)
+    version = services.version_of(graph, number)
+    return {**version_summary(version), "document": version.document}
+
+
+@router.get("/graphs/{graph_id}/versions/{base}/diff/{target}", response=answers({200: DiffOut}))
+def diff_versions(request: HttpRequest, graph_id: str, base: int, target: int) -> dict[str, Any]:
+    """The nodes added, removed and changed (with the fields) from ``base`` to ``target``."""
+    graph = services.check_can_view(request.user, graph_id)
+    old = Document.from_json(services.version_of(graph, base).document)
+    new = Document.from_json(services.version_of(graph, target).document)
+    return {"base": base, "target": target, **diff(old, new)}
+
+
+@router.get("/graphs/{graph_id}/members", response=answers({200: MemberList}))
+def list_members(request: HttpRequest, graph_id: str) -> dict[str, Any]:
+    """The owner and the members with their roles."""
+    graph = services.check_can_view(request.user, graph_id)
+    rows = Membership.objects.filter(graph=graph).select_related("user").order_by("user__username")
+    return {
+        "owner": graph.owner.get_username(),
+        "members": [{"user": m.user.get_username(), "role": m.role} for m in rows],
+    }
+
+
+@router.put("/graphs/{graph_id}/members/{username}", response=answers({200: MemberOut}))
+def set_member(
+    request: HttpRequest, graph_id: str, username: str, payload: MemberIn
+) -> dict[str, Any]:
+    """Give a user a role on the graph (owners)."""
+    graph, member, role = services.check_member(request.user, graph_id, username, payload.role)
+    services.do_set_member(graph, member, role)
+    return {"user": member.get_username(), "role": role}
+
+
+@router.delete("/graphs/{graph_id}/members/{username}", response=answers({204: None}))
+def remove_member(request: HttpRequest, graph_id: str, username: str) -> Status[None]:
+    """Take a user's role away (owners)."""
+    services.do_remove_member(request.user, graph_id, username)
+    return Status(204, None)
+
+
+@router.post("/validate", response=answers({200: ValidateOut}), auth=None)
+def validate(request: HttpRequest, document: dict[str, Any] = RAW_BODY) -> dict[str, Any]:
+    """Check a LoomGraph document without storing it: every issue (none means it is clean).
+
+    The body is the document itself, or ``{"document": ...}``.
+    """
+    if "document" in document and "nodes" not in document:
+        document = document["document"]
+    return {"issues": [issue.to_json() for issue in check_raw_document(document)]}
+
+
+@router.post("/tokens", response=answers({201: TokenOut}))
+def create_token(request: HttpRequest, payload: TokenIn) -> Status[dict[str, Any]]:
+    """A new API token for scripts: send it as ``Authorization: Bearer <token>``. The token is
+    shown in this answer only."""
+    token, key = ApiToken.issue(request.user, payload.name)
+    return Status(201, {"name": token.name, "prefix": token.prefix, "token": key})
