@@ -7,7 +7,9 @@
 - ``GET /graphs/<id>/render.{svg,png,dot}``: the diagram, or 202 with a ``Location`` to poll.
 
 Views only translate HTTP: every check and write is in :mod:`geon.runs.services`. Errors answer
-``{"error": {"code", "message", "issues"?}}``.
+``{"error": {"code", "message", "issues"?}}``; authentication (session or bearer token) and the
+errors of other layers are :mod:`geon.api`'s, the refusals of the services are answered here
+with the status each carries.
 """
 
 from __future__ import annotations
@@ -100,10 +102,6 @@ def not_found(error: Exception) -> JsonResponse:
     return error_response(404, "not_found", str(error))
 
 
-def not_signed_in() -> JsonResponse:
-    return error_response(401, "not_authenticated", "sign in, or send an API token, to use the API")
-
-
 _RUN_BODY_SCHEMA = {
     "type": "object",
     "properties": {
@@ -133,13 +131,9 @@ def _run_request_fields(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     """The run request's fields (JSON object or multipart form), or the error answer."""
     try:
         return _read_run_request(request)
-    except RequestDataTooBig:
-        return error_response(
-            413,
-            "body_too_large",
-            f"the request body is larger than {settings.DATA_UPLOAD_MAX_MEMORY_SIZE} bytes "
-            "(files aside); expected a small JSON object or form",
-        )
+    except RequestDataTooBig:  # as geon.api answers it, before the file's own limits apply
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        return error_response(413, "too_large", f"the request body is larger than {limit} bytes")
     except (SuspiciousOperation, MultiPartParserError) as error:
         return error_response(
             400, "invalid_body", f"the request body cannot be read ({error}); expected a JSON "
@@ -207,8 +201,6 @@ def create_run(request: HttpRequest, graph_id: uuid.UUID) -> Any:
     inputs from an uploaded ``.npz`` and/or a seed. Everything is checked before the run is
     stored: the inputs' keys, shapes and dtypes, and the executor's limits (413). Answers 202
     with the run and a ``Location`` to poll; editors and owners may run a graph."""
-    if not request.user.is_authenticated:
-        return not_signed_in()
     fields = _run_request_fields(request)
     if isinstance(fields, JsonResponse):
         return fields
@@ -245,8 +237,6 @@ def create_run(request: HttpRequest, graph_id: uuid.UUID) -> Any:
 )
 def list_runs(request: HttpRequest, graph_id: uuid.UUID) -> Any:
     """Every run of the graph (all versions), newest first."""
-    if not request.user.is_authenticated:
-        return not_signed_in()
     try:
         runs = services.graph_runs(request.user, graph_id)
     except GraphNotFound as error:
@@ -263,8 +253,6 @@ def get_run(request: HttpRequest, run_id: int) -> Any:
     """The run's status and progress (``step``: the last operation or Application done), its
     timings (``operations``; for sharded runs ``applications`` too), the result summary, the
     sharded run's ``max_abs_diff`` per output and the error of a failed run."""
-    if not request.user.is_authenticated:
-        return not_signed_in()
     try:
         run = services.check_can_view_run(request.user, run_id)
     except services.RunNotFound as error:
@@ -285,8 +273,6 @@ def get_run(request: HttpRequest, run_id: int) -> Any:
 )  # fmt: skip
 def run_results(request: HttpRequest, run_id: int) -> Any:
     """The ``.npz`` of every output, keyed as the CLI keys them; 409 until the run is done."""
-    if not request.user.is_authenticated:
-        return not_signed_in()
     try:
         run = services.check_results(services.check_can_view_run(request.user, run_id))
     except services.RunNotFound as error:
@@ -327,8 +313,6 @@ def get_render(
     """The diagram (``svg``, ``png`` or ``dot``) of the current version or ``version``, with its
     issues highlighted. Drawn by a worker and cached per document: until it is ready the answer
     is 202 with a ``Location`` to poll; then the file (``download=1``: as an attachment)."""
-    if not request.user.is_authenticated:
-        return not_signed_in()
     try:
         stored, fmt = services.check_can_render(request.user, graph_id, format, version)
     except GraphNotFound as error:

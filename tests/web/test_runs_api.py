@@ -21,7 +21,7 @@ from django.test import Client
 
 from geon.graphs.models import Membership, ShardPlan
 from geon.graphs.services import do_create_graph
-from geon.runs.models import Run
+from geon.runs.models import Render, Run
 from geon.runs.services import do_execute_run, run_json
 
 API = "/api/v1"
@@ -469,10 +469,7 @@ def test_a_body_over_the_size_limit_is_refused(
     body = {"seed": 1, "backend": "numpy" + " " * 100}
     response = client.post(f"{API}/graphs/{graph.pk}/runs", body, "application/json")
     assert (response.status_code, response.json()) == error(
-        413,
-        "body_too_large",
-        "the request body is larger than 100 bytes (files aside); expected a small JSON object "
-        "or form",
+        413, "too_large", "the request body is larger than 100 bytes"
     )
     assert Run.objects.count() == 0
 
@@ -508,11 +505,25 @@ def test_a_graph_with_error_issues_is_not_run(
 
 
 @pytest.mark.django_db
-def test_an_anonymous_visitor_cannot_queue_a_run(client: Client, graph: Any) -> None:
-    response = client.post(f"{API}/graphs/{graph.pk}/runs")
-    assert response.status_code == 401
-    assert response.json()["error"]["code"] == "not_authenticated"
-    assert Run.objects.count() == 0
+def test_an_anonymous_visitor_is_asked_to_sign_in_everywhere(
+    client: Client, user: Any, graph: Any
+) -> None:
+    run = Run.objects.create(graph_version=graph.current_version, requested_by=user)
+    do_execute_run(run.pk)
+    before = run_json(Run.objects.get())
+    answers = [
+        client.post(f"{API}/graphs/{graph.pk}/runs"),
+        client.get(f"{API}/graphs/{graph.pk}/runs"),
+        client.get(f"{API}/runs/{run.pk}"),
+        client.get(f"{API}/runs/{run.pk}/results.npz"),
+        client.get(f"{API}/graphs/{graph.pk}/render.svg"),
+    ]
+    message = "sign in, or send an API token as 'Authorization: Bearer <token>'"
+    assert [(a.status_code, a.json()) for a in answers] == [
+        error(401, "not_authenticated", message) for _ in answers
+    ]
+    assert [run_json(r) for r in Run.objects.all()] == [before]
+    assert Render.objects.count() == 0
 
 
 # --- reading runs -----------------------------------------------------------------------------
