@@ -1,0 +1,514 @@
+"""The graphs half of ``/api/v1/``: each endpoint with three personas (the owner, a member, a
+stranger), asserting the answer and what is stored, and that a refused request changes nothing."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from django.test import Client, override_settings
+
+from geon.accounts.models import ApiToken
+from geon.graphs import services
+from geon.graphs.models import Graph, GraphVersion, Membership
+from geon.graphs.services import document_issues
+
+pytestmark = pytest.mark.django_db
+
+T0 = "2fa3fe28-2d47-47b6-8767-27c7dadbb18c"
+API = "/api/v1"
+
+
+def not_found(graph_id: Any) -> dict[str, Any]:
+    return {
+        "error": {
+            "code": "not_found",
+            "message": f'graph "{graph_id}" does not exist or you do not have access to it',
+        }
+    }
+
+
+def forbidden(graph: Any, role: str, needed: str) -> dict[str, Any]:
+    return {
+        "error": {
+            "code": "forbidden",
+            "message": f'your role on graph "{graph.pk}" is "{role}"; this needs {needed}',
+        }
+    }
+
+
+UNAUTHENTICATED = {
+    "error": {
+        "code": "not_authenticated",
+        "message": "sign in, or send an API token as 'Authorization: Bearer <token>'",
+    }
+}
+
+
+def state(graph: Any) -> tuple[Any, ...]:
+    """What a refused request must leave as it was."""
+    fresh = Graph.objects.select_related("current_version").get(pk=graph.pk)
+    assert fresh.current_version is not None
+    return (
+        fresh.title,
+        fresh.current_version.number,
+        fresh.current_version.document,
+        GraphVersion.objects.filter(graph=fresh).count(),
+        sorted(Membership.objects.filter(graph=fresh).values_list("user__username", "role")),
+    )
+
+
+@pytest.fixture
+def as_user(client: Client, user: Any, other_user: Any, graph: Any) -> Any:
+    """Sign in as a persona: ``owner`` (ann), ``viewer``/``editor`` (bob with that role),
+    ``stranger`` (bob without a role) or ``anonymous``."""
+
+    def sign_in(persona: str) -> Client:
+        if persona == "owner":
+            client.force_login(user)
+        elif persona in ("viewer", "reviewer", "editor"):
+            Membership.objects.create(graph=graph, user=other_user, role=persona)
+            client.force_login(other_user)
+        elif persona == "stranger":
+            client.force_login(other_user)
+        return client
+
+    return sign_in
+
+
+def post(client: Client, path: str, body: Any) -> Any:
+    return client.post(API + path, json.dumps(body), content_type="application/json")
+
+
+def patch(client: Client, path: str, body: Any) -> Any:
+    return client.patch(API + path, json.dumps(body), content_type="application/json")
+
+
+# --- create, read -----------------------------------------------------------------------------
+
+
+def test_creating_a_graph_answers_its_id_title_version(
+    client: Client, user: Any, loom_document: dict[str, Any]
+) -> None:
+    client.force_login(user)
+    response = post(client, "/graphs", {"title": " Mine ", "document": loom_document})
+    created = Graph.objects.get(title="Mine")
+    assert response.status_code == 201
+    body = response.json()
+    assert {k: body[k] for k in ("id", "title", "version", "role", "owner", "team")} == {
+        "id": str(created.pk),
+        "title": "Mine",
+        "version": 1,
+        "role": "owner",
+        "owner": "ann",
+        "team": None,
+    }
+    assert body["document"] == loom_document
+    assert body["issues"] == document_issues(loom_document)
+    assert created.owner == user
+    assert created.current_version is not None
+    assert created.current_version.document == loom_document
+
+
+@pytest.mark.parametrize(
+    ("label", "persona", "body", "status", "error"),
+    [
+        ("anonymous", "anonymous", "good", 401, UNAUTHENTICATED["error"]),
+        (
+            "document without nodes",
+            "owner",
+            {"title": "x", "document": {"id": "g"}},
+            422,
+            {
+                "code": "invalid_document",
+                "message": 'document has no "nodes"; expected a list of nodes',
+            },
+        ),
+        (
+            "blank title",
+            "owner",
+            "blank",
+            422,
+            {
+                "code": "invalid_document",
+                "message": 'title " " is not valid; expected a non-empty string of at most 200 '
+                "characters",
+            },
+        ),
+        (
+            "no document",
+            "owner",
+            {"title": "x"},
+            422,
+            {"code": "invalid_request", "message": "body.payload.document: Field required"},
+        ),
+    ],
+)
+def test_a_refused_create_stores_nothing(
+    label: str,
+    persona: str,
+    body: Any,
+    status: int,
+    error: dict[str, Any],
+    as_user: Any,
+    loom_document: dict[str, Any],
+) -> None:
+    client = as_user(persona)
+    if body == "good":
+        body = {"title": "x", "document": loom_document}
+    elif body == "blank":
+        body = {"title": " ", "document": loom_document}
+    before = Graph.objects.count()
+    response = post(client, "/graphs", body)
+    assert (response.status_code, response.json()) == (status, {"error": error})
+    assert Graph.objects.count() == before
+
+
+@pytest.mark.parametrize(
+    ("persona", "status", "role"),
+    [("owner", 200, "owner"), ("viewer", 200, "viewer"), ("stranger", 404, None)],
+)
+def test_reading_a_graph(
+    persona: str, status: int, role: str | None, as_user: Any, graph: Any, loom_document: Any
+) -> None:
+    response = as_user(persona).get(f"{API}/graphs/{graph.pk}")
+    assert response.status_code == status
+    if status == 404:
+        assert response.json() == not_found(graph.pk)
+        return
+    body = response.json()
+    assert (body["id"], body["title"], body["version"], body["role"]) == (
+        str(graph.pk),
+        "Loom add",
+        1,
+        role,
+    )
+    assert (body["document"], body["issues"]) == (loom_document, [])
+
+
+def test_the_list_holds_the_graphs_you_have_a_role_on(as_user: Any, graph: Any) -> None:
+    assert as_user("stranger").get(f"{API}/graphs").json() == {"graphs": []}
+    listed = as_user("viewer").get(f"{API}/graphs").json()["graphs"]
+    assert [(g["id"], g["role"]) for g in listed] == [(str(graph.pk), "viewer")]
+
+
+def test_anonymous_visitors_get_401_everywhere(client: Client, graph: Any) -> None:
+    for path in ("/graphs", f"/graphs/{graph.pk}", f"/graphs/{graph.pk}/versions"):
+        response = client.get(API + path)
+        assert (response.status_code, response.json()) == (401, UNAUTHENTICATED)
+
+
+# --- writes -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("persona", "base", "status"),
+    [
+        ("owner", 1, 200),
+        ("editor", 1, 200),
+        ("viewer", 1, 403),
+        ("stranger", 1, 404),
+        ("owner", 5, 409),
+    ],
+)
+def test_replacing_the_document_needs_an_editor_and_the_current_version(
+    persona: str, base: int, status: int, as_user: Any, graph: Any, loom_document: Any
+) -> None:
+    client = as_user(persona)
+    changed = copy.deepcopy(loom_document)
+    changed["nodes"][0]["label"] = "renamed"
+    before = state(graph)
+    response = patch(
+        client, f"/graphs/{graph.pk}", {"baseVersion": base, "title": "New", "document": changed}
+    )
+    assert response.status_code == status
+    if status == 200:
+        body = response.json()
+        assert (body["title"], body["version"], body["document"]) == ("New", 2, changed)
+        after = state(graph)
+        assert after[:4] == ("New", 2, changed, 2)
+        version = GraphVersion.objects.get(graph=graph, number=2)
+        assert version.touched == {changed["nodes"][0]["id"]: ["label"]}
+        return
+    expected = {
+        403: forbidden(graph, "viewer", '"editor" or "owner"'),
+        404: not_found(graph.pk),
+        409: {
+            "error": {
+                "code": "stale_version",
+                "message": 'base version "5" is not the current version 1; reload it and '
+                "apply your change again",
+                "version": 1,
+            }
+        },
+    }[status]
+    assert response.json() == expected
+    assert state(graph) == before
+
+
+def test_an_invalid_document_replacement_changes_nothing(as_user: Any, graph: Any) -> None:
+    client = as_user("owner")
+    before = state(graph)
+    response = patch(client, f"/graphs/{graph.pk}", {"baseVersion": 1, "document": {"id": 3}})
+    assert (response.status_code, response.json()) == (
+        422,
+        {
+            "error": {
+                "code": "invalid_document",
+                "message": 'document has id "3"; expected a string (a UUID)',
+            }
+        },
+    )
+    assert state(graph) == before
+
+
+@pytest.mark.parametrize(
+    ("persona", "status"), [("owner", 204), ("editor", 403), ("stranger", 404)]
+)
+def test_only_the_owner_deletes(persona: str, status: int, as_user: Any, graph: Any) -> None:
+    response = as_user(persona).delete(f"{API}/graphs/{graph.pk}")
+    assert response.status_code == status
+    assert Graph.objects.filter(pk=graph.pk).exists() == (status != 204)
+    if status == 403:
+        assert response.json() == forbidden(graph, "editor", '"owner"')
+
+
+@pytest.mark.parametrize(
+    ("persona", "base", "status"),
+    [("editor", 1, 200), ("viewer", 1, 403), ("stranger", 1, 404)],
+)
+def test_edit_ops_over_http(persona: str, base: int, status: int, as_user: Any, graph: Any) -> None:
+    client = as_user(persona)
+    before = state(graph)
+    ops = [{"op": "update_node", "id": T0, "label": "a"}]
+    response = post(client, f"/graphs/{graph.pk}/edits", {"baseVersion": base, "ops": ops})
+    assert response.status_code == status
+    if status == 200:
+        assert response.json() == {"version": 2, "ops": ops, "issues": [], "author": "bob"}
+        assert state(graph)[1] == 2
+    else:
+        assert state(graph) == before
+
+
+def test_a_conflicting_http_edit_answers_409(as_user: Any, graph: Any, user: Any) -> None:
+    services.do_apply_edit(user, graph.pk, 1, [{"op": "update_node", "id": T0, "label": "a"}])
+    client = as_user("owner")
+    before = state(graph)
+    ops = [{"op": "update_node", "id": T0, "label": "b"}]
+    response = post(client, f"/graphs/{graph.pk}/edits", {"baseVersion": 1, "ops": ops})
+    assert (response.status_code, response.json()) == (
+        409,
+        {
+            "error": {
+                "code": "conflict",
+                "message": f'node "{T0}" field "label" changed after version 1; reload version 2 '
+                "and edit again",
+                "version": 2,
+                "conflicts": [{"id": T0, "field": "label"}],
+            }
+        },
+    )
+    assert state(graph) == before
+
+
+# --- versions, diff, export/import ------------------------------------------------------------
+
+
+def test_versions_and_their_diff(
+    as_user: Any, graph: Any, user: Any, loom_document: Any, django_user_model: Any
+) -> None:
+    services.do_apply_edit(
+        user,
+        graph.pk,
+        1,
+        [
+            {"op": "update_node", "id": T0, "label": "a", "body": {"dtype": "int64"}},
+            {"op": "remove_node", "id": "2524fb44-d169-4afd-90fa-09711462e4b3"},
+        ],
+        message="relabel",
+    )
+    client = as_user("viewer")
+    listed = client.get(f"{API}/graphs/{graph.pk}/versions").json()["versions"]
+    assert [(v["number"], v["author"], v["message"]) for v in listed] == [
+        (2, "ann", "relabel"),
+        (1, "ann", ""),
+    ]
+    first = client.get(f"{API}/graphs/{graph.pk}/versions/1").json()
+    assert (first["number"], first["document"]) == (1, loom_document)
+    diff = client.get(f"{API}/graphs/{graph.pk}/versions/1/diff/2").json()
+    assert diff == {
+        "base": 1,
+        "target": 2,
+        "added": [],
+        "removed": ["2524fb44-d169-4afd-90fa-09711462e4b3"],
+        "changed": [{"id": T0, "fields": ["label", "body.dtype"]}],
+    }
+    missing = client.get(f"{API}/graphs/{graph.pk}/versions/9")
+    assert (missing.status_code, missing.json()["error"]["message"]) == (
+        404,
+        f'version "9" of graph "{graph.pk}" does not exist; expected 1 to 2',
+    )
+    eve = Client()
+    eve.force_login(django_user_model.objects.create_user("eve"))
+    stranger = eve.get(f"{API}/graphs/{graph.pk}/versions/1/diff/2")
+    assert (stranger.status_code, stranger.json()) == (404, not_found(graph.pk))
+
+
+def test_export_then_import_round_trips_the_document(
+    as_user: Any, graph: Any, loom_document: Any
+) -> None:
+    client = as_user("viewer")
+    exported = client.get(f"{API}/graphs/{graph.pk}/export")
+    assert exported.status_code == 200
+    assert exported["Content-Disposition"] == f'attachment; filename="{graph.pk}.json"'
+    assert exported.json() == loom_document
+    imported = client.post(
+        f"{API}/graphs/import?title=Copy", exported.content, content_type="application/json"
+    )
+    assert imported.status_code == 201
+    copy_of = Graph.objects.get(pk=imported.json()["id"])
+    assert (copy_of.title, copy_of.owner.username) == ("Copy", "bob")
+    assert copy_of.current_version is not None
+    assert copy_of.current_version.document == loom_document
+
+
+# --- members ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("persona", "status"), [("owner", 200), ("editor", 403), ("stranger", 404)]
+)
+def test_only_the_owner_manages_members(
+    persona: str, status: int, as_user: Any, graph: Any, django_user_model: Any
+) -> None:
+    django_user_model.objects.create_user("cy")
+    client = as_user(persona)
+    before = state(graph)
+    response = client.put(
+        f"{API}/graphs/{graph.pk}/members/cy",
+        json.dumps({"role": "reviewer"}),
+        content_type="application/json",
+    )
+    assert response.status_code == status
+    if status == 200:
+        assert response.json() == {"user": "cy", "role": "reviewer"}
+        members = client.get(f"{API}/graphs/{graph.pk}/members").json()
+        assert members == {"owner": "ann", "members": [{"user": "cy", "role": "reviewer"}]}
+        removed = client.delete(f"{API}/graphs/{graph.pk}/members/cy")
+        assert removed.status_code == 204
+        assert not Membership.objects.filter(graph=graph, user__username="cy").exists()
+    else:
+        assert state(graph) == before
+
+
+@pytest.mark.parametrize(
+    ("label", "username", "role", "message"),
+    [
+        ("unknown user", "zed", "viewer", 'user "zed" does not exist; expected a username'),
+        (
+            "unknown role",
+            "bob",
+            "admin",
+            'role "admin" is not known; expected one of "viewer", "reviewer", "editor", "owner"',
+        ),
+        ("the owner", "ann", "viewer", 'user "ann" owns the graph; the owner needs no membership'),
+    ],
+)
+def test_bad_member_requests_are_refused(
+    label: str, username: str, role: str, message: str, as_user: Any, graph: Any, other_user: Any
+) -> None:
+    client = as_user("owner")
+    before = state(graph)
+    response = client.put(
+        f"{API}/graphs/{graph.pk}/members/{username}",
+        json.dumps({"role": role}),
+        content_type="application/json",
+    )
+    assert (response.status_code, response.json()["error"]["message"]) == (422, message)
+    assert state(graph) == before
+
+
+# --- validate, tokens, limits -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wrapped", [False, True])
+def test_validate_checks_without_storing(
+    wrapped: bool, client: Client, loom_document: dict[str, Any]
+) -> None:
+    loom_document["nodes"][0]["body"]["dtype"] = "int33"
+    body = {"document": loom_document} if wrapped else loom_document
+    before = GraphVersion.objects.count()
+    response = post(client, "/validate", body)
+    assert response.status_code == 200
+    assert [i["constraint"] for i in response.json()["issues"]] == ["TensorDTypesAreValid"]
+    assert GraphVersion.objects.count() == before
+
+
+def test_validate_answers_a_body_that_is_not_json_with_400(client: Client) -> None:
+    response = client.post(f"{API}/validate", "{", content_type="application/json")
+    assert (response.status_code, response.json()) == (
+        400,
+        {"error": {"code": "bad_request", "message": "Cannot parse request body"}},
+    )
+
+
+def test_a_token_authenticates_scripts(client: Client, user: Any, graph: Any) -> None:
+    client.force_login(user)
+    made = post(client, "/tokens", {"name": "ci"})
+    key = made.json()["token"]
+    assert made.status_code == 201
+    assert ApiToken.objects.get(user=user).name == "ci"
+    script = Client()
+    ok = script.get(f"{API}/graphs/{graph.pk}", HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert (ok.status_code, ok.json()["id"]) == (200, str(graph.pk))
+    wrong = script.get(f"{API}/graphs/{graph.pk}", HTTP_AUTHORIZATION="Bearer geon_nope")
+    assert (wrong.status_code, wrong.json()) == (401, UNAUTHENTICATED)
+
+
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=2048)
+def test_a_body_over_the_limit_answers_413(
+    client: Client, user: Any, loom_document: dict[str, Any]
+) -> None:
+    client.force_login(user)
+    response = post(client, "/graphs", {"title": "big", "document": loom_document})
+    assert (response.status_code, response.json()) == (
+        413,
+        {"error": {"code": "too_large", "message": "the request body is larger than 2048 bytes"}},
+    )
+    assert Graph.objects.filter(title="big").count() == 0
+
+
+def test_an_unexpected_failure_answers_500_without_a_traceback(
+    client: Client, user: Any, graph: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def broken(graph: Any) -> Any:
+        raise RuntimeError("secret internals")
+
+    monkeypatch.setattr(services, "live_document", broken)
+    client.force_login(user)
+    response = client.get(f"{API}/graphs/{graph.pk}")
+    assert (response.status_code, response.json()) == (
+        500,
+        {
+            "error": {
+                "code": "internal_error",
+                "message": "the server failed unexpectedly; the log has the details",
+            }
+        },
+    )
+
+
+def test_the_openapi_document_and_the_docs_are_served(client: Client) -> None:
+    schema = client.get(f"{API}/openapi.json")
+    assert schema.status_code == 200
+    paths = schema.json()["paths"]
+    for path in (
+        "/api/v1/graphs",
+        "/api/v1/graphs/{graph_id}",
+        "/api/v1/graphs/{graph_id}/versions/{base}/diff/{target}",
+        "/api/v1/validate",
+    ):
+        assert path in paths
+    assert client.get(f"{API}/docs").status_code == 200
