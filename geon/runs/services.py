@@ -50,6 +50,7 @@ from geon.graphs.services import (
     check_can_view,
     document_issues,
     graph_group,
+    version_of,
 )
 from geon.runs.models import Render, Run
 
@@ -123,23 +124,14 @@ class RunRequest:
 
 
 def check_version(graph: Graph, number: Any) -> GraphVersion:
-    """The graph's version ``number`` (``None``: the current one)."""
+    """The graph's version ``number`` (``None``: the current one); an unknown number raises
+    :class:`~geon.graphs.services.VersionNotFound` (a 404, as everywhere in the API)."""
     current = graph.current_version
     assert current is not None  # check_can_view refuses graphs without a version
     if number is None or number == "":
         return current
     wanted = _check_int("version", number, minimum=1, example="1")
-    if wanted == current.number:
-        return current
-    version = GraphVersion.objects.filter(graph=graph, number=wanted).first()
-    if version is None:
-        raise RunRefused(
-            "version_not_found",
-            f'graph "{graph.title}" has no version "{wanted}"; expected a number from 1 to '
-            f"{current.number}",
-            status=404,
-        )
-    return version
+    return current if wanted == current.number else version_of(graph, wanted)
 
 
 def _shown(value: Any) -> str:

@@ -97,8 +97,8 @@ def test_who_may_ask_for_a_diagram(
          {"code": "unknown_format", "message": 'render format "pdf" is not supported; expected '
           'one of ("svg", "png", "dot")'}),
         ("unknown version", "render.svg?version=4", 404,
-         {"code": "version_not_found", "message": 'graph "Loom add" has no version "4"; '
-          "expected a number from 1 to 1"}),
+         {"code": "not_found", "message": 'version "4" of graph "{graph}" does not exist; '
+          "expected 1 to 1"}),
         ("version 0", "render.png?version=0", 400,
          {"code": "invalid_request", "message": 'version "0" is not valid; expected an integer '
           "from 1 to 9223372036854775807 such as 1"}),
@@ -115,7 +115,11 @@ def test_a_bad_render_request_is_refused_and_stores_nothing(
 ) -> None:
     client.force_login(user)
     response = client.get(f"{API}/graphs/{graph.pk}/{path}")
-    assert (response.status_code, response.json()) == (status, {"error": error})
+    message = error["message"].replace("{graph}", str(graph.pk))
+    assert (response.status_code, response.json()) == (
+        status,
+        {"error": {**error, "message": message}},
+    )
     assert Render.objects.count() == 0
 
 
@@ -156,7 +160,7 @@ def test_each_version_is_drawn_with_its_own_issues(
 ) -> None:
     # given version 2 of the graph, whose tensor t1 has an unknown dtype
     loom_document["nodes"][0]["body"]["dtype"] = "int33"
-    second = GraphVersion.objects.create(graph=graph, number=2, document=loom_document)
+    second = GraphVersion.objects.create(graph=graph, number=2, snapshot=loom_document)
     graph.current_version = second
     graph.save()
     client.force_login(user)
