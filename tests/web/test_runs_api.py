@@ -19,6 +19,7 @@ from django.conf import settings
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
+from geon.accounts.models import ApiToken
 from geon.graphs.models import Membership, ShardPlan
 from geon.graphs.services import do_create_graph
 from geon.runs.models import Render, Run
@@ -527,6 +528,26 @@ def test_an_anonymous_visitor_is_asked_to_sign_in_everywhere(
     ]
     assert [run_json(r) for r in Run.objects.all()] == [before]
     assert Render.objects.count() == 0
+
+
+@pytest.mark.django_db
+def test_a_script_with_an_api_token_runs_a_graph_and_downloads_the_results(
+    client: Client, user: Any, graph: Any
+) -> None:
+    # given ann's API token and no session
+    _, key = ApiToken.issue(user, "script")
+    auth = {"HTTP_AUTHORIZATION": f"Bearer {key}"}
+    # when a script queues a run with inputs, the worker's service executes it, and the script
+    # downloads the results
+    content = npz(t0=ints(2), t1=ints(3))
+    queued = client.post(f"{API}/graphs/{graph.pk}/runs", {"inputs": upload(content)}, **auth)
+    do_execute_run(queued.json()["id"])
+    results = client.get(f"{API}/runs/{queued.json()['id']}/results.npz", **auth)
+    # then the run is ann's and the results are z = t0 + t1
+    assert (queued.status_code, results.status_code) == (202, 200)
+    assert Run.objects.get().requested_by == user
+    with np.load(io.BytesIO(results.getvalue()), allow_pickle=False) as data:
+        assert np.array_equal(data["z"], ints(5))
 
 
 # --- reading runs -----------------------------------------------------------------------------
