@@ -317,6 +317,147 @@ def remove_member(request: HttpRequest, graph_id: str, username: str) -> Status[
     return Status(204, None)
 
 
+# --- shard plans ------------------------------------------------------------------------------
+
+
+class MeshIn(Schema):
+    name: str = ""
+    axes: dict[str, int]
+
+
+class PlanIn(Schema):
+    name: str
+    mesh: MeshIn
+    spec: dict[str, dict[str, Any]] = {}
+
+
+class PlanPatch(Schema):
+    name: str | None = None
+    mesh: MeshIn | None = None
+    spec: dict[str, dict[str, Any]] | None = None
+
+
+class PlanOut(Schema):
+    id: int
+    name: str
+    mesh: dict[str, Any]
+    spec: dict[str, Any]
+    applications: dict[str, Any]
+    created: datetime
+    updated: datetime
+
+
+class PlanList(Schema):
+    plans: list[PlanOut]
+
+
+class GenerateIn(Schema):
+    baseVersion: int
+
+
+class GenerateOut(Schema):
+    version: int
+    issues: list[dict[str, Any]]
+    plan: PlanOut
+
+
+class DeviceCost(Schema):
+    mesh: str
+    coords: list[int]
+    inputs: int
+    outputs: int
+    temporaries: int
+    total: int
+
+
+class TransferCost(Schema):
+    source: list[int]
+    target: list[int]
+    bytes: int
+
+
+class PlanCost(Schema):
+    version: int
+    devices: list[DeviceCost]
+    transfers: list[TransferCost]
+    transferBytes: int
+
+
+def plan_json(plan: Any) -> dict[str, Any]:
+    return {
+        "id": plan.pk,
+        "name": plan.name,
+        "mesh": plan.mesh,
+        "spec": plan.spec,
+        "applications": plan.applications,
+        "created": plan.created,
+        "updated": plan.updated,
+    }
+
+
+@router.get("/graphs/{graph_id}/plans", response=answers({200: PlanList}))
+def list_plans(request: HttpRequest, graph_id: str) -> dict[str, Any]:
+    """The graph's shard plans."""
+    graph = services.check_can_view(request.user, graph_id)
+    return {"plans": [plan_json(p) for p in graph.shard_plans.order_by("name")]}
+
+
+@router.post("/graphs/{graph_id}/plans", response=answers({201: PlanOut}))
+def create_plan(request: HttpRequest, graph_id: str, payload: PlanIn) -> Status[dict[str, Any]]:
+    """A new shard plan (editors): a mesh and, per operation id, how to split it
+    (``{"over": {indexAxis: meshAxis}}``, ``{"dim", "parts"}``, ``{"grid": {...}}``...)."""
+    graph = services.check_can_edit(request.user, graph_id)
+    name, mesh, spec = services.check_plan(payload.name, payload.mesh.dict(), payload.spec)
+    return Status(201, plan_json(services.do_save_plan(graph, name, mesh, spec, None)))
+
+
+@router.get("/graphs/{graph_id}/plans/{plan_id}", response=answers({200: PlanOut}))
+def get_plan(request: HttpRequest, graph_id: str, plan_id: int) -> dict[str, Any]:
+    """One shard plan."""
+    graph = services.check_can_view(request.user, graph_id)
+    return plan_json(services.plan_of(graph, plan_id))
+
+
+@router.patch("/graphs/{graph_id}/plans/{plan_id}", response=answers({200: PlanOut}))
+def update_plan(
+    request: HttpRequest, graph_id: str, plan_id: int, payload: PlanPatch
+) -> dict[str, Any]:
+    """Change a plan's name, mesh or spec (editors)."""
+    graph = services.check_can_edit(request.user, graph_id)
+    plan = services.plan_of(graph, plan_id)
+    name, mesh, spec = services.check_plan(
+        payload.name if payload.name is not None else plan.name,
+        payload.mesh.dict() if payload.mesh is not None else plan.mesh,
+        payload.spec if payload.spec is not None else plan.spec,
+    )
+    return plan_json(services.do_save_plan(graph, name, mesh, spec, plan))
+
+
+@router.delete("/graphs/{graph_id}/plans/{plan_id}", response=answers({204: None}))
+def delete_plan(request: HttpRequest, graph_id: str, plan_id: int) -> Status[None]:
+    """Delete a plan (editors); Applications it generated stay in the document."""
+    graph = services.check_can_edit(request.user, graph_id)
+    services.plan_of(graph, plan_id).delete()
+    return Status(204, None)
+
+
+@router.post("/graphs/{graph_id}/plans/{plan_id}/generate", response=answers({200: GenerateOut}))
+def generate_plan(
+    request: HttpRequest, graph_id: str, plan_id: int, payload: GenerateIn
+) -> dict[str, Any]:
+    """Write the plan's Mesh and Applications into a new version (editors), one atomic edit."""
+    applied, plan = services.do_generate_plan(request.user, graph_id, plan_id, payload.baseVersion)
+    return {"version": applied.version, "issues": applied.issues, "plan": plan_json(plan)}
+
+
+@router.get("/graphs/{graph_id}/plans/{plan_id}/cost", response=answers({200: PlanCost}))
+def plan_cost(request: HttpRequest, graph_id: str, plan_id: int) -> dict[str, Any]:
+    """What the plan would cost on the current document: bytes per device (inputs, outputs,
+    temporaries) and bytes moved between devices. Nothing is stored."""
+    graph = services.check_can_view(request.user, graph_id)
+    return services.plan_cost(graph, services.plan_of(graph, plan_id))
+
+
 @router.post("/validate", response=answers({200: ValidateOut}), auth=None)
 def validate(request: HttpRequest, document: dict[str, Any] = RAW_BODY) -> dict[str, Any]:
     """Check a LoomGraph document without storing it: every issue (none means it is clean).

@@ -1,7 +1,7 @@
 """The edit vocabulary of the websocket and the REST API, on top of :meth:`Graph.apply`.
 
 Clients send node ops (``add_node``, ``remove_node``, ``update_node``) and a few higher-level
-ops that :func:`expand` turns into node ops against the document as it was before the edit:
+ops that :func:`expand` turns into node ops:
 
 - ``{"op": "set_layout", "id", "x", "y"}``: the node's ``Layout`` tag (canvas position).
 - ``{"op": "add_axis", "axis": {"name", "length", "roles"?, "cls"?, "batch"?, "doc"?}, "id"?}``:
@@ -15,7 +15,9 @@ ops that :func:`expand` turns into node ops against the document as it was befor
   "over"?}``: replaces the operation's Applications by one per shard
   (:func:`geon.core.sharding.shard`), in the same atomic edit.
 
-``applied`` messages carry the expanded node ops, so every client can fold them in the same way.
+Ops are expanded in order, each against the document as the ops before it leave it (so a
+``shard`` may name a Mesh added earlier in the same edit). ``applied`` messages carry the
+expanded node ops, so every client can fold them in the same way.
 
 >>> touched_by_ops([{"op": "update_node", "id": "n", "body": {"dtype": "int8"}}])
 {'n': ['body.dtype']}
@@ -242,6 +244,10 @@ def _shard(
         raise DocumentError(f"{where} has operation {_q(op_id)}; expected an operation id")
     view = _Capture(doc)
     kwargs = {k: op[k] for k in _SHARD_FIELDS[2:] if k in op}
+    for key in ("grid", "over"):
+        if isinstance(kwargs.get(key), dict):
+            # JSON keys are strings: "1" names index dim 1, "H" an index axis
+            kwargs[key] = {int(d) if d.isdigit() else d: v for d, v in kwargs[key].items()}
     try:
         shard_operation(view, op_id, new_id=new_id, **kwargs)
     except GeonError as error:
@@ -265,6 +271,8 @@ def expand(
     if not isinstance(ops, list):
         raise DocumentError(f"edit ops are {_q(ops)}; expected a list of edit operations")
     out: list[dict[str, Any]] = []
+    view = doc  # the document as the ops so far leave it (a copy once it differs)
+    done = 0  # how many of ``out`` the copy has applied
     for number, op in enumerate(ops):
         where = f"edit op {number}"
         if not isinstance(op, dict):
@@ -279,14 +287,26 @@ def expand(
         where = f"{where} ({kind})"
         if kind in NODE_OPS:
             out.append(op)
-        elif kind == "set_layout":
+            continue
+        if out and view is doc and kind != "set_layout":
+            # a higher-level op after others sees what they did: expand against a copy
+            view = doc.copy()
+            try:
+                view.apply(out)
+            except DocumentError as error:
+                raise DocumentError(str(error)) from None
+            done = len(out)
+        if kind == "set_layout":
             out.extend(_set_layout(op, where))
         elif kind == "add_axis":
-            out.extend(_add_axis(doc, op, where))
+            out.extend(_add_axis(view, op, where))
         elif kind == "set_axis":
-            out.extend(_set_axis(doc, op, where))
+            out.extend(_set_axis(view, op, where))
         else:
-            out.extend(_shard(doc, op, where, new_id))
+            out.extend(_shard(view, op, where, new_id))
+        if view is not doc and len(out) > done:
+            view.apply(out[done:])
+            done = len(out)
     return out
 
 

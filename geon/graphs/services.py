@@ -23,7 +23,9 @@ from django.db.models import Q, QuerySet
 from geon.accounts.models import Role, TeamMembership
 from geon.core.constraints import IncrementalChecker
 from geon.core.errors import DocumentError, GeonError
+from geon.core.graph import APPLICATION, MESH
 from geon.core.graph import Graph as Document
+from geon.core.sharding import device_memory, transfer_bytes
 from geon.graphs.edits import (
     EditRefused,
     conflicts,
@@ -32,7 +34,7 @@ from geon.graphs.edits import (
     touched_by_changes,
     touched_by_ops,
 )
-from geon.graphs.models import Graph, GraphVersion, Membership
+from geon.graphs.models import Graph, GraphVersion, Membership, ShardPlan
 
 User = Account | AnonymousUser
 
@@ -509,6 +511,145 @@ def version_of(graph: Graph, number: int) -> GraphVersion:
 
 class VersionNotFound(GraphNotFound):
     """The graph has no such version."""
+
+
+# --- shard plans --------------------------------------------------------------------------------
+
+_SPEC_KEYS = ("dim", "parts", "chunk", "sizes", "grid", "over")
+
+
+def check_plan(name: Any, mesh: Any, spec: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
+    """A plan's name, mesh ``{"name", "axes": {axis: size}}`` and spec ``{opId: {...}}``."""
+    if not isinstance(name, str) or not name.strip() or len(name.strip()) > 100:
+        raise DocumentError(
+            f'plan name "{name}" is not valid; expected a non-empty string of at most 100 '
+            "characters"
+        )
+    axes = mesh.get("axes") if isinstance(mesh, dict) else None
+    if not isinstance(axes, dict) or not axes or not isinstance(mesh.get("name", ""), str):
+        raise DocumentError(
+            f'mesh "{mesh}" is not valid; expected {{"name": "...", "axes": {{"x": 2}}}} with at '
+            "least one axis"
+        )
+    for axis, size in axes.items():
+        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            raise DocumentError(f'mesh axis "{axis}" has size "{size}"; expected an integer >= 1')
+    if not isinstance(spec, dict):
+        raise DocumentError(f'spec "{spec}" is not valid; expected {{operationId: {{...}}}}')
+    for op_id, entry in spec.items():
+        bad = [k for k in entry if k not in _SPEC_KEYS] if isinstance(entry, dict) else None
+        if bad is None or bad:
+            expected = ", ".join(f'"{k}"' for k in _SPEC_KEYS)
+            raise DocumentError(
+                f'spec of operation "{op_id}" is not valid; expected an object with some of '
+                f"{expected}"
+            )
+    return name.strip(), {"name": mesh.get("name", ""), "axes": axes}, spec
+
+
+def plan_of(graph: Graph, plan_id: int) -> ShardPlan:
+    """A plan of the graph; :class:`GraphNotFound` (404) when it has no such plan."""
+    plan = ShardPlan.objects.filter(graph=graph, pk=plan_id).first()
+    if plan is None:
+        raise PlanNotFound(f'plan "{plan_id}" of graph "{graph.pk}" does not exist')
+    return plan
+
+
+class PlanNotFound(GraphNotFound):
+    """The graph has no such shard plan."""
+
+
+def _unique_plan_name(graph: Graph, name: str, plan: ShardPlan | None = None) -> None:
+    taken = ShardPlan.objects.filter(graph=graph, name=name)
+    if plan is not None:
+        taken = taken.exclude(pk=plan.pk)
+    if taken.exists():
+        raise DocumentError(f'plan name "{name}" is taken on this graph; pick another name')
+
+
+def do_save_plan(
+    graph: Graph, name: str, mesh: dict[str, Any], spec: dict[str, Any], plan: ShardPlan | None
+) -> ShardPlan:
+    """Create (``plan`` None) or change a plan (inputs already checked)."""
+    _unique_plan_name(graph, name, plan)
+    if plan is None:
+        return ShardPlan.objects.create(graph=graph, name=name, mesh=mesh, spec=spec)
+    plan.name, plan.mesh, plan.spec = name, mesh, spec
+    plan.save()
+    return plan
+
+
+def plan_ops(document: Document, plan: ShardPlan) -> list[dict[str, Any]]:
+    """The edit ops that write a plan: its Mesh node (added or updated), then a ``shard`` op
+    per operation of its spec, placed on the mesh."""
+    mesh_id = str(uuid.uuid5(uuid.UUID(str(plan.graph_id)), f"geon-plan-{plan.pk}-mesh"))
+    body = {"name": plan.mesh.get("name") or plan.name, "axes": plan.mesh["axes"]}
+    ops: list[dict[str, Any]] = []
+    if document.get(mesh_id) is None:
+        ops.append({"op": "add_node", "node": {"id": mesh_id, "type": MESH, "body": body}})
+    else:
+        ops.append({"op": "update_node", "id": mesh_id, "body": body})
+    for op_id, entry in plan.spec.items():
+        ops.append({"op": "shard", "operation": op_id, "mesh": mesh_id, **entry})
+    return ops
+
+
+def do_generate_plan(
+    user: User, graph_id: uuid.UUID | str, plan_id: int, base_version: int
+) -> tuple[Applied, ShardPlan]:
+    """Write a plan's Applications into a new version (through :func:`do_apply_edit`)."""
+    with transaction.atomic():
+        graph = check_can(user, graph_id, Role.EDITOR)
+        plan = plan_of(graph, plan_id)
+        ops = plan_ops(live_document(graph).document, plan)
+        applied = do_apply_edit(
+            user, graph.pk, base_version, ops, message=f'generated shard plan "{plan.name}"'
+        )
+        made: dict[str, list[str]] = {}
+        for op in applied.ops:
+            node = op.get("node") if op["op"] == "add_node" else None
+            if node is not None and node["type"] == APPLICATION:
+                made.setdefault(node["body"]["operationId"], []).append(node["id"])
+        plan.applications = {
+            "version": applied.version,
+            "mesh": ops[0]["node"]["id"] if ops[0]["op"] == "add_node" else ops[0]["id"],
+            "operations": made,
+        }
+        plan.save(update_fields=["applications", "updated"])
+    return applied, plan
+
+
+def plan_cost(graph: Graph, plan: ShardPlan) -> dict[str, Any]:
+    """The cost model of a plan as generated on the current document (nothing is stored):
+    bytes per device and the bytes that move between devices."""
+    document = live_document(graph).document
+    ops = plan_ops(document, plan)
+    trial = document.copy()
+    try:
+        trial.apply(expand(trial, ops))
+    except DocumentError as error:
+        raise EditRefused("invalid_edit", str(error)) from None
+    devices = [
+        {
+            "mesh": mesh,
+            "coords": list(coords),
+            "inputs": memory.inputs,
+            "outputs": memory.outputs,
+            "temporaries": memory.temporaries,
+            "total": memory.total,
+        }
+        for (mesh, coords), memory in device_memory(trial).items()
+    ]
+    moves = [
+        {"source": list(source[1]), "target": list(target[1]), "bytes": size}
+        for (source, target), size in sorted(transfer_bytes(trial).items())
+    ]
+    return {
+        "version": live_document(graph).version,
+        "devices": devices,
+        "transfers": moves,
+        "transferBytes": sum(m["bytes"] for m in moves),
+    }
 
 
 @transaction.atomic

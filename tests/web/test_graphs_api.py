@@ -11,8 +11,9 @@ import pytest
 from django.test import Client, override_settings
 
 from geon.accounts.models import ApiToken
+from geon.core.graph import PLACEMENT
 from geon.graphs import services
-from geon.graphs.models import Graph, GraphVersion, Membership
+from geon.graphs.models import Graph, GraphVersion, Membership, ShardPlan
 from geon.graphs.services import document_issues
 
 pytestmark = pytest.mark.django_db
@@ -512,3 +513,105 @@ def test_the_openapi_document_and_the_docs_are_served(client: Client) -> None:
     ):
         assert path in paths
     assert client.get(f"{API}/docs").status_code == 200
+
+
+# --- shard plans ------------------------------------------------------------------------------
+
+OP = "26434d32-ccbc-442f-9d78-8bf158b00c6b"
+PLAN = {"name": "two", "mesh": {"name": "m", "axes": {"x": 2}}, "spec": {OP: {"over": {"1": "x"}}}}
+
+
+@pytest.mark.parametrize(
+    ("persona", "status"), [("editor", 201), ("viewer", 403), ("stranger", 404)]
+)
+def test_creating_a_plan_needs_an_editor(
+    persona: str, status: int, as_user: Any, graph: Any
+) -> None:
+    response = post(as_user(persona), f"/graphs/{graph.pk}/plans", PLAN)
+    assert response.status_code == status
+    assert ShardPlan.objects.filter(graph=graph).count() == (1 if status == 201 else 0)
+    if status == 201:
+        body = response.json()
+        assert {k: body[k] for k in ("name", "mesh", "spec", "applications")} == {
+            **PLAN,
+            "applications": {},
+        }
+
+
+def test_generating_a_plan_writes_its_applications_as_a_new_version(
+    as_user: Any, graph: Any
+) -> None:
+    client = as_user("editor")
+    plan = post(client, f"/graphs/{graph.pk}/plans", PLAN).json()
+    cost = client.get(f"{API}/graphs/{graph.pk}/plans/{plan['id']}/cost")
+    # the cost of two int32 shards of [0:10, 0:5] split over x along dim 1: 10x3 and 10x2
+    assert cost.status_code == 200
+    assert [(d["coords"], d["inputs"], d["outputs"]) for d in cost.json()["devices"]] == [
+        ([0], 2 * 10 * 3 * 4, 10 * 3 * 4),
+        ([1], 2 * 10 * 2 * 4, 10 * 2 * 4),
+    ]
+    assert (cost.json()["transfers"], cost.json()["transferBytes"]) == ([], 0)
+    assert state(graph)[1] == 1  # costing stores nothing
+    # when the editor generates it
+    response = post(client, f"/graphs/{graph.pk}/plans/{plan['id']}/generate", {"baseVersion": 1})
+    # then version 2 has the Mesh and two placed Applications, and the plan records them
+    assert response.status_code == 200
+    body = response.json()
+    assert (body["version"], body["issues"]) == (2, [])
+    document = state(graph)[2]
+    apps = [n for n in document["nodes"] if n["type"].endswith("/Application")]
+    placements = [a["tags"][PLACEMENT]["coords"] for a in apps]
+    assert placements == [[0], [1]]
+    recorded = ShardPlan.objects.get(pk=plan["id"]).applications
+    assert recorded["version"] == 2
+    assert recorded["operations"] == {OP: [a["id"] for a in apps]}
+    # generating again on a stale version is refused and changes nothing
+    before = state(graph)
+    stale = post(client, f"/graphs/{graph.pk}/plans/{plan['id']}/generate", {"baseVersion": 1})
+    assert (stale.status_code, stale.json()["error"]["code"]) == (409, "conflict")
+    assert state(graph) == before
+
+
+@pytest.mark.parametrize(
+    ("label", "body", "message"),
+    [
+        (
+            "mesh without axes",
+            {**PLAN, "mesh": {"name": "m", "axes": {}}},
+            "mesh \"{'name': 'm', 'axes': {}}\" is not valid; expected {\"name\": \"...\", "
+            '"axes": {"x": 2}} with at least one axis',
+        ),
+        (
+            "zero-sized mesh axis",
+            {**PLAN, "mesh": {"name": "m", "axes": {"x": 0}}},
+            'mesh axis "x" has size "0"; expected an integer >= 1',
+        ),
+        (
+            "unknown spec key",
+            {**PLAN, "spec": {OP: {"pieces": 2}}},
+            f'spec of operation "{OP}" is not valid; expected an object with some of "dim", '
+            '"parts", "chunk", "sizes", "grid", "over"',
+        ),
+    ],
+)
+def test_bad_plans_are_refused(
+    label: str, body: dict[str, Any], message: str, as_user: Any, graph: Any
+) -> None:
+    response = post(as_user("owner"), f"/graphs/{graph.pk}/plans", body)
+    assert (response.status_code, response.json()["error"]["message"]) == (422, message)
+    assert ShardPlan.objects.count() == 0
+
+
+def test_plans_are_read_changed_and_deleted(as_user: Any, graph: Any) -> None:
+    client = as_user("owner")
+    plan = post(client, f"/graphs/{graph.pk}/plans", PLAN).json()
+    listed = client.get(f"{API}/graphs/{graph.pk}/plans").json()["plans"]
+    assert [p["name"] for p in listed] == ["two"]
+    renamed = patch(client, f"/graphs/{graph.pk}/plans/{plan['id']}", {"name": "renamed"})
+    assert (renamed.status_code, renamed.json()["name"]) == (200, "renamed")
+    assert client.delete(f"{API}/graphs/{graph.pk}/plans/{plan['id']}").status_code == 204
+    missing = client.get(f"{API}/graphs/{graph.pk}/plans/{plan['id']}")
+    assert (missing.status_code, missing.json()["error"]["message"]) == (
+        404,
+        f'plan "{plan["id"]}" of graph "{graph.pk}" does not exist',
+    )
