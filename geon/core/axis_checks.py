@@ -394,6 +394,13 @@ def infer_operation(index: GraphIndex, node: Node) -> tuple[Inference | None, Is
     ``(None, issue)`` when the axes are wrong, or ``(None, None)`` when the op is not checked
     here (positional, custom, or malformed in a way another constraint reports). Results are
     cached per node version while the tensors and declarations they read are unchanged."""
+    get = index.get
+    for ref in index.references(node.id):
+        tensor = get(ref)
+        if tensor is not None and tensor.tags and TENSOR_AXES in tensor.tags:
+            break
+    else:
+        return None, None  # no named tensor: positional (loom), whatever is declared
 
     def compute(seen: set[str]) -> tuple[tuple[Inference | None, Issue | None], bool]:
         found = _infer_operation(index, node, seen)

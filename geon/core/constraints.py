@@ -1629,7 +1629,10 @@ def _irange_dep(index: GraphIndex, op: Node | None) -> ZRange | None:
 def _tensor_operation_agreement(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
     get = index.get
     if node.type == TENSOR:
-        deps = tuple(get(r) for r in index.writers_of(node.id))
+        writers = index.writers_of(node.id)
+        if len(writers) < 2:
+            return ()  # a tensor's only issue here is a second writer
+        deps = tuple(get(r) for r in writers)
     else:
         deps = tuple(get(r) for r in index.references(node.id))
     return _cached(index, node, "TOA", deps, _tensor_operation_agreement_uncached)
