@@ -27,7 +27,7 @@ import { declaredAxes, graphView, issueAxes, issuesByNode, LAYOUT, nodeById, OPE
 import { applyOps, EditError, invertOps, type EditOp } from "./model/edits";
 import { applyRun, initialState, type EditorState, type RunInfo, type ServerMessage } from "./model/state";
 import { AXIS_PALETTE, COLORS, drawMinimap, drawScene, hitTest, type Scene } from "./render/canvas";
-import { boxSize, type Layout } from "./render/layout";
+import { boxSize, gridLayout, layoutInput, type Layout } from "./render/layout";
 import { LayoutClient } from "./render/layoutClient";
 import { bounds, centreOn, fit, intersects, pan, toScreen, toWorld, zoomAt, type Rect, type Viewport } from "./render/viewport";
 import { Session } from "./sync/session";
@@ -212,6 +212,8 @@ export class Editor implements Commands {
       const inverse = invertOps(doc, ops);
       this.send(ops);
       this.history.record({ name, ops, inverse });
+      this.refresh();
+      this.ensureVisible(ops.flatMap((op) => (op.op === "add_node" ? [op.node.id] : [])));
       const after = this.afterPerform as (() => void) | null;
       if (after) after();
       this.flash("");
@@ -379,6 +381,20 @@ export class Editor implements Commands {
       at.y += 90;
     }
     return at;
+  }
+
+  /** Bring nodes the user just made into view: fit everything if that stays readable, else centre the first. */
+  private ensureVisible(ids: string[]): void {
+    const { width, height } = this.size();
+    const screen = { x: 0, y: 0, w: width, h: height };
+    const out = ids.map((id) => this.layout.rects.get(id)).filter((r): r is Rect => !!r).filter((r) => {
+      const s = toScreen(r, this.vp);
+      return s.x < screen.x || s.y < screen.y || s.x + s.w > screen.w || s.y + s.h > screen.h;
+    });
+    if (!out.length) return;
+    const all = fit(bounds(this.layout.rects.values()), width, height);
+    this.vp = all.scale >= 0.55 ? all : centreOn(this.vp, out[0]!, width, height);
+    this.invalidate();
   }
 
   jumpTo(id: string): void {
@@ -618,7 +634,7 @@ export class Editor implements Commands {
       this.invalidate();
     };
     if (this.layoutClient) void this.layoutClient.layout(view).then(done);
-    else void import("./render/layout").then(({ layoutView }) => layoutView(view)).then(done);
+    else done({ rects: new Map(gridLayout(layoutInput(view))) });
   }
 
   invalidate(): void {
@@ -629,9 +645,13 @@ export class Editor implements Commands {
     });
   }
 
+  /** What the minimap shows: the graph and the part in view, so the view's frame is always inside. */
   private minimapWorld(): Rect {
-    const b = bounds(this.layout.rects.values());
-    return { x: b.x - 40, y: b.y - 40, w: b.w + 80, h: b.h + 80 };
+    const { width, height } = this.size();
+    const a = toWorld({ x: 0, y: 0 }, this.vp);
+    const b = toWorld({ x: width, y: height }, this.vp);
+    const all = bounds([...this.layout.rects.values(), { x: a.x, y: a.y, w: b.x - a.x, h: b.y - a.y }]);
+    return { x: all.x - 20, y: all.y - 20, w: all.w + 40, h: all.h + 40 };
   }
 
   scene(): Scene | null {

@@ -6,51 +6,14 @@ Chromium is Debian's (``make test`` installs it when missing); Playwright drives
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Page
 
-CHROMIUM = os.environ.get("GEON_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+from tests.browser.helpers import ARTIFACTS, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def page() -> Iterator[tuple[Page, list[str]]]:
-    """A fresh Chromium page and the console errors and uncaught exceptions it reports.
-
-    Playwright's sync API runs an event loop while it is open, and Django refuses ORM calls
-    under a running loop, so tests list this fixture last: users, graphs and servers are made
-    before the browser starts.
-    """
-    with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        context = browser.new_context(
-            viewport={"width": 1280, "height": 720}, device_scale_factor=1
-        )
-        opened = context.new_page()
-        errors: list[str] = []
-        opened.on("console", lambda m: errors.append(m.text) if m.type == "error" else None)
-        opened.on("pageerror", lambda e: errors.append(str(e)))
-        opened.on(
-            "response",
-            lambda r: errors.append(f"{r.status} {r.url}") if r.status >= 400 else None,
-        )
-        yield opened, errors
-        browser.close()
 
 
 def rgba(hex_colour: str) -> list[int]:
@@ -67,15 +30,6 @@ READ_PIXELS = """(boxes) => {
 }"""
 
 
-def sign_in(page: Page, base: str, password: str) -> None:
-    page.goto(f"{base}/")
-    assert page.url == f"{base}/accounts/login/?next=/"
-    page.fill("#id_username", "ann")
-    page.fill("#id_password", password)
-    page.click("button[type=submit]")
-    page.wait_for_url(f"{base}/")
-
-
 def test_the_editor_draws_the_graph_and_runs_it_live(
     daphne_server: str,
     celery_worker: Any,
@@ -86,11 +40,12 @@ def test_the_editor_draws_the_graph_and_runs_it_live(
 ) -> None:
     tab, errors = page
     # given ann signed in
-    sign_in(tab, daphne_server, password)
+    sign_in(tab, daphne_server, "ann", password)
     # when she opens the example graph from the gallery
     tab.click("text=Loom add")
     tab.wait_for_function(
-        "() => window.geon && window.geon.state().version !== null && window.geon.draws() > 0"
+        "() => window.geon && window.geon.state().version !== null"
+        " && window.geon.boxes().length > 0"
     )
     state = tab.evaluate("window.geon.state()")
     # then the snapshot arrived and the toolbar shows its version and issue count

@@ -312,7 +312,10 @@ export function drawMinimap(ctx: CanvasRenderingContext2D, scene: Scene, map: { 
   const v = visibleWorld(scene);
   ctx.lineWidth = 1.5;
   ctx.strokeStyle = COLORS.selected;
-  ctx.strokeRect(ox + (v.x + 20) * s, oy + (v.y + 20) * s, (v.w - 40) * s, (v.h - 40) * s);
+  ctx.fillStyle = "rgba(11, 87, 208, 0.06)";
+  const frame: [number, number, number, number] = [ox + (v.x + 20) * s, oy + (v.y + 20) * s, (v.w - 40) * s, (v.h - 40) * s];
+  ctx.fillRect(...frame);
+  ctx.strokeRect(...frame);
 }
 
 /** The world point under a click on the minimap. */

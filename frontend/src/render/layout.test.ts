@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import type { GraphView } from "../model/document";
-import { boxSize, chipWidth, layoutView } from "./layout";
+import ELK from "elkjs/lib/elk.bundled.js";
+import { boxSize, chipWidth, gridLayout, layoutInput, runLayout, type Layout } from "./layout";
+
+const layoutView = async (view: GraphView): Promise<Layout> => ({ rects: new Map(await runLayout(new ELK(), layoutInput(view))) });
 
 const box = (id: string, kind: "tensor" | "operation", pinned?: { x: number; y: number }) => ({ id, kind, title: id, subtitle: "", chips: [], pinned });
 const chain: GraphView = {
@@ -22,6 +25,11 @@ describe("layoutView", () => {
     const layout = await layoutView(chain);
     expect(layout.rects.get("p")).toEqual({ x: 900, y: 400, ...boxSize(box("p", "tensor")) });
     expect(layout.rects.get("a")!.y >= 400 + boxSize(box("p", "tensor")).h + 40).toBe(true);
+  });
+
+  it("without a worker, places the free nodes on a grid below the placed ones", () => {
+    const rects = new Map(gridLayout(layoutInput(chain)));
+    expect([rects.get("p")!.y, rects.get("a")!.y, rects.get("op")!.x]).toEqual([400, 400 + 62 - 18 + 6 + 40 + 24, 264]);
   });
 
   it("sizes a tensor for its axis chips", () => {

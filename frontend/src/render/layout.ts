@@ -1,7 +1,7 @@
 // Positions for the boxes of a graph view: ELK's layered layout, left to right along the data
 // flow, except for nodes that carry a Layout tag, which stay where the tag puts them. In the
 // browser ELK runs in a Web Worker (layout.worker.ts) so a large graph never blocks the page;
-// ``layoutView`` is the same computation, called directly by the worker and by the tests.
+// ``runLayout`` is the computation, called by the worker and by the tests.
 
 import type ELK from "elkjs/lib/elk-api.js";
 import type { Box, GraphView } from "../model/document";
@@ -69,7 +69,12 @@ export async function runLayout(elk: InstanceType<typeof ELK>, input: LayoutInpu
   return out;
 }
 
-export async function layoutView(view: GraphView): Promise<Layout> {
-  const { default: ElkBundled } = await import("elkjs/lib/elk.bundled.js");
-  return { rects: new Map(await runLayout(new ElkBundled(), layoutInput(view))) };
+/** Where nodes go when no layout worker can start: a grid below everything placed. */
+export function gridLayout(input: LayoutInput): [string, Rect][] {
+  const placed = input.boxes.filter((b) => b.pinned);
+  let floor = 0;
+  for (const b of placed) floor = Math.max(floor, b.pinned!.y + b.h + 40);
+  const out: [string, Rect][] = placed.map((b) => [b.id, { x: b.pinned!.x, y: b.pinned!.y, w: b.w, h: b.h }]);
+  input.boxes.filter((b) => !b.pinned).forEach((b, i) => out.push([b.id, { x: 24 + (i % 6) * 240, y: floor + 24 + Math.floor(i / 6) * 100, w: b.w, h: b.h }]));
+  return out;
 }

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import { bounds, centreOn, fit, pan, toScreen, toWorld, zoomAt } from "./viewport";
 
 describe("viewport", () => {
-  it("fits the bounds centred, never enlarging past 1.25", () => {
-    expect(fit({ x: 0, y: 0, w: 100, h: 50 }, 1000, 500)).toEqual({ scale: 1.25, dx: 437.5, dy: 218.75 });
+  it("fits the bounds centred, never enlarging past 1:1", () => {
+    expect(fit({ x: 0, y: 0, w: 100, h: 50 }, 1000, 500)).toEqual({ scale: 1, dx: 450, dy: 225 });
     const big = fit({ x: 100, y: 0, w: 2000, h: 100 }, 1064, 400);
     expect(big.scale).toBe(0.5);
     expect(toScreen({ x: 100, y: 0, w: 2000, h: 100 }, big)).toEqual({ x: 32, y: 175, w: 1000, h: 50 });

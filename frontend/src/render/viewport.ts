@@ -28,10 +28,10 @@ export function toWorld(p: Point, vp: Viewport): Point {
   return { x: (p.x - vp.dx) / vp.scale, y: (p.y - vp.dy) / vp.scale };
 }
 
-/** The viewport that shows ``bounds`` whole and centred, never enlarged past 1.25. */
+/** The viewport that shows ``bounds`` whole and centred, never enlarged past 1:1. */
 export function fit(bounds: Rect, width: number, height: number, margin = 32): Viewport {
   if (bounds.w <= 0 || bounds.h <= 0) return { scale: 1, dx: width / 2, dy: height / 2 };
-  const scale = clamp(Math.min(1.25, (width - 2 * margin) / bounds.w, (height - 2 * margin) / bounds.h));
+  const scale = clamp(Math.min(1, (width - 2 * margin) / bounds.w, (height - 2 * margin) / bounds.h));
   return { scale, dx: (width - bounds.w * scale) / 2 - bounds.x * scale, dy: (height - bounds.h * scale) / 2 - bounds.y * scale };
 }
 

@@ -20,3 +20,8 @@ export function button(label: string, title: string, onClick: () => void, cls = 
   b.addEventListener("click", onClick);
   return b;
 }
+
+/** The button that submits its form (so Enter in any field of the form submits it too). */
+export function submit(label: string, title: string, cls = "primary"): HTMLButtonElement {
+  return el("button", { type: "submit", title, class: cls, text: label });
+}

@@ -7,7 +7,7 @@ import { inferOperation, splitRefs } from "../model/author";
 import { searchKernels } from "../model/catalogue";
 import { declaredAxes, DTYPES, nodeById, OPERATION, ROLES, selections, TENSOR, tensorAxes, type Issue, type LoomDocument } from "../model/document";
 import { axisColor } from "../render/canvas";
-import { button, el } from "./dom";
+import { button, el, submit as submitButton } from "./dom";
 
 export interface AxisForm {
   name: string;
@@ -57,7 +57,7 @@ export function createAxesPanel(cb: AxesPanelCallbacks): { element: HTMLElement;
   const name = el("input", { class: "geon-axis-name", placeholder: "name", "aria-label": "axis name", size: "6" });
   const length = el("input", { class: "geon-axis-length", placeholder: "length", "aria-label": "axis length", inputmode: "numeric", size: "4" });
   const roles = rolesPicker([]);
-  const add = button("Declare", "Declare this axis (A)", () => submit(), "primary geon-axis-add");
+  const add = submitButton("Declare", "Declare this axis (A)", "primary geon-axis-add");
   const form = el("form", { class: "geon-axis-form" }, name, length, add);
   const more = el("details", { class: "geon-axis-roles" }, el("summary", { text: "roles" }), roles.element);
   form.addEventListener("submit", (e) => {
@@ -102,7 +102,7 @@ export function createAxesPanel(cb: AxesPanelCallbacks): { element: HTMLElement;
               render();
             }
           };
-          const f = el("form", { class: "geon-axis-form" }, swatch, n, l, button("Save", "Save the axis", save, "primary geon-axis-save"), button("×", "Stop editing", () => {
+          const f = el("form", { class: "geon-axis-form" }, swatch, n, l, submitButton("Save", "Save the axis", "primary geon-axis-save"), button("×", "Stop editing", () => {
             editing = null;
             render();
           }));
@@ -181,7 +181,7 @@ export function createInspector(cb: InspectorCallbacks): { element: HTMLElement;
         const apply = (): void => {
           message.textContent = cb.applyTensor(node.id, label.value, splitRefs(axes.value), dtype.value) ?? "";
         };
-        const form = el("form", { class: "geon-fields" }, el("label", { text: "Label" }), label, el("label", { text: "Axes" }), axes, el("label", { text: "dtype" }), dtype, button("Apply", "Apply (Enter)", apply, "primary geon-apply"));
+        const form = el("form", { class: "geon-fields" }, el("label", { text: "Label" }), label, el("label", { text: "Axes" }), axes, el("label", { text: "dtype" }), dtype, submitButton("Apply", "Apply (Enter)", "primary geon-apply"));
         form.addEventListener("submit", (e) => {
           e.preventDefault();
           apply();
@@ -218,7 +218,7 @@ export function createInspector(cb: InspectorCallbacks): { element: HTMLElement;
           params,
           el("label", { text: "Output" }),
           el("span", { class: `geon-predicted ${inf.kind}`, text: predicted }),
-          button("Apply", "Apply", apply, "primary geon-apply"),
+          submitButton("Apply", "Apply (Enter)", "primary geon-apply"),
         );
         form.addEventListener("submit", (e) => {
           e.preventDefault();
@@ -293,7 +293,11 @@ export function createPalette(onPick: (kernel: string) => void): { element: HTML
         const item = el("li", { role: "option", tabindex: "0", "data-kernel": k.name }, el("strong", { text: k.name }), el("span", { class: "muted small", text: ` ${k.doc} · ${k.inputs.join(", ")}` }));
         item.addEventListener("click", () => pick(k.name));
         item.addEventListener("keydown", (e) => {
-          if (e.key === "Enter") pick(k.name);
+          if (e.key === "Enter") {
+            // no keypress may follow: focus returns to the button that opened the palette
+            e.preventDefault();
+            pick(k.name);
+          }
         });
         return item;
       }),
@@ -306,6 +310,7 @@ export function createPalette(onPick: (kernel: string) => void): { element: HTML
   search.addEventListener("input", render);
   search.addEventListener("keydown", (e) => {
     if (e.key === "Enter") {
+      e.preventDefault();
       const first = searchKernels(search.value)[0];
       if (first) pick(first.name);
     }
@@ -329,7 +334,7 @@ export function createTensorDialog(onCreate: (label: string, axes: string[], dty
   for (const d of DTYPES) dtype.append(el("option", { value: d, text: d }));
   const choices = el("div", { class: "geon-axis-choices" });
   const message = el("p", { class: "geon-form-error", role: "alert" });
-  const create = button("Add tensor", "Add the tensor", () => submit(), "primary geon-new-tensor-add");
+  const create = submitButton("Add tensor", "Add the tensor", "primary geon-new-tensor-add");
   const form = el("form", { class: "geon-fields" }, el("label", { text: "Label" }), label, el("label", { text: "Axes" }), axes, el("span", {}), choices, el("label", { text: "dtype" }), dtype, create);
   body.append(form, message, el("p", { class: "muted small", text: "Click an axis to add it; write W-1 for its dual (the side a dot contracts with W)." }));
   form.addEventListener("submit", (e) => {

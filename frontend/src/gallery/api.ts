@@ -1,0 +1,104 @@
+// The REST calls of the graph list (DESIGN.md §6, /api/v1/): create, rename, duplicate, delete,
+// import and export. Every failure becomes one sentence for the page, from the server's
+// {"error": {"code", "message"}} when there is one.
+
+import type { LoomDocument } from "../model/document";
+
+export interface GraphInfo {
+  id: string;
+  title: string;
+  version: number;
+  document?: LoomDocument;
+}
+
+export class ApiError extends Error {}
+
+export function emptyDocument(): LoomDocument {
+  return { id: crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}`, nodes: [] };
+}
+
+/** A title for an imported file: its name without the extension. */
+export function importTitle(filename: string): string {
+  const base = filename.replace(/^.*[\\/]/, "").replace(/\.json$/i, "").trim();
+  return base || "Imported graph";
+}
+
+/** Parse an import file; refuses anything that is not a LoomGraph document, saying why. */
+export function parseImport(filename: string, text: string): LoomDocument {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    throw new ApiError(`"${filename}" is not JSON; expected a LoomGraph document {"id", "nodes": [...]}`);
+  }
+  const doc = value as Partial<LoomDocument> | null;
+  if (!doc || typeof doc !== "object" || Array.isArray(doc) || typeof doc.id !== "string" || !Array.isArray(doc.nodes)) {
+    throw new ApiError(`"${filename}" is not a LoomGraph document; expected an object with "id" (a string) and "nodes" (a list)`);
+  }
+  return doc as LoomDocument;
+}
+
+export class GraphsApi {
+  constructor(
+    private readonly base: string,
+    private readonly csrf: string,
+  ) {}
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.base}${path}`, {
+        method,
+        headers: { "Content-Type": "application/json", "X-CSRFToken": this.csrf, Accept: "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: "same-origin",
+      });
+    } catch {
+      throw new ApiError("the server could not be reached; try again");
+    }
+    if (response.status === 204) return undefined as T;
+    let json: unknown = null;
+    try {
+      json = await response.json();
+    } catch {
+      /* no JSON body */
+    }
+    if (!response.ok) {
+      const message = (json as { error?: { message?: string } } | null)?.error?.message;
+      throw new ApiError(message ?? `the server answered ${response.status} ${response.statusText}`);
+    }
+    return json as T;
+  }
+
+  create(title: string, document: LoomDocument): Promise<GraphInfo> {
+    return this.call("POST", "/graphs", { title, document });
+  }
+
+  get(id: string): Promise<GraphInfo> {
+    return this.call("GET", `/graphs/${id}`);
+  }
+
+  /** Rename at the current version (a stale version is refused by the server with 409). */
+  async rename(id: string, title: string): Promise<GraphInfo> {
+    const g = await this.get(id);
+    return this.call("PATCH", `/graphs/${id}`, { baseVersion: g.version, title });
+  }
+
+  /** Store a LoomGraph document as it is, as a new graph. */
+  import(title: string, document: LoomDocument): Promise<GraphInfo> {
+    return this.call("POST", `/graphs/import?title=${encodeURIComponent(title)}`, document);
+  }
+
+  exportUrl(id: string): string {
+    return `${this.base}/graphs/${id}/export`;
+  }
+
+  remove(id: string): Promise<void> {
+    return this.call("DELETE", `/graphs/${id}`);
+  }
+
+  async duplicate(id: string): Promise<GraphInfo> {
+    const g = await this.get(id);
+    return this.create(`${g.title} (copy)`, g.document!);
+  }
+}

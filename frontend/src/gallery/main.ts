@@ -1,0 +1,75 @@
+// The graph list page: New, Import, and per graph Rename, Duplicate, Export, Delete, all through
+// the REST API; the page reloads to show the result (the list itself is rendered by Django).
+
+import { ApiError, emptyDocument, GraphsApi, importTitle, parseImport } from "./api";
+
+function mount(root: HTMLElement): void {
+  const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
+  const api = new GraphsApi(root.dataset.api ?? "/api/v1", csrf);
+  const message = root.querySelector<HTMLElement>(".gallery-message")!;
+  const editorUrl = (id: string) => (root.dataset.editor ?? "/graphs/ID/").replace("ID", id);
+  const attempt = async (work: () => Promise<void>): Promise<void> => {
+    message.textContent = "";
+    try {
+      await work();
+    } catch (e) {
+      message.textContent = e instanceof ApiError ? e.message : String(e);
+    }
+  };
+
+  const newForm = root.querySelector<HTMLFormElement>(".gallery-new")!;
+  newForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const title = new FormData(newForm).get("title")?.toString() ?? "";
+    void attempt(async () => {
+      const g = await api.create(title, emptyDocument());
+      window.location.assign(editorUrl(g.id));
+    });
+  });
+
+  const file = root.querySelector<HTMLInputElement>(".gallery-import")!;
+  file.addEventListener("change", () => {
+    const f = file.files?.[0];
+    if (!f) return;
+    void attempt(async () => {
+      const doc = parseImport(f.name, await f.text());
+      const g = await api.import(importTitle(f.name), doc);
+      window.location.assign(editorUrl(g.id));
+    });
+  });
+
+  root.addEventListener("click", (e) => {
+    const target = (e.target as HTMLElement).closest<HTMLButtonElement>("button[data-act]");
+    if (!target) return;
+    const row = target.closest<HTMLElement>("[data-graph]")!;
+    const id = row.dataset.graph!;
+    const title = row.dataset.title ?? "";
+    switch (target.dataset.act) {
+      case "rename": {
+        const next = window.prompt("New title", title);
+        if (next === null) return;
+        void attempt(async () => {
+          await api.rename(id, next);
+          window.location.reload();
+        });
+        break;
+      }
+      case "duplicate":
+        void attempt(async () => {
+          await api.duplicate(id);
+          window.location.reload();
+        });
+        break;
+      case "delete":
+        if (!window.confirm(`Delete "${title}"? This cannot be undone.`)) return;
+        void attempt(async () => {
+          await api.remove(id);
+          window.location.reload();
+        });
+        break;
+    }
+  });
+}
+
+const root = document.getElementById("geon-gallery");
+if (root) mount(root);

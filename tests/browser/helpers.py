@@ -1,0 +1,80 @@
+"""Helpers of the browser tests: Debian's Chromium driven by Playwright (never a downloaded
+browser), the pages it opens and the errors they report, signing in and screenshots."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from playwright.sync_api import (
+    Browser,
+    BrowserContext,
+    ConsoleMessage,
+    Page,
+    Response,
+)
+
+CHROMIUM = os.environ.get("GEON_CHROMIUM", "/usr/bin/chromium")
+ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+VIEWPORT = {"width": 1280, "height": 800}
+
+
+@dataclass
+class Browsers:
+    """A Chromium, its pages, and every console error, page error and 4xx/5xx any page saw."""
+
+    browser: Browser
+    errors: list[str] = field(default_factory=list)
+    contexts: list[BrowserContext] = field(default_factory=list)
+
+    def new_page(self) -> Page:
+        """A page in a fresh context (its own cookies: another person, or another device)."""
+        context = self.browser.new_context(viewport=VIEWPORT, device_scale_factor=1)  # type: ignore[arg-type]
+        self.contexts.append(context)
+        opened = context.new_page()
+        name = f"page {len(self.contexts)}"
+
+        def console(message: ConsoleMessage) -> None:
+            if message.type == "error":
+                self.errors.append(f"{name}: {message.text}")
+
+        def response(answer: Response) -> None:
+            if answer.status >= 400:
+                self.errors.append(f"{name}: {answer.status} {answer.url}")
+
+        opened.on("console", console)
+        opened.on("pageerror", lambda e: self.errors.append(f"{name}: {e}"))
+        opened.on("response", response)
+        return opened
+
+
+def screenshots(tab: Page, story: str) -> Callable[[str], Path]:
+    """``shot("02-axes")`` saves ``artifacts/<story>-02-axes.png`` and returns its path."""
+    ARTIFACTS.mkdir(exist_ok=True)
+
+    def shot(step: str) -> Path:
+        path = ARTIFACTS / f"{story}-{step}.png"
+        tab.screenshot(path=str(path))
+        return path
+
+    return shot
+
+
+def sign_in(tab: Page, base: str, username: str, password: str) -> None:
+    """Sign in through the login form, starting from the graph list."""
+    tab.goto(f"{base}/")
+    assert tab.url == f"{base}/accounts/login/?next=/"
+    tab.fill("#id_username", username)
+    tab.fill("#id_password", password)
+    tab.click("button[type=submit]")
+    tab.wait_for_url(f"{base}/")

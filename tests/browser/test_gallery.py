@@ -1,0 +1,96 @@
+"""The graph list in headless Chromium: rename, duplicate, export, import and delete graphs
+through the REST API from the page, as a person would."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Dialog, Page
+
+from tests.browser.helpers import screenshots, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+def titles(tab: Page) -> list[str]:
+    return tab.locator("table.graphs tbody tr td:first-child a").all_text_contents()
+
+
+def row(tab: Page, title: str) -> Any:
+    return tab.locator(f'table.graphs tbody tr[data-title="{title}"]')
+
+
+def test_graphs_are_renamed_duplicated_exported_imported_and_deleted_from_the_list(
+    daphne_server: str,
+    user: Any,
+    password: str,
+    graph: Any,
+    loom_document: dict[str, Any],
+    tmp_path: Path,
+    page: tuple[Page, list[str]],
+) -> None:
+    tab, errors = page
+    shot = screenshots(tab, "gallery")
+    answers: list[str | None] = []
+
+    def answer(dialog: Dialog) -> None:
+        reply = answers.pop(0)
+        if reply is None:
+            dialog.dismiss()
+        else:
+            dialog.accept(reply)
+
+    tab.on("dialog", answer)
+    # given ann with one graph
+    sign_in(tab, daphne_server, "ann", password)
+    assert titles(tab) == ["Loom add"]
+    # when she renames it
+    answers.append("Loom sum")
+    with tab.expect_navigation():
+        row(tab, "Loom add").locator("button[data-act=rename]").click()
+    # then the list shows the new title
+    assert titles(tab) == ["Loom sum"]
+    # when she duplicates it
+    with tab.expect_navigation():
+        row(tab, "Loom sum").locator("button[data-act=duplicate]").click()
+    assert titles(tab) == ["Loom sum", "Loom sum (copy)"]
+    shot("01-list")
+    # when she exports the original, she gets its LoomGraph document as it is
+    with tab.expect_download() as download:
+        row(tab, "Loom sum").locator("[data-act=export]").click()
+    saved = tmp_path / "exported.json"
+    download.value.save_as(saved)
+    assert json.loads(saved.read_text(encoding="utf-8")) == loom_document
+    # when she imports that file, it opens in the editor as a new graph with the same nodes
+    imported = tmp_path / "loom again.json"
+    imported.write_text(saved.read_text(encoding="utf-8"), encoding="utf-8")
+    tab.set_input_files(".gallery-import", str(imported))
+    tab.wait_for_url(f"{daphne_server}/graphs/*/")
+    tab.wait_for_function("() => window.geon && window.geon.state().version === 1")
+    assert tab.text_content(".graph-title") == "loom again"
+    assert tab.evaluate("window.geon.state().document") == loom_document
+    # when she deletes the copy (after saying no once)
+    tab.goto(f"{daphne_server}/")
+    answers.append(None)
+    row(tab, "Loom sum (copy)").locator("button[data-act=delete]").click()
+    assert titles(tab) == ["Loom sum", "Loom sum (copy)", "loom again"]
+    answers.extend([""])
+    with tab.expect_navigation():
+        row(tab, "Loom sum (copy)").locator("button[data-act=delete]").click()
+    # then it is gone
+    assert titles(tab) == ["Loom sum", "loom again"]
+    # when she imports a file that is not JSON, she is told so and nothing is stored
+    broken = tmp_path / "notes.json"
+    broken.write_text("not json", encoding="utf-8")
+    tab.set_input_files(".gallery-import", str(broken))
+    message = tab.locator(".gallery-message")
+    message.filter(has_text="notes.json").wait_for()
+    assert message.text_content() == (
+        '"notes.json" is not JSON; expected a LoomGraph document {"id", "nodes": [...]}'
+    )
+    assert titles(tab) == ["Loom sum", "loom again"]
+    shot("02-after")
+    assert errors == []
