@@ -205,3 +205,26 @@ def test_a_stored_version_cannot_be_changed(graph: Any) -> None:
         version.save()
     assert str(raised.value) == 'graph version "1" is immutable; store a new version instead'
     assert json.dumps(GraphVersion.objects.get(pk=version.pk).document, sort_keys=True) == stored
+
+
+@pytest.mark.parametrize("model", ["run", "render"])
+def test_the_admin_lists_and_shows_runs_and_renders(
+    model: str, client: Client, django_user_model: Any, graph: Any
+) -> None:
+    # given a run and a render of ann's graph, and a superuser
+    from geon.runs.models import Render
+
+    run = Run.objects.create(graph_version=graph.current_version, sharded=True, seed=1)
+    render = Render.objects.create(
+        graph_version=graph.current_version, format="svg", content_hash="ab" * 32
+    )
+    admin = django_user_model.objects.create_superuser("root", password="x")
+    client.force_login(admin)
+    pk = run.pk if model == "run" else render.pk
+    # when the superuser opens the list and the row
+    listed = client.get(f"/admin/runs/{model}/")
+    shown = client.get(f"/admin/runs/{model}/{pk}/change/")
+    # then both pages answer and name the row
+    assert (listed.status_code, shown.status_code) == (200, 200)
+    expected = str(run) if model == "run" else str(render)
+    assert expected in shown.content.decode()
