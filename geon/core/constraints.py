@@ -631,6 +631,7 @@ def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | Non
     if sig is not None and not own:
         sides = _parsed(index, op).sides
         footprints: dict[tuple[IPF, ZRange | None], int] = {}
+        images: dict[int, ZRange] = {}  # by IPF identity, as in OperationIPFSignatureAgreement
         plan = []
         usable = True
         for side in ("inputs", "outputs"):
@@ -643,7 +644,10 @@ def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | Non
                     # a clean operation's input selection is its projection clipped to the
                     # tensor, so a shard's projection clipped to the tensor is the shard's
                     # projection clipped to the operation's selection
-                    clipped = side == "inputs" and f.apply_range(irange) != o.range
+                    image = images.get(id(f))
+                    if image is None:
+                        image = images[id(f)] = f.apply_range(irange)
+                    clipped = side == "inputs" and image != o.range
                     foot = (f, o.range if clipped else None)
                     entries.append((o.tensor_id, footprints.setdefault(foot, len(footprints))))
                 plan.append((side, key, tuple(entries)))
@@ -1007,6 +1011,7 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                 (_ctx("IPFSignature", node.id, sig_path, None),),
             )
     parsed = _parsed(index, node)
+    images: dict[int, ZRange] = {}  # by IPF identity (the IPFs live as long as the signature)
     for side in ("inputs", "outputs"):
         body_keys = parsed.sides[side]
         sig_keys = sig.get(side, {})
@@ -1078,7 +1083,9 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                         {"side": side, "key": key, "position": pos},
                     )
                     continue
-                projected = ipf.apply_range(irange)
+                projected = images.get(id(ipf))
+                if projected is None:  # equal IPFs are one object (_ipf): project each once
+                    projected = images[id(ipf)] = ipf.apply_range(irange)
                 expected, clipped = _expected_selection(index, side, sel, projected)
                 if expected != sel.range:
                     yield _issue(
