@@ -9,6 +9,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.core.files.storage import FileSystemStorage
 from django.db import models
+from django.utils import timezone
 
 from geon.graphs.models import GraphVersion, ShardPlan
 
@@ -103,6 +104,8 @@ class Render(models.Model):
     file = models.FileField(storage=data_files, max_length=255, blank=True)
     error = models.TextField(blank=True, default="")
     created = models.DateTimeField(auto_now_add=True)
+    # When it was last handed to a worker (a render waiting too long is handed over again).
+    queued = models.DateTimeField(default=timezone.now)
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:

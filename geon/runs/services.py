@@ -80,6 +80,10 @@ CONTENT_TYPES = {
     "dot": "text/vnd.graphviz; charset=utf-8",
 }
 
+#: A render still queued or drawing this many seconds after it was handed to a worker is handed
+#: over again (its message was lost, or its worker died); drawing is idempotent.
+RENDER_RETRY_SECONDS = 60.0
+
 UNEXPECTED_RUN_FAILURE = "the executor failed unexpectedly; the worker log has the details"
 UNEXPECTED_RENDER_FAILURE = "the renderer failed unexpectedly; the worker log has the details"
 
@@ -647,7 +651,8 @@ def check_can_render(
 
 def do_request_render(version: GraphVersion, format: str) -> Render:
     """The diagram of ``version`` as ``format``: the cached one for the same document, or a new
-    one queued for the worker once committed (also when a finished file has gone missing)."""
+    one queued for the worker once committed. A finished render whose file has gone missing,
+    and one waiting longer than :data:`RENDER_RETRY_SECONDS`, are queued again."""
     from geon.runs.tasks import render_diagram
 
     with transaction.atomic():
@@ -656,15 +661,19 @@ def do_request_render(version: GraphVersion, format: str) -> Render:
             format=format,
             defaults={"graph_version": version},
         )
+        now = timezone.now()
         lost = found.status == Render.Status.DONE and not (
             found.file.name and found.file.storage.exists(found.file.name)
         )
-        if lost:
+        waiting = found.status in (Render.Status.QUEUED, Render.Status.RUNNING)
+        stuck = waiting and (now - found.queued).total_seconds() > RENDER_RETRY_SECONDS
+        if lost or stuck:
             found.status = Render.Status.QUEUED
             found.file = ""
             found.finished = None
+            found.queued = now
             found.save()
-        if created or lost:
+        if created or lost or stuck:
             transaction.on_commit(lambda: render_diagram.delay(found.pk))
     return found
 

@@ -6,12 +6,14 @@ from __future__ import annotations
 import shutil
 import time
 import xml.etree.ElementTree as ET
+from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
 from django.conf import settings
 from django.test import Client
+from django.utils import timezone
 
 from geon.graphs.models import GraphVersion, Membership
 from geon.graphs.services import do_create_graph
@@ -227,6 +229,41 @@ def test_a_lost_file_is_drawn_again(client: Client, user: Any, graph: Any) -> No
     response = client.get(f"{API}/graphs/{graph.pk}/render.dot")
     # then the render is queued again
     assert (response.status_code, Render.objects.get().status) == (202, "queued")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize(
+    ("label", "status", "waited", "handed_again"),
+    [
+        ("queued a moment ago", "queued", 5, False),
+        ("queued too long ago", "queued", 61, True),
+        ("drawing too long", "running", 61, True),
+    ],
+)
+def test_a_render_waiting_too_long_is_handed_to_a_worker_again(
+    label: str,
+    status: str,
+    waited: float,
+    handed_again: bool,
+    client: Client,
+    user: Any,
+    graph: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    # given a render handed to a worker ``waited`` seconds ago
+    client.force_login(user)
+    client.get(f"{API}/graphs/{graph.pk}/render.svg")
+    long_ago = timezone.now() - timedelta(seconds=waited)
+    Render.objects.update(status=status, queued=long_ago)
+    # when the client polls
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.get(f"{API}/graphs/{graph.pk}/render.svg")
+    # then it is still 202, and the render is queued again only when it waited too long
+    render = Render.objects.get()
+    assert (response.status_code, len(callbacks)) == (202, 1 if handed_again else 0)
+    assert (render.status, render.queued > long_ago) == (
+        ("queued", True) if handed_again else (status, False)
+    )
 
 
 # --- a real worker ----------------------------------------------------------------------------
