@@ -50,7 +50,7 @@ def test_the_gallery_lists_only_the_users_own_graphs(
     client.force_login(other_user)
     body = client.get("/").content.decode()
     assert "Loom add" not in body
-    assert "No graphs yet." in body
+    assert "No graphs yet" in body
 
 
 def test_the_editor_page_mounts_the_bundle(client: Client, user: Any, graph: Any) -> None:
