@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from geon.core.axes import Axes, Axis, AxisRef
@@ -218,6 +218,7 @@ def operand_pair(draw: st.DrawFn) -> tuple[Axes, Axes]:
     return operand(), operand()
 
 
+@settings(deadline=None)  # correctness, not timing: the machine is shared
 @given(operand_pair())
 def test_dot_transpose_identity_on_axes(pair: tuple[Axes, Axes]) -> None:
     x, y = pair
@@ -276,6 +277,7 @@ FUZZ_AXES = {
 }
 
 
+@settings(deadline=None)  # correctness, not timing: the machine is shared
 @given(
     st.sampled_from(sorted(k for k, spec in CATALOGUE.items() if spec.named)),
     st.lists(

@@ -250,6 +250,7 @@ def test_grid_split_is_row_major() -> None:
     ]
 
 
+@settings(deadline=None)  # correctness, not timing: the machine is shared
 @given(st.integers(0, 40), st.integers(1, 12))
 def test_parts_split_matches_numpy_array_split(length: int, parts: int) -> None:
     pieces = ZRange([7], [7 + length]).split(0, parts=parts)
@@ -272,7 +273,7 @@ def split_cases(draw: st.DrawFn) -> tuple[ZRange, int, dict[str, object]]:
     return r, dim, {"sizes": [b - a for a, b in itertools.pairwise(edges)]}
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # correctness, not timing: the machine is shared
 @given(split_cases())
 def test_split_then_bound_gives_the_range_and_shards_partition_it(
     case: tuple[ZRange, int, dict[str, object]],
@@ -360,12 +361,13 @@ def test_affine_map_identity() -> None:
     assert ZAffineMap.identity(2)([3, 4]) == (3, 4)
 
 
+@settings(deadline=None)  # correctness, not timing: the machine is shared
 @given(ranges())
 def test_identity_ipf_maps_a_range_to_itself(r: ZRange) -> None:
     assert IPF.identity(r.rank)(r) == (r if not r.is_empty else ZRange(r.start, r.start))
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # correctness, not timing: the machine is shared
 @given(st.data())
 def test_range_footprint_is_the_bounding_box_of_all_point_footprints(data: st.DataObject) -> None:
     r = data.draw(nonempty_ranges())
@@ -373,7 +375,7 @@ def test_range_footprint_is_the_bounding_box_of_all_point_footprints(data: st.Da
     assert f(r) == bounding_range(f(p) for p in r.cells())
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # correctness, not timing: the machine is shared
 @given(st.data())
 def test_projection_of_a_union_contains_the_projections_of_its_parts(data: st.DataObject) -> None:
     r = data.draw(nonempty_ranges())
@@ -386,7 +388,7 @@ def test_projection_of_a_union_contains_the_projections_of_its_parts(data: st.Da
     assert bounding_range(f(p) for p in parts if not p.is_empty) == whole
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)  # correctness, not timing: the machine is shared
 @given(st.data())
 def test_hull_is_apply_range_without_the_checks(data: st.DataObject) -> None:
     r = data.draw(nonempty_ranges())
