@@ -185,9 +185,9 @@ async def test_run_events_from_the_worker_process_reach_the_websocket(
 
 
 def chain(steps: int) -> dict[str, Any]:
-    """A document of ``2 * steps`` operations on 1200 x 1200 floats: long enough (most of a
-    second) that the consumer's polling of the row sees it running."""
-    H, W = gc.Axis("H", 1200), gc.Axis("W", 1200)
+    """A document of ``2 * steps`` operations on 2000 x 2000 floats: long enough (a second or
+    more) that the consumer's polling of the row (every 0.25 s) sees it running."""
+    H, W = gc.Axis("H", 2000), gc.Axis("W", 2000)
     x = gc.placeholder(axes=[H, W], name="x")
     y = x
     for _ in range(steps):
@@ -215,7 +215,7 @@ async def test_progress_of_every_operation_reaches_the_websocket(
     await database_sync_to_async(do_queue_run)(checked, user)
     events = []
     while not events or events[-1]["event"] not in ("done", "failed"):
-        events.append(await ws.receive_json_from(timeout=60))
+        events.append(await ws.receive_json_from(timeout=120))
     await ws.disconnect()
     # then progress events arrived, each naming the operation just finished, in order
     progress = [e["run"] for e in events if e["event"] == "progress" and e["run"]["step"]]
