@@ -6,8 +6,9 @@ Canvas2D page that only draws the same rectangles and lines, measured in the sam
 
 The graph is a grid of chains ``t -> op:exp -> t -> op:exp ...`` with axis declarations, every
 tensor and operation placed by a ``Layout`` tag (the floor draws exactly those boxes, so layout
-time is not part of either figure). Both pages are served from a local HTTP server and driven by
-Playwright with Debian's Chromium (``GEON_CHROMIUM``, default ``/usr/bin/chromium``), with the
+time is not part of either figure). Both pages draw on a canvas of the same size (the editor's,
+between its side panels); both are served from a local HTTP server and driven by Playwright with
+Debian's Chromium (``GEON_CHROMIUM``, default ``/usr/bin/chromium``), with the
 frame-rate limit off so a frame takes as long as it needs instead of waiting for vsync.
 
 Rows:
@@ -117,16 +118,15 @@ FIRST_PAINT_EDITOR = """async (doc) => {
   const before = window.geon.draws();
   const t0 = performance.now();
   window.geon.loadDocument(doc);
-  while (window.geon.draws() === before || window.geon.boxes().length === 0) {
-    await new Promise(requestAnimationFrame);
-  }
-  await new Promise(requestAnimationFrame);
+  // the editor paints in its own animation-frame callback, which runs before this one's
+  do await new Promise(requestAnimationFrame);
+  while (window.geon.draws() === before);
   return performance.now() - t0;
 }"""
 
-FIRST_PAINT_FLOOR = """async (scene) => {
+FIRST_PAINT_FLOOR = """async ([scene, size]) => {
   const t0 = performance.now();
-  window.floor.load(scene);
+  window.floor.load(scene, size);
   await new Promise(requestAnimationFrame);
   return performance.now() - t0;
 }"""
@@ -166,6 +166,7 @@ def measure(
     which: str,
     doc: dict[str, Any],
     scene: dict[str, Any] | None,
+    size: dict[str, int] | None,
     frames: int,
 ) -> dict[str, Any]:
     if which == "editor":
@@ -178,8 +179,7 @@ def measure(
     else:
         page.goto(f"{base}/bench/floor.html")
         page.wait_for_function("() => window.floor !== undefined")
-        first = page.evaluate(FIRST_PAINT_FLOOR, scene)
-        size = page.evaluate("({ w: innerWidth, h: innerHeight })")
+        first = page.evaluate(FIRST_PAINT_FLOOR, [scene, size])
         api = "floor"
     assert scene is not None
     xs = [r["x"] for r in scene["rects"]]
@@ -216,15 +216,15 @@ def main() -> None:
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
         for _ in range(args.repeat):
-            scene = None
+            scene = size = None
             for which in ("editor", "floor"):
                 context = browser.new_context(
                     viewport={"width": 1280, "height": 800}, device_scale_factor=1
                 )
                 page = context.new_page()
                 page.on("pageerror", lambda e: errors.append(str(e)))
-                got = measure(page, base, which, doc, scene, args.frames)
-                scene = got["scene"]
+                got = measure(page, base, which, doc, scene, size, args.frames)
+                scene, size = got["scene"], got["size"]
                 results[which].append(got)
                 context.close()
         browser.close()

@@ -26,7 +26,7 @@ import {
 import { declaredAxes, graphView, issueAxes, issuesByNode, LAYOUT, nodeById, OPERATION, searchNodes, selections, TENSOR, tensorAxes, type GraphView, type Issue, type LoomDocument, type Point } from "./model/document";
 import { applyOps, EditError, invertOps, type EditOp } from "./model/edits";
 import { applyRun, initialState, type EditorState, type RunInfo, type ServerMessage } from "./model/state";
-import { AXIS_PALETTE, COLORS, drawMinimap, drawScene, hitTest, type Scene } from "./render/canvas";
+import { AXIS_PALETTE, COLORS, drawMinimap, drawMinimapFrame, drawScene, hitTest, minimapToWorld, type Scene } from "./render/canvas";
 import { boxSize, gridLayout, layoutInput, type Layout } from "./render/layout";
 import { LayoutClient } from "./render/layoutClient";
 import { bounds, centreOn, fit, intersects, pan, toScreen, toWorld, zoomAt, type Rect, type Viewport } from "./render/viewport";
@@ -101,7 +101,9 @@ export class Editor implements Commands {
           if ((node.label ?? "") !== label.trim()) ops.push({ op: "update_node", id, label: label.trim() || null });
           if (node.body.dtype !== dtype) ops.push({ op: "update_node", id, body: { dtype } });
           const now = applyOps(doc, ops);
-          if (JSON.stringify(tensorAxes(node)) !== JSON.stringify(axes)) ops.push(...setTensorAxes(now, id, axes));
+          // a positional (loom) tensor keeps having no axes while the field stays empty
+          const unchanged = tensorAxes(node) === null ? axes.length === 0 : JSON.stringify(tensorAxes(node)) === JSON.stringify(axes);
+          if (!unchanged) ops.push(...setTensorAxes(now, id, axes));
           return ops;
         }),
       applyOperation: (id, label, params) =>
@@ -129,7 +131,11 @@ export class Editor implements Commands {
     root.append(this.toolbar.element, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
     this.bindPointer();
     this.bindKeys();
-    new ResizeObserver(() => this.invalidate()).observe(this.canvas);
+    new ResizeObserver((entries) => {
+      const box = entries[0]?.contentRect;
+      if (box) this.canvasSize = { width: box.width, height: box.height };
+      this.invalidate();
+    }).observe(this.canvas);
     try {
       this.layoutClient = new LayoutClient();
     } catch {
@@ -479,11 +485,7 @@ export class Editor implements Commands {
     );
     this.minimap.addEventListener("pointerdown", (e) => {
       const box = this.minimap.getBoundingClientRect();
-      const world = this.minimapWorld();
-      const s = Math.min(box.width / Math.max(world.w, 1), box.height / Math.max(world.h, 1));
-      const ox = (box.width - world.w * s) / 2 - world.x * s;
-      const oy = (box.height - world.h * s) / 2 - world.y * s;
-      const p = { x: (e.clientX - box.left - ox) / s, y: (e.clientY - box.top - oy) / s };
+      const p = minimapToWorld({ x: e.clientX - box.left, y: e.clientY - box.top }, { width: box.width, height: box.height, world: this.minimapWorld() });
       const { width, height } = this.size();
       this.vp = centreOn(this.vp, { x: p.x, y: p.y, w: 0, h: 0 }, width, height);
       this.invalidate();
@@ -590,8 +592,12 @@ export class Editor implements Commands {
     return out;
   }
 
+  /** The canvas's size in CSS pixels, as the ResizeObserver last saw it (reading it from the DOM would force a layout every frame). */
+  private canvasSize: { width: number; height: number } | null = null;
+
   private size(): { width: number; height: number } {
-    return { width: this.canvas.clientWidth || 800, height: this.canvas.clientHeight || 600 };
+    if (!this.canvasSize) this.canvasSize = { width: this.canvas.clientWidth || 800, height: this.canvas.clientHeight || 600 };
+    return this.canvasSize;
   }
 
   /** The document changed (or the status): rebuild the view and layout, then draw. */
@@ -603,6 +609,8 @@ export class Editor implements Commands {
       const alive = new Set(doc?.nodes.map((n) => n.id) ?? []);
       if (this.selected.some((id) => !alive.has(id))) this.selected = this.selected.filter((id) => alive.has(id));
     }
+    this.cached = null;
+    this.panelsDirty = true;
     this.invalidate();
   }
 
@@ -645,47 +653,55 @@ export class Editor implements Commands {
     });
   }
 
-  /** What the minimap shows: the graph and the part in view, so the view's frame is always inside. */
+  /** What the minimap shows: the graph, with a margin. */
   private minimapWorld(): Rect {
-    const { width, height } = this.size();
-    const a = toWorld({ x: 0, y: 0 }, this.vp);
-    const b = toWorld({ x: width, y: height }, this.vp);
-    const all = bounds([...this.layout.rects.values(), { x: a.x, y: a.y, w: b.x - a.x, h: b.y - a.y }]);
-    return { x: all.x - 20, y: all.y - 20, w: all.w + 40, h: all.h + 40 };
+    const all = bounds(this.layout.rects.values());
+    return { x: all.x - 40, y: all.y - 40, w: all.w + 80, h: all.h + 80 };
   }
+
+  /** The parts of the scene that change with the document, selection or status (not with the view). */
+  private cached: Omit<Scene, "vp" | "size" | "tool" | "layout"> | null = null;
+  private panelsDirty = true;
+  private minimapBase: { key: unknown; image: HTMLCanvasElement } | null = null;
 
   scene(): Scene | null {
     const doc = this.session.document;
     if (!doc || !this.view) return null;
-    const issues = this.issues();
-    const colors = new Map(this.session.present.map((p) => [p.user, personColor(p.user)]));
-    return {
-      view: this.view,
-      layout: this.layout,
-      vp: this.vp,
-      size: this.size(),
-      selected: new Set(this.selected),
-      issues: issuesByNode(issues),
-      issueAxes: this.issueAxesByNode(doc, issues),
-      axisOrder: [...declaredAxes(doc).keys()],
-      tool: this.tool,
-      // our own entry never changes after the snapshot (the server does not echo it), so it holds no selection
-      presence: this.session.present.filter((p) => p.selection?.length).map((p) => ({ user: p.user, color: colors.get(p.user)!, selection: p.selection ?? [] })),
-      found: new Set(this.found),
-    };
+    if (!this.cached || this.cached.view !== this.view) {
+      const issues = this.issues();
+      const colors = new Map(this.session.present.map((p) => [p.user, personColor(p.user)]));
+      this.cached = {
+        view: this.view,
+        selected: new Set(this.selected),
+        issues: issuesByNode(issues),
+        issueAxes: this.issueAxesByNode(doc, issues),
+        axisOrder: [...declaredAxes(doc).keys()],
+        // our own entry never changes after the snapshot (the server does not echo it), so it holds no selection
+        presence: this.session.present.filter((p) => p.selection?.length).map((p) => ({ user: p.user, color: colors.get(p.user)!, selection: p.selection ?? [] })),
+        found: new Set(this.found),
+      };
+    }
+    return { ...this.cached, layout: this.layout, vp: this.vp, size: this.size(), tool: this.tool };
   }
 
-  paint(): void {
-    const t0 = performance.now();
+  private updatePanels(): void {
     const doc = this.session.document;
     const issues = this.issues();
-    const state = this.state();
     const colors = new Map(this.session.present.map((p) => [p.user, personColor(p.user)]));
-    this.toolbar.update(state, { canUndo: this.history.canUndo, canRedo: this.history.canRedo, found: this.found.length, colors, me: this.options.user });
+    this.toolbar.update(this.state(), { canUndo: this.history.canUndo, canRedo: this.history.canRedo, found: this.found.length, colors, me: this.options.user });
     const axesWithIssues = new Set(issues.flatMap((i) => issueAxes(i)).map((r) => r.replace(/[+-]\d+$/, "")));
     this.axesPanel.update(doc, axesWithIssues);
     this.inspector.update(doc, this.selected, issues);
     this.issuesPanel.update(issues, doc);
+  }
+
+  /** Draw the canvas (and, after a change of state, the panels). A pan or zoom only redraws the canvas. */
+  paint(): void {
+    const t0 = performance.now();
+    if (this.panelsDirty) {
+      this.panelsDirty = false;
+      this.updatePanels();
+    }
     const scene = this.scene();
     const { width, height } = this.size();
     const ratio = window.devicePixelRatio || 1;
@@ -701,19 +717,38 @@ export class Editor implements Commands {
       scene.vp = this.vp;
     }
     drawScene(ctx, scene);
-    const mw = this.minimap.clientWidth;
-    const mh = this.minimap.clientHeight;
-    if (mw && mh) {
-      if (this.minimap.width !== Math.round(mw * ratio)) this.minimap.width = Math.round(mw * ratio);
-      if (this.minimap.height !== Math.round(mh * ratio)) this.minimap.height = Math.round(mh * ratio);
-      const m = this.minimap.getContext("2d");
-      if (m) {
-        m.setTransform(ratio, 0, 0, ratio, 0, 0);
-        drawMinimap(m, scene, { width: mw, height: mh, world: this.minimapWorld() });
-      }
-    }
+    this.paintMinimap(scene, ratio);
     this.draws += 1;
     this.lastPaintMs = performance.now() - t0;
+  }
+
+  private minimapSize: { width: number; height: number } | null = null;
+
+  private paintMinimap(scene: Scene, ratio: number): void {
+    this.minimapSize ??= { width: this.minimap.clientWidth, height: this.minimap.clientHeight };
+    const { width: mw, height: mh } = this.minimapSize;
+    const m = this.minimap.getContext("2d");
+    if (!mw || !mh || !m) return;
+    const map = { width: mw, height: mh, world: this.minimapWorld() };
+    if (this.minimap.width !== Math.round(mw * ratio)) this.minimap.width = Math.round(mw * ratio);
+    if (this.minimap.height !== Math.round(mh * ratio)) this.minimap.height = Math.round(mh * ratio);
+    // the boxes are drawn once per change of layout or issues; a pan only moves the frame
+    const key = [this.layout, this.cached, mw, mh];
+    const base = this.minimapBase;
+    if (!base || (base.key as unknown[]).some((k, i) => k !== key[i])) {
+      const image = document.createElement("canvas");
+      image.width = this.minimap.width;
+      image.height = this.minimap.height;
+      const b = image.getContext("2d")!;
+      b.setTransform(ratio, 0, 0, ratio, 0, 0);
+      drawMinimap(b, scene, map);
+      this.minimapBase = { key, image };
+    }
+    m.setTransform(1, 0, 0, 1, 0, 0);
+    m.clearRect(0, 0, this.minimap.width, this.minimap.height);
+    m.drawImage(this.minimapBase!.image, 0, 0);
+    m.setTransform(ratio, 0, 0, ratio, 0, 0);
+    drawMinimapFrame(m, scene, map);
   }
 
   state(): EditorState {

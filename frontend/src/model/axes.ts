@@ -35,8 +35,20 @@ export interface RefPart {
   level: number;
 }
 
+const parsed = new Map<string, readonly RefPart[]>();
+
 /** "H*W+1" -> [{H, 0}, {W, 1}]; throws an AxisError naming the text when it is not a reference. */
-export function parseRef(text: string): RefPart[] {
+export function parseRef(text: string): readonly RefPart[] {
+  let found = parsed.get(text);
+  if (!found) {
+    found = Object.freeze(parseRefUncached(text).map((p) => Object.freeze(p)));
+    if (parsed.size > 10_000) parsed.clear();
+    parsed.set(text, found);
+  }
+  return found;
+}
+
+function parseRefUncached(text: string): RefPart[] {
   return text.split("*").map((part) => {
     const m = REF_PART.exec(part);
     if (!m) {
@@ -50,7 +62,7 @@ export function parseRef(text: string): RefPart[] {
   });
 }
 
-export function formatRef(parts: RefPart[]): string {
+export function formatRef(parts: readonly RefPart[]): string {
   return parts.map((p) => p.name + (p.level === 0 ? "" : p.level > 0 ? `+${p.level}` : `${p.level}`)).join("*");
 }
 

@@ -90,41 +90,113 @@ function arrowHead(ctx: CanvasRenderingContext2D, b: Rect): void {
   ctx.closePath();
 }
 
-function drawChips(ctx: CanvasRenderingContext2D, scene: Scene, box: Box, r: Rect, bad: ReadonlySet<string> | undefined): void {
-  let x = r.x + 10;
-  const y = r.y + r.h - 24;
-  ctx.font = "600 11px ui-monospace, SFMono-Regular, Menlo, monospace";
-  ctx.textBaseline = "middle";
-  ctx.textAlign = "left";
-  for (const chip of box.chips) {
-    const w = chipWidth(chip.ref, chip.length);
-    if (x + w > r.x + r.w - 6) break;
-    const colour = axisColor(chip.axis.split("*")[0] ?? chip.axis, scene.axisOrder);
-    ctx.beginPath();
-    ctx.roundRect(x, y, w, 17, 8.5);
-    ctx.fillStyle = colour;
-    ctx.fill();
-    if (bad?.has(chip.ref) || bad?.has(chip.axis)) {
-      ctx.lineWidth = 2.5;
-      ctx.strokeStyle = COLORS.issueStroke;
-      ctx.stroke();
-    }
-    ctx.fillStyle = "#fff";
-    ctx.fillText(`${chip.ref} ${chip.length ?? "?"}`, x + 8, y + 9);
-    x += w + 4;
-  }
+interface Placed {
+  box: Box;
+  r: Rect;
 }
 
-function drawBox(ctx: CanvasRenderingContext2D, scene: Scene, box: Box, r: Rect): void {
-  const tensor = box.kind === "tensor";
-  const issues = scene.issues.get(box.id);
-  ctx.beginPath();
-  ctx.roundRect(r.x, r.y, r.w, r.h, tensor ? 5 : 14);
-  ctx.fillStyle = issues ? COLORS.issueFill : tensor ? COLORS.tensorFill : COLORS.operationFill;
-  ctx.fill();
-  ctx.lineWidth = issues ? 2.5 : 1.5;
-  ctx.strokeStyle = issues ? COLORS.issueStroke : tensor ? COLORS.tensorStroke : COLORS.operationStroke;
-  ctx.stroke();
+/**
+ * The boxes in view, drawn in passes that each set a style once: shapes by style, then titles,
+ * subtitles, axis chips by colour, chip labels, handles, and last the few overlays (issues,
+ * selection, presence, search). Switching fonts and styles per box is what makes a canvas slow.
+ */
+function drawDetailed(ctx: CanvasRenderingContext2D, scene: Scene, placed: Placed[]): void {
+  const shapes = new Map<string, Path2D>();
+  const shape = (key: string): Path2D => {
+    let path = shapes.get(key);
+    if (!path) shapes.set(key, (path = new Path2D()));
+    return path;
+  };
+  for (const { box, r } of placed) {
+    const key = scene.issues.has(box.id) ? "issue" : box.kind;
+    shape(key).roundRect(r.x, r.y, r.w, r.h, box.kind === "tensor" ? 5 : 14);
+  }
+  const styles: Record<string, [string, string, number]> = {
+    tensor: [COLORS.tensorFill, COLORS.tensorStroke, 1.5],
+    operation: [COLORS.operationFill, COLORS.operationStroke, 1.5],
+    issue: [COLORS.issueFill, COLORS.issueStroke, 2.5],
+  };
+  for (const [key, path] of shapes) {
+    const [fill, stroke, width] = styles[key]!;
+    ctx.fillStyle = fill;
+    ctx.fill(path);
+    ctx.lineWidth = width;
+    ctx.strokeStyle = stroke;
+    ctx.stroke(path);
+  }
+
+  // titles
+  ctx.fillStyle = COLORS.text;
+  ctx.textBaseline = "middle";
+  ctx.font = "600 14px system-ui, sans-serif";
+  const titleWidth = new Map<string, number>();
+  for (const { box, r } of placed) {
+    if (box.kind === "tensor") {
+      ctx.textAlign = "left";
+      ctx.fillText(box.title, r.x + 10, r.y + 16, r.w - 20);
+      titleWidth.set(box.id, Math.min(ctx.measureText(box.title).width, r.w - 20));
+    } else {
+      ctx.textAlign = "center";
+      ctx.fillText(box.title, r.x + r.w / 2, r.y + r.h / 2, r.w - 16);
+    }
+  }
+  // subtitles
+  ctx.fillStyle = COLORS.subtext;
+  ctx.font = "12px system-ui, sans-serif";
+  ctx.textAlign = "left";
+  for (const { box, r } of placed) {
+    if (box.kind !== "tensor") continue;
+    const tw = titleWidth.get(box.id) ?? 0;
+    ctx.fillText(box.subtitle, r.x + 16 + tw, r.y + 16, Math.max(0, r.w - 30 - tw));
+  }
+  // axis chips: pills by colour, outlines where an issue names the axis, then the labels
+  const pills = new Map<string, Path2D>();
+  const bad = new Path2D();
+  const labels: [string, number, number][] = [];
+  for (const { box, r } of placed) {
+    let x = r.x + 10;
+    const y = r.y + r.h - 24;
+    const flagged = scene.issueAxes.get(box.id);
+    for (const chip of box.chips) {
+      const w = chipWidth(chip.ref, chip.length);
+      if (x + w > r.x + r.w - 6) break;
+      const colour = axisColor(chip.axis.split("*")[0] ?? chip.axis, scene.axisOrder);
+      let pill = pills.get(colour);
+      if (!pill) pills.set(colour, (pill = new Path2D()));
+      pill.roundRect(x, y, w, 17, 8.5);
+      if (flagged?.has(chip.ref) || flagged?.has(chip.axis)) bad.roundRect(x, y, w, 17, 8.5);
+      labels.push([`${chip.ref} ${chip.length ?? "?"}`, x + 8, y + 9]);
+      x += w + 4;
+    }
+  }
+  for (const [colour, pill] of pills) {
+    ctx.fillStyle = colour;
+    ctx.fill(pill);
+  }
+  ctx.lineWidth = 2.5;
+  ctx.strokeStyle = COLORS.issueStroke;
+  ctx.stroke(bad);
+  ctx.font = "600 11px ui-monospace, SFMono-Regular, Menlo, monospace";
+  ctx.fillStyle = "#fff";
+  for (const [text, x, y] of labels) ctx.fillText(text, x, y);
+  // the handles to drag a connection from
+  const handles = new Path2D();
+  for (const { box, r } of placed) {
+    if (box.kind !== "tensor") continue;
+    handles.moveTo(r.x + r.w + 5, r.y + r.h / 2);
+    handles.arc(r.x + r.w, r.y + r.h / 2, 5, 0, Math.PI * 2);
+  }
+  ctx.fillStyle = "#fff";
+  ctx.fill(handles);
+  ctx.lineWidth = 1.5;
+  ctx.strokeStyle = COLORS.tensorStroke;
+  ctx.stroke(handles);
+
+  for (const { box, r } of placed) drawOverlays(ctx, scene, box, r);
+}
+
+/** What marks one box beyond its shape: search hit, selection, others' selections, issue badge. */
+function drawOverlays(ctx: CanvasRenderingContext2D, scene: Scene, box: Box, r: Rect): void {
   if (scene.found.has(box.id)) {
     ctx.lineWidth = 4;
     ctx.strokeStyle = COLORS.search;
@@ -156,30 +228,7 @@ function drawBox(ctx: CanvasRenderingContext2D, scene: Scene, box: Box, r: Rect)
     ctx.fillText(p.user, r.x - ring, r.y - ring - 2);
     ring += 4;
   }
-  ctx.fillStyle = COLORS.text;
-  ctx.textBaseline = "middle";
-  if (tensor) {
-    ctx.textAlign = "left";
-    ctx.font = "600 14px system-ui, sans-serif";
-    ctx.fillText(box.title, r.x + 10, r.y + 16, r.w - 20);
-    const tw = Math.min(ctx.measureText(box.title).width, r.w - 20);
-    ctx.fillStyle = COLORS.subtext;
-    ctx.font = "12px system-ui, sans-serif";
-    ctx.fillText(box.subtitle, r.x + 16 + tw, r.y + 16, Math.max(0, r.w - 30 - tw));
-    drawChips(ctx, scene, box, r, scene.issueAxes.get(box.id));
-    // the handle to drag a connection from
-    ctx.beginPath();
-    ctx.arc(r.x + r.w, r.y + r.h / 2, 5, 0, Math.PI * 2);
-    ctx.fillStyle = "#fff";
-    ctx.fill();
-    ctx.lineWidth = 1.5;
-    ctx.strokeStyle = COLORS.tensorStroke;
-    ctx.stroke();
-  } else {
-    ctx.textAlign = "center";
-    ctx.font = "600 14px system-ui, sans-serif";
-    ctx.fillText(box.title, r.x + r.w / 2, r.y + r.h / 2, r.w - 16);
-  }
+  const issues = scene.issues.get(box.id);
   if (issues) {
     const cx = r.x + r.w - 2;
     const cy = r.y + 2;
@@ -190,6 +239,7 @@ function drawBox(ctx: CanvasRenderingContext2D, scene: Scene, box: Box, r: Rect)
     ctx.fillStyle = "#fff";
     ctx.font = "700 11px system-ui, sans-serif";
     ctx.textAlign = "center";
+    ctx.textBaseline = "middle";
     ctx.fillText(issues.length > 9 ? "9+" : String(issues.length), cx, cy + 0.5);
   }
 }
@@ -229,12 +279,13 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
 
   let drawn = 0;
   if (detailed) {
+    const placed: Placed[] = [];
     for (const box of scene.view.boxes) {
       const r = rectOf(scene, box.id);
-      if (!r || !intersects(r, seen)) continue;
-      drawBox(ctx, scene, box, r);
-      drawn += 1;
+      if (r && intersects(r, seen)) placed.push({ box, r });
     }
+    drawDetailed(ctx, scene, placed);
+    drawn = placed.length;
   } else {
     // far out: plain shapes, one path per style
     const groups = new Map<string, Rect[]>();
@@ -289,7 +340,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
   return drawn;
 }
 
-/** The minimap: every box as a dot of its kind, and the part of the graph in view. */
+/** The minimap: every box as a dot of its kind (the frame of the view is drawn by drawMinimapFrame). */
 export function drawMinimap(ctx: CanvasRenderingContext2D, scene: Scene, map: { width: number; height: number; world: Rect }): void {
   const { world } = map;
   const s = Math.min(map.width / Math.max(world.w, 1), map.height / Math.max(world.h, 1));
@@ -309,13 +360,25 @@ export function drawMinimap(ctx: CanvasRenderingContext2D, scene: Scene, map: { 
   ctx.fill(groups.operation!);
   ctx.fillStyle = COLORS.issueStroke;
   ctx.fill(groups.issue!);
+}
+
+/** The part of the graph in view, as a frame on the minimap (kept inside it). */
+export function drawMinimapFrame(ctx: CanvasRenderingContext2D, scene: Scene, map: { width: number; height: number; world: Rect }): void {
+  const { world } = map;
+  const s = Math.min(map.width / Math.max(world.w, 1), map.height / Math.max(world.h, 1));
+  const ox = (map.width - world.w * s) / 2 - world.x * s;
+  const oy = (map.height - world.h * s) / 2 - world.y * s;
   const v = visibleWorld(scene);
+  const x0 = Math.max(1, ox + (v.x + 20) * s);
+  const y0 = Math.max(1, oy + (v.y + 20) * s);
+  const x1 = Math.min(map.width - 1, ox + (v.x + v.w - 20) * s);
+  const y1 = Math.min(map.height - 1, oy + (v.y + v.h - 20) * s);
+  if (x1 <= x0 || y1 <= y0) return;
   ctx.lineWidth = 1.5;
   ctx.strokeStyle = COLORS.selected;
-  ctx.fillStyle = "rgba(11, 87, 208, 0.06)";
-  const frame: [number, number, number, number] = [ox + (v.x + 20) * s, oy + (v.y + 20) * s, (v.w - 40) * s, (v.h - 40) * s];
-  ctx.fillRect(...frame);
-  ctx.strokeRect(...frame);
+  ctx.fillStyle = "rgba(11, 87, 208, 0.07)";
+  ctx.fillRect(x0, y0, x1 - x0, y1 - y0);
+  ctx.strokeRect(x0, y0, x1 - x0, y1 - y0);
 }
 
 /** The world point under a click on the minimap. */
