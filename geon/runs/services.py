@@ -52,7 +52,7 @@ from geon.graphs.services import (
     graph_group,
     version_of,
 )
-from geon.runs.models import Render, Run
+from geon.runs.models import Render, Run, data_files
 
 log = logging.getLogger(__name__)
 
@@ -625,6 +625,27 @@ def runs_changed_since(
         .order_by("updated", "id")
     )
     return [(run.updated, run_json(run)) for run in runs]
+
+
+# --- files -----------------------------------------------------------------------------------
+
+
+def files_of_graph(graph_id: uuid.UUID | str) -> list[str]:
+    """The stored files (inputs, results, diagrams) of a graph's runs and renders: what to
+    delete with the graph (:func:`do_delete_files`, once its deletion is committed)."""
+    names: list[str] = []
+    for run in Run.objects.filter(graph_version__graph_id=graph_id).order_by("pk"):
+        names += [f.name for f in (run.inputs, run.results) if f.name]
+    renders = Render.objects.filter(graph_version__graph_id=graph_id).order_by("pk")
+    names += [r.file.name for r in renders if r.file.name]
+    return names
+
+
+def do_delete_files(names: list[str]) -> None:
+    """Delete stored files by name (those already gone are skipped)."""
+    storage = data_files()
+    for name in names:
+        storage.delete(name)
 
 
 # --- renders ----------------------------------------------------------------------------------

@@ -228,3 +228,41 @@ def test_the_admin_lists_and_shows_runs_and_renders(
     assert (listed.status_code, shown.status_code) == (200, 200)
     expected = str(run) if model == "run" else str(render)
     assert expected in shown.content.decode()
+
+
+def test_the_files_of_a_graph_are_named_for_deletion_and_deleted(
+    user: Any, graph: Any, loom_document: dict[str, Any]
+) -> None:
+    # given a done run and a drawn diagram of ann's graph, and a run of another graph
+    from geon.runs.models import Render
+    from geon.runs.services import (
+        do_delete_files,
+        do_render,
+        document_hash,
+        files_of_graph,
+    )
+
+    run = Run.objects.create(graph_version=graph.current_version, seed=0)
+    do_execute_run(run.pk)
+    render = Render.objects.create(
+        graph_version=graph.current_version,
+        format="dot",
+        content_hash=document_hash(graph.current_version.document),
+    )
+    do_render(render.pk)
+    other = do_create_graph(owner=user, title="Other", document=loom_document)
+    kept = Run.objects.create(graph_version=other.current_version, seed=0)
+    do_execute_run(kept.pk)
+    run.refresh_from_db()
+    render.refresh_from_db()
+    # when the graph's files are listed and deleted
+    names = files_of_graph(graph.pk)
+    do_delete_files([*names, "runs/0/gone.npz"])
+    # then exactly its results and diagram are gone; the other graph's results stay
+    assert names == [f"runs/{run.pk}/results.npz", f"renders/{render.content_hash}.dot"]
+    assert (
+        run.results.storage.exists(run.results.name),
+        render.file.storage.exists(render.file.name),
+    ) == (False, False)
+    kept.refresh_from_db()
+    assert kept.results.storage.exists(kept.results.name)
