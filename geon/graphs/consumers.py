@@ -70,7 +70,6 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
     """One signed-in client of a graph: snapshot, edits, presence and run events."""
 
     group: str | None = None
-    poller: asyncio.Task[None] | None = None
     client_id: str = ""
 
     async def connect(self) -> None:
@@ -106,13 +105,11 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         )
         await self.announce("join")
         if settings.GEON_RUN_EVENTS_BY_POLLING:
-            self.poller = asyncio.create_task(self.poll_runs(since))
+            RunPoller.join(str(graph.pk), self, since)
 
     async def disconnect(self, code: int) -> None:
-        if self.poller is not None:
-            self.poller.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await self.poller
+        if self.group is not None and settings.GEON_RUN_EVENTS_BY_POLLING:
+            await RunPoller.leave(str(self.graph_id), self)
         if self.group is not None:
             present = PRESENT.get(str(self.graph_id), {})
             if present.pop(self.client_id, None) is not None:
@@ -267,15 +264,55 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         event = EVENT_OF_STATUS[status]
         await self.send_json({"type": "run", "event": event, "run": run})
 
-    async def poll_runs(self, since: Any) -> None:
-        """With the in-memory channel layer: read the graph's changed runs every few moments."""
+
+class RunPoller:
+    """With the in-memory channel layer: one task per graph and process reads the graph's
+    changed runs every ``GEON_RUN_POLL_SECONDS`` and hands them to the graph's consumers here
+    (one query for all of them, not one per client)."""
+
+    running: dict[str, RunPoller] = {}
+
+    def __init__(self, graph_id: str, since: Any) -> None:
+        self.graph_id = graph_id
+        self.since = since
+        self.consumers: set[GraphConsumer] = set()
+        self.task = asyncio.create_task(self.poll())
+
+    @classmethod
+    def join(cls, graph_id: str, consumer: GraphConsumer, since: Any) -> None:
+        poller = cls.running.get(graph_id)
+        if (
+            poller is None
+            or poller.task.done()
+            or poller.task.get_loop() is not asyncio.get_running_loop()
+        ):
+            poller = cls.running[graph_id] = cls(graph_id, since)
+        poller.since = min(poller.since, since)
+        poller.consumers.add(consumer)
+
+    @classmethod
+    async def leave(cls, graph_id: str, consumer: GraphConsumer) -> None:
+        poller = cls.running.get(graph_id)
+        if poller is None:
+            return
+        poller.consumers.discard(consumer)
+        if not poller.consumers:
+            del cls.running[graph_id]
+            poller.task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await poller.task
+
+    async def poll(self) -> None:
         while True:
             await asyncio.sleep(settings.GEON_RUN_POLL_SECONDS)
             try:
-                changed = await database_sync_to_async(runs_changed_since)(self.graph_id, since)
-            except Exception:  # a database hiccup must not end the client's live updates
+                changed = await database_sync_to_async(runs_changed_since)(
+                    self.graph_id, self.since
+                )
+            except Exception:  # a database hiccup must not end the clients' live updates
                 log.exception("polling the runs of graph %s failed; trying again", self.graph_id)
                 continue
             for updated, run in changed:
-                since = max(since, updated)
-                await self.send_run(run)
+                self.since = max(self.since, updated)
+                for consumer in list(self.consumers):
+                    await consumer.send_run(run)

@@ -278,7 +278,8 @@ def do_apply_edit(
     changed other node fields than it writes, and refused with ``conflict`` otherwise; a
     malformed op, an unknown node or a refused removal is ``invalid_edit``. Every refusal is an
     :class:`EditRefused` carrying the current ``version``. Once committed, ``applied`` goes to
-    every websocket client of the graph.
+    every websocket client of the graph; the edits of one process are published in version
+    order (its database calls run on one thread).
     """
     max_ops = settings.GEON_MAX_OPS_PER_EDIT
     if isinstance(ops, list) and len(ops) > max_ops:
