@@ -55,6 +55,8 @@ export interface Scene {
 }
 
 const DETAIL_SCALE = 0.45;
+/** Between this and DETAIL_SCALE, boxes are plain shapes with their titles in a fixed screen size. */
+const TITLE_SCALE = 0.26;
 
 function rectOf(scene: Scene, id: string): Rect | undefined {
   const r = scene.layout.rects.get(id);
@@ -244,6 +246,22 @@ function drawOverlays(ctx: CanvasRenderingContext2D, scene: Scene, box: Box, r: 
   }
 }
 
+/** Titles in a fixed 11px screen font over the plain shapes of a zoomed-out view. */
+function drawTitles(ctx: CanvasRenderingContext2D, scene: Scene, ratio: number, seen: Rect): void {
+  const { vp } = scene;
+  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
+  ctx.font = "600 11px system-ui, sans-serif";
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  ctx.fillStyle = COLORS.text;
+  for (const box of scene.view.boxes) {
+    const r = rectOf(scene, box.id);
+    if (!r || !intersects(r, seen)) continue;
+    ctx.fillText(box.title, vp.dx + (r.x + r.w / 2) * vp.scale, vp.dy + (r.y + r.h / 2) * vp.scale, r.w * vp.scale - 4);
+  }
+  ctx.setTransform(vp.scale * ratio, 0, 0, vp.scale * ratio, vp.dx * ratio, vp.dy * ratio);
+}
+
 /** Paint the whole scene. Returns how many boxes were drawn (the rest were out of view). */
 export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
   const { vp, size } = scene;
@@ -313,6 +331,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
       ctx.strokeStyle = style[key]![1];
       ctx.stroke();
     }
+    if (vp.scale >= TITLE_SCALE) drawTitles(ctx, scene, ratio, seen);
   }
 
   const tool = scene.tool;
