@@ -21,7 +21,9 @@ def examples(user: Any) -> list[tuple[str, str, int]]:
 
     loaded = []
     for graph, _created in do_load_gallery(user):
-        nodes = graph.current_version.document["nodes"]
+        version = graph.current_version
+        assert version is not None
+        nodes = version.document["nodes"]
         drawn = sum(1 for n in nodes if n["type"] in (TENSOR, OPERATION))
         loaded.append((str(graph.pk), graph.title, drawn))
     return loaded
