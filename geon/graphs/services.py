@@ -374,15 +374,14 @@ def publish(graph_id: uuid.UUID, kind: str, message: dict[str, Any]) -> None:
 def snapshot(graph: Graph, present: list[dict[str, Any]]) -> dict[str, Any]:
     """The ``snapshot`` websocket message: the current document, its version, issues and who
     is connected."""
-    with transaction.atomic():
-        live = live_document(graph)
-        return {
-            "type": "snapshot",
-            "document": live.document.to_json(),
-            "version": live.version,
-            "issues": live.issues(),
-            "present": present,
-        }
+    live = live_document(graph)
+    return {
+        "type": "snapshot",
+        "document": live.document.to_json(),
+        "version": live.version,
+        "issues": live.issues(),
+        "present": present,
+    }
 
 
 # --- REST writes -------------------------------------------------------------------------------
