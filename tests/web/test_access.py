@@ -100,3 +100,44 @@ def test_a_member_sees_the_graph_in_the_gallery_and_opens_it(
     client.force_login(other_user)
     assert f'<a href="/graphs/{graph.pk}/">Loom add</a>' in client.get("/").content.decode()
     assert client.get(f"/graphs/{graph.pk}/").status_code == 200
+
+
+def test_create_token_prints_a_working_token(user: Any, graph: Any) -> None:
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    out = StringIO()
+    call_command("create_token", "ann", "--name", "ci", stdout=out)
+    key = out.getvalue().strip()
+    response = Client().get(f"/api/v1/graphs/{graph.pk}", HTTP_AUTHORIZATION=f"Bearer {key}")
+    assert (response.status_code, response.json()["id"]) == (200, str(graph.pk))
+
+
+def test_create_token_names_an_unknown_user() -> None:
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError) as refused:
+        call_command("create_token", "zed")
+    assert str(refused.value) == 'user "zed" does not exist; create it first'
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "graphs/graph",
+        "graphs/graphversion",
+        "graphs/membership",
+        "graphs/shardplan",
+        "accounts/team",
+        "accounts/teammembership",
+        "accounts/apitoken",
+        "runs/run",
+    ],
+)
+def test_every_model_is_in_the_admin(
+    path: str, client: Client, graph: Any, django_user_model: Any
+) -> None:
+    admin = django_user_model.objects.create_superuser("root", password="x")
+    client.force_login(admin)
+    assert client.get(f"/admin/{path}/").status_code == 200
