@@ -698,10 +698,6 @@ export class Editor implements Commands {
   /** Draw the canvas (and, after a change of state, the panels). A pan or zoom only redraws the canvas. */
   paint(): void {
     const t0 = performance.now();
-    if (this.panelsDirty) {
-      this.panelsDirty = false;
-      this.updatePanels();
-    }
     const scene = this.scene();
     const { width, height } = this.size();
     const ratio = window.devicePixelRatio || 1;
@@ -710,7 +706,13 @@ export class Editor implements Commands {
       this.canvas.height = Math.round(height * ratio);
     }
     const ctx = this.canvas.getContext("2d");
-    if (!ctx || !scene) return;
+    if (!ctx || !scene) {
+      if (this.panelsDirty) {
+        this.panelsDirty = false;
+        this.updatePanels();
+      }
+      return;
+    }
     if (!this.fitted && this.layout.rects.size && this.layout.rects.size === this.view?.boxes.length) {
       this.fitted = true;
       this.vp = fit(bounds(this.layout.rects.values()), width, height);
@@ -718,11 +720,17 @@ export class Editor implements Commands {
     }
     drawScene(ctx, scene);
     this.paintMinimap(scene, ratio);
+    // the panels after the canvas: the graph shows first, the DOM follows in the same frame
+    if (this.panelsDirty) {
+      this.panelsDirty = false;
+      this.updatePanels();
+    }
     this.draws += 1;
     this.lastPaintMs = performance.now() - t0;
   }
 
   private minimapSize: { width: number; height: number } | null = null;
+  private minimapDeferred = false;
 
   private paintMinimap(scene: Scene, ratio: number): void {
     this.minimapSize ??= { width: this.minimap.clientWidth, height: this.minimap.clientHeight };
@@ -736,6 +744,12 @@ export class Editor implements Commands {
     const key = [this.layout, this.cached, mw, mh];
     const base = this.minimapBase;
     if (!base || (base.key as unknown[]).some((k, i) => k !== key[i])) {
+      // the boxes of a large graph are drawn on the minimap just after the first paint
+      if (!base && scene.view.boxes.length > 500 && !this.minimapDeferred) {
+        this.minimapDeferred = true;
+        setTimeout(() => this.invalidate(), 0);
+        return;
+      }
       const image = document.createElement("canvas");
       image.width = this.minimap.width;
       image.height = this.minimap.height;
