@@ -548,3 +548,32 @@ async def test_a_tensor_added_with_axes_is_checked(connect: Any, user: Any) -> N
     answer = await ann.edit("t", 1, [{"op": "add_node", "node": tensor}])
     flagged = [i for i in answer["issues"] if tensor["id"] in i["nodeIds"]]
     assert [i["constraint"] for i in flagged] == ["TensorAxesAgreement"]
+
+
+async def test_rest_writes_reach_live_clients(
+    connect: Any, graph: Any, user: Any, loom_document: dict[str, Any]
+) -> None:
+    from geon.graphs.services import do_apply_edit, do_update_graph
+
+    ann = await connect(user, graph)
+    # an edit through the REST API arrives as applied without an id
+    ops = [{"op": "update_node", "id": T0, "label": "rest"}]
+    await database_sync_to_async(do_apply_edit)(user, graph.pk, 1, ops)
+    applied = await ann.receive()
+    assert (applied["type"], applied["id"], applied["version"], applied["ops"]) == (
+        "applied",
+        None,
+        2,
+        ops,
+    )
+    # a replaced document arrives as a fresh snapshot, with who is here
+    await database_sync_to_async(do_update_graph)(
+        user, graph.pk, base_version=2, document=loom_document
+    )
+    fresh = await ann.receive()
+    assert (fresh["type"], fresh["version"], fresh["document"], fresh["present"]) == (
+        "snapshot",
+        3,
+        loom_document,
+        ann.snapshot["present"],
+    )
