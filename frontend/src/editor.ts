@@ -35,6 +35,7 @@ import { GraphSocket, socketUrl } from "./sync/socket";
 import { cancel, idle, pointerDown, pointerMove, pointerUp, type Effect, type Tool } from "./tools/tools";
 import { el } from "./ui/dom";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
+import { createShardsPanel, type ShardRequest } from "./ui/shards";
 import { createToolbar } from "./ui/toolbar";
 
 export interface EditorOptions {
@@ -78,6 +79,8 @@ export class Editor implements Commands {
   private readonly toolbar;
   private readonly axesPanel;
   private readonly inspector;
+  private readonly shardsPanel;
+  private shardCount = 0;
   private readonly issuesPanel;
   private readonly palette;
   private readonly tensorDialog;
@@ -118,6 +121,11 @@ export class Editor implements Commands {
         }),
     });
     this.issuesPanel = createIssuesPanel((id) => this.jumpTo(id));
+    this.shardsPanel = createShardsPanel({
+      shard: (request) => this.shard(request),
+      removeApplication: (id) => void this.perform("remove application", () => [{ op: "remove_node", id }]),
+      select: (id) => this.setSelection([id]),
+    });
     this.palette = createPalette((kernel) => this.addOperationFromPalette(kernel));
     this.tensorDialog = createTensorDialog((label, axes, dtype) => this.perform(`add tensor ${label}`, (doc) => {
       const { ops, id } = addTensor(doc, { label, axes, dtype, at: this.freeSpot() });
@@ -127,7 +135,7 @@ export class Editor implements Commands {
 
     const stage = el("div", { class: "geon-stage" }, this.canvas, this.minimap, this.toast);
     const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
-    const right = el("aside", { class: "geon-side geon-right" }, this.issuesPanel.element);
+    const right = el("aside", { class: "geon-side geon-right" }, this.shardsPanel.element, this.issuesPanel.element);
     root.append(this.toolbar.element, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
     this.bindPointer();
     this.bindKeys();
@@ -240,6 +248,17 @@ export class Editor implements Commands {
     const msg = this.session.edit(ops);
     this.socket?.send(msg);
     if (this.options.offline) this.session.applied({ type: "applied", id: msg.id, version: (this.session.version ?? 0) + 1, ops, issues: this.session.issues });
+  }
+
+  /**
+   * Shard an operation: the websocket ``shard`` op, which the server expands into the new
+   * Applications (the ``applied`` message carries them). It is not shown before the server
+   * answers, and it is not an undo step: the client cannot invert an op it does not expand.
+   */
+  shard(request: ShardRequest): string | null {
+    if (!this.socket || this.session.version === null) return "the graph has not loaded yet";
+    this.socket.send({ type: "edit", id: `shard-${this.session.version}-${++this.shardCount}`, baseVersion: this.session.version, ops: [{ op: "shard", ...request }] });
+    return null;
   }
 
   undo(): void {
@@ -693,6 +712,7 @@ export class Editor implements Commands {
     this.axesPanel.update(doc, axesWithIssues);
     this.inspector.update(doc, this.selected, issues);
     this.issuesPanel.update(issues, doc);
+    this.shardsPanel.update(doc, this.selected, issues);
   }
 
   /** Draw the canvas (and, after a change of state, the panels). A pan or zoom only redraws the canvas. */

@@ -1,0 +1,214 @@
+// The shards panel of a selected operation: split it (along an index axis into k parts, by chunk
+// size, or as a grid), its applications with their ranges, and how their output ranges cover each
+// output tensor, drawn as a map: each application's block, gaps hatched red, overlaps orange.
+
+import { nodeById, OPERATION, type Issue, type LoomDocument, type Range } from "../model/document";
+import { applicationsOf, coverage, indexAxesOf, showRange, type Coverage } from "../model/shards";
+import { button, el, submit } from "./dom";
+
+/** What the panel asks the editor to send: the websocket ``shard`` op's fields. */
+export interface ShardRequest {
+  operation: string;
+  dim?: string;
+  parts?: number;
+  chunk?: number;
+  grid?: Record<string, number>;
+}
+
+export interface ShardsCallbacks {
+  shard(request: ShardRequest): string | null;
+  removeApplication(id: string): void;
+  select(id: string): void;
+}
+
+const COVERAGE_CONSTRAINT = "ApplicationOutputRangeCoverageIsExact";
+const FILLS = ["#dbeafe", "#dcfce7", "#fef9c3", "#f3e8ff", "#e0f2fe", "#fce7f3"];
+
+/** Parse "H=2, W=3" into a grid; throws with the bad part named. */
+export function parseGrid(text: string, axes: string[]): Record<string, number> {
+  const grid: Record<string, number> = {};
+  for (const part of text.split(",").map((p) => p.trim()).filter(Boolean)) {
+    const m = /^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\d+)$/.exec(part);
+    if (!m) throw new Error(`grid part "${part}" is not AXIS=PARTS; expected e.g. "${axes[0] ?? "H"}=2"`);
+    if (!axes.includes(m[1]!)) throw new Error(`grid axis "${m[1]}" is not an index axis of the operation; expected one of ${axes.join(", ")}`);
+    grid[m[1]!] = Number(m[2]);
+  }
+  if (!Object.keys(grid).length) throw new Error(`the grid is empty; expected e.g. "${axes[0] ?? "H"}=2"`);
+  return grid;
+}
+
+function drawCoverage(canvas: HTMLCanvasElement, cov: Coverage): void {
+  const ctx = canvas.getContext("2d");
+  if (!ctx) return;
+  const rank = cov.range.start.length;
+  // rows are the first dim, columns the second (a 1-D tensor is one row); further dims are folded
+  const dim = (r: Range, d: number): [number, number] => (d < rank ? [r.start[d]!, r.end[d]!] : [0, 1]);
+  const [r0, r1] = dim(cov.range, 0);
+  const [c0, c1] = rank >= 2 ? dim(cov.range, 1) : [0, 1];
+  const rows = rank === 1 ? 1 : Math.max(1, r1 - r0);
+  const cols = rank === 1 ? Math.max(1, r1 - r0) : Math.max(1, c1 - c0);
+  const W = canvas.width;
+  const H = canvas.height;
+  const cw = W / cols;
+  const ch = H / rows;
+  const rect = (r: Range): [number, number, number, number] => {
+    if (rank === 1) return [(r.start[0]! - r0) * cw, 0, (r.end[0]! - r.start[0]!) * cw, H];
+    const [a0, a1] = dim(r, 0);
+    const [b0, b1] = dim(r, 1);
+    return [(b0 - c0) * cw, (a0 - r0) * ch, (b1 - b0) * cw, (a1 - a0) * ch];
+  };
+  ctx.clearRect(0, 0, W, H);
+  ctx.fillStyle = "#f8fafc";
+  ctx.fillRect(0, 0, W, H);
+  cov.written.forEach((w, i) => {
+    ctx.fillStyle = FILLS[i % FILLS.length]!;
+    ctx.fillRect(...rect(w.range));
+  });
+  ctx.strokeStyle = "rgba(100,116,139,0.25)";
+  ctx.lineWidth = 1;
+  for (let i = 1; i < cols; i++) ctx.strokeRect(i * cw, 0, 0, H);
+  for (let i = 1; i < rows; i++) ctx.strokeRect(0, i * ch, W, 0);
+  cov.written.forEach((w) => {
+    ctx.strokeStyle = "#334155";
+    ctx.lineWidth = 2;
+    const [x, y, w2, h2] = rect(w.range);
+    ctx.strokeRect(x + 1, y + 1, w2 - 2, h2 - 2);
+  });
+  for (const o of cov.overlaps) {
+    ctx.fillStyle = "rgba(234,88,12,0.45)";
+    ctx.fillRect(...rect(o));
+  }
+  for (const g of cov.gaps) {
+    const [x, y, w2, h2] = rect(g);
+    ctx.save();
+    ctx.beginPath();
+    ctx.rect(x, y, w2, h2);
+    ctx.clip();
+    ctx.fillStyle = "rgba(220,38,38,0.15)";
+    ctx.fillRect(x, y, w2, h2);
+    ctx.strokeStyle = "#dc2626";
+    ctx.lineWidth = 2;
+    for (let t = -h2; t < w2; t += 8) {
+      ctx.beginPath();
+      ctx.moveTo(x + t, y + h2);
+      ctx.lineTo(x + t + h2, y);
+      ctx.stroke();
+    }
+    ctx.restore();
+    ctx.strokeStyle = "#dc2626";
+    ctx.strokeRect(x + 1, y + 1, w2 - 2, h2 - 2);
+  }
+}
+
+export function createShardsPanel(cb: ShardsCallbacks): { element: HTMLElement; update(doc: LoomDocument | null, selected: string[], issues: Issue[]): void } {
+  const body = el("div", { class: "geon-shards-body" });
+  const element = el("section", { class: "geon-panel geon-shards", "aria-label": "shards", hidden: "" }, el("h2", { text: "Shards" }), body);
+  let key = "";
+  return {
+    element,
+    update(doc, selected, issues) {
+      const op = doc && selected.length === 1 ? nodeById(doc).get(selected[0]!) : undefined;
+      if (!doc || !op || op.type !== OPERATION) {
+        element.hidden = true;
+        key = "";
+        return;
+      }
+      const apps = applicationsOf(doc, op.id);
+      const covIssues = issues.filter((i) => i.constraint === COVERAGE_CONSTRAINT && i.nodeIds.includes(op.id));
+      const k = JSON.stringify([op.id, apps, covIssues.map((i) => i.message), doc.nodes.length]);
+      element.hidden = false;
+      if (k === key) return;
+      key = k;
+      const axes = indexAxesOf(doc, op.id);
+      const message = el("p", { class: "geon-form-error", role: "alert" });
+      const axis = el("select", { "aria-label": "shard axis", class: "geon-shard-axis" });
+      for (const a of axes) axis.append(el("option", { value: a, text: a }));
+      const mode = el("select", { "aria-label": "shard by", class: "geon-shard-mode" });
+      for (const [v, t] of [["parts", "parts"], ["chunk", "chunk size"], ["grid", "grid"]] as const) mode.append(el("option", { value: v, text: t }));
+      const amount = el("input", { value: "2", "aria-label": "shard amount", class: "geon-shard-amount", size: "6" });
+      const form = el(
+        "form",
+        { class: "geon-shard-form" },
+        el("span", { class: "small", text: "Split" }),
+        axis,
+        mode,
+        amount,
+        submit("Split", "Replace the applications by one per shard (Enter)", "primary geon-shard-apply"),
+      );
+      const sync = (): void => {
+        axis.disabled = mode.value === "grid";
+        amount.placeholder = mode.value === "grid" ? `${axes[0] ?? "H"}=2, ${axes[1] ?? "N"}=2` : "2";
+      };
+      mode.addEventListener("change", () => {
+        if (mode.value === "grid" && /^\d+$/.test(amount.value.trim())) amount.value = axes.slice(0, 2).map((a) => `${a}=2`).join(", ");
+        else if (mode.value !== "grid" && !/^\d+$/.test(amount.value.trim())) amount.value = "2";
+        sync();
+      });
+      sync();
+      form.addEventListener("submit", (e) => {
+        e.preventDefault();
+        const req: ShardRequest = { operation: op.id };
+        try {
+          if (mode.value === "grid") req.grid = parseGrid(amount.value, axes);
+          else {
+            const n = Number(amount.value.trim());
+            if (!Number.isInteger(n) || n < 1) throw new Error(`${mode.value === "parts" ? "parts" : "chunk size"} "${amount.value}" is not a whole number of at least 1`);
+            req.dim = axis.value;
+            if (mode.value === "parts") req.parts = n;
+            else req.chunk = n;
+          }
+        } catch (err) {
+          message.textContent = (err as Error).message;
+          return;
+        }
+        message.textContent = cb.shard(req) ?? "";
+      });
+      const nodes = nodeById(doc);
+      const list = el(
+        "ol",
+        { class: "geon-app-list" },
+        ...apps.map((a, i) => {
+          const outs = a.outputs.map((o) => showRange(o.range)).join(" ");
+          const item = el(
+            "li",
+            { class: "geon-app", "data-app": a.id },
+            el("span", { class: "geon-app-swatch", style: `background:${FILLS[i % FILLS.length]}` }),
+            el("span", { class: "geon-app-index", text: a.index ? `${axes.join(", ")} ${showRange(a.index)}` : "no index range" }),
+            el("span", { class: "geon-app-out muted small", text: `→ ${outs}` }),
+            button("×", "Remove this application", () => cb.removeApplication(a.id), "geon-app-remove"),
+          );
+          return item;
+        }),
+      );
+      const maps = coverage(doc, op.id).map((cov) => {
+        const canvas = el("canvas", { class: "geon-coverage-map", width: "240", height: "120", "data-tensor": cov.tensorId });
+        drawCoverage(canvas, cov);
+        const label = nodes.get(cov.tensorId)?.label ?? cov.tensorId.slice(0, 8);
+        const exact = !cov.gaps.length && !cov.overlaps.length;
+        const text = exact
+          ? `${label}: covered exactly`
+          : [
+              ...cov.gaps.map((g) => `gap ${showRange(g)}`),
+              ...cov.overlaps.map((o) => `overlap ×${o.count} ${showRange(o)}`),
+            ].join("; ");
+        return el(
+          "figure",
+          { class: `geon-coverage ${exact ? "exact" : "broken"}`, "data-tensor": cov.tensorId },
+          canvas,
+          el("figcaption", { class: "small geon-coverage-text", text: exact ? text : `${label}: ${text}` }),
+        );
+      });
+      const server = covIssues.map((i) => el("p", { class: "geon-coverage-issue small", text: i.message }));
+      body.replaceChildren(
+        form,
+        message,
+        apps.length
+          ? el("p", { class: "small muted", text: `${apps.length} application${apps.length === 1 ? "" : "s"}` })
+          : el("p", { class: "small muted", text: "Runs whole (no applications). Split it to shard it." }),
+        list,
+        ...maps,
+        ...server,
+      );
+    },
+  };
+}

@@ -1,0 +1,93 @@
+"""Sharding in the browser, as a new user would: open the dot example, split the dot along ``H``
+into 2, see both applications and full coverage, remove one and see the gap drawn (and the
+server's coverage issue), undo to fix it; and the conv2d example's halos."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.browser.helpers import screenshots, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def gallery(user: Any) -> dict[str, str]:
+    """ann's copies of the gallery: title -> graph id."""
+    from geon.graphs.services import do_load_gallery
+
+    return {graph.title: str(graph.pk) for graph, _created in do_load_gallery(user)}
+
+
+def open_graph(tab: Page, base: str, graph_id: str) -> None:
+    tab.goto(f"{base}/graphs/{graph_id}/")
+    tab.wait_for_function(
+        "() => window.geon && window.geon.state().version === 1 && window.geon.boxes().length > 0"
+    )
+
+
+def click_box(tab: Page, title: str, nth: int = 0) -> None:
+    """Click the middle of the ``nth`` box titled ``title`` on the canvas."""
+    tab.evaluate("window.geon.run('zoomToFit')")
+    boxes = [b for b in tab.evaluate("window.geon.boxes()") if b["title"] == title]
+    b = boxes[nth]
+    canvas = tab.locator(".geon-canvas").bounding_box()
+    assert canvas is not None
+    tab.mouse.click(canvas["x"] + b["x"] + b["w"] / 2, canvas["y"] + b["y"] + b["h"] / 2)
+    tab.wait_for_selector(".geon-shards:not([hidden])")
+
+
+def test_shard_the_dot_break_coverage_and_fix_it(
+    daphne_server: str,
+    user: Any,
+    password: str,
+    gallery: dict[str, str],
+    page: tuple[Page, list[str]],
+) -> None:
+    tab, errors = page
+    shot = screenshots(tab, "shards")
+    sign_in(tab, daphne_server, "ann", password)
+    open_graph(tab, daphne_server, gallery["Dual-axis dot in 2-D"])
+    version = tab.evaluate("window.geon.state().version")
+
+    # when ann selects the first dot and splits it along H into 2 parts
+    click_box(tab, "op:dot")
+    tab.select_option(".geon-shard-axis", "H")
+    tab.select_option(".geon-shard-mode", "parts")
+    tab.fill(".geon-shard-amount", "2")
+    tab.click(".geon-shard-apply")
+    tab.wait_for_function("(v) => window.geon.state().version === v + 1", arg=version)
+
+    # then both applications are listed with their ranges and the output is covered exactly
+    assert tab.locator(".geon-app-index").all_text_contents() == [
+        "H, N [0:1, 0:4]",
+        "H, N [1:2, 0:4]",
+    ]
+    assert tab.locator(".geon-coverage-text").all_text_contents() == ["x·y: covered exactly"]
+    assert tab.locator(".geon-coverage-issue").count() == 0
+    shot("01-split")
+
+    # when she removes the first application
+    tab.locator(".geon-app-remove").first.click()
+    tab.wait_for_function("(v) => window.geon.state().version === v + 2", arg=version)
+
+    # then the rows nobody writes are drawn as a gap, and the server reports the coverage issue
+    assert tab.locator(".geon-coverage-text").all_text_contents() == ["x·y: gap [0:1, 0:4]"]
+    tab.wait_for_selector(".geon-coverage-issue")
+    issues = tab.evaluate("window.geon.state().issues.map((i) => i.constraint)")
+    assert sorted(issues) == [
+        "ApplicationOutputRangeCoverageIsExact",
+        "OperationApplicationAgreement",
+    ]
+    shot("02-gap")
+
+    # when she undoes the removal, the coverage is exact again and the issue goes
+    tab.keyboard.press("Control+z")
+    tab.wait_for_function("(v) => window.geon.state().version === v + 3", arg=version)
+    assert tab.locator(".geon-coverage-text").all_text_contents() == ["x·y: covered exactly"]
+    assert tab.evaluate("window.geon.state().issues") == []
+    shot("03-fixed")
+    assert errors == []
