@@ -459,12 +459,13 @@ def plan_cost(request: HttpRequest, graph_id: str, plan_id: int) -> dict[str, An
 
 
 @router.post("/validate", response=answers({200: ValidateOut}), auth=None)
-def validate(request: HttpRequest, document: dict[str, Any] = RAW_BODY) -> dict[str, Any]:
+def validate(request: HttpRequest, document: Any = RAW_BODY) -> dict[str, Any]:
     """Check a LoomGraph document without storing it: every issue (none means it is clean).
 
-    The body is the document itself, or ``{"document": ...}``.
+    The body is the document itself, or ``{"document": ...}``; any JSON is answered with the
+    issues that say what is wrong with it.
     """
-    if "document" in document and "nodes" not in document:
+    if isinstance(document, dict) and "document" in document and "nodes" not in document:
         document = document["document"]
     return {"issues": [issue.to_json() for issue in check_raw_document(document)]}
 

@@ -447,6 +447,17 @@ def test_validate_checks_without_storing(
     assert GraphVersion.objects.count() == before
 
 
+def test_validate_names_what_is_wrong_with_any_json(client: Client) -> None:
+    response = post(client, "/validate", [1, 2])
+    assert response.status_code == 200
+    assert [(i["summary"], i["message"]) for i in response.json()["issues"]] == [
+        (
+            "Document is malformed",
+            'document is "[1, 2]"; expected a JSON object with "id" and "nodes"',
+        )
+    ]
+
+
 def test_validate_answers_a_body_that_is_not_json_with_400(client: Client) -> None:
     response = client.post(f"{API}/validate", "{", content_type="application/json")
     assert (response.status_code, response.json()) == (
