@@ -40,6 +40,11 @@ def click_box(tab: Page, title: str, nth: int = 0) -> None:
     tab.wait_for_selector(".geon-shards:not([hidden])")
 
 
+def output_coverage(tab: Page) -> list[str]:
+    """The captions of the output coverage maps."""
+    return tab.locator(".output .geon-coverage-text").all_text_contents()
+
+
 def test_shard_the_dot_break_coverage_and_fix_it(
     daphne_server: str,
     user: Any,
@@ -66,7 +71,7 @@ def test_shard_the_dot_break_coverage_and_fix_it(
         "H, N [0:1, 0:4]",
         "H, N [1:2, 0:4]",
     ]
-    assert tab.locator(".geon-coverage-text").all_text_contents() == ["x·y: covered exactly"]
+    assert output_coverage(tab) == ["x·y: covered exactly"]
     assert tab.locator(".geon-coverage-issue").count() == 0
     shot("01-split")
 
@@ -75,7 +80,7 @@ def test_shard_the_dot_break_coverage_and_fix_it(
     tab.wait_for_function("(v) => window.geon.state().version === v + 2", arg=version)
 
     # then the rows nobody writes are drawn as a gap, and the server reports the coverage issue
-    assert tab.locator(".geon-coverage-text").all_text_contents() == ["x·y: gap [0:1, 0:4]"]
+    assert output_coverage(tab) == ["x·y: gap [0:1, 0:4]"]
     tab.wait_for_selector(".geon-coverage-issue")
     issues = tab.evaluate("window.geon.state().issues.map((i) => i.constraint)")
     assert sorted(issues) == [
@@ -87,7 +92,34 @@ def test_shard_the_dot_break_coverage_and_fix_it(
     # when she undoes the removal, the coverage is exact again and the issue goes
     tab.keyboard.press("Control+z")
     tab.wait_for_function("(v) => window.geon.state().version === v + 3", arg=version)
-    assert tab.locator(".geon-coverage-text").all_text_contents() == ["x·y: covered exactly"]
+    assert output_coverage(tab) == ["x·y: covered exactly"]
     assert tab.evaluate("window.geon.state().issues") == []
     shot("03-fixed")
+    assert errors == []
+
+
+def test_conv2d_sharded_over_height_shows_its_halo(
+    daphne_server: str,
+    user: Any,
+    password: str,
+    gallery: dict[str, str],
+    page: tuple[Page, list[str]],
+) -> None:
+    tab, errors = page
+    sign_in(tab, daphne_server, "ann", password)
+    open_graph(tab, daphne_server, gallery["conv2d sharded over height, with halos"])
+
+    # when ann selects the convolution, already cut into two applications over P
+    click_box(tab, "op:conv2d")
+
+    # then the output is covered exactly and the two input windows overlap: the halo
+    apps = tab.locator(".geon-app-index").all_text_contents()
+    assert apps == ["K, P, Q, N [0:4, 0:4, 0:8, 0:2]", "K, P, Q, N [0:4, 4:8, 0:8, 0:2]"]
+    assert tab.locator(".geon-coverage-text").all_text_contents() == [
+        "features: covered exactly",
+        "images: halo \u00d72 [0:2, 3:5, 0:8, 0:2]",
+        "filter: read whole by every application",
+    ]
+    assert tab.locator(".geon-coverage.halo").count() == 1
+    screenshots(tab, "shards")("04-conv-halo")
     assert errors == []

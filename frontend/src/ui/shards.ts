@@ -2,8 +2,8 @@
 // size, or as a grid), its applications with their ranges, and how their output ranges cover each
 // output tensor, drawn as a map: each application's block, gaps hatched red, overlaps orange.
 
-import { nodeById, OPERATION, type Issue, type LoomDocument, type Range } from "../model/document";
-import { applicationsOf, coverage, indexAxesOf, showRange, type Coverage } from "../model/shards";
+import { nodeById, OPERATION, tensorAxes, tensorRange, type Issue, type LoomDocument, type Range } from "../model/document";
+import { applicationsOf, coverage, coverOf, indexAxesOf, showRange, type ApplicationView } from "../model/shards";
 import { button, el, submit } from "./dom";
 
 /** What the panel asks the editor to send: the websocket ``shard`` op's fields. */
@@ -37,56 +37,70 @@ export function parseGrid(text: string, axes: string[]): Record<string, number> 
   return grid;
 }
 
-function drawCoverage(canvas: HTMLCanvasElement, cov: Coverage): void {
+/** The two dimensions a map shows: those the ranges cut first, then the others in order. */
+export function mapDims(range: Range, boxes: Range[]): number[] {
+  const rank = range.start.length;
+  const cut = (d: number) => boxes.some((b) => b.start[d] !== range.start[d] || b.end[d] !== range.end[d]);
+  const dims = Array.from({ length: rank }, (_, d) => d);
+  return [...dims.filter(cut), ...dims.filter((d) => !cut(d))].slice(0, 2).sort((a, b) => a - b);
+}
+
+interface MapInput {
+  range: Range;
+  boxes: Range[];
+  /** Drawn hatched red (unwritten outputs) or grey (unread inputs). */
+  gaps: Range[];
+  gapColor: string;
+  overlaps: Range[];
+}
+
+function drawMap(canvas: HTMLCanvasElement, m: MapInput, dims: number[]): void {
   const ctx = canvas.getContext("2d");
   if (!ctx) return;
-  const rank = cov.range.start.length;
-  // rows are the first dim, columns the second (a 1-D tensor is one row); further dims are folded
-  const dim = (r: Range, d: number): [number, number] => (d < rank ? [r.start[d]!, r.end[d]!] : [0, 1]);
-  const [r0, r1] = dim(cov.range, 0);
-  const [c0, c1] = rank >= 2 ? dim(cov.range, 1) : [0, 1];
-  const rows = rank === 1 ? 1 : Math.max(1, r1 - r0);
-  const cols = rank === 1 ? Math.max(1, r1 - r0) : Math.max(1, c1 - c0);
+  // rows are the first shown dim, columns the second (one shown dim is one row)
+  const [dr, dc] = dims.length === 2 ? [dims[0]!, dims[1]!] : [-1, dims[0] ?? -1];
+  const span = (r: Range, d: number): [number, number] => (d < 0 ? [0, 1] : [r.start[d]!, r.end[d]!]);
+  const [r0, r1] = span(m.range, dr);
+  const [c0, c1] = span(m.range, dc);
+  const rows = Math.max(1, r1 - r0);
+  const cols = Math.max(1, c1 - c0);
   const W = canvas.width;
   const H = canvas.height;
   const cw = W / cols;
   const ch = H / rows;
   const rect = (r: Range): [number, number, number, number] => {
-    if (rank === 1) return [(r.start[0]! - r0) * cw, 0, (r.end[0]! - r.start[0]!) * cw, H];
-    const [a0, a1] = dim(r, 0);
-    const [b0, b1] = dim(r, 1);
+    const [a0, a1] = span(r, dr);
+    const [b0, b1] = span(r, dc);
     return [(b0 - c0) * cw, (a0 - r0) * ch, (b1 - b0) * cw, (a1 - a0) * ch];
   };
   ctx.clearRect(0, 0, W, H);
   ctx.fillStyle = "#f8fafc";
   ctx.fillRect(0, 0, W, H);
-  cov.written.forEach((w, i) => {
+  m.boxes.forEach((b, i) => {
     ctx.fillStyle = FILLS[i % FILLS.length]!;
-    ctx.fillRect(...rect(w.range));
+    ctx.fillRect(...rect(b));
   });
   ctx.strokeStyle = "rgba(100,116,139,0.25)";
   ctx.lineWidth = 1;
-  for (let i = 1; i < cols; i++) ctx.strokeRect(i * cw, 0, 0, H);
-  for (let i = 1; i < rows; i++) ctx.strokeRect(0, i * ch, W, 0);
-  cov.written.forEach((w) => {
+  if (cols <= 64) for (let i = 1; i < cols; i++) ctx.strokeRect(i * cw, 0, 0, H);
+  if (rows <= 64) for (let i = 1; i < rows; i++) ctx.strokeRect(0, i * ch, W, 0);
+  m.boxes.forEach((b) => {
     ctx.strokeStyle = "#334155";
     ctx.lineWidth = 2;
-    const [x, y, w2, h2] = rect(w.range);
+    const [x, y, w2, h2] = rect(b);
     ctx.strokeRect(x + 1, y + 1, w2 - 2, h2 - 2);
   });
-  for (const o of cov.overlaps) {
+  for (const o of m.overlaps) {
     ctx.fillStyle = "rgba(234,88,12,0.45)";
     ctx.fillRect(...rect(o));
   }
-  for (const g of cov.gaps) {
+  for (const g of m.gaps) {
     const [x, y, w2, h2] = rect(g);
     ctx.save();
     ctx.beginPath();
     ctx.rect(x, y, w2, h2);
     ctx.clip();
-    ctx.fillStyle = "rgba(220,38,38,0.15)";
-    ctx.fillRect(x, y, w2, h2);
-    ctx.strokeStyle = "#dc2626";
+    ctx.strokeStyle = m.gapColor;
     ctx.lineWidth = 2;
     for (let t = -h2; t < w2; t += 8) {
       ctx.beginPath();
@@ -95,9 +109,46 @@ function drawCoverage(canvas: HTMLCanvasElement, cov: Coverage): void {
       ctx.stroke();
     }
     ctx.restore();
-    ctx.strokeStyle = "#dc2626";
+    ctx.strokeStyle = m.gapColor;
     ctx.strokeRect(x + 1, y + 1, w2 - 2, h2 - 2);
   }
+}
+
+/** A map with the axis names of its rows (left) and columns (top). */
+function figure(m: MapInput, axes: string[] | null, caption: string, cls: string, tensorId: string): HTMLElement {
+  const dims = mapDims(m.range, m.boxes);
+  const canvas = el("canvas", { class: "geon-coverage-map", width: "220", height: "110", "data-tensor": tensorId });
+  drawMap(canvas, m, dims);
+  const name = (d: number | undefined) => (d === undefined ? "" : axes?.[d] ?? `dim ${d}`);
+  const top = dims.length === 2 ? name(dims[1]) : name(dims[0]);
+  const left = dims.length === 2 ? name(dims[0]) : "";
+  return el(
+    "figure",
+    { class: `geon-coverage ${cls}`, "data-tensor": tensorId },
+    el("span", { class: "geon-map-axis top", text: top }),
+    el("div", { class: "geon-map-row" }, el("span", { class: "geon-map-axis left", text: left }), canvas),
+    el("figcaption", { class: "small geon-coverage-text", text: caption }),
+  );
+}
+
+function readMaps(doc: LoomDocument, apps: ApplicationView[]): HTMLElement[] {
+  const nodes = nodeById(doc);
+  const tensors = [...new Set(apps.flatMap((a) => a.inputs.map((i) => i.tensorId)))];
+  return tensors.flatMap((tid) => {
+    const range = tensorRange(nodes.get(tid));
+    if (!range) return [];
+    const boxes = apps.flatMap((a) => a.inputs.filter((i) => i.tensorId === tid).map((i) => i.range));
+    const { gaps, overlaps } = coverOf(range, boxes);
+    const label = nodes.get(tid)?.label ?? tid.slice(0, 8);
+    const whole = boxes.length === apps.length && overlaps.length === 1 && showRange(overlaps[0]!) === showRange(range);
+    const halo = overlaps.length > 0 && !whole;
+    const caption = whole
+      ? `${label}: read whole by every application`
+      : halo
+        ? `${label}: halo ${overlaps.map((o) => `×${o.count} ${showRange(o)}`).join("; ")}`
+        : `${label}: no halo`;
+    return [figure({ range, boxes, gaps, gapColor: "#94a3b8", overlaps: halo ? overlaps : [] }, tensorAxes(nodes.get(tid)), caption, halo ? "halo" : "reads", tid)];
+  });
 }
 
 export function createShardsPanel(cb: ShardsCallbacks): { element: HTMLElement; update(doc: LoomDocument | null, selected: string[], issues: Issue[]): void } {
@@ -181,8 +232,6 @@ export function createShardsPanel(cb: ShardsCallbacks): { element: HTMLElement; 
         }),
       );
       const maps = coverage(doc, op.id).map((cov) => {
-        const canvas = el("canvas", { class: "geon-coverage-map", width: "240", height: "120", "data-tensor": cov.tensorId });
-        drawCoverage(canvas, cov);
         const label = nodes.get(cov.tensorId)?.label ?? cov.tensorId.slice(0, 8);
         const exact = !cov.gaps.length && !cov.overlaps.length;
         const text = exact
@@ -191,13 +240,11 @@ export function createShardsPanel(cb: ShardsCallbacks): { element: HTMLElement; 
               ...cov.gaps.map((g) => `gap ${showRange(g)}`),
               ...cov.overlaps.map((o) => `overlap ×${o.count} ${showRange(o)}`),
             ].join("; ");
-        return el(
-          "figure",
-          { class: `geon-coverage ${exact ? "exact" : "broken"}`, "data-tensor": cov.tensorId },
-          canvas,
-          el("figcaption", { class: "small geon-coverage-text", text: exact ? text : `${label}: ${text}` }),
-        );
+        const m = { range: cov.range, boxes: cov.written.map((w) => w.range), gaps: cov.gaps, gapColor: "#dc2626", overlaps: cov.overlaps };
+        return figure(m, tensorAxes(nodes.get(cov.tensorId)), exact ? text : `${label}: ${text}`, exact ? "output exact" : "output broken", cov.tensorId);
       });
+      // what each application reads: overlapping reads are the halos, cells nobody reads are grey
+      const reads = apps.length > 1 ? readMaps(doc, apps) : [];
       const server = covIssues.map((i) => el("p", { class: "geon-coverage-issue small", text: i.message }));
       body.replaceChildren(
         form,
@@ -208,6 +255,7 @@ export function createShardsPanel(cb: ShardsCallbacks): { element: HTMLElement; 
         list,
         ...maps,
         ...server,
+        ...(reads.length ? [el("h3", { class: "geon-shards-sub", text: "Reads" }), ...reads] : []),
       );
     },
   };
