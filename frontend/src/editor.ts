@@ -33,9 +33,10 @@ import { bounds, centreOn, fit, intersects, pan, toScreen, toWorld, zoomAt, type
 import { Session } from "./sync/session";
 import { GraphSocket, socketUrl } from "./sync/socket";
 import { cancel, idle, pointerDown, pointerMove, pointerUp, type Effect, type Tool } from "./tools/tools";
-import { el } from "./ui/dom";
+import { button, el } from "./ui/dom";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
 import { createShardsPanel, type ShardRequest } from "./ui/shards";
+import { createDiagram } from "./ui/diagram";
 import { createToolbar } from "./ui/toolbar";
 
 export interface EditorOptions {
@@ -43,6 +44,8 @@ export interface EditorOptions {
   runsUrl: string;
   csrf: string;
   user: string;
+  /** The graph's id (for the REST endpoints: diagrams). */
+  graphId?: string;
   /** No websocket: documents come from ``loadDocument`` (the benchmark page). */
   offline: boolean;
 }
@@ -80,6 +83,8 @@ export class Editor implements Commands {
   private readonly axesPanel;
   private readonly inspector;
   private readonly shardsPanel;
+  private readonly diagram;
+  private readonly diagramTab;
   private shardCount = 0;
   private readonly issuesPanel;
   private readonly palette;
@@ -133,7 +138,10 @@ export class Editor implements Commands {
       return ops;
     }));
 
-    const stage = el("div", { class: "geon-stage" }, this.canvas, this.minimap, this.toast);
+    this.diagram = createDiagram(options.graphId ?? "", (message) => this.flash(message));
+    this.diagramTab = button("Diagram", "Show the Graphviz diagram of this version (and download it)", () => this.toggleDiagram(), "geon-diagram-tab");
+    this.toolbar.element.append(this.diagramTab);
+    const stage = el("div", { class: "geon-stage" }, this.canvas, this.minimap, this.toast, this.diagram.element);
     const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
     const right = el("aside", { class: "geon-side geon-right" }, this.shardsPanel.element, this.issuesPanel.element);
     root.append(this.toolbar.element, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
@@ -713,6 +721,14 @@ export class Editor implements Commands {
     this.inspector.update(doc, this.selected, issues);
     this.issuesPanel.update(issues, doc);
     this.shardsPanel.update(doc, this.selected, issues);
+    if (this.diagram.visible && this.session.version !== null) this.diagram.show(this.session.version);
+  }
+
+  toggleDiagram(): void {
+    if (this.diagram.visible) this.diagram.hide();
+    else if (this.session.version !== null) this.diagram.show(this.session.version);
+    this.diagramTab.classList.toggle("active", this.diagram.visible);
+    this.diagramTab.textContent = this.diagram.visible ? "Canvas" : "Diagram";
   }
 
   /** Draw the canvas (and, after a change of state, the panels). A pan or zoom only redraws the canvas. */

@@ -44,6 +44,7 @@ function mount(root: HTMLElement): void {
     runsUrl: root.dataset.runsUrl ?? "",
     csrf,
     user: root.dataset.user ?? "",
+    graphId: root.dataset.graphId ?? "",
     offline: root.dataset.offline === "1",
   });
   const byLabel = (label: string) => editor.session.document?.nodes.find((n) => n.label === label);

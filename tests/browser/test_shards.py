@@ -4,6 +4,7 @@ server's coverage issue), undo to fix it; and the conv2d example's halos."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,7 +46,8 @@ def output_coverage(tab: Page) -> list[str]:
     return tab.locator(".output .geon-coverage-text").all_text_contents()
 
 
-def test_shard_the_dot_break_coverage_and_fix_it(
+def test_shard_the_dot_break_coverage_fix_it_and_download_the_diagram(
+    celery_worker: Any,
     daphne_server: str,
     user: Any,
     password: str,
@@ -95,6 +97,31 @@ def test_shard_the_dot_break_coverage_and_fix_it(
     assert output_coverage(tab) == ["x·y: covered exactly"]
     assert tab.evaluate("window.geon.state().issues") == []
     shot("03-fixed")
+
+    # when she opens the diagram tab, the worker's SVG of the current version is shown
+    tab.click(".geon-diagram-tab")
+    tab.wait_for_function(
+        "(v) => document.querySelector('.geon-diagram').dataset.version === String(v + 3)",
+        arg=version,
+        timeout=60_000,
+    )
+    size = tab.evaluate(
+        "(() => { const i = document.querySelector('.geon-diagram-img');"
+        " return [i.naturalWidth > 0, i.naturalHeight > 0]; })()"
+    )
+    assert size == [True, True]
+    shot("05-diagram")
+
+    # and downloading the SVG saves the drawing of that version
+    with tab.expect_download() as download:
+        tab.click(".geon-diagram-svg")
+    saved = download.value
+    assert saved.suggested_filename == f"diagram-v{version + 3}.svg"
+    path = saved.path()
+    assert path is not None
+    text = Path(path).read_text(encoding="utf-8")
+    assert text.lstrip().startswith("<?xml") or text.lstrip().startswith("<svg")
+    assert "<svg" in text
     assert errors == []
 
 
