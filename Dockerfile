@@ -28,4 +28,4 @@ RUN pip install -e .
 USER geon
 VOLUME ["/data"]
 EXPOSE 8000
-CMD ["sh", "-c", "python manage.py migrate --noinput && exec daphne -b 0.0.0.0 -p 8000 geon.asgi:application"]
+CMD ["sh", "-c", "python manage.py migrate --noinput && exec daphne -b 0.0.0.0 -p 8000 --websocket-max-message-size 67108864 geon.asgi:application"]

@@ -56,6 +56,7 @@ from django.contrib.auth.models import User  # noqa: E402
 from django.core.management import call_command  # noqa: E402
 from django.test import Client  # noqa: E402
 
+from geon.cli.serve import daphne_command  # noqa: E402
 from geon.core.graph import OPERATION  # noqa: E402
 from geon.core.graph import Graph as Document  # noqa: E402
 from geon.graphs.models import GraphVersion, Membership  # noqa: E402
@@ -230,11 +231,12 @@ def main(argv: list[str] | None = None) -> int:
         port = s.getsockname()[1]
     log = open(Path(DATA) / "daphne.log", "wb")  # noqa: SIM115 - closed below
     daphne = subprocess.Popen(
-        [sys.executable, "-m", "daphne", "-b", "127.0.0.1", "-p", str(port),
-         # snapshots of big documents are larger than Daphne's default 1 MiB
-         "--websocket-max-message-size", str(64 * 1024 * 1024), "geon.asgi:application"],
-        cwd=ROOT, env=dict(os.environ), stdout=log, stderr=subprocess.STDOUT,
-    )  # fmt: skip
+        daphne_command("127.0.0.1", port),
+        cwd=ROOT,
+        env=dict(os.environ),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     try:
         deadline = time.monotonic() + 60
         while socket.socket().connect_ex(("127.0.0.1", port)) != 0:

@@ -40,6 +40,8 @@ import django  # noqa: E402 - only after the environment above is in place
 
 django.setup()  # pytest-django then finds the apps ready in its pytest_configure
 
+from geon.cli.serve import daphne_command  # noqa: E402
+
 PASSWORD = "correct horse battery staple"
 START_TIMEOUT = 60.0
 
@@ -193,20 +195,7 @@ def celery_worker(subprocess_env: dict[str, str]) -> Iterator[Child]:
 def daphne_server(subprocess_env: dict[str, str]) -> Iterator[str]:
     """A real Daphne serving ``geon.asgi:application``; yields its base URL."""
     port = free_port()
-    command = [
-        sys.executable,
-        "-m",
-        "daphne",
-        "-b",
-        "127.0.0.1",
-        "-p",
-        str(port),
-        # as make run: a snapshot of a big document is larger than Daphne's default 1 MiB;
-        # frames from clients are limited by the consumer (GEON_WS_MAX_MESSAGE_BYTES)
-        "--websocket-max-message-size",
-        str(64 * 1024 * 1024),
-        "geon.asgi:application",
-    ]
+    command = daphne_command("127.0.0.1", port)
 
     def listening(child: Child) -> bool:
         with socket.socket() as s:

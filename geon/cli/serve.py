@@ -30,19 +30,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# Daphne's default 1 MiB message limit closes the socket on the snapshot of a big document;
+# frames from clients are limited by the consumer (GEON_WS_MAX_MESSAGE_BYTES).
+WEBSOCKET_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+
+
+def daphne_command(host: str, port: int) -> list[str]:
+    """The command that serves ``geon.asgi:application``: ``serve``, the tests and benchmarks."""
+    return [
+        sys.executable,
+        "-m",
+        "daphne",
+        "-b",
+        host,
+        "-p",
+        str(port),
+        "--websocket-max-message-size",
+        str(WEBSOCKET_MAX_MESSAGE_BYTES),
+        "geon.asgi:application",
+    ]
+
+
 def _commands(args: argparse.Namespace) -> dict[str, list[str]]:
     python = sys.executable
     return {
-        "web": [
-            python,
-            "-m",
-            "daphne",
-            "-b",
-            args.host,
-            "-p",
-            str(args.port),
-            "geon.asgi:application",
-        ],
+        "web": daphne_command(args.host, args.port),
         "worker": [
             python,
             "-m",
