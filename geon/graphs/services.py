@@ -452,11 +452,15 @@ def _publish_snapshot(graph_id: uuid.UUID) -> None:
 
 
 def do_delete_graph(user: User, graph_id: uuid.UUID | str) -> None:
-    """Delete a graph with its versions, plans and runs (owners only)."""
+    """Delete a graph with its versions, plans, runs and their stored files (owners only)."""
+    from geon.runs.services import do_delete_files, files_of_graph
+
     with transaction.atomic():
         graph = check_can(user, graph_id, Role.OWNER, lock=True)
+        names = files_of_graph(graph.pk)
         Graph.objects.filter(pk=graph.pk).update(current_version=None)
         graph.delete()
+        transaction.on_commit(lambda: do_delete_files(names))
     forget_live(graph.pk)
 
 

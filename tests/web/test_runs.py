@@ -12,7 +12,7 @@ from django.test import Client
 
 from geon.core.errors import DocumentError
 from geon.graphs.models import GraphVersion
-from geon.graphs.services import do_create_graph
+from geon.graphs.services import do_create_graph, do_delete_graph
 from geon.runs.models import Run
 from geon.runs.services import do_execute_run, run_json
 
@@ -266,3 +266,19 @@ def test_the_files_of_a_graph_are_named_for_deletion_and_deleted(
     ) == (False, False)
     kept.refresh_from_db()
     assert kept.results.storage.exists(kept.results.name)
+
+
+def test_deleting_a_graph_deletes_its_stored_files_once_committed(
+    user: Any, graph: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # given a done run of ann's graph with its results on disk
+    run = Run.objects.create(graph_version=graph.current_version, seed=0)
+    do_execute_run(run.pk)
+    run.refresh_from_db()
+    storage, name = run.results.storage, run.results.name
+    assert storage.exists(name)
+    # when ann deletes the graph and the deletion commits
+    with django_capture_on_commit_callbacks(execute=True):
+        do_delete_graph(user, graph.pk)
+    # then the graph, its runs and the results file are gone
+    assert (Run.objects.filter(pk=run.pk).exists(), storage.exists(name)) == (False, False)
