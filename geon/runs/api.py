@@ -4,6 +4,7 @@
 - ``GET /graphs/<id>/runs``: the graph's runs, newest first;
 - ``GET /runs/<id>``: a run's status, progress, timings, result summary and ``max_abs_diff``;
 - ``GET /runs/<id>/results.npz``: the outputs of a done run;
+- ``GET /runs/<id>/results/<key>[?at=i,j]``: one output as JSON (a 1-D or 2-D view);
 - ``GET /graphs/<id>/render.{svg,png,dot}``: the diagram, or 202 with a ``Location`` to poll.
 
 Views only translate HTTP: every check and write is in :mod:`geon.runs.services`. Errors answer
@@ -285,6 +286,25 @@ def run_results(request: HttpRequest, run_id: int) -> Any:
         filename=f"run-{run.pk}-results.npz",
         content_type="application/octet-stream",
     )
+
+
+@router.get(
+    "/runs/{run_id}/results/{key}",
+    response={200: dict[str, Any], ERRORS: ErrorOut},
+    summary="One output of a done run as JSON (a 1-D or 2-D view, for heat maps)",
+)
+def run_result(request: HttpRequest, run_id: int, key: str, at: str | None = None) -> Any:
+    """Shape, dtype, axes, min/max and the values of one output (``key`` as in results.npz):
+    the whole tensor for rank 1 or 2, else the 2-D slice ``at`` picks (``at=i,j``: one index
+    per leading dim). At most ``limit`` values; a larger view is refused with 413 before any is
+    read. ``maxAbsDiff``: the sharded run's difference from the logical run for this output."""
+    try:
+        run = services.check_can_view_run(request.user, run_id)
+        return services.result_view(run, key, at)
+    except services.RunNotFound as error:
+        return not_found(error)
+    except services.RunRefused as error:
+        return refused(error)
 
 
 def _slug(title: str) -> str:

@@ -40,6 +40,7 @@ from django.utils import timezone
 
 from geon import execute, render
 from geon.core.errors import GeonError, LimitError
+from geon.core.graph import TENSOR, TENSOR_AXES
 from geon.core.graph import Graph as Document
 from geon.execute.limits import format_bytes
 from geon.graphs.models import Graph, GraphVersion, ShardPlan
@@ -559,6 +560,104 @@ def check_results(run: Run) -> Run:
             status=409,
         )
     return run
+
+
+#: The most values one answer of :func:`result_view` carries (a 256 x 256 slice).
+RESULT_VIEW_LIMIT = 65_536
+
+
+def _npz_header(archive: zipfile.ZipFile, member: str) -> tuple[tuple[int, ...], np.dtype[Any]]:
+    """The shape and dtype of one ``.npy`` member, read from its header only."""
+    with archive.open(member) as f:
+        version = np.lib.format.read_magic(f)
+        read = (
+            np.lib.format.read_array_header_1_0
+            if version == (1, 0)
+            else np.lib.format.read_array_header_2_0
+        )
+        shape, _fortran, dtype = read(f)
+    return tuple(shape), dtype
+
+
+def result_view(run: Run, key: str, at: str | None = None) -> dict[str, Any]:
+    """One output of a done run as JSON, for the editor's heat map: its shape, dtype, axes (the
+    tensor's TensorAxes), min and max, and the values of a 1-D or 2-D view: the whole tensor for
+    rank 1 or 2, else the slice that ``at`` (``"i,j"``: one index per leading dim, all but the
+    last two) picks. A view over :data:`RESULT_VIEW_LIMIT` values is refused (413) from the
+    file's header, before anything is loaded. ``maxAbsDiff`` is the sharded run's difference
+    from the logical run for this output (``null`` for a logical run)."""
+    check_results(run)
+    with run.results.open("rb") as raw, zipfile.ZipFile(raw) as archive:
+        members = sorted(n[: -len(".npy")] for n in archive.namelist() if n.endswith(".npy"))
+        if key not in members:
+            raise RunRefused(
+                "unknown_result",
+                f'run "{run.pk}" has no result "{key}"; expected one of '
+                + ", ".join(f'"{m}"' for m in members),
+                status=404,
+            )
+        shape, dtype = _npz_header(archive, f"{key}.npy")
+        lead = shape[:-2] if len(shape) > 2 else ()
+        index: tuple[int, ...] = ()
+        if lead:
+            parts = (at or ",".join("0" for _ in lead)).split(",")
+            try:
+                index = tuple(int(p) for p in parts)
+            except ValueError:
+                index = ()
+            inside = all(0 <= i < n for i, n in zip(index, lead, strict=False))
+            if len(index) != len(lead) or not inside:
+                raise RunRefused(
+                    "invalid_slice",
+                    f'slice "{at}" does not pick a 2-D view of shape {list(shape)}; expected '
+                    f"{len(lead)} indices below {list(lead)}, separated by commas",
+                    status=400,
+                )
+        elif at:
+            raise RunRefused(
+                "invalid_slice",
+                f'result "{key}" has rank {len(shape)}; a slice "{at}" is only for rank 3 and more',
+                status=400,
+            )
+        view_shape = shape[len(lead) :]
+        cells = int(np.prod(view_shape)) if view_shape else 1
+        if cells > RESULT_VIEW_LIMIT:
+            raise RunRefused(
+                "view_too_large",
+                f'the view of result "{key}" has {cells} values (shape {list(view_shape)}); '
+                f"at most {RESULT_VIEW_LIMIT} are sent; download results.npz for all of it",
+                status=413,
+            )
+        with archive.open(f"{key}.npy") as f:
+            array = np.lib.format.read_array(f, allow_pickle=False)
+    view = array[index] if index else array
+    numeric = np.issubdtype(array.dtype, np.number) or array.dtype == np.bool_
+    if np.iscomplexobj(view):
+        view = np.abs(view)
+    values = view.astype(np.float64) if numeric else np.zeros(view.shape)
+    diffs = run.result.get("max_abs_diff") if run.sharded else None
+    axes: list[str] | None = None
+    for node in run.graph_version.document.get("nodes", []):
+        if node.get("type") == TENSOR and key in (node.get("label"), node.get("id")):
+            tag = (node.get("tags") or {}).get(TENSOR_AXES)
+            if isinstance(tag, dict) and isinstance(tag.get("axes"), list):
+                axes = [str(a) for a in tag["axes"]]
+            break
+    finite = values[np.isfinite(values)]
+    return {
+        "run": run.pk,
+        "key": key,
+        "shape": list(shape),
+        "dtype": str(dtype),
+        "axes": axes,
+        "at": list(index),
+        "viewShape": list(view_shape),
+        "limit": RESULT_VIEW_LIMIT,
+        "min": float(finite.min()) if finite.size else None,
+        "max": float(finite.max()) if finite.size else None,
+        "values": [None if not np.isfinite(v) else float(v) for v in values.ravel()],
+        "maxAbsDiff": diffs.get(key) if isinstance(diffs, dict) else None,
+    }
 
 
 def results_url(run: Run) -> str:

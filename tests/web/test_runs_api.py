@@ -739,3 +739,74 @@ def test_a_sharded_run_through_the_worker_matches_the_logical_run(
     run = Run.objects.get()
     assert (run.status, run.results.name) == ("done", f"runs/{run.pk}/results.npz")
     assert run_files() == [f"{run.pk}/inputs.npz", f"{run.pk}/results.npz"]
+
+
+# --- one result as JSON (the editor's heat map) ---------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_one_result_as_json_with_its_sharded_difference(
+    client: Client, user: Any, graph: Any
+) -> None:
+    # given a sharded run of z = t0 + t1 executed with uploaded inputs
+    client.force_login(user)
+    queued = client.post(
+        f"{API}/graphs/{graph.pk}/runs",
+        {"inputs": upload(npz(t0=ints(2), t1=ints(3))), "sharded": "true"},
+    )
+    run_id = queued.json()["id"]
+    do_execute_run(run_id)
+    # when ann reads the result z
+    answer = client.get(f"{API}/runs/{run_id}/results/z")
+    # then it carries its shape, dtype, range, every value and no sharded difference
+    body = answer.json()
+    assert answer.status_code == 200
+    expected = ints(5)
+    assert {k: body[k] for k in ("run", "key", "shape", "dtype", "at", "viewShape", "limit")} == {
+        "run": run_id,
+        "key": "z",
+        "shape": [10, 5],
+        "dtype": "int32",
+        "at": [],
+        "viewShape": [10, 5],
+        "limit": 65_536,
+    }
+    assert body["values"] == [float(v) for v in expected.ravel()]
+    assert (body["min"], body["max"]) == (float(expected.min()), float(expected.max()))
+    assert body["maxAbsDiff"] == 0.0
+
+
+@pytest.mark.django_db
+def test_a_result_view_that_cannot_be_answered_is_refused(
+    client: Client, user: Any, graph: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a logical run, done, and one still queued
+    client.force_login(user)
+    done = Run.objects.create(graph_version=graph.current_version, requested_by=user)
+    do_execute_run(done.pk)
+    queued = Run.objects.create(graph_version=graph.current_version, requested_by=user)
+    monkeypatch.setattr("geon.runs.services.RESULT_VIEW_LIMIT", 49)
+    # when ann asks for a result that is not there, a slice of a 2-D one, a view over the limit
+    # and a result of the queued run
+    unknown = client.get(f"{API}/runs/{done.pk}/results/w")
+    sliced = client.get(f"{API}/runs/{done.pk}/results/z?at=1")
+    large = client.get(f"{API}/runs/{done.pk}/results/z")
+    waiting = client.get(f"{API}/runs/{queued.pk}/results/z")
+    # then each is refused with what would be valid
+    assert (unknown.status_code, unknown.json()) == error(
+        404, "unknown_result", f'run "{done.pk}" has no result "w"; expected one of "z"'
+    )
+    assert (sliced.status_code, sliced.json()) == error(
+        400, "invalid_slice", 'result "z" has rank 2; a slice "1" is only for rank 3 and more'
+    )
+    assert (large.status_code, large.json()) == error(
+        413,
+        "view_too_large",
+        'the view of result "z" has 50 values (shape [10, 5]); at most 49 are sent; download '
+        "results.npz for all of it",
+    )
+    assert (waiting.status_code, waiting.json()) == error(
+        409,
+        "results_not_ready",
+        f'run "{queued.pk}" is queued; results can be downloaded once it is done',
+    )
