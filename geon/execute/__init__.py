@@ -24,6 +24,7 @@ from geon.execute.memory import Buffer, MemoryPlan, Slot, plan_memory
 from geon.execute.plan import Plan, Progress, TensorInfo, compile_graph
 from geon.execute.runner import (
     RunResult,
+    compile_run,
     evaluate_graph,
     generate_input,
     max_abs_diff,
@@ -46,6 +47,7 @@ __all__ = [
     "TensorInfo",
     "available_backends",
     "compile_graph",
+    "compile_run",
     "evaluate_graph",
     "generate_input",
     "max_abs_diff",

@@ -29,10 +29,10 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.errors import ExecutionError, GeonError, ShapeError
+from geon.core.errors import ExecutionError, GeonError, LimitError, ShapeError
 from geon.core.graph import Graph
 from geon.execute.backend import Backend, select_backend
-from geon.execute.limits import Limits
+from geon.execute.limits import Limits, format_bytes
 from geon.execute.plan import Plan, Progress, TensorInfo, compile_graph
 
 __all__ = [
@@ -227,23 +227,37 @@ def run(
     default to :meth:`Limits.from_env`; they are checked before anything is allocated.
     ``outputs`` (tensor ids) default to every tensor no operation reads.
     """
+    logical, shard_plan = compile_run(
+        graph, sharded=sharded, backend=backend, limits=limits, outputs=outputs
+    )
+    return run_compiled(logical, shard_plan, inputs, seed=seed, on_progress=on_progress)
+
+
+def compile_run(
+    graph: Graph,
+    *,
+    sharded: bool = False,
+    backend: str | Backend | None = None,
+    limits: Limits | None = None,
+    outputs: Sequence[str] | None = None,
+) -> tuple[Plan, Plan | None]:
+    """The plans :func:`run` executes: the logical plan and, with ``sharded=True``, the sharded
+    plan checked against it. Every limit, including the bytes both plans need together, is
+    checked here, before anything is allocated, so a server can refuse a run before queueing it.
+    """
     be = select_backend(backend)
     lim = limits if limits is not None else Limits.from_env()
     logical = compile_graph(graph, backend=be, limits=lim, keep=outputs)
-    shard_plan: Plan | None = None
-    if sharded:
-        shard_plan = compile_graph(graph, sharded=True, backend=be, limits=lim, keep=outputs)
-        total = logical.memory.planned_peak_bytes + shard_plan.planned_bytes
-        if total > lim.max_bytes:
-            from geon.core.errors import LimitError
-            from geon.execute.limits import format_bytes
-
-            raise LimitError(
-                f"the sharded run and the logical run it is checked against need "
-                f"{format_bytes(total)}; the limit is {format_bytes(lim.max_bytes)} "
-                "(GEON_MAX_BYTES)"
-            )
-    return run_compiled(logical, shard_plan, inputs, seed=seed, on_progress=on_progress)
+    if not sharded:
+        return logical, None
+    shard_plan = compile_graph(graph, sharded=True, backend=be, limits=lim, keep=outputs)
+    total = logical.memory.planned_peak_bytes + shard_plan.planned_bytes
+    if total > lim.max_bytes:
+        raise LimitError(
+            f"the sharded run and the logical run it is checked against need "
+            f"{format_bytes(total)}; the limit is {format_bytes(lim.max_bytes)} (GEON_MAX_BYTES)"
+        )
+    return logical, shard_plan
 
 
 def run_compiled(

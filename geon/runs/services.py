@@ -276,16 +276,7 @@ def _check_fits(document: dict[str, Any], sharded: bool, limits: execute.Limits)
     known to fit ``limits``: the executor's own checks, made before the run is queued."""
     graph = Document.from_json(document)
     try:
-        plan = execute.compile_graph(graph, backend="numpy", limits=limits)
-        if sharded:
-            shard_plan = execute.compile_graph(graph, sharded=True, backend="numpy", limits=limits)
-            total = plan.memory.planned_peak_bytes + shard_plan.planned_bytes
-            if total > limits.max_bytes:
-                raise LimitError(
-                    f"the sharded run and the logical run it is checked against need "
-                    f"{format_bytes(total)}; the limit is {format_bytes(limits.max_bytes)} "
-                    "(GEON_MAX_BYTES)"
-                )
+        plan, _ = execute.compile_run(graph, sharded=sharded, backend="numpy", limits=limits)
     except LimitError as error:
         raise RunRefused("limit_exceeded", str(error), status=413) from None
     except GeonError as error:
