@@ -124,6 +124,7 @@ from geon.core.graph import (
     node_references,
 )
 from geon.core.issues import Constraint, Context, Issue
+from geon.core.tensors import DTYPES
 from geon.core.zspace import IPF, ZRange
 
 __all__ = [
@@ -140,20 +141,6 @@ __all__ = [
     "parse_range",
 ]
 
-DTYPES = (
-    "boolean",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-)
-"""The dtypes a Tensor may have."""
 
 UUID_RE = re.compile(
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
