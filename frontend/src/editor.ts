@@ -37,6 +37,7 @@ import { button, el } from "./ui/dom";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
 import { createShardsPanel, type ShardRequest } from "./ui/shards";
 import { createDiagram } from "./ui/diagram";
+import { createRunPanel, type RunView } from "./ui/runPanel";
 import { createToolbar } from "./ui/toolbar";
 
 export interface EditorOptions {
@@ -84,6 +85,7 @@ export class Editor implements Commands {
   private readonly inspector;
   private readonly shardsPanel;
   private readonly diagram;
+  private readonly runPanel;
   private readonly diagramTab;
   private shardCount = 0;
   private readonly issuesPanel;
@@ -138,12 +140,21 @@ export class Editor implements Commands {
       return ops;
     }));
 
+    this.runPanel = createRunPanel({
+      graphId: options.graphId ?? "",
+      csrf: options.csrf,
+      onRun: (run) => {
+        this.status = applyRun(this.status, { type: "run", event: "queued", run: run as unknown as RunInfo });
+        this.refresh();
+      },
+      onError: (message) => this.flash(message),
+    });
     this.diagram = createDiagram(options.graphId ?? "", (message) => this.flash(message));
     this.diagramTab = button("Diagram", "Show the Graphviz diagram of this version (and download it)", () => this.toggleDiagram(), "geon-diagram-tab");
-    this.toolbar.element.append(this.diagramTab);
+    this.toolbar.element.querySelector(".geon-act-zoomToFit")?.after(this.diagramTab);
     const stage = el("div", { class: "geon-stage" }, this.canvas, this.minimap, this.toast, this.diagram.element);
     const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
-    const right = el("aside", { class: "geon-side geon-right" }, this.shardsPanel.element, this.issuesPanel.element);
+    const right = el("aside", { class: "geon-side geon-right" }, this.shardsPanel.element, this.issuesPanel.element, this.runPanel.element);
     root.append(this.toolbar.element, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
     this.bindPointer();
     this.bindKeys();
@@ -721,6 +732,7 @@ export class Editor implements Commands {
     this.inspector.update(doc, this.selected, issues);
     this.issuesPanel.update(issues, doc);
     this.shardsPanel.update(doc, this.selected, issues);
+    this.runPanel.update(this.status.run as unknown as RunView | null);
     if (this.diagram.visible && this.session.version !== null) this.diagram.show(this.session.version);
   }
 

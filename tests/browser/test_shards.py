@@ -98,6 +98,29 @@ def test_shard_the_dot_break_coverage_fix_it_and_download_the_diagram(
     assert tab.evaluate("window.geon.state().issues") == []
     shot("03-fixed")
 
+    # when she runs it sharded with random inputs from seed 0
+    tab.select_option(".geon-run-mode", "sharded")
+    tab.fill(".geon-run-seed", "0")
+    tab.click(".geon-run-go")
+
+    # then the run finishes and each output shows its heat map, with no sharded difference
+    tab.wait_for_selector(".geon-run-panel[data-status=done]", timeout=60_000)
+    tab.wait_for_function("document.querySelectorAll('.geon-result canvas').length === 2")
+    diffs = tab.eval_on_selector_all(
+        ".geon-result", "(fs) => fs.map((f) => [f.dataset.key, f.dataset.diff])"
+    )
+    run = tab.evaluate(
+        "fetch(`/api/v1/graphs/${document.getElementById('geon-editor').dataset.graphId}/runs`)"
+        ".then((r) => r.json()).then((b) => b.runs[0])"
+    )
+    assert (run["status"], run["sharded"]) == ("done", True)
+    # the difference shown is the server's, per output: zero up to float64 rounding of the sums
+    assert dict(diffs) == {k: str(v) for k, v in run["max_abs_diff"].items()}
+    assert sorted(dict(diffs)) == ["x·y", "y·x"]
+    assert all(abs(v) < 1e-12 for v in run["max_abs_diff"].values())
+    assert tab.locator(".geon-run-download").get_attribute("href") is not None
+    shot("04-run")
+
     # when she opens the diagram tab, the worker's SVG of the current version is shown
     tab.click(".geon-diagram-tab")
     tab.wait_for_function(

@@ -1,0 +1,202 @@
+// The run panel: run the graph logically or sharded (random inputs from a seed, or an uploaded
+// .npz), follow its progress operation by operation, and look at each output: a heat map (1-D or
+// 2-D; a slice picker for higher rank) with the axis names on its sides, the sharded run's
+// difference from the logical one, and the results.npz download.
+
+import { el, submit } from "./dom";
+
+export interface RunStep {
+  done?: number;
+  total?: number;
+  phase?: string;
+  operationId?: string | null;
+  applicationId?: string | null;
+  kernel?: string | null;
+}
+
+export interface RunView {
+  id: number;
+  status: string;
+  progress: number;
+  error: string;
+  sharded?: boolean;
+  step?: RunStep;
+  result: Record<string, unknown>;
+  max_abs_diff?: Record<string, number> | null;
+  results?: string | null;
+}
+
+export interface ResultView {
+  key: string;
+  shape: number[];
+  dtype: string;
+  axes: string[] | null;
+  at: number[];
+  viewShape: number[];
+  limit: number;
+  min: number | null;
+  max: number | null;
+  values: (number | null)[];
+  maxAbsDiff: number | null;
+}
+
+/** A blue-white-red colour for ``v`` in [min, max] (white at the middle). */
+export function heatColor(v: number | null, min: number, max: number): string {
+  if (v === null) return "#9ca3af";
+  const t = max > min ? (v - min) / (max - min) : 0.5;
+  const a = Math.max(0, Math.min(1, t));
+  const mix = (from: number[], to: number[], k: number) => from.map((c, i) => Math.round(c + (to[i]! - c) * k));
+  const rgb = a < 0.5 ? mix([37, 99, 235], [248, 250, 252], a * 2) : mix([248, 250, 252], [220, 38, 38], (a - 0.5) * 2);
+  return `rgb(${rgb.join(",")})`;
+}
+
+function drawHeat(canvas: HTMLCanvasElement, r: ResultView): void {
+  const ctx = canvas.getContext("2d");
+  if (!ctx) return;
+  const [rows, cols] = r.viewShape.length === 2 ? [r.viewShape[0]!, r.viewShape[1]!] : [1, r.viewShape[0] ?? 1];
+  const W = canvas.width;
+  const H = canvas.height;
+  const cw = W / Math.max(1, cols);
+  const ch = H / Math.max(1, rows);
+  const min = r.min ?? 0;
+  const max = r.max ?? 0;
+  for (let i = 0; i < rows; i++) {
+    for (let j = 0; j < cols; j++) {
+      ctx.fillStyle = heatColor(r.values[i * cols + j] ?? null, min, max);
+      ctx.fillRect(j * cw, i * ch, Math.ceil(cw), Math.ceil(ch));
+    }
+  }
+}
+
+export interface RunPanel {
+  element: HTMLElement;
+  update(run: RunView | null): void;
+}
+
+export function createRunPanel(options: { graphId: string; csrf: string; onRun: (run: RunView) => void; onError: (message: string) => void }): RunPanel {
+  const mode = el("select", { "aria-label": "run mode", class: "geon-run-mode" });
+  mode.append(el("option", { value: "logical", text: "logical" }), el("option", { value: "sharded", text: "sharded" }));
+  const seed = el("input", { value: "0", "aria-label": "seed", class: "geon-run-seed", size: "4" });
+  const file = el("input", { type: "file", accept: ".npz", "aria-label": "inputs .npz", class: "geon-run-file" });
+  const message = el("p", { class: "geon-form-error", role: "alert" });
+  const form = el(
+    "form",
+    { class: "geon-run-form" },
+    mode,
+    el("label", { class: "small", text: "seed" }),
+    seed,
+    submit("Run", "Run on the worker (Enter)", "primary geon-run-go"),
+    el("label", { class: "small geon-run-file-label", text: "inputs" }),
+    file,
+  );
+  const progress = el("progress", { class: "geon-run-progress", max: "1", value: "0" });
+  const status = el("p", { class: "small geon-run-line", role: "status" });
+  const outputs = el("div", { class: "geon-run-outputs" });
+  const element = el("section", { class: "geon-panel geon-run-panel", "aria-label": "run" }, el("h2", { text: "Run" }), form, message, progress, status, outputs);
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    message.textContent = "";
+    element.scrollIntoView({ block: "nearest" });
+    const body = new FormData();
+    body.append("backend", "numpy");
+    body.append("sharded", mode.value === "sharded" ? "true" : "false");
+    if (seed.value.trim()) {
+      if (!/^\d+$/.test(seed.value.trim())) {
+        message.textContent = `seed "${seed.value}" is not a whole number of at least 0`;
+        return;
+      }
+      body.append("seed", seed.value.trim());
+    }
+    const chosen = file.files?.[0];
+    if (chosen) body.append("inputs", chosen);
+    void (async () => {
+      try {
+        const response = await fetch(`/api/v1/graphs/${options.graphId}/runs`, { method: "POST", headers: { "X-CSRFToken": options.csrf }, body, credentials: "same-origin" });
+        const answer = (await response.json()) as { run?: RunView; error?: { message: string } } & Partial<RunView>;
+        const run = answer.run ?? (typeof answer.id === "number" ? (answer as RunView) : null);
+        if (run) options.onRun(run);
+        else message.textContent = answer.error?.message ?? `the server answered ${response.status}`;
+      } catch {
+        message.textContent = "the server could not be reached; try again";
+      }
+    })();
+  });
+
+  let shownRun = -1;
+  let lastKey = "";
+  const showOutputs = async (run: RunView): Promise<void> => {
+    const listed = Array.isArray(run.result.outputs) ? (run.result.outputs as { label?: string; id?: string }[]) : [];
+    const keys = listed.map((o) => o.label ?? o.id ?? "").filter(Boolean);
+    const figures: HTMLElement[] = [];
+    for (const key of keys) figures.push(await outputFigure(run, key, []));
+    if (run.results) figures.push(el("a", { href: run.results, class: "geon-run-download", download: "" }, "Download results.npz"));
+    outputs.replaceChildren(...figures);
+    element.scrollIntoView({ block: "nearest" });
+  };
+  const outputFigure = async (run: RunView, key: string, at: number[]): Promise<HTMLElement> => {
+    const url = `/api/v1/runs/${run.id}/results/${encodeURIComponent(key)}${at.length ? `?at=${at.join(",")}` : ""}`;
+    const response = await fetch(url, { credentials: "same-origin" });
+    const body = (await response.json()) as ResultView & { error?: { message: string } };
+    const fig = el("figure", { class: "geon-result", "data-key": key });
+    if (!response.ok) {
+      fig.append(el("figcaption", { class: "small geon-form-error", text: `${key}: ${body.error?.message ?? response.status}` }));
+      return fig;
+    }
+    const rank = body.shape.length;
+    const rows = body.viewShape.length === 2 ? body.viewShape[0]! : 1;
+    const cols = body.viewShape.length === 2 ? body.viewShape[1]! : body.viewShape[0] ?? 1;
+    const cell = Math.max(1, Math.min(40, Math.floor(220 / Math.max(rows, cols))));
+    const canvas = el("canvas", { class: "geon-heat", width: String(cols * cell), height: String(rows * cell) });
+    drawHeat(canvas, body);
+    const axis = (d: number) => body.axes?.[d] ?? `dim ${d}`;
+    const top = rank >= 2 ? axis(rank - 1) : axis(0);
+    const left = rank >= 2 ? axis(rank - 2) : "";
+    const num = (v: number | null) => (v === null ? "–" : Number(v.toPrecision(4)).toString());
+    const diff = body.maxAbsDiff === null ? "" : `sharded vs logical: max |Δ| = ${body.maxAbsDiff === 0 ? "0" : body.maxAbsDiff.toExponential(1)}`;
+    const head = el(
+      "figcaption",
+      { class: "small geon-result-caption" },
+      el("strong", { text: key }),
+      ` ${body.shape.join("×")} ${body.dtype} · min ${num(body.min)} · max ${num(body.max)}`,
+      ...(diff ? [el("br"), el("span", { class: `geon-result-diff ${body.maxAbsDiff !== null && body.maxAbsDiff < 1e-12 ? "ok" : "bad"}`, text: diff })] : []),
+    );
+    const picker: HTMLElement[] = [];
+    if (rank > 2) {
+      const inputs = body.shape.slice(0, rank - 2).map((n, d) => {
+        const input = el("input", { type: "number", min: "0", max: String(n - 1), value: String(body.at[d] ?? 0), "aria-label": `slice ${axis(d)}`, class: "geon-slice" });
+        input.addEventListener("change", () => {
+          void outputFigure(run, key, inputs.map((i) => Number(i.value))).then((next) => fig.replaceWith(next));
+        });
+        return input;
+      });
+      picker.push(el("div", { class: "geon-slice-picker small" }, ...body.shape.slice(0, rank - 2).flatMap((_, d) => [el("span", { text: `${axis(d)} =` }), inputs[d]!])));
+    }
+    fig.append(
+      head,
+      ...picker,
+      el("span", { class: "geon-map-axis top", text: top, style: `width:${cols * cell}px` }),
+      el("div", { class: "geon-map-row" }, el("span", { class: "geon-map-axis left", text: left }), canvas),
+    );
+    fig.dataset.diff = body.maxAbsDiff === null ? "" : String(body.maxAbsDiff);
+    return fig;
+  };
+
+  return {
+    element,
+    update(run) {
+      if (!run) return;
+      const key = JSON.stringify([run.id, run.status, run.progress, run.step]);
+      if (key === lastKey) return;
+      lastKey = key;
+      progress.value = run.progress;
+      const step = run.step;
+      const where = step && step.kernel ? ` · ${step.phase ?? ""} ${step.kernel}${step.applicationId ? " (application)" : ""} ${step.done ?? ""}/${step.total ?? ""}` : "";
+      status.textContent = `run ${run.id} ${run.sharded ? "sharded" : "logical"}: ${run.status}${run.status === "running" ? ` ${Math.round(run.progress * 100)}%` : ""}${where}${run.error ? ` — ${run.error}` : ""}`;
+      element.dataset.status = run.status;
+      if (run.status === "done" && shownRun !== run.id) {
+        shownRun = run.id;
+        void showOutputs(run).catch((e: unknown) => options.onError(String(e)));
+      } else if (run.status !== "done") outputs.replaceChildren();
+    },
+  };
+}
