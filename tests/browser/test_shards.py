@@ -171,5 +171,5 @@ def test_conv2d_sharded_over_height_shows_its_halo(
         "filter: read whole by every application",
     ]
     assert tab.locator(".geon-coverage.halo").count() == 1
-    screenshots(tab, "shards")("04-conv-halo")
+    screenshots(tab, "shards")("conv-halo")
     assert errors == []

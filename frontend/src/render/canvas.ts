@@ -139,12 +139,19 @@ function drawDetailed(ctx: CanvasRenderingContext2D, scene: Scene, placed: Place
       titleWidth.set(box.id, Math.min(ctx.measureText(box.title).width, r.w - 20));
     } else {
       ctx.textAlign = "center";
-      ctx.fillText(box.title, r.x + r.w / 2, r.y + r.h / 2, r.w - 16);
+      // a sharded operation says how many applications it has under its title
+      const sharded = box.subtitle !== "whole" && r.h >= 40;
+      ctx.fillText(box.title, r.x + r.w / 2, r.y + r.h / 2 - (sharded ? 7 : 0), r.w - 16);
     }
   }
   // subtitles
   ctx.fillStyle = COLORS.subtext;
   ctx.font = "12px system-ui, sans-serif";
+  ctx.textAlign = "left";
+  ctx.textAlign = "center";
+  for (const { box, r } of placed) {
+    if (box.kind === "operation" && box.subtitle !== "whole" && r.h >= 40) ctx.fillText(box.subtitle, r.x + r.w / 2, r.y + r.h / 2 + 10, r.w - 16);
+  }
   ctx.textAlign = "left";
   for (const { box, r } of placed) {
     if (box.kind !== "tensor") continue;
