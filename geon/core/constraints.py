@@ -376,7 +376,10 @@ def _structure(node: Node, body_valid: bool = False, ipf_index: ZRange | None = 
             sides[side] = keys
         parsed = _Parsed(sides, ipf_index)
     ok = (
-        structured and index_tag_ok and ranges_ok and not any(i.severity == "error" for i in issues)
+        structured
+        and index_tag_ok
+        and ranges_ok
+        and (not issues or not any(i.severity == "error" for i in issues))
     )
     return _Structure(
         tuple(issues), ok, parsed if ok else None, trange if ok else None, ipf_index, lazy and ok
@@ -681,11 +684,11 @@ def _certify(
     return _certify_body(app.body, st.ipf_index, irange, context)
 
 
-def _zero_or_one(values: tuple[int, ...]) -> tuple[int, ...]:
-    """The positions of the values a JSON boolean equals in Python."""
-    if 0 not in values and 1 not in values:
-        return ()
-    return tuple(i for i, v in enumerate(values) if v == 0 or v == 1)
+def _may_hold_bool(image: ZRange) -> bool:
+    """Whether a JSON boolean could pass for a coordinate of ``image`` (Python has
+    ``False == 0`` and ``True == 1``)."""
+    start, end = image.start, image.end
+    return 0 in start or 1 in start or 0 in end or 1 in end
 
 
 def _certify_body(
@@ -710,19 +713,19 @@ def _certify_body(
                 return None
         elif type(mine) is not dict or mine.keys() != context.keys[side]:
             return None
-    # each distinct footprint projected once, as the JSON range a selection must equal, with
-    # the positions where a JSON boolean would pass for it (Python has False == 0, True == 1)
+    # each distinct footprint projected once, as the JSON range a selection must equal, and
+    # whether a JSON boolean could pass for one of its coordinates
     a, b = idx.start, idx.end
     feet: list[ZRange] = []
     ranges: list[dict[str, list[int]]] = []
-    risky: list[tuple[tuple[int, ...], tuple[int, ...]]] = []
+    risky: list[bool] = []
     for ipf, bounds in context.footprints:
         image = ZRange._raw(*ipf.hull(a, b))
         if bounds is not None:
             image = image.clip(bounds)
         feet.append(image)
         ranges.append({"start": list(image.start), "end": list(image.end)})
-        risky.append((_zero_or_one(image.start), _zero_or_one(image.end)))
+        risky.append(_may_hold_bool(image))
     outputs: dict[str, tuple[ZRange, ...]] = {}
     for side, key, entries in context.plan:
         items = body[side][key]
@@ -732,16 +735,11 @@ def _certify_body(
             # one comparison in C: exactly these keys, this tensor, these coordinates
             if item != {"tensorId": tensor_id, "range": ranges[foot]}:
                 return None
-            at_start, at_end = risky[foot]
-            if at_start or at_end:
+            if risky[foot]:
+                # equal values, so a coordinate's only way to be wrong is to be a bool
                 data = item["range"]
-                start, end = data["start"], data["end"]
-                for i in at_start:
-                    if type(start[i]) is bool:
-                        return None
-                for i in at_end:
-                    if type(end[i]) is bool:
-                        return None
+                if bool in map(type, data["start"]) or bool in map(type, data["end"]):
+                    return None
         if side == "outputs":
             outputs[key] = tuple(feet[foot] for _, foot in entries)
     return _Certificate(idx, outputs)

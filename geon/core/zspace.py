@@ -21,7 +21,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from operator import add
+from operator import add, eq, ge, le
 from typing import Any, overload
 
 from geon.core.errors import ShapeError, SplitError
@@ -154,10 +154,7 @@ class ZRange:
 
     @property
     def is_empty(self) -> bool:
-        for a, b in zip(self.start, self.end, strict=True):  # noqa: SIM110 -- hot path, faster
-            if a == b:
-                return True
-        return False
+        return any(map(eq, self.start, self.end))  # C-level loops: this is a hot path
 
     def __str__(self) -> str:
         return "[" + ", ".join(f"{a}:{b}" for a, b in zip(self.start, self.end, strict=True)) + "]"
@@ -175,10 +172,9 @@ class ZRange:
         if isinstance(other, ZRange):
             if len(other.start) != len(self.start):
                 self._same_rank(other.rank, "range")
-            for a, b, c, d in zip(self.start, self.end, other.start, other.end, strict=True):
-                if c < a or d > b:
-                    return other.is_empty  # an empty range lies in any range of its rank
-            return True
+            if all(map(le, self.start, other.start)) and all(map(ge, self.end, other.end)):
+                return True
+            return other.is_empty  # an empty range lies in any range of its rank
         coords = tuple(other)
         self._same_rank(len(coords), "point")
         return all(a <= c < b for a, b, c in zip(self.start, self.end, coords, strict=True))
