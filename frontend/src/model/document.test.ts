@@ -73,3 +73,17 @@ describe("searchNodes", () => {
     expect(searchNodes(named, text)).toEqual(want);
   });
 });
+
+describe("unlabelled tensors", () => {
+  it("are named after the kernel that writes them, else by their id", () => {
+    const doc: LoomDocument = {
+      id: "g",
+      nodes: [
+        { id: "0123456789ab", type: TENSOR, body: { dtype: "float32", range: { start: [0], end: [2] } } },
+        { id: "out-id-000000", type: TENSOR, body: { dtype: "float32", range: { start: [0], end: [2] } } },
+        { id: "op", type: OPERATION, body: { kernel: "op:relu", inputs: { x: [{ tensorId: "0123456789ab", range: { start: [0], end: [2] } }] }, outputs: { result: [{ tensorId: "out-id-000000", range: { start: [0], end: [2] } }] } } },
+      ],
+    };
+    expect(graphView(doc).boxes.map((b) => b.title)).toEqual(["01234567", "relu out", "op:relu"]);
+  });
+});

@@ -193,10 +193,19 @@ export function graphView(doc: LoomDocument): GraphView {
       edges.push({ from, to, port });
     }
   };
+  // an unlabelled tensor is named after the kernel that writes it ("dot out"), not its raw id
+  const producer = new Map<string, string>();
+  for (const node of doc.nodes) {
+    if (node.type !== OPERATION) continue;
+    const kernel = String(node.body.kernel ?? "").replace(/^op:/, "");
+    for (const list of selections(node.body.outputs).values()) for (const s of list) if (!producer.has(s.tensorId)) producer.set(s.tensorId, node.label ?? kernel);
+  }
   for (const node of doc.nodes) {
     if (node.type === TENSOR) {
       const { chips, subtitle } = tensorChips(node, declared);
-      boxes.push({ id: node.id, kind: "tensor", title: node.label ?? node.id.slice(0, 8), subtitle, chips, pinned: pinned(node) });
+      const from = producer.get(node.id);
+      const title = node.label ?? (from ? `${from} out` : node.id.slice(0, 8));
+      boxes.push({ id: node.id, kind: "tensor", title, subtitle, chips, pinned: pinned(node) });
     } else if (node.type === OPERATION) {
       const kernel = String(node.body.kernel ?? "?");
       const n = shards.get(node.id) ?? 0;
