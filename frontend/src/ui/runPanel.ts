@@ -89,7 +89,7 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
     el("label", { class: "small geon-run-file-label", text: "inputs" }),
     file,
   );
-  const progress = el("progress", { class: "geon-run-progress", max: "1", value: "0" });
+  const progress = el("progress", { class: "geon-run-progress", max: "1", value: "0", hidden: "" });
   const status = el("p", { class: "small geon-run-line", role: "status" });
   const outputs = el("div", { class: "geon-run-outputs" });
   const element = el("section", { class: "geon-panel geon-run-panel", "aria-label": "run" }, el("h2", { text: "Run" }), form, message, progress, status, outputs);
@@ -188,6 +188,7 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
       const key = JSON.stringify([run.id, run.status, run.progress, run.step]);
       if (key === lastKey) return;
       lastKey = key;
+      progress.hidden = false;
       progress.value = run.progress;
       const step = run.step;
       const where = step && step.kernel ? ` · ${step.phase ?? ""} ${step.kernel}${step.applicationId ? " (application)" : ""} ${step.done ?? ""}/${step.total ?? ""}` : "";
