@@ -297,6 +297,14 @@ def _structure(node: Node, body_valid: bool = False, ipf_index: ZRange | None = 
             )
         )
     structured = True
+    plain_range = None
+    if node.type == TENSOR and not body_valid:
+        # the common case read straight from the JSON: a str dtype and a plain range (see
+        # _plain_range) prove what the Tensor schema asks and that the range is valid
+        body = node.body
+        if type(body) is dict and type(body.get("dtype")) is str:
+            plain_range = _plain_range(body.get("range"))
+            body_valid = plain_range is not None
     body_ok = schemas.validator_for_node(node.type)
     if body_ok is None:
         issues.append(
@@ -339,7 +347,7 @@ def _structure(node: Node, body_valid: bool = False, ipf_index: ZRange | None = 
             ranges_ok = False
             issues.append(_range_issue(nid, f".tags['{IPF_INDEX}']", tags[IPF_INDEX]))
     if structured and node.type == TENSOR:
-        trange = _fast_range(node.body["range"])
+        trange = plain_range if plain_range is not None else _fast_range(node.body["range"])
         if trange is None:
             ranges_ok = False
             issues.append(_range_issue(nid, ".body.range", node.body["range"]))
