@@ -30,6 +30,13 @@ def queue_run(request: HttpRequest, graph_id: uuid.UUID) -> JsonResponse:
     if not request.user.is_authenticated:
         return error_response(401, "not_authenticated", "sign in to run graphs")
     body: Any = {}
+    if request.content_type not in ("application/json", "text/plain", ""):
+        return error_response(
+            415,
+            "unsupported_media_type",
+            f'the request body is "{request.content_type}"; expected application/json '
+            f"(upload inputs with POST /api/v1/graphs/{graph_id}/runs)",
+        )
     if request.body:
         try:
             body = json.loads(request.body)

@@ -156,6 +156,26 @@ def test_a_graph_with_error_issues_is_not_run(
     assert Run.objects.count() == 0
 
 
+def test_a_form_upload_is_pointed_at_the_api_and_stores_nothing(
+    client: Client, user: Any, graph: Any
+) -> None:
+    # given ann signed in, when she posts a multipart form to the page endpoint
+    client.force_login(user)
+    response = client.post(f"/graphs/{graph.pk}/runs/", {"backend": "numpy"})
+    # then she is told where uploads go, and no run is stored
+    assert (response.status_code, response.json()) == (
+        415,
+        {
+            "error": {
+                "code": "unsupported_media_type",
+                "message": 'the request body is "multipart/form-data"; expected application/json '
+                f"(upload inputs with POST /api/v1/graphs/{graph.pk}/runs)",
+            }
+        },
+    )
+    assert Run.objects.count() == 0
+
+
 def test_get_is_not_allowed(client: Client, user: Any, graph: Any) -> None:
     client.force_login(user)
     assert client.get(f"/graphs/{graph.pk}/runs/").status_code == 405
