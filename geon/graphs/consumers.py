@@ -25,6 +25,7 @@ from channels.generic.websocket import AsyncJsonWebsocketConsumer
 from django.conf import settings
 from django.utils import timezone
 
+from geon.core.errors import GeonError
 from geon.graphs import services
 from geon.graphs.edits import EditRefused
 from geon.graphs.protocol import CLIENT_MESSAGES, message_errors
@@ -35,6 +36,8 @@ log = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
+#: At most this many queued edits of one graph are written in one transaction.
+EDITS_PER_COMMIT = 50
 STATUS_ORDER = {
     Run.Status.QUEUED: 0,
     Run.Status.RUNNING: 1,
@@ -173,20 +176,15 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
                 f"{settings.GEON_WS_EDIT_BURST}) are allowed on one connection",
             )
             return
-        try:
-            await database_sync_to_async(services.do_apply_edit)(
-                user,
-                self.graph_id,
-                content["baseVersion"],
-                content["ops"],
-                edit_id=edit_id,
-                message=content.get("message", ""),
-            )
-        except EditRefused as refused:
-            await self.reject(edit_id, refused.reason, str(refused), **refused.details)
-        except services.AccessDenied as denied:
-            await self.reject(edit_id, "forbidden", str(denied))
-        except services.GraphNotFound:
+        request = services.EditRequest(
+            user, content["baseVersion"], content["ops"], edit_id, content.get("message", "")
+        )
+        result = await EditQueue.submit(self.graph_id, request)
+        if isinstance(result, EditRefused):
+            await self.reject(edit_id, result.reason, str(result), **result.details)
+        elif isinstance(result, services.AccessDenied):
+            await self.reject(edit_id, "forbidden", str(result))
+        elif isinstance(result, services.GraphNotFound):
             await self.close(code=CLOSE_NOT_FOUND)
 
     async def reject(self, edit_id: str, reason: str, message: str, **details: Any) -> None:
@@ -263,6 +261,59 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         self.sent[run["id"]] = state
         event = EVENT_OF_STATUS[status]
         await self.send_json({"type": "run", "event": event, "run": run})
+
+
+class EditQueue:
+    """The edits waiting for one graph in this process, applied together (a group commit).
+
+    The first edit of a graph starts a task that writes it; edits arriving meanwhile wait
+    and are written by the next call, in one transaction (:func:`services.do_apply_edits`),
+    each still its own version with its own ``applied`` or refusal, in arrival order. Writes
+    to one graph go one at a time anyway (its row lock); this way a burst of edits costs one
+    transaction, not one each.
+    """
+
+    running: dict[Any, EditQueue] = {}
+
+    def __init__(self, graph_id: Any) -> None:
+        self.graph_id = graph_id
+        self.waiting: list[tuple[services.EditRequest, asyncio.Future[Any]]] = []
+        self.task: asyncio.Task[None] | None = None
+
+    @classmethod
+    async def submit(
+        cls, graph_id: Any, request: services.EditRequest
+    ) -> services.Applied | GeonError:
+        """Queue ``request`` and wait for its outcome (an unexpected error is raised)."""
+        loop = asyncio.get_running_loop()
+        queue = cls.running.get(graph_id)
+        if queue is None or (queue.task is not None and queue.task.get_loop() is not loop):
+            queue = cls.running[graph_id] = cls(graph_id)
+        future: asyncio.Future[Any] = loop.create_future()
+        queue.waiting.append((request, future))
+        if queue.task is None or queue.task.done():
+            queue.task = asyncio.create_task(queue.drain())
+        result: services.Applied | GeonError = await future
+        return result
+
+    async def drain(self) -> None:
+        limit = EDITS_PER_COMMIT
+        while self.waiting:
+            batch, self.waiting = self.waiting[:limit], self.waiting[limit:]
+            try:
+                results = await database_sync_to_async(services.do_apply_edits)(
+                    self.graph_id, [request for request, _ in batch]
+                )
+            except Exception as error:  # the batch was rolled back: each sender gets the error
+                for _, future in batch:
+                    if not future.done():
+                        future.set_exception(error)
+                continue
+            for (_, future), result in zip(batch, results, strict=True):
+                if not future.done():
+                    future.set_result(result)
+        if EditQueue.running.get(self.graph_id) is self:  # nothing waits: forget the graph
+            del EditQueue.running[self.graph_id]
 
 
 class RunPoller:

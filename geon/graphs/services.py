@@ -23,7 +23,7 @@ from django.db.models import Q, QuerySet
 from geon.accounts.models import Role, TeamMembership
 from geon.core.constraints import IncrementalChecker
 from geon.core.errors import DocumentError, GeonError
-from geon.core.graph import APPLICATION, MESH
+from geon.core.graph import APPLICATION, MESH, Change
 from geon.core.graph import Graph as Document
 from geon.core.sharding import device_memory, transfer_bytes
 from geon.graphs.edits import (
@@ -107,16 +107,22 @@ def check_can(user: User, graph_id: uuid.UUID | str, needed: str, *, lock: bool 
     graph = rows.filter(pk=key).first()
     if graph is None or graph.current_version is None:
         raise _not_found(graph_id)
+    check_role(user, graph, needed)
+    return graph
+
+
+def check_role(user: User, graph: Graph, needed: str) -> None:
+    """Refuse ``user`` unless their role on ``graph`` is at least ``needed``
+    (:class:`GraphNotFound` with no role at all, :class:`AccessDenied` with too small a one)."""
     role = role_on(user, graph)
     if role is None:
-        raise _not_found(graph_id)
+        raise _not_found(graph.pk)
     if Role.rank(role) < Role.rank(needed):
         allowed = [r for r in Role.values if Role.rank(r) >= Role.rank(needed)]
         raise AccessDenied(
             f'your role on graph "{graph.pk}" is "{role}"; this needs '
             + " or ".join(f'"{r}"' for r in allowed)
         )
-    return graph
 
 
 def check_can_view(user: User, graph_id: uuid.UUID | str) -> Graph:
@@ -250,16 +256,26 @@ class Applied:
         }
 
 
-def touched_since(graph: Graph, base: int) -> dict[str, list[str]]:
-    """Every node field changed by the versions after ``base``, merged."""
+def _merge_touched(touched: dict[int, dict[str, list[str]]], base: int) -> dict[str, list[str]]:
+    """Every node field changed by the versions after ``base`` (``touched`` maps a version
+    number to the fields it changed), merged."""
     merged: dict[str, dict[str, None]] = {}
-    rows = GraphVersion.objects.filter(graph=graph, number__gt=base).values_list(
-        "touched", flat=True
-    )
-    for touched in rows:
-        for nid, fields in touched.items():
-            merged.setdefault(nid, {}).update(dict.fromkeys(fields))
+    for number in sorted(touched):
+        if number > base:
+            for nid, fields in touched[number].items():
+                merged.setdefault(nid, {}).update(dict.fromkeys(fields))
     return {nid: list(fields) for nid, fields in merged.items()}
+
+
+@dataclass(frozen=True)
+class EditRequest:
+    """One ``edit``: who sends it, the version it is based on, its ops, id and message."""
+
+    user: User
+    base_version: Any
+    ops: Any
+    edit_id: str | None = None
+    message: str = ""
 
 
 def do_apply_edit(
@@ -271,97 +287,202 @@ def do_apply_edit(
     edit_id: str | None = None,
     message: str = "",
 ) -> Applied:
-    """Apply an edit as one new version, or refuse it and change nothing.
+    """Apply one edit as a new version, or refuse it and change nothing (see
+    :func:`do_apply_edits`; the refusal is raised)."""
+    [result] = do_apply_edits(graph_id, [EditRequest(user, base_version, ops, edit_id, message)])
+    if isinstance(result, GeonError):
+        raise result
+    return result
 
-    Checks the user may edit (:class:`GraphNotFound`, :class:`AccessDenied`), then under the
-    graph's row lock: an edit on an older version is rebased when the versions since its base
-    changed other node fields than it writes, and refused with ``conflict`` otherwise; a
-    malformed op, an unknown node or a refused removal is ``invalid_edit``. Every refusal is an
-    :class:`EditRefused` carrying the current ``version``. Once committed, ``applied`` goes to
-    every websocket client of the graph; the edits of one process are published in version
-    order (its database calls run on one thread).
+
+def do_apply_edits(
+    graph_id: uuid.UUID | str, requests: list[EditRequest]
+) -> list[Applied | GeonError]:
+    """Apply queued edits to one graph in order, in one transaction (a group commit): each
+    accepted edit is its own new version, each refused one changes nothing.
+
+    The answer has one entry per request: its :class:`Applied`, or the refusal —
+    :class:`GraphNotFound` or :class:`AccessDenied` when its sender may not edit, otherwise an
+    :class:`EditRefused` carrying the current ``version``. Under the graph's row lock, an edit
+    on an older version (including one written earlier in the same batch) is rebased when the
+    versions since its base changed other node fields than it writes, and refused with
+    ``conflict`` otherwise; a malformed op, an unknown node or a refused removal is
+    ``invalid_edit``. Once committed, ``applied`` goes to every websocket client of the graph,
+    in version order (the edits of one process are written and published on one thread). An
+    unexpected error rolls back the whole batch and is raised.
     """
+    mutated: list[uuid.UUID] = []
+    results: list[Applied | GeonError] = []
+    try:
+        with transaction.atomic():
+            graph = _locked_graph(graph_id)
+            if graph is None:
+                return [_not_found(graph_id) for _ in requests]
+            current = graph.current_version
+            assert current is not None
+            live = live_document(graph)
+            number = current.number
+            roles: dict[Any, GeonError | None] = {}
+            # the fields each version after the oldest base touched: the stored ones read once
+            # (when an edit is based on one before this batch), this batch's added as written
+            touched: dict[int, dict[str, list[str]]] = {}
+            stored_read = False
+            versions: list[GraphVersion] = []
+            for request in requests:
+                if request.user.pk not in roles:
+                    try:
+                        check_role(request.user, graph, Role.EDITOR)
+                        roles[request.user.pk] = None
+                    except GeonError as refused:
+                        roles[request.user.pk] = refused
+                refused_role = roles[request.user.pk]
+                if refused_role is not None:
+                    results.append(refused_role)
+                    continue
+                base = request.base_version
+                if (
+                    not isinstance(base, bool)
+                    and isinstance(base, int)
+                    and 1 <= base < current.number
+                    and not stored_read
+                ):
+                    # one read for the whole batch: the oldest base any request here names
+                    oldest = min(
+                        (
+                            r.base_version
+                            for r in requests
+                            if isinstance(r.base_version, int)
+                            and not isinstance(r.base_version, bool)
+                            and r.base_version >= 1
+                        ),
+                        default=base,
+                    )
+                    stored_read = True
+                    touched |= dict(
+                        GraphVersion.objects.filter(graph=graph, number__gt=oldest).values_list(
+                            "number", "touched"
+                        )
+                    )
+                try:
+                    node_ops, changes = _apply_one(live, number, request, touched)
+                except EditRefused as refused:
+                    results.append(refused)
+                    continue
+                mutated.append(graph.pk)
+                live.checker.update(changes)
+                number += 1
+                live.version = number
+                whole = number % settings.GEON_SNAPSHOT_EVERY == 0
+                user = request.user
+                version = GraphVersion(
+                    graph=graph,
+                    number=number,
+                    snapshot=live.document.to_json() if whole else None,
+                    ops=None if whole else node_ops,
+                    author=user if isinstance(user, Account) else None,
+                    message=request.message,
+                    touched=touched_by_changes(changes),
+                )
+                versions.append(version)
+                touched[number] = version.touched
+                results.append(
+                    Applied(graph.pk, number, node_ops, live.issues(), user.get_username())
+                )
+            if versions:
+                GraphVersion.objects.bulk_create(versions[:-1])
+                versions[-1].save(force_insert=True)
+                graph.current_version = versions[-1]
+                graph.save(update_fields=["current_version", "updated"])
+                messages = [
+                    r.message(q.edit_id)
+                    for r, q in zip(results, requests, strict=True)
+                    if isinstance(r, Applied)
+                ]
+                transaction.on_commit(lambda: publish_all(graph.pk, "graph.applied", messages))
+    except BaseException:
+        if mutated:
+            forget_live(mutated[0])
+        raise
+    return results
+
+
+def _locked_graph(graph_id: uuid.UUID | str) -> Graph | None:
+    """The graph with its current version (not its document), under its row lock."""
+    try:
+        key = uuid.UUID(str(graph_id))
+    except ValueError:
+        return None
+    rows = Graph.objects.select_related("current_version").defer(
+        "current_version__snapshot", "current_version__ops"
+    )
+    graph = rows.select_for_update(of=("self",)).filter(pk=key).first()
+    return graph if graph is not None and graph.current_version is not None else None
+
+
+def _apply_one(
+    live: LiveDocument,
+    number: int,
+    request: EditRequest,
+    touched: dict[int, dict[str, list[str]]],
+) -> tuple[list[dict[str, Any]], list[Change]]:
+    """Apply one request to the live document at version ``number``: its node ops and the
+    changes made, or :class:`EditRefused` with the document unchanged. ``touched`` has the
+    fields touched by every version after the request's base (when it is older)."""
     max_ops = settings.GEON_MAX_OPS_PER_EDIT
+    ops, base_version = request.ops, request.base_version
     if isinstance(ops, list) and len(ops) > max_ops:
         raise EditRefused(
             "too_many_ops",
             f"the edit has {len(ops)} ops; at most {max_ops} are allowed in one edit",
+            version=number,
         )
-    mutated: list[uuid.UUID] = []
+    if (
+        isinstance(base_version, bool)
+        or not isinstance(base_version, int)
+        or not 1 <= base_version <= number
+    ):
+        raise EditRefused(
+            "unknown_version",
+            f'base version "{base_version}" does not exist; expected a version from 1 to {number}',
+            version=number,
+        )
     try:
-        with transaction.atomic():
-            graph = check_can(user, graph_id, Role.EDITOR, lock=True)
-            current = graph.current_version
-            assert current is not None
-            if (
-                isinstance(base_version, bool)
-                or not isinstance(base_version, int)
-                or not 1 <= base_version <= current.number
-            ):
-                raise EditRefused(
-                    "unknown_version",
-                    f'base version "{base_version}" does not exist; expected a version from 1 '
-                    f"to {current.number}",
-                    version=current.number,
-                )
-            live = live_document(graph)
-            try:
-                node_ops = expand(live.document, ops)
-            except DocumentError as error:
-                raise EditRefused("invalid_edit", str(error), version=current.number) from None
-            if base_version < current.number:
-                found = conflicts(touched_by_ops(node_ops), touched_since(graph, base_version))
-                if found:
-                    first = found[0]
-                    what = (
-                        "was added or removed"
-                        if first["field"] == "*"
-                        else f'field "{first["field"]}" changed'
-                    )
-                    raise EditRefused(
-                        "conflict",
-                        f'node "{first["id"]}" {what} after version {base_version}; reload '
-                        f"version {current.number} and edit again",
-                        version=current.number,
-                        conflicts=found,
-                    )
-            try:
-                changes = live.document.apply(node_ops)
-            except DocumentError as error:
-                raise EditRefused("invalid_edit", str(error), version=current.number) from None
-            mutated.append(graph.pk)
-            live.checker.update(changes)
-            number = current.number + 1
-            whole = number % settings.GEON_SNAPSHOT_EVERY == 0
-            version = GraphVersion.objects.create(
-                graph=graph,
-                number=number,
-                snapshot=live.document.to_json() if whole else None,
-                ops=None if whole else node_ops,
-                author=user if isinstance(user, Account) else None,
-                message=message,
-                touched=touched_by_changes(changes),
+        node_ops = expand(live.document, ops)
+    except DocumentError as error:
+        raise EditRefused("invalid_edit", str(error), version=number) from None
+    if base_version < number:
+        found = conflicts(touched_by_ops(node_ops), _merge_touched(touched, base_version))
+        if found:
+            first = found[0]
+            what = (
+                "was added or removed"
+                if first["field"] == "*"
+                else f'field "{first["field"]}" changed'
             )
-            graph.current_version = version
-            graph.save(update_fields=["current_version", "updated"])
-            live.version = version.number
-            applied = Applied(
-                graph.pk, version.number, node_ops, live.issues(), user.get_username()
+            raise EditRefused(
+                "conflict",
+                f'node "{first["id"]}" {what} after version {base_version}; reload '
+                f"version {number} and edit again",
+                version=number,
+                conflicts=found,
             )
-            transaction.on_commit(
-                lambda: publish(graph.pk, "graph.applied", applied.message(edit_id))
-            )
-    except BaseException as error:
-        if mutated and not isinstance(error, EditRefused):
-            forget_live(mutated[0])
-        raise
-    return applied
+    try:
+        changes = live.document.apply(node_ops)
+    except DocumentError as error:
+        raise EditRefused("invalid_edit", str(error), version=number) from None
+    return node_ops, changes
 
 
 def current_version_number(graph_id: uuid.UUID) -> int:
     """The number of the graph's current version."""
     number = Graph.objects.filter(pk=graph_id).values_list("current_version__number", flat=True)
     return int(number.first() or 1)
+
+
+def publish_all(graph_id: uuid.UUID, kind: str, messages: list[dict[str, Any]]) -> None:
+    """Send each of ``messages`` to every websocket client of the graph, in order."""
+    for message in messages:
+        publish(graph_id, kind, message)
 
 
 def publish(graph_id: uuid.UUID, kind: str, message: dict[str, Any]) -> None:

@@ -577,3 +577,97 @@ async def test_rest_writes_reach_live_clients(
         loom_document,
         ann.snapshot["present"],
     )
+
+
+async def test_edits_sent_at_once_each_get_their_own_version_in_order(
+    connect: Any, graph: Any, user: Any, other_user: Any
+) -> None:
+    # given ann and bob, each with two connections to the graph
+    await database_sync_to_async(Membership.objects.create)(
+        graph=graph, user=other_user, role="editor"
+    )
+    peers = [
+        await connect(user, graph),
+        await connect(other_user, graph),
+        await connect(user, graph),
+        await connect(other_user, graph),
+    ]
+    # when all four send an edit on version 1 before any answer (different nodes or fields)
+    ops = [
+        [{"op": "update_node", "id": T0, "label": "a"}],
+        [{"op": "update_node", "id": T1, "label": "b"}],
+        [{"op": "add_node", "node": NOTE}],
+        [{"op": "update_node", "id": T0, "tags": {LAYOUT: {"x": 1, "y": 2}}}],
+    ]
+    for n, (peer, edit) in enumerate(zip(peers, ops, strict=True)):
+        await peer.send({"type": "edit", "id": f"e{n}", "baseVersion": 1, "ops": edit})
+    # then every client gets all four applied, versions 2 to 5 in order, and the same ones
+    heard = [[await peer.receive() for _ in ops] for peer in peers]
+    assert all(h == heard[0] for h in heard)
+    assert [m["type"] for m in heard[0]] == ["applied"] * 4
+    assert [m["version"] for m in heard[0]] == [2, 3, 4, 5]
+    assert sorted(m["id"] for m in heard[0]) == ["e0", "e1", "e2", "e3"]
+    number, document, count = await database_sync_to_async(stored)(graph)
+    nodes = nodes_by_id(document)
+    assert (number, count, nodes[T0]["label"], nodes[T1]["label"]) == (5, 5, "a", "b")
+    assert nodes[T0]["tags"] == {LAYOUT: {"x": 1, "y": 2}}
+    assert nodes[NOTE_ID] == NOTE
+
+
+def _apply_batch(graph: Any, user: Any, other_user: Any) -> tuple[list[Any], list[Any]]:
+    from unittest import mock
+
+    from geon.graphs import services
+
+    requests = [
+        services.EditRequest(user, 1, [{"op": "update_node", "id": T0, "label": "a"}], "a1"),
+        # the same field as the edit before it in the batch, on version 1: a conflict
+        services.EditRequest(user, 1, [{"op": "update_node", "id": T0, "label": "b"}], "a4"),
+        # a refused op after a valid one: nothing of it is applied
+        services.EditRequest(
+            user,
+            2,
+            [
+                {"op": "set_layout", "id": T0, "x": 1, "y": 2},
+                {"op": "update_node", "id": "nope", "label": "x"},
+            ],
+            "a2",
+        ),
+        # a viewer's edit: refused, and the others are still applied
+        services.EditRequest(other_user, 2, [{"op": "add_node", "node": NOTE}], "b2"),
+        services.EditRequest(user, 1, [{"op": "update_node", "id": T1, "label": "c"}], "a3"),
+    ]
+    Membership.objects.filter(graph=graph, user=other_user).update(role="viewer")
+    with mock.patch.object(services, "publish") as publish:
+        results = services.do_apply_edits(graph.pk, requests)
+    return results, [c.args[2] for c in publish.call_args_list]
+
+
+async def test_a_batch_of_edits_is_one_commit_with_a_decision_for_each(
+    graph: Any, user: Any, other_user: Any, loom_document: dict[str, Any]
+) -> None:
+    from geon.graphs.edits import EditRefused
+    from geon.graphs.services import AccessDenied, Applied
+
+    await database_sync_to_async(Membership.objects.create)(
+        graph=graph, user=other_user, role="editor"
+    )
+    # when five edits are applied together (bob made a viewer first): a good one, a conflict,
+    # a bad one, a viewer's and a rebased one
+    results, published = await database_sync_to_async(_apply_batch)(graph, user, other_user)
+    # then the good and the rebased one are versions 2 and 3, the others are refused
+    assert [type(r) for r in results] == [Applied, EditRefused, EditRefused, AccessDenied, Applied]
+    first, conflict, bad, _, rebased = results
+    assert isinstance(first, Applied) and isinstance(rebased, Applied)
+    assert (first.version, rebased.version) == (2, 3)
+    assert isinstance(conflict, EditRefused) and isinstance(bad, EditRefused)
+    assert (conflict.reason, conflict.details["version"]) == ("conflict", 2)
+    assert (bad.reason, bad.details["version"]) == ("invalid_edit", 2)
+    # and each applied edit was published once committed, in version order
+    assert [(m["id"], m["version"]) for m in published] == [("a1", 2), ("a3", 3)]
+    number, document, count = await database_sync_to_async(stored)(graph)
+    nodes = nodes_by_id(document)
+    before = nodes_by_id(loom_document)
+    assert (number, count, nodes[T0]["label"], nodes[T1]["label"]) == (3, 3, "a", "c")
+    assert nodes[T0].get("tags") == before[T0].get("tags")
+    assert NOTE_ID not in nodes
