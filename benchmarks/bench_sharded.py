@@ -14,6 +14,10 @@ in NumPy, once whole and once block by block (each layer's matmul, bias and relu
 blocks written into preallocated outputs). On OpenBLAS a GEMM with 64 rows is markedly less
 efficient per flop than one with 512 (the 4096x4096 weight is packed again for every block), so
 "sharded / logical" includes that cost; "geon sharded / numpy blocks" is what the executor adds.
+
+The Applications of each operation run concurrently on ``GEON_SHARD_WORKERS`` threads (default
+the CPU count; BLAS limited to one thread meanwhile), as devices of a mesh would run them;
+``GEON_SHARD_WORKERS=1`` measures the sequential path.
 """
 
 from __future__ import annotations
@@ -32,6 +36,7 @@ from bench_mlp import best_of, build_mlp, mlp_inputs, numpy_mlp
 from geon.core.graph import INDEX_AXES, OPERATION
 from geon.core.sharding import shard
 from geon.execute import Plan, compile_graph, select_backend
+from geon.execute.plan import shard_workers
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
     best = best_of(fns, args.repeat)
     print(
         f"named-axes MLP batch {args.batch}, {len(logical.steps)} operations -> "
-        f"{len(sharded.steps)} applications, backend {be.name}; best of {args.repeat}"
+        f"{len(sharded.steps)} applications, backend {be.name}, {shard_workers()} shard "
+        f"workers; best of {args.repeat}"
     )
     print(f"max |sharded - logical| = {float(np.max(np.abs(a - b))):.3g}")
     blocks = best[f"numpy {args.parts} row blocks"]

@@ -35,10 +35,12 @@ the first run and reused (results leave as copies). A plan is not thread-safe.
 from __future__ import annotations
 
 import math
+import os
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -62,7 +64,10 @@ from geon.execute.kernels import ELEMENTWISE_FAMILIES, KernelFn, lower_named, lo
 from geon.execute.limits import Limits, format_bytes
 from geon.execute.memory import Buffer, MemoryPlan, plan_memory
 
-__all__ = ["Plan", "Progress", "Step", "TensorInfo", "compile_graph"]
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+__all__ = ["Plan", "Progress", "Step", "TensorInfo", "compile_graph", "shard_workers"]
 
 Array = Any
 Box = tuple[tuple[int, ...], tuple[int, ...]]  # (start, end), absolute
@@ -76,6 +81,50 @@ _VIEW_KERNELS = (
     "op:unflatten",
 )
 _ZERO_FILL = ("op:pad", "op:conv2d")
+
+
+def shard_workers() -> int:
+    """How many threads run the Applications of one operation concurrently in a sharded run:
+    ``GEON_SHARD_WORKERS`` (1 runs them one after another), default ``os.cpu_count()``."""
+    raw = os.environ.get("GEON_SHARD_WORKERS")
+    if raw is None or not raw.strip():
+        return max(1, os.cpu_count() or 1)
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ExecutionError(
+            f"GEON_SHARD_WORKERS is {_q(raw)}; expected a whole number of threads >= 1"
+        ) from None
+    if n < 1:
+        raise ExecutionError(f"GEON_SHARD_WORKERS is {n}; expected a whole number >= 1")
+    return n
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+_BLAS: list[Any] = []
+
+
+def _pool(size: int) -> ThreadPoolExecutor:
+    """A process-wide pool of ``size`` threads (made once, reused by every plan)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _POOLS_LOCK:
+        pool = _POOLS.get(size)
+        if pool is None:
+            pool = _POOLS[size] = ThreadPoolExecutor(size, thread_name_prefix="geon-shard")
+        return pool
+
+
+def _one_blas_thread() -> Any:
+    """A context that limits BLAS to one thread while a group of Applications runs (each
+    Application is one thread's work; nested BLAS threads would oversubscribe the cores)."""
+    with _POOLS_LOCK:
+        if not _BLAS:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
 
 
 def _q(value: Any) -> str:
@@ -202,6 +251,7 @@ class Plan:
     alias_of: dict[int, int]  # view tensor -> the tensor it views
     memory: MemoryPlan
     limits: Limits
+    groups: tuple[tuple[int, int], ...] = ()  # [first, stop) step ranges that may run together
     _bound: list[Array] | None = None
 
     @property
@@ -271,29 +321,36 @@ class Plan:
     ) -> None:
         total = len(self.steps)
         clock = time.perf_counter
-        for n, st in enumerate(self.steps, start=1):
-            began = clock()
-            for z in st.zero:
-                values[z][...] = 0
-            args = [r(values) for r in st.reads]
-            if st.alias:
-                values[st.out] = st.fn(args, None)
-            elif st.out_index is None:
-                st.fn(args, values[st.out])
-            elif strict:
-                values[st.out][st.out_index] = st.fn(args, None)
-            else:
-                st.fn(args, values[st.out][st.out_index])
-            took = clock() - began
-            if per_op is not None:
-                per_op[st.operation_id] = per_op.get(st.operation_id, 0.0) + took
-                if per_app is not None and st.application_id is not None:
-                    per_app[st.application_id] = took
+        # CuPy queues every kernel on one stream: threads would only interleave the launches.
+        workers = shard_workers() if self.groups and self.backend.name != "cupy" else 1
+        groups = dict(self.groups) if workers > 1 else {}
+
+        def finished(n: int, st: Step, took: float) -> None:
+            if per_app is not None and st.application_id is not None:
+                per_app[st.application_id] = took
             if on_progress is not None:
                 on_progress(
                     Progress(n, total, phase, st.operation_id, st.application_id, st.kernel, took)
                 )
+
+        n = 0
+        while n < total:
+            stop = groups.get(n, n + 1)
+            began = clock()
+            if stop == n + 1:
+                st = self.steps[n]
+                _apply(st, values, strict, zero=True)
+                tooks = [clock() - began]
+            else:
+                tooks = self._concurrent(n, stop, values, strict, min(workers, stop - n))
+            if per_op is not None:
+                op = self.steps[n].operation_id
+                per_op[op] = per_op.get(op, 0.0) + (tooks[0] if stop == n + 1 else clock() - began)
+            for k, took in enumerate(tooks):
+                finished(n + k + 1, self.steps[n + k], took)
+            n = stop
             if deadline is not None and clock() > deadline:
+                st = self.steps[n - 1]
                 what = (
                     f"application {_q(st.application_id)} of operation {_q(st.operation_id)}"
                     if st.application_id
@@ -303,6 +360,47 @@ class Plan:
                     f"the run passed its time limit of {self.limits.max_seconds:g} s after "
                     f"{what} (step {n} of {total}); raise GEON_MAX_SECONDS to allow longer runs"
                 )
+
+    def _concurrent(
+        self, first: int, stop: int, values: list[Array], strict: bool, workers: int
+    ) -> list[float]:
+        """Run steps ``[first, stop)`` (the Applications of one operation, writing disjoint
+        regions of one tensor) on ``workers`` threads, BLAS limited to one thread meanwhile;
+        returns each step's seconds, measured in its thread. Zeroing happens first, here."""
+        from concurrent.futures import wait
+
+        steps = self.steps[first:stop]
+        for st in steps:
+            for z in st.zero:
+                values[z][...] = 0
+
+        def timed(st: Step) -> float:
+            began = time.perf_counter()
+            with np.errstate(all="ignore"):
+                _apply(st, values, strict, zero=False)
+            return time.perf_counter() - began
+
+        pool = _pool(workers)
+        with _one_blas_thread():
+            futures = [pool.submit(timed, st) for st in steps]
+            wait(futures)
+        return [f.result() for f in futures]  # the first failure, in step order, raises
+
+
+def _apply(st: Step, values: list[Array], strict: bool, *, zero: bool) -> None:
+    """One step: zero what it asks, read its regions, run its kernel into its output region."""
+    if zero:
+        for z in st.zero:
+            values[z][...] = 0
+    args = [r(values) for r in st.reads]
+    if st.alias:
+        values[st.out] = st.fn(args, None)
+    elif st.out_index is None:
+        st.fn(args, values[st.out])
+    elif strict:
+        values[st.out][st.out_index] = st.fn(args, None)
+    else:
+        st.fn(args, values[st.out][st.out_index])
 
 
 # ------------------------------------------------------------------------------------------
@@ -779,6 +877,11 @@ class _Compiler:
             r = root(t)
             last[r] = max(last.get(r, -1), stop)
         outside = {*inputs, *constants}
+        groups = _groups(units) if self.sharded else []
+        span: dict[int, tuple[int, int]] = {}
+        for a, b in groups:
+            for k in range(a, b):
+                span[k] = (a, b - 1)
         buffers: list[Buffer] = []
         for t in written:
             if t in alias_of:
@@ -792,8 +895,10 @@ class _Compiler:
                     info.dtype,
                     info.size,
                     DTYPE_BYTES[info.dtype],
-                    first,
-                    last[t],
+                    # Steps of a group run at once: a buffer live at one is live at all of
+                    # them, so no two concurrent Applications share a slot.
+                    span.get(first, (first, first))[0],
+                    span.get(last[t], (last[t], last[t]))[1],
                     str(inplace) if inplace is not None else None,
                 )
             )
@@ -842,6 +947,7 @@ class _Compiler:
             alias_of,
             memory,
             self.limits,
+            tuple(groups),
         )
 
     def _inplace(
@@ -885,6 +991,37 @@ class _Compiler:
             if last.get(src) == step:
                 return src
         return None
+
+
+def _groups(units: Sequence[_Unit]) -> list[tuple[int, int]]:
+    """The ``[first, stop)`` runs of two or more consecutive Applications of one operation
+    whose output regions are pairwise disjoint: they may run concurrently. (A graph whose
+    Applications overlap has error issues and is refused before it runs; were one to get here,
+    its Applications would run one after another.)"""
+    out: list[tuple[int, int]] = []
+    n = 0
+    while n < len(units):
+        u = units[n]
+        stop = n + 1
+        while (
+            u.app is not None
+            and stop < len(units)
+            and units[stop].op is u.op
+            and units[stop].app is not None
+        ):
+            stop += 1
+        if stop - n > 1 and _disjoint([units[k].out[1] for k in range(n, stop)]):
+            out.append((n, stop))
+        n = stop
+    return out
+
+
+def _disjoint(boxes: Sequence[Box]) -> bool:
+    return not any(
+        all(a < d and c < b for a, b, c, d in zip(lo, hi, lo2, hi2, strict=True))
+        for n, (lo, hi) in enumerate(boxes)
+        for lo2, hi2 in boxes[:n]
+    )
 
 
 def _tiles(boxes: Sequence[Box], info: TensorInfo) -> bool:
