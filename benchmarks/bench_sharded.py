@@ -17,12 +17,13 @@ efficient per flop than one with 512 (the 4096x4096 weight is packed again for e
 
 The Applications of each operation run concurrently on ``GEON_SHARD_WORKERS`` threads (default
 the CPU count; BLAS limited to one thread meanwhile), as devices of a mesh would run them;
-``GEON_SHARD_WORKERS=1`` measures the sequential path.
+the row "sharded, 1 worker" is the sequential path, measured in the same rounds.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -86,9 +87,21 @@ def main(argv: list[str] | None = None) -> int:
             h = out
         return h
 
+    def sequential() -> Any:
+        saved = os.environ.get("GEON_SHARD_WORKERS")
+        os.environ["GEON_SHARD_WORKERS"] = "1"
+        try:
+            return runner(sharded)()
+        finally:
+            if saved is None:
+                del os.environ["GEON_SHARD_WORKERS"]
+            else:
+                os.environ["GEON_SHARD_WORKERS"] = saved
+
     fns = {
         "logical": runner(logical),
         f"sharded x{args.parts} (batch)": runner(sharded),
+        "sharded, 1 worker": sequential,
         "numpy whole": lambda: numpy_mlp(inp),
         f"numpy {args.parts} row blocks": numpy_blocks,
     }
