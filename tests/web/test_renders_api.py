@@ -15,7 +15,7 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
-from geon.graphs.models import GraphVersion, Membership
+from geon.graphs.models import GraphVersion
 from geon.graphs.services import do_create_graph
 from geon.runs.models import Render
 from geon.runs.services import do_render, document_hash
@@ -29,16 +29,6 @@ PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 def no_render_files() -> None:
     """Each test starts with no render files (render ids and hashes repeat between tests)."""
     shutil.rmtree(Path(settings.DATA_DIR) / "files" / "renders", ignore_errors=True)
-
-
-@pytest.fixture
-def people(user: Any, other_user: Any, django_user_model: Any, graph: Any) -> dict[str, Any]:
-    """ann owns the graph; bob views it, cat edits it, dan has no role on it."""
-    editor = django_user_model.objects.create_user("cat", password="x")
-    stranger = django_user_model.objects.create_user("dan", password="x")
-    Membership.objects.create(graph=graph, user=other_user, role="viewer")
-    Membership.objects.create(graph=graph, user=editor, role="editor")
-    return {"owner": user, "editor": editor, "viewer": other_user, "stranger": stranger}
 
 
 def render_files() -> list[str]:

@@ -20,7 +20,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from geon.accounts.models import ApiToken
-from geon.graphs.models import Membership, ShardPlan
+from geon.graphs.models import ShardPlan
 from geon.graphs.services import do_create_graph
 from geon.runs.models import Render, Run
 from geon.runs.services import do_execute_run, run_json
@@ -34,16 +34,6 @@ INPUTS_LISTED = '"t1" (shape (10, 5), dtype int32), "t0" (shape (10, 5), dtype i
 def no_run_files() -> None:
     """Each test starts with no run files (run ids repeat between tests)."""
     shutil.rmtree(Path(settings.DATA_DIR) / "files" / "runs", ignore_errors=True)
-
-
-@pytest.fixture
-def people(user: Any, other_user: Any, django_user_model: Any, graph: Any) -> dict[str, Any]:
-    """ann owns the graph; bob views it, cat edits it, dan has no role on it."""
-    editor = django_user_model.objects.create_user("cat", password="x")
-    stranger = django_user_model.objects.create_user("dan", password="x")
-    Membership.objects.create(graph=graph, user=other_user, role="viewer")
-    Membership.objects.create(graph=graph, user=editor, role="editor")
-    return {"owner": user, "editor": editor, "viewer": other_user, "stranger": stranger}
 
 
 def npz(**arrays: Any) -> bytes:
