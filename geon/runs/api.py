@@ -26,9 +26,10 @@ from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import Router, Schema
 
-from geon.graphs.services import AccessDenied, GraphNotFound
+from geon.graphs.services import GraphNotFound
 from geon.runs import services
 from geon.runs.models import Render
+from geon.runs.views import error_response, queue_checked_run
 
 router = Router(tags=["runs"])
 
@@ -83,16 +84,6 @@ class RenderPendingOut(Schema):
     message: str
     location: str
     render: dict[str, Any]
-
-
-def error_response(
-    status: int, code: str, message: str, issues: list[dict[str, Any]] | None = None
-) -> JsonResponse:
-    """The JSON error envelope."""
-    error: dict[str, Any] = {"code": code, "message": message}
-    if issues is not None:
-        error["issues"] = issues
-    return JsonResponse({"error": error}, status=status)
 
 
 def refused(error: services.RunRefused) -> JsonResponse:
@@ -207,25 +198,15 @@ def create_run(request: HttpRequest, graph_id: uuid.UUID) -> Any:
         return fields
     multipart = request.content_type == "multipart/form-data"
     upload = request.FILES.get(INPUTS_FIELD) if multipart else None
-    try:
-        checked = services.check_can_run(
-            request.user,
-            graph_id,
-            fields.get("backend", "numpy"),
-            version=fields.get("version"),
-            sharded=fields.get("sharded"),
-            seed=fields.get("seed"),
-            plan=fields.get("plan"),
-            inputs=upload,
-            inputs_name=upload.name if upload is not None and upload.name else "inputs.npz",
-        )
-    except GraphNotFound as error:
-        return not_found(error)
-    except AccessDenied as error:
-        return error_response(403, "forbidden", str(error))
-    except services.RunRefused as error:
-        return refused(error)
-    run = services.do_queue_run(checked, request.user)
+    run = queue_checked_run(
+        request,
+        graph_id,
+        fields,
+        inputs=upload,
+        inputs_name=upload.name if upload is not None and upload.name else "inputs.npz",
+    )
+    if isinstance(run, JsonResponse):
+        return run
     response = JsonResponse(services.run_json(run), status=202)
     response["Location"] = f"/api/v1/runs/{run.pk}"
     return response

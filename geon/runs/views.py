@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from typing import Any
+from typing import IO, Any
 
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
 from geon.graphs.services import AccessDenied, GraphNotFound
 from geon.runs import health, services
+from geon.runs.models import Run
 
 
 def error_response(
@@ -20,6 +21,36 @@ def error_response(
     if issues is not None:
         error["issues"] = issues
     return JsonResponse({"error": error}, status=status)
+
+
+def queue_checked_run(
+    request: HttpRequest,
+    graph_id: uuid.UUID,
+    fields: dict[str, Any],
+    inputs: IO[bytes] | None = None,
+    inputs_name: str = "inputs.npz",
+) -> Run | JsonResponse:
+    """Check a run request (access, fields, inputs, limits) and queue it: the run, or the JSON
+    error answer. The page endpoint and ``POST /api/v1/graphs/<id>/runs`` both come here."""
+    try:
+        checked = services.check_can_run(
+            request.user,
+            graph_id,
+            fields.get("backend", "numpy"),
+            version=fields.get("version"),
+            sharded=fields.get("sharded"),
+            seed=fields.get("seed"),
+            plan=fields.get("plan"),
+            inputs=inputs,
+            inputs_name=inputs_name,
+        )
+    except GraphNotFound as error:
+        return error_response(404, "not_found", str(error))
+    except AccessDenied as error:
+        return error_response(403, "forbidden", str(error))
+    except services.RunRefused as error:
+        return error_response(error.status, error.code, str(error), error.issues)
+    return services.do_queue_run(checked, request.user)
 
 
 @require_POST
@@ -48,23 +79,9 @@ def queue_run(request: HttpRequest, graph_id: uuid.UUID) -> JsonResponse:
                 "invalid_body",
                 'the request body is not a JSON object; expected e.g. {"backend": "numpy"}',
             )
-    try:
-        checked = services.check_can_run(
-            request.user,
-            graph_id,
-            body.get("backend", "numpy"),
-            version=body.get("version"),
-            sharded=body.get("sharded"),
-            seed=body.get("seed"),
-            plan=body.get("plan"),
-        )
-    except GraphNotFound as error:
-        return error_response(404, "not_found", str(error))
-    except AccessDenied as error:
-        return error_response(403, "forbidden", str(error))
-    except services.RunRefused as error:
-        return error_response(error.status, error.code, str(error), error.issues)
-    run = services.do_queue_run(checked, request.user)
+    run = queue_checked_run(request, graph_id, body)
+    if isinstance(run, JsonResponse):
+        return run
     return JsonResponse({"run": services.run_json(run)}, status=202)
 
 
