@@ -757,6 +757,15 @@ def _cast_axes(
     )
 
 
+def _reordered(
+    k: Kernel, ins: tuple[tuple[str, tuple[Axes, ...]], ...], a: Axes, new: Sequence[Ref]
+) -> Inference:
+    """A view whose result axes are ``new`` and whose input dims follow them by identity."""
+    result = Axes(tuple(new))
+    dims = tuple(Dim(terms=((result.index(r), 1),)) for r in a)
+    return _make(k, ins, result, result, {"axes": _names(new)}, {"tensor": [dims]})
+
+
 def _broadcast(
     k: Kernel,
     ins: tuple[tuple[str, tuple[Axes, ...]], ...],
@@ -771,9 +780,7 @@ def _broadcast(
             f"broadcast to {quote_axes(new)} is missing the input's {quote_axes(missing)}; "
             "the target axes must include every input axis"
         )
-    result = Axes(tuple(new))
-    dims = tuple(Dim(terms=((result.index(r), 1),)) for r in a)
-    return _make(k, ins, result, result, {"axes": _names(new)}, {"tensor": [dims]})
+    return _reordered(k, ins, a, new)
 
 
 def _dimshuffle(
@@ -792,9 +799,7 @@ def _dimshuffle(
             + (f"; missing {quote_axes(missing)}" if missing else "")
             + (f"; not in the input {quote_axes(extra)}" if extra else "")
         )
-    result = Axes(tuple(new))
-    dims = tuple(Dim(terms=((result.index(r), 1),)) for r in a)
-    return _make(k, ins, result, result, {"axes": _names(new)}, {"tensor": [dims]})
+    return _reordered(k, ins, a, new)
 
 
 def _transpose(
