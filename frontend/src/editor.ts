@@ -4,6 +4,7 @@
 // one undo step. Drawing happens in render/, once per animation frame, from what is here.
 
 import { ACTIONS, actionForKey, type Commands } from "./actions/actions";
+import { ExpandedEdits } from "./history/expanded";
 import { History } from "./history/history";
 import {
   addOperation,
@@ -60,6 +61,8 @@ function personColor(user: string): string {
 export class Editor implements Commands {
   readonly session = new Session(uuid().slice(0, 8));
   readonly history = new History();
+  /** Sent edits the server expands (shards), recorded in the history when they come back applied. */
+  private readonly expanded = new ExpandedEdits();
   tool: Tool = idle();
   selected: string[] = [];
   vp: Viewport = { scale: 1, dx: 0, dy: 0 };
@@ -189,17 +192,23 @@ export class Editor implements Commands {
       case "snapshot": {
         const dropped = this.session.snapshot(msg.document, msg.version, msg.issues, msg.present);
         for (const d of dropped) this.history.forget(d.ops);
+        this.expanded.clear();
         if (dropped.length) this.flash("the connection was restored; edits still in flight were dropped");
         break;
       }
       case "applied": {
+        // an edit the server expanded (a shard) is recorded now, inverted against the
+        // document it was applied to; everyone else's edits never enter the history
+        const entry = this.expanded.applied(msg, this.session.confirmed);
         const { outOfSync } = this.session.applied(msg);
         if (outOfSync) this.socket?.reconnect();
+        else if (entry) this.history.record(entry);
         break;
       }
       case "rejected": {
         const ops = this.session.rejected(msg);
         if (ops) this.history.forget(ops);
+        this.expanded.refused(msg.id);
         this.flash(`the server refused the edit (${msg.reason}): ${msg.message}`);
         break;
       }
@@ -213,6 +222,7 @@ export class Editor implements Commands {
         // an edit the server could not read at all is refused like a rejected one
         const ops = msg.id ? this.session.rejected({ type: "rejected", id: msg.id, reason: msg.error.code, message: msg.error.message, version: this.session.version ?? 1 }) : null;
         if (ops) this.history.forget(ops);
+        this.expanded.refused(msg.id);
         if (msg.error.code === "unknown_message_type" && msg.error.message.includes('"presence"')) this.presenceSupported = false;
         else this.flash(msg.error.message);
         break;
@@ -272,11 +282,14 @@ export class Editor implements Commands {
   /**
    * Shard an operation: the websocket ``shard`` op, which the server expands into the new
    * Applications (the ``applied`` message carries them). It is not shown before the server
-   * answers, and it is not an undo step: the client cannot invert an op it does not expand.
+   * answers; the client cannot invert an op it does not expand, so it becomes an undo step when
+   * the ``applied`` comes back (see ``ExpandedEdits``): undo restores the applications before it.
    */
   shard(request: ShardRequest): string | null {
     if (!this.socket || this.session.version === null) return "the graph has not loaded yet";
-    this.socket.send({ type: "edit", id: `shard-${this.session.version}-${++this.shardCount}`, baseVersion: this.session.version, ops: [{ op: "shard", ...request }] });
+    const id = `shard-${this.session.version}-${++this.shardCount}`;
+    this.expanded.expect(id, "shard");
+    this.socket.send({ type: "edit", id, baseVersion: this.session.version, ops: [{ op: "shard", ...request }] });
     return null;
   }
 
