@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { addOperation, addTensor, AuthorError, connectInput, copyNodes, declareAxis, deleteNodes, editAxis, pasteNodes, removeAxis, setTensorAxes } from "./author";
-import { declaredAxes, INDEX_AXES, IPF_SIGNATURE, LAYOUT, nodeById, selections, TENSOR_AXES, tensorAxes, tensorRange, type LoomDocument } from "./document";
+import { addOperation, addTensor, AuthorError, connectInput, copyNodes, declareAxis, deleteNodes, editAxis, inferOperation, pasteNodes, rederive, removeAxis, setTensorAxes } from "./author";
+import { declaredAxes, INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, LAYOUT, nodeById, selections, TENSOR_AXES, tensorAxes, tensorRange, type LoomDocument } from "./document";
 import { applyOps, invertOps, type EditOp } from "./edits";
 
 const empty: LoomDocument = { id: "g", nodes: [] };
@@ -165,5 +165,148 @@ describe("tensors and operations", () => {
     const inputs = selections(op.body.inputs);
     expect([ids.length, inputs.get("x")![0]!.tensorId, selections(op.body.outputs).size]).toEqual([2, ids[0], 0]);
     expect(nodeById(after).get(ids[0]!)!.tags![LAYOUT]).toEqual({ x: 40, y: 40 });
+  });
+});
+
+describe("slice, pad, flatten, unflatten and conv2d", () => {
+  const withParams = (doc: LoomDocument, id: string, params: unknown) => run(doc, [{ op: "update_node", id, body: { params } }]);
+  const inputRange = (doc: LoomDocument, op: string, key = "tensor") => selections(nodeById(doc).get(op)!.body.inputs).get(key)![0]!.range;
+
+  /** x[H, N] and a slice of N[1:3] into N2, params written before the connection. */
+  function sliced(declareN2 = true): { doc: LoomDocument; x: string; op: string } {
+    let doc = withAxes();
+    if (declareN2) doc = run(doc, declareAxis(doc, { name: "N2", length: 2 }));
+    let x: string;
+    [doc, x] = tensor(doc, "x", ["H", "N"]);
+    const { ops, id } = addOperation(doc, "op:slice");
+    doc = withParams(run(doc, ops), id, { slices: { N: { start: 1, stop: 3 } }, axes: { N: "N2" } });
+    return { doc, x, op: id };
+  }
+
+  it("a slice writes its new axis, reads only its window and derives what the builder writes", () => {
+    const { doc: before, x, op } = sliced();
+    const doc = run(before, connectInput(before, x, op));
+    const out = outputOf(doc, op);
+    const node = nodeById(doc).get(op)!;
+    expect([tensorAxes(out), tensorRange(out), inputRange(doc, op), node.tags![INDEX_AXES], node.tags![IPF_INDEX]]).toEqual([
+      ["H", "N2"],
+      { start: [0, 0], end: [2, 2] },
+      { start: [0, 1], end: [2, 3] },
+      { axes: ["H", "N2"] },
+      { start: [0, 0], end: [2, 2] },
+    ]);
+    expect(node.tags![IPF_SIGNATURE]).toEqual({
+      inputs: { tensor: [{ affineMap: { projection: [[1, 0], [0, 1]], offset: [0, 1] }, shape: [1, 1] }] },
+      outputs: { result: [{ affineMap: { projection: [[1, 0], [0, 1]], offset: [0, 0] }, shape: [1, 1] }] },
+    });
+  });
+
+  it("a slice whose new axis is not declared is refused, naming the axis, and nothing changes", () => {
+    const { doc, x, op } = sliced(false);
+    const before = structuredClone(doc);
+    expect(() => connectInput(doc, x, op)).toThrow(new AuthorError('cannot connect "x" to op:slice as "tensor": axis "N2" in "N2" is not declared; declare it first'));
+    expect(doc).toEqual(before);
+  });
+
+  it("an op without params takes its input; writing the params derives the output", () => {
+    let doc = withAxes();
+    let x: string;
+    [doc, x] = tensor(doc, "x", ["H", "W", "N"]);
+    const { ops, id } = addOperation(doc, "op:flatten", undefined, [x]);
+    doc = run(doc, ops);
+    expect([selections(nodeById(doc).get(id)!.body.outputs).size, inferOperation(doc, nodeById(doc).get(id)!)]).toEqual([
+      0,
+      { kind: "error", type: "KernelError", message: 'op:flatten needs params "axes"; expected a list of axis references' },
+    ]);
+    doc = withParams(doc, id, { axes: ["H", "W"] });
+    doc = run(doc, rederive(doc, [x]));
+    const out = outputOf(doc, id);
+    const node = nodeById(doc).get(id)!;
+    expect([tensorAxes(out), tensorRange(out), node.tags![INDEX_AXES], node.tags![IPF_INDEX]]).toEqual([
+      ["H*W", "N"],
+      { start: [0, 0], end: [6, 4] },
+      { axes: ["H", "W", "N"] },
+      { start: [0, 0, 0], end: [2, 3, 4] },
+    ]);
+    const sig = node.tags![IPF_SIGNATURE] as { outputs: { result: { affineMap: { projection: number[][] } }[] } };
+    expect(sig.outputs.result[0]!.affineMap.projection).toEqual([[3, 1, 0], [0, 0, 1]]);
+  });
+
+  it("with params, a refused connection is refused even when the complaint is about params", () => {
+    let doc = withAxes();
+    let x: string;
+    [doc, x] = tensor(doc, "x", ["H", "W"]);
+    const { ops, id } = addOperation(doc, "op:pad");
+    doc = withParams(run(doc, ops), id, { pad: { H: [1, -1] } });
+    expect(() => connectInput(doc, x, id)).toThrow(
+      new AuthorError('cannot connect "x" to op:pad as "tensor": op:pad widths "[1, -1]" for axis "H" are invalid; expected [before, after] with integers >= 0'),
+    );
+  });
+
+  it("a pad reads its whole input, with offsets from the tensor's start minus the widths", () => {
+    let doc = withAxes();
+    doc = run(doc, declareAxis(doc, { name: "H4", length: 4 }));
+    let x: string;
+    [doc, x] = tensor(doc, "x", ["H", "W"]);
+    doc = run(doc, [{ op: "update_node", id: x, body: { range: { start: [10, 0], end: [12, 3] } } }]);
+    const { ops, id } = addOperation(doc, "op:pad");
+    doc = withParams(run(doc, ops), id, { pad: { H: [1, 1] }, axes: { H: "H4" } });
+    doc = run(doc, connectInput(doc, x, id));
+    const sig = nodeById(doc).get(id)!.tags![IPF_SIGNATURE] as { inputs: { tensor: { affineMap: { offset: number[] } }[] } };
+    expect([tensorAxes(outputOf(doc, id)), inputRange(doc, id), sig.inputs.tensor[0]!.affineMap.offset]).toEqual([["H4", "W"], { start: [10, 0], end: [12, 3] }, [9, 0]]);
+  });
+
+  it("unflatten restores the group", () => {
+    let doc = withAxes();
+    let x: string;
+    [doc, x] = tensor(doc, "x", ["H*W", "N"]);
+    const { ops, id } = addOperation(doc, "op:unflatten", undefined, [x]);
+    doc = run(doc, ops);
+    expect([tensorAxes(outputOf(doc, id)), tensorRange(outputOf(doc, id))]).toEqual([["H", "W", "N"], { start: [0, 0, 0], end: [2, 3, 4] }]);
+  });
+
+  it("conv2d derives its windows: the input's height and width rows have the filter's lengths", () => {
+    let doc = empty;
+    for (const [name, length, roles] of [
+      ["C", 3, ["Channel"]],
+      ["H", 8, ["Height"]],
+      ["W", 8, ["Width"]],
+      ["N", 2, []],
+      ["R", 3, ["Height"]],
+      ["S", 3, ["Width"]],
+      ["K", 4, ["Channelout"]],
+      ["P", 6, ["Height"]],
+      ["Q", 6, ["Width"]],
+    ] as const) {
+      doc = run(doc, declareAxis(doc, { name, length, roles: [...roles] }));
+    }
+    let x: string;
+    let f: string;
+    [doc, x] = tensor(doc, "x", ["C", "H", "W", "N"]);
+    [doc, f] = tensor(doc, "f", ["C-1", "R", "S", "K"]);
+    const { ops, id } = addOperation(doc, "op:conv2d");
+    doc = withParams(run(doc, ops), id, { out_axes: ["K", "P", "Q", "N"] });
+    doc = run(doc, connectInput(doc, x, id));
+    doc = run(doc, connectInput(doc, f, id));
+    const sig = nodeById(doc).get(id)!.tags![IPF_SIGNATURE] as { inputs: { x: { affineMap: { projection: number[][] }; shape: number[] }[] } };
+    expect([tensorAxes(outputOf(doc, id)), sig.inputs.x[0]!.shape, sig.inputs.x[0]!.affineMap.projection[1], inputRange(doc, id, "x")]).toEqual([
+      ["K", "P", "Q", "N"],
+      [3, 3, 3, 1],
+      [0, 1, 0, 0],
+      { start: [0, 0, 0, 0], end: [3, 8, 8, 2] },
+    ]);
+  });
+
+  it("renaming an axis renames it in slice params, as keys and as values, and in the derived tags", () => {
+    const { doc: before, x, op } = sliced();
+    let doc = run(before, connectInput(before, x, op));
+    doc = run(doc, editAxis(doc, declaredAxes(doc).get("N2")!.id, { name: "M2", length: 2 }));
+    doc = run(doc, editAxis(doc, declaredAxes(doc).get("N")!.id, { name: "L", length: 4 }));
+    const node = nodeById(doc).get(op)!;
+    expect([node.body.params, tensorAxes(outputOf(doc, op)), node.tags![INDEX_AXES]]).toEqual([
+      { slices: { L: { start: 1, stop: 3 } }, axes: { L: "M2" } },
+      ["H", "M2"],
+      { axes: ["H", "M2"] },
+    ]);
   });
 });

@@ -3,7 +3,7 @@
 // apply throws an AuthorError that names the bad value and says what would be valid, and nothing
 // is sent.
 
-import { AXIS_NAME, baseNames, canonical, deriveSignature, inferAxes, InferenceError, parseRef, refLength, type AxisDecl, type Declared, type Inference } from "./axes";
+import { AXIS_NAME, baseNames, canonical, deriveSelections, deriveSignature, inferAxes, InferenceError, parseRef, refLength, type AxisDecl, type Declared, type Inference } from "./axes";
 import { CATALOGUE } from "./catalogue";
 import {
   APPLICATION,
@@ -100,25 +100,42 @@ export function editAxis(doc: LoomDocument, id: string, input: AxisInput): EditO
     }
     if (n.type === OPERATION && body.name !== oldName) {
       const params = renameParams(n.body.params, rename);
-      if (params !== undefined) ops.push({ op: "update_node", id: n.id, body: { params } });
+      if (params !== undefined) {
+        ops.push({ op: "update_node", id: n.id, body: { params } });
+        // its IndexAxes name the axis too, also where only its output uses it (a slice's new axis)
+        touched.push(...[...selections(n.body.inputs).values()].flat().map((s) => s.tensorId));
+      }
     }
   }
   next = applyOps(doc, ops);
   return [...ops, ...rederive(next, touched)];
 }
 
-function renameParams(params: unknown, rename: (r: string) => string): unknown {
+/**
+ * The params patch (a JSON merge) that renames an axis: in lists of references (``axes``,
+ * ``out_axes``, ``reduction_axes``) and in the objects keyed by axis (slice's ``slices``, pad's
+ * ``pad``, their ``axes`` map, whose values are references too; a renamed key is removed with
+ * null). Undefined when nothing changes.
+ */
+function renameParams(params: unknown, rename: (r: string) => string): Record<string, unknown> | undefined {
   if (params === null || typeof params !== "object" || Array.isArray(params)) return undefined;
-  let changed = false;
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(params)) {
     if (Array.isArray(v) && v.every((s) => typeof s === "string")) {
       const r = (v as string[]).map(rename);
-      changed ||= r.some((x, i) => x !== v[i]);
-      out[k] = r;
-    } else out[k] = v;
+      if (r.some((x, i) => x !== v[i])) out[k] = r;
+    } else if (v !== null && typeof v === "object" && !Array.isArray(v)) {
+      const patch: Record<string, unknown> = {};
+      for (const [key, value] of Object.entries(v as Record<string, unknown>)) {
+        const to = rename(key);
+        const renamed = typeof value === "string" ? rename(value) : value;
+        if (to !== key) patch[key] = null;
+        if (to !== key || renamed !== value) patch[to] = renamed;
+      }
+      if (Object.keys(patch).length) out[k] = patch;
+    }
   }
-  return changed ? out : undefined;
+  return Object.keys(out).length ? out : undefined;
 }
 
 function safeBase(ref: string): string[] {
@@ -233,7 +250,10 @@ export function nextPort(op: LoomNode): string | null {
 /**
  * Connect ``tensorId`` to the next free input of ``opId``. When the op then has all its
  * inputs, its output tensor is inferred and created (or updated). A connection whose axes the
- * kernel refuses is refused here, before anything is sent, with the kernel's own message.
+ * kernel refuses is refused here, before anything is sent, with the kernel's own message;
+ * except while the op has no params yet and the kernel asks for them (slice, pad, flatten,
+ * conv2d and the relabelling views need params): the inputs come first, the inspector then
+ * shows what the params must say, and writing them derives the output.
  */
 export function connectInput(doc: LoomDocument, tensorId: string, opId: string): EditOp[] {
   const nodes = nodeById(doc);
@@ -251,10 +271,15 @@ export function connectInput(doc: LoomDocument, tensorId: string, opId: string):
   const ops: EditOp[] = [{ op: "update_node", id: opId, body: { inputs: { [port]: [...current, { tensorId, range }] } } }];
   const next = applyOps(doc, ops);
   const derived = deriveOperation(next, opId);
-  if (derived.inference.kind === "error") {
+  if (derived.inference.kind === "error" && !(derived.inference.type === "KernelError" && noParams(op))) {
     throw new AuthorError(`cannot connect "${tensor.label ?? "tensor"}" to ${op.body.kernel} as "${port}": ${derived.inference.message}`);
   }
   return [...ops, ...derived.ops];
+}
+
+function noParams(op: LoomNode): boolean {
+  const p = op.body.params;
+  return p === undefined || p === null || (typeof p === "object" && Object.keys(p).length === 0);
 }
 
 /** What ``kernel`` infers for an operation's current inputs (the "missing input" errors included). */
@@ -277,33 +302,44 @@ function complete(op: LoomNode): boolean {
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
 
 /**
- * The ops that bring an operation's output tensor and derived tags in line with its inputs:
- * selections cover the whole input tensors, the output has the inferred axes, and IndexAxes,
- * IPFIndex and IPFSignature are the derived ones. Nothing when inference fails (the server
- * reports the issue) or the op is not complete yet.
+ * The ops that bring an operation's output tensor and derived tags in line with its inputs: the
+ * output has the inferred axes, IndexAxes, IPFIndex and IPFSignature are the derived ones (as
+ * geon.core.ops derives them: offsets from the tensors' range starts), and each selection is
+ * what the op reads or writes (ops.py ``Inference.selections``, as the builder writes it): the
+ * whole tensor for most kernels, a slice's window. Until inference succeeds the selections
+ * cover the whole input tensors and nothing else changes (the server reports the issue).
  */
 export function deriveOperation(doc: LoomDocument, opId: string): { ops: EditOp[]; inference: Inference; output?: string } {
   const nodes = nodeById(doc);
   const op = nodes.get(opId)!;
   const ops: EditOp[] = [];
+  const held: Record<string, Selection[]> = {};
   const inputs: Record<string, Selection[]> = {};
-  let moved = false;
   for (const [key, list] of selections(op.body.inputs)) {
-    inputs[key] = list.map((s) => {
-      const r = tensorRange(nodes.get(s.tensorId)) ?? s.range;
-      moved ||= !same(r, s.range);
-      return { tensorId: s.tensorId, range: r };
-    });
+    held[key] = list.map((s) => ({ tensorId: s.tensorId, range: s.range }));
+    inputs[key] = list.map((s) => ({ tensorId: s.tensorId, range: tensorRange(nodes.get(s.tensorId)) ?? s.range }));
   }
-  if (moved) ops.push({ op: "update_node", id: opId, body: { inputs } });
-  if (!complete(op)) return { ops, inference: { kind: "server" } };
+  const select = (want: Record<string, Selection[]>): void => {
+    if (!same(want, held)) ops.unshift({ op: "update_node", id: opId, body: { inputs: want } });
+  };
+  if (!complete(op)) {
+    select(inputs);
+    return { ops, inference: { kind: "server" } };
+  }
   const inference = inferOperation(doc, op);
-  if (inference.kind !== "ok") return { ops, inference };
+  if (inference.kind !== "ok") {
+    select(inputs);
+    return { ops, inference };
+  }
   const declared = declaredAxes(doc);
   const current = (selections(op.body.outputs).get("result") ?? [])[0];
   const outNode = current ? nodes.get(current.tensorId) : undefined;
   const outRange = rangeFor(inference.result, declared, outNode ? tensorRange(outNode)?.start : undefined);
-  if (!outRange) return { ops, inference };
+  const extent = inference.index.map((r) => refLength(r, declared));
+  if (!outRange || extent.some((n) => n === null)) {
+    select(inputs);
+    return { ops, inference };
+  }
   let outId = outNode?.id;
   if (!outNode) {
     outId = uuid();
@@ -316,13 +352,26 @@ export function deriveOperation(doc: LoomDocument, opId: string): { ops: EditOp[
   } else if (!same(tensorAxes(outNode), inference.result) || !same(tensorRange(outNode), outRange)) {
     ops.push({ op: "update_node", id: outNode.id, body: { range: outRange }, tags: { [TENSOR_AXES]: { axes: inference.result } } });
   }
-  const starts = [...Object.values(inputs).flatMap((list) => list.map((s) => s.range.start)), outRange.start];
+  // the operands in the kernel's order (x before y whatever order the document lists them in)
+  const seen = new Map<string, number>();
+  const read = inference.operands.map((o) => {
+    const pos = seen.get(o.key) ?? 0;
+    seen.set(o.key, pos + 1);
+    return inputs[o.key]![pos]!;
+  });
+  const ranges = [...read.map((s) => s.range), outRange];
+  const signature = deriveSignature(inference, declared, ranges.map((r) => r.start));
+  const windows = deriveSelections(signature, extent as number[], ranges);
+  const want: Record<string, Selection[]> = {};
+  for (const key of Object.keys(inputs)) want[key] = [];
+  read.forEach((s, i) => want[inference.operands[i]!.key]!.push({ tensorId: s.tensorId, range: windows[i]! }));
+  select(want);
   const tags = {
-    [INDEX_AXES]: { axes: inference.result },
-    [IPF_INDEX]: { start: inference.result.map(() => 0), end: inference.result.map((r) => refLength(r, declared) ?? 1) },
-    [IPF_SIGNATURE]: deriveSignature(inference, declared, starts),
+    [INDEX_AXES]: { axes: inference.index },
+    [IPF_INDEX]: { start: inference.index.map(() => 0), end: extent },
+    [IPF_SIGNATURE]: signature,
   };
-  const outputs = { result: [{ tensorId: outId!, range: outRange }] };
+  const outputs = { result: [{ tensorId: outId!, range: windows[windows.length - 1]! }] };
   const opTags = op.tags ?? {};
   if (!same(outputs, op.body.outputs) || Object.entries(tags).some(([k, v]) => !same(opTags[k], v))) {
     ops.push({ op: "update_node", id: opId, body: { outputs }, tags });

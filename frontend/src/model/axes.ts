@@ -1,9 +1,13 @@
 // Named axes on the client (DESIGN.md §2): references such as "W-1", and the axis inference of
 // the kernels the editor predicts before the server answers. It mirrors geon.core.ops.infer for
-// the element-wise, unary, dot, transpose, reduction and relabelling kernels, message for
-// message; it is tested against the server's own table (tests/core/axis_cases.json). Kernels it
-// does not mirror (slice, pad, flatten, unflatten, conv2d) answer "server": the editor waits for
-// the server's inference instead of guessing.
+// every named kernel of the catalogue (element-wise, unary, dot, transpose, reductions, the
+// relabelling views, slice, pad, flatten, unflatten and conv2d), message for message, and derives
+// the same IPFSignature (slice starts and steps, pad widths, conv windows, strides and padding,
+// flatten's row-major merge); it is tested against the server's own table
+// (tests/core/axis_cases.json). Slice and pad never declare axes: the new axis a changed length
+// needs is named in params.axes and must already be declared, as on the server. One sub-case is
+// left to the server ({kind: "server"}): flattening a group that holds a composite axis, whose
+// projection geon.core.ops fails to derive (see flatten below).
 
 export interface AxisDecl {
   name: string;
@@ -121,22 +125,51 @@ export interface KernelInfo {
   doc: string;
 }
 
-/** The kernels whose inference the client mirrors. */
+/** The kernels whose inference the client mirrors: every named kernel of the catalogue. */
 export const MIRRORED = new Set([
   "op:add", "op:multiply", "op:maximum", "op:minimum", "op:subtract", "op:divide", "op:power",
   "op:negative", "op:abs", "op:exp", "op:log", "op:sqrt", "op:square", "op:tanh", "op:sigmoid", "op:relu",
   "op:dot", "op:sum", "op:prod", "op:max", "op:min", "op:mean",
   "op:cast_axes", "op:broadcast", "op:dimshuffle", "op:transpose",
+  "op:slice", "op:pad", "op:flatten", "op:unflatten", "op:conv2d",
 ]);
 
-/** Result axes, and per operand (in IO-key order) the result column each dim follows, or null
- * for a contracted or reduced dim. */
-interface Derived {
-  result: string[];
-  dims: (number | null)[][];
+/**
+ * How one operand dim reads the op's index space (geon.core.ops.Dim): ``terms`` are (index
+ * column, coefficient) pairs (1, a slice step, a conv stride); ``merged`` is a composite dim
+ * merged row-major from (index column, part reference); ``offset`` counts from the tensor's
+ * range start (a slice start, minus a pad width or conv padding); ``extent`` is the ``shape``
+ * entry, a number or the reference whose length it is (a contracted or reduced dim, a window).
+ */
+export interface Dim {
+  terms: [number, number][];
+  merged?: [number, string][];
+  offset?: number;
+  extent?: number | string;
 }
 
-export type Inference = { kind: "ok"; result: string[]; operands: OperandDims[] } | { kind: "error"; type: ErrorType; message: string } | { kind: "server" };
+/** A dim that follows index column ``col`` with coefficient ``coef``. */
+const follows = (col: number, coef = 1, offset = 0): Dim => ({ terms: [[col, coef]], offset });
+/** A dim read whole, with no index column (contracted, reduced, a conv channel). */
+const whole = (ref: string): Dim => ({ terms: [], extent: ref });
+const identity = (n: number): Dim[] => Array.from({ length: n }, (_, i) => follows(i));
+
+/** Result axes, the index axes when they are not the result's (flatten), per operand (in IO-key
+ * order) its dims, and the result's dims when they are not the identity. */
+interface Derived {
+  result: string[];
+  index?: string[];
+  dims: Dim[][];
+  output?: Dim[];
+}
+
+/** Thrown where the client leaves a sub-case to the server (see flatten). */
+class LeftToServer extends Error {}
+
+export type Inference =
+  | { kind: "ok"; result: string[]; index: string[]; operands: OperandDims[]; output: Dim[] }
+  | { kind: "error"; type: ErrorType; message: string }
+  | { kind: "server" };
 
 function fail(kind: ErrorType, message: string): never {
   throw new InferenceError(kind, message);
@@ -232,9 +265,9 @@ function elementwise(kname: string, operands: string[][], p: Record<string, unkn
       );
     }
     const perm = result.map((r) => order.indexOf(r));
-    return { result: order, dims: maps.map((m) => m.map((i) => perm[i]!)) };
+    return { result: order, dims: maps.map((m) => m.map((i) => follows(perm[i]!))) };
   }
-  return { result, dims: maps };
+  return { result, dims: maps.map((m) => m.map((i) => follows(i))) };
 }
 
 function dot(x: string[], y: string[]): Derived {
@@ -280,7 +313,7 @@ function dot(x: string[], y: string[]): Derived {
   const result = sides.has("y") && sides.size === 1 ? [...freeY, ...freeX] : [...freeX, ...freeY];
   return {
     result,
-    dims: [x.map((a, i) => (px.has(i) ? null : result.indexOf(a))), y.map((b, j) => (py.has(j) ? null : result.indexOf(b)))],
+    dims: [x.map((a, i) => (px.has(i) ? whole(a) : follows(result.indexOf(a)))), y.map((b, j) => (py.has(j) ? whole(b) : follows(result.indexOf(b))))],
   };
 }
 
@@ -314,7 +347,7 @@ function reduction(kname: string, a: string[], p: Record<string, unknown>, res: 
     out = a.filter((r) => !reduced.includes(r));
   }
   const result = out;
-  return { result, dims: [a.map((r) => (result.includes(r) ? result.indexOf(r) : null))] };
+  return { result, dims: [a.map((r) => (result.includes(r) ? follows(result.indexOf(r)) : whole(r)))] };
 }
 
 function viewAxes(kname: string, p: Record<string, unknown>, res: Resolver): string[] {
@@ -327,10 +360,10 @@ function viewAxes(kname: string, p: Record<string, unknown>, res: Resolver): str
 }
 
 function view(kname: string, a: string[], p: Record<string, unknown>, res: Resolver, declared: Declared): Derived {
-  const placed = (result: string[]): Derived => ({ result, dims: [a.map((r) => result.indexOf(r))] });
+  const placed = (result: string[]): Derived => ({ result, dims: [a.map((r) => follows(result.indexOf(r)))] });
   if (kname === "op:transpose") {
     only(p, [], kname);
-    return { result: [...a].reverse().map(transposeRef), dims: [a.map((_, i) => a.length - 1 - i)] };
+    return { result: [...a].reverse().map(transposeRef), dims: [a.map((_, i) => follows(a.length - 1 - i))] };
   }
   const target = viewAxes(kname, p, res);
   if (kname === "op:cast_axes") {
@@ -345,7 +378,7 @@ function view(kname: string, a: string[], p: Record<string, unknown>, res: Resol
         fail("ShapeError", `cast_axes cannot relabel "${old}" (length ${lo}) as "${r}" (length ${lr}); the lengths must agree position by position`);
       }
     });
-    return { result: target, dims: [a.map((_, i) => i)] };
+    return { result: target, dims: [identity(a.length)] };
   }
   const missing = a.filter((r) => !target.includes(r));
   if (kname === "op:broadcast") {
@@ -366,13 +399,297 @@ function view(kname: string, a: string[], p: Record<string, unknown>, res: Resol
   return placed(target);
 }
 
+// --- slice, pad, flatten, unflatten, conv2d -------------------------------------------------
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+/** An int as Python's isinstance(v, int) sees a JSON value (booleans are not). One difference
+ * JSON.parse hides: a whole float written as 2.0 is an int here and a float there. */
+const isInt = (v: unknown): v is number => typeof v === "number" && Number.isInteger(v);
+const isComposite = (ref: string): boolean => parseRef(ref).length > 1;
+
+/** geon.core.axes.Axes(...): a result with a reference twice is refused as the server does. */
+function axesOf(refs: string[]): string[] {
+  const seen = new Set<string>();
+  for (const r of refs) {
+    if (seen.has(r)) fail("AxisError", `axis "${r}" appears twice in ${formatAxes(refs)}; the axes of a tensor are duplicate-free`);
+    seen.add(r);
+  }
+  return refs;
+}
+
+/** Python's slice(start, stop, step).indices(length). */
+function sliceIndices(start: number | null, stop: number | null, step: number | null, length: number): [number, number, number] {
+  const s = step ?? 1;
+  const lower = s < 0 ? -1 : 0;
+  const upper = s < 0 ? length - 1 : length;
+  const clamp = (v: number | null, dflt: number): number => {
+    if (v === null) return dflt;
+    if (v < 0) return Math.max(v + length, lower);
+    return Math.min(v, upper);
+  };
+  return [clamp(start, s < 0 ? upper : lower), clamp(stop, s < 0 ? lower : upper), s];
+}
+
+/** len(range(start, stop, step)). */
+function rangeLength([start, stop, step]: [number, number, number]): number {
+  return step > 0 ? Math.max(0, Math.ceil((stop - start) / step)) : Math.max(0, Math.ceil((start - stop) / -step));
+}
+
+/** ops.py _renames: params.axes of slice and pad, old input axis -> new axis. */
+function renames(kname: string, p: Record<string, unknown>, a: string[], res: Resolver): Map<string, string> {
+  const raw = "axes" in p ? p.axes : {};
+  if (!isObject(raw)) fail("KernelError", `${kname} params "axes" is "${pyRepr(raw)}"; expected an object mapping old axis to new`);
+  const out = new Map<string, string>();
+  const what = `${kname} params "axes"`;
+  for (const [oldText, newText] of Object.entries(raw)) {
+    const old = res.ref(oldText, what);
+    if (!a.includes(old)) fail("AxisError", `${kname} renames "${old}", which is not an axis of the input; expected one of ${quoted(a)}`);
+    out.set(old, res.ref(newText, what));
+  }
+  return out;
+}
+
+/** ops.py _new_axis: the axis a slice or pad of ``old`` yields, ``n`` long. */
+function newAxis(kname: string, old: string, n: number, names: Map<string, string>, declared: Declared): string {
+  const renamed = names.get(old);
+  if (renamed === undefined) {
+    const length = refLength(old, declared);
+    if (length !== null && length !== n) {
+      const verb = kname === "op:slice" ? "slicing" : "padding";
+      fail("AxisError", `${verb} axis "${old}" changes its length from ${length} to ${n}; name a new axis for it, e.g. axes={"${old}": "${old}${n}"}`);
+    }
+    return old;
+  }
+  const length = refLength(renamed, declared);
+  if (length !== null && length !== n) {
+    fail("ShapeError", `${kname} maps axis "${old}" to "${renamed}" of length ${length}, but the result has ${n} elements along it; declare "${renamed}" with length ${n}`);
+  }
+  return renamed;
+}
+
+function slice(kname: string, a: string[], p: Record<string, unknown>, res: Resolver, declared: Declared): Derived {
+  only(p, ["slices", "axes"], kname);
+  const raw = p.slices;
+  if (!isObject(raw)) {
+    fail("KernelError", `${kname} params "slices" is "${pyRepr(raw)}"; expected an object such as {"H": {"start": 0, "stop": 2, "step": 1}} or {"H": 0}`);
+  }
+  // per sliced axis: an index (the axis is dropped) or [start, stop, step] as slice.indices gives them
+  const specs = new Map<string, number | [number, number, number]>();
+  for (const [name, spec] of Object.entries(raw)) {
+    const ref = res.ref(name, `${kname} params "slices"`);
+    if (!a.includes(ref)) fail("AxisError", `op:slice slices "${ref}", which is not an axis of the input; expected one of ${quoted(a)}`);
+    const length = refLength(ref, declared);
+    if (isInt(spec)) {
+      if (length !== null && !(-length <= spec && spec < length)) {
+        fail("ShapeError", `op:slice index ${spec} is out of range for axis "${ref}" of length ${length}; expected ${-length} <= index < ${length}`);
+      }
+      specs.set(ref, spec >= 0 || length === null ? spec : spec + length);
+      continue;
+    }
+    if (!isObject(spec) || Object.keys(spec).some((key) => !["start", "stop", "step"].includes(key))) {
+      fail("KernelError", `op:slice spec "${pyRepr(spec)}" for axis "${ref}" is invalid; expected an integer or {"start", "stop", "step"}`);
+    }
+    const parts = [spec.start ?? null, spec.stop ?? null, spec.step ?? null];
+    for (const v of parts) {
+      if (v !== null && !isInt(v)) fail("KernelError", `op:slice spec "${pyRepr(spec)}" for axis "${ref}" has "${pyRepr(v)}"; expected integers or null`);
+    }
+    if (parts[2] === 0) fail("KernelError", `op:slice step for axis "${ref}" is 0; expected a nonzero integer`);
+    if (length === null) fail("ShapeError", `op:slice cannot slice axis "${ref}" before it has a length; bind it first`);
+    specs.set(ref, sliceIndices(parts[0] as number | null, parts[1] as number | null, parts[2] as number | null, length));
+  }
+  const names = renames(kname, p, a, res);
+  for (const old of names.keys()) {
+    if (!specs.has(old)) fail("AxisError", `op:slice renames "${old}" but does not slice it; rename axes with cast_axes`);
+  }
+  const result: string[] = [];
+  for (const r of a) {
+    const spec = specs.get(r);
+    if (typeof spec === "number") {
+      if (names.has(r)) fail("AxisError", `op:slice drops axis "${r}" with an integer index, so it cannot be renamed`);
+      continue;
+    }
+    if (spec === undefined) {
+      result.push(r);
+      continue;
+    }
+    const n = rangeLength(spec);
+    if (n === 0) fail("ShapeError", `op:slice selects no elements of axis "${r}"; an axis has length >= 1`);
+    result.push(newAxis(kname, r, n, names, declared));
+  }
+  axesOf(result);
+  let col = 0;
+  const dims = a.map((r): Dim => {
+    const spec = specs.get(r);
+    if (typeof spec === "number") return { terms: [], offset: spec };
+    if (spec === undefined) return follows(col++);
+    return follows(col++, spec[2], spec[0]);
+  });
+  return { result, dims: [dims] };
+}
+
+function pad(kname: string, a: string[], p: Record<string, unknown>, res: Resolver, declared: Declared): Derived {
+  only(p, ["pad", "axes"], kname);
+  const raw = p.pad;
+  if (!isObject(raw)) fail("KernelError", `op:pad params "pad" is "${pyRepr(raw)}"; expected an object such as {"H": [1, 1]}`);
+  const widths = new Map<string, [number, number]>();
+  for (const [name, w] of Object.entries(raw)) {
+    const ref = res.ref(name, 'op:pad params "pad"');
+    if (!a.includes(ref)) fail("AxisError", `op:pad pads "${ref}", which is not an axis of the input; expected one of ${quoted(a)}`);
+    if (!Array.isArray(w) || w.length !== 2 || w.some((v) => !isInt(v) || v < 0)) {
+      fail("KernelError", `op:pad widths "${pyRepr(w)}" for axis "${ref}" are invalid; expected [before, after] with integers >= 0`);
+    }
+    if (refLength(ref, declared) === null) fail("ShapeError", `op:pad cannot pad axis "${ref}" before it has a length; bind it`);
+    widths.set(ref, [w[0] as number, w[1] as number]);
+  }
+  const names = renames(kname, p, a, res);
+  const result: string[] = [];
+  for (const r of a) {
+    const w = widths.get(r);
+    if (w) result.push(newAxis(kname, r, refLength(r, declared)! + w[0] + w[1], names, declared));
+    else if (names.has(r)) fail("AxisError", `op:pad renames "${r}" but does not pad it; rename with cast_axes`);
+    else result.push(r);
+  }
+  axesOf(result);
+  // 0 - before, not -before: no negative zero in the offsets
+  return { result, dims: [a.map((r, i) => follows(i, 1, 0 - (widths.get(r)?.[0] ?? 0)))] };
+}
+
+function flatten(kname: string, a: string[], p: Record<string, unknown>, res: Resolver): Derived {
+  const group = viewAxes(kname, p, res);
+  if (group.length < 2) fail("AxisError", `flatten needs at least two adjacent axes; got ${quoted(group)} from ${formatAxes(a)}`);
+  const strangers = group.filter((r) => !a.includes(r));
+  if (strangers.length) fail("AxisError", `flatten axes ${quoted(strangers)} are not axes of the input; expected adjacent axes from ${quoted(a)}`);
+  const first = a.indexOf(group[0]!);
+  if (a.slice(first, first + group.length).join("\n") !== group.join("\n")) {
+    fail("AxisError", `flatten axes ${quoted(group)} are not adjacent in this order in ${formatAxes(a)}; dimshuffle them next to each other first`);
+  }
+  // CompositeRef.of: nested composites are flattened into their parts, each part at most once
+  const parts = group.flatMap((r) => parseRef(r).map((part) => formatRef([part])));
+  const comp = parts.join("*");
+  const seen = new Set<string>();
+  for (const part of parts) {
+    if (seen.has(part)) fail("AxisError", `axis "${part}" appears twice in composite "${comp}"; each part appears once`);
+    seen.add(part);
+  }
+  const result = axesOf([...a.slice(0, first), comp, ...a.slice(first + group.length)]);
+  // geon.core.ops pairs the composite's *parts* with the group's index columns, which only holds
+  // when every member of the group is a plain axis; with a composite member (H*W flattened with
+  // N) its signature fails, so that projection is the server's to settle.
+  if (parts.length !== group.length) throw new LeftToServer();
+  const output: Dim[] = [
+    ...identity(first),
+    { terms: [], merged: parts.map((part, j): [number, string] => [first + j, part]) },
+    ...a.slice(first + group.length).map((_, i) => follows(first + group.length + i)),
+  ];
+  return { result, index: a, dims: [identity(a.length)], output };
+}
+
+function unflatten(kname: string, a: string[], p: Record<string, unknown>, res: Resolver): Derived {
+  only(p, ["axes"], kname);
+  let chosen: string[];
+  if ("axes" in p) {
+    chosen = res.refs(p.axes, 'op:unflatten params "axes"');
+    for (const r of chosen) {
+      if (!isComposite(r) || !a.includes(r)) {
+        fail("AxisError", `unflatten axis "${r}" is not a composite axis of the input; expected one of ${quoted(a.filter(isComposite))}`);
+      }
+    }
+  } else {
+    chosen = a.filter(isComposite);
+    if (!chosen.length) fail("AxisError", `unflatten found no composite axis (such as H*W) in ${formatAxes(a)}; flatten first`);
+  }
+  const split = (r: string): string[] => parseRef(r).map((part) => formatRef([part]));
+  const result = axesOf(a.flatMap((r) => (chosen.includes(r) ? split(r) : [r])));
+  const dims = a.map((r): Dim => (chosen.includes(r) ? { terms: [], merged: split(r).map((part): [number, string] => [result.indexOf(part), part]) } : follows(result.indexOf(r))));
+  return { result, dims: [dims] };
+}
+
+/** ops.py _pair_ints: conv2d's stride or padding, one integer or [height, width]. */
+function pairInts(value: unknown, name: string, dflt: number, minimum: number): [number, number] {
+  if (value === null || value === undefined) return [dflt, dflt];
+  const pair = isInt(value) ? [value, value] : value;
+  if (!Array.isArray(pair) || pair.length !== 2 || pair.some((v) => !isInt(v) || v < minimum)) {
+    fail("KernelError", `op:conv2d ${name} "${pyRepr(value)}" is invalid; expected an integer >= ${minimum} or [height, width]`);
+  }
+  return [pair[0] as number, pair[1] as number];
+}
+
+function conv2d(kname: string, x: string[], f: string[], p: Record<string, unknown>, res: Resolver, declared: Declared): Derived {
+  only(p, ["out_axes", "stride", "padding"], kname);
+  const stride = pairInts(p.stride, "stride", 1, 1);
+  const padding = pairInts(p.padding, "padding", 0, 0);
+  if (!("out_axes" in p)) fail("KernelError", 'op:conv2d needs params "out_axes"; expected the output axes, e.g. ["K", "P", "Q", "N"]');
+  const out = res.refs(p.out_axes, 'op:conv2d params "out_axes"');
+  noDups(out, 'op:conv2d params "out_axes"');
+  const roles = (r: string): string[] => (isComposite(r) ? [] : (declared.get(parseRef(r)[0]!.name)?.roles ?? []));
+  const oneRole = (axes: string[], role: string, what: string, exclude: string[] = []): string => {
+    const found = axes.filter((r) => roles(r).includes(role) && !exclude.includes(r));
+    if (found.length !== 1) {
+      const got = found.length ? `several: ${formatAxes(found)}` : "none";
+      fail("AxisError", `op:conv2d ${what} needs exactly one axis with role "${role}"; found ${got} among ${formatAxes(axes)}`);
+    }
+    return found[0]!;
+  };
+  const c = oneRole(x, "Channel", 'input "x"');
+  const h = oneRole(x, "Height", 'input "x"');
+  const w = oneRole(x, "Width", 'input "x"');
+  const batch = x.filter((r) => r !== c && r !== h && r !== w);
+  const fc = f.filter((r) => r === shift(c, -1) || r === shift(c, 1));
+  if (fc.length !== 1) {
+    fail("AxisError", `op:conv2d filter must carry the input's channel "${c}" as a dual ("${shift(c, -1)}" or "${shift(c, 1)}"); found ${formatAxes(f)}`);
+  }
+  const fh = oneRole(f, "Height", 'filter "filter"', fc);
+  const fw = oneRole(f, "Width", 'filter "filter"', fc);
+  const fk = oneRole(f, "Channelout", 'filter "filter"', fc);
+  const others = f.filter((r) => ![fc[0], fh, fw, fk].includes(r));
+  if (others.length) {
+    fail("AxisError", `op:conv2d filter has unexpected axes ${quoted(others)}; expected a dual of the channel and axes with roles Height, Width and Channelout`);
+  }
+  for (const r of batch) {
+    if (!out.includes(r)) fail("AxisError", `op:conv2d out_axes ${quoted(out)} lack the input's batch axis "${r}"`);
+  }
+  if (!out.includes(fk)) fail("AxisError", `op:conv2d out_axes ${quoted(out)} lack the filter's Channelout axis "${fk}"`);
+  const rest = out.filter((r) => !batch.includes(r) && r !== fk);
+  const oh = oneRole(rest, "Height", "out_axes");
+  const ow = oneRole(rest, "Width", "out_axes");
+  const extra = rest.filter((r) => r !== oh && r !== ow);
+  if (extra.length) {
+    fail("AxisError", `op:conv2d out_axes have unexpected axes ${quoted(extra)}; expected the batch axes, the Channelout axis and one Height and one Width axis`);
+  }
+  for (const [o, i, win, s, pd] of [
+    [oh, h, fh, stride[0], padding[0]],
+    [ow, w, fw, stride[1], padding[1]],
+  ] as const) {
+    const li = refLength(i, declared);
+    const lw = refLength(win, declared);
+    if (li === null || lw === null) continue;
+    const n = Math.floor((li + 2 * pd - lw) / s) + 1;
+    if (n < 1) fail("ShapeError", `op:conv2d window "${win}" of length ${lw} is longer than "${i}" (length ${li}) plus padding ${pd} on each side`);
+    const lo = refLength(o, declared);
+    if (lo !== null && lo !== n) {
+      fail("ShapeError", `op:conv2d output axis "${o}" has length ${lo}; the window "${win}" (length ${lw}) over "${i}" (length ${li}) with stride ${s} and padding ${pd} gives ${n}`);
+    }
+  }
+  const col = (r: string): number => out.indexOf(r);
+  const xDims = x.map((r): Dim => {
+    if (r === c) return whole(c);
+    if (r === h) return { ...follows(col(oh), stride[0], 0 - padding[0]), extent: fh };
+    if (r === w) return { ...follows(col(ow), stride[1], 0 - padding[1]), extent: fw };
+    return follows(col(r));
+  });
+  const fDims = f.map((r) => (r === fk ? follows(col(fk)) : whole(r)));
+  return { result: out, dims: [xDims, fDims] };
+}
+
+// --- the derived signature ---------------------------------------------------------------------
+
 export interface OperandDims {
   key: string;
   axes: string[];
-  columns: (number | null)[];
+  dims: Dim[];
 }
 
-interface Access {
+export interface Access {
   affineMap: { projection: number[][]; offset: number[] };
   shape: number[];
 }
@@ -382,33 +699,83 @@ export interface Signature {
   outputs: Record<string, Access[]>;
 }
 
+/** ops.py _access_json: one operand's IPF from its dims, its tensor's range start and the rank. */
+function access(dims: Dim[], start: number[], rank: number, size: (ref: string) => number): Access {
+  const projection: number[][] = [];
+  const offset: number[] = [];
+  const shape: number[] = [];
+  dims.forEach((d, i) => {
+    const row = new Array<number>(rank).fill(0);
+    for (const [col, coef] of d.terms) row[col]! += coef;
+    let stride = 1;
+    for (const [col, part] of [...(d.merged ?? [])].reverse()) {
+      row[col]! += stride;
+      stride *= size(part);
+    }
+    projection.push(row);
+    offset.push((start[i] ?? 0) + (d.offset ?? 0));
+    shape.push(typeof d.extent === "string" ? size(d.extent) : (d.extent ?? 1));
+  });
+  return { affineMap: { projection, offset }, shape };
+}
+
 /**
- * The derived IPFSignature (DESIGN.md §4): a dim that follows index column ``c`` has a 1 there;
- * a contracted or reduced dim is a zero row whose shape is its full length; the offset is the
- * selection's start. ``starts`` are the operands' starts in order, then the result's.
+ * The derived IPFSignature (DESIGN.md §4, ops.py ``Inference.signature``): a dim that follows
+ * index column ``c`` has its coefficient there (1, a slice step, a conv stride); a contracted or
+ * reduced dim is a zero row whose shape is its full length; a composite dim merges its parts'
+ * columns row-major; the offset is the tensor's range start plus slice starts, minus pad widths
+ * and conv padding; a conv window's shape is the window's length. ``starts`` are the operand
+ * tensors' range starts in order, then the result's (zeros when absent); ``size`` gives a
+ * reference's length (default: the declared one, 1 while unbound).
  */
-export function deriveSignature(inf: { result: string[]; operands: OperandDims[] }, declared: Declared, starts?: number[][]): Signature {
-  const rank = inf.result.length;
+export function deriveSignature(
+  inf: { index: string[]; operands: OperandDims[]; output: Dim[] },
+  declared: Declared,
+  starts?: number[][],
+  size: (ref: string) => number = (ref) => refLength(ref, declared) ?? 1,
+): Signature {
+  const rank = inf.index.length;
   const sig: Signature = { inputs: {}, outputs: {} };
   inf.operands.forEach((op, i) => {
-    const start = starts?.[i] ?? op.axes.map(() => 0);
-    const projection = op.columns.map((c) => Array.from({ length: rank }, (_, j) => (j === c ? 1 : 0)));
-    const shape = op.columns.map((c, d) => (c === null ? (refLength(op.axes[d]!, declared) ?? 1) : 1));
-    (sig.inputs[op.key] ??= []).push({ affineMap: { projection, offset: start.slice(0, op.axes.length) }, shape });
+    (sig.inputs[op.key] ??= []).push(access(op.dims, starts?.[i] ?? [], rank, size));
   });
-  const out = starts?.[inf.operands.length] ?? inf.result.map(() => 0);
-  sig.outputs.result = [
-    {
-      affineMap: { projection: inf.result.map((_, r) => Array.from({ length: rank }, (_, j) => (j === r ? 1 : 0))), offset: out },
-      shape: inf.result.map(() => 1),
-    },
-  ];
+  sig.outputs.result = [access(inf.output, starts?.[inf.operands.length] ?? [], rank, size)];
   return sig;
 }
 
 /**
- * The result axes of ``kernel`` applied to operands with these axes (by IO key), or the error
- * the server would report, or "server" when the client does not mirror this kernel.
+ * The region each operand reads or writes (ops.py ``Inference.selections``): the projection of
+ * the whole index range through its IPF, clipped to the tensor's range. For most kernels it is
+ * the whole tensor; for a slice it is the sliced window; a pad reads its whole (smaller) input.
+ * ``ranges`` are the operand tensors' ranges in order, then the result's.
+ */
+export function deriveSelections(sig: Signature, extent: number[], ranges: { start: number[]; end: number[] }[]): { start: number[]; end: number[] }[] {
+  const entries = [...Object.values(sig.inputs).flat(), ...(sig.outputs.result ?? [])];
+  return entries.map((entry, k) => {
+    const range = ranges[k]!;
+    const start: number[] = [];
+    const end: number[] = [];
+    entry.affineMap.projection.forEach((row, r) => {
+      let lo = entry.affineMap.offset[r]!;
+      let hi = lo;
+      row.forEach((c, j) => {
+        const n = extent[j]!;
+        if (n <= 0) return;
+        lo += Math.min(0, c * (n - 1));
+        hi += Math.max(0, c * (n - 1));
+      });
+      const a = Math.max(lo, range.start[r]!);
+      start.push(a);
+      end.push(Math.max(a, Math.min(hi + entry.shape[r]!, range.end[r]!)));
+    });
+    return { start, end };
+  });
+}
+
+/**
+ * The result axes of ``kernel`` applied to operands with these axes (by IO key), its index axes
+ * and the dims its signature derives from, or the error the server would report, or "server"
+ * when the client leaves the derivation to the server.
  */
 export function inferAxes(
   catalogue: ReadonlyMap<string, KernelInfo>,
@@ -441,21 +808,28 @@ export function inferAxes(
     }
     const p = (params ?? {}) as Record<string, unknown>;
     const res = new Resolver(declared);
+    const a = operands[0]!;
     let d: Derived;
     if (k.family === "nary" || k.family === "binary") d = elementwise(k.name, operands, p, res, declared);
     else if (k.family === "unary") {
       only(p, [], k.name);
-      d = { result: operands[0]!, dims: [operands[0]!.map((_, i) => i)] };
+      d = { result: a, dims: [identity(a.length)] };
     } else if (k.family === "dot") {
       only(p, [], k.name);
-      d = dot(operands[0]!, operands[1]!);
-    } else if (k.family === "reduction") d = reduction(k.name, operands[0]!, p, res);
-    else d = view(k.name, operands[0]!, p, res, declared);
+      d = dot(a, operands[1]!);
+    } else if (k.family === "reduction") d = reduction(k.name, a, p, res);
+    else if (k.family === "conv") d = conv2d(k.name, a, operands[1]!, p, res, declared);
+    else if (k.name === "op:slice") d = slice(k.name, a, p, res, declared);
+    else if (k.name === "op:pad") d = pad(k.name, a, p, res, declared);
+    else if (k.name === "op:flatten") d = flatten(k.name, a, p, res);
+    else if (k.name === "op:unflatten") d = unflatten(k.name, a, p, res);
+    else d = view(k.name, a, p, res, declared);
     const keys = k.inputs.flatMap((key) => (inputs[key] ?? []).map(() => key));
-    const ops = d.dims.map((columns, i) => ({ key: keys[i]!, axes: operands[i]!, columns }));
-    return { kind: "ok", result: d.result, operands: ops };
+    const ops = d.dims.map((dims, i) => ({ key: keys[i]!, axes: operands[i]!, dims }));
+    return { kind: "ok", result: d.result, index: d.index ?? d.result, operands: ops, output: d.output ?? identity(d.result.length) };
   } catch (e) {
     if (e instanceof InferenceError) return { kind: "error", type: e.kind, message: e.message };
+    if (e instanceof LeftToServer) return { kind: "server" };
     throw e;
   }
 }
