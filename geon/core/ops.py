@@ -1035,7 +1035,7 @@ def _flatten(
     comp = CompositeRef.of(group)
     result = Axes((*a[:first], comp, *a[first + len(group) :]))
     out_dims: list[Dim] = [Dim(terms=((i, 1),)) for i in range(first)]
-    out_dims.append(Dim(merged=tuple((first + j, part) for j, part in enumerate(comp.parts))))
+    out_dims.append(Dim(merged=tuple((first + j, ref) for j, ref in enumerate(group))))
     out_dims += [Dim(terms=((i, 1),)) for i in range(first + len(group), len(a))]
     return _make(
         k,

@@ -5,9 +5,7 @@
 // the same IPFSignature (slice starts and steps, pad widths, conv windows, strides and padding,
 // flatten's row-major merge); it is tested against the server's own table
 // (tests/core/axis_cases.json). Slice and pad never declare axes: the new axis a changed length
-// needs is named in params.axes and must already be declared, as on the server. One sub-case is
-// left to the server ({kind: "server"}): flattening a group that holds a composite axis, whose
-// projection geon.core.ops fails to derive (see flatten below).
+// needs is named in params.axes and must already be declared, as on the server.
 
 export interface AxisDecl {
   name: string;
@@ -162,9 +160,6 @@ interface Derived {
   dims: Dim[][];
   output?: Dim[];
 }
-
-/** Thrown where the client leaves a sub-case to the server (see flatten). */
-class LeftToServer extends Error {}
 
 export type Inference =
   | { kind: "ok"; result: string[]; index: string[]; operands: OperandDims[]; output: Dim[] }
@@ -572,13 +567,10 @@ function flatten(kname: string, a: string[], p: Record<string, unknown>, res: Re
     seen.add(part);
   }
   const result = axesOf([...a.slice(0, first), comp, ...a.slice(first + group.length)]);
-  // geon.core.ops pairs the composite's *parts* with the group's index columns, which only holds
-  // when every member of the group is a plain axis; with a composite member (H*W flattened with
-  // N) its signature fails, so that projection is the server's to settle.
-  if (parts.length !== group.length) throw new LeftToServer();
+  // one index column per member of the group (a composite member, H*W, is one column)
   const output: Dim[] = [
     ...identity(first),
-    { terms: [], merged: parts.map((part, j): [number, string] => [first + j, part]) },
+    { terms: [], merged: group.map((ref, j): [number, string] => [first + j, ref]) },
     ...a.slice(first + group.length).map((_, i) => follows(first + group.length + i)),
   ];
   return { result, index: a, dims: [identity(a.length)], output };
@@ -829,7 +821,6 @@ export function inferAxes(
     return { kind: "ok", result: d.result, index: d.index ?? d.result, operands: ops, output: d.output ?? identity(d.result.length) };
   } catch (e) {
     if (e instanceof InferenceError) return { kind: "error", type: e.kind, message: e.message };
-    if (e instanceof LeftToServer) return { kind: "server" };
     throw e;
   }
 }
