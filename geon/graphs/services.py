@@ -6,9 +6,11 @@
 
 from __future__ import annotations
 
+import json
 import threading
 import uuid
 from collections import OrderedDict
+from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,18 +71,25 @@ def visible_graphs(user: User) -> QuerySet[Graph]:
 
 def role_on(user: User, graph: Graph) -> str | None:
     """The user's role on ``graph`` (the highest that applies), or None when they have none."""
-    if not user.is_authenticated:
-        return None
-    if graph.owner_id == user.pk:
-        return Role.OWNER.value
-    roles = list(
-        Membership.objects.filter(graph=graph, user_id=user.pk).values_list("role", flat=True)
-    )
-    if graph.team_id is not None:
-        roles += TeamMembership.objects.filter(team_id=graph.team_id, user_id=user.pk).values_list(
-            "role", flat=True
-        )
-    return max(roles, key=Role.rank) if roles else None
+    return roles_on([user], graph).get(user.pk)
+
+
+def roles_on(users: Iterable[User], graph: Graph) -> dict[Any, str | None]:
+    """The role of each signed-in user on ``graph`` by primary key (None: no role), read in
+    at most two queries for all of them (a batch of edits has many senders)."""
+    found: dict[Any, list[str]] = {u.pk: [] for u in users if u.is_authenticated}
+    if graph.owner_id in found:
+        found[graph.owner_id].append(Role.OWNER.value)
+    others = [pk for pk in found if pk != graph.owner_id]
+    if others:
+        rows = Membership.objects.filter(graph=graph, user_id__in=others)
+        for pk, role in rows.values_list("user_id", "role"):
+            found[pk].append(role)
+        if graph.team_id is not None:
+            team = TeamMembership.objects.filter(team_id=graph.team_id, user_id__in=others)
+            for pk, role in team.values_list("user_id", "role"):
+                found[pk].append(role)
+    return {pk: max(roles, key=Role.rank) if roles else None for pk, roles in found.items()}
 
 
 def _not_found(graph_id: Any) -> GraphNotFound:
@@ -114,15 +123,22 @@ def check_can(user: User, graph_id: uuid.UUID | str, needed: str, *, lock: bool 
 def check_role(user: User, graph: Graph, needed: str) -> None:
     """Refuse ``user`` unless their role on ``graph`` is at least ``needed``
     (:class:`GraphNotFound` with no role at all, :class:`AccessDenied` with too small a one)."""
-    role = role_on(user, graph)
+    refused = _role_refusal(graph, role_on(user, graph), needed)
+    if refused is not None:
+        raise refused
+
+
+def _role_refusal(graph: Graph, role: str | None, needed: str) -> GeonError | None:
+    """The error :func:`check_role` raises for ``role`` (None: it is enough)."""
     if role is None:
-        raise _not_found(graph.pk)
+        return _not_found(graph.pk)
     if Role.rank(role) < Role.rank(needed):
         allowed = [r for r in Role.values if Role.rank(r) >= Role.rank(needed)]
-        raise AccessDenied(
+        return AccessDenied(
             f'your role on graph "{graph.pk}" is "{role}"; this needs '
             + " or ".join(f'"{r}"' for r in allowed)
         )
+    return None
 
 
 def check_can_view(user: User, graph_id: uuid.UUID | str) -> Graph:
@@ -322,20 +338,15 @@ def do_apply_edits(
             assert current is not None
             live = live_document(graph)
             number = current.number
-            roles: dict[Any, GeonError | None] = {}
+            roles = roles_on([r.user for r in requests], graph)
             # the fields each version after the oldest base touched: the stored ones read once
             # (when an edit is based on one before this batch), this batch's added as written
             touched: dict[int, dict[str, list[str]]] = {}
             stored_read = False
             versions: list[GraphVersion] = []
             for request in requests:
-                if request.user.pk not in roles:
-                    try:
-                        check_role(request.user, graph, Role.EDITOR)
-                        roles[request.user.pk] = None
-                    except GeonError as refused:
-                        roles[request.user.pk] = refused
-                refused_role = roles[request.user.pk]
+                role = roles.get(request.user.pk) if request.user.is_authenticated else None
+                refused_role = _role_refusal(graph, role, Role.EDITOR)
                 if refused_role is not None:
                     results.append(refused_role)
                     continue
@@ -372,13 +383,11 @@ def do_apply_edits(
                 live.checker.update(changes)
                 number += 1
                 live.version = number
-                whole = number % settings.GEON_SNAPSHOT_EVERY == 0
                 user = request.user
                 version = GraphVersion(
                     graph=graph,
                     number=number,
-                    snapshot=live.document.to_json() if whole else None,
-                    ops=None if whole else node_ops,
+                    ops=node_ops,
                     author=user if isinstance(user, Account) else None,
                     message=request.message,
                     touched=touched_by_changes(changes),
@@ -398,12 +407,35 @@ def do_apply_edits(
                     for r, q in zip(results, requests, strict=True)
                     if isinstance(r, Applied)
                 ]
-                transaction.on_commit(lambda: publish_all(graph.pk, "graph.applied", messages))
+                transaction.on_commit(lambda: publish_applied(graph.pk, messages))
+                every = settings.GEON_SNAPSHOT_EVERY
+                if number // every > current.number // every:
+                    # this batch passed a multiple of GEON_SNAPSHOT_EVERY: its last version
+                    # gets the whole document too, once the edits are published
+                    pk, last = graph.pk, number
+                    transaction.on_commit(lambda: _store_snapshot(pk, live, last), robust=True)
     except BaseException:
         if mutated:
             forget_live(mutated[0])
         raise
     return results
+
+
+def _store_snapshot(graph_id: uuid.UUID, live: LiveDocument, number: int) -> None:
+    """Store the whole document on version ``number`` beside its ops, so that reading a later
+    version replays from here (:attr:`GraphVersion.document`).
+
+    Serialising and storing a large document takes long (a 3.7 MB one: 100 ms and more on a
+    busy machine), so it happens after the batch is committed and published rather than
+    inside it. The version's document does not change, only how it is kept; a snapshot that
+    is never stored (the live document moved on, or the write failed) makes reads replay
+    from an earlier one, which is slower and still right.
+    """
+    if live.version != number:
+        return
+    GraphVersion.objects.filter(graph_id=graph_id, number=number, snapshot__isnull=True).update(
+        snapshot=live.document.to_json()
+    )
 
 
 def _locked_graph(graph_id: uuid.UUID | str) -> Graph | None:
@@ -479,10 +511,15 @@ def current_version_number(graph_id: uuid.UUID) -> int:
     return int(number.first() or 1)
 
 
-def publish_all(graph_id: uuid.UUID, kind: str, messages: list[dict[str, Any]]) -> None:
-    """Send each of ``messages`` to every websocket client of the graph, in order."""
-    for message in messages:
-        publish(graph_id, kind, message)
+def publish_applied(graph_id: uuid.UUID, messages: list[dict[str, Any]]) -> None:
+    """Send the ``applied`` messages of one commit to every websocket client of the graph, in
+    order: one channel-layer event for all of them, each message JSON-encoded once."""
+    layer = get_channel_layer()
+    if layer is not None and messages:
+        frames = [json.dumps(message) for message in messages]
+        async_to_sync(layer.group_send)(
+            graph_group(graph_id), {"type": "graph.applied", "frames": frames}
+        )
 
 
 def publish(graph_id: uuid.UUID, kind: str, message: dict[str, Any]) -> None:

@@ -638,9 +638,9 @@ def _apply_batch(graph: Any, user: Any, other_user: Any) -> tuple[list[Any], lis
         services.EditRequest(user, 1, [{"op": "update_node", "id": T1, "label": "c"}], "a3"),
     ]
     Membership.objects.filter(graph=graph, user=other_user).update(role="viewer")
-    with mock.patch.object(services, "publish") as publish:
+    with mock.patch.object(services, "publish_applied") as publish:
         results = services.do_apply_edits(graph.pk, requests)
-    return results, [c.args[2] for c in publish.call_args_list]
+    return results, [c.args[1] for c in publish.call_args_list]
 
 
 async def test_a_batch_of_edits_is_one_commit_with_a_decision_for_each(
@@ -663,8 +663,10 @@ async def test_a_batch_of_edits_is_one_commit_with_a_decision_for_each(
     assert isinstance(conflict, EditRefused) and isinstance(bad, EditRefused)
     assert (conflict.reason, conflict.details["version"]) == ("conflict", 2)
     assert (bad.reason, bad.details["version"]) == ("invalid_edit", 2)
-    # and each applied edit was published once committed, in version order
-    assert [(m["id"], m["version"]) for m in published] == [("a1", 2), ("a3", 3)]
+    # and the applied edits were published together once committed, in version order
+    assert [[(m["id"], m["version"]) for m in batch] for batch in published] == [
+        [("a1", 2), ("a3", 3)]
+    ]
     number, document, count = await database_sync_to_async(stored)(graph)
     nodes = nodes_by_id(document)
     before = nodes_by_id(loom_document)
