@@ -26,6 +26,7 @@ import {
 } from "./model/author";
 import { declaredAxes, graphView, issueAxes, issuesByNode, LAYOUT, nodeById, OPERATION, searchNodes, selections, TENSOR, tensorAxes, type GraphView, type Issue, type LoomDocument, type Point } from "./model/document";
 import { applyOps, EditError, invertOps, type EditOp } from "./model/edits";
+import { commitOps, operationProjection } from "./model/projection";
 import { applyRun, initialState, type EditorState, type RunInfo, type ServerMessage } from "./model/state";
 import { AXIS_PALETTE, COLORS, drawMinimap, drawMinimapFrame, drawScene, hitTest, minimapToWorld, type Scene } from "./render/canvas";
 import { boxSize, gridLayout, layoutInput, type Layout } from "./render/layout";
@@ -36,6 +37,7 @@ import { GraphSocket, socketUrl } from "./sync/socket";
 import { cancel, idle, pointerDown, pointerMove, pointerUp, type Effect, type Tool } from "./tools/tools";
 import { button, el } from "./ui/dom";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
+import { createProjectionWindow } from "./ui/projection";
 import { createShardsPanel, type ShardRequest } from "./ui/shards";
 import { createDiagram } from "./ui/diagram";
 import { createRunPanel, type RunView } from "./ui/runPanel";
@@ -87,6 +89,7 @@ export class Editor implements Commands {
   private readonly axesPanel;
   private readonly inspector;
   private readonly shardsPanel;
+  private readonly projection;
   private readonly diagram;
   private readonly runPanel;
   private readonly diagramTab;
@@ -129,12 +132,37 @@ export class Editor implements Commands {
           const inputs = [...selections(nodeById(now).get(id)!.body.inputs).values()].flat().map((s) => s.tensorId);
           return [...ops, ...rederive(now, inputs.slice(0, 1))];
         }),
+      openProjection: (id) => this.openProjection(id),
     });
     this.issuesPanel = createIssuesPanel((id) => this.jumpTo(id));
     this.shardsPanel = createShardsPanel({
       shard: (request) => this.shard(request),
       removeApplication: (id) => void this.perform("remove application", () => [{ op: "remove_node", id }]),
       select: (id) => this.setSelection([id]),
+      plans: options.graphId && !options.offline
+        ? {
+            graphId: options.graphId,
+            csrf: options.csrf,
+            // a plan's shard and remove ops as one edit: the server checks, applies and broadcasts all or nothing
+            applyPlan: (ops, name) => {
+              if (!this.socket || this.session.version === null) return "the graph has not loaded yet";
+              this.socket.send({ type: "edit", id: `plan-${this.session.version}-${++this.shardCount}`, baseVersion: this.session.version, ops });
+              this.flash(`switching to plan "${name}"`);
+              return null;
+            },
+          }
+        : undefined,
+    });
+    this.projection = createProjectionWindow({
+      commit: (opId, drafts) =>
+        this.perform("edit projection", (doc) => {
+          const view = operationProjection(doc, opId);
+          if (!view) throw new AuthorError(`operation "${opId}" no longer exists`);
+          if (!view.custom) throw new AuthorError(`kernel "${view.kernel}" is in the catalogue: its projections are derived from the axes; expected a custom kernel`);
+          const ops = commitOps(doc, view, drafts);
+          if (!ops.length) throw new AuthorError("the projections are unchanged; edit a projection, offset or shape first");
+          return ops;
+        }),
     });
     this.palette = createPalette((kernel) => this.addOperationFromPalette(kernel));
     this.tensorDialog = createTensorDialog((label, axes, dtype) => this.perform(`add tensor ${label}`, (doc) => {
@@ -155,7 +183,7 @@ export class Editor implements Commands {
     this.diagram = createDiagram(options.graphId ?? "", (message) => this.flash(message));
     this.diagramTab = button("Diagram", "Show the Graphviz diagram of this version (and download it)", () => this.toggleDiagram(), "geon-diagram-tab");
     this.toolbar.element.querySelector(".geon-act-zoomToFit")?.after(this.diagramTab);
-    const stage = el("div", { class: "geon-stage" }, this.canvas, this.minimap, this.toast, this.diagram.element);
+    const stage = el("div", { class: "geon-stage" }, this.canvas, this.minimap, this.projection.element, this.toast, this.diagram.element);
     const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
     const right = el("aside", { class: "geon-side geon-right" }, this.shardsPanel.element, this.issuesPanel.element, this.runPanel.element);
     root.append(this.toolbar.element, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
@@ -454,6 +482,12 @@ export class Editor implements Commands {
     this.invalidate();
   }
 
+  /** Open the projection window of an operation (the inspector's "Index space & projections"). */
+  openProjection(id: string): void {
+    this.projection.update(this.session.document, this.selected);
+    this.projection.open(id);
+  }
+
   jumpTo(id: string): void {
     const r = this.layout.rects.get(id);
     this.setSelection([id]);
@@ -743,8 +777,9 @@ export class Editor implements Commands {
     const axesWithIssues = new Set(issues.flatMap((i) => issueAxes(i)).map((r) => r.replace(/[+-]\d+$/, "")));
     this.axesPanel.update(doc, axesWithIssues);
     this.inspector.update(doc, this.selected, issues);
+    this.projection.update(doc, this.selected);
     this.issuesPanel.update(issues, doc);
-    this.shardsPanel.update(doc, this.selected, issues);
+    this.shardsPanel.update(doc, this.selected, issues, this.session.version);
     this.runPanel.update(this.status.run as unknown as RunView | null);
     if (this.diagram.visible && this.session.version !== null) this.diagram.show(this.session.version);
   }

@@ -4,7 +4,7 @@
 
 import { canonical } from "../model/axes";
 import { inferOperation, splitRefs } from "../model/author";
-import { searchKernels } from "../model/catalogue";
+import { CATALOGUE, searchKernels } from "../model/catalogue";
 import { declaredAxes, DTYPES, nodeById, OPERATION, ROLES, selections, TENSOR, tensorAxes, type Issue, type LoomDocument } from "../model/document";
 import { axisColor } from "../render/canvas";
 import { button, el, submit as submitButton } from "./dom";
@@ -148,6 +148,8 @@ export function createAxesPanel(cb: AxesPanelCallbacks): { element: HTMLElement;
 export interface InspectorCallbacks {
   applyTensor(id: string, label: string, axes: string[], dtype: string): string | null;
   applyOperation(id: string, label: string, params: unknown): string | null;
+  /** Open the operation's projection window (its index space and the regions it selects). */
+  openProjection?(id: string): void;
 }
 
 export function createInspector(cb: InspectorCallbacks): { element: HTMLElement; update(doc: LoomDocument | null, selected: string[], issues: Issue[]): void } {
@@ -193,8 +195,11 @@ export function createInspector(cb: InspectorCallbacks): { element: HTMLElement;
         const nodes = nodeById(doc);
         const ports = [...selections(node.body.inputs)].map(([port, list]) => `${port}: ${list.map((s) => nodes.get(s.tensorId)?.label ?? "?").join(", ")}`);
         const inf = inferOperation(doc, node);
-        const predicted =
-          inf.kind === "ok" ? `→ (${inf.result.join(", ")})` : inf.kind === "error" ? `✗ ${inf.message}` : "inferred by the server";
+        // a custom kernel (not in the catalogue) is what its IPFSignature says: nothing to infer
+        const custom = !CATALOGUE.has(String(node.body.kernel));
+        const predicted = custom
+          ? "custom kernel: its IPFSignature says what it reads and writes (Index space & projections)"
+          : inf.kind === "ok" ? `→ (${inf.result.join(", ")})` : inf.kind === "error" ? `✗ ${inf.message}` : "inferred by the server";
         const apply = (): void => {
           let p: unknown;
           try {
@@ -217,14 +222,18 @@ export function createInspector(cb: InspectorCallbacks): { element: HTMLElement;
           el("label", { text: "Params" }),
           params,
           el("label", { text: "Output" }),
-          el("span", { class: `geon-predicted ${inf.kind}`, text: predicted }),
+          el("span", { class: `geon-predicted ${custom ? "custom" : inf.kind}`, text: predicted }),
           submitButton("Apply", "Apply (Enter)", "primary geon-apply"),
         );
         form.addEventListener("submit", (e) => {
           e.preventDefault();
           apply();
         });
-        body.replaceChildren(form, message);
+        const open = cb.openProjection;
+        const projection = open
+          ? button("Index space & projections", "Show the operation's index space and the region each input and output selects", () => open(node.id), "geon-open-projection")
+          : "";
+        body.replaceChildren(form, message, projection);
       } else {
         body.replaceChildren(el("p", { class: "small", text: `${node.type.split("/").pop()}` }));
       }
