@@ -4,9 +4,11 @@ under 150 ms with 20 clients editing different nodes at once, on a 1,000-operati
 Run: ``.venv/bin/python benchmarks/bench_ws.py [--ops 1000] [--edits 100] [--clients 20]
 [--per-client 15] [--rate 10] [--crowd-rate 1] [--deadline 300] [--in-step]``
 
-It makes a throw-away data folder (SQLite; the in-memory channel layer unless ``REDIS_URL`` is
-set), stores the document of ``bench_check.generate(ops, 1)`` as a graph owned by one user with
-``--clients - 1`` editors, starts a real Daphne on loopback and connects real websocket clients.
+It makes a throw-away data folder and database: SQLite, or with ``DATABASE_URL`` set a new
+database on that PostgreSQL server (dropped afterwards); the in-memory channel layer, or Redis
+with ``REDIS_URL`` set. It stores the document of ``bench_check.generate(ops, 1)`` as a graph
+owned by one user with ``--clients - 1`` editors, starts a real Daphne on loopback and connects
+real websocket clients.
 
 - one client: ``--edits`` edits one after another, each relabelling another operation, at most
   ``--rate`` per second (the server's per-connection limit is 20 per second);
@@ -36,6 +38,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -44,7 +47,35 @@ DATA = tempfile.mkdtemp(prefix="geon-bench-ws-")
 os.environ["GEON_DATA_DIR"] = DATA
 os.environ.setdefault("SECRET_KEY", "geon-bench-only")
 os.environ["DJANGO_SETTINGS_MODULE"] = "geon.settings"
-os.environ.pop("DATABASE_URL", None)
+
+
+def throwaway_database() -> tuple[str, str] | None:
+    """With a PostgreSQL ``DATABASE_URL``: create a new database on that server and point
+    ``DATABASE_URL`` at it; the server's URL and the new name are returned (to drop it)."""
+    url = os.environ.get("DATABASE_URL", "")
+    if not url.startswith(("postgres://", "postgresql://")):
+        os.environ.pop("DATABASE_URL", None)  # SQLite in the data folder
+        return None
+    import psycopg
+
+    name = f"geon_bench_ws_{os.getpid()}"
+    with psycopg.connect(url, autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    os.environ["DATABASE_URL"] = urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
+    return url, name
+
+
+def drop_database(server: tuple[str, str] | None) -> None:
+    if server is not None:
+        import psycopg
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(server[0], autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{server[1]}" WITH (FORCE)')
+
+
+SERVER = throwaway_database()
 
 import django  # noqa: E402
 
@@ -196,6 +227,13 @@ async def measure(args: argparse.Namespace, url: str, cookies: list[str], ops: l
 
 
 def main(argv: list[str] | None = None) -> int:
+    try:
+        return run(argv)
+    finally:
+        drop_database(SERVER)
+
+
+def run(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--ops", type=int, default=1000)
     parser.add_argument("--edits", type=int, default=100)
@@ -268,7 +306,11 @@ def main(argv: list[str] | None = None) -> int:
     nodes = len(document["nodes"])
     size = len(json.dumps(document)) / 1e6
     channel = "Redis" if os.environ.get("REDIS_URL") else "in-memory"
-    print(f"graph: {args.ops} operations, {nodes} nodes, {size:.1f} MB of JSON; {channel} layer")
+    database = "PostgreSQL" if SERVER else "SQLite"
+    print(
+        f"graph: {args.ops} operations, {nodes} nodes, {size:.1f} MB of JSON; {channel} layer, "
+        f"{database}"
+    )
     print(f"{'round trip (ms)':38} {'n':>5} {'median':>8} {'p95':>8} {'target':>8} {'x ping':>7}")
     rows = [
         ("1 client: ping -> pong (baseline)", solo_ping, None, None),
