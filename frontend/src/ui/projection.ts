@@ -33,22 +33,29 @@ interface Paint {
   extent: ZRange;
   dims: Dims;
   canvas: HTMLCanvasElement;
-  cell: number;
+  /** A cell's width and height in CSS pixels: square while that stays legible. */
+  cw: number;
+  ch: number;
 }
 
-/** A canvas sized for ``extent`` in ``dims`` with square cells, at most ``maxW`` x ``maxH`` CSS pixels. */
+/**
+ * A canvas sized for ``extent`` in ``dims``, at most ``maxW`` x ``maxH`` CSS pixels: square
+ * cells of at most 20 pixels, or, for a long range, cells as wide and as tall as fit.
+ */
 function sized(canvas: HTMLCanvasElement, extent: ZRange, dims: Dims, maxW: number, maxH: number): Paint {
   const span = (d: number) => (d < 0 ? 1 : Math.max(1, extent.end[d]! - extent.start[d]!));
   const rows = span(dims[0]);
   const cols = span(dims[1]);
-  const cell = Math.max(2, Math.min(20, Math.floor(Math.min(maxW / cols, maxH / rows))));
+  const square = Math.min(20, maxW / cols, maxH / rows);
+  const cw = square >= 4 ? Math.floor(square) : Math.min(20, maxW / cols);
+  const ch = square >= 4 ? Math.floor(square) : Math.min(20, maxH / rows);
   const ratio = window.devicePixelRatio || 1;
-  canvas.style.width = `${cols * cell}px`;
-  canvas.style.height = `${rows * cell}px`;
-  canvas.width = Math.round(cols * cell * ratio);
-  canvas.height = Math.round(rows * cell * ratio);
+  canvas.style.width = `${cols * cw}px`;
+  canvas.style.height = `${rows * ch}px`;
+  canvas.width = Math.round(cols * cw * ratio);
+  canvas.height = Math.round(rows * ch * ratio);
   canvas.getContext("2d")?.setTransform(ratio, 0, 0, ratio, 0, 0);
-  return { extent, dims, canvas, cell };
+  return { extent, dims, canvas, cw, ch };
 }
 
 /** A range's rectangle on a map in CSS pixels (clipped to the extent), or null when it shows no cell. */
@@ -64,21 +71,24 @@ function rect(p: Paint, r: ZRange): [number, number, number, number] | null {
   // a range that is empty or outside in a dim that is not shown has no cell here either
   const hidden = r.start.some((s, d) => !p.dims.includes(d) && (s >= r.end[d]! || r.end[d]! <= p.extent.start[d]! || s >= p.extent.end[d]!));
   if (r1 <= r0 || c1 <= c0 || hidden) return null;
-  return [c0 * p.cell, r0 * p.cell, (c1 - c0) * p.cell, (r1 - r0) * p.cell];
+  return [c0 * p.cw, r0 * p.ch, (c1 - c0) * p.cw, (r1 - r0) * p.ch];
 }
 
 function gridLines(ctx: CanvasRenderingContext2D, p: Paint, w: number, h: number): void {
-  if (p.cell < 5) return;
   ctx.strokeStyle = "rgba(100, 116, 139, 0.28)";
   ctx.lineWidth = 1;
   ctx.beginPath();
-  for (let x = p.cell; x < w; x += p.cell) {
-    ctx.moveTo(x + 0.5, 0);
-    ctx.lineTo(x + 0.5, h);
+  if (p.cw >= 5) {
+    for (let x = p.cw; x < w; x += p.cw) {
+      ctx.moveTo(x + 0.5, 0);
+      ctx.lineTo(x + 0.5, h);
+    }
   }
-  for (let y = p.cell; y < h; y += p.cell) {
-    ctx.moveTo(0, y + 0.5);
-    ctx.lineTo(w, y + 0.5);
+  if (p.ch >= 5) {
+    for (let y = p.ch; y < h; y += p.ch) {
+      ctx.moveTo(0, y + 0.5);
+      ctx.lineTo(w, y + 0.5);
+    }
   }
   ctx.stroke();
 }
@@ -240,8 +250,8 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
     canvas.addEventListener("click", (e) => {
       const p = gridPaint!;
       const box = canvas.getBoundingClientRect();
-      const col = Math.floor((e.clientX - box.left) / p.cell);
-      const row = Math.floor((e.clientY - box.top) / p.cell);
+      const col = Math.floor((e.clientX - box.left) / p.cw);
+      const row = Math.floor((e.clientY - box.top) / p.ch);
       const base = pick.kind === "point" && pick.point.length === rank ? [...pick.point] : [...ir.start];
       if (p.dims[0] >= 0) base[p.dims[0]] = ir.start[p.dims[0]]! + row;
       if (p.dims[1] >= 0) base[p.dims[1]] = ir.start[p.dims[1]]! + col;
