@@ -1,5 +1,6 @@
 // Positions for the boxes of a graph view: ELK's layered layout, left to right along the data
-// flow, except for nodes that carry a Layout tag, which stay where the tag puts them. In the
+// flow (a long chain wrapped into rows, so it stays readable when fitted to the screen), except
+// for nodes that carry a Layout tag, which stay where the tag puts them. In the
 // browser ELK runs in a Web Worker (layout.worker.ts) so a large graph never blocks the page;
 // ``runLayout`` is the computation, called by the worker and by the tests.
 
@@ -41,25 +42,70 @@ export function layoutInput(view: GraphView): LayoutInput {
   };
 }
 
+/**
+ * A layered layout wider than this (graph px) and more than ``WRAP_ASPECT`` times as wide as tall
+ * is wrapped: at 1280x800 it would be fitted below a scale of 0.67, where titles get hard to read.
+ */
+export const WRAP_WIDTH = 1000;
+export const WRAP_ASPECT = 3;
+/** The width : height that a wrapped layout aims at: a canvas beside the two side panels, with room to spare. */
+export const WRAP_TARGET = 1.4;
+/** The canvas a layout is judged on: the editor's at 1280x800, between its side panels. */
+const REFERENCE = { w: 730, h: 700 };
+
+const BASE_OPTIONS = {
+  "elk.algorithm": "layered",
+  "elk.direction": "RIGHT",
+  "elk.spacing.nodeNode": "28",
+  "elk.layered.spacing.nodeNodeBetweenLayers": "60",
+  "elk.padding": "[top=24,left=24,bottom=24,right=24]",
+};
+
+/**
+ * ELK's wrapping cuts a long chain into rows that read left to right, top to bottom: the
+ * ``MULTI_EDGE`` strategy, aiming at ``WRAP_TARGET``. Only a layout that would be much wider
+ * than the screen is wrapped, so small graphs keep their one row.
+ */
+const WRAP_OPTIONS = {
+  "elk.layered.wrapping.strategy": "MULTI_EDGE",
+  "elk.aspectRatio": String(WRAP_TARGET),
+};
+
+interface Placed {
+  children?: { id: string; x?: number; y?: number; width?: number; height?: number }[];
+  width?: number;
+  height?: number;
+}
+
+/** The scale at which a layout of ``w`` x ``h`` fits the reference canvas (at most 1). */
+export function fitScale(w: number, h: number): number {
+  return Math.min(1, REFERENCE.w / Math.max(1, w), REFERENCE.h / Math.max(1, h));
+}
+
+/** Whether a layered layout of this size should be wrapped into rows. */
+export function tooWide(w: number, h: number): boolean {
+  return w > WRAP_WIDTH && w > WRAP_ASPECT * Math.max(1, h);
+}
+
 /** Rects by node id (as a plain array, so it crosses postMessage). */
 export async function runLayout(elk: InstanceType<typeof ELK>, input: LayoutInput): Promise<[string, Rect][]> {
   const free = input.boxes.filter((b) => !b.pinned);
   const out: [string, Rect][] = input.boxes.filter((b) => b.pinned).map((b) => [b.id, { x: b.pinned!.x, y: b.pinned!.y, w: b.w, h: b.h }]);
   if (!free.length) return out;
   const ids = new Set(free.map((b) => b.id));
-  const graph = {
+  const graph = (options: Record<string, string>) => ({
     id: "root",
-    layoutOptions: {
-      "elk.algorithm": "layered",
-      "elk.direction": "RIGHT",
-      "elk.spacing.nodeNode": "28",
-      "elk.layered.spacing.nodeNodeBetweenLayers": "60",
-      "elk.padding": "[top=24,left=24,bottom=24,right=24]",
-    },
+    layoutOptions: options,
     children: free.map((b) => ({ id: b.id, width: b.w, height: b.h })),
     edges: input.edges.filter((e) => ids.has(e.from) && ids.has(e.to)).map((e, i) => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
-  };
-  const placed = await elk.layout(graph);
+  });
+  let placed: Placed = await elk.layout(graph(BASE_OPTIONS));
+  const [w, h] = [placed.width ?? 0, placed.height ?? 0];
+  if (tooWide(w, h)) {
+    const wrapped: Placed = await elk.layout(graph({ ...BASE_OPTIONS, ...WRAP_OPTIONS }));
+    // kept only when it is clearly easier to read once fitted
+    if (fitScale(wrapped.width ?? 0, wrapped.height ?? 0) > 1.25 * fitScale(w, h)) placed = wrapped;
+  }
   // Free nodes go below what the user placed, so they never cover it.
   let floor = 0;
   for (const [, r] of out) floor = Math.max(floor, r.y + r.h + 40);
