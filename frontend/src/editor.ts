@@ -144,10 +144,9 @@ export class Editor implements Commands {
             graphId: options.graphId,
             csrf: options.csrf,
             // a plan's shard and remove ops as one edit: the server checks, applies and broadcasts all or nothing
-            applyPlan: (ops, name) => {
+            applyPlan: (ops) => {
               if (!this.socket || this.session.version === null) return "the graph has not loaded yet";
               this.socket.send({ type: "edit", id: `plan-${this.session.version}-${++this.shardCount}`, baseVersion: this.session.version, ops });
-              this.flash(`switching to plan "${name}"`);
               return null;
             },
           }

@@ -3,6 +3,7 @@
 // {"error": {"code", "message"}} when there is one.
 
 import type { LoomDocument } from "../model/document";
+import type { Mesh, Plan, PlanCost, SpecEntry } from "../model/plans";
 
 export interface GraphInfo {
   id: string;
@@ -38,13 +39,14 @@ export function parseImport(filename: string, text: string): LoomDocument {
   return doc as LoomDocument;
 }
 
-export class GraphsApi {
+/** JSON over fetch with the session's CSRF token; a failure throws an ApiError with the server's message. */
+export class RestClient {
   constructor(
-    private readonly base: string,
+    protected readonly base: string,
     private readonly csrf: string,
   ) {}
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+  protected async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     let response: Response;
     try {
       response = await fetch(`${this.base}${path}`, {
@@ -69,7 +71,9 @@ export class GraphsApi {
     }
     return json as T;
   }
+}
 
+export class GraphsApi extends RestClient {
   create(title: string, document: LoomDocument): Promise<GraphInfo> {
     return this.call("POST", "/graphs", { title, document });
   }
@@ -100,5 +104,41 @@ export class GraphsApi {
   async duplicate(id: string): Promise<GraphInfo> {
     const g = await this.get(id);
     return this.create(`${g.title} (copy)`, g.document!);
+  }
+}
+
+/** A graph's shard plans (``/graphs/<id>/plans``): list, create, rename, delete and cost. */
+export class PlansApi extends RestClient {
+  constructor(
+    base: string,
+    csrf: string,
+    private readonly graphId: string,
+  ) {
+    super(base, csrf);
+  }
+
+  private get path(): string {
+    return `/graphs/${this.graphId}/plans`;
+  }
+
+  async list(): Promise<Plan[]> {
+    return (await this.call<{ plans: Plan[] }>("GET", this.path)).plans;
+  }
+
+  create(name: string, mesh: Mesh, spec: Record<string, SpecEntry>): Promise<Plan> {
+    return this.call("POST", this.path, { name, mesh, spec });
+  }
+
+  update(id: number, patch: { name?: string; mesh?: Mesh; spec?: Record<string, SpecEntry> }): Promise<Plan> {
+    return this.call("PATCH", `${this.path}/${id}`, patch);
+  }
+
+  remove(id: number): Promise<void> {
+    return this.call("DELETE", `${this.path}/${id}`);
+  }
+
+  /** What the plan costs on the graph's current version (nothing is stored). */
+  cost(id: number): Promise<PlanCost> {
+    return this.call("GET", `${this.path}/${id}/cost`);
   }
 }

@@ -5,6 +5,7 @@
 import { nodeById, OPERATION, tensorAxes, tensorRange, type Issue, type LoomDocument, type Range } from "../model/document";
 import { applicationsOf, coverage, coverOf, indexAxesOf, showRange, type ApplicationView } from "../model/shards";
 import { button, el, submit } from "./dom";
+import { createPlansSection, type PlansOptions } from "./plans";
 
 /** What the panel asks the editor to send: the websocket ``shard`` op's fields. */
 export interface ShardRequest {
@@ -19,6 +20,8 @@ export interface ShardsCallbacks {
   shard(request: ShardRequest): string | null;
   removeApplication(id: string): void;
   select(id: string): void;
+  /** The graph's shard plans under the operation's shards (absent: no plans section). */
+  plans?: PlansOptions;
 }
 
 const COVERAGE_CONSTRAINT = "ApplicationOutputRangeCoverageIsExact";
@@ -151,13 +154,17 @@ function readMaps(doc: LoomDocument, apps: ApplicationView[]): HTMLElement[] {
   });
 }
 
-export function createShardsPanel(cb: ShardsCallbacks): { element: HTMLElement; update(doc: LoomDocument | null, selected: string[], issues: Issue[]): void } {
+export function createShardsPanel(cb: ShardsCallbacks): { element: HTMLElement; update(doc: LoomDocument | null, selected: string[], issues: Issue[], version?: number | null): void } {
   const body = el("div", { class: "geon-shards-body" });
+  // the selected operation's shards, then the graph's plans (shown whenever a graph is open)
   const element = el("section", { class: "geon-panel geon-shards", "aria-label": "shards", hidden: "" }, el("h2", { text: "Shards" }), body);
+  const plans = cb.plans ? createPlansSection(cb.plans) : null;
+  const wrap = el("div", { class: "geon-shards-wrap" }, element, ...(plans ? [plans.element] : []));
   let key = "";
   return {
-    element,
-    update(doc, selected, issues) {
+    element: wrap,
+    update(doc, selected, issues, version = null) {
+      plans?.update(doc, version);
       const op = doc && selected.length === 1 ? nodeById(doc).get(selected[0]!) : undefined;
       if (!doc || !op || op.type !== OPERATION) {
         element.hidden = true;

@@ -1,5 +1,8 @@
 // The toolbar above the canvas: connection, version, issue count, who is here, the authoring
-// buttons (each runs a registered action), graph search, and Run with its status.
+// buttons (each runs a registered action), graph search, and Run with its status. It is one line
+// at any width: the run's status and outputs shrink (cut with an ellipsis, whole in their
+// tooltip) before anything else does, and a window too narrow for the buttons scrolls the bar
+// sideways rather than wrapping it; every control stays in the tab order.
 
 import { action, shortcutLabel } from "../actions/actions";
 import type { EditorState } from "../model/state";
@@ -71,7 +74,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
     group(search, found),
     el("span", { class: "geon-spacer" }),
     people,
-    group(run, status, result),
+    el("span", { class: "geon-group geon-run-group" }, run, status, result),
   );
   return {
     element,
@@ -98,7 +101,10 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
       const r = state.run;
       status.textContent = state.message || (r ? `run ${r.id}: ${r.status}${r.status === "running" ? ` ${Math.round(r.progress * 100)}%` : ""}${r.error ? ` — ${r.error}` : ""}` : "");
       status.dataset.status = state.message ? "message" : (r?.status ?? "");
+      // both are cut to the toolbar's one line; the whole text is their tooltip (and in the run panel)
+      status.title = status.textContent;
       result.textContent = r?.status === "done" ? describeOutputs(r.result) : "";
+      result.title = result.textContent;
     },
   };
 }

@@ -1,0 +1,151 @@
+import { describe, expect, it } from "vitest";
+import { APPLICATION, INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, type LoomDocument, type LoomNode, type Range } from "./document";
+import { compareRows, currentPlans, describeEntry, entryOf, evenSizes, opsToPlan, planFromDocument, shardsOf, showBytes, type Plan, type PlanCost } from "./plans";
+
+const r = (start: number[], end: number[]): Range => ({ start, end });
+
+/** A dot-like op over (H, N) = [0:4, 0:6] writing z, and a second op "tail" without applications. */
+function doc(apps: Range[], tailApps: Range[] = []): LoomDocument {
+  const op = (id: string, label: string): LoomNode => ({
+    id,
+    type: OPERATION,
+    label,
+    body: { kernel: "op:negative", inputs: { tensor: [{ tensorId: "x", range: r([0, 0], [4, 6]) }] }, outputs: { result: [{ tensorId: "z", range: r([0, 0], [4, 6]) }] } },
+    tags: { [INDEX_AXES]: { axes: ["H", "N"] }, [IPF_INDEX]: r([0, 0], [4, 6]), [IPF_SIGNATURE]: { inputs: {}, outputs: {} } },
+  });
+  const app = (opId: string, i: number, index: Range): LoomNode => ({ id: `${opId}-app${i}`, type: APPLICATION, body: { operationId: opId }, tags: { [IPF_INDEX]: index } });
+  return {
+    id: "g",
+    nodes: [
+      { id: "x", type: TENSOR, body: { dtype: "float32", range: r([0, 0], [4, 6]) } },
+      { id: "z", type: TENSOR, body: { dtype: "float32", range: r([0, 0], [4, 6]) } },
+      op("op", "dot"),
+      op("tail", "tail"),
+      ...apps.map((a, i) => app("op", i, a)),
+      ...tailApps.map((a, i) => app("tail", i, a)),
+    ],
+  };
+}
+
+const op = (d: LoomDocument, id = "op") => d.nodes.find((n) => n.id === id)!;
+
+describe("the spec of the document's sharding", () => {
+  const cases: [string, Range[], unknown][] = [
+    ["no applications: whole", [], { dim: "H", parts: 1 }],
+    ["one application over everything: whole", [r([0, 0], [4, 6])], { dim: "H", parts: 1 }],
+    ["rows in two even parts", [r([0, 0], [2, 6]), r([2, 0], [4, 6])], { dim: "H", parts: 2 }],
+    ["columns in chunks of 4", [r([0, 0], [4, 4]), r([0, 4], [4, 6])], { dim: "N", chunk: 4 }],
+    ["columns as 1, 5", [r([0, 0], [4, 1]), r([0, 1], [4, 6])], { dim: "N", sizes: [1, 5] }],
+    ["a 2×3 grid in any order", [r([2, 0], [4, 2]), r([0, 0], [2, 2]), r([0, 2], [2, 4]), r([0, 4], [2, 6]), r([2, 2], [4, 4]), r([2, 4], [4, 6])], { grid: { H: 2, N: 3 } }],
+  ];
+  for (const [label, apps, want] of cases) {
+    it(label, () => {
+      const d = doc(apps);
+      expect(entryOf(d, op(d))).toEqual(want);
+    });
+  }
+
+  it("refuses a gap, an overlap and an uneven grid, naming the operation", () => {
+    const gap = doc([r([0, 0], [2, 6])]);
+    expect(() => entryOf(gap, op(gap))).toThrow('operation "dot" has applications that do not cut its index range into a grid (a gap or an overlap); fix its coverage or split it again before saving');
+    const overlap = doc([r([0, 0], [3, 6]), r([2, 0], [4, 6])]);
+    expect(() => entryOf(overlap, op(overlap))).toThrow("do not cut its index range into a grid");
+    const uneven = doc([r([0, 0], [1, 3]), r([0, 3], [1, 6]), r([1, 0], [4, 3]), r([1, 3], [4, 6])]);
+    expect(() => entryOf(uneven, op(uneven))).toThrow('operation "dot" is cut unevenly along "H" in a grid');
+  });
+
+  it("names every operation and sizes the mesh for the most shards", () => {
+    const d = doc([r([0, 0], [2, 6]), r([2, 0], [4, 6])], [r([0, 0], [4, 2]), r([0, 2], [4, 4]), r([0, 4], [4, 6])]);
+    expect(planFromDocument(d, " rows ")).toEqual({
+      mesh: { name: "rows", axes: { devices: 3 } },
+      spec: { op: { dim: "H", parts: 2 }, tail: { dim: "N", parts: 3 } },
+    });
+    expect(() => planFromDocument(doc([r([0, 0], [2, 6])]), "broken")).toThrow('operation "dot" has applications');
+  });
+});
+
+describe("switching the document to a plan", () => {
+  const rows: Plan = { id: 1, name: "rows", mesh: { name: "rows", axes: { devices: 2 } }, spec: { op: { dim: "H", parts: 2 }, tail: { dim: "H", parts: 1 } } };
+
+  it("array_split sizes, larger first", () => {
+    expect([evenSizes(10, 3), evenSizes(4, 2), evenSizes(5, 1)]).toEqual([[4, 3, 3], [2, 2], [5]]);
+  });
+
+  it("cuts the index range as the server does", () => {
+    const d = doc([]);
+    expect(shardsOf(op(d), { grid: { H: 2, N: 2 } })).toEqual([r([0, 0], [2, 3]), r([0, 3], [2, 6]), r([2, 0], [4, 3]), r([2, 3], [4, 6])]);
+    expect(shardsOf(op(d), { dim: "N", chunk: 4 })).toEqual([r([0, 0], [4, 4]), r([0, 4], [4, 6])]);
+    expect(shardsOf(op(d), { over: { "1": "x" } }, { name: "m", axes: { x: 3 } })).toEqual([r([0, 0], [4, 2]), r([0, 2], [4, 4]), r([0, 4], [4, 6])]);
+    expect(shardsOf(op(d), { dim: "H", parts: 1 })).toBeNull();
+  });
+
+  it("sends nothing when the document matches (a whole op with or without its one application)", () => {
+    expect(opsToPlan(doc([r([0, 2], [4, 6]), r([0, 0], [4, 2])].reverse().map((x) => x)), { ...rows, spec: { op: { dim: "N", sizes: [2, 4] } } })).toEqual([]);
+    expect(opsToPlan(doc([r([2, 0], [4, 6]), r([0, 0], [2, 6])], [r([0, 0], [4, 6])]), rows)).toEqual([]);
+    expect(currentPlans(doc([r([0, 0], [2, 6]), r([2, 0], [4, 6])]), [rows, { ...rows, id: 2, spec: { op: { dim: "N", parts: 2 } } }])).toEqual([1]);
+  });
+
+  it("shards what differs and takes the applications of a whole operation away", () => {
+    const d = doc([r([0, 0], [4, 3]), r([0, 3], [4, 6])], [r([0, 0], [2, 6]), r([2, 0], [4, 6])]);
+    expect(opsToPlan(d, rows)).toEqual([
+      { op: "shard", operation: "op", dim: "H", parts: 2 },
+      { op: "remove_node", id: "tail-app0" },
+      { op: "remove_node", id: "tail-app1" },
+    ]);
+    // a plan that does not name an operation runs it whole; "over" becomes a grid of the mesh's sizes
+    expect(opsToPlan(doc([]), { mesh: { name: "m", axes: { x: 2, y: 3 } }, spec: { op: { over: { H: "x", N: "y" } } } })).toEqual([{ op: "shard", operation: "op", grid: { H: 2, N: 3 } }]);
+  });
+
+  it("refuses a plan naming an operation the graph no longer has, and changes nothing", () => {
+    expect(() => opsToPlan(doc([]), { ...rows, spec: { gone: { dim: "H", parts: 2 } } })).toThrow('the plan names operation "gone" that the graph no longer has');
+  });
+
+  it("round-trips: the plan saved from a document needs no edit to switch to", () => {
+    const d = doc([r([0, 0], [4, 1]), r([0, 1], [4, 6])], [r([0, 0], [2, 3]), r([0, 3], [2, 6]), r([2, 0], [4, 3]), r([2, 3], [4, 6])]);
+    expect(opsToPlan(d, planFromDocument(d, "p"))).toEqual([]);
+  });
+});
+
+describe("comparing two plans", () => {
+  const cost = (totals: number[], moved: number[]): PlanCost => ({
+    version: 3,
+    devices: totals.map((t, i) => ({ mesh: "m", coords: [i], inputs: t / 2, outputs: t / 2, temporaries: 0, total: t })),
+    transfers: moved.map((b) => ({ source: [0], target: [1], bytes: b })),
+    transferBytes: moved.reduce((s, b) => s + b, 0),
+  });
+  const a: Plan = { id: 1, name: "rows", mesh: { name: "rows", axes: { devices: 2 } }, spec: { op: { dim: "H", parts: 2 }, tail: { dim: "H", parts: 1 } } };
+  const b: Plan = { id: 2, name: "cols", mesh: { name: "cols", axes: { devices: 3 } }, spec: { op: { dim: "N", parts: 3 }, tail: { dim: "H", parts: 1 } } };
+
+  it("marks the lower figure and shows each plan's split per operation", () => {
+    const rows = compareRows(doc([]), { plan: a, cost: cost([96, 96], [2048]) }, { plan: b, cost: cost([64, 64, 64], []) });
+    expect(rows.map((x) => [x.label, x.a, x.b, x.better, x.differs ?? null])).toEqual([
+      ["devices used", "2", "3", null, null],
+      ["transfers", "1", "0", "b", null],
+      ["bytes moved", "2 KiB", "0 B", "b", null],
+      ["peak memory per device", "96 B", "64 B", "b", null],
+      ["memory on all devices", "192 B", "192 B", null, null],
+      ["device (0)", "96 B", "64 B", "b", null],
+      ["device (1)", "96 B", "64 B", "b", null],
+      ["device (2)", "unused", "64 B", "a", null],
+      ["dot → z", "H into 2", "N into 3", null, true],
+      ["tail → z", "whole", "whole", null, false],
+    ]);
+    const unlabelled = doc([]);
+    delete op(unlabelled).label;
+    expect(compareRows(unlabelled, { plan: a, cost: cost([1], []) }, { plan: b, cost: cost([1], []) }).filter((x) => x.kind === "operation").map((x) => x.label)).toEqual([
+      "op:negative → z",
+      "tail → z",
+    ]);
+  });
+
+  it("describes every kind of entry", () => {
+    expect([describeEntry({ grid: { H: 2, N: 2 } }), describeEntry({ dim: "N", chunk: 4 }), describeEntry({ dim: "N", sizes: [1, 5] }), describeEntry({ over: { H: "x" } }), describeEntry(undefined)]).toEqual([
+      "grid H×N 2×2",
+      "N by 4",
+      "N as 1, 5",
+      "over H→x",
+      "whole",
+    ]);
+    expect([showBytes(0), showBytes(1536), showBytes(3 * 1024 * 1024)]).toEqual(["0 B", "1.5 KiB", "3 MiB"]);
+  });
+});

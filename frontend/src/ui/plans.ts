@@ -1,0 +1,280 @@
+// The plans section of the shards panel: save how the graph is sharded now as a named plan, list
+// the graph's plans (the ones the document matches are marked "current"), switch to one (the
+// shard edits that give the document its applications, sent through the websocket so the server
+// checks and broadcasts them), rename or delete one, and compare two side by side with the
+// server's cost of each. A refusal from the server is shown under the form and changes nothing.
+
+import { PlansApi } from "../gallery/api";
+import type { LoomDocument } from "../model/document";
+import { compareRows, currentPlans, describeEntry, opsToPlan, planFromDocument, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { button, el, submit } from "./dom";
+
+export interface PlansOptions {
+  graphId: string;
+  csrf: string;
+  /** Send the ops as one edit (server-checked, broadcast); an error message, or null when sent. */
+  applyPlan(ops: PlanOp[], name: string): string | null;
+  /** The REST base (tests); "/api/v1" by default. */
+  api?: string;
+}
+
+export interface PlansSection {
+  element: HTMLElement;
+  update(doc: LoomDocument | null, version: number | null): void;
+  /** Load the list again (after another tab changed it). */
+  reload(): Promise<void>;
+}
+
+const CAPTION = "Cost on the current document (lower is better, ✓), then how each plan splits each operation";
+
+export function createPlansSection(options: PlansOptions): PlansSection {
+  const api = new PlansApi(options.api ?? "/api/v1", options.csrf, options.graphId);
+  const message = el("p", { class: "geon-form-error geon-plans-error", role: "alert" });
+  const note = el("p", { class: "small muted geon-plans-note", role: "status" });
+  const name = el("input", { class: "geon-plan-name", "aria-label": "plan name", placeholder: "plan name", maxlength: "100" });
+  const save = el(
+    "form",
+    { class: "geon-plan-form" },
+    name,
+    submit("Save plan", "Save how the graph is sharded now as a named plan (Enter)", "primary geon-plan-save"),
+  );
+  const list = el("ul", { class: "geon-plan-list", "aria-label": "shard plans" });
+  const pickA = el("select", { class: "geon-compare-a", "aria-label": "first plan to compare" });
+  const pickB = el("select", { class: "geon-compare-b", "aria-label": "second plan to compare" });
+  const compareForm = el(
+    "form",
+    { class: "geon-compare-form" },
+    pickA,
+    el("span", { class: "small muted", text: "vs" }),
+    pickB,
+    submit("Compare", "Compare the two plans' costs side by side", "geon-compare-go"),
+  );
+  const table = el("div", { class: "geon-compare", "aria-live": "polite" });
+  const element = el("section", { class: "geon-panel geon-plans", "aria-label": "shard plans" }, el("h2", { text: "Plans" }), save, message, note, list, compareForm, table);
+
+  let plans: Plan[] = [];
+  let doc: LoomDocument | null = null;
+  let version: number | null = null;
+  let shownKey = "";
+  let compared: { a: number; b: number; version: number } | null = null;
+  let busy = false;
+
+  const say = (error: string, info = ""): void => {
+    message.textContent = error;
+    note.textContent = info;
+  };
+
+  /** Run one server call; its refusal is shown and the list is left as it was. */
+  const attempt = async (work: () => Promise<string>): Promise<boolean> => {
+    if (busy) return false;
+    busy = true;
+    element.dataset.busy = "1";
+    try {
+      say("", await work());
+      return true;
+    } catch (e) {
+      say((e as Error).message);
+      return false;
+    } finally {
+      busy = false;
+      delete element.dataset.busy;
+    }
+  };
+
+  const render = (): void => {
+    const current = doc ? new Set(currentPlans(doc, plans)) : new Set<number>();
+    shownKey = JSON.stringify([plans, [...current]]);
+    list.replaceChildren(
+      ...plans.map((p) => {
+        const sharded = Object.values(p.spec).filter((e) => describeEntry(e) !== "whole").length;
+        const title = el("span", { class: "geon-plan-title", text: p.name });
+        const row = el(
+          "li",
+          { class: "geon-plan", "data-plan": p.name },
+          title,
+          ...(current.has(p.id) ? [el("span", { class: "geon-plan-current", text: "current", title: "The document's applications are this plan's" })] : []),
+          el("span", { class: "geon-plan-info small muted", text: `${Object.values(p.mesh.axes).reduce((n, k) => n * k, 1)} devices · ${sharded} of ${Object.keys(p.spec).length} operations split` }),
+        );
+        const actions = el("span", { class: "geon-plan-actions" });
+        const switchTo = button("Switch", `Give the document plan "${p.name}"'s applications`, () => switchPlan(p), "geon-plan-switch");
+        const rename = button("Rename", `Rename plan "${p.name}"`, () => startRename(p, row, title, actions), "geon-plan-rename");
+        const remove = button("Delete", `Delete plan "${p.name}" (the document keeps its applications)`, () => void removePlan(p, remove), "geon-plan-delete");
+        remove.addEventListener("blur", () => {
+          remove.textContent = "Delete";
+          delete remove.dataset.confirm;
+        });
+        actions.append(switchTo, rename, remove);
+        row.append(actions);
+        return row;
+      }),
+    );
+    if (!plans.length) list.append(el("li", { class: "small muted geon-plan-empty", text: "No plans yet. Split operations, then save the sharding as a plan." }));
+    for (const [pick, at] of [
+      [pickA, 0],
+      [pickB, 1],
+    ] as const) {
+      const was = pick.value;
+      pick.replaceChildren(...plans.map((p) => el("option", { value: String(p.id), text: p.name })));
+      if (plans.some((p) => String(p.id) === was)) pick.value = was;
+      else if (plans[at]) pick.value = String(plans[at]!.id);
+    }
+    compareForm.hidden = plans.length < 2;
+    if (compared && !(plans.some((p) => p.id === compared!.a) && plans.some((p) => p.id === compared!.b))) {
+      compared = null;
+      table.replaceChildren();
+    }
+  };
+
+  const reload = async (): Promise<void> => {
+    plans = await api.list();
+    render();
+  };
+
+  const switchPlan = (p: Plan): void => {
+    if (!doc) return;
+    let ops: PlanOp[];
+    try {
+      ops = opsToPlan(doc, p);
+    } catch (e) {
+      say((e as Error).message);
+      return;
+    }
+    if (!ops.length) {
+      say("", `The document already has plan "${p.name}"'s applications.`);
+      return;
+    }
+    const error = options.applyPlan(ops, p.name);
+    if (error) say(error);
+    else say("", `Switching to plan "${p.name}": ${ops.filter((o) => o.op === "shard").length} split, ${ops.filter((o) => o.op === "remove_node").length} applications removed.`);
+  };
+
+  const startRename = (p: Plan, row: HTMLElement, title: HTMLElement, actions: HTMLElement): void => {
+    const input = el("input", { class: "geon-plan-rename-input", value: p.name, "aria-label": `new name of plan ${p.name}`, maxlength: "100" });
+    const form = el("form", { class: "geon-plan-rename-form" }, input, submit("OK", "Rename (Enter); Escape cancels", "geon-plan-rename-ok"));
+    const cancel = (): void => {
+      form.replaceWith(title);
+      actions.hidden = false;
+    };
+    form.addEventListener("submit", (e) => {
+      e.preventDefault();
+      const next = input.value.trim();
+      if (next === p.name) return cancel();
+      void attempt(async () => {
+        await api.update(p.id, { name: next });
+        await reload();
+        return `Renamed plan "${p.name}" to "${next}".`;
+      }).then((ok) => {
+        if (!ok) input.focus();
+      });
+    });
+    input.addEventListener("keydown", (e) => {
+      if (e.key === "Escape") {
+        e.preventDefault();
+        cancel();
+      }
+    });
+    title.replaceWith(form);
+    actions.hidden = true;
+    input.focus();
+    input.select();
+    void row;
+  };
+
+  const removePlan = async (p: Plan, b: HTMLButtonElement): Promise<void> => {
+    if (!b.dataset.confirm) {
+      b.dataset.confirm = "1";
+      b.textContent = "Really delete?";
+      return;
+    }
+    await attempt(async () => {
+      await api.remove(p.id);
+      await reload();
+      return `Deleted plan "${p.name}"; the document keeps its applications.`;
+    });
+  };
+
+  save.addEventListener("submit", (e) => {
+    e.preventDefault();
+    if (!doc) return;
+    const wanted = name.value.trim();
+    if (!wanted) {
+      say('the plan needs a name; e.g. "rows"');
+      return;
+    }
+    let plan: ReturnType<typeof planFromDocument>;
+    try {
+      plan = planFromDocument(doc, wanted);
+    } catch (err) {
+      say((err as Error).message);
+      return;
+    }
+    void attempt(async () => {
+      await api.create(wanted, plan.mesh, plan.spec);
+      name.value = "";
+      await reload();
+      return `Saved plan "${wanted}".`;
+    });
+  });
+
+  compareForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const a = plans.find((p) => String(p.id) === pickA.value);
+    const b = plans.find((p) => String(p.id) === pickB.value);
+    if (!a || !b) return;
+    if (a.id === b.id) {
+      say("pick two different plans to compare");
+      return;
+    }
+    void attempt(async () => {
+      const [ca, cb] = await Promise.all([api.cost(a.id), api.cost(b.id)]);
+      showTable(a, ca, b, cb);
+      compared = { a: a.id, b: b.id, version: ca.version };
+      return "";
+    });
+  });
+
+  const showTable = (a: Plan, ca: PlanCost, b: Plan, cb: PlanCost): void => {
+    const rows = compareRows(doc, { plan: a, cost: ca }, { plan: b, cost: cb });
+    const cell = (text: string, mark: boolean, cls: string) =>
+      el("td", { class: `${cls}${mark ? " better" : ""}`, ...(mark ? { title: "better (lower)" } : {}) }, text, ...(mark ? [el("span", { class: "geon-better-mark", "aria-label": "better", text: " ✓" })] : []));
+    const head = el("tr", {}, el("th", { scope: "col", text: `at version ${ca.version}` }), el("th", { scope: "col", class: "plan-a", text: a.name }), el("th", { scope: "col", class: "plan-b", text: b.name }));
+    const body = rows.map((r, i) => {
+      const tr = el("tr", { class: `geon-compare-row ${r.kind}${r.differs ? " differs" : ""}`, "data-label": r.label }, el("th", { scope: "row", text: r.label }), cell(r.a, r.better === "a", "plan-a"), cell(r.b, r.better === "b", "plan-b"));
+      if (r.kind === "operation" && rows[i - 1]?.kind === "cost") tr.classList.add("first-operation");
+      return tr;
+    });
+    table.replaceChildren(
+      el("table", { class: "geon-compare-table" }, el("caption", { class: "small muted", text: CAPTION }), el("thead", {}, head), el("tbody", {}, ...body)),
+    );
+    table.dataset.version = String(ca.version);
+  };
+
+  let loaded = false;
+  return {
+    element,
+    reload,
+    update(next, v) {
+      doc = next;
+      version = v;
+      if (!options.graphId || !doc) {
+        element.hidden = true;
+        return;
+      }
+      element.hidden = false;
+      if (!loaded) {
+        loaded = true;
+        void reload().catch((e: Error) => say(e.message));
+      }
+      const current = currentPlans(doc, plans);
+      if (JSON.stringify([plans, current]) !== shownKey) render();
+      const caption = table.querySelector("caption");
+      if (compared && version !== null && version !== compared.version) {
+        table.dataset.stale = "1";
+        if (caption) caption.textContent = `Computed at version ${compared.version}; the graph is now at version ${version}: compare again for the current costs.`;
+      } else {
+        delete table.dataset.stale;
+        if (caption) caption.textContent = CAPTION;
+      }
+    },
+  };
+}

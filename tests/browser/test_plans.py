@@ -1,0 +1,289 @@
+"""Shard plans in the editor, as a new user would: shard the dot, save it as plan "rows", shard
+it differently and save "cols", compare the two side by side with the server's costs, switch
+back to "rows"; a refused save changes nothing. Also: the MLP example is readable at fit-to-screen
+at 1280x800, and the toolbar stays on one line after a run."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.browser.helpers import ARTIFACTS, screenshots, sign_in
+from tests.browser.test_shards import click_box, open_graph
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+#: The smallest scale at which a box's title (13 px) is still legible at fit-to-screen: 0.5 draws
+#: it at 6.5 px, the limit below which the painter no longer writes titles inside boxes.
+READABLE_SCALE = 0.5
+
+
+@pytest.fixture
+def gallery(user: Any) -> dict[str, str]:
+    """ann's copies of the gallery: title -> graph id."""
+    from geon.graphs.services import do_load_gallery
+
+    return {graph.title: str(graph.pk) for graph, _created in do_load_gallery(user)}
+
+
+PRODUCER = """(label) => {
+  const doc = window.geon.state().document;
+  const tensor = window.geon.nodeId(label);
+  return doc.nodes.find((n) => n.body.outputs?.result?.[0]?.tensorId === tensor).id;
+}"""
+
+
+def producer(tab: Page, label: str) -> str:
+    """The id of the operation that writes the tensor labelled ``label``."""
+    return str(tab.evaluate(PRODUCER, label))
+
+
+def app_ranges(tab: Page, label: str) -> list[str]:
+    """The IPFIndex ranges of the applications of the operation writing ``label``, sorted."""
+    return sorted(
+        tab.evaluate(
+            """(op) => {
+              const idx = 'http://tensortapestry.org/schemas/loom/2024-01/tag_types.jsd#/tags/IPFIndex';
+              return window.geon.state().document.nodes
+                .filter((n) => n.body.operationId === op)
+                .map((n) => JSON.stringify(n.tags[idx]));
+            }""",
+            producer(tab, label),
+        )
+    )
+
+
+def split(tab: Page, axis: str, parts: int) -> None:
+    """Split the selected operation along ``axis`` into ``parts`` and wait for the new version."""
+    version = tab.evaluate("window.geon.state().version")
+    tab.select_option(".geon-shard-axis", axis)
+    tab.select_option(".geon-shard-mode", "parts")
+    tab.fill(".geon-shard-amount", str(parts))
+    tab.click(".geon-shard-apply")
+    tab.wait_for_function("(v) => window.geon.state().version === v + 1", arg=version)
+
+
+def save_plan(tab: Page, name: str) -> None:
+    tab.fill(".geon-plan-name", name)
+    tab.press(".geon-plan-name", "Enter")
+    tab.wait_for_selector(f".geon-plan[data-plan='{name}']")
+
+
+def plan_rows(tab: Page) -> list[list[str]]:
+    """Each listed plan: its name and whether it is marked current."""
+    return tab.eval_on_selector_all(
+        ".geon-plan",
+        "(rows) => rows.map((r) => [r.dataset.plan, r.querySelector('.geon-plan-current') ? 'current' : ''])",
+    )
+
+
+def test_save_compare_and_switch_shard_plans(
+    daphne_server: str,
+    user: Any,
+    password: str,
+    gallery: dict[str, str],
+    page: tuple[Page, list[str]],
+) -> None:
+    tab, errors = page
+    shot = screenshots(tab, "plans")
+    sign_in(tab, daphne_server, "ann", password)
+    open_graph(tab, daphne_server, gallery["Dual-axis dot in 2-D"])
+    tab.wait_for_selector(".geon-plans .geon-plan-empty")
+
+    # when ann splits x·y by rows (H into 2) and saves the sharding as plan "rows"
+    click_box(tab, "op:dot")
+    split(tab, "H", 2)
+    rows = app_ranges(tab, "x·y")
+    save_plan(tab, "rows")
+
+    # then the plan is listed, marked current, and the server holds its spec
+    assert plan_rows(tab) == [["rows", "current"]]
+    graph_id = gallery["Dual-axis dot in 2-D"]
+    plans = tab.evaluate(f"fetch('/api/v1/graphs/{graph_id}/plans').then((r) => r.json())")
+    [stored] = plans["plans"]
+    xy, yx = producer(tab, "x·y"), producer(tab, "y·x")
+    assert (stored["name"], stored["mesh"]) == ("rows", {"name": "rows", "axes": {"devices": 2}})
+    assert stored["spec"] == {xy: {"dim": "H", "parts": 2}, yx: {"dim": "H", "parts": 1}}
+
+    # when she saves the same name again, the server's refusal is shown and nothing changes
+    tab.fill(".geon-plan-name", "rows")
+    tab.press(".geon-plan-name", "Enter")
+    tab.wait_for_selector(".geon-plans-error:not(:empty)")
+    assert tab.text_content(".geon-plans-error") == (
+        'plan name "rows" is taken on this graph; pick another name'
+    )
+    again = tab.evaluate(f"fetch('/api/v1/graphs/{graph_id}/plans').then((r) => r.json())")
+    assert again["plans"] == plans["plans"]
+    assert plan_rows(tab) == [["rows", "current"]]
+    tab.locator(".geon-plans").scroll_into_view_if_needed()
+    shot("01-rows-saved")
+
+    # when she splits x·y by columns (N into 2) instead and saves it as "cols"
+    split(tab, "N", 2)
+    cols = app_ranges(tab, "x·y")
+    assert cols != rows
+    save_plan(tab, "cols")
+    assert plan_rows(tab) == [["cols", "current"], ["rows", ""]]
+
+    # and, with nothing selected (the plans panel comes first), compares "rows" with "cols"
+    tab.evaluate("window.geon.select([])")
+    tab.wait_for_selector(".geon-shards", state="hidden")
+    tab.select_option(".geon-compare-a", label="rows")
+    tab.select_option(".geon-compare-b", label="cols")
+    tab.click(".geon-compare-go")
+    tab.wait_for_selector(".geon-compare-table")
+
+    # then the table shows the server's cost of each, the better figure marked
+    costs = {
+        name: tab.evaluate(
+            f"fetch('/api/v1/graphs/{graph_id}/plans/{pid}/cost').then((r) => r.json())"
+        )
+        for name, pid in [(p["name"], p["id"]) for p in tab.evaluate(
+            f"fetch('/api/v1/graphs/{graph_id}/plans').then((r) => r.json()).then((b) => b.plans)"
+        )]
+    }
+    # each cell: its text, and "better" when it is marked as the lower figure
+    table = tab.eval_on_selector_all(
+        ".geon-compare-row",
+        "(rows) => rows.map((r) => [r.dataset.label, ...[...r.querySelectorAll('td')].map((td) =>"
+        " td.firstChild.textContent + (td.classList.contains('better') ? ' better' : ''))])",
+    )
+    assert [h.strip() for h in tab.locator(".geon-compare-table thead th").all_text_contents()] == [
+        f"at version {costs['rows']['version']}",
+        "rows",
+        "cols",
+    ]
+    # the dot graph is tiny: 2 devices, nothing moves, and y·x (whole in both) sits on device 0
+    rows_cost, cols_cost = costs["rows"], costs["cols"]
+    totals = {n: [d["total"] for d in c["devices"]] for n, c in costs.items()}
+    assert (rows_cost["transferBytes"], cols_cost["transferBytes"]) == (0, 0)
+    assert totals == {"rows": [240, 152], "cols": [240, 128]}
+    assert table == [
+        ["devices used", "2", "2"],
+        ["transfers", "0", "0"],
+        ["bytes moved", "0 B", "0 B"],
+        ["peak memory per device", "240 B", "240 B"],
+        ["memory on all devices", "392 B", "368 B better"],
+        ["device (0)", "240 B", "240 B"],
+        ["device (1)", "152 B", "128 B better"],
+        # and per operation, how each plan splits it
+        ["op:dot → x·y", "H into 2", "N into 2"],
+        ["op:dot → y·x", "whole", "whole"],
+    ]
+    shot("02-compare")
+
+    # when she switches back to "rows"
+    version = tab.evaluate("window.geon.state().version")
+    tab.locator(".geon-plan[data-plan='rows'] .geon-plan-switch").click()
+    tab.wait_for_function("(v) => window.geon.state().version === v + 1", arg=version)
+
+    # then the document's applications are those of "rows" again, and "rows" is current
+    assert app_ranges(tab, "x·y") == rows
+    assert app_ranges(tab, "y·x") == []
+    tab.wait_for_function(
+        "() => document.querySelector(\".geon-plan[data-plan='rows'] .geon-plan-current\")"
+    )
+    assert plan_rows(tab) == [["cols", ""], ["rows", "current"]]
+    assert tab.evaluate("window.geon.state().issues") == []
+    shot("03-switched")
+
+    # when she renames "cols" to "columns" and deletes "rows"
+    tab.locator(".geon-plan[data-plan='cols'] .geon-plan-rename").click()
+    tab.fill(".geon-plan-rename-input", "columns")
+    tab.press(".geon-plan-rename-input", "Enter")
+    tab.wait_for_selector(".geon-plan[data-plan='columns']")
+    delete = tab.locator(".geon-plan[data-plan='rows'] .geon-plan-delete")
+    delete.click()
+    assert delete.text_content() == "Really delete?"
+    delete.click()
+    tab.wait_for_function("() => !document.querySelector(\".geon-plan[data-plan='rows']\")")
+    # then only "columns" is left, and the document keeps its applications
+    assert plan_rows(tab) == [["columns", ""]]
+    assert app_ranges(tab, "x·y") == rows
+    # the only failed request is the refused save (the server answers 422 with its envelope)
+    assert errors == [
+        f"page 1: 422 {daphne_server}/api/v1/graphs/{graph_id}/plans",
+        "page 1: Failed to load resource: the server responded with a status of 422 "
+        "(Unknown Status)",
+    ]
+
+
+def test_the_mlp_is_readable_at_fit_to_screen(
+    daphne_server: str,
+    user: Any,
+    password: str,
+    gallery: dict[str, str],
+    page: tuple[Page, list[str]],
+) -> None:
+    tab, errors = page
+    sign_in(tab, daphne_server, "ann", password)
+    scales = {}
+    for title, graph_id in gallery.items():
+        # when ann opens each example at 1280x800 and fits it to the screen
+        open_graph(tab, daphne_server, graph_id)
+        tab.evaluate("window.geon.run('zoomToFit')")
+        tab.wait_for_timeout(100)
+        scales[title] = round(tab.evaluate("window.geon.state().viewport.scale"), 3)
+        if title == "A small MLP":
+            screenshots(tab, "plans")("mlp-fit")
+            boxes = tab.evaluate("window.geon.boxes()")
+            smallest = min(b["h"] for b in boxes)
+    print("fit scales:", json.dumps(scales, ensure_ascii=False))
+    # then the MLP's boxes are drawn large enough to read their titles
+    assert scales["A small MLP"] >= READABLE_SCALE
+    assert smallest >= 46 * READABLE_SCALE
+    assert errors == []
+
+
+TOOLBAR_LINES = """() => {
+  const bar = document.querySelector('.geon-toolbar');
+  const box = bar.getBoundingClientRect();
+  const controls = [...bar.querySelectorAll('button, input')].map((c) => c.getBoundingClientRect());
+  return {
+    height: Math.round(box.height),
+    // distinct vertical centres of the controls: one line has one
+    lines: new Set(controls.map((c) => Math.round(c.top + c.height / 2))).size,
+    // every control lies inside the bar (none cut off or scrolled away)
+    inside: controls.every((c) => c.left >= box.left && c.right <= box.right),
+    overflow: bar.scrollWidth > bar.clientWidth,
+  };
+}"""
+
+
+def test_the_toolbar_stays_one_line_after_a_run(
+    daphne_server: str,
+    celery_worker: Any,
+    user: Any,
+    password: str,
+    graph: Any,
+    page: tuple[Page, list[str]],
+) -> None:
+    tab, errors = page
+    sign_in(tab, daphne_server, "ann", password)
+    open_graph(tab, daphne_server, str(graph.pk))
+    before = tab.evaluate(TOOLBAR_LINES)
+    assert (before["lines"], before["inside"], before["overflow"]) == (1, True, False)
+
+    # when ann runs the graph from the keyboard: Tab from the search field reaches Run
+    tab.focus(".geon-search")
+    tab.keyboard.press("Tab")
+    assert tab.evaluate("document.activeElement.classList.contains('geon-run')")
+    tab.keyboard.press("Enter")
+    tab.wait_for_function("() => window.geon.state().run?.status === 'done'", timeout=60_000)
+    tab.wait_for_function("() => document.querySelector('.geon-run-result').textContent !== ''")
+
+    # then the toolbar, with the run's status and outputs in it, is still one line at 1280 px
+    after = tab.evaluate(TOOLBAR_LINES)
+    assert after == before
+    run = tab.evaluate("window.geon.state().run")
+    status = tab.locator(".geon-run-status")
+    assert status.text_content() == f"run {run['id']}: done"
+    # and the outputs, cut to fit, are whole in the tooltip
+    result = tab.locator(".geon-run-result")
+    assert result.get_attribute("title") == result.text_content()
+    assert result.text_content().startswith("outputs: z 10\u00d75 int32, sum ")
+    tab.locator(".geon-toolbar").screenshot(path=str(ARTIFACTS / "plans-toolbar-after-run.png"))
+    assert errors == []
