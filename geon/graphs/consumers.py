@@ -39,6 +39,9 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 #: At most this many queued edits of one graph are written in one transaction.
 EDITS_PER_COMMIT = 50
+#: A due snapshot of a graph is stored once no edit of it came for this long (or once it is
+#: ``GEON_SNAPSHOT_EVERY`` versions overdue).
+SNAPSHOT_QUIET_SECONDS = 0.05
 STATUS_ORDER = {
     Run.Status.QUEUED: 0,
     Run.Status.RUNNING: 1,
@@ -288,6 +291,10 @@ class EditQueue:
     each still its own version with its own ``applied`` or refusal, in arrival order. Writes
     to one graph go one at a time anyway (its row lock); this way a burst of edits costs one
     transaction, not one each.
+
+    The whole document that every ``GEON_SNAPSHOT_EVERY`` versions store is written when the
+    graph is quiet, after the ``applied`` messages went out: serialising a large document
+    holds the interpreter long enough to stall every client's fan-out.
     """
 
     running: dict[Any, EditQueue] = {}
@@ -296,6 +303,7 @@ class EditQueue:
         self.graph_id = graph_id
         self.waiting: list[tuple[services.EditRequest, asyncio.Future[Any]]] = []
         self.task: asyncio.Task[None] | None = None
+        self.arrived = asyncio.Event()
 
     @classmethod
     async def submit(
@@ -308,18 +316,39 @@ class EditQueue:
             queue = cls.running[graph_id] = cls(graph_id)
         future: asyncio.Future[Any] = loop.create_future()
         queue.waiting.append((request, future))
+        queue.arrived.set()
         if queue.task is None or queue.task.done():
             queue.task = asyncio.create_task(queue.drain())
         result: services.Applied | GeonError = await future
         return result
 
     async def drain(self) -> None:
+        while True:
+            await self.write_waiting()
+            due = services.snapshot_due(self.graph_id)
+            if due is None:
+                break
+            if due < settings.GEON_SNAPSHOT_EVERY:
+                self.arrived.clear()
+                with contextlib.suppress(TimeoutError):
+                    await asyncio.wait_for(self.arrived.wait(), SNAPSHOT_QUIET_SECONDS)
+                if self.waiting:
+                    continue
+            try:
+                await database_sync_to_async(services.do_store_snapshot)(self.graph_id)
+            except Exception:  # reads replay from an earlier snapshot: slower, still right
+                log.exception("storing a snapshot of graph %s failed", self.graph_id)
+        if EditQueue.running.get(self.graph_id) is self:  # nothing waits: forget the graph
+            del EditQueue.running[self.graph_id]
+
+    async def write_waiting(self) -> None:
+        """Write the waiting edits, at most ``EDITS_PER_COMMIT`` per transaction."""
         limit = EDITS_PER_COMMIT
         while self.waiting:
             batch, self.waiting = self.waiting[:limit], self.waiting[limit:]
             try:
                 results = await database_sync_to_async(services.do_apply_edits)(
-                    self.graph_id, [request for request, _ in batch]
+                    self.graph_id, [request for request, _ in batch], defer_snapshot=True
                 )
             except Exception as error:  # the batch was rolled back: each sender gets the error
                 for _, future in batch:
@@ -329,8 +358,6 @@ class EditQueue:
             for (_, future), result in zip(batch, results, strict=True):
                 if not future.done():
                     future.set_result(result)
-        if EditQueue.running.get(self.graph_id) is self:  # nothing waits: forget the graph
-            del EditQueue.running[self.graph_id]
 
 
 class RunPoller:

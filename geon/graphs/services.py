@@ -312,7 +312,7 @@ def do_apply_edit(
 
 
 def do_apply_edits(
-    graph_id: uuid.UUID | str, requests: list[EditRequest]
+    graph_id: uuid.UUID | str, requests: list[EditRequest], *, defer_snapshot: bool = False
 ) -> list[Applied | GeonError]:
     """Apply queued edits to one graph in order, in one transaction (a group commit): each
     accepted edit is its own new version, each refused one changes nothing.
@@ -326,6 +326,10 @@ def do_apply_edits(
     ``invalid_edit``. Once committed, ``applied`` goes to every websocket client of the graph,
     in version order (the edits of one process are written and published on one thread). An
     unexpected error rolls back the whole batch and is raised.
+
+    A batch that passes a multiple of ``GEON_SNAPSHOT_EVERY`` also stores the whole document
+    (:func:`do_store_snapshot`): after the commit, or with ``defer_snapshot`` when the caller
+    calls it later (:func:`snapshot_due` says when one is due).
     """
     mutated: list[uuid.UUID] = []
     results: list[Applied | GeonError] = []
@@ -410,10 +414,11 @@ def do_apply_edits(
                 transaction.on_commit(lambda: publish_applied(graph.pk, messages))
                 every = settings.GEON_SNAPSHOT_EVERY
                 if number // every > current.number // every:
-                    # this batch passed a multiple of GEON_SNAPSHOT_EVERY: its last version
-                    # gets the whole document too, once the edits are published
                     pk, last = graph.pk, number
-                    transaction.on_commit(lambda: _store_snapshot(pk, live, last), robust=True)
+                    if defer_snapshot:
+                        transaction.on_commit(lambda: _SNAPSHOTS_DUE.setdefault(pk, last))
+                    else:
+                        transaction.on_commit(lambda: do_store_snapshot(pk), robust=True)
     except BaseException:
         if mutated:
             forget_live(mutated[0])
@@ -421,21 +426,39 @@ def do_apply_edits(
     return results
 
 
-def _store_snapshot(graph_id: uuid.UUID, live: LiveDocument, number: int) -> None:
-    """Store the whole document on version ``number`` beside its ops, so that reading a later
-    version replays from here (:attr:`GraphVersion.document`).
+#: Graphs whose edits passed a multiple of ``GEON_SNAPSHOT_EVERY`` with the snapshot deferred
+#: (:func:`do_apply_edits`): graph id -> the version that passed it.
+_SNAPSHOTS_DUE: dict[uuid.UUID, int] = {}
 
-    Serialising and storing a large document takes long (a 3.7 MB one: 100 ms and more on a
-    busy machine), so it happens after the batch is committed and published rather than
-    inside it. The version's document does not change, only how it is kept; a snapshot that
-    is never stored (the live document moved on, or the write failed) makes reads replay
+
+def snapshot_due(graph_id: uuid.UUID) -> int | None:
+    """How many versions ago a deferred snapshot of the graph fell due (None: none is due)."""
+    since = _SNAPSHOTS_DUE.get(graph_id)
+    if since is None:
+        return None
+    with _LIVE_LOCK:
+        live = _LIVE.get(graph_id)
+    return live.version - since if live is not None else 0
+
+
+def do_store_snapshot(graph_id: uuid.UUID) -> None:
+    """Store the whole current document on the graph's current version, beside its ops, so
+    that reading a later version replays from here (:attr:`GraphVersion.document`).
+
+    Serialising and storing a large document takes long (3.7 MB: 150 ms and more on a busy
+    machine, holding the interpreter most of it), so it is not part of the edit's
+    transaction. The version's document does not change, only how it is kept; a snapshot
+    that is never stored (the process ended, or another one wrote since) makes reads replay
     from an earlier one, which is slower and still right.
     """
-    if live.version != number:
+    _SNAPSHOTS_DUE.pop(graph_id, None)
+    with _LIVE_LOCK:
+        live = _LIVE.get(graph_id)
+    if live is None or current_version_number(graph_id) != live.version:
         return
-    GraphVersion.objects.filter(graph_id=graph_id, number=number, snapshot__isnull=True).update(
-        snapshot=live.document.to_json()
-    )
+    GraphVersion.objects.filter(
+        graph_id=graph_id, number=live.version, snapshot__isnull=True
+    ).update(snapshot=live.document.to_json())
 
 
 def _locked_graph(graph_id: uuid.UUID | str) -> Graph | None:
