@@ -297,6 +297,7 @@ def run(argv: list[str] | None = None) -> int:
     stored = graph.current_version.document
     acked = len(solo_edit) + len(crowd_edit) + 5
     versions = GraphVersion.objects.filter(graph=graph).count()
+    whole = GraphVersion.objects.filter(graph=graph, snapshot__isnull=False).count()
     labels = {n["id"]: n.get("label") for n in stored["nodes"]}
     lost = [node for node, label in last_label.items() if labels.get(node) != label]
     lost += [f"solo-{i}" for i in range(args.edits) if labels.get(ops[i]) != f"solo-{i}"]
@@ -327,7 +328,8 @@ def run(argv: list[str] | None = None) -> int:
         )
     print(
         f"checks: {acked} edits acknowledged, {versions - 1} versions stored, {refused} refused, "
-        f"{len(lost)} lost, {len(differ)} of {len(crowd)} clients differ from the stored document"
+        f"{len(lost)} lost, {len(differ)} of {len(crowd)} clients differ from the stored "
+        f"document; {whole} versions hold the whole document"
     )
     ok = versions - 1 == acked and not lost and not differ
     return 0 if ok else 1

@@ -3,6 +3,7 @@ roles and limits (issue 7). Every message received is checked against the protoc
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -673,3 +674,78 @@ async def test_a_batch_of_edits_is_one_commit_with_a_decision_for_each(
     assert (number, count, nodes[T0]["label"], nodes[T1]["label"]) == (3, 3, "a", "c")
     assert nodes[T0].get("tags") == before[T0].get("tags")
     assert NOTE_ID not in nodes
+
+
+def _versions(graph: Any) -> list[tuple[int, bool, bool]]:
+    """(number, has a snapshot, has ops) of every version of the graph."""
+    rows = GraphVersion.objects.filter(graph=graph).order_by("number")
+    return [(v.number, v.snapshot is not None, v.ops is not None) for v in rows]
+
+
+@override_settings(GEON_SNAPSHOT_EVERY=3)
+async def test_live_edits_store_the_whole_document_once_the_graph_is_quiet(
+    connect: Any, graph: Any, user: Any
+) -> None:
+    # given ann on a graph that keeps a snapshot every 3 versions
+    ann = await connect(user, graph)
+    # when she makes versions 2 to 4 (3 passes the multiple)
+    for n in range(3):
+        answer = await ann.edit(f"e{n}", 1 + n, [{"op": "update_node", "id": T0, "label": f"v{n}"}])
+        assert (answer["type"], answer["version"]) == ("applied", 2 + n)
+    # then, once nobody edits, a version after the multiple holds the whole document beside
+    # its ops, and the others only their ops
+    for _ in range(100):
+        versions = await database_sync_to_async(_versions)(graph)
+        if sum(whole for _, whole, _ in versions) == 2:
+            break
+        await asyncio.sleep(0.05)
+    assert versions[0] == (1, True, False)
+    assert versions[1] == (2, False, True)
+    assert [whole for _, whole, _ in versions[2:]].count(True) == 1
+    assert all(ops for _, _, ops in versions[1:])
+    # and every version reads back as it was made
+    number, document, count = await database_sync_to_async(stored)(graph)
+    assert (number, count, nodes_by_id(document)[T0]["label"]) == (4, 4, "v2")
+
+
+@override_settings(GEON_SNAPSHOT_EVERY=2)
+async def test_a_deferred_snapshot_waits_for_its_caller_and_replays_stay_right(
+    graph: Any, user: Any
+) -> None:
+    await database_sync_to_async(_deferred_snapshot_story)(graph, user)
+
+
+def _deferred_snapshot_story(graph: Any, user: Any) -> None:
+    from geon.graphs import services
+
+    def edit(label: str, base: int, **kwargs: Any) -> list[Any]:
+        request = services.EditRequest(
+            user, base, [{"op": "update_node", "id": T0, "label": label}]
+        )
+        return services.do_apply_edits(graph.pk, [request], **kwargs)
+
+    # when version 2 passes the multiple with the snapshot deferred
+    edit("a", 1, defer_snapshot=True)
+    # then it has only its ops, and the snapshot is due since 0 versions, then 1
+    assert (_versions(graph), services.snapshot_due(graph.pk)) == (
+        [(1, True, False), (2, False, True)],
+        0,
+    )
+    edit("b", 2, defer_snapshot=True)
+    assert services.snapshot_due(graph.pk) == 1
+    # when its caller stores it: the current version (3) gets the whole document
+    services.do_store_snapshot(graph.pk)
+    assert services.snapshot_due(graph.pk) is None
+    assert _versions(graph) == [(1, True, False), (2, False, True), (3, True, True)]
+    # and a REST edit passing the next multiple stores it after its commit
+    services.do_apply_edit(user, graph.pk, 3, [{"op": "update_node", "id": T1, "label": "c"}])
+    assert _versions(graph)[3] == (4, True, True)
+    # and each version reads back as it was made: from a snapshot or replayed from one
+    labels = [
+        (nodes_by_id(v.document)[T0].get("label"), nodes_by_id(v.document)[T1].get("label"))
+        for v in GraphVersion.objects.filter(graph=graph).order_by("number")
+    ]
+    before = (
+        nodes_by_id(GraphVersion.objects.get(graph=graph, number=1).document)[T1].get("label"),
+    )
+    assert labels[1:] == [("a", *before), ("b", *before), ("b", "c")]
