@@ -20,7 +20,7 @@ from django.conf import settings
 from django.contrib.auth.models import AnonymousUser
 from django.contrib.auth.models import User as Account
 from django.db import transaction
-from django.db.models import Q, QuerySet
+from django.db.models import Expression, JSONField, Q, QuerySet
 
 from geon.accounts.models import Role, TeamMembership
 from geon.core.constraints import IncrementalChecker
@@ -458,7 +458,41 @@ def do_store_snapshot(graph_id: uuid.UUID) -> None:
         return
     GraphVersion.objects.filter(
         graph_id=graph_id, number=live.version, snapshot__isnull=True
-    ).update(snapshot=live.document.to_json())
+    ).update(snapshot=EncodedJSON(encode_document(live.document)))
+
+
+def encode_document(document: Document) -> str:
+    """The document as JSON text, encoded a node at a time.
+
+    One ``json.dumps`` of a 3.7 MB document holds the interpreter for 100 ms and more on a
+    busy machine, and meanwhile the event loop sends nothing to anyone; between nodes it can.
+
+    >>> json.loads(encode_document(Document.from_json({"nodes": []})))["nodes"]
+    []
+    """
+    data = document.to_json()
+    parts = []
+    for key, value in data.items():
+        if key == "nodes":
+            text = "[" + ", ".join(json.dumps(node) for node in value) + "]"
+        else:
+            text = json.dumps(value)
+        parts.append(f"{json.dumps(key)}: {text}")
+    return "{" + ", ".join(parts) + "}"
+
+
+class EncodedJSON(Expression):
+    """JSON text stored as it is in a JSON column (a ``JSONField`` would encode it again)."""
+
+    def __init__(self, text: str) -> None:
+        super().__init__(output_field=JSONField())
+        self.text = text
+
+    def as_sql(self, compiler: Any, connection: Any) -> tuple[str, tuple[str]]:
+        return "%s", (self.text,)
+
+    def as_postgresql(self, compiler: Any, connection: Any) -> tuple[str, tuple[str]]:
+        return "%s::jsonb", (self.text,)
 
 
 def _locked_graph(graph_id: uuid.UUID | str) -> Graph | None:
