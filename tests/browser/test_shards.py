@@ -68,7 +68,9 @@ def test_shard_the_dot_break_coverage_fix_it_and_download_the_diagram(
     tab.click(".geon-shard-apply")
     tab.wait_for_function("(v) => window.geon.state().version === v + 1", arg=version)
 
-    # then both applications are listed with their ranges and the output is covered exactly
+    # then both applications are listed with their ranges (once the panel has drawn the new
+    # version) and the output is covered exactly
+    tab.wait_for_function("() => document.querySelectorAll('.geon-app').length === 2")
     assert tab.locator(".geon-app-index").all_text_contents() == [
         "H, N [0:1, 0:4]",
         "H, N [1:2, 0:4]",
@@ -82,6 +84,7 @@ def test_shard_the_dot_break_coverage_fix_it_and_download_the_diagram(
     tab.wait_for_function("(v) => window.geon.state().version === v + 2", arg=version)
 
     # then the rows nobody writes are drawn as a gap, and the server reports the coverage issue
+    tab.wait_for_function("() => document.querySelectorAll('.geon-app').length === 1")
     assert output_coverage(tab) == ["x·y: gap [0:1, 0:4]"]
     tab.wait_for_selector(".geon-coverage-issue")
     issues = tab.evaluate("window.geon.state().issues.map((i) => i.constraint)")
@@ -94,6 +97,7 @@ def test_shard_the_dot_break_coverage_fix_it_and_download_the_diagram(
     # when she undoes the removal, the coverage is exact again and the issue goes
     tab.keyboard.press("Control+z")
     tab.wait_for_function("(v) => window.geon.state().version === v + 3", arg=version)
+    tab.wait_for_function("() => document.querySelectorAll('.geon-app').length === 2")
     assert output_coverage(tab) == ["x·y: covered exactly"]
     assert tab.evaluate("window.geon.state().issues") == []
     shot("03-fixed")

@@ -4,7 +4,7 @@
 // document and the plans; the panel (ui/plans.ts) calls the server and shows what they return.
 
 import { IPF_INDEX, IPF_SIGNATURE, INDEX_AXES, nodeById, OPERATION, selections, type LoomDocument, type LoomNode, type Range } from "./document";
-import { applicationsOf, showRange } from "./shards";
+import { applicationsByOperation, applicationsOf, showRange, type ApplicationView } from "./shards";
 
 /** How one operation is split: the keys the server's plan spec (and the ``shard`` op) accept. */
 export interface SpecEntry {
@@ -97,11 +97,10 @@ const wholeEntry = (op: LoomNode): SpecEntry => ({ dim: dimName(op, 0), parts: 1
  * must cut its index range into a grid (no gap, no overlap); an uneven grid over two or more
  * dims is refused, as the server's ``grid`` takes a number of parts per dim.
  */
-export function entryOf(doc: LoomDocument, op: LoomNode): SpecEntry {
+export function entryOf(doc: LoomDocument, op: LoomNode, apps: ApplicationView[] = applicationsOf(doc, op.id)): SpecEntry {
   const range = shardable(op);
   const name = op.label ?? op.id;
   if (!range) throw new PlanError(`operation "${name}" has no index range or IPFSignature; it cannot be sharded`);
-  const apps = applicationsOf(doc, op.id);
   if (!apps.length) return wholeEntry(op);
   const boxes = apps.map((a) => a.index);
   if (boxes.some((b) => !b || b.start.length !== range.start.length)) {
@@ -143,11 +142,13 @@ export function planFromDocument(doc: LoomDocument, name: string): { mesh: Mesh;
   const spec: Record<string, SpecEntry> = {};
   const errors: string[] = [];
   let devices = 1;
+  const byOp = applicationsByOperation(doc);
   for (const op of doc.nodes) {
     if (!shardable(op)) continue;
+    const apps = byOp.get(op.id) ?? [];
     try {
-      spec[op.id] = entryOf(doc, op);
-      devices = Math.max(devices, applicationsOf(doc, op.id).length);
+      spec[op.id] = entryOf(doc, op, apps);
+      devices = Math.max(devices, apps.length);
     } catch (e) {
       if (!(e instanceof PlanError)) throw e;
       errors.push(e.message);
@@ -192,8 +193,7 @@ export function shardsOf(op: LoomNode, entry: SpecEntry, mesh?: Mesh): Range[] |
 const key = (ranges: Range[]): string => ranges.map(showRange).sort().join(" ");
 
 /** Whether the operation's applications are what the entry gives (null entry: runs whole). */
-function matches(doc: LoomDocument, op: LoomNode, want: Range[] | null): boolean {
-  const apps = applicationsOf(doc, op.id);
+function matches(op: LoomNode, apps: ApplicationView[], want: Range[] | null): boolean {
   const have = apps.map((a) => a.index);
   if (have.some((h) => !h)) return false;
   if (want === null) return apps.length === 0 || (apps.length === 1 && showRange(have[0]!) === showRange(shardable(op)!));
@@ -220,16 +220,18 @@ export function opsToPlan(doc: LoomDocument, plan: Pick<Plan, "spec" | "mesh">):
   const missing = Object.keys(plan.spec).filter((id) => nodes.get(id)?.type !== OPERATION);
   if (missing.length) throw new PlanError(`the plan names operation${missing.length === 1 ? "" : "s"} ${missing.map((m) => `"${m}"`).join(", ")} that the graph no longer has`);
   const ops: PlanOp[] = [];
+  const byOp = applicationsByOperation(doc);
   for (const op of doc.nodes) {
     if (op.type !== OPERATION) continue;
     const entry = plan.spec[op.id];
+    const apps = byOp.get(op.id) ?? [];
     if (!shardable(op)) {
       if (entry) throw new PlanError(`operation "${op.label ?? op.id}" has no index range or IPFSignature; it cannot be sharded`);
       continue;
     }
     const want = entry ? shardsOf(op, entry, plan.mesh) : null;
-    if (matches(doc, op, want)) continue;
-    if (want === null) ops.push(...applicationsOf(doc, op.id).map((a) => ({ op: "remove_node" as const, id: a.id })));
+    if (matches(op, apps, want)) continue;
+    if (want === null) ops.push(...apps.map((a) => ({ op: "remove_node" as const, id: a.id })));
     else ops.push({ op: "shard", operation: op.id, ...shardFields(entry!, plan.mesh) });
   }
   return ops;

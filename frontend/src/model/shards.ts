@@ -41,15 +41,23 @@ export function indexAxesOf(doc: LoomDocument, opId: string): string[] {
 }
 
 export function applicationsOf(doc: LoomDocument, opId: string): ApplicationView[] {
-  const out: ApplicationView[] = [];
+  return applicationsByOperation(doc, opId).get(opId) ?? [];
+}
+
+/** Every operation's applications in one pass over the document (or only ``only``'s). */
+export function applicationsByOperation(doc: LoomDocument, only?: string): Map<string, ApplicationView[]> {
+  const byOp = new Map<string, ApplicationView[]>();
   for (const node of doc.nodes) {
-    if (node.type !== APPLICATION || node.body.operationId !== opId) continue;
+    const opId = node.body.operationId;
+    if (node.type !== APPLICATION || typeof opId !== "string" || (only !== undefined && opId !== only)) continue;
+    const out = byOp.get(opId) ?? [];
+    byOp.set(opId, out);
     const side = (io: unknown) =>
       [...selections(io)].flatMap(([port, list]) => list.filter((s) => isRange(s.range)).map((s) => ({ port, tensorId: s.tensorId, range: s.range })));
     const index = node.tags?.[IPF_INDEX];
     out.push({ id: node.id, index: isRange(index) ? index : null, outputs: side(node.body.outputs), inputs: side(node.body.inputs) });
   }
-  return out;
+  return byOp;
 }
 
 /** Sorted distinct cut points of one dimension, clipped to [lo, hi]. */

@@ -250,6 +250,8 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   };
 
   let loaded = false;
+  let seenDoc: LoomDocument | null = null;
+  let seenPlans: Plan[] | null = null;
   return {
     element,
     reload,
@@ -265,8 +267,12 @@ export function createPlansSection(options: PlansOptions): PlansSection {
         loaded = true;
         void reload().catch((e: Error) => say(e.message));
       }
-      const current = currentPlans(doc, plans);
-      if (JSON.stringify([plans, current]) !== shownKey) render();
+      // which plans the document matches changes only with the document or the list
+      if (doc !== seenDoc || plans !== seenPlans) {
+        seenDoc = doc;
+        seenPlans = plans;
+        if (JSON.stringify([plans, currentPlans(doc, plans)]) !== shownKey) render();
+      }
       const caption = table.querySelector("caption");
       if (compared && version !== null && version !== compared.version) {
         table.dataset.stale = "1";
