@@ -188,6 +188,11 @@ def test_save_compare_and_switch_shard_plans(
     )
     assert plan_rows(tab) == [["cols", ""], ["rows", "current"]]
     assert tab.evaluate("window.geon.state().issues") == []
+    # and the comparison says it was computed on the version before
+    assert tab.text_content(".geon-compare-table caption") == (
+        f"Computed at version {version}; the graph is now at version {version + 1}: "
+        "compare again for the current costs."
+    )
     shot("03-switched")
 
     # when she renames "cols" to "columns" and deletes "rows"
