@@ -76,7 +76,8 @@ def plan_rows(tab: Page) -> list[list[str]]:
     """Each listed plan: its name and whether it is marked current."""
     return tab.eval_on_selector_all(
         ".geon-plan",
-        "(rows) => rows.map((r) => [r.dataset.plan, r.querySelector('.geon-plan-current') ? 'current' : ''])",
+        "(rows) => rows.map((r) => [r.dataset.plan,"
+        " r.querySelector('.geon-plan-current') ? 'current' : ''])",
     )
 
 
@@ -137,13 +138,14 @@ def test_save_compare_and_switch_shard_plans(
     tab.wait_for_selector(".geon-compare-table")
 
     # then the table shows the server's cost of each, the better figure marked
+    listed = tab.evaluate(
+        f"fetch('/api/v1/graphs/{graph_id}/plans').then((r) => r.json()).then((b) => b.plans)"
+    )
     costs = {
-        name: tab.evaluate(
-            f"fetch('/api/v1/graphs/{graph_id}/plans/{pid}/cost').then((r) => r.json())"
+        p["name"]: tab.evaluate(
+            f"fetch('/api/v1/graphs/{graph_id}/plans/{p['id']}/cost').then((r) => r.json())"
         )
-        for name, pid in [(p["name"], p["id"]) for p in tab.evaluate(
-            f"fetch('/api/v1/graphs/{graph_id}/plans').then((r) => r.json()).then((b) => b.plans)"
-        )]
+        for p in listed
     }
     # each cell: its text, and "better" when it is marked as the lower figure
     table = tab.eval_on_selector_all(
