@@ -189,6 +189,7 @@ def test_save_compare_and_switch_shard_plans(
         "() => document.querySelector(\".geon-plan[data-plan='rows'] .geon-plan-current\")"
     )
     assert plan_rows(tab) == [["cols", ""], ["rows", "current"]]
+    assert tab.text_content(".geon-plans-note") == ('The document has plan "rows"\'s applications.')
     assert tab.evaluate("window.geon.state().issues") == []
     # and the comparison says it was computed on the version before
     assert tab.text_content(".geon-compare-table caption") == (

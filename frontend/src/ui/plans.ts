@@ -58,6 +58,8 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   let shownKey = "";
   let compared: { a: number; b: number; version: number } | null = null;
   let busy = false;
+  /** The plan whose edit was sent and is not in the document yet. */
+  let switching: number | null = null;
 
   const say = (error: string, info = ""): void => {
     message.textContent = error;
@@ -83,6 +85,11 @@ export function createPlansSection(options: PlansOptions): PlansSection {
 
   const render = (): void => {
     const current = doc ? new Set(currentPlans(doc, plans)) : new Set<number>();
+    const done = plans.find((p) => p.id === switching && current.has(p.id));
+    if (done) {
+      switching = null;
+      say("", `The document has plan "${done.name}"'s applications.`);
+    }
     shownKey = JSON.stringify([plans, [...current]]);
     list.replaceChildren(
       ...plans.map((p) => {
@@ -145,7 +152,10 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     }
     const error = options.applyPlan(ops, p.name);
     if (error) say(error);
-    else say("", `Switching to plan "${p.name}": ${ops.filter((o) => o.op === "shard").length} split, ${ops.filter((o) => o.op === "remove_node").length} applications removed.`);
+    else {
+      switching = p.id;
+      say("", `Switching to plan "${p.name}": ${ops.filter((o) => o.op === "shard").length} split, ${ops.filter((o) => o.op === "remove_node").length} applications removed…`);
+    }
   };
 
   const startRename = (p: Plan, row: HTMLElement, title: HTMLElement, actions: HTMLElement): void => {
