@@ -16,8 +16,9 @@ from tests.browser.test_shards import click_box, open_graph
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-#: The smallest scale at which a box's title (13 px) is still legible at fit-to-screen: 0.5 draws
-#: it at 6.5 px, the limit below which the painter no longer writes titles inside boxes.
+#: The painter (render/canvas.ts) draws boxes in full (title, dtype, axis chips) from scale 0.45
+#: (DETAIL_SCALE), only plain shapes with titles from 0.26, and bare shapes below; the MLP in one
+#: row fitted at 0.257. 0.5 asks for full detail with a margin.
 READABLE_SCALE = 0.5
 
 
