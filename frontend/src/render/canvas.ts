@@ -7,6 +7,7 @@ import type { Box, GraphView, Issue, Point } from "../model/document";
 import { dragOffset, type Tool } from "../tools/tools";
 import { chipWidth, type Layout } from "./layout";
 import { intersects, toWorld, type Rect, type Viewport } from "./viewport";
+import { BACK_STUB, backEdgeRunY, isBackEdge } from "./routes";
 
 export const COLORS = {
   background: "#f6f7fa",
@@ -71,12 +72,28 @@ function visibleWorld(scene: Scene): Rect {
   return { x: a.x - 20, y: a.y - 20, w: b.x - a.x + 40, h: b.y - a.y + 40 };
 }
 
-function edgePath(ctx: CanvasRenderingContext2D, a: Rect, b: Rect, detailed: boolean): void {
+/**
+ * An edge from ``a``'s right side to ``b``'s left side: a curve when ``b`` lies ahead; when it lies
+ * behind, the route of ``render/routes.ts`` with its horizontal run at ``runY``.
+ */
+function edgePath(ctx: CanvasRenderingContext2D, a: Rect, b: Rect, detailed: boolean, runY?: number): void {
   const x0 = a.x + a.w;
   const y0 = a.y + a.h / 2;
   const x1 = b.x;
   const y1 = b.y + b.h / 2;
   ctx.moveTo(x0, y0);
+  if (runY !== undefined) {
+    const points: [number, number][] = [[x0 + BACK_STUB, y0], [x0 + BACK_STUB, runY], [x1 - BACK_STUB, runY], [x1 - BACK_STUB, y1], [x1, y1]];
+    const radius = detailed ? Math.min(10, Math.abs(runY - y0) / 2, Math.abs(y1 - runY) / 2) : 0;
+    for (let i = 0; i < points.length - 1; i++) {
+      const [px, py] = points[i]!;
+      const [nx, ny] = points[i + 1]!;
+      if (radius > 0) ctx.arcTo(px, py, nx, ny, radius);
+      else ctx.lineTo(px, py);
+    }
+    ctx.lineTo(x1, y1);
+    return;
+  }
   if (detailed) {
     const c = Math.max(30, Math.abs(x1 - x0) / 2);
     ctx.bezierCurveTo(x0 + c, y0, x1 - c, y1, x1, y1);
@@ -270,6 +287,19 @@ function drawTitles(ctx: CanvasRenderingContext2D, scene: Scene, ratio: number, 
 }
 
 /** Paint the whole scene. Returns how many boxes were drawn (the rest were out of view). */
+/** Back-edge runs per layout: found once among all boxes, again while a box is dragged. */
+const backRuns = new WeakMap<Layout, Map<string, number>>();
+
+function backRunY(scene: Scene, from: string, to: string, a: Rect, b: Rect): number {
+  if (dragOffset(scene.tool, from) || dragOffset(scene.tool, to)) return backEdgeRunY(a, b, scene.layout.rects.values());
+  let runs = backRuns.get(scene.layout);
+  if (!runs) backRuns.set(scene.layout, (runs = new Map()));
+  const key = `${from}>${to}`;
+  let y = runs.get(key);
+  if (y === undefined) runs.set(key, (y = backEdgeRunY(a, b, scene.layout.rects.values())));
+  return y;
+}
+
 export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
   const { vp, size } = scene;
   const ratio = window.devicePixelRatio || 1;
@@ -289,7 +319,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
     if (!a || !b) continue;
     const span = { x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), w: Math.abs(b.x - a.x) + b.w + a.w, h: Math.abs(b.y - a.y) + b.h + a.h };
     if (!intersects(span, seen)) continue;
-    edgePath(ctx, a, b, detailed);
+    edgePath(ctx, a, b, detailed, isBackEdge(a, b) ? backRunY(scene, e.from, e.to, a, b) : undefined);
     if (detailed) heads.push(b);
   }
   ctx.lineWidth = 1.5 / Math.max(vp.scale, 0.5);
