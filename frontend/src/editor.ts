@@ -144,11 +144,7 @@ export class Editor implements Commands {
             graphId: options.graphId,
             csrf: options.csrf,
             // a plan's shard and remove ops as one edit: the server checks, applies and broadcasts all or nothing
-            applyPlan: (ops) => {
-              if (!this.socket || this.session.version === null) return "the graph has not loaded yet";
-              this.socket.send({ type: "edit", id: `plan-${this.session.version}-${++this.shardCount}`, baseVersion: this.session.version, ops });
-              return null;
-            },
+            applyPlan: (ops, name) => this.sendExpanded("plan", `switch to plan ${name}`, ops),
           }
         : undefined,
     });
@@ -313,10 +309,15 @@ export class Editor implements Commands {
    * the ``applied`` comes back (see ``ExpandedEdits``): undo restores the applications before it.
    */
   shard(request: ShardRequest): string | null {
+    return this.sendExpanded("shard", "shard", [{ op: "shard", ...request }]);
+  }
+
+  /** Send ops the server expands (shards, a plan's switch); one undo step once they are applied. */
+  private sendExpanded(prefix: string, name: string, ops: object[]): string | null {
     if (!this.socket || this.session.version === null) return "the graph has not loaded yet";
-    const id = `shard-${this.session.version}-${++this.shardCount}`;
-    this.expanded.expect(id, "shard");
-    this.socket.send({ type: "edit", id, baseVersion: this.session.version, ops: [{ op: "shard", ...request }] });
+    const id = `${prefix}-${this.session.version}-${++this.shardCount}`;
+    this.expanded.expect(id, name);
+    this.socket.send({ type: "edit", id, baseVersion: this.session.version, ops });
     return null;
   }
 

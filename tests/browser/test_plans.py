@@ -199,6 +199,16 @@ def test_save_compare_and_switch_shard_plans(
     )
     shot("03-switched")
 
+    # when she undoes the switch, "cols"'s applications are back; redoing switches again
+    tab.wait_for_function("() => window.geon.state().history.undo.at(-1) === 'switch to plan rows'")
+    tab.locator(".geon-canvas").focus()
+    tab.keyboard.press("Control+z")
+    tab.wait_for_function("(v) => window.geon.state().version === v + 2", arg=version)
+    assert app_ranges(tab, "x·y") == cols
+    tab.keyboard.press("Control+Shift+z")
+    tab.wait_for_function("(v) => window.geon.state().version === v + 3", arg=version)
+    assert app_ranges(tab, "x·y") == rows
+
     # when she renames "cols" to "columns" and deletes "rows"
     tab.locator(".geon-plan[data-plan='cols'] .geon-plan-rename").click()
     tab.fill(".geon-plan-rename-input", "columns")
