@@ -97,6 +97,7 @@ in the order of the constraints above; document-level issues come first and cycl
 from __future__ import annotations
 
 import functools
+import itertools
 import json
 import operator
 import re
@@ -602,10 +603,12 @@ class _OpContext(NamedTuple):
     op_id: str
     keys: dict[str, frozenset[str]]
     """Per side, the operation's IO keys."""
-    footprints: tuple[tuple[IPF, ZRange | None], ...]
+    footprints: tuple[tuple[IPF, ZRange | None, bool], ...]
     """The distinct (IPF, clip) pairs of the signature: a shard's selection is the projection of
     its index range through the IPF, clipped to the operation's selection for a padded read
-    (else None). Most operations use one or two, so a shard projects each once."""
+    (else None). Most operations use one or two, so a shard projects each once. The third item
+    says the selection is the shard's index range itself (the identity IPF, no clip), as for
+    elementwise operations."""
     plan: tuple[tuple[str, str, tuple[tuple[str, int], ...]], ...]
     """Per (side, key): per position, the tensor id and its footprint's number."""
     rank: int
@@ -628,7 +631,7 @@ def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | Non
     # with issues in the operation's own signature, its applications go the long way
     if sig is not None and not own:
         sides = _parsed(index, op).sides
-        footprints: dict[tuple[IPF, ZRange | None], int] = {}
+        footprints: dict[tuple[IPF, ZRange | None, bool], int] = {}
         images: dict[int, ZRange] = {}  # by IPF identity, as in OperationIPFSignatureAgreement
         plan = []
         usable = True
@@ -646,7 +649,7 @@ def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | Non
                     if image is None:
                         image = images[id(f)] = f.apply_range(irange)
                     clipped = side == "inputs" and image != o.range
-                    foot = (f, o.range if clipped else None)
+                    foot = (f, o.range if clipped else None, not clipped and f.is_identity)
                     entries.append((o.tensor_id, footprints.setdefault(foot, len(footprints))))
                 plan.append((side, key, tuple(entries)))
         if usable:
@@ -692,11 +695,16 @@ def _certify(
     return _certify_body(app.body, st.ipf_index, irange, context)
 
 
-def _may_hold_bool(image: ZRange) -> bool:
-    """Whether a JSON boolean could pass for a coordinate of ``image`` (Python has
-    ``False == 0`` and ``True == 1``)."""
-    start, end = image.start, image.end
-    return 0 in start or 1 in start or 0 in end or 1 in end
+_RANGE = operator.itemgetter("range")
+_START = operator.itemgetter("start")
+_END = operator.itemgetter("end")
+
+
+def _holds_bool(items: list[Any], coords: Callable[[Any], list[Any]]) -> bool:
+    """Whether a coordinate that ``coords`` (``_START`` or ``_END``) picks from the ranges of the
+    selections ``items`` is a boolean. Loops in C only: this screens every selection."""
+    lists = map(coords, map(_RANGE, items))
+    return bool in map(type, itertools.chain.from_iterable(lists))
 
 
 def _certify_body(
@@ -721,35 +729,38 @@ def _certify_body(
                 return None
         elif type(mine) is not dict or mine.keys() != context.keys[side]:
             return None
-    # each distinct footprint projected once, as the JSON range a selection must equal, and
-    # whether a JSON boolean could pass for one of its coordinates
+    # each distinct footprint projected once, as the JSON range a selection must equal
     a, b = idx.start, idx.end
     feet: list[ZRange] = []
     ranges: list[dict[str, list[int]]] = []
-    risky: list[bool] = []
-    for ipf, bounds in context.footprints:
-        image = ZRange._raw(*ipf.hull(a, b))
-        if bounds is not None:
-            image = image.clip(bounds)
+    for ipf, bounds, identity in context.footprints:
+        if identity:
+            image = idx
+        else:
+            image = ZRange._raw(*ipf.hull(a, b))
+            if bounds is not None:
+                image = image.clip(bounds)
         feet.append(image)
         ranges.append({"start": list(image.start), "end": list(image.end)})
-        risky.append(_may_hold_bool(image))
     outputs: dict[str, tuple[ZRange, ...]] = {}
+    selections: list[Any] = []
     for side, key, entries in context.plan:
         items = body[side][key]
-        if type(items) is not list or len(items) != len(entries):
+        # one comparison in C per key: exactly these selections, keys, tensors and coordinates
+        if type(items) is not list or items != [
+            {"tensorId": tensor_id, "range": ranges[foot]} for tensor_id, foot in entries
+        ]:
             return None
-        for item, (tensor_id, foot) in zip(items, entries, strict=True):
-            # one comparison in C: exactly these keys, this tensor, these coordinates
-            if item != {"tensorId": tensor_id, "range": ranges[foot]}:
-                return None
-            if risky[foot]:
-                # equal values, so a coordinate's only way to be wrong is to be a bool
-                data = item["range"]
-                if bool in map(type, data["start"]) or bool in map(type, data["end"]):
-                    return None
+        selections += items
         if side == "outputs":
-            outputs[key] = tuple(feet[foot] for _, foot in entries)
+            outputs[key] = tuple([feet[foot] for _, foot in entries])
+    # equal values leave one way to be wrong: a boolean passing for a 0 or 1 (False == 0)
+    starts = [r.start for r in feet]
+    if any(0 in s or 1 in s for s in starts) and _holds_bool(selections, _START):
+        return None
+    ends = [r.end for r in feet]
+    if any(0 in e or 1 in e for e in ends) and _holds_bool(selections, _END):
+        return None
     return _Certificate(idx, outputs)
 
 

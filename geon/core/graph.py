@@ -401,6 +401,7 @@ class GraphIndex:
     """
 
     __slots__ = (
+        "_apps_of",
         "_axes_by_name",
         "_by_type",
         "_memo",
@@ -427,6 +428,7 @@ class GraphIndex:
         self._ops_by_index_axis: dict[str, dict[str, None]] = {}
         self._writers: dict[str, dict[str, None]] = {}
         self._memo: dict[str, dict[str, tuple[Node, Any]]] = {}
+        self._apps_of: dict[str, tuple[int, tuple[Node, ...]]] = {}
         self._version = 0
         for node in nodes:
             self._insert(node)
@@ -459,6 +461,7 @@ class GraphIndex:
         self._version += 1
         del self._seq[nid]
         self._memo.pop(nid, None)
+        self._apps_of.pop(nid, None)
         _discard(self._by_type, node.type, nid)
         for ref in self._refs.pop(nid, ()):
             _discard(self._referrers, ref, nid)
@@ -544,13 +547,19 @@ class GraphIndex:
         return tuple(self.in_document_order(found))
 
     def applications_of(self, op_id: str) -> list[Node]:
-        """The Application nodes whose ``operationId`` is ``op_id``, in document order."""
+        """The Application nodes whose ``operationId`` is ``op_id``, in document order
+        (remembered while :attr:`version` is unchanged: a check asks several times per
+        operation)."""
+        hit = self._apps_of.get(op_id)
+        if hit is not None and hit[0] == self._version:
+            return list(hit[1])
         nodes = self._nodes
         out = []
         for rid in self.referrers(op_id):
             node = nodes[rid]
             if node.type == APPLICATION and node.body.get("operationId") == op_id:
                 out.append(node)
+        self._apps_of[op_id] = (self._version, tuple(out))
         return out
 
     def operations_using(self, tensor_id: str) -> tuple[str, ...]:

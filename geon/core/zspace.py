@@ -544,6 +544,15 @@ class IPF:
         return self.map.projection
 
     @property
+    def is_identity(self) -> bool:
+        """Whether every range is its own image (P is the identity, o = 0, s = 1).
+
+        >>> IPF([[1, 0], [0, 1]]).is_identity, IPF([[1, 0], [0, 1]], offset=[0, 2]).is_identity
+        (True, False)
+        """
+        return self._shift is not None and not any(self._shift)
+
+    @property
     def offset(self) -> tuple[int, ...]:
         return self.map.offset
 
