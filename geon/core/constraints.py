@@ -615,12 +615,17 @@ class _OpContext(NamedTuple):
 
 
 def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | None:
-    if op.type != OPERATION or not is_well_formed(index, op):
+    if op.type != OPERATION:
         return None
     box = index.memo(op, "certify-context", _new_box)
     version = index.version
     if box[2] == version:  # nothing changed since it was built (asked once per application)
         return box[1]
+    if not is_well_formed(index, op):
+        box[0] = None
+        box[1] = None
+        box[2] = version
+        return None
     # the operation's own signature issues (cached on what they read, tensors included)
     own = _operation_signature(index, op)
     if box[0] is not None and _same(box[0], (irange, own)):
@@ -631,8 +636,11 @@ def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | Non
     # with issues in the operation's own signature, its applications go the long way
     if sig is not None and not own:
         sides = _parsed(index, op).sides
-        footprints: dict[tuple[IPF, ZRange | None, bool], int] = {}
-        images: dict[int, ZRange] = {}  # by IPF identity, as in OperationIPFSignatureAgreement
+        # equal IPFs are one object (_ipf), so footprints and images go by IPF identity, as in
+        # OperationIPFSignatureAgreement (hashing an IPF costs more than projecting it)
+        footprints: dict[tuple[int, ZRange | None], int] = {}
+        feet: list[tuple[IPF, ZRange | None, bool]] = []
+        images: dict[int, ZRange] = {}
         plan = []
         usable = True
         for side in ("inputs", "outputs"):
@@ -648,13 +656,15 @@ def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | Non
                     image = images.get(id(f))
                     if image is None:
                         image = images[id(f)] = f.apply_range(irange)
-                    clipped = side == "inputs" and image != o.range
-                    foot = (f, o.range if clipped else None, not clipped and f.is_identity)
-                    entries.append((o.tensor_id, footprints.setdefault(foot, len(footprints))))
+                    clip = o.range if side == "inputs" and image != o.range else None
+                    number = footprints.setdefault((id(f), clip), len(footprints))
+                    if number == len(feet):
+                        feet.append((f, clip, clip is None and f.is_identity))
+                    entries.append((o.tensor_id, number))
                 plan.append((side, key, tuple(entries)))
         if usable:
             keys = {side: frozenset(sides[side]) for side in ("inputs", "outputs")}
-            value = _OpContext(op.id, keys, tuple(footprints), tuple(plan), irange.rank)
+            value = _OpContext(op.id, keys, tuple(feet), tuple(plan), irange.rank)
     box[0] = (irange, own)
     box[1] = value
     box[2] = version
@@ -993,6 +1003,12 @@ def _producers(index: GraphIndex, tensor: Node) -> Iterator[Issue]:
 # OperationIPFSignatureAgreement
 
 
+def _sig_path(side: str, key: str, pos: int | None = None) -> str:
+    """The JSON path suffix of an operation's IPFSignature entry (built only for an issue)."""
+    where = f".tags['{IPF_SIGNATURE}'].{side}.{_key(key)}"
+    return where if pos is None else f"{where}[{pos}]"
+
+
 def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Issue]:
     name = "OperationIPFSignatureAgreement"
     if not is_well_formed(index, node):
@@ -1033,7 +1049,6 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
             continue
         for key, sels in body_keys.items():
             ipfs = sig_keys[key]
-            where = f"{sig_path}.{side}.{_key(key)}"
             if len(ipfs) != len(sels):
                 yield _issue(
                     name,
@@ -1042,12 +1057,11 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                     f"operation {_q(node.id)} has {len(sels)} selections for {side} {_q(key)} "
                     f"but its IPFSignature has {len(ipfs)}; expected one IPF per selection",
                     (node.id,),
-                    (_ctx("IPFSignature", node.id, where, len(ipfs)),),
+                    (_ctx("IPFSignature", node.id, _sig_path(side, key), len(ipfs)),),
                     {"side": side, "key": key},
                 )
                 continue
             for pos, (sel, ipf) in enumerate(zip(sels, ipfs, strict=True)):
-                here = f"{where}[{pos}]"
                 if isinstance(ipf, str):
                     yield _issue(
                         name,
@@ -1055,7 +1069,7 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                         "IPF is malformed",
                         f"operation {_q(node.id)} IPF for {side} {_q(key)}[{pos}]: {ipf}",
                         (node.id,),
-                        (_ctx("IPF", node.id, here, None),),
+                        (_ctx("IPF", node.id, _sig_path(side, key, pos), None),),
                         {"side": side, "key": key, "position": pos},
                     )
                     continue
@@ -1068,7 +1082,7 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                         f"{ipf.map.out_dim} rows; expected {sel.range.rank}, the rank of the "
                         f"selection {_q(str(sel.range))}",
                         (node.id,),
-                        (_ctx("IPF", node.id, here, ipf.to_json()),),
+                        (_ctx("IPF", node.id, _sig_path(side, key, pos), ipf.to_json()),),
                         {"side": side, "key": key, "position": pos},
                     )
                     continue
@@ -1083,7 +1097,7 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                         f"{ipf.map.in_dim} columns; expected {irange.rank}, the rank of the "
                         f"index range {_q(str(irange))}",
                         (node.id,),
-                        (_ctx("IPF", node.id, here, ipf.to_json()),),
+                        (_ctx("IPF", node.id, _sig_path(side, key, pos), ipf.to_json()),),
                         {"side": side, "key": key, "position": pos},
                     )
                     continue
@@ -1101,7 +1115,7 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                         f"expected the selection {_q(str(sel.range))}",
                         (node.id,),
                         (
-                            _ctx("IPF", node.id, here, ipf.to_json()),
+                            _ctx("IPF", node.id, _sig_path(side, key, pos), ipf.to_json()),
                             _ctx("Selection", node.id, sel.path + ".range", sel.range.to_json()),
                         ),
                         {
