@@ -683,7 +683,7 @@ def _plain_range(data: Any) -> ZRange | None:
     s, e = data.get("start"), data.get("end")
     if type(s) is not list or type(e) is not list or len(s) != len(e) or len(s) > 64:
         return None
-    if not _INTS.issuperset(map(type, s)) or not _INTS.issuperset(map(type, e)):
+    if not _INTS.issuperset(map(type, s + e)):
         return None
     if not all(map(operator.le, s, e)):
         return None
@@ -743,6 +743,7 @@ def _certify_body(
     a, b = idx.start, idx.end
     feet: list[ZRange] = []
     ranges: list[dict[str, list[int]]] = []
+    bool_prone_start = bool_prone_end = False  # a coordinate a boolean could pass for (0, 1)
     for ipf, bounds, identity in context.footprints:
         if identity:
             image = idx
@@ -751,7 +752,10 @@ def _certify_body(
             if bounds is not None:
                 image = image.clip(bounds)
         feet.append(image)
-        ranges.append({"start": list(image.start), "end": list(image.end)})
+        start, end = image.start, image.end
+        ranges.append({"start": list(start), "end": list(end)})
+        bool_prone_start = bool_prone_start or 0 in start or 1 in start
+        bool_prone_end = bool_prone_end or 0 in end or 1 in end
     outputs: dict[str, tuple[ZRange, ...]] = {}
     selections: list[Any] = []
     for side, key, entries in context.plan:
@@ -765,11 +769,9 @@ def _certify_body(
         if side == "outputs":
             outputs[key] = tuple([feet[foot] for _, foot in entries])
     # equal values leave one way to be wrong: a boolean passing for a 0 or 1 (False == 0)
-    starts = [r.start for r in feet]
-    if any(0 in s or 1 in s for s in starts) and _holds_bool(selections, _START):
+    if bool_prone_start and _holds_bool(selections, _START):
         return None
-    ends = [r.end for r in feet]
-    if any(0 in e or 1 in e for e in ends) and _holds_bool(selections, _END):
+    if bool_prone_end and _holds_bool(selections, _END):
         return None
     return _Certificate(idx, outputs)
 
@@ -1265,11 +1267,13 @@ def _applications_span(index: GraphIndex, op: Node) -> Iterator[Issue]:
     if irange is None:
         return
     shards = []
+    rank = len(irange.start)
     for app in index.applications_of(op.id):
-        if not is_well_formed(index, app):
+        st = _structure_memo(index, app)
+        if not st.ok:
             return  # cannot be judged until the application is fixed
-        r = _structure_memo(index, app).ipf_index
-        if r is None or r.rank != irange.rank:
+        r = st.ipf_index
+        if r is None or len(r.start) != rank:
             return  # reported per application
         shards.append(r)
     if not shards:
