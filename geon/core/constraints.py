@@ -121,8 +121,8 @@ from geon.core.graph import (
     GraphIndex,
     Node,
     axis_names_of_ref,
-    iter_selections,
     node_references,
+    selected_tensor_ids,
 )
 from geon.core.issues import Constraint, Context, Issue
 from geon.core.tensors import DTYPES
@@ -1711,15 +1711,8 @@ def _plan_placement(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
 
 
 def _dataflow(op: Node) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    ins: dict[str, None] = {}
-    outs: dict[str, None] = {}
-    for sel in iter_selections(op.body, ("inputs",)):
-        if isinstance(sel.tensor_id, str):
-            ins[sel.tensor_id] = None
-    for sel in iter_selections(op.body, ("outputs",)):
-        if isinstance(sel.tensor_id, str):
-            outs[sel.tensor_id] = None
-    return tuple(ins), tuple(outs)
+    """The tensor ids an operation reads and writes."""
+    return selected_tensor_ids(op.body, "inputs"), selected_tensor_ids(op.body, "outputs")
 
 
 def _cycle_components(index: GraphIndex) -> list[list[str]]:

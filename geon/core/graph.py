@@ -73,6 +73,7 @@ __all__ = [
     "axis_names_of_ref",
     "iter_selections",
     "node_references",
+    "selected_tensor_ids",
 ]
 
 LOOM_NODE_PREFIX = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/"
@@ -296,6 +297,27 @@ def iter_selections(body: Any, sides: Sequence[str] = ("inputs", "outputs")) -> 
                     yield Selection(side, key, position, None, None, item)
 
 
+def selected_tensor_ids(body: Any, side: str) -> tuple[str, ...]:
+    """The distinct ``tensorId`` strings of one side of a body's selection maps, in document
+    order; malformed parts are skipped, as :func:`iter_selections` skips them.
+
+    >>> selected_tensor_ids({"inputs": {"x": [{"tensorId": "a"}, {"tensorId": "a"}]}}, "inputs")
+    ('a',)
+    """
+    selmap = body.get(side) if isinstance(body, dict) else None
+    if not isinstance(selmap, dict):
+        return ()
+    found: dict[str, None] = {}
+    for items in selmap.values():
+        if isinstance(items, list):
+            for item in items:
+                if isinstance(item, dict):
+                    tensor_id = item.get("tensorId")
+                    if isinstance(tensor_id, str):
+                        found[tensor_id] = None
+    return tuple(found)
+
+
 def node_references(node: Node) -> tuple[str, ...]:
     """The ids a node references directly, in document order, without duplicates.
 
@@ -308,9 +330,8 @@ def node_references(node: Node) -> tuple[str, ...]:
         if isinstance(op_id, str):
             refs[op_id] = None
     if node.type in (OPERATION, APPLICATION):
-        for sel in iter_selections(node.body):
-            if isinstance(sel.tensor_id, str):
-                refs[sel.tensor_id] = None
+        for side in ("inputs", "outputs"):
+            refs.update(dict.fromkeys(selected_tensor_ids(node.body, side)))
     placement = node.tags.get(PLACEMENT) if node.tags else None
     if isinstance(placement, dict):
         mesh = placement.get("mesh")
@@ -370,13 +391,7 @@ def _tag_axis_names(node: Node, url: str) -> tuple[str, ...]:
 
 def _written(node: Node) -> tuple[str, ...]:
     """The tensor ids an Operation writes (its ``outputs`` selections)."""
-    if node.type != OPERATION:
-        return ()
-    found: dict[str, None] = {}
-    for sel in iter_selections(node.body, ("outputs",)):
-        if isinstance(sel.tensor_id, str):
-            found[sel.tensor_id] = None
-    return tuple(found)
+    return selected_tensor_ids(node.body, "outputs") if node.type == OPERATION else ()
 
 
 def _axis_name(node: Node) -> str | None:
