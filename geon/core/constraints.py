@@ -468,19 +468,18 @@ def _app_structure(index: GraphIndex, app: Node) -> _Structure:
     operation are exact projections of their index range, and certifying one from its JSON
     (``_certify_body``) proves its body matches the schema, so it is not validated twice. The
     verdict is the same either way; the certificate is kept for the application's checks."""
-    op = _op_of(index, app)
     idx = _valid_ipf_index(app)
-    if op is None or idx is None:
+    if idx is None:
         return _structure(app)
-    irange = _irange_dep(index, op)
-    context = _op_context(index, op, irange) if irange is not None else None
-    cert = _certify_body(app.body, idx, irange, context) if context and irange else None
+    op = _op_of(index, app)
+    context = _op_context(index, op)
+    cert = _certify_body(app.body, idx, context) if context is not None else None
     if cert is None:
         return _structure(app)
     found = _certified_structure(app, idx)
     if found.ok:
         box = index.memo(app, "certificate", _new_box)
-        box[0] = (op, irange, context)
+        box[0] = (op, context)
         box[1] = cert
         box[2] = index.version
     return found
@@ -587,12 +586,11 @@ def _certificate(index: GraphIndex, app: Node) -> _Certificate | None:
     if box[2] == version:  # nothing changed since it was judged (one full check asks 3 times)
         return box[1]
     op = _op_of(index, app)
-    irange = _irange_dep(index, op)
-    context = _op_context(index, op, irange) if op is not None and irange is not None else None
-    deps = (op, irange, context)
+    context = _op_context(index, op)
+    deps = (op, context)
     if box[0] is None or not _same(box[0], deps):
         box[0] = deps
-        box[1] = _certify(index, app, op, irange, context)
+        box[1] = _certify(index, app, context)
     box[2] = version
     return box[1]
 
@@ -601,6 +599,8 @@ class _OpContext(NamedTuple):
     """What certifying any application of one operation needs (None: certify none)."""
 
     op_id: str
+    irange: ZRange
+    """The operation's index range (see :func:`index_range`)."""
     keys: dict[str, frozenset[str]]
     """Per side, the operation's IO keys."""
     footprints: tuple[tuple[IPF, ZRange | None, bool], ...]
@@ -614,14 +614,16 @@ class _OpContext(NamedTuple):
     rank: int
 
 
-def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | None:
-    if op.type != OPERATION:
+def _op_context(index: GraphIndex, op: Node | None) -> _OpContext | None:
+    """What certifying the applications of ``op`` needs, or None when they go the long way."""
+    if op is None or op.type != OPERATION:
         return None
     box = index.memo(op, "certify-context", _new_box)
     version = index.version
     if box[2] == version:  # nothing changed since it was built (asked once per application)
         return box[1]
-    if not is_well_formed(index, op):
+    irange = index_range(index, op) if is_well_formed(index, op) else None
+    if irange is None:
         box[0] = None
         box[1] = None
         box[2] = version
@@ -664,7 +666,7 @@ def _op_context(index: GraphIndex, op: Node, irange: ZRange) -> _OpContext | Non
                 plan.append((side, key, tuple(entries)))
         if usable:
             keys = {side: frozenset(sides[side]) for side in ("inputs", "outputs")}
-            value = _OpContext(op.id, keys, tuple(feet), tuple(plan), irange.rank)
+            value = _OpContext(op.id, irange, keys, tuple(feet), tuple(plan), irange.rank)
     box[0] = (irange, own)
     box[1] = value
     box[2] = version
@@ -690,19 +692,13 @@ def _plain_range(data: Any) -> ZRange | None:
     return ZRange._raw(tuple(s), tuple(e))
 
 
-def _certify(
-    index: GraphIndex,
-    app: Node,
-    op: Node | None,
-    irange: ZRange | None,
-    context: _OpContext | None,
-) -> _Certificate | None:
-    if op is None or irange is None or context is None:
+def _certify(index: GraphIndex, app: Node, context: _OpContext | None) -> _Certificate | None:
+    if context is None:
         return None
     st = _structure_memo(index, app)
     if not st.ok or st.ipf_index is None:
         return None
-    return _certify_body(app.body, st.ipf_index, irange, context)
+    return _certify_body(app.body, st.ipf_index, context)
 
 
 _RANGE = operator.itemgetter("range")
@@ -717,9 +713,7 @@ def _holds_bool(items: list[Any], coords: Callable[[Any], list[Any]]) -> bool:
     return bool in map(type, itertools.chain.from_iterable(lists))
 
 
-def _certify_body(
-    body: Any, idx: ZRange, irange: ZRange, context: _OpContext
-) -> _Certificate | None:
+def _certify_body(body: Any, idx: ZRange, context: _OpContext) -> _Certificate | None:
     """The certificate of an application whose body is *exactly* the projection of its index
     range ``idx`` through the operation's signature, else None — read straight from the JSON.
 
@@ -728,7 +722,7 @@ def _certify_body(
     ranges have exactly their keys, coordinates equal ints without being booleans — whole
     floats are JSON Schema integers — and start <= end), so a certified body is also proof of
     the application's structure (see ``_app_structure``)."""
-    if len(idx.start) != context.rank or idx.is_empty or not irange.contains(idx):
+    if len(idx.start) != context.rank or idx.is_empty or not context.irange.contains(idx):
         return None
     if type(body) is not dict or body.get("operationId") != context.op_id:
         return None
