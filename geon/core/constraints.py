@@ -1288,12 +1288,13 @@ def _applications_span(index: GraphIndex, op: Node) -> Iterator[Issue]:
 
 
 def _bounding(ranges: Sequence[ZRange]) -> ZRange | None:
+    """The smallest range holding every non-empty range of ``ranges`` (all of one rank)."""
     nonempty = [r for r in ranges if not r.is_empty]
     if not nonempty:
         return None
-    rank = nonempty[0].rank
-    start = tuple(min(r.start[d] for r in nonempty) for d in range(rank))
-    end = tuple(max(r.end[d] for r in nonempty) for d in range(rank))
+    # per dim, the least start and the greatest end (zip(*...) turns ranges into dims)
+    start = tuple(map(min, zip(*[r.start for r in nonempty], strict=True)))
+    end = tuple(map(max, zip(*[r.end for r in nonempty], strict=True)))
     return ZRange._raw(start, end)
 
 
@@ -1399,15 +1400,19 @@ def _slabs_partition(target: ZRange, shards: Sequence[ZRange]) -> bool:
     other without gap or overlap — the shape a split gives — by one sorted sweep. False means
     "not this shape", not "not a partition" (``coverage`` then takes the general way)."""
     rank = target.rank
-    if rank == 0 or not shards or any(s.rank != rank for s in shards):
+    if rank == 0 or not shards or any(len(s.start) != rank for s in shards):
         return len(shards) == 1 and rank == 0 and shards[0].rank == 0
     ts, te = target.start, target.end
-    dims = {d for s in shards for d in range(rank) if s.start[d] != ts[d] or s.end[d] != te[d]}
+    # per dim, the shards' starts and ends (zip(*...) turns shards into dims)
+    starts = list(zip(*[s.start for s in shards], strict=True))
+    ends = list(zip(*[s.end for s in shards], strict=True))
+    n = len(shards)
+    dims = [d for d in range(rank) if starts[d].count(ts[d]) != n or ends[d].count(te[d]) != n]
     if len(dims) > 1:
         return False
-    d = dims.pop() if dims else 0
+    d = dims[0] if dims else 0
     at = ts[d]
-    for a, b in sorted((s.start[d], s.end[d]) for s in shards):
+    for a, b in sorted(zip(starts[d], ends[d], strict=True)):
         if a != at or b <= a:
             return False
         at = b
