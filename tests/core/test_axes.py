@@ -189,6 +189,9 @@ def test_composite_refuses_repeats() -> None:
         "geon.core.builder",
         "geon.core.reference",
         "geon.core.axis_checks",
+        "geon.core.graph",
+        "geon.core.zspace",
+        "geon.core.constraints",
         "geon.examples.gallery",
     ],
 )

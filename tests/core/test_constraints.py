@@ -1423,6 +1423,37 @@ def test_an_exact_looking_selection_is_certified_only_with_json_integers(
     assert (cert is not None) == (type(value[0]) is not bool)
 
 
+def _app_output(d: Doc, app_id: str) -> dict[str, Any]:
+    item: dict[str, Any] = node(d, app_id)["body"]["outputs"]["result"][0]
+    return item
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        lambda d: _app_input(d, PA1)["range"].update(end=[True, 6]),
+        lambda d: _app_output(d, PA1)["range"].update(start=[0, False]),
+        lambda d: _app_output(d, PA1)["range"].update(start=[False, 0]),
+    ],
+    ids=["input-end", "output-start-last-dim", "output-start-first-dim"],
+)
+def test_a_boolean_anywhere_in_a_shard_keeps_it_from_being_certified(
+    edit: Callable[[Doc], None], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a shard equal to its projection as Python compares, with a boolean for a 0 or a 1
+    d = padded_doc()
+    edit(d)
+    # when checked
+    g = Graph.from_json(d)
+    found = check(g)
+    # then the boolean is a schema error, the shard is not certified, and the issues are the
+    # ones every application gets the long way
+    assert triples(found) == [("SchemaConformance", "Node body does not match its schema", [PA1])]
+    assert constraints_module._certificate(g.index, g.node(PA1)) is None
+    monkeypatch.setattr(constraints_module, "_certificate", lambda index, app: None)
+    assert check(Graph.from_json(d)) == found
+
+
 def test_clear_caches_forgets_what_earlier_checks_remembered(loom_doc: Doc) -> None:
     # given a check that built IPFs and matched ids against the UUID pattern
     assert check(Graph.from_json(copy.deepcopy(loom_doc))) == []
