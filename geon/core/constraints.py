@@ -937,9 +937,9 @@ def _tensor_operation_agreement_uncached(index: GraphIndex, node: Node) -> Itera
                 if tensor.type != TENSOR:
                     yield _wrong_type(name, node, tensor, sel.path, "a Tensor")
                     continue
-                if not is_well_formed(index, tensor):
+                trange = _structure_memo(index, tensor).range  # None: malformed, reported
+                if trange is None:
                     continue
-                trange = _tensor_range(index, tensor)
                 if len(trange.start) != len(sel.range.start):
                     yield _issue(
                         name,
