@@ -1511,6 +1511,8 @@ def _coverage_issues(
     OperationApplicationAgreement reports the disagreement and coverage is not judged)."""
     name = "ApplicationOutputRangeCoverageIsExact"
     gaps, overlaps = coverage(o.range, ranges)
+    if not gaps and not overlaps:
+        return
     where = f"outputs {_q(key)}[{pos}]"
     path = f".body.outputs.{_key(key)}[{pos}].range"
     if gaps:
