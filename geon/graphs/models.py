@@ -50,11 +50,13 @@ class Graph(models.Model):
 class GraphVersion(models.Model):
     """An immutable state of a graph's LoomGraph JSON, numbered 1, 2, ... per graph.
 
-    A version stores either the whole document (``snapshot``: version 1, every
-    ``GEON_SNAPSHOT_EVERY``-th version and whole-document writes) or the node ``ops`` that made it
-    from the previous version, so that a live edit of a large graph writes a few hundred bytes,
-    not megabytes. :attr:`document` is the full document either way (replayed from the nearest
-    snapshot at or before it).
+    A version stores the node ``ops`` that made it from the previous version, so that a live edit
+    of a large graph writes a few hundred bytes, not megabytes, and now and then the whole
+    document (``snapshot``): version 1 and whole-document writes hold only a snapshot; once
+    ``GEON_SNAPSHOT_EVERY`` versions have passed since the last one, the next version gets one
+    beside its ops, after its transaction commits (a REST edit at once, live edits when the graph
+    is quiet). :attr:`document` is the full document either way (replayed from the nearest
+    snapshot at or before it), so a snapshot that was never written costs time, not correctness.
     """
 
     graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="versions")
