@@ -25,7 +25,7 @@ from django.db.models import Expression, JSONField, Q, QuerySet
 from geon.accounts.models import Role, TeamMembership
 from geon.core.constraints import IncrementalChecker
 from geon.core.errors import DocumentError, GeonError
-from geon.core.graph import APPLICATION, MESH, Change
+from geon.core.graph import APPLICATION, MESH, OPERATION, Change
 from geon.core.graph import Graph as Document
 from geon.core.sharding import device_memory, transfer_bytes
 from geon.graphs.edits import (
@@ -783,24 +783,33 @@ def _unique_plan_name(graph: Graph, name: str, plan: ShardPlan | None = None) ->
     if plan is not None:
         taken = taken.exclude(pk=plan.pk)
     if taken.exists():
-        raise DocumentError(f'plan name "{name}" is taken on this graph; pick another name')
+        raise EditRefused(
+            "conflict", f'plan name "{name}" is taken on this graph; pick another name'
+        )
 
 
+@transaction.atomic
 def do_save_plan(
     graph: Graph, name: str, mesh: dict[str, Any], spec: dict[str, Any], plan: ShardPlan | None
 ) -> ShardPlan:
-    """Create (``plan`` None) or change a plan (inputs already checked)."""
+    """Create (``plan`` None) or change a plan (inputs already checked): refused with
+    ``conflict`` when another plan of the graph has the name, and with ``invalid_edit`` when the
+    plan does not fit the graph's current document (an unknown operation, a split the
+    operation's index space does not allow), changing nothing."""
     _unique_plan_name(graph, name, plan)
     if plan is None:
-        return ShardPlan.objects.create(graph=graph, name=name, mesh=mesh, spec=spec)
+        plan = ShardPlan(graph=graph)
     plan.name, plan.mesh, plan.spec = name, mesh, spec
     plan.save()
+    plan_trial(live_document(graph).document, plan)
     return plan
 
 
 def plan_ops(document: Document, plan: ShardPlan) -> list[dict[str, Any]]:
-    """The edit ops that write a plan: its Mesh node (added or updated), then a ``shard`` op
-    per operation of its spec, placed on the mesh."""
+    """The edit ops that write a plan: its Mesh node (added or updated), a ``shard`` op per
+    operation of its spec, placed on the mesh, and the removal of the applications of every
+    other operation: a plan says how the whole graph is split, and what it does not name runs
+    whole (so its cost does not depend on how the document happens to be sharded)."""
     mesh_id = str(uuid.uuid5(uuid.UUID(str(plan.graph_id)), f"geon-plan-{plan.pk}-mesh"))
     body = {"name": plan.mesh.get("name") or plan.name, "axes": plan.mesh["axes"]}
     ops: list[dict[str, Any]] = []
@@ -810,44 +819,67 @@ def plan_ops(document: Document, plan: ShardPlan) -> list[dict[str, Any]]:
         ops.append({"op": "update_node", "id": mesh_id, "body": body})
     for op_id, entry in plan.spec.items():
         ops.append({"op": "shard", "operation": op_id, "mesh": mesh_id, **entry})
+    for operation in document.of_type(OPERATION):
+        if operation.id not in plan.spec:
+            apps = document.index.applications_of(operation.id)
+            ops.extend({"op": "remove_node", "id": app.id} for app in apps)
     return ops
+
+
+def plan_trial(document: Document, plan: ShardPlan) -> Document:
+    """A copy of ``document`` with the plan written into it; :class:`EditRefused`
+    (``invalid_edit``, naming the operation) when the plan does not fit the document."""
+    trial = document.copy()
+    try:
+        trial.apply(expand(trial, plan_ops(document, plan)))
+    except DocumentError as error:
+        raise EditRefused("invalid_edit", f'plan "{plan.name}": {error}') from None
+    return trial
 
 
 def do_generate_plan(
     user: User, graph_id: uuid.UUID | str, plan_id: int, base_version: int
 ) -> tuple[Applied, ShardPlan]:
-    """Write a plan's Applications into a new version (through :func:`do_apply_edit`)."""
-    with transaction.atomic():
-        graph = check_can(user, graph_id, Role.EDITOR)
-        plan = plan_of(graph, plan_id)
-        ops = plan_ops(live_document(graph).document, plan)
-        applied = do_apply_edit(
-            user, graph.pk, base_version, ops, message=f'generated shard plan "{plan.name}"'
-        )
-        made: dict[str, list[str]] = {}
-        for op in applied.ops:
-            node = op.get("node") if op["op"] == "add_node" else None
-            if node is not None and node["type"] == APPLICATION:
-                made.setdefault(node["body"]["operationId"], []).append(node["id"])
-        plan.applications = {
-            "version": applied.version,
-            "mesh": ops[0]["node"]["id"] if ops[0]["op"] == "add_node" else ops[0]["id"],
-            "operations": made,
-        }
-        plan.save(update_fields=["applications", "updated"])
+    """Write a plan's Applications into a new version (through :func:`do_apply_edit`).
+
+    The edit and the plan's record commit together; when the record fails, the edit rolls back
+    with it, and so must the live document that :func:`do_apply_edit` already moved on.
+    """
+    graph = check_can(user, graph_id, Role.EDITOR)
+    try:
+        return _generate_plan(user, graph, plan_id, base_version)
+    except BaseException:
+        forget_live(graph.pk)
+        raise
+
+
+@transaction.atomic
+def _generate_plan(
+    user: User, graph: Graph, plan_id: int, base_version: int
+) -> tuple[Applied, ShardPlan]:
+    plan = plan_of(graph, plan_id)
+    ops = plan_ops(live_document(graph).document, plan)
+    applied = do_apply_edit(
+        user, graph.pk, base_version, ops, message=f'generated shard plan "{plan.name}"'
+    )
+    made: dict[str, list[str]] = {}
+    for op in applied.ops:
+        node = op.get("node") if op["op"] == "add_node" else None
+        if node is not None and node["type"] == APPLICATION:
+            made.setdefault(node["body"]["operationId"], []).append(node["id"])
+    plan.applications = {
+        "version": applied.version,
+        "mesh": ops[0]["node"]["id"] if ops[0]["op"] == "add_node" else ops[0]["id"],
+        "operations": made,
+    }
+    plan.save(update_fields=["applications", "updated"])
     return applied, plan
 
 
 def plan_cost(graph: Graph, plan: ShardPlan) -> dict[str, Any]:
     """The cost model of a plan as generated on the current document (nothing is stored):
     bytes per device and the bytes that move between devices."""
-    document = live_document(graph).document
-    ops = plan_ops(document, plan)
-    trial = document.copy()
-    try:
-        trial.apply(expand(trial, ops))
-    except DocumentError as error:
-        raise EditRefused("invalid_edit", str(error)) from None
+    trial = plan_trial(live_document(graph).document, plan)
     devices = [
         {
             "mesh": mesh,

@@ -222,11 +222,10 @@ def test_save_compare_and_switch_shard_plans(
     # then only "columns" is left, and the document keeps its applications
     assert plan_rows(tab) == [["columns", ""]]
     assert app_ranges(tab, "x·y") == rows
-    # the only failed request is the refused save (the server answers 422 with its envelope)
+    # the only failed request is the refused save (the server answers 409 with its envelope)
     assert errors == [
-        f"page 1: 422 {daphne_server}/api/v1/graphs/{graph_id}/plans",
-        "page 1: Failed to load resource: the server responded with a status of 422 "
-        "(Unknown Status)",
+        f"page 1: 409 {daphne_server}/api/v1/graphs/{graph_id}/plans",
+        "page 1: Failed to load resource: the server responded with a status of 409 (Conflict)",
     ]
 
 

@@ -626,3 +626,63 @@ def test_plans_are_read_changed_and_deleted(as_user: Any, graph: Any) -> None:
         404,
         f'plan "{plan["id"]}" of graph "{graph.pk}" does not exist',
     )
+
+
+def test_a_plan_that_does_not_fit_the_document_is_refused(as_user: Any, graph: Any) -> None:
+    client = as_user("editor")
+    unknown = post(
+        client, f"/graphs/{graph.pk}/plans", {**PLAN, "spec": {"nope": {"dim": "x", "parts": 2}}}
+    )
+    assert (unknown.status_code, unknown.json()["error"]) == (
+        422,
+        {
+            "code": "invalid_edit",
+            "message": 'plan "two": edit op 1 (shard): operation "nope" does not exist; expected '
+            "the id of one of the 1 operations in the graph",
+        },
+    )
+    assert ShardPlan.objects.count() == 0
+    made = post(client, f"/graphs/{graph.pk}/plans", PLAN).json()
+    bad_split = patch(
+        client, f"/graphs/{graph.pk}/plans/{made['id']}", {"spec": {OP: {"dim": "Q", "parts": 2}}}
+    )
+    assert (bad_split.status_code, bad_split.json()["error"]) == (
+        422,
+        {
+            "code": "invalid_edit",
+            "message": f'plan "two": edit op 1 (shard): axis "Q" cannot be resolved: operation '
+            f'"{OP}" has no IndexAxes; expected a dim number 0..1',
+        },
+    )
+    assert ShardPlan.objects.get().spec == PLAN["spec"]
+
+
+def test_a_taken_plan_name_is_a_conflict(as_user: Any, graph: Any) -> None:
+    client = as_user("editor")
+    post(client, f"/graphs/{graph.pk}/plans", PLAN)
+    other = post(client, f"/graphs/{graph.pk}/plans", {**PLAN, "name": "other"}).json()
+    again = post(client, f"/graphs/{graph.pk}/plans", PLAN)
+    renamed = patch(client, f"/graphs/{graph.pk}/plans/{other['id']}", {"name": "two"})
+    message = 'plan name "two" is taken on this graph; pick another name'
+    for response in (again, renamed):
+        assert (response.status_code, response.json()["error"]) == (
+            409,
+            {"code": "conflict", "message": message},
+        )
+    assert sorted(ShardPlan.objects.values_list("name", flat=True)) == ["other", "two"]
+
+
+def test_operations_a_plan_does_not_name_run_whole(as_user: Any, graph: Any) -> None:
+    client = as_user("editor")
+    # the loom example's add is split into two placed applications; a plan that names no
+    # operation costs the graph run whole, whatever the document's applications are now
+    plan = post(client, f"/graphs/{graph.pk}/plans", {**PLAN, "spec": {}}).json()
+    cost = client.get(f"{API}/graphs/{graph.pk}/plans/{plan['id']}/cost")
+    assert (cost.status_code, cost.json()) == (
+        200,
+        {"version": 1, "devices": [], "transfers": [], "transferBytes": 0},
+    )
+    # and generating it takes the applications away
+    response = post(client, f"/graphs/{graph.pk}/plans/{plan['id']}/generate", {"baseVersion": 1})
+    assert (response.status_code, response.json()["issues"]) == (200, [])
+    assert [n for n in state(graph)[2]["nodes"] if n["type"].endswith("/Application")] == []
