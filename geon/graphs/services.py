@@ -837,26 +837,13 @@ def plan_trial(document: Document, plan: ShardPlan) -> Document:
     return trial
 
 
+@transaction.atomic
 def do_generate_plan(
     user: User, graph_id: uuid.UUID | str, plan_id: int, base_version: int
 ) -> tuple[Applied, ShardPlan]:
-    """Write a plan's Applications into a new version (through :func:`do_apply_edit`).
-
-    The edit and the plan's record commit together; when the record fails, the edit rolls back
-    with it, and so must the live document that :func:`do_apply_edit` already moved on.
-    """
+    """Write a plan's Applications into a new version (through :func:`do_apply_edit`), and
+    record them on the plan, in one transaction."""
     graph = check_can(user, graph_id, Role.EDITOR)
-    try:
-        return _generate_plan(user, graph, plan_id, base_version)
-    except BaseException:
-        forget_live(graph.pk)
-        raise
-
-
-@transaction.atomic
-def _generate_plan(
-    user: User, graph: Graph, plan_id: int, base_version: int
-) -> tuple[Applied, ShardPlan]:
     plan = plan_of(graph, plan_id)
     ops = plan_ops(live_document(graph).document, plan)
     applied = do_apply_edit(

@@ -8,6 +8,7 @@ import json
 from typing import Any
 
 import pytest
+from django.db import DatabaseError
 from django.test import Client, override_settings
 
 from geon.accounts.models import ApiToken
@@ -686,3 +687,24 @@ def test_operations_a_plan_does_not_name_run_whole(as_user: Any, graph: Any) -> 
     response = post(client, f"/graphs/{graph.pk}/plans/{plan['id']}/generate", {"baseVersion": 1})
     assert (response.status_code, response.json()["issues"]) == (200, [])
     assert [n for n in state(graph)[2]["nodes"] if n["type"].endswith("/Application")] == []
+
+
+def test_a_failed_generate_leaves_the_live_document_as_stored(
+    as_user: Any, graph: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    plan = post(as_user("owner"), f"/graphs/{graph.pk}/plans", PLAN).json()
+
+    def disk_full(self: ShardPlan, *args: Any, **kwargs: Any) -> None:
+        raise DatabaseError("could not extend file: No space left on device")
+
+    # when the database fails on the plan's record, after the edit was applied in the same
+    # transaction
+    monkeypatch.setattr(ShardPlan, "save", disk_full)
+    with pytest.raises(DatabaseError):
+        services.do_generate_plan(graph.owner, graph.pk, plan["id"], 1)
+    monkeypatch.undo()
+    # then nothing was stored, and the live document is the stored one again (the edit moved
+    # it on before the rollback: it is rebuilt because its version is not the stored one)
+    assert state(graph)[1] == 1
+    live = services.live_document(Graph.objects.get(pk=graph.pk))
+    assert (live.version, live.document.to_json()) == (1, state(graph)[2])
