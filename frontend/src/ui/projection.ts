@@ -13,6 +13,8 @@ import type { IPF } from "../model/ipf";
 import { ZRange } from "../model/ipf";
 import { fieldsOf, operationProjection, parseFields, pickRange, regions, type IpfFields, type OperationProjection, type Pick, type PortProjection, type Region } from "../model/projection";
 import { button, el } from "./dom";
+import { hatch, type Box } from "./draw";
+import { mapDims } from "./shards";
 
 export interface ProjectionCallbacks {
   /** Send the edited IPFs as one edit; an error message, or null when it was sent. */
@@ -93,27 +95,18 @@ function gridLines(ctx: CanvasRenderingContext2D, p: Paint, w: number, h: number
   ctx.stroke();
 }
 
-function hatch(ctx: CanvasRenderingContext2D, [x, y, w, h]: [number, number, number, number], color: string): void {
-  ctx.save();
-  ctx.beginPath();
-  ctx.rect(x, y, w, h);
-  ctx.clip();
-  ctx.strokeStyle = color;
-  ctx.lineWidth = 1;
-  for (let t = -h; t < w; t += 6) {
-    ctx.beginPath();
-    ctx.moveTo(x + t, y + h);
-    ctx.lineTo(x + t + h, y);
-    ctx.stroke();
-  }
-  ctx.restore();
+/** The picked point, application or region: filled and outlined. */
+function highlight(ctx: CanvasRenderingContext2D, [x, y, w, h]: Box): void {
+  ctx.fillStyle = PICK;
+  ctx.fillRect(x, y, w, h);
+  ctx.strokeStyle = PICK_LINE;
+  ctx.lineWidth = 2;
+  ctx.strokeRect(x + 1, y + 1, w - 2, h - 2);
 }
 
 /** The two dims a tensor's map shows: those its regions cut, then the others, in order. */
 function tensorDims(tensor: ZRange, ranges: ZRange[]): Dims {
-  const all = Array.from({ length: tensor.rank }, (_, d) => d);
-  const cut = (d: number) => ranges.some((r) => r.start[d] !== tensor.start[d] || r.end[d] !== tensor.end[d]);
-  const pick = [...all.filter(cut), ...all.filter((d) => !cut(d))].slice(0, 2).sort((a, b) => a - b);
+  const pick = mapDims(tensor, ranges);
   return pick.length === 2 ? [pick[0]!, pick[1]!] : [-1, pick[0] ?? -1];
 }
 
@@ -398,13 +391,7 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
       ctx.strokeRect(box[0] + 0.75, box[1] + 0.75, box[2] - 1.5, box[3] - 1.5);
     });
     const box = at ? rect(p, at) : null;
-    if (box) {
-      ctx.fillStyle = PICK;
-      ctx.fillRect(...box);
-      ctx.strokeStyle = PICK_LINE;
-      ctx.lineWidth = 2;
-      ctx.strokeRect(box[0] + 1, box[1] + 1, box[2] - 2, box[3] - 2);
-    }
+    if (box) highlight(ctx, box);
   }
 
   function drawPort(port: PortProjection, g: Region | null): void {
@@ -468,13 +455,7 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
       ctx.strokeRect(tb[0] + 0.5, tb[1] + 0.5, tb[2] - 1, tb[3] - 1);
     }
     const rb = rect(p, g.region);
-    if (rb) {
-      ctx.fillStyle = PICK;
-      ctx.fillRect(...rb);
-      ctx.strokeStyle = PICK_LINE;
-      ctx.lineWidth = 2;
-      ctx.strokeRect(rb[0] + 1, rb[1] + 1, rb[2] - 2, rb[3] - 2);
-    }
+    if (rb) highlight(ctx, rb);
     // the halo on top: cells that two applications with different regions both read
     for (const o of g.overlaps) {
       const box = rect(p, o);

@@ -5,6 +5,7 @@
 import { nodeById, OPERATION, tensorAxes, tensorRange, type Issue, type LoomDocument, type Range } from "../model/document";
 import { applicationsOf, coverage, coverOf, indexAxesOf, showRange, type ApplicationView } from "../model/shards";
 import { button, el, submit } from "./dom";
+import { hatch } from "./draw";
 import { createPlansSection, type PlansOptions } from "./plans";
 
 /** What the panel asks the editor to send: the websocket ``shard`` op's fields. */
@@ -40,8 +41,11 @@ export function parseGrid(text: string, axes: string[]): Record<string, number> 
   return grid;
 }
 
+/** A range as the maps read it (``Range`` and ``ZRange`` both are one). */
+type Extent = { readonly start: readonly number[]; readonly end: readonly number[] };
+
 /** The two dimensions a map shows: those the ranges cut first, then the others in order. */
-export function mapDims(range: Range, boxes: Range[]): number[] {
+export function mapDims(range: Extent, boxes: readonly Extent[]): number[] {
   const rank = range.start.length;
   const cut = (d: number) => boxes.some((b) => b.start[d] !== range.start[d] || b.end[d] !== range.end[d]);
   const dims = Array.from({ length: rank }, (_, d) => d);
@@ -99,19 +103,7 @@ function drawMap(canvas: HTMLCanvasElement, m: MapInput, dims: number[]): void {
   }
   for (const g of m.gaps) {
     const [x, y, w2, h2] = rect(g);
-    ctx.save();
-    ctx.beginPath();
-    ctx.rect(x, y, w2, h2);
-    ctx.clip();
-    ctx.strokeStyle = m.gapColor;
-    ctx.lineWidth = 2;
-    for (let t = -h2; t < w2; t += 8) {
-      ctx.beginPath();
-      ctx.moveTo(x + t, y + h2);
-      ctx.lineTo(x + t + h2, y);
-      ctx.stroke();
-    }
-    ctx.restore();
+    hatch(ctx, [x, y, w2, h2], m.gapColor, 2, 8);
     ctx.strokeStyle = m.gapColor;
     ctx.strokeRect(x + 1, y + 1, w2 - 2, h2 - 2);
   }
