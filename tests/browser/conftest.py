@@ -8,6 +8,7 @@ before the browser starts.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 from playwright.sync_api import Page, sync_playwright
@@ -28,3 +29,11 @@ def browsers() -> Iterator[Browsers]:
 def page(browsers: Browsers) -> tuple[Page, list[str]]:
     """A fresh Chromium page and the console errors and uncaught exceptions it reports."""
     return browsers.new_page(), browsers.errors
+
+
+@pytest.fixture
+def gallery(user: Any) -> dict[str, str]:
+    """ann's copies of the gallery: title -> graph id."""
+    from geon.graphs.services import do_load_gallery
+
+    return {graph.title: str(graph.pk) for graph, _created in do_load_gallery(user)}

@@ -78,3 +78,22 @@ def sign_in(tab: Page, base: str, username: str, password: str) -> None:
     tab.fill("#id_password", password)
     tab.click("button[type=submit]")
     tab.wait_for_url(f"{base}/")
+
+
+def open_graph(tab: Page, base: str, graph_id: str) -> None:
+    """Open a graph in the editor and wait for its first version to be drawn."""
+    tab.goto(f"{base}/graphs/{graph_id}/")
+    tab.wait_for_function(
+        "() => window.geon && window.geon.state().version === 1 && window.geon.boxes().length > 0"
+    )
+
+
+def click_box(tab: Page, title: str, nth: int = 0) -> None:
+    """Click the middle of the ``nth`` box titled ``title`` on the canvas."""
+    tab.evaluate("window.geon.run('zoomToFit')")
+    boxes = [b for b in tab.evaluate("window.geon.boxes()") if b["title"] == title]
+    b = boxes[nth]
+    canvas = tab.locator(".geon-canvas").bounding_box()
+    assert canvas is not None
+    tab.mouse.click(canvas["x"] + b["x"] + b["w"] / 2, canvas["y"] + b["y"] + b["h"] / 2)
+    tab.wait_for_selector(".geon-shards:not([hidden])")

@@ -11,8 +11,14 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.helpers import ARTIFACTS, Browsers, screenshots, sign_in
-from tests.browser.test_shards import click_box, open_graph
+from tests.browser.helpers import (
+    ARTIFACTS,
+    Browsers,
+    click_box,
+    open_graph,
+    screenshots,
+    sign_in,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -20,14 +26,6 @@ pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 #: (DETAIL_SCALE), only plain shapes with titles from 0.26, and bare shapes below; the MLP in one
 #: row fitted at 0.257. 0.5 asks for full detail with a margin.
 READABLE_SCALE = 0.5
-
-
-@pytest.fixture
-def gallery(user: Any) -> dict[str, str]:
-    """ann's copies of the gallery: title -> graph id."""
-    from geon.graphs.services import do_load_gallery
-
-    return {graph.title: str(graph.pk) for graph, _created in do_load_gallery(user)}
 
 
 PRODUCER = """(label) => {

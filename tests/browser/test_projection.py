@@ -10,18 +10,18 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.helpers import screenshots, sign_in
+from geon.core.graph import (
+    AXIS,
+    INDEX_AXES,
+    IPF_INDEX,
+    IPF_SIGNATURE,
+    OPERATION,
+    TENSOR,
+    TENSOR_AXES,
+)
+from tests.browser.helpers import open_graph, screenshots, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-AXIS = "urn:geon:2026-11:node_types.jsd#/nodes/Axis"
-LOOM = "http://tensortapestry.org/schemas/loom/2024-01/"
-TENSOR = LOOM + "node_types.jsd#/nodes/Tensor"
-OPERATION = LOOM + "node_types.jsd#/nodes/Operation"
-IPF_SIGNATURE = LOOM + "tag_types.jsd#/tags/IPFSignature"
-IPF_INDEX = LOOM + "tag_types.jsd#/tags/IPFIndex"
-TENSOR_AXES = "urn:geon:2026-11:tag_types.jsd#/tags/TensorAxes"
-INDEX_AXES = "urn:geon:2026-11:tag_types.jsd#/tags/IndexAxes"
 
 
 def _range(start: list[int], end: list[int]) -> dict[str, list[int]]:
@@ -81,21 +81,12 @@ def blur_document() -> dict[str, Any]:
 
 
 @pytest.fixture
-def graphs(user: Any) -> dict[str, str]:
+def graphs(user: Any, gallery: dict[str, str]) -> dict[str, str]:
     """ann's copies of the gallery and her custom blur graph: title -> graph id."""
-    from geon.graphs.services import do_create_graph, do_load_gallery
+    from geon.graphs.services import do_create_graph
 
-    out = {graph.title: str(graph.pk) for graph, _created in do_load_gallery(user)}
     blur = do_create_graph(owner=user, title="custom blur", document=blur_document())
-    out["custom blur"] = str(blur.pk)
-    return out
-
-
-def open_graph(tab: Page, base: str, graph_id: str) -> None:
-    tab.goto(f"{base}/graphs/{graph_id}/")
-    tab.wait_for_function(
-        "() => window.geon && window.geon.state().version === 1 && window.geon.boxes().length > 0"
-    )
+    return {**gallery, "custom blur": str(blur.pk)}
 
 
 def open_projection(tab: Page, title: str) -> None:

@@ -10,35 +10,9 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.helpers import screenshots, sign_in
+from tests.browser.helpers import click_box, open_graph, screenshots, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-
-@pytest.fixture
-def gallery(user: Any) -> dict[str, str]:
-    """ann's copies of the gallery: title -> graph id."""
-    from geon.graphs.services import do_load_gallery
-
-    return {graph.title: str(graph.pk) for graph, _created in do_load_gallery(user)}
-
-
-def open_graph(tab: Page, base: str, graph_id: str) -> None:
-    tab.goto(f"{base}/graphs/{graph_id}/")
-    tab.wait_for_function(
-        "() => window.geon && window.geon.state().version === 1 && window.geon.boxes().length > 0"
-    )
-
-
-def click_box(tab: Page, title: str, nth: int = 0) -> None:
-    """Click the middle of the ``nth`` box titled ``title`` on the canvas."""
-    tab.evaluate("window.geon.run('zoomToFit')")
-    boxes = [b for b in tab.evaluate("window.geon.boxes()") if b["title"] == title]
-    b = boxes[nth]
-    canvas = tab.locator(".geon-canvas").bounding_box()
-    assert canvas is not None
-    tab.mouse.click(canvas["x"] + b["x"] + b["w"] / 2, canvas["y"] + b["y"] + b["h"] / 2)
-    tab.wait_for_selector(".geon-shards:not([hidden])")
 
 
 def output_coverage(tab: Page) -> list[str]:
