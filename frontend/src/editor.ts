@@ -144,7 +144,12 @@ export class Editor implements Commands {
             graphId: options.graphId,
             csrf: options.csrf,
             // a plan's shard and remove ops as one edit: the server checks, applies and broadcasts all or nothing
-            applyPlan: (ops, name) => this.sendExpanded("plan", `switch to plan ${name}`, ops),
+            // the server generates the plan (REST); its applied, with this id, is one undo step
+            beginSwitch: (name) => {
+              const editId = this.expectExpanded("plan", `switch to plan ${name}`);
+              return editId === null ? "the graph has not loaded yet" : { editId, baseVersion: this.session.version! };
+            },
+            cancelSwitch: (editId) => this.expanded.refused(editId),
           }
         : undefined,
     });
@@ -309,16 +314,21 @@ export class Editor implements Commands {
    * the ``applied`` comes back (see ``ExpandedEdits``): undo restores the applications before it.
    */
   shard(request: ShardRequest): string | null {
-    return this.sendExpanded("shard", "shard", [{ op: "shard", ...request }]);
+    const id = this.expectExpanded("shard", "shard");
+    if (id === null) return "the graph has not loaded yet";
+    this.socket!.send({ type: "edit", id, baseVersion: this.session.version, ops: [{ op: "shard", ...request }] });
+    return null;
   }
 
-  /** Send ops the server expands (shards, a plan's switch); one undo step once they are applied. */
-  private sendExpanded(prefix: string, name: string, ops: object[]): string | null {
-    if (!this.socket || this.session.version === null) return "the graph has not loaded yet";
+  /**
+   * The id of an edit the server expands (a shard, a plan's switch), waited for so that its
+   * ``applied`` becomes one undo step named ``name``; null while the graph is not loaded.
+   */
+  private expectExpanded(prefix: string, name: string): string | null {
+    if (!this.socket || this.session.version === null) return null;
     const id = `${prefix}-${this.session.version}-${++this.shardCount}`;
     this.expanded.expect(id, name);
-    this.socket.send({ type: "edit", id, baseVersion: this.session.version, ops });
-    return null;
+    return id;
   }
 
   undo(): void {

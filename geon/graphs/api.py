@@ -353,6 +353,9 @@ class PlanList(Schema):
 
 class GenerateIn(Schema):
     baseVersion: int
+    # the ``id`` of the ``applied`` message the graph's websocket clients get, so the editor
+    # that asked can tell the edit as its own (and make it one undo step)
+    editId: str | None = Field(default=None, min_length=1, max_length=100)
 
 
 class GenerateOut(Schema):
@@ -446,7 +449,9 @@ def generate_plan(
     request: HttpRequest, graph_id: str, plan_id: int, payload: GenerateIn
 ) -> dict[str, Any]:
     """Write the plan's Mesh and Applications into a new version (editors), one atomic edit."""
-    applied, plan = services.do_generate_plan(request.user, graph_id, plan_id, payload.baseVersion)
+    applied, plan = services.do_generate_plan(
+        request.user, graph_id, plan_id, payload.baseVersion, edit_id=payload.editId
+    )
     return {"version": applied.version, "issues": applied.issues, "plan": plan_json(plan)}
 
 

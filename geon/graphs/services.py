@@ -839,15 +839,26 @@ def plan_trial(document: Document, plan: ShardPlan) -> Document:
 
 @transaction.atomic
 def do_generate_plan(
-    user: User, graph_id: uuid.UUID | str, plan_id: int, base_version: int
+    user: User,
+    graph_id: uuid.UUID | str,
+    plan_id: int,
+    base_version: int,
+    *,
+    edit_id: str | None = None,
 ) -> tuple[Applied, ShardPlan]:
-    """Write a plan's Applications into a new version (through :func:`do_apply_edit`), and
-    record them on the plan, in one transaction."""
+    """Write a plan's Applications into a new version (through :func:`do_apply_edit`; its
+    ``applied`` message carries ``edit_id``), and record them on the plan, in one
+    transaction."""
     graph = check_can(user, graph_id, Role.EDITOR)
     plan = plan_of(graph, plan_id)
     ops = plan_ops(live_document(graph).document, plan)
     applied = do_apply_edit(
-        user, graph.pk, base_version, ops, message=f'generated shard plan "{plan.name}"'
+        user,
+        graph.pk,
+        base_version,
+        ops,
+        edit_id=edit_id,
+        message=f'generated shard plan "{plan.name}"',
     )
     made: dict[str, list[str]] = {}
     for op in applied.ops:

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
+from geon.core.graph import PLACEMENT
 from tests.browser.helpers import (
     ARTIFACTS,
     Browsers,
@@ -181,9 +182,15 @@ def test_save_compare_and_switch_shard_plans(
     tab.locator(".geon-plan[data-plan='rows'] .geon-plan-switch").click()
     tab.wait_for_function("(v) => window.geon.state().version === v + 1", arg=version)
 
-    # then the document's applications are those of "rows" again, and "rows" is current
+    # then the document's applications are those of "rows" again, placed on the plan's mesh
+    # (y·x, whole in the plan, is one application on the first device), and "rows" is current
     assert app_ranges(tab, "x·y") == rows
-    assert app_ranges(tab, "y·x") == []
+    assert len(app_ranges(tab, "y·x")) == 1
+    assert tab.evaluate(
+        "(tag) => window.geon.state().document.nodes"
+        ".filter((n) => n.type.endsWith('/Application')).map((n) => n.tags[tag].coords)",
+        PLACEMENT,
+    ) == [[0], [1], [0]]
     tab.wait_for_function(
         "() => document.querySelector(\".geon-plan[data-plan='rows'] .geon-plan-current\")"
     )

@@ -17,7 +17,7 @@ from django.test import override_settings
 from geon.asgi import application
 from geon.core.graph import AXIS, INDEX_AXES, LAYOUT, TENSOR, TENSOR_AXES
 from geon.examples.gallery import EXAMPLES
-from geon.graphs.models import Graph, GraphVersion, Membership
+from geon.graphs.models import Graph, GraphVersion, Membership, ShardPlan
 from geon.graphs.protocol import SERVER_MESSAGES, message_errors
 from geon.graphs.services import do_create_graph, document_issues
 
@@ -554,7 +554,7 @@ async def test_a_tensor_added_with_axes_is_checked(connect: Any, user: Any) -> N
 async def test_rest_writes_reach_live_clients(
     connect: Any, graph: Any, user: Any, loom_document: dict[str, Any]
 ) -> None:
-    from geon.graphs.services import do_apply_edit, do_update_graph
+    from geon.graphs.services import do_apply_edit, do_generate_plan, do_update_graph
 
     ann = await connect(user, graph)
     # an edit through the REST API arrives as applied without an id
@@ -567,14 +567,22 @@ async def test_rest_writes_reach_live_clients(
         2,
         ops,
     )
+    # a plan generated through the REST API with an edit id arrives as applied with that id
+    # (the editor that asked records it as its own undo step)
+    plan = await database_sync_to_async(ShardPlan.objects.create)(
+        graph=graph, name="whole", mesh={"name": "m", "axes": {"x": 1}}, spec={}
+    )
+    await database_sync_to_async(do_generate_plan)(user, graph.pk, plan.pk, 2, edit_id="plan-2-1")
+    generated = await ann.receive()
+    assert (generated["type"], generated["id"], generated["version"]) == ("applied", "plan-2-1", 3)
     # a replaced document arrives as a fresh snapshot, with who is here
     await database_sync_to_async(do_update_graph)(
-        user, graph.pk, base_version=2, document=loom_document
+        user, graph.pk, base_version=3, document=loom_document
     )
     fresh = await ann.receive()
     assert (fresh["type"], fresh["version"], fresh["document"], fresh["present"]) == (
         "snapshot",
-        3,
+        4,
         loom_document,
         ann.snapshot["present"],
     )

@@ -137,6 +137,13 @@ export class PlansApi extends RestClient {
     return this.call("DELETE", `${this.path}/${id}`);
   }
 
+  /** Write the plan into the document (its Mesh, its Applications placed on the mesh; operations
+   * it does not name run whole) as one edit on ``baseVersion``, whose websocket ``applied``
+   * carries ``editId``. */
+  generate(id: number, baseVersion: number, editId: string): Promise<{ version: number; plan: Plan }> {
+    return this.call("POST", `${this.path}/${id}/generate`, { baseVersion, editId });
+  }
+
   /** What the plan costs on the graph's current version (nothing is stored). */
   cost(id: number): Promise<PlanCost> {
     return this.call("GET", `${this.path}/${id}/cost`);

@@ -1,8 +1,9 @@
 // The plans section of the shards panel: save how the graph is sharded now as a named plan, list
 // the graph's plans (the ones the document matches are marked "current"), switch to one (the
-// shard edits that give the document its applications, sent through the websocket so the server
-// checks and broadcasts them), rename or delete one, and compare two side by side with the
-// server's cost of each. A refusal from the server is shown under the form and changes nothing.
+// server generates it: its Mesh and placed Applications as one checked edit, broadcast to every
+// client, which this editor records as one undo step), rename or delete one, and compare two side
+// by side with the server's cost of each. A refusal from the server is shown under the form and
+// changes nothing.
 
 import { PlansApi } from "../gallery/api";
 import type { LoomDocument } from "../model/document";
@@ -12,8 +13,11 @@ import { button, el, submit } from "./dom";
 export interface PlansOptions {
   graphId: string;
   csrf: string;
-  /** Send the ops as one edit (server-checked, broadcast); an error message, or null when sent. */
-  applyPlan(ops: PlanOp[], name: string): string | null;
+  /** A switch to plan ``name`` is about to be generated: the edit id its ``applied`` will carry
+   * and the version it is based on, or why it cannot start. */
+  beginSwitch(name: string): { editId: string; baseVersion: number } | string;
+  /** The server refused the switch: its ``applied`` will never come. */
+  cancelSwitch(editId: string): void;
   /** The REST base (tests); "/api/v1" by default. */
   api?: string;
 }
@@ -150,12 +154,26 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       say("", `The document already has plan "${p.name}"'s applications.`);
       return;
     }
-    const error = options.applyPlan(ops, p.name);
-    if (error) say(error);
-    else {
-      switching = p.id;
-      say("", `Switching to plan "${p.name}": ${ops.filter((o) => o.op === "shard").length} split, ${ops.filter((o) => o.op === "remove_node").length} applications removed…`);
+    if (busy) return;
+    const started = options.beginSwitch(p.name);
+    if (typeof started === "string") {
+      say(started);
+      return;
     }
+    switching = p.id;
+    say("", `Switching to plan "${p.name}": ${ops.filter((o) => o.op === "shard").length} split, ${ops.filter((o) => o.op === "remove_node").length} applications removed…`);
+    void attempt(async () => {
+      try {
+        await api.generate(p.id, started.baseVersion, started.editId);
+      } catch (e) {
+        switching = null;
+        options.cancelSwitch(started.editId);
+        throw e;
+      }
+      await reload();
+      // the websocket's applied may have come first and said so already
+      return switching === p.id ? note.textContent ?? "" : `The document has plan "${p.name}"'s applications.`;
+    });
   };
 
   const startRename = (p: Plan, row: HTMLElement, title: HTMLElement, actions: HTMLElement): void => {
