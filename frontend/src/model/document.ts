@@ -210,7 +210,7 @@ export function graphView(doc: LoomDocument): GraphView {
       const kernel = String(node.body.kernel ?? "?");
       const n = shards.get(node.id) ?? 0;
       const title = node.label && node.label !== kernel ? `${node.label}: ${kernel}` : kernel;
-      boxes.push({ id: node.id, kind: "operation", title, subtitle: n ? `${n} applications` : "whole", chips: [], pinned: pinned(node) });
+      boxes.push({ id: node.id, kind: "operation", title, subtitle: n ? `${n} application${n === 1 ? "" : "s"}` : "whole", chips: [], pinned: pinned(node) });
       for (const [port, list] of selections(node.body.inputs)) for (const s of list) link(s.tensorId, node.id, port);
       for (const [port, list] of selections(node.body.outputs)) for (const s of list) link(node.id, s.tensorId, port);
     }
