@@ -255,6 +255,9 @@ export class Editor implements Commands {
         else this.flash(msg.error.message);
         break;
       }
+      case "plans":
+        this.shardsPanel.reloadPlans();
+        break;
       case "pong":
         break;
     }

@@ -411,7 +411,9 @@ def create_plan(request: HttpRequest, graph_id: str, payload: PlanIn) -> Status[
     (``{"over": {indexAxis: meshAxis}}``, ``{"dim", "parts"}``, ``{"grid": {...}}``...)."""
     graph = services.check_can_edit(request.user, graph_id)
     name, mesh, spec = services.check_plan(payload.name, payload.mesh.dict(), payload.spec)
-    return Status(201, plan_json(services.do_save_plan(graph, name, mesh, spec, None)))
+    return Status(
+        201, plan_json(services.do_save_plan(request.user, graph, name, mesh, spec, None))
+    )
 
 
 @router.get("/graphs/{graph_id}/plans/{plan_id}", response=answers({200: PlanOut}))
@@ -433,14 +435,14 @@ def update_plan(
         payload.mesh.dict() if payload.mesh is not None else plan.mesh,
         payload.spec if payload.spec is not None else plan.spec,
     )
-    return plan_json(services.do_save_plan(graph, name, mesh, spec, plan))
+    return plan_json(services.do_save_plan(request.user, graph, name, mesh, spec, plan))
 
 
 @router.delete("/graphs/{graph_id}/plans/{plan_id}", response=answers({204: None}))
 def delete_plan(request: HttpRequest, graph_id: str, plan_id: int) -> Status[None]:
     """Delete a plan (editors); Applications it generated stay in the document."""
     graph = services.check_can_edit(request.user, graph_id)
-    services.plan_of(graph, plan_id).delete()
+    services.do_delete_plan(request.user, graph, plan_id)
     return Status(204, None)
 
 

@@ -257,6 +257,10 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         for frame in event["frames"]:
             await self.send(text_data=frame)
 
+    async def graph_plans(self, event: dict[str, Any]) -> None:
+        """The graph's shard plans changed: every client reloads its list."""
+        await self.send_json(event["message"])
+
     async def graph_replaced(self, event: dict[str, Any]) -> None:
         """The document was replaced through the REST API: a fresh snapshot."""
         present = list(PRESENT.get(str(self.graph_id), {}).values())

@@ -25,6 +25,8 @@ Server -> client (:data:`SERVER_MESSAGES`):
 - ``presence`` ``{event: join|leave|update, client, user, name, selection, cursor}`` to the
   other clients.
 - ``run`` ``{event: queued|progress|done|failed, run}``.
+- ``plans`` ``{author}`` to every client when the graph's shard plans were saved, changed,
+  generated or deleted (through the REST API): the editor reloads its list.
 - ``pong`` ``{id}``.
 - ``error`` ``{error: {code, message}, id?}`` for a frame that is not a valid message
   (``invalid_message``, ``unknown_message_type``, ``message_too_large``); the connection stays
@@ -197,6 +199,11 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
         "type": "object",
         "required": ["type", "id"],
         "properties": {"type": {"const": "pong"}, "id": {"type": ["string", "null"]}},
+    },
+    "plans": {
+        "type": "object",
+        "required": ["type", "author"],
+        "properties": {"type": {"const": "plans"}, "author": {"type": "string"}},
     },
     "run": {
         "type": "object",

@@ -790,19 +790,39 @@ def _unique_plan_name(graph: Graph, name: str, plan: ShardPlan | None = None) ->
 
 @transaction.atomic
 def do_save_plan(
-    graph: Graph, name: str, mesh: dict[str, Any], spec: dict[str, Any], plan: ShardPlan | None
+    user: User,
+    graph: Graph,
+    name: str,
+    mesh: dict[str, Any],
+    spec: dict[str, Any],
+    plan: ShardPlan | None,
 ) -> ShardPlan:
     """Create (``plan`` None) or change a plan (inputs already checked): refused with
     ``conflict`` when another plan of the graph has the name, and with ``invalid_edit`` when the
     plan does not fit the graph's current document (an unknown operation, a split the
-    operation's index space does not allow), changing nothing."""
+    operation's index space does not allow), changing nothing. Once committed, the graph's
+    websocket clients hear that its plans changed."""
     _unique_plan_name(graph, name, plan)
     if plan is None:
         plan = ShardPlan(graph=graph)
     plan.name, plan.mesh, plan.spec = name, mesh, spec
     plan.save()
     plan_trial(live_document(graph).document, plan)
+    _plans_changed(user, graph)
     return plan
+
+
+@transaction.atomic
+def do_delete_plan(user: User, graph: Graph, plan_id: int) -> None:
+    """Delete a plan; the Applications it generated stay in the document."""
+    plan_of(graph, plan_id).delete()
+    _plans_changed(user, graph)
+
+
+def _plans_changed(user: User, graph: Graph) -> None:
+    """Tell the graph's websocket clients, once committed, that its plans changed."""
+    pk, author = graph.pk, user.get_username()
+    transaction.on_commit(lambda: publish(pk, "graph.plans", {"type": "plans", "author": author}))
 
 
 def plan_ops(document: Document, plan: ShardPlan) -> list[dict[str, Any]]:
@@ -871,6 +891,7 @@ def do_generate_plan(
         "operations": made,
     }
     plan.save(update_fields=["applications", "updated"])
+    _plans_changed(user, graph)
     return applied, plan
 
 

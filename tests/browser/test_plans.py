@@ -86,6 +86,7 @@ def test_save_compare_and_switch_shard_plans(
     user: Any,
     password: str,
     gallery: dict[str, str],
+    browsers: Browsers,
     page: tuple[Page, list[str]],
 ) -> None:
     tab, errors = page
@@ -93,6 +94,10 @@ def test_save_compare_and_switch_shard_plans(
     sign_in(tab, daphne_server, "ann", password)
     open_graph(tab, daphne_server, gallery["Dual-axis dot in 2-D"])
     tab.wait_for_selector(".geon-plans .geon-plan-empty")
+    # (and the graph is open on her second device)
+    other = browsers.new_page()
+    sign_in(other, daphne_server, "ann", password)
+    open_graph(other, daphne_server, gallery["Dual-axis dot in 2-D"])
 
     # when ann splits x·y by rows (H into 2) and saves the sharding as plan "rows"
     click_box(tab, "op:dot")
@@ -102,6 +107,8 @@ def test_save_compare_and_switch_shard_plans(
 
     # then the plan is listed, marked current, and the server holds its spec
     assert plan_rows(tab) == [["rows", "current"]]
+    # and her second device lists it too, without a reload
+    other.wait_for_selector(".geon-plan[data-plan='rows'] .geon-plan-current")
     graph_id = gallery["Dual-axis dot in 2-D"]
     plans = tab.evaluate(f"fetch('/api/v1/graphs/{graph_id}/plans').then((r) => r.json())")
     [stored] = plans["plans"]

@@ -554,7 +554,13 @@ async def test_a_tensor_added_with_axes_is_checked(connect: Any, user: Any) -> N
 async def test_rest_writes_reach_live_clients(
     connect: Any, graph: Any, user: Any, loom_document: dict[str, Any]
 ) -> None:
-    from geon.graphs.services import do_apply_edit, do_generate_plan, do_update_graph
+    from geon.graphs.services import (
+        do_apply_edit,
+        do_delete_plan,
+        do_generate_plan,
+        do_save_plan,
+        do_update_graph,
+    )
 
     ann = await connect(user, graph)
     # an edit through the REST API arrives as applied without an id
@@ -575,6 +581,12 @@ async def test_rest_writes_reach_live_clients(
     await database_sync_to_async(do_generate_plan)(user, graph.pk, plan.pk, 2, edit_id="plan-2-1")
     generated = await ann.receive()
     assert (generated["type"], generated["id"], generated["version"]) == ("applied", "plan-2-1", 3)
+    # and every change to the graph's plans is announced, for editors to reload their list
+    assert await ann.receive() == {"type": "plans", "author": "ann"}
+    await database_sync_to_async(do_save_plan)(user, graph, "renamed", plan.mesh, {}, plan)
+    assert await ann.receive() == {"type": "plans", "author": "ann"}
+    await database_sync_to_async(do_delete_plan)(user, graph, plan.pk)
+    assert await ann.receive() == {"type": "plans", "author": "ann"}
     # a replaced document arrives as a fresh snapshot, with who is here
     await database_sync_to_async(do_update_graph)(
         user, graph.pk, base_version=3, document=loom_document

@@ -32,6 +32,7 @@ describe("parseMessage", () => {
     ["unknown type", '{"type": "nope"}', { type: "invalid", reason: 'unknown message type "nope"' }],
     ["no type", "[1]", { type: "invalid", reason: 'unknown message type "undefined"' }],
     ["an error", '{"type": "error", "error": {"code": "c", "message": "m"}}', { type: "error", error: { code: "c", message: "m" } }],
+    ["plans changed", '{"type": "plans", "author": "bob"}', { type: "plans", author: "bob" }],
   ])("%s", (_label, data, expected) => {
     expect(parseMessage(data)).toEqual(expected);
   });

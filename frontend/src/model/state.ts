@@ -52,9 +52,15 @@ export interface PongMessage {
   id: string | null;
 }
 
-export type ServerMessage = SnapshotMessage | RunMessage | ErrorMessage | AppliedMessage | RejectedMessage | PresenceMessage | PongMessage;
+/** The graph's shard plans changed (saved, renamed, generated or deleted by ``author``). */
+export interface PlansMessage {
+  type: "plans";
+  author: string;
+}
 
-const TYPES = new Set(["snapshot", "run", "error", "applied", "rejected", "presence", "pong"]);
+export type ServerMessage = SnapshotMessage | RunMessage | ErrorMessage | AppliedMessage | RejectedMessage | PresenceMessage | PongMessage | PlansMessage;
+
+const TYPES = new Set(["snapshot", "run", "error", "applied", "rejected", "presence", "pong", "plans"]);
 
 export function initialState(): EditorState {
   return { connection: "connecting", document: null, version: null, issues: [], present: [], run: null, runStatuses: [], message: "" };

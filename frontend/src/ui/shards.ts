@@ -146,7 +146,14 @@ function readMaps(doc: LoomDocument, apps: ApplicationView[]): HTMLElement[] {
   });
 }
 
-export function createShardsPanel(cb: ShardsCallbacks): { element: HTMLElement; update(doc: LoomDocument | null, selected: string[], issues: Issue[], version?: number | null): void } {
+export interface ShardsPanel {
+  element: HTMLElement;
+  update(doc: LoomDocument | null, selected: string[], issues: Issue[], version?: number | null): void;
+  /** Load the graph's plans again (someone changed them). */
+  reloadPlans(): void;
+}
+
+export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
   const body = el("div", { class: "geon-shards-body" });
   // the selected operation's shards, then the graph's plans (shown whenever a graph is open)
   const element = el("section", { class: "geon-panel geon-shards", "aria-label": "shards", hidden: "" }, el("h2", { text: "Shards" }), body);
@@ -155,6 +162,9 @@ export function createShardsPanel(cb: ShardsCallbacks): { element: HTMLElement; 
   let key = "";
   return {
     element: wrap,
+    reloadPlans() {
+      void plans?.reload().catch(() => undefined);
+    },
     update(doc, selected, issues, version = null) {
       plans?.update(doc, version);
       const op = doc && selected.length === 1 ? nodeById(doc).get(selected[0]!) : undefined;
