@@ -47,6 +47,30 @@ class Graph(models.Model):
         return self.title
 
 
+class DocumentJSONField(models.JSONField):
+    """A JSON column that gives a document back as it was written, keys in their order.
+
+    Django's ``JSONField`` is ``jsonb`` on PostgreSQL, which reorders object keys; a LoomGraph
+    document must export as it was imported. PostgreSQL's ``json`` type keeps the text (psycopg
+    parses it on reading, in order); SQLite stores the text anyway.
+    """
+
+    def db_type(self, connection: Any) -> str | None:
+        return "json" if connection.vendor == "postgresql" else super().db_type(connection)
+
+    def get_db_prep_value(self, value: Any, connection: Any, prepared: bool = False) -> Any:
+        if connection.vendor != "postgresql":
+            return super().get_db_prep_value(value, connection, prepared)
+        from psycopg.types.json import Json
+
+        return Json(value if prepared else self.get_prep_value(value))
+
+    def from_db_value(self, value: Any, expression: Any, connection: Any) -> Any:
+        if not isinstance(value, str):  # parsed by psycopg already (``json``), or NULL
+            return value
+        return super().from_db_value(value, expression, connection)
+
+
 class GraphVersion(models.Model):
     """An immutable state of a graph's LoomGraph JSON, numbered 1, 2, ... per graph.
 
@@ -61,8 +85,8 @@ class GraphVersion(models.Model):
 
     graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="versions")
     number = models.PositiveIntegerField()
-    snapshot = models.JSONField(null=True, blank=True)
-    ops = models.JSONField(null=True, blank=True)
+    snapshot = DocumentJSONField(null=True, blank=True)
+    ops = DocumentJSONField(null=True, blank=True)
     author = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

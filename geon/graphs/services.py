@@ -492,7 +492,7 @@ class EncodedJSON(Expression):
         return "%s", (self.text,)
 
     def as_postgresql(self, compiler: Any, connection: Any) -> tuple[str, tuple[str]]:
-        return "%s::jsonb", (self.text,)
+        return "%s::json", (self.text,)
 
 
 def _locked_graph(graph_id: uuid.UUID | str) -> Graph | None:
