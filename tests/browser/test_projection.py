@@ -203,6 +203,8 @@ def test_the_dot_index_space_its_applications_regions_and_an_undone_shard(
     tab.keyboard.press("Control+z")
     tab.wait_for_function("(v) => window.geon.state().version === v + 2", arg=before)
     assert applications(tab) == 0
+    # (the window redraws on the next frame after the state changes)
+    tab.wait_for_function("() => document.querySelectorAll('.geon-ipf-pick option').length === 1")
     assert tab.locator(".geon-ipf-pick option").all_text_contents() == [
         "an index point (click a cell)"
     ]
