@@ -313,6 +313,7 @@ class _Builder:
                 MESH: "mesh",
             }.get(node.type, "node")
             self.names[node.id] = self._fresh(prefix)
+        self.axis_ids = {node.id for node in graph.nodes if node.type == AXIS}
         for issue in issues:
             if issue.severity not in ("error", "warning"):
                 continue
@@ -594,6 +595,13 @@ class _Builder:
             self.node(name, attrs, 1, None, f'node "{ref}" does not exist')
         return name
 
+    def drawn_as(self, node_id: str) -> str:
+        """The DOT node standing for a referenced node: its own, the axes table for an Axis
+        (which has no node of its own), or a "missing node" box when it does not exist."""
+        if node_id in self.axis_ids:
+            return "axes"
+        return self.names.get(node_id) or self.missing_node(node_id)
+
     # -- edges -------------------------------------------------------------------------------
 
     def selections(self, node: Node, colour: OpColour | None, shard: bool) -> None:
@@ -605,7 +613,7 @@ class _Builder:
         for sel in sels:
             if not isinstance(sel.tensor_id, str):
                 continue
-            other = self.names.get(sel.tensor_id) or self.missing_node(sel.tensor_id)
+            other = self.drawn_as(sel.tensor_id)
             key = sel.key if sizes[(sel.side, sel.key)] == 1 else f"{sel.key}[{sel.position}]"
             parts = [html_text(clip(key, 32))]
             if shard:
