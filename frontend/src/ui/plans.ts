@@ -25,8 +25,8 @@ export interface PlansOptions {
 export interface PlansSection {
   element: HTMLElement;
   update(doc: LoomDocument | null, version: number | null): void;
-  /** Load the list again (after another tab changed it). */
-  reload(): Promise<void>;
+  /** Load the list again (after another tab changed it); a failure is shown in the section. */
+  reload(): void;
 }
 
 const CAPTION = "Cost on the current document (lower is better, ✓), then how each plan splits each operation";
@@ -280,9 +280,10 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   let loaded = false;
   let seenDoc: LoomDocument | null = null;
   let seenPlans: Plan[] | null = null;
+  const reloadShown = (): void => void reload().catch((e: Error) => say(e.message));
   return {
     element,
-    reload,
+    reload: reloadShown,
     update(next, v) {
       doc = next;
       version = v;
@@ -293,7 +294,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       element.hidden = false;
       if (!loaded) {
         loaded = true;
-        void reload().catch((e: Error) => say(e.message));
+        reloadShown();
       }
       // which plans the document matches changes only with the document or the list
       if (doc !== seenDoc || plans !== seenPlans) {

@@ -163,7 +163,7 @@ export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
   return {
     element: wrap,
     reloadPlans() {
-      void plans?.reload().catch(() => undefined);
+      plans?.reload();
     },
     update(doc, selected, issues, version = null) {
       plans?.update(doc, version);
