@@ -28,6 +28,15 @@ from dataclasses import dataclass, field
 from typing import Any, TypeAlias, overload
 
 from geon.core.errors import AxisError
+from geon.core.limits import (
+    INT64_MAX,
+    INT64_MIN,
+    MAX_AXIS_NAME_LENGTH,
+    MAX_AXIS_REF_LENGTH,
+    in_int64,
+    show_int,
+    show_text,
+)
 
 __all__ = [
     "AXIS_NAME",
@@ -52,7 +61,12 @@ KNOWN_ROLES: tuple[str, ...] = ("Channel", "Channelout", "Depth", "Height", "Tim
 """The roles an axis may carry; ``conv2d`` reads ``Channel``, ``Height``, ``Width`` and
 ``Channelout``."""
 
-_REF_PART = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*(?:([+-])\s*([0-9]+))?\s*$")
+_REF_PART = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)(?:\s*([+-])\s*([0-9]+))?")
+"""One part of a reference once stripped of outer whitespace: a name, then an optional level.
+No two quantifiers here can both take the same character (a name never holds whitespace, and
+whitespace only precedes a sign or digits), so matching backtracks at most once per character:
+linear in the length. Two ``\\s*`` side by side around an optional group, as
+``^\\s*NAME\\s*(LEVEL)?\\s*$`` had, split every run of spaces every way: quadratic."""
 
 
 def _level_suffix(level: int) -> str:
@@ -103,6 +117,11 @@ class Axis:
         self._validate()
 
     def _validate(self) -> None:
+        if isinstance(self.name, str) and len(self.name) > MAX_AXIS_NAME_LENGTH:
+            raise AxisError(
+                f'axis name "{show_text(self.name)}" is too long; expected at most '
+                f"{MAX_AXIS_NAME_LENGTH} characters"
+            )
         if not isinstance(self.name, str) or not AXIS_NAME.match(self.name):
             raise AxisError(
                 f'axis name "{self.name}" is invalid; expected a letter or "_" followed by '
@@ -114,6 +133,10 @@ class Axis:
         ):
             raise AxisError(
                 f'axis "{self.name}" has length "{length}"; expected an integer >= 1 or None'
+            )
+        if length is not None and length > INT64_MAX:
+            raise AxisError(
+                f'axis "{self.name}" has length "{show_int(length)}"; expected at most {INT64_MAX}'
             )
         for role in self.roles:
             if role not in KNOWN_ROLES:
@@ -229,6 +252,11 @@ class Axis:
 def _int_level(k: object, name: str) -> int:
     if isinstance(k, bool) or not isinstance(k, int):
         raise AxisError(f'dual level "{k!r}" for axis "{name}" is invalid; expected an integer')
+    if not in_int64(k):
+        raise AxisError(
+            f'dual level "{show_int(k)}" for axis "{name}" is out of range; expected an integer '
+            f"from {INT64_MIN} to {INT64_MAX}"
+        )
     return k
 
 
@@ -456,14 +484,22 @@ def to_ref(item: object) -> Ref:
 def parse_ref_string(text: str) -> tuple[tuple[str, int], ...]:
     """``"W-1"`` -> ``(("W", -1),)``; ``"H*W+1"`` -> ``(("H", 0), ("W", 1))``.
 
-    >>> parse_ref_string("H*W+1")
-    (('H', 0), ('W', 1))
+    >>> parse_ref_string("H*W+1"), parse_ref_string(" W - 1 ")
+    ((('H', 0), ('W', 1)), (('W', -1),))
+
+    Linear in the length of ``text``, which may hold at most :data:`MAX_AXIS_REF_LENGTH`
+    characters (whitespace around names and signs included).
     """
     if not isinstance(text, str):
         raise AxisError(f'axis reference "{text!r}" is invalid; expected a string such as "W-1"')
+    if len(text) > MAX_AXIS_REF_LENGTH:
+        raise AxisError(
+            f'axis reference "{show_text(text)}" is too long; expected at most '
+            f"{MAX_AXIS_REF_LENGTH} characters"
+        )
     out: list[tuple[str, int]] = []
     for part in text.split("*"):
-        m = _REF_PART.match(part)
+        m = _REF_PART.fullmatch(part.strip())
         if not m:
             raise AxisError(
                 f'axis reference "{text}" is invalid; expected a name with an optional dual '
@@ -471,7 +507,7 @@ def parse_ref_string(text: str) -> tuple[tuple[str, int], ...]:
             )
         name, sign, digits = m.groups()
         level = 0 if sign is None else int(digits) * (1 if sign == "+" else -1)
-        out.append((name, level))
+        out.append((name, _int_level(level, name)))
     return tuple(out)
 
 

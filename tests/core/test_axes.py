@@ -251,3 +251,93 @@ def test_reference_from_a_name_and_parse_without_declarations() -> None:
     assert str(r) == "W-1"
     assert r.length is None
     assert AxisRef.parse("W+1") == AxisRef(Axis("W"), 1)
+
+
+# -- bounds (issue 13, findings 1 and 8) -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: parse_ref_string("A" + " " * 40000 + "!"),
+            f'axis reference "A{" " * 39}... (40002 characters)" is too long; expected at most '
+            "1024 characters",
+        ),
+        (
+            lambda: Axis("A" * 129, 2),
+            f'axis name "{"A" * 40}... (129 characters)" is too long; expected at most 128 '
+            "characters",
+        ),
+        (
+            lambda: Axis("H", 2**63),
+            'axis "H" has length "9223372036854775808"; expected at most 9223372036854775807',
+        ),
+        (
+            lambda: Axis("H", 10**5000),
+            'axis "H" has length "1000000000000... (5001 digits)"; expected at most '
+            "9223372036854775807",
+        ),
+        (
+            lambda: parse_ref_string("W+9223372036854775808"),
+            'dual level "9223372036854775808" for axis "W" is out of range; expected an integer '
+            "from -9223372036854775808 to 9223372036854775807",
+        ),
+        (
+            lambda: (W - 2**62) - (2**62 + 1),
+            'dual level "-9223372036854775809" for axis "W" is out of range; expected an '
+            "integer from -9223372036854775808 to 9223372036854775807",
+        ),
+    ],
+    ids=["ref-40000-spaces", "name-129", "length-2**63", "length-5001-digits", "level", "shift"],
+)
+def test_bounds_refuse_before_work(make: object, message: str) -> None:
+    with pytest.raises(AxisError) as e:
+        make()  # type: ignore[operator]
+    assert str(e.value) == message
+
+
+def test_the_largest_values_are_accepted() -> None:
+    # the bounds are inclusive: a 128-character name, an int64 length and level, 1024 characters
+    name = "A" * 128
+    assert Axis(name, 2**63 - 1).length == 2**63 - 1
+    assert parse_ref_string("W-9223372036854775808") == (("W", -(2**63)),)
+    text = "H" + " " * 999 + "*" + " " * 20 + "W-1"
+    assert len(text) == 1024
+    assert parse_ref_string(text) == (("H", 0), ("W", -1))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A" + " " * 1022 + "!",
+        "A " + "- " * 510 + "!",
+        "A" * 1023 + "!",
+        "A -" + " " * 1000 + "1x",
+    ],
+    ids=["spaces", "signs", "name", "level-spaces"],
+)
+def test_invalid_references_up_to_the_bound_are_named(text: str) -> None:
+    # the shapes that made the old pattern backtrack, at the longest length allowed
+    with pytest.raises(AxisError) as e:
+        parse_ref_string(text)
+    assert str(e.value).startswith(f'axis reference "{text}" is invalid; expected a name')
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "text",
+    [
+        "A" + " " * 10**6 + "!",
+        "A" * 10**6 + "!",
+        "A" + " " * 10**6 + "-" + " " * 10**6 + "1" * 10**6 + "!",
+    ],
+    ids=["spaces", "name", "level"],
+)
+def test_the_reference_pattern_is_linear(text: str) -> None:
+    # bound on work, not a timing assertion: a million characters take milliseconds in one
+    # pass, while the old pattern's quadratic backtracking (3.5 s for 40,000 spaces) would run
+    # for hours and hit the timeout
+    from geon.core.axes import _REF_PART
+
+    assert _REF_PART.fullmatch(text.strip()) is None

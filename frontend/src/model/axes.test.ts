@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import cases from "../../../tests/core/axis_cases.json";
-import { canonical, deriveSelections, deriveSignature, inferAxes, MIRRORED, parseRef, pyRepr, type AxisDecl } from "./axes";
+import { canonical, deriveSelections, deriveSignature, inferAxes, MAX_AXIS_REF_LENGTH, MIRRORED, parseRef, pyRepr, type AxisDecl } from "./axes";
 import { CATALOGUE, searchKernels } from "./catalogue";
 
 interface Case {
@@ -73,6 +73,32 @@ describe("references", () => {
 
   it("refuses a bad reference, naming it", () => {
     expect(() => parseRef("1W")).toThrow('axis reference "1W" is invalid; expected a name with an optional dual level, e.g. "W", "W-1", "W+1", or a composite "H*W"');
+  });
+
+  it("refuses a reference longer than the schema allows, without scanning it (issue 13)", () => {
+    // 40,000 spaces took the old pattern 0.4 s per 20,000; now the length is checked first
+    expect(() => parseRef("A" + " ".repeat(40000) + "!")).toThrow(
+      `axis reference "A${" ".repeat(39)}... (40002 characters)" is too long; expected at most ${MAX_AXIS_REF_LENGTH} characters`,
+    );
+  });
+
+  it.each([
+    ["the longest reference", "A" + " ".repeat(MAX_AXIS_REF_LENGTH - 2) + "!"],
+    ["spaces between the parts of a level", "A " + "- ".repeat(500) + "!"],
+  ])("reads %s in one pass and names it when it is invalid", (_label, text) => {
+    expect(() => parseRef(text)).toThrow(`axis reference "${text}" is invalid; expected a name with an optional dual level`);
+  });
+
+  it("reads spaces around a name and its level, as the server does", () => {
+    expect(parseRef("  W  -  1 * H ")).toEqual([{ name: "W", level: -1 }, { name: "H", level: 0 }]);
+  });
+
+  it("refuses a dual level outside int64, as the server does", () => {
+    expect(parseRef("W-9223372036854775808")).toEqual([{ name: "W", level: -9223372036854775808 }]);
+    expect(() => parseRef("W+9223372036854775808")).toThrow(
+      'dual level "9223372036854775808" for axis "W" is out of range; expected an integer from -9223372036854775808 to 9223372036854775807',
+    );
+    expect(() => parseRef("W+" + "9".repeat(30))).toThrow('dual level "9999999999999... (30 digits)" for axis "W"');
   });
 
   it("quotes values as the server's messages do", () => {
