@@ -105,6 +105,14 @@ ODD_VALUES = st.sampled_from(
         10**20,
         -(10**20),
         1e300,
+        2**63 - 1,
+        2**63,
+        -(2**63),
+        -(2**63) - 1,
+        "H" * 1025,
+        "H" * 129,
+        {f"m{i}": 1 for i in range(17)},
+        {"x": 65537},
     ]
 )
 
@@ -202,8 +210,68 @@ def test_compiled_validator_accepts_integral_floats_and_rejects_booleans() -> No
             {"kernel": ""},
             [(".kernel", 'value "" is shorter than 1; expected at least 1 characters')],
         ),
+        (
+            "Tensor",
+            {"dtype": "int8", "range": {"start": [-(2**63) - 1], "end": [10**4000]}},
+            [
+                (
+                    ".range.end[0]",
+                    'value "1000000000000... (4001 digits)" is more than 9223372036854775807; '
+                    "expected at most 9223372036854775807",
+                ),
+                (
+                    ".range.start[0]",
+                    'value "-9223372036854775809" is less than -9223372036854775808; expected '
+                    "at least -9223372036854775808",
+                ),
+            ],
+        ),
+        (
+            "TensorAxes",
+            {"axes": ["A" + " " * 40000 + "!"]},
+            [
+                (
+                    ".axes[0]",
+                    f'value "A{" " * 59}..." has 40002 characters; expected at most 1024',
+                )
+            ],
+        ),
+        (
+            "Axis",
+            {"name": "A" * 129, "length": 2**63},
+            [
+                (
+                    ".length",
+                    'value "9223372036854775808" is more than 9223372036854775807; expected at '
+                    "most 9223372036854775807",
+                ),
+                (".name", f'value "{"A" * 60}..." has 129 characters; expected at most 128'),
+            ],
+        ),
+        (
+            "Mesh",
+            {"name": "m", "axes": {f"m{i}": 2 for i in range(17)}},
+            [(".axes", "has 17 fields; expected at most 16")],
+        ),
+        (
+            "Mesh",
+            {"name": "m", "axes": {"x": 10**12}},
+            [(".axes.x", 'value "1000000000000" is more than 65536; expected at most 65536')],
+        ),
     ],
-    ids=["required", "type", "uuid", "max-items", "closed-and-minimum", "min-length"],
+    ids=[
+        "required",
+        "type",
+        "uuid",
+        "max-items",
+        "closed-and-minimum",
+        "min-length",
+        "int64",
+        "reference-length",
+        "axis-name-and-length",
+        "mesh-axes",
+        "mesh-size",
+    ],
 )
 def test_detailed_errors_name_the_value(
     name: str, value: Any, messages: list[tuple[str, str]]
@@ -223,3 +291,53 @@ def test_unknown_schema_name() -> None:
     with pytest.raises(KeyError) as info:
         schemas.load("Nope")
     assert 'schema "Nope" does not exist' in str(info.value)
+
+
+def test_the_schemas_bounds_are_the_limits_of_the_core() -> None:
+    # the JSON files cannot import Python: this keeps their numbers equal to geon.core.limits
+    from geon.core import limits
+
+    defs = schemas.load("common")["$defs"]
+    for vector in ("intVector", "sizeVector", "shapeVector"):
+        assert defs[vector]["items"]["maximum"] == limits.INT64_MAX
+    assert defs["intVector"]["items"]["minimum"] == limits.INT64_MIN
+    assert defs["axisName"]["maxLength"] == limits.MAX_AXIS_NAME_LENGTH
+    assert defs["axisRef"]["maxLength"] == limits.MAX_AXIS_REF_LENGTH
+    length = schemas.load("Axis")["properties"]["length"]
+    assert (length["minimum"], length["maximum"]) == (limits.INT64_MIN, limits.INT64_MAX)
+    mesh = schemas.load("Mesh")["properties"]["axes"]
+    assert mesh["maxProperties"] == limits.MAX_MESH_AXES
+    assert mesh["additionalProperties"]["maximum"] == limits.MAX_MESH_DEVICES
+
+
+def _integer_schemas(node: Any, path: str) -> list[str]:
+    """The paths of the schemas that accept integers and carry no maximum."""
+    found = []
+    if isinstance(node, dict):
+        kinds = node.get("type")
+        kinds = kinds if isinstance(kinds, list) else [kinds]
+        if "integer" in kinds and "maximum" not in node:
+            found.append(path)
+        for key, sub in node.items():
+            found += _integer_schemas(sub, f"{path}/{key}")
+    elif isinstance(node, list):
+        for i, sub in enumerate(node):
+            found += _integer_schemas(sub, f"{path}/{i}")
+    return found
+
+
+def test_every_integer_in_every_schema_is_bounded() -> None:
+    assert [p for n in schemas.SCHEMA_NAMES for p in _integer_schemas(schemas.load(n), n)] == []
+
+
+def test_an_integer_too_long_to_print_is_reported_not_raised() -> None:
+    # Python refuses to print integers of over 4300 digits (json.loads refuses to read them),
+    # and jsonschema prints the value it reports: a document built in Python still gets an answer
+    value = {"dtype": "int8", "range": {"start": [0], "end": [10**5000]}}
+    assert schemas.validator("Tensor")(value) is False
+    [violation] = schemas.errors_for("Tensor", value)
+    assert (violation.path, violation.message) == (
+        "",
+        "value holds an integer of over 4300 digits; expected integers from "
+        "-9223372036854775808 to 9223372036854775807",
+    )

@@ -14,6 +14,11 @@ axis length of 0 is ``AxisDeclarations``, a range with start > end is reported b
 fields beyond the ones listed (extensions are kept and round-trip), while ranges, selections,
 IPFs and geon's tags are closed so that a misspelt key is caught.
 
+Sizes are bounded so that no document asks for unbounded work (:mod:`geon.core.limits`): every
+integer is a signed 64-bit integer, an axis name holds at most 128 characters and an axis
+reference at most 1024, and a mesh has at most 16 axes of at most 65,536 devices each. A test
+keeps these numbers equal to the constants of :mod:`geon.core.limits`.
+
 Each schema file has ``$id`` ``urn:geon:2026-11:schemas/<Name>.json`` and shared pieces live in
 ``common.json``. Validation runs in two steps: a validator compiled from the schema into plain
 Python closures answers "valid or not" quickly (this is what runs on every keystroke); only for an
@@ -33,6 +38,7 @@ from typing import Any
 
 from geon.core.errors import GeonError
 from geon.core.graph import NODE_TYPES, TAG_TYPES
+from geon.core.limits import INT64_MAX, INT64_MIN, show_int
 
 __all__ = [
     "SCHEMA_NAMES",
@@ -127,6 +133,8 @@ _SUPPORTED = {
     "minimum",
     "maximum",
     "minLength",
+    "maxLength",
+    "maxProperties",
     "pattern",
     "enum",
     "const",
@@ -222,6 +230,10 @@ class _Codegen:
             out.append(
                 f"{pad}if {guard('string')}len({v}) < {int(schema['minLength'])}: return False"
             )
+        if "maxLength" in schema:
+            out.append(
+                f"{pad}if {guard('string')}len({v}) > {int(schema['maxLength'])}: return False"
+            )
         if "pattern" in schema:
             # a string that matched once is remembered (ids recur in every selection)
             c = self.const(re.compile(schema["pattern"]))
@@ -236,6 +248,10 @@ class _Codegen:
         if "maxItems" in schema:
             out.append(
                 f"{pad}if {guard('array')}len({v}) > {int(schema['maxItems'])}: return False"
+            )
+        if "maxProperties" in schema:
+            out.append(
+                f"{pad}if {guard('object')}len({v}) > {int(schema['maxProperties'])}: return False"
             )
         required = list(schema.get("required", ()))
         for key in required:
@@ -276,11 +292,14 @@ class _Codegen:
                 if _int_items(schema["items"]):
                     # the common case, all plain ints, at C speed; floats and the rest loop
                     floor = schema["items"].get("minimum")
+                    ceiling = schema["items"].get("maximum")
                     fast = f"{pad}if {guard('array')}_INTS.issuperset(map(type, {v})):"
                     out.append(fast)
                     if floor is not None:
                         out.append(f"{pad}    if {v} and min({v}) < {floor!r}: return False")
-                    else:
+                    if ceiling is not None:
+                        out.append(f"{pad}    if {v} and max({v}) > {ceiling!r}: return False")
+                    if floor is None and ceiling is None:
                         out.append(f"{pad}    pass")
                     out.append(f"{pad}elif {guard('array')}True:")
                 else:
@@ -296,11 +315,12 @@ _REMEMBERED = 65536
 
 
 def _int_items(schema: Any) -> bool:
-    """Whether an ``items`` schema is ``{"type": "integer"}``, with at most a ``minimum``."""
+    """Whether an ``items`` schema is ``{"type": "integer"}``, with at most a ``minimum`` and a
+    ``maximum``."""
     return (
         isinstance(schema, dict)
         and schema.get("type") == "integer"
-        and set(schema) <= {"type", "minimum"}
+        and set(schema) <= {"type", "minimum", "maximum"}
     )
 
 
@@ -403,6 +423,8 @@ def _json_type(value: Any) -> str:
 
 
 def _show(value: Any) -> str:
+    if type(value) is int:  # an integer of over 4300 digits cannot be printed whole
+        return f'"{show_int(value)}"'
     try:
         text = value if isinstance(value, str) else json.dumps(value)
     except (TypeError, ValueError):
@@ -429,6 +451,10 @@ def _message(error: Any) -> str:
         return f"value {_show(value)} is more than {want}; expected at most {want}"
     if kind == "minLength":
         return f"value {_show(value)} is shorter than {want}; expected at least {want} characters"
+    if kind == "maxLength":
+        return f"value {_show(value)} has {len(value)} characters; expected at most {want}"
+    if kind == "maxProperties":
+        return f"has {len(value)} fields; expected at most {want}"
     if kind == "pattern":
         if "[0-9a-fA-F]{8}" in str(want):
             return (
@@ -450,13 +476,21 @@ def _message(error: Any) -> str:
     return text if len(text) <= 200 else text[:197] + "..."
 
 
+_TOO_LONG_TO_PRINT = (
+    f"value holds an integer of over 4300 digits; expected integers from {INT64_MIN} to {INT64_MAX}"
+)
+
+
 def errors_for(name: str, instance: Any) -> list[SchemaViolation]:
     """Every error of ``instance`` against schema ``name``, found by the reference implementation,
     in a stable order (by path, then message)."""
-    found = [
-        SchemaViolation(_path(e.absolute_path), _message(e), e.instance)
-        for e in _reference_validator(name).iter_errors(instance)
-    ]
+    try:
+        found = [
+            SchemaViolation(_path(e.absolute_path), _message(e), e.instance)
+            for e in _reference_validator(name).iter_errors(instance)
+        ]
+    except ValueError:  # jsonschema prints the value: an integer of over 4300 digits cannot be
+        found = [SchemaViolation("", _TOO_LONG_TO_PRINT, instance)]
     return sorted(found, key=lambda v: (v.path, v.message))
 
 
