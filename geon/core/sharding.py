@@ -23,6 +23,13 @@ Shards are cut with :meth:`geon.core.zspace.ZRange.split` (``parts``, ``chunk`` 
 one dim) or :meth:`~geon.core.zspace.ZRange.split_grid` (``grid``: several dims at once). A dim is
 an index dim number or, when the operation has ``IndexAxes``, an index axis name such as ``"H"``.
 
+Bounds (:mod:`geon.core.limits`), each checked before any shard is built: at most
+:data:`~geon.core.limits.MAX_PIECES` shards per operation (``limit`` lowers it: an edit passes
+what is left of its op budget), no more parts than a split dim has index points (the refusal
+counts the empty shards rather than building them), and meshes of at most
+:data:`~geon.core.limits.MAX_MESH_AXES` axes and :data:`~geon.core.limits.MAX_MESH_DEVICES`
+devices.
+
 Placement: with ``mesh`` (the id of a Mesh node) every Application gets a ``Placement`` tag. With
 ``over`` (index dim -> mesh axis) each listed dim is split into as many parts as its mesh axis has
 devices and a shard's coordinate on that mesh axis is its part number (mesh axes not listed get
@@ -58,7 +65,7 @@ from dataclasses import dataclass
 from typing import Any, NamedTuple
 
 from geon.core.constraints import index_range, is_well_formed, parse_range
-from geon.core.errors import DocumentError, GeonError, SplitError
+from geon.core.errors import DocumentError, GeonError, LimitError, SplitError
 from geon.core.graph import (
     APPLICATION,
     INDEX_AXES,
@@ -72,6 +79,7 @@ from geon.core.graph import (
     Graph,
     Node,
 )
+from geon.core.limits import MAX_MESH_AXES, MAX_MESH_DEVICES, MAX_PIECES, show_int
 from geon.core.zspace import IPF, ZRange, union_size
 
 __all__ = [
@@ -126,10 +134,18 @@ class Mesh:
 
     @classmethod
     def from_node(cls, node: Node) -> Mesh:
+        """The mesh of a Mesh node; :class:`DocumentError` naming the bad size, or
+        :class:`LimitError` when it has more than :data:`~geon.core.limits.MAX_MESH_AXES` axes
+        or :data:`~geon.core.limits.MAX_MESH_DEVICES` devices."""
         axes = node.body.get("axes")
         if node.type != MESH or not isinstance(axes, dict):
             raise DocumentError(f"node {_q(node.id)} is not a Mesh node; expected a Mesh")
+        if len(axes) > MAX_MESH_AXES:
+            raise LimitError(
+                f"mesh {_q(node.id)} has {len(axes)} axes; expected at most {MAX_MESH_AXES}"
+            )
         sizes = []
+        devices = 1
         for name, size in axes.items():
             if isinstance(size, bool) or not isinstance(size, int) or size < 1:
                 raise DocumentError(
@@ -137,6 +153,13 @@ class Mesh:
                     "expected an integer >= 1"
                 )
             sizes.append((name, size))
+            devices *= size
+        if devices > MAX_MESH_DEVICES:
+            shape = " x ".join(f"{name}={show_int(size)}" for name, size in sizes)
+            raise LimitError(
+                f"mesh {_q(node.id)} has {show_int(devices)} devices ({shape}); expected at "
+                f"most {MAX_MESH_DEVICES}"
+            )
         return cls(node.id, str(node.body.get("name", "")), tuple(sizes))
 
     @property
@@ -187,13 +210,18 @@ def _index_axes(op: Node) -> list[str]:
     return [a for a in axes if isinstance(a, str)] if isinstance(axes, list) else []
 
 
+_DIM_DIGITS = 18
+"""Digits of a dim number given as text (longer is no dim: ranks are at most 64)."""
+
+
 def resolve_dim(op: Node, dim: int | str, rank: int) -> int:
     """An index dim given as a number (``1``, ``"1"``) or an index axis name (``"H"``).
 
     Raises :class:`SplitError` naming the dim and what would be valid.
     """
     names = _index_axes(op)
-    if isinstance(dim, str) and dim.strip().lstrip("-").isdigit():
+    digits = dim.strip().lstrip("-") if isinstance(dim, str) else ""
+    if digits.isascii() and digits.isdigit() and len(digits) <= _DIM_DIGITS:
         dim = int(dim)
     if isinstance(dim, int) and not isinstance(dim, bool):
         if 0 <= dim < rank:
@@ -226,9 +254,11 @@ def shard_ranges(
     chunk: int | None = None,
     sizes: Sequence[int] | None = None,
     grid: Mapping[int, int] | None = None,
+    limit: int = MAX_PIECES,
 ) -> tuple[ZRange, ...]:
     """The shards of an index range: along ``dim`` (by ``parts``, ``chunk`` or ``sizes``) or a
-    ``grid`` (dim -> parts). Refuses shards that would be empty.
+    ``grid`` (dim -> parts). Refuses shards that would be empty, and more than ``limit``
+    shards (:class:`~geon.core.errors.LimitError`), before building any.
 
     >>> [str(r) for r in shard_ranges(ZRange([0, 0], [4, 6]), grid={0: 2, 1: 3})]
     ['[0:2, 0:2]', '[0:2, 2:4]', '[0:2, 4:6]', '[2:4, 0:2]', '[2:4, 2:4]', '[2:4, 4:6]']
@@ -238,18 +268,51 @@ def shard_ranges(
             raise SplitError(
                 "a grid split takes no dim, parts, chunk or sizes; give one or the other"
             )
-        shards = op_range.split_grid(parts=grid)
+        _refuse_empty_parts(op_range, grid)
+        shards = op_range.split_grid(parts=grid, limit=limit)
     else:
         if dim is None:
             raise SplitError("a split needs a dim (or a grid); none was given")
-        shards = op_range.split(dim, parts=parts, chunk=chunk, sizes=sizes)
+        if parts is not None:
+            _refuse_empty_parts(op_range, {dim: parts})
+        shards = op_range.split(dim, parts=parts, chunk=chunk, sizes=sizes, limit=limit)
     empty = [str(s) for s in shards if s.is_empty]
     if empty and not op_range.is_empty:
-        raise SplitError(
-            f"splitting {op_range} gives {len(empty)} empty shards (such as {empty[0]}); "
-            "expected fewer parts than index points in the split dims"
-        )
+        _empty_shards(op_range, len(empty), empty[0])
     return shards
+
+
+def _empty_shards(op_range: ZRange, count: int, first: object) -> None:
+    raise SplitError(
+        f"splitting {op_range} gives {show_int(count)} empty shards (such as {first}); "
+        "expected fewer parts than index points in the split dims"
+    )
+
+
+def _refuse_empty_parts(op_range: ZRange, parts: Mapping[int, int]) -> None:
+    """Refuse a split into more parts than a dim has index points, before building anything:
+    the message names the shards it would leave empty, as :func:`shard_ranges` does for
+    ``sizes`` with zeros. Bad dims and parts are left to :meth:`ZRange.split_count`."""
+    if op_range.is_empty:
+        return
+    valid = {}
+    for d, p in parts.items():
+        if isinstance(d, int) and 0 <= d < op_range.rank and isinstance(p, int) and p >= 1:
+            valid[d] = p
+    over = [d for d in sorted(valid) if valid[d] > op_range.shape[d]]
+    if not over or len(valid) != len(parts):
+        return
+    total = kept = 1
+    for d, p in valid.items():
+        total *= p
+        kept *= min(p, op_range.shape[d])
+    # the first empty shard in row-major order: the first piece of every split dim but the
+    # last one that runs out of points, which is at its first empty piece (at its end)
+    start, end = list(op_range.start), list(op_range.end)
+    for d in sorted(valid):
+        end[d] = start[d] + -(-op_range.shape[d] // valid[d])
+    start[over[-1]] = end[over[-1]] = op_range.end[over[-1]]
+    _empty_shards(op_range, total - kept, ZRange._raw(tuple(start), tuple(end)))
 
 
 def shard_edits(
@@ -355,11 +418,13 @@ def shard(
     mesh: str | None = None,
     over: Mapping[int | str, str] | None = None,
     new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    limit: int = MAX_PIECES,
 ) -> list[Change]:
     """Shard operation ``op_id`` and replace its Applications (one atomic edit of ``graph``).
 
     Raises :class:`SplitError` or :class:`DocumentError` (and changes nothing) when the request
-    cannot be met.
+    cannot be met, and :class:`LimitError` when it would make more than ``limit`` shards or the
+    mesh is too large; every refusal comes before any shard is built.
     """
     op = _operation(graph, op_id)
     irange = index_range(graph.index, op)
@@ -392,7 +457,7 @@ def shard(
                 )
             dims[resolve_dim(op, d, irange.rank)] = axis
         order = sorted(dims)
-        shards = shard_ranges(irange, grid={d: sizes_by_axis[dims[d]] for d in order})
+        shards = shard_ranges(irange, grid={d: sizes_by_axis[dims[d]] for d in order}, limit=limit)
         coords = []
         counts = [sizes_by_axis[dims[d]] for d in order]
         for n in range(len(shards)):
@@ -410,7 +475,13 @@ def shard(
         )
         one_dim = resolve_dim(op, dim, irange.rank) if dim is not None else None
         shards = shard_ranges(
-            irange, dim=one_dim, parts=parts, chunk=chunk, sizes=sizes, grid=grid_dims
+            irange,
+            dim=one_dim,
+            parts=parts,
+            chunk=chunk,
+            sizes=sizes,
+            grid=grid_dims,
+            limit=limit,
         )
         if mesh_obj is not None:
             if len(shards) > mesh_obj.size:

@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from operator import add, eq, ge, le
 from typing import Any, overload
 
-from geon.core.errors import ShapeError, SplitError
+from geon.core.errors import LimitError, ShapeError, SplitError
+from geon.core.limits import INT64_MAX, INT64_MIN, MAX_PIECES, show_int
 
 __all__ = ["IPF", "ZAffineMap", "ZPoint", "ZRange", "bounding_range", "split_grid", "union_size"]
 
@@ -34,6 +35,11 @@ def _ints(values: Iterable[Any], what: str) -> tuple[int, ...]:
     for v in values:
         if isinstance(v, bool) or not isinstance(v, int):
             raise ShapeError(f'{what} has entry "{v!r}"; expected integers')
+        if not INT64_MIN <= v <= INT64_MAX:
+            raise ShapeError(
+                f'{what} has entry "{show_int(v)}"; expected integers from {INT64_MIN} to '
+                f"{INT64_MAX}"
+            )
         out.append(int(v))
     return tuple(out)
 
@@ -264,6 +270,7 @@ class ZRange:
         chunk: int | None = None,
         sizes: Sequence[int] | None = None,
         parts: int | None = None,
+        limit: int = MAX_PIECES,
     ) -> tuple[ZRange, ...]:
         """Cut along ``dim`` into contiguous pieces, in order. Exactly one of:
 
@@ -275,6 +282,45 @@ class ZRange:
 
         >>> [str(p) for p in ZRange([0], [10]).split(0, parts=3)]
         ['[0:4]', '[4:7]', '[7:10]']
+
+        At most ``limit`` pieces (:data:`~geon.core.limits.MAX_PIECES` unless given): more is
+        a :class:`~geon.core.errors.LimitError`, raised before any piece is built.
+        """
+        count = self.split_count(dim, chunk=chunk, sizes=sizes, parts=parts)
+        _check_pieces(count, limit, f"splitting {self} along dim {dim}")
+        length = self.end[dim] - self.start[dim]
+        if chunk is not None:
+            if length == 0:
+                return (self,)
+            widths = [min(chunk, length - a) for a in range(0, length, chunk)]
+        elif parts is not None:
+            base, extra = divmod(length, parts)
+            widths = [base + 1] * extra + [base] * (parts - extra)
+        else:
+            assert sizes is not None
+            widths = list(sizes)
+        out = []
+        pos = self.start[dim]
+        for w in widths:
+            start = (*self.start[:dim], pos, *self.start[dim + 1 :])
+            end = (*self.end[:dim], pos + w, *self.end[dim + 1 :])
+            out.append(ZRange._raw(start, end))
+            pos += w
+        return tuple(out)
+
+    def split_count(
+        self,
+        dim: int,
+        *,
+        chunk: int | None = None,
+        sizes: Sequence[int] | None = None,
+        parts: int | None = None,
+    ) -> int:
+        """How many pieces :meth:`split` gives, without building them; raises the same
+        :class:`~geon.core.errors.SplitError` for a bad request.
+
+        >>> ZRange([0], [10**15]).split_count(0, chunk=1)
+        1000000000000000
         """
         given = [
             n for n, v in (("chunk", chunk), ("sizes", sizes), ("parts", parts)) if v is not None
@@ -292,37 +338,26 @@ class ZRange:
                     f'chunk "{chunk}" for dim {dim} of length {length} is invalid; '
                     "expected an integer >= 1"
                 )
-            if length == 0:
-                return (self,)
-            widths = [min(chunk, length - a) for a in range(0, length, chunk)]
-        elif parts is not None:
+            return max(1, -(-length // chunk))
+        if parts is not None:
             if isinstance(parts, bool) or not isinstance(parts, int) or parts < 1:
                 raise SplitError(
                     f'parts "{parts}" for dim {dim} of length {length} is invalid; '
                     "expected an integer >= 1"
                 )
-            base, extra = divmod(length, parts)
-            widths = [base + 1] * extra + [base] * (parts - extra)
-        else:
-            assert sizes is not None
-            widths = list(sizes)
-            if any(isinstance(w, bool) or not isinstance(w, int) or w < 0 for w in widths):
-                raise SplitError(
-                    f'sizes "{_fmt(widths)}" for dim {dim} are invalid; expected integers >= 0'
-                )
-            if sum(widths) != length:
-                raise SplitError(
-                    f'sizes "{_fmt(widths)}" for dim {dim} sum to {sum(widths)}; expected them '
-                    f"to sum to the length {length} of {self}"
-                )
-        out = []
-        pos = self.start[dim]
-        for w in widths:
-            start = (*self.start[:dim], pos, *self.start[dim + 1 :])
-            end = (*self.end[:dim], pos + w, *self.end[dim + 1 :])
-            out.append(ZRange._raw(start, end))
-            pos += w
-        return tuple(out)
+            return parts
+        assert sizes is not None
+        widths = list(sizes)
+        if any(isinstance(w, bool) or not isinstance(w, int) or w < 0 for w in widths):
+            raise SplitError(
+                f'sizes "{_fmt(widths)}" for dim {dim} are invalid; expected integers >= 0'
+            )
+        if sum(widths) != length:
+            raise SplitError(
+                f'sizes "{_fmt(widths)}" for dim {dim} sum to {sum(widths)}; expected them '
+                f"to sum to the length {length} of {self}"
+            )
+        return len(widths)
 
     def split_grid(
         self,
@@ -330,18 +365,26 @@ class ZRange:
         parts: Mapping[int, int] | None = None,
         chunks: Mapping[int, int] | None = None,
         sizes: Mapping[int, Sequence[int]] | None = None,
+        limit: int = MAX_PIECES,
     ) -> tuple[ZRange, ...]:
         """Split several dims at once; the pieces come in row-major order of the split dims.
 
         >>> [str(p) for p in ZRange([0, 0], [4, 4]).split_grid(parts={0: 2, 1: 2})]
         ['[0:2, 0:2]', '[0:2, 2:4]', '[2:4, 0:2]', '[2:4, 2:4]']
+
+        At most ``limit`` pieces in all, as for :meth:`split`.
         """
-        return split_grid(self, parts=parts, chunks=chunks, sizes=sizes)
+        return split_grid(self, parts=parts, chunks=chunks, sizes=sizes, limit=limit)
 
 
 _new = object.__new__
 _set_start = ZRange.__dict__["start"].__set__  # the slot descriptors: faster than setattr
 _set_end = ZRange.__dict__["end"].__set__
+
+
+def _check_pieces(count: int, limit: int, what: str) -> None:
+    if count > limit:
+        raise LimitError(f"{what} gives {show_int(count)} pieces; expected at most {limit}")
 
 
 def split_grid(
@@ -350,16 +393,21 @@ def split_grid(
     parts: Mapping[int, int] | None = None,
     chunks: Mapping[int, int] | None = None,
     sizes: Mapping[int, Sequence[int]] | None = None,
+    limit: int = MAX_PIECES,
 ) -> tuple[ZRange, ...]:
     """See :meth:`ZRange.split_grid`."""
-    per_dim: dict[int, tuple[ZRange, ...]] = {}
+    requests: dict[int, dict[str, Any]] = {}
+    total = 1
     for kind, spec in (("parts", parts), ("chunk", chunks), ("sizes", sizes)):
         for dim, value in (spec or {}).items():
-            if dim in per_dim:
+            if dim in requests:
                 raise SplitError(f'dim "{dim}" is split twice; expected each dim at most once')
-            per_dim[dim] = r.split(dim, **{kind: value})  # type: ignore[arg-type]
-    if not per_dim:
+            requests[dim] = {kind: value}
+            total *= r.split_count(dim, **requests[dim])
+    _check_pieces(total, limit, f"splitting {r} along dims {_fmt(sorted(requests))}")
+    if not requests:
         return (r,)
+    per_dim = {dim: r.split(dim, **request) for dim, request in requests.items()}
     dims = sorted(per_dim)
     out = []
     for combo in itertools.product(*(per_dim[d] for d in dims)):

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from geon.core.constraints import check
-from geon.core.errors import DocumentError, GeonError, SplitError
+from geon.core.errors import DocumentError, GeonError, LimitError, SplitError
 from geon.core.graph import (
     APPLICATION,
     AXIS,
@@ -415,3 +415,167 @@ def test_resharding_rows_to_columns_is_an_all_to_all() -> None:
         ("[2:4, 0:3]", 48, D1, D0),
         ("[0:2, 3:6]", 48, D0, D1),
     ]
+
+
+# -- bounds (issue 13, finding 4): refused before any shard is built -------------------------
+
+BIG = 2**40
+"""An index length whose shards, one per point, would need terabytes."""
+
+
+def big_graph(mesh_axes: dict[str, int] | None = None) -> tuple[Graph, str]:
+    """y = x + x over one axis "N" of length 2**40 (nothing is allocated), with a Mesh."""
+    from geon import core as gc
+
+    n = gc.Axis("N", BIG)
+    x = gc.placeholder(axes=[n], name="x")
+    y = x + x
+    g = gc.graph([y])
+    g.add_node({"id": MESH_ID, "type": MESH, "body": {"name": "m", "axes": mesh_axes or {"x": 2}}})
+    return g, y.op_id
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("mesh_axes", "kwargs", "error", "message"),
+    [
+        (
+            None,
+            {"dim": "N", "parts": 10**12},
+            LimitError,
+            "splitting [0:1099511627776] along dim 0 gives 1000000000000 pieces; expected at "
+            "most 4096",
+        ),
+        (
+            None,
+            {"dim": "N", "chunk": 1},
+            LimitError,
+            "splitting [0:1099511627776] along dim 0 gives 1099511627776 pieces; expected at "
+            "most 4096",
+        ),
+        (
+            None,
+            {"dim": "N", "parts": 4097},
+            LimitError,
+            "splitting [0:1099511627776] along dim 0 gives 4097 pieces; expected at most 4096",
+        ),
+        (
+            None,
+            {"grid": {"N": 10**12}},
+            LimitError,
+            "splitting [0:1099511627776] along dims [0] gives 1000000000000 pieces; expected at "
+            "most 4096",
+        ),
+        (
+            {"x": 10**12},
+            {"mesh": MESH_ID, "over": {"N": "x"}},
+            LimitError,
+            f'mesh "{MESH_ID}" has 1000000000000 devices (x=1000000000000); expected at most 65536',
+        ),
+        (
+            {"x": 1024, "y": 1024},
+            {"mesh": MESH_ID, "dim": "N", "parts": 2},
+            LimitError,
+            f'mesh "{MESH_ID}" has 1048576 devices (x=1024 x y=1024); expected at most 65536',
+        ),
+        (
+            {f"a{i}": 1 for i in range(17)},
+            {"mesh": MESH_ID, "dim": "N", "parts": 2},
+            LimitError,
+            f'mesh "{MESH_ID}" has 17 axes; expected at most 16',
+        ),
+        (
+            {"x": 0},
+            {"mesh": MESH_ID, "dim": "N", "parts": 2},
+            DocumentError,
+            f'mesh "{MESH_ID}" axis "x" has size "0"; expected an integer >= 1',
+        ),
+    ],
+    ids=[
+        "parts-10**12",
+        "chunk-1",
+        "parts-4097",
+        "grid",
+        "mesh-axis-10**12",
+        "mesh-devices",
+        "mesh-axes",
+        "mesh-size-0",
+    ],
+)
+def test_huge_shardings_are_refused_before_building(
+    mesh_axes: dict[str, int] | None, kwargs: dict[str, Any], error: type, message: str
+) -> None:
+    # given an index space of 2**40 points, when asked for more shards than the bound, then
+    # the refusal names the count and the bound, and the document is unchanged (building 10**12
+    # shards first would exhaust memory, not answer)
+    g, op = big_graph(mesh_axes)
+    before = json.dumps(g.to_json())
+    with pytest.raises(error) as info:
+        shard(g, op, **kwargs)
+    assert str(info.value) == message
+    assert json.dumps(g.to_json()) == before
+
+
+def test_more_parts_than_points_is_refused_before_building(loom_doc: dict[str, Any]) -> None:
+    # the empty shards are counted, not built: 10**12 parts of 10 points
+    g = Graph.from_json(loom_doc)
+    with pytest.raises(SplitError) as info:
+        shard(g, OP, dim=0, parts=10**12)
+    assert str(info.value) == (
+        "splitting [0:10, 0:5] gives 999999999990 empty shards (such as [10:10, 0:5]); "
+        "expected fewer parts than index points in the split dims"
+    )
+    with pytest.raises(SplitError) as info:
+        shard(g, OP, grid={0: 10**12, 1: 10**12})
+    assert str(info.value) == (
+        "splitting [0:10, 0:5] gives 9999999999999... (24 digits) empty shards (such as "
+        "[0:1, 5:5]); expected fewer parts than index points in the split dims"
+    )
+
+
+def _built_empty_message(r: ZRange, grid: dict[int, int]) -> str | None:
+    """The message of the empty-shards refusal worked out from the built shards."""
+    shards = r.split_grid(parts=grid)
+    empty = [str(s) for s in shards if s.is_empty]
+    if not empty:
+        return None
+    return (
+        f"splitting {r} gives {len(empty)} empty shards (such as {empty[0]}); "
+        "expected fewer parts than index points in the split dims"
+    )
+
+
+@pytest.mark.parametrize("shape", [(3,), (2, 3), (3, 1, 2)], ids=["1d", "2d", "3d"])
+def test_counted_empty_shards_are_the_built_ones(shape: tuple[int, ...]) -> None:
+    # the refusal counts the empty shards and finds the first without building them: it says
+    # exactly what building them would (every grid of 1..5 parts over every set of dims)
+    r = ZRange([5] * len(shape), [5 + n for n in shape])
+    dims = range(len(shape))
+    for k in range(1, len(shape) + 1):
+        for chosen in itertools.combinations(dims, k):
+            for parts in itertools.product(range(1, 6), repeat=k):
+                grid = dict(zip(chosen, parts, strict=True))
+                try:
+                    shard_ranges(r, grid=grid)
+                    got = None
+                except SplitError as e:
+                    got = str(e)
+                assert got == _built_empty_message(r, grid), grid
+
+
+def test_a_lower_limit_is_honoured(loom_doc: dict[str, Any]) -> None:
+    g = Graph.from_json(loom_doc)
+    with pytest.raises(LimitError) as info:
+        shard(g, OP, dim=0, parts=5, limit=4)
+    assert str(info.value) == (
+        "splitting [0:10, 0:5] along dim 0 gives 5 pieces; expected at most 4"
+    )
+    shard(g, OP, dim=0, parts=4, limit=4, new_id=ids())
+    assert len(g.index.applications_of(OP)) == 4
+
+
+def test_a_dim_number_too_long_to_be_one_is_a_name(loom_doc: dict[str, Any]) -> None:
+    g = Graph.from_json(loom_doc)
+    with pytest.raises(SplitError) as info:
+        shard(g, OP, dim="1" * 5000, parts=2)
+    assert str(info.value).startswith(f'axis "{"1" * 5000}" cannot be resolved')

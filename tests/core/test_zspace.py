@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from geon.core.errors import ShapeError, SplitError
+from geon.core.errors import LimitError, ShapeError, SplitError
 from geon.core.zspace import IPF, ZAffineMap, ZPoint, ZRange, bounding_range, split_grid
 
 # -- strategies ------------------------------------------------------------------------------
@@ -397,3 +398,90 @@ def test_hull_is_apply_range_without_the_checks(data: st.DataObject) -> None:
     assert f.hull(r.start, r.end) == (image.start, image.end)
     identity = IPF.identity(r.rank)
     assert identity.hull(r.start, r.end) == (r.start, r.end)
+
+
+# -- bounds (issue 13, findings 4 and 8) -----------------------------------------------------
+
+
+LONG = ZRange([0], [2**40])
+"""A range whose pieces, one per point, would need terabytes."""
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    ("split", "message"),
+    [
+        (
+            lambda: LONG.split(0, parts=10**12),
+            "splitting [0:1099511627776] along dim 0 gives 1000000000000 pieces; expected at "
+            "most 4096",
+        ),
+        (
+            lambda: LONG.split(0, chunk=1),
+            "splitting [0:1099511627776] along dim 0 gives 1099511627776 pieces; expected at "
+            "most 4096",
+        ),
+        (
+            lambda: LONG.split(0, parts=5, limit=4),
+            "splitting [0:1099511627776] along dim 0 gives 5 pieces; expected at most 4",
+        ),
+        (
+            lambda: ZRange([0, 0], [2**40, 2**40]).split_grid(parts={0: 65}, chunks={1: 2**34}),
+            "splitting [0:1099511627776, 0:1099511627776] along dims [0, 1] gives 4160 pieces; "
+            "expected at most 4096",
+        ),
+    ],
+    ids=["parts", "chunk", "limit", "grid-product"],
+)
+def test_splits_beyond_the_limit_are_refused_before_building(
+    split: Callable[[], object], message: str
+) -> None:
+    with pytest.raises(LimitError) as info:
+        split()
+    assert str(info.value) == message
+
+
+def test_split_count_says_how_many_pieces_without_building_them() -> None:
+    r = ZRange([0, 0], [10**15, 3])
+    assert r.split_count(0, chunk=1) == 10**15
+    assert r.split_count(0, parts=7) == 7
+    assert r.split_count(1, sizes=[1, 0, 2]) == 3
+    assert ZRange([0], [0]).split_count(0, chunk=4) == 1
+    assert len(r.split(1, parts=4096)) == 4096  # the limit is inclusive
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (
+            lambda: ZRange([0], [2**63]),
+            'range end has entry "9223372036854775808"; expected integers from '
+            "-9223372036854775808 to 9223372036854775807",
+        ),
+        (
+            lambda: ZRange([-(10**5000)], [0]),
+            'range start has entry "-1000000000000... (5001 digits)"; expected integers from '
+            "-9223372036854775808 to 9223372036854775807",
+        ),
+        (
+            lambda: IPF([[2**64]], [0], [1]),
+            'projection row has entry "18446744073709551616"; expected integers from '
+            "-9223372036854775808 to 9223372036854775807",
+        ),
+        (
+            lambda: IPF([[1]], [0], [2**63]),
+            'shape has entry "9223372036854775808"; expected integers from '
+            "-9223372036854775808 to 9223372036854775807",
+        ),
+    ],
+    ids=["range-end", "range-start-5001-digits", "projection", "ipf-shape"],
+)
+def test_integers_outside_int64_are_refused(make: Callable[[], object], message: str) -> None:
+    with pytest.raises(ShapeError) as info:
+        make()
+    assert str(info.value) == message
+
+
+def test_int64_extremes_are_accepted() -> None:
+    r = ZRange([-(2**63)], [2**63 - 1])
+    assert r.shape == (2**64 - 1,)
