@@ -255,6 +255,11 @@ else:
         "store_processed": False,
         # Seconds between looks at the folders: also the latency of a run's first event.
         "polling_interval": 0.1,
+# Presence frames per second per connection (bursts of twice as many); what passes is merged
+# and relayed at most every 50 ms per client.
+GEON_WS_PRESENCE_PER_SECOND = env_int("GEON_WS_PRESENCE_PER_SECOND", 30, minimum=1)
+# The issues an `applied` or `snapshot` carries (errors first; `issueCounts` has the totals).
+GEON_WS_MAX_ISSUES = env_int("GEON_WS_MAX_ISSUES", 200, minimum=1)
     }
 CELERY_TASK_DEFAULT_QUEUE = env_str("GEON_CELERY_QUEUE", "geon")
 CELERY_TASK_IGNORE_RESULT = True  # results live in the Run rows, not in a result backend

@@ -6,7 +6,8 @@
 - ``GET /graphs/<id>/versions``, ``GET /graphs/<id>/versions/<n>``,
   ``GET /graphs/<id>/versions/<a>/diff/<b>``: node-level differences;
 - ``GET /graphs/<id>/export`` and ``POST /graphs/import``: LoomGraph JSON as it is;
-- ``GET /graphs/<id>/members``, ``PUT/DELETE /graphs/<id>/members/<username>`` (owners);
+- ``GET /graphs/<id>/members``, ``PUT/DELETE /graphs/<id>/members/<username>`` (role
+  ``owner``), ``POST /graphs/<id>/owner`` (the owner hands the graph over);
 - ``POST /validate``: check a posted document without storing it;
 - ``POST /tokens``: an API token for scripts (shown once).
 
@@ -17,10 +18,10 @@ from __future__ import annotations
 
 import uuid
 from datetime import datetime
-from typing import Any
+from typing import Annotated, Any
 
 from django.http import HttpRequest, JsonResponse
-from ninja import Body, Router, Schema, Status
+from ninja import Body, Path, Router, Schema, Status
 from pydantic import Field
 
 from geon.accounts.models import ApiToken
@@ -29,12 +30,19 @@ from geon.core.graph import Graph as Document
 from geon.graphs import services
 from geon.graphs.edits import diff
 from geon.graphs.models import Graph, GraphVersion, Membership
+from geon.graphs.protocol import INT64_MAX
 
 router = Router(tags=["graphs"])
 
 ERROR_STATUSES = (400, 401, 403, 404, 409, 413, 422)
 #: A parameter that is the whole JSON body (a LoomGraph document).
 RAW_BODY = Body(...)
+#: Version numbers: integers the database can hold (int64), 1 or more.
+Positive = Annotated[int, Field(ge=1, le=INT64_MAX)]
+#: Any integer the database can hold (int64); the service names what else is wrong with it.
+Int64 = Annotated[int, Field(ge=-INT64_MAX - 1, le=INT64_MAX)]
+#: A version number or plan id in a path (int64, 1 or more).
+PATH_NUMBER = Path(..., ge=1, le=INT64_MAX)
 
 
 class ApiErrorBody(Schema):
@@ -80,22 +88,30 @@ class GraphList(Schema):
 
 
 class GraphPatch(Schema):
-    baseVersion: int
+    baseVersion: Positive
     title: str | None = Field(default=None, max_length=200)
     document: dict[str, Any] | None = None
     message: str = Field(default="", max_length=500)
 
 
 class EditIn(Schema):
-    baseVersion: int
+    baseVersion: Positive
     ops: list[dict[str, Any]]
     message: str = Field(default="", max_length=500)
+
+
+class IssueCounts(Schema):
+    error: int
+    warning: int
 
 
 class EditOut(Schema):
     version: int
     ops: list[dict[str, Any]]
+    # at most GEON_WS_MAX_ISSUES, errors first (as the websocket's ``applied``); the counts
+    # are of all; ``GET /graphs/<id>`` has the whole list
     issues: list[dict[str, Any]]
+    issueCounts: IssueCounts
     author: str
 
 
@@ -139,6 +155,16 @@ class MemberList(Schema):
 
 class MemberIn(Schema):
     role: str
+
+
+class MemberSet(Schema):
+    user: str
+    role: str
+    status: str
+
+
+class OwnerIn(Schema):
+    username: str = Field(min_length=1, max_length=150)
 
 
 class ValidateOut(Schema):
@@ -234,7 +260,8 @@ def update_graph(request: HttpRequest, graph_id: str, payload: GraphPatch) -> di
 
 @router.delete("/graphs/{graph_id}", response=answers({204: None}))
 def delete_graph(request: HttpRequest, graph_id: str) -> Status[None]:
-    """Delete a graph with its versions, plans and runs (owners)."""
+    """Delete a graph with its versions, plans and runs: its owner only (403 for an owner
+    *member*). Its open websockets get ``error access_removed`` and close with 4404."""
     services.do_delete_graph(request.user, graph_id)
     return Status(204, None)
 
@@ -249,6 +276,7 @@ def edit_graph(request: HttpRequest, graph_id: str, payload: EditIn) -> dict[str
         "version": applied.version,
         "ops": applied.ops,
         "issues": applied.issues,
+        "issueCounts": applied.issue_counts,
         "author": applied.author,
     }
 
@@ -273,7 +301,7 @@ def list_versions(request: HttpRequest, graph_id: str) -> dict[str, Any]:
 
 
 @router.get("/graphs/{graph_id}/versions/{number}", response=answers({200: VersionOut}))
-def get_version(request: HttpRequest, graph_id: str, number: int) -> dict[str, Any]:
+def get_version(request: HttpRequest, graph_id: str, number: int = PATH_NUMBER) -> dict[str, Any]:
     """One version with its document."""
     graph = services.check_can_view(request.user, graph_id)
     version = services.version_of(graph, number)
@@ -281,7 +309,9 @@ def get_version(request: HttpRequest, graph_id: str, number: int) -> dict[str, A
 
 
 @router.get("/graphs/{graph_id}/versions/{base}/diff/{target}", response=answers({200: DiffOut}))
-def diff_versions(request: HttpRequest, graph_id: str, base: int, target: int) -> dict[str, Any]:
+def diff_versions(
+    request: HttpRequest, graph_id: str, base: int = PATH_NUMBER, target: int = PATH_NUMBER
+) -> dict[str, Any]:
     """The nodes added, removed and changed (with the fields) from ``base`` to ``target``."""
     graph = services.check_can_view(request.user, graph_id)
     old = Document.from_json(services.version_of(graph, base).document)
@@ -300,21 +330,39 @@ def list_members(request: HttpRequest, graph_id: str) -> dict[str, Any]:
     }
 
 
-@router.put("/graphs/{graph_id}/members/{username}", response=answers({200: MemberOut}))
+@router.put("/graphs/{graph_id}/members/{username}", response=answers({202: MemberSet}))
 def set_member(
     request: HttpRequest, graph_id: str, username: str, payload: MemberIn
-) -> dict[str, Any]:
-    """Give a user a role on the graph (owners)."""
+) -> Status[dict[str, Any]]:
+    """Give a user a role on the graph (role ``owner`` needed; the graph's owner cannot be
+    given one: 422).
+
+    The answer does not tell whether the username exists: it is 202 ``{"user", "role",
+    "status": "invited"}`` for an existing account (which gets the role at once, and its open
+    websockets an ``access`` message) and for a name nobody has (nothing is stored). The
+    members list shows who holds a role.
+    """
     graph, member, role = services.check_member(request.user, graph_id, username, payload.role)
     services.do_set_member(graph, member, role)
-    return {"user": member.get_username(), "role": role}
+    return Status(202, {"user": username, "role": role, "status": "invited"})
 
 
 @router.delete("/graphs/{graph_id}/members/{username}", response=answers({204: None}))
 def remove_member(request: HttpRequest, graph_id: str, username: str) -> Status[None]:
-    """Take a user's role away (owners)."""
+    """Take a member's role away (role ``owner`` needed); a name that is not a member's,
+    known or not, is 404. Their open websockets get ``error access_removed`` and close (4404).
+    """
     services.do_remove_member(request.user, graph_id, username)
     return Status(204, None)
+
+
+@router.post("/graphs/{graph_id}/owner", response=answers({200: MemberList}))
+def transfer_graph(request: HttpRequest, graph_id: str, payload: OwnerIn) -> dict[str, Any]:
+    """Hand the graph over to a member (its owner only; 403 for anyone else with a role): the
+    member becomes the owner and the old owner an ``editor`` member. A username that is not a
+    member's, known or not, is 404. Answers the new owner and members."""
+    services.do_transfer_graph(request.user, graph_id, payload.username)
+    return list_members(request, graph_id)
 
 
 # --- shard plans ------------------------------------------------------------------------------
@@ -322,7 +370,7 @@ def remove_member(request: HttpRequest, graph_id: str, username: str) -> Status[
 
 class MeshIn(Schema):
     name: str = ""
-    axes: dict[str, int]
+    axes: dict[str, Int64]
 
 
 class PlanIn(Schema):
@@ -352,7 +400,7 @@ class PlanList(Schema):
 
 
 class GenerateIn(Schema):
-    baseVersion: int
+    baseVersion: Positive
     # the ``id`` of the ``applied`` message the graph's websocket clients get, so the editor
     # that asked can tell the edit as its own (and make it one undo step)
     editId: str | None = Field(default=None, min_length=1, max_length=100)
@@ -361,6 +409,7 @@ class GenerateIn(Schema):
 class GenerateOut(Schema):
     version: int
     issues: list[dict[str, Any]]
+    issueCounts: IssueCounts
     plan: PlanOut
 
 
@@ -417,7 +466,7 @@ def create_plan(request: HttpRequest, graph_id: str, payload: PlanIn) -> Status[
 
 
 @router.get("/graphs/{graph_id}/plans/{plan_id}", response=answers({200: PlanOut}))
-def get_plan(request: HttpRequest, graph_id: str, plan_id: int) -> dict[str, Any]:
+def get_plan(request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER) -> dict[str, Any]:
     """One shard plan."""
     graph = services.check_can_view(request.user, graph_id)
     return plan_json(services.plan_of(graph, plan_id))
@@ -425,7 +474,7 @@ def get_plan(request: HttpRequest, graph_id: str, plan_id: int) -> dict[str, Any
 
 @router.patch("/graphs/{graph_id}/plans/{plan_id}", response=answers({200: PlanOut}))
 def update_plan(
-    request: HttpRequest, graph_id: str, plan_id: int, payload: PlanPatch
+    request: HttpRequest, graph_id: str, payload: PlanPatch, plan_id: int = PATH_NUMBER
 ) -> dict[str, Any]:
     """Change a plan's name, mesh or spec (editors)."""
     graph = services.check_can_edit(request.user, graph_id)
@@ -439,7 +488,7 @@ def update_plan(
 
 
 @router.delete("/graphs/{graph_id}/plans/{plan_id}", response=answers({204: None}))
-def delete_plan(request: HttpRequest, graph_id: str, plan_id: int) -> Status[None]:
+def delete_plan(request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER) -> Status[None]:
     """Delete a plan (editors); Applications it generated stay in the document."""
     graph = services.check_can_edit(request.user, graph_id)
     services.do_delete_plan(request.user, graph, plan_id)
@@ -448,17 +497,22 @@ def delete_plan(request: HttpRequest, graph_id: str, plan_id: int) -> Status[Non
 
 @router.post("/graphs/{graph_id}/plans/{plan_id}/generate", response=answers({200: GenerateOut}))
 def generate_plan(
-    request: HttpRequest, graph_id: str, plan_id: int, payload: GenerateIn
+    request: HttpRequest, graph_id: str, payload: GenerateIn, plan_id: int = PATH_NUMBER
 ) -> dict[str, Any]:
     """Write the plan's Mesh and Applications into a new version (editors), one atomic edit."""
     applied, plan = services.do_generate_plan(
         request.user, graph_id, plan_id, payload.baseVersion, edit_id=payload.editId
     )
-    return {"version": applied.version, "issues": applied.issues, "plan": plan_json(plan)}
+    return {
+        "version": applied.version,
+        "issues": applied.issues,
+        "issueCounts": applied.issue_counts,
+        "plan": plan_json(plan),
+    }
 
 
 @router.get("/graphs/{graph_id}/plans/{plan_id}/cost", response=answers({200: PlanCost}))
-def plan_cost(request: HttpRequest, graph_id: str, plan_id: int) -> dict[str, Any]:
+def plan_cost(request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER) -> dict[str, Any]:
     """What the plan would cost on the current document: bytes per device (inputs, outputs,
     temporaries) and bytes moved between devices. Nothing is stored."""
     graph = services.check_can_view(request.user, graph_id)

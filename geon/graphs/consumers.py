@@ -3,7 +3,20 @@
 
 On connect the server sends ``snapshot``; clients send ``edit``, ``presence`` and ``ping``, and
 receive ``applied``/``rejected``, other clients' ``presence``, ``run`` events and ``pong``.
-Close codes: 4401 not signed in, 4404 no such graph (or no access to it).
+Close codes: 4401 not signed in, 4404 no such graph (or no access to it); the handshake is
+accepted first, so that a browser sees the code (a refused handshake is only "1006").
+
+A change of the graph's members, owner or existence reaches every open socket of it through
+the channel layer group (``graph.access``, on commit): each checks its user's role again and is
+told the new one (``access``), or gets ``error access_removed`` and is closed with 4404.
+
+Limits: frames over ``GEON_WS_MAX_MESSAGE_BYTES`` and frames that are not JSON (or nest too
+deep, see :func:`geon.graphs.protocol.parse_message`) get an ``error`` and the connection stays
+usable; edits and presence updates are rate-limited per connection (token buckets), and a
+client's presence updates are merged: the latest goes out at most every
+:data:`PRESENCE_INTERVAL_SECONDS`. A database that cannot be reached (or a SQLite file locked
+past its busy timeout) during an edit gives the sender ``rejected unavailable``; the edit is
+not applied and the next one is tried afresh.
 
 Presence is kept per process (:data:`PRESENT`): with several web processes behind the Redis
 channel layer, ``presence`` events still reach every client, but a ``snapshot``'s ``present``
@@ -15,7 +28,6 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
-import json
 import logging
 import time
 import uuid
@@ -23,14 +35,15 @@ from typing import Any
 
 from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
-from channels.generic.websocket import AsyncJsonWebsocketConsumer
+from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 from django.conf import settings
+from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
 from geon.core.errors import GeonError
 from geon.graphs import services
 from geon.graphs.edits import EditRefused
-from geon.graphs.protocol import CLIENT_MESSAGES, message_errors
+from geon.graphs.protocol import CLIENT_MESSAGES, InvalidMessage, message_errors, parse_message
 from geon.runs.models import Run
 from geon.runs.services import EVENT_OF_STATUS, runs_changed_since
 
@@ -38,6 +51,13 @@ log = logging.getLogger(__name__)
 
 CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
+#: "Try again later" (RFC 6455 registry): the database could not be reached at connect.
+CLOSE_TRY_AGAIN = 1013
+#: The database errors that mean "not now" (unreachable, locked past the busy timeout, a
+#: connection lost), not "never": the sender may try again.
+UNAVAILABLE = (OperationalError, InterfaceError)
+#: A client's presence updates go out at most this often; the ones between are merged.
+PRESENCE_INTERVAL_SECONDS = 0.05
 #: At most this many queued edits of one graph are written in one transaction.
 EDITS_PER_COMMIT = 50
 #: At most this many transactions follow one another in one call to the database thread
@@ -82,6 +102,8 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
 
     group: str | None = None
     client_id: str = ""
+    #: Set once access is gone: nothing more is sent on this socket.
+    revoked: bool = False
 
     async def dispatch(self, message: dict[str, Any]) -> None:
         """Call the handler of ``message`` (as Channels does) without first closing stale
@@ -97,20 +119,35 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             raise ValueError(f'no handler for message type "{message["type"]}"')
         await handler(message)
 
+    async def refuse(self, code: int, reason: str) -> None:
+        """Accept the handshake, then close with ``code``: a browser sees the code and can
+        stop reconnecting (a handshake refused with HTTP 403 reaches it as 1006)."""
+        await self.accept()
+        await self.close(code=code, reason=reason)
+
     async def connect(self) -> None:
         user = self.scope["user"]
         if not user.is_authenticated:
-            await self.close(code=CLOSE_UNAUTHENTICATED)
+            await self.refuse(CLOSE_UNAUTHENTICATED, "not signed in")
             return
         graph_id = self.scope["url_route"]["kwargs"]["graph_id"]
         try:
-            graph = await database_sync_to_async(services.check_can_view)(user, graph_id)
+            graph, role = await database_sync_to_async(services.check_access)(user, graph_id)
         except services.GraphNotFound:
-            await self.close(code=CLOSE_NOT_FOUND)
+            await self.refuse(CLOSE_NOT_FOUND, "no such graph, or no role on it")
+            return
+        except UNAVAILABLE:
+            log.warning("the database is unavailable; refusing a websocket for now", exc_info=True)
+            await self.refuse(CLOSE_TRY_AGAIN, "the database is unavailable; try again later")
             return
         self.graph_id = graph.pk
+        self.role = role
         self.sent: dict[int, tuple[int, float]] = {}
         self.edits = TokenBucket(settings.GEON_WS_EDITS_PER_SECOND, settings.GEON_WS_EDIT_BURST)
+        presence_rate = settings.GEON_WS_PRESENCE_PER_SECOND
+        self.presence = TokenBucket(presence_rate, 2 * presence_rate)
+        self.presence_task: asyncio.Task[None] | None = None
+        self.presence_sent_at = 0.0
         self.group = services.graph_group(graph.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
@@ -133,18 +170,65 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             RunPoller.join(str(graph.pk), self, since)
 
     async def disconnect(self, code: int) -> None:
-        if self.group is not None and settings.GEON_RUN_EVENTS_BY_POLLING:
+        await self.leave()
+
+    async def leave(self) -> None:
+        """Stop hearing of the graph: run events, presence (others hear ``leave``), group."""
+        if self.group is None:
+            return
+        if settings.GEON_RUN_EVENTS_BY_POLLING:
             await RunPoller.leave(str(self.graph_id), self)
-        if self.group is not None:
-            present = PRESENT.get(str(self.graph_id), {})
-            if present.pop(self.client_id, None) is not None:
-                await self.announce("leave")
-            if not present:
-                PRESENT.pop(str(self.graph_id), None)
-            await self.channel_layer.group_discard(self.group, self.channel_name)
+        if self.presence_task is not None:
+            self.presence_task.cancel()
+        present = PRESENT.get(str(self.graph_id), {})
+        if present.pop(self.client_id, None) is not None:
+            await self.announce("leave")
+        if not present:
+            PRESENT.pop(str(self.graph_id), None)
+        await self.channel_layer.group_discard(self.group, self.channel_name)
+        self.group = None
+
+    async def send(
+        self, text_data: str | None = None, bytes_data: bytes | None = None, close: bool = False
+    ) -> None:
+        """Send a frame, unless access is gone (events already queued stay unsent)."""
+        if not self.revoked:
+            await super().send(text_data, bytes_data, close)
+
+    async def graph_access(self, event: dict[str, Any]) -> None:
+        """The graph's members, owner or existence changed (on some process): check this
+        user's role again; tell them a new one, or close when there is none."""
+        try:
+            _, role = await database_sync_to_async(services.check_access)(
+                self.scope["user"], self.graph_id
+            )
+        except services.GraphNotFound:
+            await self.revoke()
+            return
+        except UNAVAILABLE:  # the next change, or the next edit, checks again
+            log.warning("re-checking access to graph %s failed", self.graph_id, exc_info=True)
+            return
+        if role != self.role:
+            self.role = role
+            await self.send_json({"type": "access", "role": role})
+
+    async def revoke(self) -> None:
+        """Access is gone: say so, stop every update, and close with 4404."""
+        if self.revoked:
+            return
+        await self.send_error(
+            "access_removed",
+            f'you no longer have a role on graph "{self.graph_id}" (removed, or the graph was '
+            "deleted); ask its owner for access",
+        )
+        self.revoked = True
+        await self.leave()
+        await self.close(code=CLOSE_NOT_FOUND, reason="access removed")
 
     async def receive(self, text_data: str | None = None, bytes_data: bytes | None = None) -> None:
         """Every client frame must be a JSON object; anything else is answered, not fatal."""
+        if self.revoked:
+            return
         frame = text_data if text_data is not None else (bytes_data or b"")
         size = len(frame.encode() if isinstance(frame, str) else frame)
         limit = settings.GEON_WS_MAX_MESSAGE_BYTES
@@ -155,9 +239,9 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             )
             return
         try:
-            content = json.loads(frame)
-        except ValueError:
-            await self.send_error("invalid_message", "the message is not JSON; expected an object")
+            content = parse_message(frame)
+        except InvalidMessage as error:
+            await self.send_error("invalid_message", str(error))
             return
         await self.receive_json(content)
 
@@ -201,13 +285,31 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         request = services.EditRequest(
             user, content["baseVersion"], content["ops"], edit_id, content.get("message", "")
         )
-        result = await EditQueue.submit(self.graph_id, request)
+        try:
+            result = await EditQueue.submit(self.graph_id, request)
+        except UNAVAILABLE as error:  # rolled back: nothing of the edit is stored or live
+            log.warning("edit %s of graph %s: database unavailable", edit_id, self.graph_id)
+            await self.reject(
+                edit_id,
+                "unavailable",
+                f"the database is unavailable ({str(error) or type(error).__name__}); the edit "
+                "was not applied: send it again in a moment",
+                version=await self.version_or(content["baseVersion"]),
+            )
+            return
         if isinstance(result, EditRefused):
             await self.reject(edit_id, result.reason, str(result), **result.details)
         elif isinstance(result, services.AccessDenied):
             await self.reject(edit_id, "forbidden", str(result))
         elif isinstance(result, services.GraphNotFound):
-            await self.close(code=CLOSE_NOT_FOUND)
+            await self.revoke()
+
+    async def version_or(self, fallback: int) -> int:
+        """The graph's current version number, or ``fallback`` while the database is away."""
+        try:
+            return await database_sync_to_async(services.current_version_number)(self.graph_id)
+        except UNAVAILABLE:
+            return fallback
 
     async def reject(self, edit_id: str, reason: str, message: str, **details: Any) -> None:
         version = details.pop("version", None)
@@ -225,10 +327,30 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         )
 
     async def receive_presence(self, content: dict[str, Any]) -> None:
+        """Take the latest selection and cursor; the other clients get them at most every
+        :data:`PRESENCE_INTERVAL_SECONDS` (updates in between are merged into one)."""
+        if not self.presence.take():
+            rate = settings.GEON_WS_PRESENCE_PER_SECOND
+            await self.send_error(
+                "rate_limited",
+                f"too many presence updates; at most {rate} per second (with bursts of "
+                f"{2 * rate}) are allowed on one connection",
+            )
+            return
         for key in ("selection", "cursor"):
             if key in content:
                 self.me[key] = content[key]
-        await self.announce("update")
+        if self.presence_task is None or self.presence_task.done():
+            self.presence_task = asyncio.create_task(self.send_presence())
+
+    async def send_presence(self) -> None:
+        """Announce this client's latest presence, once the interval since the last passed."""
+        wait = self.presence_sent_at + PRESENCE_INTERVAL_SECONDS - time.monotonic()
+        if wait > 0:
+            await asyncio.sleep(wait)
+        self.presence_sent_at = time.monotonic()
+        if self.group is not None:
+            await self.announce("update")
 
     async def announce(self, event: str) -> None:
         assert self.group is not None
@@ -267,7 +389,13 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         await self.send_json({**event["message"], "present": present})
 
     async def send_error(self, code: str, message: str, edit_id: str | None = None) -> None:
-        reply: dict[str, Any] = {"type": "error", "error": {"code": code, "message": message}}
+        """An ``error``: its code and message at the top and (as before) in ``error``."""
+        reply: dict[str, Any] = {
+            "type": "error",
+            "code": code,
+            "message": message,
+            "error": {"code": code, "message": message},
+        }
         if edit_id is not None:
             reply["id"] = edit_id
         await self.send_json(reply)
@@ -289,6 +417,15 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         self.sent[run["id"]] = state
         event = EVENT_OF_STATUS[status]
         await self.send_json({"type": "run", "event": event, "run": run})
+
+
+class NoGraph(AsyncWebsocketConsumer):
+    """Any other websocket path (say ``/ws/graphs/not-a-uuid/``): accepted, then closed with
+    4404, as for a graph that does not exist."""
+
+    async def connect(self) -> None:
+        await self.accept()
+        await self.close(code=CLOSE_NOT_FOUND, reason="no such graph")
 
 
 class EditQueue:

@@ -13,29 +13,46 @@ Client -> server (:data:`CLIENT_MESSAGES`):
 
 Server -> client (:data:`SERVER_MESSAGES`):
 
-- ``snapshot`` ``{document, version, issues, present}`` on connect (and again when the document
-  is replaced through the REST API); ``present`` lists every client connected to the graph
-  (this one included) as ``{client, user, name, selection, cursor}``.
-- ``applied`` ``{id, version, ops, issues, author}`` to every client when an edit is stored:
-  ``ops`` are node ops only (higher-level ops arrive expanded), ``issues`` is every issue of the
-  new version, ``id`` is the sender's edit id (null for edits made through the REST API).
+- ``snapshot`` ``{document, version, issues, issueCounts, present}`` on connect (and again when
+  the document is replaced through the REST API); ``present`` lists every client connected to
+  the graph (this one included) as ``{client, user, name, selection, cursor}``.
+- ``applied`` ``{id, version, ops, issues, issueCounts, author}`` to every client when an edit
+  is stored: ``ops`` are node ops only (higher-level ops arrive expanded), ``id`` is the
+  sender's edit id (null for edits made through the REST API).
+- In both, ``issues`` holds at most ``GEON_WS_MAX_ISSUES`` (200) issues of the version, errors
+  first, each severity in the checker's order, and ``issueCounts`` ``{error, warning}`` counts
+  every issue of the version (the REST ``GET /api/v1/graphs/<id>`` has the whole list).
 - ``rejected`` ``{id, reason, message, version}`` to the sender only; nothing changed.
   ``reason``: ``invalid_edit``, ``conflict`` (with ``conflicts: [{id, field}]``), ``forbidden``,
-  ``unknown_version``, ``too_many_ops``, ``rate_limited``.
+  ``unknown_version``, ``too_many_ops``, ``rate_limited``, ``unavailable`` (the database could
+  not be reached or was locked: send the edit again later).
+- ``access`` ``{role}`` when the client's role on the graph changed and it still has one (the
+  next edit is checked against the new role). When the role is gone (removed, the graph
+  deleted) the server sends ``error`` with code ``access_removed`` and closes with 4404.
 - ``presence`` ``{event: join|leave|update, client, user, name, selection, cursor}`` to the
-  other clients.
+  other clients; a client's rapid updates are merged (the latest, at most every 50 ms).
 - ``run`` ``{event: queued|progress|done|failed, run}``.
 - ``plans`` ``{author}`` to every client when the graph's shard plans were saved, changed,
   generated or deleted (through the REST API): the editor reloads its list.
 - ``pong`` ``{id}``.
-- ``error`` ``{error: {code, message}, id?}`` for a frame that is not a valid message
-  (``invalid_message``, ``unknown_message_type``, ``message_too_large``); the connection stays
-  open.
+- ``error`` ``{code, message, error: {code, message}, id?}`` (the code and message twice: at
+  the top, and in ``error`` as before) for a frame that is not a valid message
+  (``invalid_message``: not JSON, nested deeper than :data:`MAX_DEPTH`, a number that is not
+  finite, or not matching its schema; ``unknown_message_type``; ``message_too_large``), for
+  ``presence`` over the rate (``rate_limited``), and ``access_removed`` before a 4404 close.
+  Except for ``access_removed`` the connection stays open.
+
+Close codes (after the handshake is accepted, so a browser sees them): 4401 not signed in, 4404
+no such graph or no role on it (at connect, or once the role is taken away).
+
+Every integer is at most :data:`INT64_MAX`; a selection has at most :data:`SELECTION_MAX` node
+ids of at most 64 characters; a cursor's coordinates lie within +-1e9.
 
 The tests check every message the server sends against these schemas; the editor's types
 (``frontend/src/model/state.ts``) mirror them.
 
->>> message_errors({"type": "error", "error": {"code": "c", "message": "m"}}, SERVER_MESSAGES)
+>>> error = {"code": "c", "message": "m"}
+>>> message_errors({"type": "error", **error, "error": error}, SERVER_MESSAGES)
 []
 >>> message_errors({"type": "hello"}, CLIENT_MESSAGES)
 ['message type "hello" is not known; expected one of "edit", "presence", "ping"']
@@ -43,12 +60,27 @@ The tests check every message the server sends against these schemas; the editor
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from jsonschema import Draft202012Validator
 
+from geon.core.errors import GeonError
+
+#: The largest integer any message may carry (int64, as the database stores).
+INT64_MAX = 2**63 - 1
+#: The deepest nesting of arrays and objects a client message may have.
+MAX_DEPTH = 64
+#: The most node ids a ``presence`` selection may name.
+SELECTION_MAX = 1000
+
 _RUN_STATUSES = ["queued", "running", "done", "failed"]
 _TIME = {"type": ["string", "null"]}
+_ROLES = ["viewer", "reviewer", "editor", "owner"]
+INT: dict[str, Any] = {"type": "integer", "minimum": -INT64_MAX - 1, "maximum": INT64_MAX}
+VERSION: dict[str, Any] = {**INT, "minimum": 1}
+OPTIONAL_INT: dict[str, Any] = {**INT, "type": ["integer", "null"]}
+COORDINATE: dict[str, Any] = {"type": "number", "minimum": -1e9, "maximum": 1e9}
 
 RUN: dict[str, Any] = {
     "type": "object",
@@ -58,13 +90,13 @@ RUN: dict[str, Any] = {
         "max_abs_diff", "results", "error", "workerPid",
     ],
     "properties": {
-        "id": {"type": "integer"},
+        "id": INT,
         "graphId": {"type": "string"},
-        "version": {"type": "integer", "minimum": 1},
+        "version": VERSION,
         "backend": {"type": "string"},
         "sharded": {"type": "boolean"},
-        "plan": {"type": ["integer", "null"]},
-        "seed": {"type": ["integer", "null"]},
+        "plan": OPTIONAL_INT,
+        "seed": OPTIONAL_INT,
         "uploadedInputs": {"type": "boolean"},
         "status": {"enum": _RUN_STATUSES},
         "progress": {"type": "number", "minimum": 0, "maximum": 1},
@@ -77,7 +109,7 @@ RUN: dict[str, Any] = {
         "timings": {"type": "object"},
         "result": {"type": "object"},
         "error": {"type": "string"},
-        "workerPid": {"type": ["integer", "null"]},
+        "workerPid": OPTIONAL_INT,
     },
 }  # fmt: skip
 
@@ -89,11 +121,21 @@ ISSUES: dict[str, Any] = {
         "required": ["constraint", "type", "severity", "summary", "message", "nodeIds"],
     },
 }
-SELECTION: dict[str, Any] = {"type": "array", "items": {"type": "string"}, "maxItems": 10_000}
+ISSUE_COUNTS: dict[str, Any] = {
+    "type": "object",
+    "required": ["error", "warning"],
+    "additionalProperties": False,
+    "properties": {"error": {**INT, "minimum": 0}, "warning": {**INT, "minimum": 0}},
+}
+SELECTION: dict[str, Any] = {
+    "type": "array",
+    "items": {"type": "string", "minLength": 1, "maxLength": 64},
+    "maxItems": SELECTION_MAX,
+}
 CURSOR: dict[str, Any] = {
     "type": ["object", "null"],
     "required": ["x", "y"],
-    "properties": {"x": {"type": "number"}, "y": {"type": "number"}},
+    "properties": {"x": COORDINATE, "y": COORDINATE},
     "additionalProperties": False,
 }
 CLIENT: dict[str, Any] = {
@@ -119,7 +161,7 @@ NODE_OP: dict[str, Any] = {
 SERVER_MESSAGES: dict[str, dict[str, Any]] = {
     "snapshot": {
         "type": "object",
-        "required": ["type", "document", "version", "issues", "present"],
+        "required": ["type", "document", "version", "issues", "issueCounts", "present"],
         "properties": {
             "type": {"const": "snapshot"},
             "document": {
@@ -127,8 +169,9 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
                 "required": ["id", "nodes"],
                 "properties": {"id": {"type": "string"}, "nodes": {"type": "array"}},
             },
-            "version": {"type": "integer", "minimum": 1},
+            "version": VERSION,
             "issues": ISSUES,
+            "issueCounts": ISSUE_COUNTS,
             "present": {
                 "type": "array",
                 "items": {
@@ -141,11 +184,11 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
     },
     "applied": {
         "type": "object",
-        "required": ["type", "id", "version", "ops", "issues", "author"],
+        "required": ["type", "id", "version", "ops", "issues", "issueCounts", "author"],
         "properties": {
             "type": {"const": "applied"},
             "id": {"type": ["string", "null"]},
-            "version": {"type": "integer", "minimum": 2},
+            "version": {**INT, "minimum": 2},
             "ops": {
                 "type": "array",
                 "items": {
@@ -155,6 +198,7 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
                 },
             },
             "issues": ISSUES,
+            "issueCounts": ISSUE_COUNTS,
             "author": {"type": "string"},
         },
     },
@@ -172,10 +216,11 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
                     "unknown_version",
                     "too_many_ops",
                     "rate_limited",
+                    "unavailable",
                 ]
             },
             "message": {"type": "string"},
-            "version": {"type": "integer", "minimum": 1},
+            "version": VERSION,
             "conflicts": {
                 "type": "array",
                 "items": {
@@ -194,6 +239,11 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
             "event": {"enum": ["join", "leave", "update"]},
             **CLIENT,
         },
+    },
+    "access": {
+        "type": "object",
+        "required": ["type", "role"],
+        "properties": {"type": {"const": "access"}, "role": {"enum": _ROLES}},
     },
     "pong": {
         "type": "object",
@@ -216,9 +266,11 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
     },
     "error": {
         "type": "object",
-        "required": ["type", "error"],
+        "required": ["type", "code", "message", "error"],
         "properties": {
             "type": {"const": "error"},
+            "code": {"type": "string"},
+            "message": {"type": "string"},
             "error": {
                 "type": "object",
                 "required": ["code", "message"],
@@ -237,7 +289,7 @@ CLIENT_MESSAGES: dict[str, dict[str, Any]] = {
         "properties": {
             "type": {"const": "edit"},
             "id": EDIT_ID,
-            "baseVersion": {"type": "integer", "minimum": 1},
+            "baseVersion": VERSION,
             "ops": {"type": "array", "minItems": 1, "items": NODE_OP},
             "message": {"type": "string", "maxLength": 500},
         },
@@ -273,3 +325,62 @@ def message_errors(message: Any, schemas: dict[str, dict[str, Any]]) -> list[str
         f"{kind} at {error.json_path}: {error.message}"
         for error in sorted(validator.iter_errors(message), key=lambda e: e.json_path)
     ]
+
+
+class InvalidMessage(GeonError):
+    """A client frame that is not a JSON value the protocol can take."""
+
+
+def _not_finite(constant: str) -> Any:
+    raise InvalidMessage(f'the message holds "{constant}"; expected finite numbers only')
+
+
+def parse_message(frame: str | bytes) -> Any:
+    """The JSON value of a client frame; :class:`InvalidMessage` when it is not JSON, holds a
+    number that is not finite (``NaN``, ``Infinity``) or an integer of more than 4300 digits,
+    or nests arrays and objects deeper than :data:`MAX_DEPTH` (so no later recursive step on
+    it can run out of stack).
+
+    >>> parse_message('{"type": "ping"}')
+    {'type': 'ping'}
+    >>> try:
+    ...     parse_message("[" * 100_000)
+    ... except InvalidMessage as error:
+    ...     print(str(error)[:33])
+    the message is nested too deeply;
+    """
+    try:
+        value = json.loads(frame, parse_constant=_not_finite)
+    except RecursionError:
+        raise InvalidMessage(_TOO_DEEP) from None
+    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, too many digits
+        raise InvalidMessage(f"the message is not JSON ({error}); expected an object") from None
+    if depth_over(value, MAX_DEPTH):
+        raise InvalidMessage(_TOO_DEEP)
+    return value
+
+
+_TOO_DEEP = (
+    f"the message is nested too deeply; at most {MAX_DEPTH} levels of arrays and objects are "
+    "allowed"
+)
+
+
+def depth_over(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` deep (iterative: a deep
+    value cannot exhaust the stack).
+
+    >>> depth_over([[1]], 2), depth_over([[[1]]], 2)
+    (False, True)
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        if depth + 1 > limit:
+            return True
+        stack.extend((child, depth + 1) for child in item if isinstance(child, (list, dict)))
+    return False

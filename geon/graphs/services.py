@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import uuid
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -27,6 +28,7 @@ from geon.core.constraints import IncrementalChecker
 from geon.core.errors import DocumentError, GeonError
 from geon.core.graph import APPLICATION, MESH, OPERATION, Change
 from geon.core.graph import Graph as Document
+from geon.core.issues import Issue
 from geon.core.sharding import device_memory, transfer_bytes
 from geon.graphs.edits import (
     EditRefused,
@@ -37,6 +39,7 @@ from geon.graphs.edits import (
     touched_by_ops,
 )
 from geon.graphs.models import Graph, GraphVersion, Membership, ShardPlan
+from geon.graphs.protocol import INT64_MAX
 
 User = Account | AnonymousUser
 
@@ -157,8 +160,36 @@ def check_can_edit(user: User, graph_id: uuid.UUID | str) -> Graph:
 
 
 def check_can_manage(user: User, graph_id: uuid.UUID | str) -> Graph:
-    """The graph, if ``user`` owns it (members, deletion)."""
+    """The graph, if ``user``'s role on it is ``owner`` (its owner, or a member with that role:
+    they manage the members other than the owner)."""
     return check_can(user, graph_id, Role.OWNER)
+
+
+def check_access(user: User, graph_id: uuid.UUID | str) -> tuple[Graph, str]:
+    """The graph and ``user``'s role on it; :class:`GraphNotFound` when they have none (what
+    a websocket checks on connect and again when the graph's access changes)."""
+    graph = check_can_view(user, graph_id)
+    role = role_on(user, graph)
+    if role is None:  # taken away between the two reads
+        raise _not_found(graph_id)
+    return graph, role
+
+
+def _check_owner(user: User, graph: Graph, action: str) -> None:
+    """Refuse (:class:`AccessDenied`) anyone but the graph's owner (``Graph.owner``): owner
+    *members* manage members, but only the owner deletes the graph or hands it over."""
+    if graph.owner_id != user.pk:
+        raise AccessDenied(
+            f'only the owner of graph "{graph.pk}" ("{graph.owner.get_username()}") may '
+            f'{action}; your role is "{role_on(user, graph)}"'
+        )
+
+
+def announce_access_changed(graph_id: uuid.UUID) -> None:
+    """Once the current transaction commits, have every open websocket of the graph (on every
+    process: through the channel layer group) check its user's role again: a client whose
+    role is gone is closed (4404), one whose role changed is told (``access``)."""
+    transaction.on_commit(lambda: publish(graph_id, "graph.access", {"type": "access"}))
 
 
 def check_title(title: Any) -> str:
@@ -215,7 +246,34 @@ class LiveDocument:
         return self.checker.graph
 
     def issues(self) -> list[dict[str, Any]]:
+        """Every issue of the document (the REST API's full list)."""
         return [issue.to_json() for issue in self.checker.issues]
+
+    def issue_report(self) -> tuple[list[dict[str, Any]], dict[str, int]]:
+        """The issues a websocket message carries, and the counts of all of them
+        (:func:`bounded_issues` with ``GEON_WS_MAX_ISSUES``)."""
+        return bounded_issues(self.checker.issues, settings.GEON_WS_MAX_ISSUES)
+
+
+def bounded_issues(
+    issues: Sequence[Issue], limit: int
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """At most ``limit`` of ``issues`` as JSON, errors first and each severity in the given
+    order, with the count of every issue per severity: what ``applied`` and ``snapshot``
+    carry, so that a graph with very many issues does not send them all with every edit.
+
+    >>> def issue(severity): return Issue("C", "T", "s", "m", severity=severity)
+    >>> shown, counts = bounded_issues([issue("warning"), issue("error"), issue("error")], 2)
+    >>> [i["severity"] for i in shown], counts
+    (['error', 'error'], {'error': 2, 'warning': 1})
+    """
+    errors = [issue for issue in issues if issue.severity == "error"]
+    counts = {"error": len(errors), "warning": len(issues) - len(errors)}
+    chosen = errors[:limit]
+    if len(chosen) < limit:
+        warnings = (issue for issue in issues if issue.severity != "error")
+        chosen.extend(itertools.islice(warnings, limit - len(chosen)))
+    return [issue.to_json() for issue in chosen], counts
 
 
 #: One live document per graph in this process, most recently used last. A writer holds the
@@ -252,12 +310,14 @@ def forget_live(graph_id: uuid.UUID) -> None:
 
 @dataclass(frozen=True)
 class Applied:
-    """An edit stored as ``version``: its node ops, the document's issues and its author."""
+    """An edit stored as ``version``: its node ops, the document's issues (at most
+    ``GEON_WS_MAX_ISSUES``, with the counts of all) and its author."""
 
     graph_id: uuid.UUID
     version: int
     ops: list[dict[str, Any]]
     issues: list[dict[str, Any]]
+    issue_counts: dict[str, int]
     author: str
 
     def message(self, edit_id: str | None) -> dict[str, Any]:
@@ -268,6 +328,7 @@ class Applied:
             "version": self.version,
             "ops": self.ops,
             "issues": self.issues,
+            "issueCounts": self.issue_counts,
             "author": self.author,
         }
 
@@ -398,8 +459,9 @@ def do_apply_edits(
                 )
                 versions.append(version)
                 touched[number] = version.touched
+                shown, counts = live.issue_report()
                 results.append(
-                    Applied(graph.pk, number, node_ops, live.issues(), user.get_username())
+                    Applied(graph.pk, number, node_ops, shown, counts, user.get_username())
                 )
             if versions:
                 GraphVersion.objects.bulk_create(versions[:-1])
@@ -587,14 +649,16 @@ def publish(graph_id: uuid.UUID, kind: str, message: dict[str, Any]) -> None:
 
 
 def snapshot(graph: Graph, present: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``snapshot`` websocket message: the current document, its version, issues and who
-    is connected."""
+    """The ``snapshot`` websocket message: the current document, its version, issues (at most
+    ``GEON_WS_MAX_ISSUES``, with the counts of all) and who is connected."""
     live = live_document(graph)
+    shown, counts = live.issue_report()
     return {
         "type": "snapshot",
         "document": live.document.to_json(),
         "version": live.version,
-        "issues": live.issues(),
+        "issues": shown,
+        "issueCounts": counts,
         "present": present,
     }
 
@@ -667,50 +731,100 @@ def _publish_snapshot(graph_id: uuid.UUID) -> None:
 
 
 def do_delete_graph(user: User, graph_id: uuid.UUID | str) -> None:
-    """Delete a graph with its versions, plans, runs and their stored files (owners only)."""
+    """Delete a graph with its versions, plans, runs and their stored files (its owner only:
+    an owner *member* gets :class:`AccessDenied`). Its open websockets are closed."""
     from geon.runs.services import do_delete_files, files_of_graph
 
     with transaction.atomic():
-        graph = check_can(user, graph_id, Role.OWNER, lock=True)
-        names = files_of_graph(graph.pk)
-        Graph.objects.filter(pk=graph.pk).update(current_version=None)
+        graph = check_can(user, graph_id, Role.VIEWER, lock=True)
+        _check_owner(user, graph, "delete it")
+        pk = graph.pk
+        names = files_of_graph(pk)
+        Graph.objects.filter(pk=pk).update(current_version=None)
         graph.delete()
         transaction.on_commit(lambda: do_delete_files(names))
-    forget_live(graph.pk)
+        announce_access_changed(pk)
+    forget_live(pk)
+
+
+def do_transfer_graph(user: User, graph_id: uuid.UUID | str, username: Any) -> Graph:
+    """Hand the graph over to one of its members (its owner only): the member becomes the
+    owner (their membership is dropped: the owner needs none) and the old owner an ``editor``
+    member. Anyone else gets :class:`AccessDenied`; a username that is not a member, known or
+    not, the same :class:`MemberNotFound`. ``example`` is cleared: the graph is no longer the
+    old owner's copy of a gallery example. Open websockets hear of both roles."""
+    with transaction.atomic():
+        graph = check_can(user, graph_id, Role.VIEWER, lock=True)
+        _check_owner(user, graph, "hand it over")
+        found = (
+            Membership.objects.filter(graph=graph, user__username=username)
+            .select_related("user")
+            .first()
+            if isinstance(username, str)
+            else None
+        )
+        if found is None:
+            raise MemberNotFound(
+                f'user "{username}" is not a member of graph "{graph.pk}"; the graph can be '
+                "handed over to a member only (give them a role first)"
+            )
+        old_owner = graph.owner
+        found.delete()
+        Membership.objects.create(graph=graph, user=old_owner, role=Role.EDITOR)
+        graph.owner = found.user
+        graph.example = ""
+        graph.save(update_fields=["owner", "example", "updated"])
+        announce_access_changed(graph.pk)
+    return graph
 
 
 def check_member(
     user: User, graph_id: uuid.UUID | str, username: Any, role: Any
-) -> tuple[Graph, Account, str]:
-    """The graph, the member and their role, if ``user`` owns the graph and both are valid."""
-    graph = check_can(user, graph_id, Role.OWNER)
-    member = (
-        Account.objects.filter(username=username).first() if isinstance(username, str) else None
-    )
-    if member is None:
-        raise DocumentError(f'user "{username}" does not exist; expected a username')
+) -> tuple[Graph, Account | None, str]:
+    """The graph, the account named ``username`` (None when there is none) and the role, if
+    ``user`` may manage the graph's members (role ``owner``), the role is known and
+    ``username`` is not the graph's owner (who needs no membership and cannot be demoted).
+
+    Whether ``username`` exists is not told: the caller answers both cases alike.
+    """
+    graph = check_can_manage(user, graph_id)
     if role not in Role.values:
         expected = ", ".join(f'"{r}"' for r in Role.values)
         raise DocumentError(f'role "{role}" is not known; expected one of {expected}')
-    if member.pk == graph.owner_id:
-        raise DocumentError(f'user "{username}" owns the graph; the owner needs no membership')
-    return graph, member, str(role)
+    if not isinstance(username, str) or not 1 <= len(username) <= USERNAME_MAX:
+        raise DocumentError(
+            f'username "{username}" is not valid; expected 1 to {USERNAME_MAX} characters'
+        )
+    if username == graph.owner.get_username():
+        raise DocumentError(
+            f'user "{username}" owns the graph; the owner needs no membership (the owner can '
+            "hand the graph over with POST /api/v1/graphs/<id>/owner)"
+        )
+    return graph, Account.objects.filter(username=username).first(), str(role)
 
 
-def do_set_member(graph: Graph, member: Account, role: str) -> Membership:
-    """Give ``member`` ``role`` on ``graph`` (inputs already checked)."""
-    found, _ = Membership.objects.update_or_create(
-        graph=graph, user=member, defaults={"role": role}
-    )
-    return found
+USERNAME_MAX = 150
 
 
+@transaction.atomic
+def do_set_member(graph: Graph, member: Account | None, role: str) -> None:
+    """Give ``member`` ``role`` on ``graph`` (inputs already checked; None: nobody has the
+    name, and nothing is stored). Its open websockets hear of the change."""
+    if member is None:
+        return
+    Membership.objects.update_or_create(graph=graph, user=member, defaults={"role": role})
+    announce_access_changed(graph.pk)
+
+
+@transaction.atomic
 def do_remove_member(user: User, graph_id: uuid.UUID | str, username: str) -> None:
-    """Remove a member (owners only); an unknown member is a 404."""
-    graph = check_can(user, graph_id, Role.OWNER)
+    """Remove a member (role ``owner`` needed); a name that is not a member's (known or not)
+    is a 404. The member's open websockets are closed."""
+    graph = check_can_manage(user, graph_id)
     deleted, _ = Membership.objects.filter(graph=graph, user__username=username).delete()
     if not deleted:
         raise MemberNotFound(f'user "{username}" is not a member of graph "{graph.pk}"')
+    announce_access_changed(graph.pk)
 
 
 class MemberNotFound(GraphNotFound):
@@ -735,6 +849,8 @@ class VersionNotFound(GraphNotFound):
 # --- shard plans --------------------------------------------------------------------------------
 
 _SPEC_KEYS = ("dim", "parts", "chunk", "sizes", "grid", "over")
+#: The most devices a plan's mesh may have (the product of its axis sizes).
+MESH_MAX_DEVICES = 65_536
 
 
 def check_plan(name: Any, mesh: Any, spec: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
@@ -750,9 +866,16 @@ def check_plan(name: Any, mesh: Any, spec: Any) -> tuple[str, dict[str, Any], di
             f'mesh "{mesh}" is not valid; expected {{"name": "...", "axes": {{"x": 2}}}} with at '
             "least one axis"
         )
+    devices = 1
     for axis, size in axes.items():
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise DocumentError(f'mesh axis "{axis}" has size "{size}"; expected an integer >= 1')
+        devices *= min(size, MESH_MAX_DEVICES + 1)
+        if devices > MESH_MAX_DEVICES:
+            raise DocumentError(
+                f'mesh "{mesh.get("name", "")}" has more than {MESH_MAX_DEVICES} devices (axis '
+                f'"{axis}" of size {size}); expected at most {MESH_MAX_DEVICES} in all'
+            )
     if not isinstance(spec, dict):
         raise DocumentError(f'spec "{spec}" is not valid; expected {{operationId: {{...}}}}')
     for op_id, entry in spec.items():
@@ -763,7 +886,32 @@ def check_plan(name: Any, mesh: Any, spec: Any) -> tuple[str, dict[str, Any], di
                 f'spec of operation "{op_id}" is not valid; expected an object with some of '
                 f"{expected}"
             )
+        too_large = _first_int_over(entry, INT64_MAX)
+        if too_large is not None:
+            raise DocumentError(
+                f'spec of operation "{op_id}" holds the integer "{too_large}"; expected integers '
+                f"of at most {INT64_MAX} (int64)"
+            )
     return name.strip(), {"name": mesh.get("name", ""), "axes": axes}, spec
+
+
+def _first_int_over(value: Any, limit: int) -> int | None:
+    """The first integer in a JSON value whose magnitude is over ``limit`` (None: none is);
+    iterative, so a deep value cannot exhaust the stack.
+
+    >>> _first_int_over({"sizes": [2, 2**64]}, 2**63 - 1) == 2**64
+    True
+    """
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > limit:
+            return item
+    return None
 
 
 def plan_of(graph: Graph, plan_id: int) -> ShardPlan:

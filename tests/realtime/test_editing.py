@@ -132,6 +132,7 @@ async def test_an_applied_edit_reaches_every_client_and_is_stored(
             "version": 2,
             "ops": ops,
             "issues": issues,
+            "issueCounts": {"error": 0, "warning": 0},
             "author": "ann",
         }
     )
@@ -384,7 +385,13 @@ async def test_a_stranger_is_refused_at_connect(
     ws = WebsocketCommunicator(
         application, f"/ws/graphs/{graph.pk}/", headers=[ORIGIN, (b"cookie", cookie)]
     )
-    assert await ws.connect() == (False, 4404)
+    # accepted, then closed with the code that says why (a browser sees it)
+    assert await ws.connect() == (True, None)
+    assert await ws.receive_output() == {
+        "type": "websocket.close",
+        "code": 4404,
+        "reason": "no such graph, or no role on it",
+    }
 
 
 def axes_graph(user: Any) -> Any:
@@ -493,6 +500,7 @@ async def test_frames_over_the_limits_get_an_error_and_the_connection_stays_usab
     answer = await ann.receive()
     assert answer == {
         "type": "error",
+        **error,
         "error": error,
         **({"id": "e"} if label != "too large" else {}),
     }

@@ -10,7 +10,7 @@ from geon.graphs.protocol import CLIENT_MESSAGES, SERVER_MESSAGES, message_error
 
 UNKNOWN = (
     'message type "{kind}" is not known; expected one of "snapshot", "applied", "rejected", '
-    '"presence", "pong", "plans", "run", "error"'
+    '"presence", "access", "pong", "plans", "run", "error"'
 )
 RUN = {
     "id": 1,
@@ -46,6 +46,7 @@ RUN = {
                 "document": {"id": "g", "nodes": []},
                 "version": 1,
                 "issues": [],
+                "issueCounts": {"error": 0, "warning": 0},
                 "present": [
                     {"client": "c1", "user": "ann", "name": "Ann", "selection": [], "cursor": None}
                 ],
@@ -73,7 +74,13 @@ RUN = {
         ),
         (
             "snapshot without a version",
-            {"type": "snapshot", "document": {"id": "g", "nodes": []}, "issues": [], "present": []},
+            {
+                "type": "snapshot",
+                "document": {"id": "g", "nodes": []},
+                "issues": [],
+                "issueCounts": {"error": 0, "warning": 0},
+                "present": [],
+            },
             ["snapshot at $: 'version' is a required property"],
         ),
     ],

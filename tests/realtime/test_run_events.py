@@ -49,6 +49,7 @@ async def test_connect_sends_the_snapshot(
         "document": loom_document,
         "version": 1,
         "issues": await database_sync_to_async(document_issues)(loom_document),
+        "issueCounts": {"error": 0, "warning": 0},
         "present": [
             {"client": client, "user": "ann", "name": "ann", "selection": [], "cursor": None}
         ],
@@ -56,12 +57,13 @@ async def test_connect_sends_the_snapshot(
 
 
 @pytest.mark.parametrize(
-    ("label", "who", "graph_id", "origin", "expected_code"),
+    ("label", "who", "graph_id", "origin", "expected"),
     [
-        ("anonymous visitor", None, "graph", ORIGIN, 4401),
-        ("another user", "other", "graph", ORIGIN, 4404),
-        ("unknown graph", "owner", "unknown", ORIGIN, 4404),
-        ("foreign origin", "owner", "graph", (b"origin", b"http://evil.example"), 1000),
+        ("anonymous visitor", None, "graph", ORIGIN, (4401, "not signed in")),
+        ("another user", "other", "graph", ORIGIN, (4404, "no such graph, or no role on it")),
+        ("unknown graph", "owner", "unknown", ORIGIN, (4404, "no such graph, or no role on it")),
+        ("not a graph id", "owner", "not-a-uuid", ORIGIN, (4404, "no such graph")),
+        ("foreign origin", "owner", "graph", (b"origin", b"http://evil.example"), None),
     ],
 )
 @pytest.mark.django_db(transaction=True)
@@ -71,7 +73,7 @@ async def test_connect_is_refused(
     who: str | None,
     graph_id: str,
     origin: tuple[bytes, bytes],
-    expected_code: int,
+    expected: tuple[int, str] | None,
     graph: Any,
     user: Any,
     other_user: Any,
@@ -82,12 +84,21 @@ async def test_connect_is_refused(
     if who is not None:
         visitor = user if who == "owner" else other_user
         headers.append((b"cookie", await database_sync_to_async(session_cookie)(visitor)))
-    target = graph.pk if graph_id == "graph" else uuid.uuid4()
+    target = {"graph": graph.pk, "unknown": uuid.uuid4()}.get(graph_id, graph_id)
     # when they connect
     ws = communicator(target, *headers)
     connected, code = await ws.connect()
-    # then the socket is closed before any message, with the code that says why
-    assert (connected, code) == (False, expected_code)
+    if expected is None:  # a foreign page: the handshake itself is refused (CSRF defence)
+        assert (connected, code) == (False, 1000)
+        return
+    # then the socket is accepted and closed before any message, with the code that says
+    # why: a browser sees the code (a refused handshake reaches it as 1006)
+    assert (connected, code) == (True, None)
+    assert await ws.receive_output() == {
+        "type": "websocket.close",
+        "code": expected[0],
+        "reason": expected[1],
+    }
 
 
 @pytest.mark.parametrize(
@@ -114,7 +125,11 @@ async def test_connect_is_refused(
         (
             "not JSON",
             "hello",
-            {"code": "invalid_message", "message": "the message is not JSON; expected an object"},
+            {
+                "code": "invalid_message",
+                "message": "the message is not JSON (Expecting value: line 1 column 1 (char 0)); "
+                "expected an object",
+            },
         ),
     ],
 )
@@ -140,7 +155,7 @@ async def test_a_client_message_the_server_does_not_take_gets_an_error(
     await ws.send_to(text_data=frame)
     again = await ws.receive_json_from(timeout=10)
     await ws.disconnect()
-    assert answer == again == {"type": "error", "error": error}
+    assert answer == again == {"type": "error", **error, "error": error}
     assert message_errors(answer, SERVER_MESSAGES) == []
 
 
