@@ -27,7 +27,25 @@ from typing import Any, overload
 from geon.core.errors import LimitError, ShapeError, SplitError
 from geon.core.limits import INT64_MAX, INT64_MIN, MAX_PIECES, show_int
 
-__all__ = ["IPF", "ZAffineMap", "ZPoint", "ZRange", "bounding_range", "split_grid", "union_size"]
+__all__ = [
+    "IPF",
+    "TooManyPieces",
+    "ZAffineMap",
+    "ZPoint",
+    "ZRange",
+    "bounding_range",
+    "split_grid",
+    "union_size",
+]
+
+
+class TooManyPieces(LimitError):
+    """A split would give more pieces than its limit; ``count`` and ``limit`` say how many."""
+
+    def __init__(self, message: str, count: int, limit: int) -> None:
+        super().__init__(message)
+        self.count = count
+        self.limit = limit
 
 
 def _ints(values: Iterable[Any], what: str) -> tuple[int, ...]:
@@ -284,7 +302,8 @@ class ZRange:
         ['[0:4]', '[4:7]', '[7:10]']
 
         At most ``limit`` pieces (:data:`~geon.core.limits.MAX_PIECES` unless given): more is
-        a :class:`~geon.core.errors.LimitError`, raised before any piece is built.
+        :class:`TooManyPieces` (a :class:`~geon.core.errors.LimitError`), raised before any
+        piece is built.
         """
         count = self.split_count(dim, chunk=chunk, sizes=sizes, parts=parts)
         _check_pieces(count, limit, f"splitting {self} along dim {dim}")
@@ -384,7 +403,9 @@ _set_end = ZRange.__dict__["end"].__set__
 
 def _check_pieces(count: int, limit: int, what: str) -> None:
     if count > limit:
-        raise LimitError(f"{what} gives {show_int(count)} pieces; expected at most {limit}")
+        raise TooManyPieces(
+            f"{what} gives {show_int(count)} pieces; expected at most {limit}", count, limit
+        )
 
 
 def split_grid(

@@ -15,6 +15,12 @@ ops that :func:`expand` turns into node ops:
   "over"?}``: replaces the operation's Applications by one per shard
   (:func:`geon.core.sharding.shard`), in the same atomic edit.
 
+Bounds: the node ops a ``shard`` makes (its Applications and the removal of the old ones) count,
+with the ops before it in the edit, against ``GEON_MAX_OPS_PER_EDIT``; more is refused with
+``too_many_ops`` before any shard is built. (An axis rename's rewrites do not count: they are
+bounded by the document.) Lengths are integers of at most ``INT64_MAX`` and layout positions
+finite numbers within int64's range.
+
 Ops are expanded in order, each against the document as the ops before it leave it (so a
 ``shard`` may name a Mesh added earlier in the same edit). ``applied`` messages carry the
 expanded node ops, so every client can fold them in the same way.
@@ -25,15 +31,20 @@ expanded node ops, so every client can fold them in the same way.
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
+from django.conf import settings
+
 from geon.core.errors import DocumentError, GeonError
 from geon.core.graph import AXIS, INDEX_AXES, LAYOUT, OPERATION, TENSOR_AXES, Change, Node
 from geon.core.graph import Graph as Document
+from geon.core.limits import INT64_MAX, INT64_MIN, MAX_PIECES, in_int64, show_int
 from geon.core.sharding import shard as shard_operation
+from geon.core.zspace import TooManyPieces
 
 NODE_OPS = ("add_node", "remove_node", "update_node")
 HIGH_OPS = ("set_layout", "add_axis", "set_axis", "shard")
@@ -139,6 +150,15 @@ def _rename_ops(doc: Document, old: str, new: str) -> list[dict[str, Any]]:
     return ops
 
 
+def _check_length(length: Any, name: str, where: str) -> None:
+    """Refuse an axis length beyond int64 (the checker reports other bad values)."""
+    if type(length) is int and not in_int64(length):
+        raise DocumentError(
+            f"{where} has length {_q(show_int(length))} for axis {_q(name)}; expected at most "
+            f"{INT64_MAX}"
+        )
+
+
 def _add_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
     _only(op, ("op", "axis", "id"), where)
     axis = op.get("axis")
@@ -157,6 +177,7 @@ def _add_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str
         raise DocumentError(
             f'{where} axis {_q(name)} has no "length"; expected an integer >= 1 or null'
         )
+    _check_length(axis["length"], name, where)
     node_id = op.get("id", str(uuid.uuid4()))
     return [{"op": "add_node", "node": {"id": node_id, "type": AXIS, "body": dict(axis)}}]
 
@@ -180,6 +201,7 @@ def _set_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str
                 f"{where} has length {_q(length)} for axis {_q(name)}; expected an integer >= 1 "
                 "or null"
             )
+        _check_length(length, name, where)
         body["length"] = length
     if "rename" in op:
         new = op["rename"]
@@ -215,6 +237,15 @@ def _set_layout(op: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
         value = op.get(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise DocumentError(f"{where} has {key} {_q(value)}; expected a number")
+        # NaN and infinities are not JSON: a browser could not read the document back
+        if not (math.isfinite(value) if isinstance(value, float) else True) or not (
+            INT64_MIN <= value <= INT64_MAX
+        ):
+            shown = show_int(value) if isinstance(value, int) else value
+            raise DocumentError(
+                f"{where} has {key} {_q(shown)}; expected a finite number from {INT64_MIN} to "
+                f"{INT64_MAX}"
+            )
     return [
         {"op": "update_node", "id": op.get("id"), "tags": {LAYOUT: {"x": op["x"], "y": op["y"]}}}
     ]
@@ -235,9 +266,21 @@ class _Capture(Document):
         return []
 
 
+def _dim_key(key: str) -> int | str:
+    """A JSON key as a dim: ``"1"`` names index dim 1, ``"H"`` an index axis."""
+    return int(key) if key.isascii() and key.isdigit() and len(key) <= 18 else key
+
+
 def _shard(
-    doc: Document, op: Mapping[str, Any], where: str, new_id: Callable[[], str]
+    doc: Document,
+    op: Mapping[str, Any],
+    where: str,
+    new_id: Callable[[], str],
+    used: int,
+    max_ops: int,
 ) -> list[dict[str, Any]]:
+    """The node ops of a ``shard`` op, which may bring the edit's ``used`` node ops up to
+    ``max_ops``: :class:`EditRefused` (``too_many_ops``) before building more shards."""
     _only(op, _SHARD_FIELDS, where)
     op_id = op.get("operation")
     if not isinstance(op_id, str):
@@ -246,10 +289,19 @@ def _shard(
     kwargs = {k: op[k] for k in _SHARD_FIELDS[2:] if k in op}
     for key in ("grid", "over"):
         if isinstance(kwargs.get(key), dict):
-            # JSON keys are strings: "1" names index dim 1, "H" an index axis
-            kwargs[key] = {int(d) if d.isdigit() else d: v for d, v in kwargs[key].items()}
+            kwargs[key] = {_dim_key(d): v for d, v in kwargs[key].items()}
+    replaced = len(doc.index.applications_of(op_id))
+    budget = max(0, max_ops - used - replaced)
     try:
-        shard_operation(view, op_id, new_id=new_id, **kwargs)
+        shard_operation(view, op_id, new_id=new_id, limit=min(MAX_PIECES, budget), **kwargs)
+    except TooManyPieces as error:
+        why = (
+            f" (an edit makes at most {max_ops} node ops: its earlier ops take {used} and "
+            f"removing the operation's Applications {replaced})"
+            if error.limit == budget
+            else " (shards per operation)"
+        )
+        raise EditRefused("too_many_ops", f"{where}: {error}{why}") from None
     except GeonError as error:
         raise DocumentError(f"{where}: {error}") from None
     except (TypeError, ValueError, AttributeError, KeyError) as error:
@@ -262,12 +314,20 @@ def _shard(
 
 
 def expand(
-    doc: Document, ops: Any, *, new_id: Callable[[], str] = lambda: str(uuid.uuid4())
+    doc: Document,
+    ops: Any,
+    *,
+    new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    max_ops: int | None = None,
 ) -> list[dict[str, Any]]:
     """The node ops of an edit: node ops as they are, higher-level ops expanded against ``doc``.
 
-    Raises :class:`DocumentError` naming the op and what is wrong (nothing changes).
+    Raises :class:`DocumentError` naming the op and what is wrong, or :class:`EditRefused`
+    (``too_many_ops``) when a ``shard`` would bring the node ops past ``max_ops``
+    (``GEON_MAX_OPS_PER_EDIT`` unless given); nothing changes.
     """
+    if max_ops is None:
+        max_ops = int(settings.GEON_MAX_OPS_PER_EDIT)
     if not isinstance(ops, list):
         raise DocumentError(f"edit ops are {_q(ops)}; expected a list of edit operations")
     out: list[dict[str, Any]] = []
@@ -303,7 +363,7 @@ def expand(
         elif kind == "set_axis":
             out.extend(_set_axis(view, op, where))
         else:
-            out.extend(_shard(view, op, where, new_id))
+            out.extend(_shard(view, op, where, new_id, len(out), max_ops))
         if view is not doc and len(out) > done:
             view.apply(out[done:])
             done = len(out)

@@ -8,8 +8,15 @@ from typing import Any
 import pytest
 
 from geon.core.errors import DocumentError
-from geon.core.graph import AXIS, OPERATION, Graph, Node
-from geon.graphs.edits import conflicts, diff, expand, rename_ref, touched_by_ops
+from geon.core.graph import AXIS, MESH, OPERATION, Graph, Node
+from geon.graphs.edits import (
+    EditRefused,
+    conflicts,
+    diff,
+    expand,
+    rename_ref,
+    touched_by_ops,
+)
 
 G = "00000000-0000-4000-8000-000000000000"
 
@@ -148,3 +155,147 @@ def test_diff_names_nodes_and_fields() -> None:
         "removed": ["w"],
         "changed": [{"id": "h", "fields": ["body.length"]}],
     }
+
+
+# -- bounds (issue 13, findings 4 and 8) -----------------------------------------------------
+
+OP = "26434d32-ccbc-442f-9d78-8bf158b00c6b"
+"""The loom example's operation: index range [0:10, 0:5], two Applications."""
+MESH_ID = "00000000-0000-4000-8000-0000000000e0"
+
+
+@pytest.mark.parametrize(
+    ("label", "op", "message"),
+    [
+        (
+            "length beyond int64",
+            {"op": "set_axis", "name": "H", "length": 2**63},
+            'edit op 0 (set_axis) has length "9223372036854775808" for axis "H"; expected at '
+            "most 9223372036854775807",
+        ),
+        (
+            "new axis beyond int64",
+            {"op": "add_axis", "axis": {"name": "K", "length": 10**4000}},
+            'edit op 0 (add_axis) has length "1000000000000... (4001 digits)" for axis "K"; '
+            "expected at most 9223372036854775807",
+        ),
+        (
+            "layout NaN",
+            {"op": "set_layout", "id": "h", "x": float("nan"), "y": 0},
+            'edit op 0 (set_layout) has x "nan"; expected a finite number from '
+            "-9223372036854775808 to 9223372036854775807",
+        ),
+        (
+            "layout infinity",
+            {"op": "set_layout", "id": "h", "x": 0, "y": float("-inf")},
+            'edit op 0 (set_layout) has y "-inf"; expected a finite number from '
+            "-9223372036854775808 to 9223372036854775807",
+        ),
+        (
+            "layout beyond int64",
+            {"op": "set_layout", "id": "h", "x": 10**30, "y": 0},
+            'edit op 0 (set_layout) has x "1000000000000... (31 digits)"; expected a finite '
+            "number from -9223372036854775808 to 9223372036854775807",
+        ),
+    ],
+)
+def test_numbers_beyond_int64_are_refused(label: str, op: dict[str, Any], message: str) -> None:
+    doc = Graph([axis("h", "H")], id=G)
+    with pytest.raises(DocumentError) as refused:
+        expand(doc, [op])
+    assert str(refused.value) == message
+
+
+def test_the_largest_numbers_are_accepted() -> None:
+    doc = Graph([axis("h", "H")], id=G)
+    ops = expand(
+        doc,
+        [
+            {"op": "set_axis", "name": "H", "length": 2**63 - 1},
+            {"op": "set_layout", "id": "h", "x": -(2**63), "y": 1.5e18},
+        ],
+    )
+    assert [op["op"] for op in ops] == ["update_node", "update_node"]
+
+
+def refused(doc: Graph, ops: list[dict[str, Any]], **kwargs: Any) -> EditRefused:
+    """The refusal of ``ops``, after checking that expanding them changed nothing."""
+    before = doc.to_json()
+    with pytest.raises(EditRefused) as info:
+        expand(doc, ops, **kwargs)
+    assert doc.to_json() == before
+    return info.value
+
+
+def test_a_shard_counts_against_the_ops_of_an_edit(loom_document: dict[str, Any]) -> None:
+    doc = Graph.from_json(loom_document)
+    # 2 removals + 4 new Applications fit in 6 ops; one earlier op leaves room for 3 shards only
+    assert (
+        len(expand(doc, [{"op": "shard", "operation": OP, "dim": 0, "parts": 4}], max_ops=6)) == 6
+    )
+    layout = {"op": "set_layout", "id": OP, "x": 0, "y": 0}
+    error = refused(
+        doc, [layout, {"op": "shard", "operation": OP, "dim": 0, "parts": 4}], max_ops=6
+    )
+    assert (error.reason, str(error)) == (
+        "too_many_ops",
+        "edit op 1 (shard): splitting [0:10, 0:5] along dim 0 gives 4 pieces; expected at most "
+        "3 (an edit makes at most 6 node ops: its earlier ops take 1 and removing the "
+        "operation's Applications 2)",
+    )
+
+
+def test_the_ops_per_edit_setting_bounds_shards(
+    loom_document: dict[str, Any], settings: Any
+) -> None:
+    settings.GEON_MAX_OPS_PER_EDIT = 4
+    doc = Graph.from_json(loom_document)
+    error = refused(doc, [{"op": "shard", "operation": OP, "dim": 1, "parts": 3}])
+    assert (error.reason, str(error)) == (
+        "too_many_ops",
+        "edit op 0 (shard): splitting [0:10, 0:5] along dim 1 gives 3 pieces; expected at most "
+        "2 (an edit makes at most 4 node ops: its earlier ops take 0 and removing the "
+        "operation's Applications 2)",
+    )
+
+
+@pytest.mark.timeout(60)
+def test_huge_shards_are_refused_before_building(loom_document: dict[str, Any]) -> None:
+    # sizes that would need terabytes if anything were built before the refusal
+    doc = Graph.from_json(loom_document)
+    with pytest.raises(DocumentError) as info:
+        expand(doc, [{"op": "shard", "operation": OP, "dim": 0, "parts": 10**12}])
+    assert str(info.value) == (
+        "edit op 0 (shard): splitting [0:10, 0:5] gives 999999999990 empty shards (such as "
+        "[10:10, 0:5]); expected fewer parts than index points in the split dims"
+    )
+    mesh = {"id": MESH_ID, "type": MESH, "body": {"name": "m", "axes": {"x": 10**12}}}
+    with pytest.raises(DocumentError) as info:
+        expand(
+            doc,
+            [
+                {"op": "add_node", "node": mesh},
+                {"op": "shard", "operation": OP, "mesh": MESH_ID, "over": {"0": "x"}},
+            ],
+        )
+    assert str(info.value) == (
+        f'edit op 1 (shard): mesh "{MESH_ID}" has 1000000000000 devices (x=1000000000000); '
+        "expected at most 65536"
+    )
+    assert doc.get(MESH_ID) is None
+
+
+@pytest.mark.timeout(60)
+def test_a_shard_per_point_of_a_huge_axis_is_too_many_ops() -> None:
+    from geon import core as gc
+
+    x = gc.placeholder(axes=[gc.Axis("N", 2**40)], name="x")
+    y = x + x
+    doc = gc.graph([y])
+    error = refused(doc, [{"op": "shard", "operation": y.op_id, "dim": "N", "chunk": 1}])
+    assert (error.reason, str(error)) == (
+        "too_many_ops",
+        "edit op 0 (shard): splitting [0:1099511627776] along dim 0 gives 1099511627776 pieces; "
+        "expected at most 1000 (an edit makes at most 1000 node ops: its earlier ops take 0 "
+        "and removing the operation's Applications 0)",
+    )
