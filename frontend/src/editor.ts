@@ -27,13 +27,14 @@ import {
 import { declaredAxes, graphView, issueAxes, issuesByNode, LAYOUT, nodeById, OPERATION, searchNodes, selections, TENSOR, tensorAxes, type GraphView, type Issue, type LoomDocument, type Point } from "./model/document";
 import { applyOps, EditError, invertOps, type EditOp } from "./model/edits";
 import { commitOps, operationProjection } from "./model/projection";
-import { applyRun, initialState, type EditorState, type RunInfo, type ServerMessage } from "./model/state";
+import { applyRun, countIssues, initialState, READ_ONLY_ROLES, type EditorState, type LinkState, type RunInfo, type ServerMessage } from "./model/state";
 import { AXIS_PALETTE, COLORS, drawMinimap, drawMinimapFrame, drawScene, hitTest, minimapToWorld, type Scene } from "./render/canvas";
 import { boxSize, gridLayout, layoutInput, type Layout } from "./render/layout";
 import { LayoutClient } from "./render/layoutClient";
 import { bounds, centreOn, fit, intersects, pan, toScreen, toWorld, zoomAt, type Rect, type Viewport } from "./render/viewport";
 import { Session } from "./sync/session";
-import { GraphSocket, socketUrl } from "./sync/socket";
+import { backoffDelay } from "./sync/backoff";
+import { GraphSocket, refusalMessage, socketUrl } from "./sync/socket";
 import { cancel, idle, pointerDown, pointerMove, pointerUp, type Effect, type Tool } from "./tools/tools";
 import { button, el } from "./ui/dom";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
@@ -52,6 +53,13 @@ export interface EditorOptions {
   graphId?: string;
   /** No websocket: documents come from ``loadDocument`` (the benchmark page). */
   offline: boolean;
+}
+
+/** Refusals that mean "not now" (the database is unavailable, too many edits at once): the edit is sent again later. */
+const RETRYABLE: ReadonlySet<string> = new Set(["unavailable", "rate_limited"]);
+
+function plural(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 function personColor(user: string): string {
@@ -82,6 +90,18 @@ export class Editor implements Commands {
   private presenceSupported = true;
   private layoutClient: LayoutClient | null = null;
   private socket: GraphSocket | null = null;
+  /** Between a (re)connect and its snapshot: nothing is sent until the snapshot says what the server has. */
+  private awaitingSnapshot = true;
+  /** What the server's last ``error`` frame said when it took our access away (a 4404 follows). */
+  private accessRemoved: string | null = null;
+  /** Ticks the reconnect countdown in the toolbar while waiting. */
+  private countdown: ReturnType<typeof setInterval> | null = null;
+  /** Edits the server could not take for now, in a row: the backoff's exponent before sending again. */
+  private busyTries = 0;
+  /** Nothing is sent before this time (``Date.now()`` ms) after the server said it could not take an edit now. */
+  private holdUntil = 0;
+  /** The name of the user action each sent edit belongs to (to say which edit the server dropped). */
+  private readonly editNames = new WeakMap<EditOp[], string>();
   private readonly canvas = el("canvas", { class: "geon-canvas", tabindex: "0", "aria-label": "graph canvas" });
   private readonly minimap = el("canvas", { class: "geon-minimap", "aria-label": "minimap" });
   private readonly toast = el("div", { class: "geon-toast", role: "alert" });
@@ -103,7 +123,7 @@ export class Editor implements Commands {
     readonly root: HTMLElement,
     readonly options: EditorOptions,
   ) {
-    this.toolbar = createToolbar((name) => this.runAction(name), () => void this.requestRun(), (text, next) => this.search(text, next));
+    this.toolbar = createToolbar((name) => this.runAction(name), () => void this.requestRun(), (text, next) => this.search(text, next), () => this.socket?.retryNow());
     this.axesPanel = createAxesPanel({
       declare: (form) => this.perform(`declare axis ${form.name}`, (doc) => declareAxis(doc, form)),
       edit: (id, form) => this.perform(`edit axis ${form.name}`, (doc) => editAxis(doc, id, form)),
@@ -207,37 +227,98 @@ export class Editor implements Commands {
 
   private connect(): void {
     this.socket = new GraphSocket(socketUrl(this.options.wsPath, window.location), {
-      onOpen: () => this.setStatus({ connection: "open" }),
+      onConnecting: (attempts) => this.setLink({ attempts, retryAt: null }, "connecting"),
+      onOpen: () => {
+        this.awaitingSnapshot = true;
+        this.setLink({ retryAt: null }, "open");
+      },
       onMessage: (msg) => this.receive(msg),
-      onClose: (code, final) => this.setStatus({ connection: "closed", message: final ? `the server closed the connection (${code})` : "" }),
+      onClose: (code, retryIn) => this.lineClosed(code, retryIn),
       onInvalid: (reason) => this.setStatus({ message: `ignored a message from the server: ${reason}` }),
     });
     this.socket.connect();
   }
 
+  /**
+   * The line closed: keep every unconfirmed edit and count down to the next try, or, when the
+   * server refused us (signed out, no access), stop and say why.
+   */
+  private lineClosed(code: number, retryIn: number | null): void {
+    this.session.lineLost();
+    this.awaitingSnapshot = true;
+    if (retryIn === null) {
+      this.stopCountdown();
+      this.setLink({ retryAt: null, lost: true, refused: { code, message: refusalMessage(code, this.accessRemoved) } }, "closed");
+      return;
+    }
+    this.setLink({ retryAt: Date.now() + retryIn, lost: true }, "closed");
+    this.countdown ??= setInterval(() => {
+      if (this.status.link.retryAt === null) this.stopCountdown();
+      else {
+        // only the toolbar's countdown changes: no new scene
+        this.panelsDirty = true;
+        this.invalidate();
+      }
+    }, 250);
+  }
+
+  private stopCountdown(): void {
+    if (this.countdown !== null) clearInterval(this.countdown);
+    this.countdown = null;
+  }
+
+  private setLink(patch: Partial<LinkState>, connection?: EditorState["connection"]): void {
+    this.setStatus({ link: { ...this.status.link, ...patch }, ...(connection ? { connection } : {}) });
+  }
+
+  /** Send the next unconfirmed edit when the line is open and none is awaited (edits go one at a time). */
+  private flush(): void {
+    if (this.options.offline || this.awaitingSnapshot || !this.socket?.isOpen || Date.now() < this.holdUntil) return;
+    const msg = this.session.next();
+    if (msg) this.socket.send(msg);
+  }
+
   private receive(msg: ServerMessage): void {
     switch (msg.type) {
       case "snapshot": {
-        const dropped = this.session.snapshot(msg.document, msg.version, msg.issues, msg.present);
-        for (const d of dropped) this.history.forget(d.ops);
+        const first = this.session.version === null;
+        const { applied, resend } = this.session.snapshot(msg.document, msg.version, msg.issues, msg.present, msg.issueCounts ?? null);
+        this.awaitingSnapshot = false;
+        if (msg.role !== undefined) this.status = { ...this.status, role: msg.role };
+        // the server forgot this client's selection with the old line
+        if (!first && this.selected.length && this.presenceSupported) this.socket?.send({ type: "presence", selection: this.selected });
         this.expanded.clear();
-        if (dropped.length) this.flash("the connection was restored; edits still in flight were dropped");
+        if (!first && (applied.length || resend)) {
+          const kept = applied.length ? `${plural(applied.length, "edit")} already saved` : "";
+          const sent = resend ? `${plural(resend, "unsaved edit")} sent again` : "";
+          this.flash(`reconnected: ${[kept, sent].filter(Boolean).join(", ")}`);
+        }
         break;
       }
       case "applied": {
         // an edit the server expanded (a shard) is recorded now, inverted against the
         // document it was applied to; everyone else's edits never enter the history
         const entry = this.expanded.applied(msg, this.session.confirmed);
-        const { outOfSync } = this.session.applied(msg);
+        const { mine, outOfSync } = this.session.applied(msg);
+        if (mine) this.busyTries = 0;
         if (outOfSync) this.socket?.reconnect();
         else if (entry) this.history.record(entry);
         break;
       }
       case "rejected": {
+        if (RETRYABLE.has(msg.reason) && this.session.requeue(msg.id)) {
+          // not refused, only not now: the edit stays, and is sent again after a backoff
+          const wait = backoffDelay(this.busyTries++);
+          this.holdUntil = Date.now() + wait;
+          setTimeout(() => this.flush(), wait);
+          this.flash(`${msg.message}; your edit is kept and is sent again in ${Math.ceil(wait / 1000)} s`);
+          break;
+        }
         const ops = this.session.rejected(msg);
         if (ops) this.history.forget(ops);
         this.expanded.refused(msg.id);
-        this.flash(`the server refused the edit (${msg.reason}): ${msg.message}`);
+        const name = ops ? this.editNames.get(ops) : undefined;
+        this.flash(`${name ? `your edit "${name}" was dropped: ` : ""}the server refused it (${msg.reason}): ${msg.message}`);
         break;
       }
       case "presence":
@@ -246,11 +327,15 @@ export class Editor implements Commands {
       case "run":
         this.status = applyRun(this.status, msg);
         break;
+      case "access":
+        this.status = { ...this.status, role: msg.role };
+        break;
       case "error": {
         // an edit the server could not read at all is refused like a rejected one
         const ops = msg.id ? this.session.rejected({ type: "rejected", id: msg.id, reason: msg.error.code, message: msg.error.message, version: this.session.version ?? 1 }) : null;
         if (ops) this.history.forget(ops);
         this.expanded.refused(msg.id);
+        if (msg.error.code === "access_removed") this.accessRemoved = msg.error.message;
         if (msg.error.code === "unknown_message_type" && msg.error.message.includes('"presence"')) this.presenceSupported = false;
         else this.flash(msg.error.message);
         break;
@@ -261,6 +346,7 @@ export class Editor implements Commands {
       case "pong":
         break;
     }
+    this.flush();
     this.refresh();
   }
 
@@ -279,12 +365,17 @@ export class Editor implements Commands {
   perform(name: string, build: (doc: LoomDocument) => EditOp[]): string | null {
     const doc = this.session.document;
     if (!doc) return "the graph has not loaded yet";
+    const readOnly = this.readOnly();
+    if (readOnly) {
+      this.flash(readOnly);
+      return readOnly;
+    }
     this.afterPerform = null;
     try {
       const ops = build(doc);
       if (!ops.length) return null;
       const inverse = invertOps(doc, ops);
-      this.send(ops);
+      this.send(ops, name);
       this.history.record({ name, ops, inverse });
       this.refresh();
       this.ensureVisible(ops.flatMap((op) => (op.op === "add_node" ? [op.node.id] : [])));
@@ -304,10 +395,19 @@ export class Editor implements Commands {
     }
   }
 
-  private send(ops: EditOp[]): void {
-    const msg = this.session.edit(ops);
-    this.socket?.send(msg);
-    if (this.options.offline) this.session.applied({ type: "applied", id: msg.id, version: (this.session.version ?? 0) + 1, ops, issues: this.session.issues });
+  /** Why this user may not edit (their role only lets them look), or null. */
+  private readOnly(): string | null {
+    const role = this.status.role;
+    if (role === null || !READ_ONLY_ROLES.has(role)) return null;
+    return `you are a ${role} on this graph, so edits are refused; an owner can make you an editor`;
+  }
+
+  /** Queue the ops of the user action ``name`` as one edit and send it when the line allows. */
+  private send(ops: EditOp[], name: string): void {
+    const id = this.session.edit(ops);
+    this.editNames.set(ops, name);
+    if (this.options.offline) this.session.applied({ type: "applied", id, version: (this.session.version ?? 0) + 1, ops, issues: this.session.issues });
+    this.flush();
   }
 
   /**
@@ -317,8 +417,14 @@ export class Editor implements Commands {
    * the ``applied`` comes back (see ``ExpandedEdits``): undo restores the applications before it.
    */
   shard(request: ShardRequest): string | null {
+    const readOnly = this.readOnly();
+    if (readOnly) return readOnly;
     const id = this.expectExpanded("shard", "shard");
     if (id === null) return "the graph has not loaded yet";
+    if (!this.socket!.isOpen) {
+      this.expanded.refused(id);
+      return "the connection is down; shard again once it is back";
+    }
     this.socket!.send({ type: "edit", id, baseVersion: this.session.version, ops: [{ op: "shard", ...request }] });
     return null;
   }
@@ -335,10 +441,12 @@ export class Editor implements Commands {
   }
 
   undo(): void {
+    const readOnly = this.readOnly();
+    if (readOnly) return this.flash(readOnly);
     const entry = this.history.undo();
     if (!entry) return;
     try {
-      this.send(entry.inverse);
+      this.send(entry.inverse, `undo ${entry.name}`);
     } catch (e) {
       this.history.forget(entry.ops);
       this.flash(`cannot undo "${entry.name}": ${(e as Error).message}`);
@@ -347,10 +455,12 @@ export class Editor implements Commands {
   }
 
   redo(): void {
+    const readOnly = this.readOnly();
+    if (readOnly) return this.flash(readOnly);
     const entry = this.history.redo();
     if (!entry) return;
     try {
-      this.send(entry.ops);
+      this.send(entry.ops, `redo ${entry.name}`);
     } catch (e) {
       this.history.forget(entry.ops);
       this.flash(`cannot redo "${entry.name}": ${(e as Error).message}`);
@@ -784,14 +894,15 @@ export class Editor implements Commands {
 
   private updatePanels(): void {
     const doc = this.session.document;
-    const issues = this.issues();
+    const state = this.state();
+    const issues = state.issues;
     const colors = new Map(this.session.present.map((p) => [p.user, personColor(p.user)]));
-    this.toolbar.update(this.state(), { canUndo: this.history.canUndo, canRedo: this.history.canRedo, found: this.found.length, colors, me: this.options.user });
+    this.toolbar.update(state, { canUndo: this.history.canUndo, canRedo: this.history.canRedo, found: this.found.length, colors, me: this.options.user });
     const axesWithIssues = new Set(issues.flatMap((i) => issueAxes(i)).map((r) => r.replace(/[+-]\d+$/, "")));
     this.axesPanel.update(doc, axesWithIssues);
     this.inspector.update(doc, this.selected, issues);
     this.projection.update(doc, this.selected);
-    this.issuesPanel.update(issues, doc);
+    this.issuesPanel.update(issues, doc, state.issueCounts);
     this.shardsPanel.update(doc, this.selected, issues, this.session.version);
     this.runPanel.update(this.status.run as unknown as RunView | null);
     if (this.diagram.visible && this.session.version !== null) this.diagram.show(this.session.version);
@@ -875,11 +986,14 @@ export class Editor implements Commands {
   }
 
   state(): EditorState {
+    const issues = this.issues();
     return {
       ...this.status,
+      unsaved: this.session.inFlight,
       document: this.session.document,
       version: this.session.version,
-      issues: this.issues(),
+      issues,
+      issueCounts: countIssues(this.session.issues, this.session.issueCounts, issues.slice(this.session.issues.length)),
       present: this.session.present,
     };
   }

@@ -4,6 +4,7 @@
 import "./ui/editor.css";
 import { Editor } from "./editor";
 import { tensorAxes, type LoomDocument } from "./model/document";
+import type { EditOp } from "./model/edits";
 import type { EditorState } from "./model/state";
 import { COLORS, axisColor } from "./render/canvas";
 import type { Viewport } from "./render/viewport";
@@ -23,6 +24,8 @@ export interface GeonTestApi {
   axesOf(label: string): string[] | null;
   select(ids: string[]): void;
   run(action: string): void;
+  /** One user action made of these ops, as the UI makes them (shown, queued, sent, undoable); the refusal message or null. */
+  edit(name: string, ops: EditOp[]): string | null;
   setViewport(vp: Viewport): void;
   /** Paint now; returns the milliseconds it took. */
   paint(): number;
@@ -66,6 +69,7 @@ function mount(root: HTMLElement): void {
     axesOf: (label) => tensorAxes(byLabel(label)),
     select: (ids) => editor.setSelection(ids),
     run: (action) => editor.runAction(action),
+    edit: (name, ops) => editor.perform(name, () => structuredClone(ops)),
     setViewport: (vp) => {
       editor.vp = vp;
       editor.invalidate();

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { applyRun, applySnapshot, initialState, parseMessage, type RunInfo, type RunMessage } from "./state";
+import type { Issue } from "./document";
+import { applyRun, countIssues, initialState, parseMessage, type RunInfo, type RunMessage } from "./state";
 
 const run = (id: number, status: RunInfo["status"], progress = 0): RunMessage => ({
   type: "run",
@@ -18,11 +19,14 @@ describe("applyRun", () => {
   });
 });
 
-describe("applySnapshot", () => {
-  it("takes the document, version, issues and presence", () => {
-    const doc = { id: "g", nodes: [] };
-    const state = applySnapshot(initialState(), { type: "snapshot", document: doc, version: 3, issues: [], present: [{ user: "ann" }] });
-    expect([state.document, state.version, state.issues, state.present]).toEqual([doc, 3, [], [{ user: "ann" }]]);
+describe("countIssues", () => {
+  const issue = (severity: string) => ({ constraint: "C", type: "T", severity, summary: "", message: "", nodeIds: [] }) as Issue;
+  it.each([
+    ["the list when the server sends no counts", [issue("error"), issue("warning"), issue("error")], null, [], { error: 2, warning: 1 }],
+    ["the server's counts when the list is cut", [issue("error")], { error: 5312, warning: 7 }, [], { error: 5312, warning: 7 }],
+    ["plus the editor's predictions", [issue("error")], { error: 200, warning: 0 }, [issue("error")], { error: 201, warning: 0 }],
+  ])("%s", (_label, issues, server, extra, expected) => {
+    expect(countIssues(issues, server, extra)).toEqual(expected);
   });
 });
 
@@ -33,6 +37,7 @@ describe("parseMessage", () => {
     ["no type", "[1]", { type: "invalid", reason: 'unknown message type "undefined"' }],
     ["an error", '{"type": "error", "error": {"code": "c", "message": "m"}}', { type: "error", error: { code: "c", message: "m" } }],
     ["plans changed", '{"type": "plans", "author": "bob"}', { type: "plans", author: "bob" }],
+    ["a role changed", '{"type": "access", "role": "viewer"}', { type: "access", role: "viewer" }],
   ])("%s", (_label, data, expected) => {
     expect(parseMessage(data)).toEqual(expected);
   });

@@ -1,6 +1,6 @@
 // The editor's state and the pure functions that fold server messages into it.
 
-import type { AppliedMessage, Presence, PresenceMessage, RejectedMessage } from "../sync/session";
+import type { AppliedMessage, IssueCounts, Presence, PresenceMessage, RejectedMessage } from "../sync/session";
 import type { Issue, LoomDocument } from "./document";
 
 export type RunStatus = "queued" | "running" | "done" | "failed";
@@ -14,11 +14,34 @@ export interface RunInfo {
   workerPid: number | null;
 }
 
+/** The websocket as the user sees it. */
+export interface LinkState {
+  /** Connections started since the page loaded (the first included). */
+  attempts: number;
+  /** When the next try starts (``Date.now()`` ms) while waiting to reconnect, else null. */
+  retryAt: number | null;
+  /** Whether the line was open once and dropped (then "connecting" means reconnecting). */
+  lost: boolean;
+  /** Why the editor stopped reconnecting (signed out, no access), with the close code; null while it keeps trying. */
+  refused: { code: number; message: string } | null;
+}
+
+/** Roles that may look but not edit. */
+export const READ_ONLY_ROLES: ReadonlySet<string> = new Set(["viewer", "reviewer"]);
+
 export interface EditorState {
   connection: "connecting" | "open" | "closed";
+  link: LinkState;
+  /** This user's role on the graph as the server last said (``access``); null until it says. */
+  role: string | null;
+  /** This client's edits the server has not confirmed (kept across a reconnect). */
+  unsaved: number;
   document: LoomDocument | null;
   version: number | null;
+  /** The issues shown (the server may send only the first ones, see ``issueCounts``). */
   issues: Issue[];
+  /** How many issues the document has, by severity (the list above may be shorter). */
+  issueCounts: IssueCounts;
   present: Presence[];
   /** The latest run requested from this page, and every status it was seen in, in order. */
   run: RunInfo | null;
@@ -31,7 +54,17 @@ export interface SnapshotMessage {
   document: LoomDocument;
   version: number;
   issues: Issue[];
+  /** Every issue's count by severity, when ``issues`` may be cut short (absent: the list is whole). */
+  issueCounts?: IssueCounts;
   present: Presence[];
+  /** This user's role on the graph, when the server says it (else it comes as ``access``). */
+  role?: string;
+}
+
+/** This user's role on the graph changed (the server may send it at any time). */
+export interface AccessMessage {
+  type: "access";
+  role: string;
 }
 
 export interface RunMessage {
@@ -58,16 +91,35 @@ export interface PlansMessage {
   author: string;
 }
 
-export type ServerMessage = SnapshotMessage | RunMessage | ErrorMessage | AppliedMessage | RejectedMessage | PresenceMessage | PongMessage | PlansMessage;
+export type ServerMessage = SnapshotMessage | RunMessage | ErrorMessage | AppliedMessage | RejectedMessage | PresenceMessage | PongMessage | PlansMessage | AccessMessage;
 
-const TYPES = new Set(["snapshot", "run", "error", "applied", "rejected", "presence", "pong", "plans"]);
+const TYPES = new Set(["snapshot", "run", "error", "applied", "rejected", "presence", "pong", "plans", "access"]);
 
 export function initialState(): EditorState {
-  return { connection: "connecting", document: null, version: null, issues: [], present: [], run: null, runStatuses: [], message: "" };
+  return {
+    connection: "connecting",
+    link: { attempts: 0, retryAt: null, lost: false, refused: null },
+    role: null,
+    unsaved: 0,
+    document: null,
+    version: null,
+    issues: [],
+    issueCounts: { error: 0, warning: 0 },
+    present: [],
+    run: null,
+    runStatuses: [],
+    message: "",
+  };
 }
 
-export function applySnapshot(state: EditorState, msg: SnapshotMessage): EditorState {
-  return { ...state, document: msg.document, version: msg.version, issues: msg.issues, present: msg.present };
+/**
+ * The document's issue counts: the server's full counts when it sent them (its list may be cut
+ * short), plus the issues in ``extra`` (the editor's own predictions); else the list's.
+ */
+export function countIssues(issues: readonly Issue[], server: IssueCounts | null, extra: readonly Issue[] = []): IssueCounts {
+  const count = (list: readonly Issue[], severity: string) => list.filter((i) => i.severity === severity).length;
+  const base = server ?? { error: count(issues, "error"), warning: count(issues, "warning") };
+  return { error: base.error + count(extra, "error"), warning: base.warning + count(extra, "warning") };
 }
 
 /** Follow the newest run: a newer run replaces the one shown; an older run's events are ignored. */
