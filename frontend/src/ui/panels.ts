@@ -241,18 +241,35 @@ export function createInspector(cb: InspectorCallbacks): { element: HTMLElement;
   };
 }
 
-export function createIssuesPanel(onJump: (nodeId: string) => void): { element: HTMLElement; update(issues: Issue[], doc: LoomDocument | null): void } {
+/** The line above a cut list: "showing 200 of 5,312 issues" (empty when every issue is listed). */
+export function issuesShown(listed: number, counts: { error: number; warning: number }): string {
+  const total = counts.error + counts.warning;
+  return listed < total ? `showing ${listed.toLocaleString("en-US")} of ${total.toLocaleString("en-US")} issues` : "";
+}
+
+/**
+ * The issues panel. The server may send only the first issues with the full counts
+ * (``counts``): the title counts them all and a line says how many are listed.
+ */
+export function createIssuesPanel(onJump: (nodeId: string) => void): {
+  element: HTMLElement;
+  update(issues: Issue[], doc: LoomDocument | null, counts: { error: number; warning: number }): void;
+} {
   const title = el("h2", { text: "Issues" });
+  const more = el("p", { class: "geon-issues-more muted small" });
   const list = el("ol", { class: "geon-issue-list" });
-  const element = el("section", { class: "geon-panel geon-issues-panel", "aria-label": "issues" }, title, list);
+  const element = el("section", { class: "geon-panel geon-issues-panel", "aria-label": "issues" }, title, more, list);
   let key = "";
   return {
     element,
-    update(issues, doc) {
-      const k = JSON.stringify(issues) + (doc ? doc.nodes.length : 0);
+    update(issues, doc, counts) {
+      const k = JSON.stringify(issues) + (doc ? doc.nodes.length : 0) + JSON.stringify(counts);
       if (k === key) return;
       key = k;
-      title.textContent = issues.length ? `Issues (${issues.length})` : "Issues";
+      const total = Math.max(issues.length, counts.error + counts.warning);
+      title.textContent = total ? `Issues (${total.toLocaleString("en-US")})` : "Issues";
+      more.textContent = issuesShown(issues.length, counts);
+      more.hidden = !more.textContent;
       const nodes = doc ? nodeById(doc) : new Map();
       list.replaceChildren(
         ...issues.map((issue) => {

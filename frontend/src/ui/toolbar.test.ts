@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { describeOutputs } from "./toolbar";
+import { connectionText, describeOutputs, issuesText } from "./toolbar";
 
 const out = (label: string, shape: number[], sum?: number) => ({ label, shape, dtype: "float64", sum });
 
@@ -15,5 +15,38 @@ describe("describeOutputs", () => {
     ],
   ])("%s", (_label, result, expected) => {
     expect(describeOutputs(result)).toBe(expected);
+  });
+});
+
+describe("connectionText", () => {
+  const link = { attempts: 1, retryAt: null, lost: false, refused: null };
+  const now = 1_000_000;
+  it.each([
+    ["live", { connection: "open" as const, link, unsaved: 0 }, "live"],
+    ["the first connection", { connection: "connecting" as const, link, unsaved: 0 }, "connecting…"],
+    [
+      "waiting to reconnect, edits kept",
+      { connection: "closed" as const, link: { ...link, lost: true, retryAt: now + 2_400 }, unsaved: 2 },
+      "connection lost — reconnecting in 3 s… (your 2 unsaved edits are kept)",
+    ],
+    ["waiting, nothing unsaved", { connection: "closed" as const, link: { ...link, lost: true, retryAt: now + 500 }, unsaved: 0 }, "connection lost — reconnecting in 1 s…"],
+    ["trying again", { connection: "connecting" as const, link: { ...link, lost: true }, unsaved: 1 }, "connection lost — reconnecting now… (your 1 unsaved edit is kept)"],
+    [
+      "refused",
+      { connection: "closed" as const, link: { ...link, lost: true, refused: { code: 4404, message: "no access" } }, unsaved: 1 },
+      "no access (1 unsaved edit could not be saved)",
+    ],
+  ])("%s", (_label, state, expected) => {
+    expect(connectionText(state, now)).toBe(expected);
+  });
+});
+
+describe("issuesText", () => {
+  it.each([
+    [{ error: 0, warning: 0 }, "0 issues", "0 errors, 0 warnings"],
+    [{ error: 1, warning: 0 }, "1 issue", "1 error, 0 warnings"],
+    [{ error: 5_311, warning: 1 }, "5,312 issues", "5,311 errors, 1 warning"],
+  ])("%j", (counts, text, title) => {
+    expect(issuesText(counts)).toEqual({ text, title });
   });
 });

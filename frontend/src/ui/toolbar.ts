@@ -2,10 +2,14 @@
 // buttons (each runs a registered action), graph search, and Run with its status. It is one line
 // at any width: the run's status and outputs shrink (cut with an ellipsis, whole in their
 // tooltip) before anything else does, and a window too narrow for the buttons scrolls the bar
-// sideways rather than wrapping it; every control stays in the tab order.
+// sideways rather than wrapping it; every control stays in the tab order. When the line drops,
+// the connection status says so in words, counts down to the next try (with "retry now") and
+// how many unsaved edits are kept; when the server refused the session it says why (with a
+// sign-in link when signed out).
 
 import { action, shortcutLabel } from "../actions/actions";
 import type { EditorState } from "../model/state";
+import { CLOSE_SIGNED_OUT } from "../sync/socket";
 import { button, el } from "./dom";
 
 export interface Toolbar {
@@ -33,7 +37,29 @@ export function describeOutputs(result: Record<string, unknown>): string {
   return shown.length ? `outputs: ${shown.join("; ")}${more}` : "";
 }
 
-export function createToolbar(runAction: (name: string) => void, onRun: () => void, onSearch: (text: string, next: boolean) => void): Toolbar {
+function plural(n: number, noun: string): string {
+  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
+}
+
+/** What the connection status says: "live", the reconnect countdown with the kept edits, or why the editor stopped. */
+export function connectionText(state: Pick<EditorState, "connection" | "link" | "unsaved">, now: number): string {
+  const { link, unsaved } = state;
+  const kept = unsaved ? ` (your ${plural(unsaved, "unsaved edit")} ${unsaved === 1 ? "is" : "are"} kept)` : "";
+  if (link.refused) return `${link.refused.message}${unsaved ? ` (${plural(unsaved, "unsaved edit")} could not be saved)` : ""}`;
+  if (state.connection === "open") return "live";
+  if (!link.lost) return "connecting…";
+  if (link.retryAt === null) return `connection lost — reconnecting now…${kept}`;
+  const seconds = Math.max(1, Math.ceil((link.retryAt - now) / 1000));
+  return `connection lost — reconnecting in ${seconds} s…${kept}`;
+}
+
+/** The issue count in the toolbar (every issue, even when the list sent is shorter), and its tooltip by severity. */
+export function issuesText(counts: EditorState["issueCounts"]): { text: string; title: string } {
+  const total = counts.error + counts.warning;
+  return { text: plural(total, "issue"), title: `${plural(counts.error, "error")}, ${plural(counts.warning, "warning")}` };
+}
+
+export function createToolbar(runAction: (name: string) => void, onRun: () => void, onSearch: (text: string, next: boolean) => void, onRetry: () => void): Toolbar {
   const mac = /Mac/.test(navigator.platform);
   const act = (name: string, label: string, cls = ""): HTMLButtonElement => {
     const a = action(name);
@@ -41,7 +67,11 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
     b.dataset.action = name;
     return b;
   };
-  const connection = el("span", { class: "geon-connection" });
+  const connection = el("span", { class: "geon-connection", role: "status" });
+  const connectionLabel = el("span", { class: "geon-connection-text" });
+  const retry = button("retry now", "Try to reconnect now", onRetry, "geon-retry link");
+  const signIn = el("a", { class: "geon-sign-in", text: "sign in" });
+  connection.append(connectionLabel, retry, signIn);
   const version = el("span", { class: "geon-version" });
   const issues = el("span", { class: "geon-issues" });
   const undo = act("undo", "↶ Undo");
@@ -80,12 +110,16 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
     element,
     search,
     update(state, extra) {
-      connection.textContent = state.connection === "open" ? "live" : state.connection;
-      connection.dataset.state = state.connection;
+      connectionLabel.textContent = connectionText(state, Date.now());
+      connection.dataset.state = state.link.refused ? "refused" : state.connection;
+      retry.hidden = state.link.refused !== null || state.link.retryAt === null;
+      signIn.hidden = state.link.refused?.code !== CLOSE_SIGNED_OUT;
+      signIn.setAttribute("href", `/accounts/login/?next=${encodeURIComponent(window.location.pathname)}`);
       version.textContent = state.version === null ? "version …" : `version ${state.version}`;
-      const n = state.issues.length;
-      issues.textContent = state.version === null ? "" : n === 1 ? "1 issue" : `${n} issues`;
-      issues.dataset.count = String(n);
+      const counts = issuesText(state.issueCounts);
+      issues.textContent = state.version === null ? "" : counts.text;
+      issues.title = counts.title;
+      issues.dataset.count = String(state.issueCounts.error + state.issueCounts.warning);
       undo.disabled = !extra.canUndo;
       redo.disabled = !extra.canRedo;
       found.textContent = search.value ? `${extra.found} found` : "";
