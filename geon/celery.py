@@ -1,7 +1,8 @@
 """The Celery application: ``celery -A geon worker`` runs the tasks of ``geon.runs.tasks``.
 
-Configuration comes from Django settings (``CELERY_*``): the ``filesystem://`` broker under
-``GEON_DATA_DIR`` by default, Redis when ``REDIS_URL`` is set.
+Configuration comes from Django settings (``CELERY_*``): geon's ``geonfs://`` transport
+(:mod:`geon.runs.broker`, kombu's filesystem transport with atomic writes) under
+``GEON_DATA_DIR/broker`` by default, Redis when ``REDIS_URL`` is set.
 """
 
 from __future__ import annotations
@@ -10,7 +11,10 @@ import os
 
 from celery import Celery
 
+from geon.runs import broker
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "geon.settings")
+broker.register()
 
 app = Celery("geon")
 app.config_from_object("django.conf:settings", namespace="CELERY")

@@ -231,6 +231,11 @@ GEON_WS_MAX_MESSAGE_BYTES = env_int("GEON_WS_MAX_MESSAGE_BYTES", 1_048_576, mini
 GEON_MAX_OPS_PER_EDIT = env_int("GEON_MAX_OPS_PER_EDIT", 1000, minimum=1)
 GEON_WS_EDITS_PER_SECOND = env_int("GEON_WS_EDITS_PER_SECOND", 20, minimum=1)
 GEON_WS_EDIT_BURST = env_int("GEON_WS_EDIT_BURST", 40, minimum=1)
+# Presence frames per second per connection (bursts of twice as many); what passes is merged
+# and relayed at most every 50 ms per client.
+GEON_WS_PRESENCE_PER_SECOND = env_int("GEON_WS_PRESENCE_PER_SECOND", 30, minimum=1)
+# The issues an `applied` or `snapshot` carries (errors first; `issueCounts` has the totals).
+GEON_WS_MAX_ISSUES = env_int("GEON_WS_MAX_ISSUES", 200, minimum=1)
 
 # The largest request body Django reads (a big document is a few MB); larger ones answer 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("GEON_MAX_REQUEST_BYTES", 16 * 1024 * 1024, minimum=1024)
@@ -244,22 +249,15 @@ if REDIS_URL:
     CELERY_BROKER_URL = REDIS_URL
     CELERY_BROKER_TRANSPORT_OPTIONS: dict[str, Any] = {}
 else:
-    for _sub in ("queue", "processed", "control"):
-        (BROKER_DIR / _sub).mkdir(parents=True, exist_ok=True)
-    CELERY_BROKER_URL = "filesystem://"
+    # geon's filesystem transport (geon.runs.broker): kombu's, with atomic writes and undecodable
+    # files set aside in BROKER_DIR/bad instead of killing the worker.
+    CELERY_BROKER_URL = "geonfs://"
     CELERY_BROKER_TRANSPORT_OPTIONS = {
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
-        "processed_folder": str(BROKER_DIR / "processed"),
         "control_folder": str(BROKER_DIR / "control"),
-        "store_processed": False,
         # Seconds between looks at the folders: also the latency of a run's first event.
         "polling_interval": 0.1,
-# Presence frames per second per connection (bursts of twice as many); what passes is merged
-# and relayed at most every 50 ms per client.
-GEON_WS_PRESENCE_PER_SECOND = env_int("GEON_WS_PRESENCE_PER_SECOND", 30, minimum=1)
-# The issues an `applied` or `snapshot` carries (errors first; `issueCounts` has the totals).
-GEON_WS_MAX_ISSUES = env_int("GEON_WS_MAX_ISSUES", 200, minimum=1)
     }
 CELERY_TASK_DEFAULT_QUEUE = env_str("GEON_CELERY_QUEUE", "geon")
 CELERY_TASK_IGNORE_RESULT = True  # results live in the Run rows, not in a result backend

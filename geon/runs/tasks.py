@@ -16,3 +16,9 @@ def execute_run(run_id: int) -> None:
 def render_diagram(render_id: int) -> None:
     """Draw render ``render_id`` (idempotent: a finished render is left alone)."""
     services.do_render(render_id)
+
+
+@app.task(name="geon.runs.ping")
+def ping(n: int) -> int:
+    """Do nothing with ``n``: the broker's stress test and benchmark count these through."""
+    return n
