@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TypeVar
 
 from playwright.sync_api import (
     Browser,
@@ -26,6 +28,7 @@ ARGS = [
     "--no-first-run",
 ]
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
+T = TypeVar("T")
 VIEWPORT = {"width": 1280, "height": 800}
 
 
@@ -97,3 +100,19 @@ def click_box(tab: Page, title: str, nth: int = 0) -> None:
     assert canvas is not None
     tab.mouse.click(canvas["x"] + b["x"] + b["w"] / 2, canvas["y"] + b["y"] + b["h"] / 2)
     tab.wait_for_selector(".geon-shards:not([hidden])")
+
+
+def off_loop(work: Callable[[], T]) -> T:
+    """Run ``work`` (ORM calls) on a thread of its own and return its result: Playwright's sync
+    API keeps an event loop running on this thread, under which Django refuses ORM calls."""
+
+    def run() -> T:
+        from django.db import connection
+
+        try:
+            return work()
+        finally:
+            connection.close()
+
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run).result(timeout=60)

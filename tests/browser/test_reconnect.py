@@ -1,0 +1,261 @@
+"""Chaos for the editor's line to the server (issue 14.4): the web server is killed with
+SIGKILL in the middle of a burst of edits and started again on the same port and database.
+The editor says the connection is lost and that its unsaved edits are kept, takes one more edit
+while the server is down, reconnects, resynchronises from the snapshot, sends again only what
+the server never acknowledged, and ends with the stored document; every acknowledged edit is
+stored, none twice. A graph deleted while it is open ends the session with the reason, and the
+editor does not try again.
+
+The web server is this module's own (not the shared ``daphne_server``), so that it can be
+killed and started again.
+"""
+
+from __future__ import annotations
+
+import signal
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from geon.cli.serve import daphne_command
+from tests.browser.helpers import Browsers, off_loop, open_graph, screenshots, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+ROOT = Path(__file__).resolve().parents[2]
+#: Bound on a server start and on each wait for the editor (ms for Playwright).
+START_SECONDS = 60.0
+WAIT_MS = 60_000
+#: Edits in the burst: pairs of (add a tensor, rename it), so each second edit builds on the first.
+PAIRS = 12
+
+
+class RestartableServer:
+    """A Daphne serving geon on a fixed port of the test database, killed and started at will."""
+
+    def __init__(self, env: dict[str, str], log: Path) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port: int = s.getsockname()[1]
+        self.env = env
+        self.log = log
+        self.process: subprocess.Popen[bytes] | None = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        """Start it and wait (bounded) until it accepts connections."""
+        with self.log.open("ab") as out:
+            self.process = subprocess.Popen(
+                daphne_command("127.0.0.1", self.port),
+                env=self.env,
+                cwd=ROOT,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+            )
+        deadline = time.monotonic() + START_SECONDS
+        while not self._listening():
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                self.stop()
+                raise RuntimeError(f"daphne did not start; its log:\n{self.log.read_text()}")
+            time.sleep(0.1)
+
+    def _listening(self) -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def freeze(self) -> None:
+        """SIGSTOP: it reads nothing more and answers nothing (frames sent to it are lost)."""
+        assert self.process is not None
+        self.process.send_signal(signal.SIGSTOP)
+
+    def kill(self) -> None:
+        """SIGKILL: no goodbye to any client, nothing flushed."""
+        assert self.process is not None
+        self.process.kill()
+        self.process.wait(timeout=30)
+        self.process = None
+
+    def stop(self) -> None:
+        """End it (SIGTERM, then SIGKILL after a bounded wait)."""
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+@pytest.fixture
+def server(subprocess_env: dict[str, str], tmp_path: Path) -> Iterator[RestartableServer]:
+    """This module's own web server, started once; the test may kill and start it again."""
+    running = RestartableServer(subprocess_env, tmp_path / "daphne.log")
+    running.start()
+    yield running
+    running.stop()
+
+
+def stored(graph_id: str) -> tuple[int, dict[str, Any]]:
+    """The graph's current version number and document, read from the database."""
+    from geon.graphs.models import Graph
+
+    def read() -> tuple[int, dict[str, Any]]:
+        version = Graph.objects.select_related("current_version").get(pk=graph_id).current_version
+        assert version is not None
+        return version.number, version.document
+
+    return off_loop(read)
+
+
+def by_id(document: dict[str, Any]) -> dict[str, Any]:
+    """A document's nodes by id (the comparison ignores their order)."""
+    return {node["id"]: node for node in document["nodes"]}
+
+
+def tensor(node_id: str, label: str) -> dict[str, Any]:
+    """A positional float32 tensor of 4 elements."""
+    from geon.core.graph import TENSOR
+
+    return {
+        "id": node_id,
+        "type": TENSOR,
+        "label": label,
+        "body": {"dtype": "float32", "range": {"start": [0], "end": [4]}},
+    }
+
+
+def edit(tab: Page, name: str, ops: list[dict[str, Any]]) -> None:
+    """One user action through the test API; the editor must not refuse it."""
+    refused = tab.evaluate("([name, ops]) => window.geon.edit(name, ops)", [name, ops])
+    assert refused is None, refused
+
+
+def burst(tab: Page, ids: list[str], first: int) -> None:
+    """Add a tensor per id and rename it, each as its own edit, all at once (the rename builds
+    on the add); the tensors are numbered from ``first``."""
+    tensors = [tensor(node_id, f"burst {first + i}") for i, node_id in enumerate(ids)]
+    tab.evaluate(
+        """([ids, tensors, first]) => ids.forEach((id, i) => {
+             window.geon.edit(`add ${first + i}`, [{op: "add_node", node: tensors[i]}]);
+             const rename = {op: "update_node", id, label: `renamed ${first + i}`};
+             window.geon.edit(`rename ${first + i}`, [rename]);
+           })""",
+        [ids, tensors, first],
+    )
+
+
+def test_a_killed_server_loses_no_edit(
+    server: RestartableServer, user: Any, password: str, graph: Any, browsers: Browsers
+) -> None:
+    tab = browsers.new_page()
+    shot = screenshots(tab, "reconnect")
+    graph_id = str(graph.pk)
+    sign_in(tab, server.url, "ann", password)
+    open_graph(tab, server.url, graph_id)
+    ids = [f"00000000-0000-4000-8000-{i:012d}" for i in range(2 * PAIRS + 1)]
+    # when ann makes a burst of edits and the server acknowledges the first half
+    burst(tab, ids[:PAIRS], 0)
+    acknowledged = 1 + 2 * PAIRS
+    tab.wait_for_function(
+        "(v) => { const s = window.geon.state(); return s.version === v && s.unsaved === 0 }",
+        arg=acknowledged,
+        timeout=WAIT_MS,
+    )
+    # and the server freezes while the second half goes out, and is then killed (SIGKILL)
+    server.freeze()
+    burst(tab, ids[PAIRS : 2 * PAIRS], PAIRS)
+    server.kill()
+    # then the editor says the connection is lost, and keeps every unacknowledged edit
+    status = tab.locator(".geon-connection")
+    status.filter(has_text="connection lost — reconnecting").wait_for(timeout=WAIT_MS)
+    assert status.get_attribute("data-state") in ("closed", "connecting")
+    state = tab.evaluate("window.geon.state()")
+    assert (state["version"], state["unsaved"]) == (acknowledged, 2 * PAIRS)
+    # when ann makes one more edit while the server is down
+    edit(tab, "add offline", [{"op": "add_node", "node": tensor(ids[-1], "offline")}])
+    tab.wait_for_function(
+        "(n) => document.querySelector('.geon-connection').textContent"
+        "  .includes(`your ${n} unsaved edits are kept`)",
+        arg=2 * PAIRS + 1,
+        timeout=WAIT_MS,
+    )
+    shot("01-connection-lost")
+    number, _ = stored(graph_id)
+    assert number == acknowledged
+    # when the server is started again on the same port and database
+    server.start()
+    # then the editor reconnects, resyncs and sends what the server never acknowledged, once
+    tab.wait_for_function(
+        "() => { const s = window.geon.state(); return s.connection === 'open' && !s.unsaved }",
+        timeout=WAIT_MS,
+    )
+    shot("02-reconnected")
+    state = tab.evaluate("window.geon.state()")
+    number, document = stored(graph_id)
+    # one version per edit: nothing acknowledged was sent twice, nothing was dropped
+    assert number == acknowledged + 2 * PAIRS + 1
+    assert state["version"] == number
+    nodes = by_id(document)
+    assert [nodes[node_id]["label"] for node_id in ids[:-1]] == [
+        f"renamed {i}" for i in range(2 * PAIRS)
+    ]
+    assert nodes[ids[-1]]["label"] == "offline"
+    # and the editor's document is the stored one
+    assert by_id(state["document"]) == nodes
+    # every edit is still ann's to undo, the last one first
+    assert len(state["history"]["undo"]) == 4 * PAIRS + 1
+    assert state["history"]["undo"][-1] == "add offline"
+    assert tab.text_content(".geon-connection-text") == "live"
+    assert "dropped" not in (tab.text_content(".geon-toast") or "")
+
+
+def test_a_deleted_graph_ends_the_session_and_stops_reconnecting(
+    server: RestartableServer, user: Any, password: str, graph: Any, browsers: Browsers
+) -> None:
+    tab = browsers.new_page()
+    shot = screenshots(tab, "reconnect")
+    graph_id = str(graph.pk)
+    sign_in(tab, server.url, "ann", password)
+    open_graph(tab, server.url, graph_id)
+    attempts = tab.evaluate("window.geon.state().link.attempts")
+    # when ann deletes the graph (as from another tab) and then edits it here
+    answer = tab.evaluate(
+        """async (id) => {
+             const csrf = document.querySelector("input[name=csrfmiddlewaretoken]").value;
+             const headers = {"X-CSRFToken": csrf};
+             const r = await fetch(`/api/v1/graphs/${id}`, {method: "DELETE", headers});
+             return r.status;
+           }""",
+        graph_id,
+    )
+    assert answer == 204
+    edit(
+        tab,
+        "add late",
+        [{"op": "add_node", "node": tensor("00000000-0000-4000-8000-0000000000aa", "late")}],
+    )
+    # then the server ends the session (4404) and the editor says why
+    tab.wait_for_function("() => window.geon.state().link.refused !== null", timeout=WAIT_MS)
+    state = tab.evaluate("window.geon.state()")
+    assert state["link"]["refused"]["code"] == 4404
+    status = tab.locator(".geon-connection")
+    assert status.get_attribute("data-state") == "refused"
+    assert "stopped reconnecting (close code 4404)" in (status.text_content() or "")
+    assert tab.locator(".geon-retry").is_hidden() and tab.locator(".geon-sign-in").is_hidden()
+    shot("03-refused")
+    # and it does not try again: after twice the longest first backoff, still the same count
+    tab.wait_for_timeout(2_500)
+    assert tab.evaluate("window.geon.state().link.attempts") == attempts
+    # and nothing was stored for the refused edit (the graph is gone)
+    from geon.graphs.models import Graph
+
+    assert off_loop(lambda: Graph.objects.filter(pk=graph_id).exists()) is False
