@@ -72,6 +72,19 @@ Decisions (where DESIGN.md is silent)
   ``TensorOperationAgreement``'s issue and is held to the plain projection.
 - Coverage is cell-exact by interval arithmetic: overlaps by a sweep over boxes, gaps by box
   subtraction; a gap and an overlap of the same size are two issues.
+- The output is bounded whatever the document (issue 13: 800 identical applications gave
+  319,600 overlap issues): at most ``MAX_ISSUES_PER_CONSTRAINT`` issues per constraint and
+  node, then one summary issue (type ``IssuesNotListed``, ``params.notListed``), and at most
+  ``MAX_ISSUES_PER_CHECK`` per check, then one summary per constraint (see
+  :mod:`geon.core.issues`); the incremental checker bounds the same way, so it still equals a
+  full check. The overlap sweep stops after ``MAX_OVERLAPS_COUNTED`` overlapping pairs of one
+  output selection (its summary then says "at least"), so it never enumerates every pair.
+- Unsigned operations, as in loom: an Application of an Operation without an IPFSignature needs
+  no IPFIndex (``ApplicationIPFSignatureAgreement`` does not visit it), and for every operation
+  with applications, each selection's shard bounding range (the smallest range holding its
+  applications' selections) must be the operation's selection (loom's "range zr[0:2, 0:3] !=
+  shard bounding range zr[0:2, 0:2]"), reported by ``OperationApplicationAgreement`` unless
+  the applications' IPFIndex ranges already fail to span the operation's index range.
 - Speed: an application whose body is exactly the projection of its index range through its
   operation's (clean) signature is *certified*, which proves the two application constraints
   have nothing to say. The certificate is read straight from the JSON (plain ints, exact keys)
@@ -124,7 +137,15 @@ from geon.core.graph import (
     node_references,
     selected_tensor_ids,
 )
-from geon.core.issues import Constraint, Context, Issue
+from geon.core.issues import (
+    MAX_ISSUES_PER_CONSTRAINT,
+    Constraint,
+    Context,
+    Issue,
+    bound_check_issues,
+    bound_node_issues,
+    not_listed,
+)
 from geon.core.tensors import DTYPES
 from geon.core.zspace import IPF, ZRange
 
@@ -146,9 +167,6 @@ __all__ = [
 UUID_RE = re.compile(
     r"^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$"
 )
-
-MAX_SCHEMA_ISSUES = 20
-"""At most this many detailed schema issues per node body or tag (the rest are counted)."""
 
 MAX_LISTED = 16
 """At most this many gap boxes are listed in one coverage issue."""
@@ -420,7 +438,7 @@ def _violations(
         else ("Tag value does not match its schema")
     )
     out = []
-    for v in found[:MAX_SCHEMA_ISSUES]:
+    for v in found[:MAX_ISSUES_PER_CONSTRAINT]:
         where = f"body{v.path}" if what == "body" else f"tag {_q(url)}{v.path or ''}"
         message = v.message if len(v.message) <= 200 else v.message[:197] + "..."
         params: dict[str, Any] = {"path": base + v.path}
@@ -437,16 +455,17 @@ def _violations(
                 contexts=(_ctx("Schema", nid, base + v.path, v.value),),
             )
         )
-    if len(found) > MAX_SCHEMA_ISSUES:
-        rest = len(found) - MAX_SCHEMA_ISSUES
+    if len(found) > MAX_ISSUES_PER_CONSTRAINT:
+        rest = len(found) - MAX_ISSUES_PER_CONSTRAINT
         out.append(
-            Issue(
+            not_listed(
                 "SchemaConformance",
-                "SchemaError",
-                summary,
-                f"node {_q(nid)}: {rest} more schema errors not listed",
-                params={"path": base, "more": rest},
+                f"node {_q(nid)} {what}{f' {_q(url)}' if url else ''}: ... and {rest} more "
+                "schema errors; fix the ones above first",
+                rest,
+                summaries=(summary,),
                 node_ids=(nid,),
+                params={"path": base},
             )
         )
     return out
@@ -578,6 +597,8 @@ class _Certificate(NamedTuple):
 
     ipf_index: ZRange
     outputs: dict[str, tuple[ZRange, ...]]
+    feet: tuple[ZRange, ...]
+    """Per footprint of the operation's context (``_OpContext.footprints``), the selection."""
 
 
 def _certificate(index: GraphIndex, app: Node) -> _Certificate | None:
@@ -767,7 +788,7 @@ def _certify_body(body: Any, idx: ZRange, context: _OpContext) -> _Certificate |
         return None
     if bool_prone_end and _holds_bool(selections, _END):
         return None
-    return _Certificate(idx, outputs)
+    return _Certificate(idx, outputs, tuple(feet))
 
 
 def clear_caches() -> None:
@@ -1254,36 +1275,142 @@ def _application_agrees(index: GraphIndex, app: Node) -> Iterator[Issue]:
 
 
 def _applications_span(index: GraphIndex, op: Node) -> Iterator[Issue]:
-    """The bounding range of an operation's shards is the operation's index range."""
+    """The bounding range of an operation's shards is the operation's: their ``IPFIndex``
+    ranges span its index range (when it has one and they all have one), and, as loom asks of
+    every operation, each selection's shard bounding range is the operation's selection."""
     if not is_well_formed(index, op):
         return
-    irange = index_range(index, op)
-    if irange is None:
+    apps = index.applications_of(op.id)
+    if not apps:
         return
     shards = []
-    rank = len(irange.start)
-    for app in index.applications_of(op.id):
+    for app in apps:
         st = _structure_memo(index, app)
         if not st.ok:
             return  # cannot be judged until the application is fixed
-        r = st.ipf_index
-        if r is None or len(r.start) != rank:
+        shards.append(st.ipf_index)
+    irange = index_range(index, op)
+    spanned = False
+    if irange is not None and None not in shards:
+        rank = len(irange.start)
+        if any(len(r.start) != rank for r in shards if r is not None):
             return  # reported per application
-        shards.append(r)
-    if not shards:
+        bound = _bounding([r for r in shards if r is not None])
+        if bound != irange:
+            shown = str(bound) if bound is not None else "[]"
+            yield _issue(
+                "OperationApplicationAgreement",
+                "NodeValidationError",
+                "Applications do not span the operation's index range",
+                f"the applications of operation {_q(op.id)} span {_q(shown)}; expected its "
+                f"index range {_q(str(irange))}",
+                (op.id,),
+                (_ctx("IPFIndex", op.id, f".tags['{IPF_INDEX}']", irange.to_json()),),
+                {
+                    "range": irange.to_json(),
+                    "applicationsRange": bound.to_json() if bound else None,
+                },
+            )
+            return  # the selections follow from the index ranges: one mistake, one issue
+        spanned = True
+    yield from _selection_spans(index, op, apps, spanned)
+
+
+def _shard_selections(
+    index: GraphIndex, op: Node, apps: Sequence[Node], spanned: bool
+) -> dict[tuple[str, str, int], list[ZRange]] | None:
+    """Per selection of ``op`` (side, key, position), ranges whose bounding range is that of
+    its applications' selections there, or None when an application disagrees with the
+    operation on keys, tensors or ranks, or selects outside it (then
+    OperationApplicationAgreement reports it on the application). Certified applications
+    count once per footprint, by the bounding range of their projections (``spanned``: their
+    index ranges are known to span the operation's index range)."""
+    context = _op_context(index, op)
+    certified = [_certificate(index, app) for app in apps]
+    if (
+        spanned
+        and context is not None
+        and None not in certified
+        and all(identity for _, _, identity in context.footprints)
+    ):
+        # each selection is the index range of its shard, and these span the operation's
+        # index range, which is the operation's selection (its signature is clean)
+        return {}
+    sides = _parsed(index, op).sides
+    found: dict[tuple[str, str, int], list[ZRange]] = {
+        (side, key, pos): []
+        for side in ("inputs", "outputs")
+        for key, sels in sides[side].items()
+        for pos in range(len(sels))
+    }
+    for app, cert in zip(apps, certified, strict=True):
+        if cert is not None:  # its selections are the projections of its index range
+            continue
+        mine = _parsed(index, app).sides
+        for side in ("inputs", "outputs"):
+            if mine[side].keys() != sides[side].keys():
+                return None
+            for key, o_sels in sides[side].items():
+                a_sels = mine[side][key]
+                if len(a_sels) != len(o_sels):
+                    return None
+                for pos, (a, o) in enumerate(zip(a_sels, o_sels, strict=True)):
+                    if (
+                        a.tensor_id != o.tensor_id
+                        or len(a.range.start) != len(o.range.start)
+                        or not o.range.contains(a.range)
+                    ):
+                        return None
+                    found[side, key, pos].append(a.range)
+    certs = [cert for cert in certified if cert is not None]
+    if context is not None and certs:
+        # an identity footprint's images are the index ranges, bounded once for all of them
+        index_bound = _bounding([cert.ipf_index for cert in certs])
+        bounds = [
+            index_bound if identity else _bounding([cert.feet[k] for cert in certs])
+            for k, (_, _, identity) in enumerate(context.footprints)
+        ]
+        for side, key, entries in context.plan:
+            for pos, (_, foot) in enumerate(entries):
+                bound = bounds[foot]
+                if bound is not None:
+                    found[side, key, pos].append(bound)
+    return found
+
+
+def _selection_spans(
+    index: GraphIndex, op: Node, apps: Sequence[Node], spanned: bool
+) -> Iterator[Issue]:
+    """Loom's shard bounding range rule: per selection of ``op``, the smallest range holding
+    its applications' selections there is the operation's selection."""
+    found = _shard_selections(index, op, apps, spanned)
+    if found is None:
         return
-    bound = _bounding(shards)
-    if bound != irange:
+    sides = _parsed(index, op).sides
+    for (side, key, pos), ranges in found.items():
+        o = sides[side][key][pos]
+        bound = ranges[0] if len(ranges) == 1 and not ranges[0].is_empty else _bounding(ranges)
+        if bound == o.range or (bound is None and o.range.is_empty):
+            continue
         shown = str(bound) if bound is not None else "[]"
+        path = f".body.{side}.{_key(key)}[{pos}].range"
         yield _issue(
             "OperationApplicationAgreement",
             "NodeValidationError",
-            "Applications do not span the operation's index range",
-            f"the applications of operation {_q(op.id)} span {_q(shown)}; expected its index "
-            f"range {_q(str(irange))}",
+            "Applications do not span the operation's selection",
+            f"the applications of operation {_q(op.id)} select {_q(shown)} of {side} "
+            f"{_q(key)}[{pos}] (tensor {_q(o.tensor_id)}) in all, their shard bounding range; "
+            f"expected the operation's selection {_q(str(o.range))}",
             (op.id,),
-            (_ctx("IPFIndex", op.id, f".tags['{IPF_INDEX}']", irange.to_json()),),
-            {"range": irange.to_json(), "applicationsRange": bound.to_json() if bound else None},
+            (_ctx("Selection", op.id, path, o.range.to_json()),),
+            {
+                "side": side,
+                "key": key,
+                "position": pos,
+                "tensorId": o.tensor_id,
+                "range": o.range.to_json(),
+                "shardBoundingRange": bound.to_json() if bound is not None else None,
+            },
         )
 
 
@@ -1309,27 +1436,19 @@ def _application_signature_uncached(index: GraphIndex, app: Node) -> Iterator[Is
     op = index.get(app.body["operationId"])
     if op is None or op.type != OPERATION or not is_well_formed(index, op):
         return  # OperationApplicationAgreement reports it
+    sig = _signature_memo(index, op)
+    if sig is None:
+        return  # as in loom: unsigned operations' shards are judged by their selections alone
     mine = _parsed(index, app)
     if mine.ipf_index is None:
         yield _issue(
             name,
             "NodeValidationError",
             "Application has no IPFIndex",
-            f"application {_q(app.id)} has no IPFIndex tag; expected the index range of its shard",
-            (app.id,),
-            (_ctx("Tags", app.id, ".tags", sorted(app.tags)),),
-        )
-        return
-    sig = _signature_memo(index, op)
-    if sig is None:
-        yield _issue(
-            name,
-            "NodeValidationError",
-            "Operation of an application has no IPFSignature",
-            f"application {_q(app.id)} shards operation {_q(op.id)}, which has no IPFSignature; "
-            "expected one to project the shard's index range",
+            f"application {_q(app.id)} has no IPFIndex tag; expected the index range of its "
+            f"shard, since its operation {_q(op.id)} has an IPFSignature",
             (app.id, op.id),
-            (_ctx("Operation", app.id, ".body.operationId", op.id),),
+            (_ctx("Tags", app.id, ".tags", sorted(app.tags)),),
         )
         return
     for side, keys in mine.sides.items():
@@ -1419,24 +1538,58 @@ def _slabs_partition(target: ZRange, shards: Sequence[ZRange]) -> bool:
     return at == te[d]
 
 
-def coverage(
-    target: ZRange, shards: Sequence[ZRange]
-) -> tuple[list[ZRange], list[tuple[int, int, ZRange]]]:
-    """The gaps (disjoint boxes of ``target`` no shard covers) and the overlaps (pairs of shard
-    positions and the box they share inside ``target``) — exact, by interval arithmetic.
+class Coverage(NamedTuple):
+    """What :func:`coverage` found: the gaps, the overlaps it lists, and how far it counted."""
 
-    >>> gaps, overlaps = coverage(ZRange([0], [10]), [ZRange([0], [6]), ZRange([4], [8])])
-    >>> [str(g) for g in gaps], [(i, j, str(r)) for i, j, r in overlaps]
+    gaps: list[ZRange]
+    """Disjoint boxes of the target that no shard covers, sorted."""
+    overlaps: list[tuple[int, int, ZRange]]
+    """The first overlaps found (pairs of shard positions and the box they share inside the
+    target), at most ``max_listed``, sorted by the pair."""
+    unlisted: int
+    """Overlaps found beyond those listed."""
+    complete: bool
+    """False when the sweep stopped after ``max_counted`` overlaps: there may be more."""
+    compared: int
+    """Pairs of shards the sweep compared (its work, for tests: never every pair once the
+    count is reached)."""
+
+
+MAX_OVERLAPS_COUNTED = 1000
+"""The coverage sweep stops after finding this many overlapping pairs of one output selection
+(n identical shards overlap in n(n-1)/2 pairs: counting them all is quadratic work); the
+summary then says "at least"."""
+
+
+def coverage(
+    target: ZRange,
+    shards: Sequence[ZRange],
+    max_listed: int | None = None,
+    max_counted: int = MAX_OVERLAPS_COUNTED,
+) -> Coverage:
+    """The gaps (disjoint boxes of ``target`` no shard covers) and the overlaps (pairs of shard
+    positions and the box they share inside ``target``) — exact, by interval arithmetic. At
+    most ``max_listed`` overlaps are listed (all when None), and the sweep stops once it has
+    found more than ``max_counted`` (then ``complete`` is False).
+
+    >>> found = coverage(ZRange([0], [10]), [ZRange([0], [6]), ZRange([4], [8])])
+    >>> [str(g) for g in found.gaps], [(i, j, str(r)) for i, j, r in found.overlaps]
     (['[8:10]'], [(0, 1, '[4:6]')])
+    >>> found = coverage(ZRange([0], [10]), [ZRange([0], [10])] * 100, max_listed=2)
+    >>> len(found.overlaps), found.unlisted, found.complete, found.compared
+    (2, 999, False, 1001)
     """
     if _slabs_partition(target, shards):
-        return [], []
+        return Coverage([], [], 0, True, 0)
     clipped: list[tuple[int, ZRange]] = []
     for i, s in enumerate(shards):
         c = target.intersection(s) if s.rank == target.rank else None
         if c is not None:
             clipped.append((i, c))
     overlaps: list[tuple[int, int, ZRange]] = []
+    found = compared = 0
+    complete = True
+    listing = max_listed if max_listed is not None else len(shards) ** 2
     if clipped:
         rank = target.rank
         # sweep along the dim where shards differ most
@@ -1447,15 +1600,24 @@ def coverage(
             if rank:
                 active = [(j, a) for j, a in active if a.end[dim] > c.start[dim]]
             for j, a in active:
+                compared += 1
                 inter = a.intersection(c)
                 if inter is not None:
-                    lo, hi = (j, i) if j < i else (i, j)
-                    overlaps.append((lo, hi, inter))
+                    found += 1
+                    if len(overlaps) < listing:
+                        lo, hi = (j, i) if j < i else (i, j)
+                        overlaps.append((lo, hi, inter))
+                    if found > max_counted:
+                        complete = False
+                        break
+            if not complete:
+                break
             active.append((i, c))
         overlaps.sort(key=lambda t: (t[0], t[1]))
     covered = sum(c.size for _, c in clipped)
-    if not overlaps and covered == target.size:
-        return [], overlaps
+    unlisted = found - len(overlaps)
+    if not found and covered == target.size:
+        return Coverage([], overlaps, unlisted, complete, compared)
     gaps = [target] if not target.is_empty else []
     for _, c in clipped:
         nxt: list[ZRange] = []
@@ -1465,7 +1627,7 @@ def coverage(
         if not gaps:
             break
     gaps.sort(key=lambda r: (r.start, r.end))
-    return gaps, overlaps
+    return Coverage(gaps, overlaps, unlisted, complete, compared)
 
 
 def _coverage_exact_uncached(index: GraphIndex, op: Node) -> Iterator[Issue]:
@@ -1510,9 +1672,19 @@ def _coverage_issues(
     with the operation on that selection's key, position, tensor and rank (otherwise
     OperationApplicationAgreement reports the disagreement and coverage is not judged)."""
     name = "ApplicationOutputRangeCoverageIsExact"
-    gaps, overlaps = coverage(o.range, ranges)
+    # the gap issue, the overlaps and one summary fit in MAX_ISSUES_PER_CONSTRAINT + 1 issues
+    room = MAX_ISSUES_PER_CONSTRAINT
+    found = coverage(o.range, ranges, max_listed=room + 1)
+    gaps, overlaps = found.gaps, found.overlaps
     if not gaps and not overlaps:
         return
+    if gaps:
+        room -= 1
+    unlisted = found.unlisted + max(0, len(overlaps) - room)
+    if unlisted > 1 or not found.complete:
+        overlaps = overlaps[:room]
+    else:
+        unlisted = 0
     where = f"outputs {_q(key)}[{pos}]"
     path = f".body.outputs.{_key(key)}[{pos}].range"
     if gaps:
@@ -1556,6 +1728,18 @@ def _coverage_issues(
                 "cells": inter.size,
                 "overlap": inter.to_json(),
             },
+        )
+    if unlisted:
+        more = f"at least {unlisted}" if not found.complete else str(unlisted)
+        yield not_listed(
+            name,
+            f"... and {more} more overlaps of {where} (tensor {_q(o.tensor_id)}) of operation "
+            f"{_q(op.id)}; fix the ones above first",
+            unlisted,
+            at_least=not found.complete,
+            summaries=("Application outputs overlap",),
+            node_ids=(op.id,),
+            params={"tensorId": o.tensor_id, "key": key, "position": pos},
         )
 
 
@@ -1864,7 +2048,7 @@ def _run_node(dispatch: _Dispatch, index: GraphIndex, node: Node) -> list[Issue]
     out: list[Issue] = []
     for c in dispatch.for_type(node.type):
         try:
-            out.extend(c.check(index, node))
+            out.extend(c.check(index, node))  # O(node size) issues each (coverage: bounded)
         except Exception as exc:  # a bug in one constraint must not hide the other issues
             out.append(
                 Issue(
@@ -1876,6 +2060,9 @@ def _run_node(dispatch: _Dispatch, index: GraphIndex, node: Node) -> list[Issue]
                     node_ids=(node.id,),
                 )
             )
+    if len(out) > MAX_ISSUES_PER_CONSTRAINT + 1:  # rare: bound each constraint's share
+        grouped = itertools.groupby(out, key=operator.attrgetter("constraint"))
+        out = [i for name, group in grouped for i in bound_node_issues(name, node.id, group)]
     return out
 
 
@@ -1902,7 +2089,13 @@ def _envelope(graph: Graph) -> list[Issue]:
 
 
 def check(graph: Graph) -> list[Issue]:
-    """Every issue of ``graph``: document-level, then per node in document order, then cycles."""
+    """Every issue of ``graph``: document-level, then per node in document order, then cycles —
+    bounded per constraint and node and per check (see :mod:`geon.core.issues`)."""
+    return bound_check_issues(_check_all(graph))
+
+
+def _check_all(graph: Graph) -> list[Issue]:
+    """:func:`check` before the bound per check."""
     dispatch = _Dispatch(all_constraints())
     index = graph.index
     issues = _envelope(graph)
@@ -2037,10 +2230,10 @@ def check_document(data: Any) -> list[Issue]:
     graph, issues = load_document(data)
     if graph is None:
         return issues
-    found = check(graph)
+    found = _check_all(graph)
     if not graph.id and found and found[0].summary == "Document id is not a UUID":
         found = found[1:]  # already reported as malformed
-    return issues + found
+    return bound_check_issues(issues + found)
 
 
 # --------------------------------------------------------------------------------------------
@@ -2093,7 +2286,7 @@ class IncrementalChecker:
             for nid in index.in_document_order(self._by_node):
                 out.extend(self._by_node[nid])
             out.extend(self._cycles)
-            self._cache = out
+            self._cache = bound_check_issues(out)
         return list(self._cache)
 
     def apply(self, ops: Sequence[Mapping[str, Any]]) -> list[Issue]:

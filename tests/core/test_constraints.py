@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import json
 from collections.abc import Callable, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -66,6 +67,20 @@ def set_rows(d: Doc, app: str, a: int, b: int) -> None:
     n["body"]["inputs"]["tensors"][0]["range"] = rng([a, 0], [b, 5])
     n["body"]["inputs"]["tensors"][1]["range"] = rng([200 + a, 50], [200 + b, 55])
     n["body"]["outputs"]["result"][0]["range"] = rng([a, 0], [b, 5])
+
+
+def unsigned(drop: str | None) -> Callable[[Doc], None]:
+    """The example without an IPFSignature and without the applications' IPFIndex tags (as
+    loom allows: only signed operations need them), then without application ``drop``."""
+
+    def mutate(d: Doc) -> None:
+        node(d, OP)["tags"].pop(IPF_SIGNATURE)
+        for app in (A1, A2):
+            node(d, app)["tags"].pop(IPF_INDEX)
+        if drop is not None:
+            d["nodes"].remove(node(d, drop))
+
+    return mutate
 
 
 def gap_and_overlap_of_equal_size(d: Doc) -> None:
@@ -158,6 +173,8 @@ MUTATIONS: dict[str, Callable[[Doc], Any]] = {
     "app-no-index": lambda d: node(d, A1)["tags"].pop(IPF_INDEX),
     "app-selection-not-projection": lambda d: sel(d, A1, "inputs", 0)["range"].update(end=[10, 4]),
     "op-no-signature": lambda d: node(d, OP)["tags"].pop(IPF_SIGNATURE),
+    "unsigned-apps-without-index": unsigned(drop=None),
+    "unsigned-apps-do-not-span": unsigned(drop=A1),
     # ApplicationOutputRangeCoverageIsExact
     "coverage-gap-and-overlap-same-size": gap_and_overlap_of_equal_size,
     "coverage-overlap-only": lambda d: set_rows(d, A1, 4, 10),
@@ -453,7 +470,7 @@ EXPECTED: list[tuple[str, list[Triple]]] = [
     (
         "app-no-index",
         [
-            ("ApplicationIPFSignatureAgreement", "Application has no IPFIndex", [A1]),
+            ("ApplicationIPFSignatureAgreement", "Application has no IPFIndex", [A1, OP]),
         ],
     ),
     (
@@ -466,19 +483,29 @@ EXPECTED: list[tuple[str, list[Triple]]] = [
             ),
         ],
     ),
+    # as in loom, the applications of an operation without an IPFSignature are judged by their
+    # selections alone: they need no IPFIndex, and must span the operation's selections
+    ("op-no-signature", []),
+    ("unsigned-apps-without-index", []),
     (
-        "op-no-signature",
+        "unsigned-apps-do-not-span",
         [
             (
-                "ApplicationIPFSignatureAgreement",
-                "Operation of an application has no IPFSignature",
-                [A1, OP],
+                "OperationApplicationAgreement",
+                "Applications do not span the operation's selection",
+                [OP],
             ),
             (
-                "ApplicationIPFSignatureAgreement",
-                "Operation of an application has no IPFSignature",
-                [A2, OP],
+                "OperationApplicationAgreement",
+                "Applications do not span the operation's selection",
+                [OP],
             ),
+            (
+                "OperationApplicationAgreement",
+                "Applications do not span the operation's selection",
+                [OP],
+            ),
+            ("ApplicationOutputRangeCoverageIsExact", "Application outputs leave a gap", [OP]),
         ],
     ),
     (
@@ -744,7 +771,8 @@ MESSAGES = [
     (
         "app-no-index",
         0,
-        f'application "{A1}" has no IPFIndex tag; expected the index range of its shard',
+        f'application "{A1}" has no IPFIndex tag; expected the index range of its shard, since '
+        f'its operation "{OP}" has an IPFSignature',
     ),
     (
         "app-selection-not-projection",
@@ -753,10 +781,11 @@ MESSAGES = [
         '"tensors"[0]; expected "[5:10, 0:5]", the projection of its index range "[5:10, 0:5]"',
     ),
     (
-        "op-no-signature",
-        0,
-        f'application "{A1}" shards operation "{OP}", which has no '
-        "IPFSignature; expected one to project the shard's index range",
+        "unsigned-apps-do-not-span",
+        2,
+        f'the applications of operation "{OP}" select "[0:5, 0:5]" of outputs "result"[0] '
+        f'(tensor "{Z}") in all, their shard bounding range; expected the operation\'s '
+        'selection "[0:10, 0:5]"',
     ),
     (
         "coverage-gap-and-overlap-same-size",
@@ -921,9 +950,10 @@ def test_schema_issue_path_and_context(loom_doc: Doc) -> None:
 def test_coverage_is_cell_exact(
     target: ZRange, shards: list[ZRange], gaps: list[str], overlaps: list[tuple[int, int, str]]
 ) -> None:
-    got_gaps, got_overlaps = coverage(target, shards)
-    assert [str(g) for g in got_gaps] == gaps
-    assert [(i, j, str(r)) for i, j, r in got_overlaps] == overlaps
+    found = coverage(target, shards)
+    assert [str(g) for g in found.gaps] == gaps
+    assert [(i, j, str(r)) for i, j, r in found.overlaps] == overlaps
+    assert (found.unlisted, found.complete) == (0, True)
 
 
 # -- cycles ----------------------------------------------------------------------------------
@@ -1466,3 +1496,63 @@ def test_clear_caches_forgets_what_earlier_checks_remembered(loom_doc: Doc) -> N
     assert constraints_module._ipf_of.cache_info().currsize == 0
     assert [len(m) for m in schemas._MEMOS] == [0] * len(schemas._MEMOS)
     assert check(Graph.from_json(copy.deepcopy(loom_doc))) == []
+
+
+# -- loom conformance: loom's own unit-test documents --------------------------------------
+
+LOOM_UNIT = Path(__file__).parent / "loom_unit"
+
+
+def uid(n: int) -> str:
+    """The id of node ``n`` in the loom_unit documents."""
+    return f"00000000-0000-4000-8000-{n:012d}"
+
+
+def loom_unit(name: str) -> str:
+    return (LOOM_UNIT / name).read_text("utf-8")
+
+
+@pytest.mark.parametrize("name", ["source_sink.json", "increment.json"])
+def test_loom_valid_unsigned_documents_check_clean(name: str) -> None:
+    """Documents of the shape of loom's valid unit tests (crutcher/tapestry,
+    java/src/test/java/loom/graph/constraints/OperationReferenceAgreementConstraintTest.java
+    ``test_valid``: an unsigned ``source``/``sink`` pair with two applications each; and
+    java/src/test/java/loom/graph/nodes/ApplicationNodeTest.java ``test_valid``: an unsigned
+    ``increment`` with one application). Their operations have no IPFSignature, so their
+    applications need no IPFIndex (loom's ApplicationIPFSignatureAgreement visits only signed
+    operations)."""
+    assert check_document(loom_unit(name)) == []
+
+
+def test_loom_shard_bounding_range_disagreement_is_reported() -> None:
+    """The document of loom's ``test_application_shard_range_disagreement`` (same file as
+    above): the shards of an unsigned source and sink select only columns 0:2 of a 2x3 tensor,
+    which loom reports as ``range zr[0:2, 0:3] != shard bounding range zr[0:2, 0:2]``."""
+    source, sink, tensor = uid(2), uid(10), uid(1)
+    issues = check_document(loom_unit("source_sink_shards_short.json"))
+    assert triples(issues) == [
+        (
+            "OperationApplicationAgreement",
+            "Applications do not span the operation's selection",
+            [source],
+        ),
+        ("ApplicationOutputRangeCoverageIsExact", "Application outputs leave a gap", [source]),
+        (
+            "OperationApplicationAgreement",
+            "Applications do not span the operation's selection",
+            [sink],
+        ),
+    ]
+    assert issues[2].message == (
+        f'the applications of operation "{sink}" select "[0:2, 0:2]" of inputs "input"[0] '
+        f'(tensor "{tensor}") in all, their shard bounding range; expected the operation\'s '
+        'selection "[0:2, 0:3]"'
+    )
+    assert issues[2].params == {
+        "side": "inputs",
+        "key": "input",
+        "position": 0,
+        "tensorId": tensor,
+        "range": {"start": [0, 0], "end": [2, 3]},
+        "shardBoundingRange": {"start": [0, 0], "end": [2, 2]},
+    }
