@@ -289,6 +289,10 @@ def _empty_shards(op_range: ZRange, count: int, first: object) -> None:
     )
 
 
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 def _refuse_empty_parts(op_range: ZRange, parts: Mapping[int, int]) -> None:
     """Refuse a split into more parts than a dim has index points, before building anything:
     the message names the shards it would leave empty, as :func:`shard_ranges` does for
@@ -297,7 +301,7 @@ def _refuse_empty_parts(op_range: ZRange, parts: Mapping[int, int]) -> None:
         return
     valid = {}
     for d, p in parts.items():
-        if isinstance(d, int) and 0 <= d < op_range.rank and isinstance(p, int) and p >= 1:
+        if _is_int(d) and 0 <= d < op_range.rank and _is_int(p) and p >= 1:
             valid[d] = p
     over = [d for d in sorted(valid) if valid[d] > op_range.shape[d]]
     if not over or len(valid) != len(parts):
