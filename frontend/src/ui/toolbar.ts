@@ -71,7 +71,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
   const connectionLabel = el("span", { class: "geon-connection-text" });
   const retry = button("retry now", "Try to reconnect now", onRetry, "geon-retry link");
   const signIn = el("a", { class: "geon-sign-in", text: "sign in" });
-  connection.append(connectionLabel, retry, signIn);
+
   const version = el("span", { class: "geon-version" });
   const issues = el("span", { class: "geon-issues" });
   const undo = act("undo", "↶ Undo");
@@ -112,9 +112,11 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
     update(state, extra) {
       connectionLabel.textContent = connectionText(state, Date.now());
       connection.dataset.state = state.link.refused ? "refused" : state.connection;
-      retry.hidden = state.link.refused !== null || state.link.retryAt === null;
-      signIn.hidden = state.link.refused?.code !== CLOSE_SIGNED_OUT;
+      // "retry now" while waiting, "sign in" when signed out; present only then (a hidden control would still be in the bar)
+      const waiting = state.link.refused === null && state.link.retryAt !== null;
+      const signedOut = state.link.refused?.code === CLOSE_SIGNED_OUT;
       signIn.setAttribute("href", `/accounts/login/?next=${encodeURIComponent(window.location.pathname)}`);
+      connection.replaceChildren(connectionLabel, ...(waiting ? [retry] : []), ...(signedOut ? [signIn] : []));
       version.textContent = state.version === null ? "version …" : `version ${state.version}`;
       const counts = issuesText(state.issueCounts);
       issues.textContent = state.version === null ? "" : counts.text;
