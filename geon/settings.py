@@ -261,12 +261,23 @@ else:
     }
 CELERY_TASK_DEFAULT_QUEUE = env_str("GEON_CELERY_QUEUE", "geon")
 CELERY_TASK_IGNORE_RESULT = True  # results live in the Run rows, not in a result backend
+# A task is acknowledged once it finished, and put back when its worker process dies under it;
+# a worker takes one message at a time (geon.runs.services counts attempts and fails a run
+# after GEON_RUN_MAX_ATTEMPTS).
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_WORKER_HIJACK_ROOT_LOGGER = False
+# Stranded runs (geon.runs.services.sweep, every heartbeat in each worker): a worker refreshes a
+# running run's heartbeat this often, and one silent for 3 heartbeats (or whose process is gone)
+# is handed to a worker again, up to GEON_RUN_MAX_ATTEMPTS times in all, then failed with the
+# reason; a run queued this many seconds while no run started is handed over again the same way.
+GEON_RUN_HEARTBEAT_SECONDS = env_int("GEON_RUN_HEARTBEAT_SECONDS", 5, minimum=1)
+GEON_RUN_REQUEUE_SECONDS = env_int("GEON_RUN_REQUEUE_SECONDS", 60, minimum=1)
+GEON_RUN_MAX_ATTEMPTS = env_int("GEON_RUN_MAX_ATTEMPTS", 3, minimum=1)
 
 # --- auth, i18n, static ---------------------------------------------------------------------
 

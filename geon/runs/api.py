@@ -73,6 +73,8 @@ class RunOut(Schema):
     results: str | None
     error: str
     workerPid: int | None
+    # How many times the run was handed to a worker (more than 1: a worker stopped under it).
+    attempts: int
 
 
 class RunListOut(Schema):

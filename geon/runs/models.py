@@ -64,8 +64,16 @@ class Run(models.Model):
     # What the executor reported: per output tensor a summary, never the arrays themselves.
     result = models.JSONField(default=dict, blank=True)
     error = models.TextField(blank=True, default="")
-    # The process id of the worker that executed the run.
+    # The process id and host name of the worker that executed the run (or executes it now).
     worker_pid = models.PositiveIntegerField(null=True, blank=True)
+    worker_host = models.CharField(max_length=255, blank=True, default="")
+    # Refreshed every GEON_RUN_HEARTBEAT_SECONDS while a worker executes the run: a running run
+    # whose heartbeat is stale (or whose worker process is gone) was stranded by its worker.
+    heartbeat = models.DateTimeField(null=True, blank=True)
+    # When the run was last handed to a worker, and how many times it was (at most
+    # RUN_MAX_ATTEMPTS; see geon.runs.services.sweep).
+    queued = models.DateTimeField(default=timezone.now)
+    attempts = models.PositiveSmallIntegerField(default=1)
 
     class Meta:
         ordering = ["-created", "-id"]
@@ -104,8 +112,10 @@ class Render(models.Model):
     file = models.FileField(storage=data_files, max_length=255, blank=True)
     error = models.TextField(blank=True, default="")
     created = models.DateTimeField(auto_now_add=True)
-    # When it was last handed to a worker (a render waiting too long is handed over again).
+    # When it was last handed to a worker (a render waiting too long is handed over again), and
+    # how many times it was (at most RUN_MAX_ATTEMPTS).
     queued = models.DateTimeField(default=timezone.now)
+    attempts = models.PositiveSmallIntegerField(default=1)
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:

@@ -21,21 +21,26 @@ import hashlib
 import io
 import json
 import logging
+import math
 import os
+import socket
+import threading
 import time
 import uuid
 import zipfile
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import IO, Any
 
 import numpy as np
 from asgiref.sync import async_to_sync
 from channels.layers import get_channel_layer
+from django.conf import settings
 from django.contrib.auth.models import User as Account
 from django.core.files.base import ContentFile, File
-from django.db import transaction
+from django.db import close_old_connections, transaction
+from django.db import connection as db_connection
 from django.utils import timezone
 
 from geon import execute, render
@@ -234,13 +239,13 @@ def check_can_run(
             status=409,
         )
     lim = limits if limits is not None else execute.Limits.from_env()
-    arrays = _load_npz(inputs, inputs_name, lim) if inputs is not None else None
+    if inputs is not None:
+        _check_npz_size(inputs, inputs_name, lim)
     plan = _check_fits(stored.document, is_sharded, lim)
-    if arrays is None:
+    if inputs is None:
         chosen_seed = RUN_SEED if chosen_seed is None else chosen_seed
     else:
-        _check_inputs(plan, arrays, inputs_name, chosen_seed)
-        assert inputs is not None
+        _read_npz(inputs, inputs_name, plan, chosen_seed)
         inputs.seek(0)
     return RunRequest(
         version=stored,
@@ -284,10 +289,27 @@ def _check_fits(document: dict[str, Any], sharded: bool, limits: execute.Limits)
     return plan
 
 
-def _load_npz(
-    upload: IO[bytes], name: str, limits: execute.Limits
-) -> dict[str, np.ndarray[Any, Any]]:
-    """The arrays of an uploaded ``.npz``, loaded without pickles, after checking its size."""
+#: Bytes an ``.npz`` may hold beyond its arrays' data: each member's zip entries and ``.npy``
+#: header, and the archive's directory.
+NPZ_OVERHEAD_BYTES = 64 * 1024
+NPZ_MEMBER_OVERHEAD_BYTES = 4096
+
+#: The widest element an uploaded array may have (complex128): an input's upload is capped at
+#: its elements times this, whatever dtype the file uses.
+NPZ_MAX_ITEMSIZE = 16
+
+
+def _not_npz(name: str) -> RunRefused:
+    return RunRefused(
+        "invalid_npz",
+        f'inputs file "{name}" is not an .npz file; expected one written by numpy.savez or '
+        "numpy.savez_compressed",
+    )
+
+
+def _check_npz_size(upload: IO[bytes], name: str, limits: execute.Limits) -> None:
+    """Refuse an upload over ``limits.max_bytes``, packed or as its members say unpacked, and
+    one that is not a zip archive; nothing is decompressed."""
     limit = format_bytes(limits.max_bytes)
     upload.seek(0, os.SEEK_END)
     size = upload.tell()
@@ -298,15 +320,11 @@ def _load_npz(
             f'inputs file "{name}" has {format_bytes(size)}; the limit is {limit} (GEON_MAX_BYTES)',
             status=413,
         )
-    not_npz = (
-        f'inputs file "{name}" is not an .npz file; expected one written by numpy.savez or '
-        "numpy.savez_compressed"
-    )
     try:
         with zipfile.ZipFile(upload) as archive:
             unpacked = sum(member.file_size for member in archive.infolist())
     except Exception:  # any failure to read an untrusted archive means "not an .npz"
-        raise RunRefused("invalid_npz", not_npz) from None
+        raise _not_npz(name) from None
     if unpacked > limits.max_bytes:
         raise RunRefused(
             "inputs_too_large",
@@ -314,38 +332,111 @@ def _load_npz(
             "(GEON_MAX_BYTES)",
             status=413,
         )
-    upload.seek(0)
-    arrays: dict[str, np.ndarray[Any, Any]] = {}
+
+
+@dataclass(frozen=True)
+class NpyHeader:
+    """What an ``.npy`` member's header says: enough to check it before reading its data."""
+
+    shape: tuple[int, ...]
+    dtype: np.dtype[Any]
+    fortran_order: bool
+    # Bytes before the data (magic, version, header).
+    offset: int
+
+    @property
+    def size(self) -> int:
+        """The member's whole size, as the header says."""
+        return self.offset + self.dtype.itemsize * math.prod(self.shape)
+
+    def placeholder(self) -> np.ndarray[Any, Any]:
+        """An array of this shape and dtype that allocates one element (for the checks)."""
+        return np.broadcast_to(np.zeros((), self.dtype), self.shape)
+
+
+def _read_npy_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> NpyHeader:
+    """The header of one member, refusing objects and a size that disagrees with the zip's."""
+    key = info.filename[: -len(".npy")]
     try:
-        data = np.load(upload, allow_pickle=False)
+        with archive.open(info) as f:
+            version = np.lib.format.read_magic(f)
+            read = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
+            shape, fortran, dtype = read(f, max_header_size=NPZ_MEMBER_OVERHEAD_BYTES)
+            header = NpyHeader(tuple(shape), dtype, fortran, f.tell())
+    except Exception as error:  # a malformed member, whatever numpy or zipfile say about it
+        raise RunRefused(
+            "invalid_npz",
+            f'inputs file "{name}": "{key}" cannot be read ({type(error).__name__}: {error}); '
+            "expected an array written by numpy.save",
+        ) from None
+    if dtype.hasobject:
+        raise RunRefused(
+            "invalid_npz",
+            f'inputs file "{name}": array "{key}" holds Python objects, which are not loaded '
+            "(allow_pickle=False); expected numeric or boolean arrays",
+        )
+    if header.size != info.file_size:
+        raise RunRefused(
+            "invalid_npz",
+            f'inputs file "{name}": array "{key}" has a header for shape {header.shape} and '
+            f"dtype {dtype} ({header.size} bytes), but the archive says it holds "
+            f"{info.file_size} bytes; expected an array written by numpy.save",
+        )
+    return header
+
+
+def _read_npz(upload: IO[bytes], name: str, plan: execute.Plan, seed: int | None) -> None:
+    """Check an uploaded ``.npz`` against ``plan``'s inputs. Before any data is read: the upload
+    is capped near what the inputs need, and each member's header (names, shapes, dtypes, and
+    the size the archive gives it) is checked against the inputs; then each array is read
+    (without pickles) to prove that it decodes."""
+    needed = sum(math.prod(plan.tensors[i].shape) for i in plan.inputs) * NPZ_MAX_ITEMSIZE
+    cap = needed + NPZ_OVERHEAD_BYTES + NPZ_MEMBER_OVERHEAD_BYTES * len(plan.inputs)
+    upload.seek(0, os.SEEK_END)
+    size = upload.tell()
+    upload.seek(0)
+    if size > cap:
+        raise RunRefused(
+            "inputs_too_large",
+            f'inputs file "{name}" has {format_bytes(size)}; the graph\'s inputs need at most '
+            f"{format_bytes(cap)} (their elements at {NPZ_MAX_ITEMSIZE} bytes each)",
+            status=413,
+        )
+    try:
+        archive = zipfile.ZipFile(upload)
     except Exception:
-        raise RunRefused("invalid_npz", not_npz) from None
-    if not isinstance(data, np.lib.npyio.NpzFile):
-        raise RunRefused("invalid_npz", not_npz)
-    with data:
-        for key in data.files:
+        raise _not_npz(name) from None
+    with archive:
+        headers: dict[str, tuple[zipfile.ZipInfo, NpyHeader]] = {}
+        for info in archive.infolist():
+            if not info.filename.endswith(".npy"):
+                raise RunRefused(
+                    "invalid_npz",
+                    f'inputs file "{name}": "{info.filename}" is not an array; expected only '
+                    ".npy members, as numpy.savez writes",
+                )
+            if info.filename[:-4] in headers:
+                raise RunRefused(
+                    "invalid_npz",
+                    f'inputs file "{name}" holds "{info.filename}" twice; expected each array '
+                    "once, as numpy.savez writes",
+                )
+            headers[info.filename[:-4]] = (info, _read_npy_header(archive, info, name))
+        _check_inputs(plan, {k: h.placeholder() for k, (_, h) in headers.items()}, name, seed)
+        for key, (info, _header) in headers.items():
             try:
-                value = data[key]
-            except Exception as error:  # a malformed member, whatever numpy says about it
-                if isinstance(error, ValueError) and "allow_pickle" in str(error):
-                    raise RunRefused(
-                        "invalid_npz",
-                        f'inputs file "{name}": array "{key}" holds Python objects, which are '
-                        "not loaded (allow_pickle=False); expected numeric or boolean arrays",
-                    ) from None
+                with archive.open(info) as f:
+                    np.lib.format.read_array(f, allow_pickle=False)
+            except Exception as error:  # data that ends early or does not decompress
                 raise RunRefused(
                     "invalid_npz",
                     f'inputs file "{name}": "{key}" cannot be read ({type(error).__name__}: '
                     f"{error}); expected an array written by numpy.save",
                 ) from None
-            if not isinstance(value, np.ndarray):
-                raise RunRefused(
-                    "invalid_npz",
-                    f'inputs file "{name}": "{key}" is not an array; expected only .npy '
-                    "members, as numpy.savez writes",
-                )
-            arrays[key] = value
-    return arrays
 
 
 def _describe(info: execute.TensorInfo) -> str:
@@ -459,8 +550,63 @@ def _save_file(field: Any, name: str, content: bytes | File[Any]) -> None:
     field.save(name, content if isinstance(content, File) else ContentFile(content), save=False)
 
 
-def do_execute_run(run_id: int) -> None:
-    """Execute a queued run (in the worker). Idempotent: a finished run is left as it is."""
+def worker_identity() -> tuple[str, int]:
+    """The host name and process id recorded on the runs this process executes."""
+    return socket.gethostname(), os.getpid()
+
+
+def _process_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # it exists, under another user
+        return True
+    return True
+
+
+def _stale_before(now: datetime) -> datetime:
+    """A running run whose heartbeat is older than this was stranded by its worker."""
+    return now - timedelta(seconds=3 * settings.GEON_RUN_HEARTBEAT_SECONDS)
+
+
+def _worker_gone(run: Run, now: datetime) -> bool:
+    """Whether the worker recorded on a running run has stopped: its process is gone from this
+    host, or its heartbeat is stale."""
+    host, _pid = worker_identity()
+    if run.worker_host == host and run.worker_pid and not _process_alive(run.worker_pid):
+        return True
+    return run.heartbeat is None or run.heartbeat < _stale_before(now)
+
+
+def stranded_reason(attempts: int) -> str:
+    """What a run that no worker finished says, after ``attempts`` hand-overs."""
+    retries = attempts - 1
+    return (
+        f"the worker stopped while running this; retried {retries} "
+        f"time{'' if retries == 1 else 's'}"
+    )
+
+
+def _heartbeat(run_id: int, stop: threading.Event) -> None:
+    """Refresh the running run's heartbeat until ``stop`` is set (a thread of the worker)."""
+    try:
+        while not stop.wait(settings.GEON_RUN_HEARTBEAT_SECONDS):
+            Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+                heartbeat=timezone.now()
+            )
+    except Exception:  # a missed heartbeat is survivable; the run goes on
+        log.exception("run %s: the heartbeat stopped", run_id)
+    finally:
+        close_old_connections()
+        db_connection.close()
+
+
+def _claim_run(run_id: int) -> Run | None:
+    """Mark the run running on this worker, if it is there to run: queued, or left running by
+    a worker that is gone (then it counts as a new attempt, and past the limit it is failed).
+    ``None`` when there is nothing to do."""
+    host, pid = worker_identity()
     with transaction.atomic():
         run = (
             Run.objects.select_for_update()
@@ -469,25 +615,51 @@ def do_execute_run(run_id: int) -> None:
             .first()
         )
         if run is None or run.finished_running:
-            return
+            return None
+        now = timezone.now()
+        if run.status == Run.Status.RUNNING:
+            if not _worker_gone(run, now):
+                return None  # a live worker has it (a duplicate message)
+            if run.attempts >= settings.GEON_RUN_MAX_ATTEMPTS:
+                _fail_stranded(run, now)
+                return None
+            run.attempts += 1
         run.status = Run.Status.RUNNING
         run.progress = 0.0
         run.step = {}
-        run.started = timezone.now()
-        run.worker_pid = os.getpid()
+        run.started = now
+        run.heartbeat = now
+        run.worker_pid = pid
+        run.worker_host = host
         run.timings = {"queued": (run.started - run.created).total_seconds()}
         run.save()
         transaction.on_commit(lambda: publish(run))
+    return run
+
+
+def do_execute_run(run_id: int) -> None:
+    """Execute a queued run (in the worker). Idempotent: a finished run is left as it is, and
+    one that a live worker runs too. While it runs, a thread refreshes its heartbeat."""
+    run = _claim_run(run_id)
+    if run is None:
+        return
 
     def progress(step: execute.Progress) -> None:
         run.progress = round(step.fraction, 6)
         run.step = step.to_json()
-        run.save(update_fields=["progress", "step", "updated"])
+        run.heartbeat = timezone.now()
+        run.save(update_fields=["progress", "step", "heartbeat", "updated"])
         publish(run)
 
+    stop = threading.Event()
+    beating = threading.Thread(target=_heartbeat, args=(run.pk, stop), daemon=True)
+    beating.start()
     began = time.perf_counter()
     seed = RUN_SEED if run.seed is None and not run.inputs else run.seed
     try:
+        # Test-only (tests/faults): hold the run in "running" so that a test can kill its
+        # worker mid-run. Unset everywhere else.
+        time.sleep(float(os.environ.get("GEON_TEST_RUN_DELAY_SECONDS", "0")))
         result = execute_document(
             run.graph_version.document,
             backend=run.backend,
@@ -511,10 +683,131 @@ def do_execute_run(run_id: int) -> None:
         log.exception("run %s failed unexpectedly", run_id)
         run.status = Run.Status.FAILED
         run.error = UNEXPECTED_RUN_FAILURE
+    finally:
+        stop.set()
+        beating.join()
     run.timings = {**run.timings, "execute": round(time.perf_counter() - began, 6)}
     run.finished = timezone.now()
     run.save()
     publish(run)
+
+
+# --- runs and renders: stranded by a worker that is gone ---------------------------------------
+
+
+def _fail_stranded(run: Run, now: datetime) -> None:
+    run.status = Run.Status.FAILED
+    run.error = stranded_reason(run.attempts)
+    run.finished = now
+    run.save()
+    transaction.on_commit(lambda: publish(run))
+
+
+def _hand_over_run(run: Run, now: datetime) -> None:
+    """Queue a stranded run again (a new attempt), or fail it once it had all its attempts."""
+    from geon.runs.tasks import execute_run
+
+    if run.attempts >= settings.GEON_RUN_MAX_ATTEMPTS:
+        if run.status == Run.Status.RUNNING:
+            _fail_stranded(run, now)
+        else:
+            run.status = Run.Status.FAILED
+            run.error = (
+                f"no worker started this run; it was handed to a worker {run.attempts} times, "
+                f"{settings.GEON_RUN_REQUEUE_SECONDS} s apart (is a worker running? /healthz)"
+            )
+            run.finished = now
+            run.save()
+            transaction.on_commit(lambda: publish(run))
+        return
+    log.warning("run %s was stranded (%s); handing it over again", run.pk, run.status)
+    run.attempts += 1
+    run.status = Run.Status.QUEUED
+    run.progress = 0.0
+    run.queued = now
+    run.save()
+    pk = run.pk
+    transaction.on_commit(lambda: publish(run))
+    transaction.on_commit(lambda: execute_run.delay(pk))
+
+
+def _render_stuck(found: Render, now: datetime) -> bool:
+    waiting = found.status in (Render.Status.QUEUED, Render.Status.RUNNING)
+    return waiting and (now - found.queued).total_seconds() > RENDER_RETRY_SECONDS
+
+
+def _hand_over_render(found: Render, now: datetime) -> None:
+    """Queue a render again (a new attempt), or fail it once it had all its attempts."""
+    from geon.runs.tasks import render_diagram
+
+    if found.attempts >= settings.GEON_RUN_MAX_ATTEMPTS:
+        found.status = Render.Status.FAILED
+        found.error = (
+            f"no worker finished drawing this; it was handed to a worker {found.attempts} times"
+        )
+        found.finished = now
+        found.save()
+        return
+    found.attempts += 1
+    found.status = Render.Status.QUEUED
+    found.file = ""
+    found.finished = None
+    found.queued = now
+    found.save()
+    pk = found.pk
+    transaction.on_commit(lambda: render_diagram.delay(pk))
+
+
+def sweep(now: datetime | None = None) -> dict[str, int]:
+    """Reconcile what workers that are gone left behind: running runs whose worker stopped, runs
+    queued over ``GEON_RUN_REQUEUE_SECONDS`` while no run started (their message was lost), and
+    renders waiting over :data:`RENDER_RETRY_SECONDS`. Each is handed to a worker again, or
+    failed with the reason after ``GEON_RUN_MAX_ATTEMPTS``. Returns how many of each."""
+    now = now or timezone.now()
+    requeue_before = now - timedelta(seconds=settings.GEON_RUN_REQUEUE_SECONDS)
+    counts = {"running": 0, "queued": 0, "renders": 0}
+    with transaction.atomic():
+        for run in Run.objects.select_for_update().filter(status=Run.Status.RUNNING):
+            if _worker_gone(run, now):
+                _hand_over_run(run, now)
+                counts["running"] += 1
+        moving = Run.objects.filter(started__gte=requeue_before).exists()
+        if not moving:
+            lost = Run.objects.select_for_update().filter(
+                status=Run.Status.QUEUED, queued__lt=requeue_before
+            )
+            for run in lost:
+                _hand_over_run(run, now)
+                counts["queued"] += 1
+        waiting = Render.objects.select_for_update().filter(
+            status__in=(Render.Status.QUEUED, Render.Status.RUNNING)
+        )
+        for found in waiting:
+            if _render_stuck(found, now):
+                _hand_over_render(found, now)
+                counts["renders"] += 1
+    if any(counts.values()):
+        log.warning("sweep: handed over or failed %s", counts)
+    return counts
+
+
+def start_sweeper() -> threading.Thread:
+    """Run :func:`sweep` now and every ``GEON_RUN_HEARTBEAT_SECONDS`` in a daemon thread (the
+    worker's main process starts it once ready)."""
+
+    def loop() -> None:
+        while True:
+            try:
+                sweep()
+            except Exception:  # the database may be away for a moment; try again next time
+                log.exception("sweep failed")
+            finally:
+                db_connection.close()
+            time.sleep(settings.GEON_RUN_HEARTBEAT_SECONDS)
+
+    thread = threading.Thread(target=loop, name="geon-sweeper", daemon=True)
+    thread.start()
+    return thread
 
 
 # --- runs: reading ----------------------------------------------------------------------------
@@ -688,6 +981,7 @@ def run_json(run: Run) -> dict[str, Any]:
         "results": results_url(run) if done and run.results else None,
         "error": run.error,
         "workerPid": run.worker_pid,
+        "attempts": run.attempts,
     }
 
 
@@ -763,7 +1057,8 @@ def check_can_render(
 def do_request_render(version: GraphVersion, format: str) -> Render:
     """The diagram of ``version`` as ``format``: the cached one for the same document, or a new
     one queued for the worker once committed. A finished render whose file has gone missing,
-    and one waiting longer than :data:`RENDER_RETRY_SECONDS`, are queued again."""
+    and one waiting longer than :data:`RENDER_RETRY_SECONDS`, are queued again (the latter up
+    to ``GEON_RUN_MAX_ATTEMPTS`` times, then failed)."""
     from geon.runs.tasks import render_diagram
 
     with transaction.atomic():
@@ -776,15 +1071,11 @@ def do_request_render(version: GraphVersion, format: str) -> Render:
         lost = found.status == Render.Status.DONE and not (
             found.file.name and found.file.storage.exists(found.file.name)
         )
-        waiting = found.status in (Render.Status.QUEUED, Render.Status.RUNNING)
-        stuck = waiting and (now - found.queued).total_seconds() > RENDER_RETRY_SECONDS
-        if lost or stuck:
-            found.status = Render.Status.QUEUED
-            found.file = ""
-            found.finished = None
-            found.queued = now
-            found.save()
-        if created or lost or stuck:
+        if lost:  # the file went missing: draw it again, a first attempt
+            found.attempts = 0
+        if lost or _render_stuck(found, now):
+            _hand_over_render(found, now)
+        elif created:
             transaction.on_commit(lambda: render_diagram.delay(found.pk))
     return found
 
