@@ -134,9 +134,30 @@ SECURE_HSTS_INCLUDE_SUBDOMAINS = HTTPS
 SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https") if HTTPS else None
 SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
 SESSION_COOKIE_HTTPONLY = True
+# Scripts cannot read the CSRF cookie: pages hand their token to the editor in the form field
+# {% csrf_token %} writes, which the bundle reads and sends as X-CSRFToken.
+CSRF_COOKIE_HTTPONLY = True
+# A CSRF failure under /api/ answers the JSON envelope (403 csrf_failed), elsewhere Django's page.
+CSRF_FAILURE_VIEW = "geon.api.csrf_failure"
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
+# Content-Security-Policy of every answer (geon.accounts.security; Django 6's SECURE_CSP shape,
+# so its own middleware can take over): scripts only from this site, no inline script or event
+# handler, no plugins, no framing. Inline styles stay allowed: the pages' <style> blocks and the
+# editor's computed styles; the API docs page widens it for its CDN (geon.api).
+SECURE_CSP: dict[str, list[str]] = {
+    "default-src": ["'self'"],
+    "script-src": ["'self'"],
+    "style-src": ["'self'", "'unsafe-inline'"],
+    "img-src": ["'self'", "data:", "blob:"],
+    "connect-src": ["'self'"],
+    "worker-src": ["'self'"],
+    "object-src": ["'none'"],
+    "base-uri": ["'none'"],
+    "form-action": ["'self'"],
+    "frame-ancestors": ["'none'"],
+}
 
 INSTALLED_APPS = [
     "daphne",
@@ -153,7 +174,10 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # Outermost: error answers under /api/ become the JSON envelope, whoever made them.
+    "geon.api.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    "geon.accounts.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -285,6 +309,34 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+
+# API tokens expire: this many days unless POST /api/v1/tokens asks for 1..MAX days.
+GEON_API_TOKEN_DAYS = env_int("GEON_API_TOKEN_DAYS", 90, minimum=1)
+GEON_API_TOKEN_MAX_DAYS = env_int("GEON_API_TOKEN_MAX_DAYS", 365, minimum=GEON_API_TOKEN_DAYS)
+# Tokens a user may hold at once (expired ones count until revoked).
+GEON_API_TOKENS_PER_USER = env_int("GEON_API_TOKENS_PER_USER", 50, minimum=1)
+
+# Sign-in throttling (geon.accounts.throttle): after this many failures within the window for one
+# username, or from one client address, further tries are refused until the window ends. The
+# address limit is higher: a classroom shares one address behind NAT.
+GEON_SIGNIN_FAILURES_PER_ACCOUNT = env_int("GEON_SIGNIN_FAILURES_PER_ACCOUNT", 10, minimum=1)
+GEON_SIGNIN_FAILURES_PER_ADDRESS = env_int("GEON_SIGNIN_FAILURES_PER_ADDRESS", 50, minimum=1)
+GEON_SIGNIN_WINDOW_SECONDS = env_int("GEON_SIGNIN_WINDOW_SECONDS", 900, minimum=1)
+
+# The cache holds the sign-in failure counts. With REDIS_URL every web process shares them in
+# Redis; without it, the embedded default runs one web process, whose memory is enough (several
+# processes without Redis would each count on their own).
+if REDIS_URL:
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": REDIS_URL,
+            "KEY_PREFIX": "geon",
+        }
+    }
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "graph-list"
 LOGOUT_REDIRECT_URL = "login"

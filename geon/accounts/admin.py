@@ -1,6 +1,10 @@
 from django.contrib import admin
 
 from geon.accounts.models import ApiToken, Team, TeamMembership
+from geon.accounts.views import ThrottledAdminSignIn
+
+# The admin's sign-in is throttled like the login page's.
+admin.site.login_form = ThrottledAdminSignIn
 
 
 class TeamMembershipInline(admin.TabularInline):
@@ -22,5 +26,5 @@ class TeamMembershipAdmin(admin.ModelAdmin):
 
 @admin.register(ApiToken)
 class ApiTokenAdmin(admin.ModelAdmin):
-    list_display = ("name", "user", "prefix", "created", "last_used")
+    list_display = ("name", "user", "prefix", "created", "last_used", "expires")
     readonly_fields = ("digest", "prefix", "created", "last_used")

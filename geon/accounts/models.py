@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import secrets
+from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
+from django.utils import timezone
 
 
 class Role(models.TextChoices):
@@ -68,7 +70,11 @@ def token_digest(key: str) -> str:
 
 
 class ApiToken(models.Model):
-    """A bearer token for scripts (``Authorization: Bearer <key>``); only its digest is kept."""
+    """A bearer token for scripts (``Authorization: Bearer <key>``); only its digest is kept.
+
+    Every token expires (``GEON_API_TOKEN_DAYS`` after it is made unless its maker asks for
+    between 1 and ``GEON_API_TOKEN_MAX_DAYS`` days); revoking one deletes its row.
+    """
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="api_tokens"
@@ -78,6 +84,7 @@ class ApiToken(models.Model):
     prefix = models.CharField(max_length=8, editable=False)
     created = models.DateTimeField(auto_now_add=True)
     last_used = models.DateTimeField(null=True, blank=True)
+    expires = models.DateTimeField()
 
     class Meta:
         ordering = ["user", "created"]
@@ -85,9 +92,22 @@ class ApiToken(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.prefix}…)"
 
+    @property
+    def expired(self) -> bool:
+        """Whether the token is past its expiry."""
+        return self.expires <= timezone.now()
+
     @classmethod
-    def issue(cls, user: object, name: str) -> tuple[ApiToken, str]:
-        """Create a token; returns the row and the key, which is shown once and never stored."""
+    def issue(cls, user: object, name: str, days: int | None = None) -> tuple[ApiToken, str]:
+        """Create a token valid for ``days`` (the default: ``GEON_API_TOKEN_DAYS``); returns the
+        row and the key, which is shown once and never stored."""
         key = "geon_" + secrets.token_urlsafe(32)
-        token = cls.objects.create(user=user, name=name, digest=token_digest(key), prefix=key[5:13])
+        lifetime = timedelta(days=settings.GEON_API_TOKEN_DAYS if days is None else days)
+        token = cls.objects.create(
+            user=user,
+            name=name,
+            digest=token_digest(key),
+            prefix=key[5:13],
+            expires=timezone.now() + lifetime,
+        )
         return token, key

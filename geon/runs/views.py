@@ -15,11 +15,15 @@ from geon.runs.models import Run
 
 
 def error_response(
-    status: int, code: str, message: str, issues: list[dict[str, Any]] | None = None
+    status: int, code: str, message: str, issues: list[Any] | None = None, **extra: Any
 ) -> JsonResponse:
+    """The JSON error envelope of every error answer, ``{"error": {"code", "message",
+    "issues"?, ...extra}}``: this endpoint's, the REST API's (:mod:`geon.api`) and the ones
+    :class:`geon.api.ApiErrorMiddleware` makes of Django's pages."""
     error: dict[str, Any] = {"code": code, "message": message}
     if issues is not None:
         error["issues"] = issues
+    error.update(extra)
     return JsonResponse({"error": error}, status=status)
 
 
