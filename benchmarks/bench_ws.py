@@ -38,7 +38,6 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "benchmarks"))
@@ -49,33 +48,9 @@ os.environ.setdefault("SECRET_KEY", "geon-bench-only")
 os.environ["DJANGO_SETTINGS_MODULE"] = "geon.settings"
 
 
-def throwaway_database() -> tuple[str, str] | None:
-    """With a PostgreSQL ``DATABASE_URL``: create a new database on that server and point
-    ``DATABASE_URL`` at it; the server's URL and the new name are returned (to drop it)."""
-    url = os.environ.get("DATABASE_URL", "")
-    if not url.startswith(("postgres://", "postgresql://")):
-        os.environ.pop("DATABASE_URL", None)  # SQLite in the data folder
-        return None
-    import psycopg
+from throwaway import drop_database, throwaway_database  # noqa: E402
 
-    name = f"geon_bench_ws_{os.getpid()}"
-    with psycopg.connect(url, autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
-    os.environ["DATABASE_URL"] = urlunsplit(urlsplit(url)._replace(path=f"/{name}"))
-    return url, name
-
-
-def drop_database(server: tuple[str, str] | None) -> None:
-    if server is not None:
-        import psycopg
-        from django.db import connections
-
-        connections.close_all()
-        with psycopg.connect(server[0], autocommit=True) as conn:
-            conn.execute(f'DROP DATABASE IF EXISTS "{server[1]}" WITH (FORCE)')
-
-
-SERVER = throwaway_database()
+SERVER = throwaway_database("geon_bench_ws")
 
 import django  # noqa: E402
 

@@ -1,0 +1,205 @@
+"""What does the worst input of each kind cost the server, next to a normal request? (issue 13)
+
+Run: ``.venv/bin/python benchmarks/bench_hostile.py [--repeat 3]``
+
+It makes a throw-away data folder and SQLite database (or, with ``DATABASE_URL`` set to
+PostgreSQL, a throw-away database on that server), signs a user in with Django's test client and
+sends, through the real request path (URL routing, middleware, django-ninja, services, checker),
+each hostile input that issue 13 found beside the normal request of the same kind:
+
+- ``POST /api/v1/validate`` (no sign-in needed): the loom example (baseline); the same with a
+  43 KB axis reference of spaces; 800 identical applications of one operation; a range end of
+  ``10**4000``; 100,000 nested ``[``;
+- ``POST /api/v1/graphs/<id>/runs``: a correct ``.npz`` of the loom inputs (baseline) and a
+  1 MiB ``savez_compressed`` of ``zeros(2**30, uint8)``;
+- ``POST /api/v1/graphs/<id>/edits``: a relabel (baseline), a ``shard`` into ``10**12`` parts;
+  ``POST /api/v1/graphs/<id>/plans``: a plan over a mesh of ``10**12`` devices.
+
+For each it prints the status, the best wall time of ``--repeat`` tries, the peak of Python and
+NumPy allocations during the request (``tracemalloc``), the answer's size, and the time and
+memory as ratios to the baseline of its kind measured in the same run. The figures are printed,
+not enforced (the tests in ``tests/hostile/`` bound the work itself: issues, bytes, items).
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import io
+import json
+import os
+import sys
+import tempfile
+import time
+import tracemalloc
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks"))
+os.environ["GEON_DATA_DIR"] = tempfile.mkdtemp(prefix="geon-bench-hostile-")
+os.environ.setdefault("SECRET_KEY", "geon-bench-only")
+os.environ["ALLOWED_HOSTS"] = "testserver"  # Django's test client
+os.environ["DJANGO_SETTINGS_MODULE"] = "geon.settings"
+
+from throwaway import drop_database, throwaway_database  # noqa: E402
+
+SERVER = throwaway_database("geon_bench_hostile")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.contrib.auth.models import User  # noqa: E402
+from django.core.files.uploadedfile import SimpleUploadedFile  # noqa: E402
+from django.core.management import call_command  # noqa: E402
+from django.test import Client  # noqa: E402
+
+from geon.graphs.services import do_create_graph  # noqa: E402
+
+API = "/api/v1"
+LOOM = json.loads((ROOT / "geon" / "examples" / "loom_sharded_add.json").read_text("utf-8"))
+TENSOR_AXES = "urn:geon:2026-11:tag_types.jsd#/tags/TensorAxes"
+
+
+def of_type(document: dict[str, Any], kind: str) -> list[dict[str, Any]]:
+    return [n for n in document["nodes"] if n["type"].endswith(f"/{kind}")]
+
+
+def long_axis_reference() -> dict[str, Any]:
+    """The loom example with an axis reference of ``"A" + 40,000 spaces + "!"`` (finding 1)."""
+    document = copy.deepcopy(LOOM)
+    of_type(document, "Tensor")[0]["tags"] = {TENSOR_AXES: {"axes": ["A" + " " * 40_000 + "!"]}}
+    return document
+
+
+def identical_applications(n: int) -> dict[str, Any]:
+    """The loom example with ``n`` copies of its first application (finding 2)."""
+    document = copy.deepcopy(LOOM)
+    first = of_type(document, "Application")[0]
+    document["nodes"] = [n for n in document["nodes"] if not n["type"].endswith("/Application")]
+    for _ in range(n):
+        document["nodes"].append({**copy.deepcopy(first), "id": str(uuid.uuid4())})
+    return document
+
+
+def huge_range_end() -> dict[str, Any]:
+    """The loom example with a tensor range end of ``10**4000`` (finding 8)."""
+    document = copy.deepcopy(LOOM)
+    of_type(document, "Tensor")[0]["body"]["range"]["end"][0] = 10**4000
+    return document
+
+
+def npz(**arrays: np.ndarray[Any, Any]) -> bytes:
+    buffer = io.BytesIO()
+    np.savez_compressed(buffer, **arrays)  # type: ignore[arg-type]
+    return buffer.getvalue()
+
+
+def measure(send: Callable[[], Any], repeat: int) -> dict[str, Any]:
+    """Best time, peak traced allocation and the answer of ``send()``."""
+    best, peak, answer = float("inf"), 0, None
+    for _ in range(repeat):
+        tracemalloc.start()
+        began = time.perf_counter()
+        answer = send()
+        elapsed = time.perf_counter() - began
+        peak = max(peak, tracemalloc.get_traced_memory()[1])
+        tracemalloc.stop()
+        best = min(best, elapsed)
+    assert answer is not None
+    return {"status": answer.status_code, "s": best, "peak": peak, "bytes": len(answer.content)}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    call_command("migrate", verbosity=0)
+    user = User.objects.create_user("bench", password="bench-only-password")
+    client = Client()
+    client.force_login(user)
+    graph = do_create_graph(owner=user, title="loom", document=LOOM)
+    operation = of_type(LOOM, "Operation")[0]["id"]
+    inputs = {label: np.zeros((10, 5), np.int32) for label in ("t0", "t1")}  # loom's inputs
+    bomb = npz(bomb=np.zeros(2**30, np.uint8))
+
+    def post_json(path: str, body: Any) -> Callable[[], Any]:
+        text = body if isinstance(body, str) else json.dumps(body)
+        return lambda: client.post(path, text, content_type="application/json")
+
+    def upload(content: bytes) -> Callable[[], Any]:
+        return lambda: client.post(
+            f"{API}/graphs/{graph.pk}/runs",
+            {"inputs": SimpleUploadedFile("in.npz", content, "application/octet-stream")},
+        )
+
+    def edit(op: dict[str, Any]) -> Callable[[], Any]:
+        def send() -> Any:  # based on the current version, so a repeated relabel is no conflict
+            graph.refresh_from_db()
+            base = graph.current_version.number if graph.current_version else 1
+            body = {"baseVersion": base, "ops": [op]}
+            return client.post(path, json.dumps(body), content_type="application/json")
+
+        path = f"{API}/graphs/{graph.pk}/edits"
+        return send
+
+    mesh = {"name": "m", "axes": {"x": 10**12}}
+    many = identical_applications(800)
+    kinds: dict[str, list[tuple[str, Callable[[], Any]]]] = {
+        "validate": [
+            ("loom example (baseline)", post_json(f"{API}/validate", LOOM)),
+            ("43 KB axis reference", post_json(f"{API}/validate", long_axis_reference())),
+            ("800 identical applications", post_json(f"{API}/validate", many)),
+            ("range end 10**4000", post_json(f"{API}/validate", huge_range_end())),
+            ("100,000 nested [", post_json(f"{API}/validate", "[" * 100_000)),
+        ],
+        "run inputs": [
+            ("loom inputs .npz (baseline)", upload(npz(**inputs))),
+            (f"{len(bomb) >> 10} KiB .npz of 1 GiB zeros", upload(bomb)),
+        ],
+        "edits and plans": [
+            ("relabel (baseline)", edit({"op": "update_node", "id": operation, "label": "add"})),
+            (
+                "shard into 10**12 parts",
+                edit({"op": "shard", "operation": operation, "dim": 0, "parts": 10**12}),
+            ),
+            (
+                "plan over 10**12 devices",
+                post_json(
+                    f"{API}/graphs/{graph.pk}/plans", {"name": "huge", "mesh": mesh, "spec": {}}
+                ),
+            ),
+        ],
+    }
+    for _kind, cases in kinds.items():  # warm up: imports, compiled schemas, first queries
+        cases[0][1]()
+    print(f"hostile inputs through the request path; best of {args.repeat}, peak traced memory")
+    heads = ("status", "ms", "peak MiB", "answer", "time", "memory")
+    print(
+        f"{'':34} {heads[0]:>6} {heads[1]:>9} {heads[2]:>9} {heads[3]:>10} {heads[4]:>8} "
+        f"{heads[5]:>8}"
+    )
+    try:
+        for kind, cases in kinds.items():
+            print(kind)
+            base: dict[str, Any] | None = None
+            for label, send in cases:
+                row = measure(send, args.repeat)
+                base = base or row
+                print(
+                    f"  {label:32} {row['status']:>6} {row['s'] * 1e3:9.1f} "
+                    f"{row['peak'] / 2**20:9.2f} {row['bytes']:>10,} "
+                    f"{row['s'] / base['s']:7.1f}x {row['peak'] / max(base['peak'], 1):7.1f}x"
+                )
+    finally:
+        drop_database(SERVER)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
