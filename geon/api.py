@@ -63,8 +63,11 @@ JSON_ROUTES = frozenset({"graph-runs"})
 def wants_json(request: HttpRequest) -> bool:
     """Whether errors of this request answer the JSON envelope rather than a page."""
     match = getattr(request, "resolver_match", None)
-    return request.path_info.startswith("/api/") or (
-        match is not None and match.url_name in JSON_ROUTES
+    path = request.path_info
+    return (
+        path == "/api"
+        or path.startswith("/api/")
+        or (match is not None and match.url_name in JSON_ROUTES)
     )
 
 
@@ -177,6 +180,20 @@ def failure_response(request: HttpRequest, exc: BaseException | None) -> HttpRes
 def server_error(request: HttpRequest) -> HttpResponse:
     """Django's 500 handler (``handler500``): called while the exception is being handled."""
     return failure_response(request, sys.exc_info()[1])
+
+
+def too_large() -> HttpResponse:
+    """413 ``too_large``: the request body is over ``DATA_UPLOAD_MAX_MEMORY_SIZE``."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return error_response(413, "too_large", f"the request body is larger than {limit} bytes")
+
+
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """Django's 400 handler (``handler400``): a body over the limit read outside the REST API
+    (the editor's run endpoint) answers 413 ``too_large`` like the API's endpoints."""
+    if wants_json(request) and isinstance(exception, RequestDataTooBig):
+        return too_large()
+    return defaults.bad_request(request, exception)
 
 
 def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
@@ -297,8 +314,7 @@ def _no_such(request: HttpRequest, exc: Http404) -> HttpResponse:
 
 @api.exception_handler(RequestDataTooBig)
 def _too_big(request: HttpRequest, exc: RequestDataTooBig) -> HttpResponse:
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    return error_response(413, "too_large", f"the request body is larger than {limit} bytes")
+    return too_large()
 
 
 @api.exception_handler(HttpError)

@@ -22,5 +22,6 @@ urlpatterns = [
 ]
 
 # Unhandled exceptions: a database that is briefly unavailable answers 503, anything else 500;
-# the JSON envelope under /api/, a page elsewhere.
+# the JSON envelope under /api/, a page elsewhere. A body over the limit answers 413 under /api/.
+handler400 = "geon.api.bad_request"
 handler500 = "geon.api.server_error"

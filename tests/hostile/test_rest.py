@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 from django.db import connection
-from django.test import Client
+from django.test import Client, override_settings
 
 from geon.accounts.models import ApiToken
 from geon.graphs.models import Graph, GraphVersion
@@ -76,6 +76,14 @@ def envelope(response: Any) -> tuple[int, str, dict[str, Any]]:
             404,
             "not_found",
             'no API endpoint at "/api/v1/nothing-here"; /api/v1/docs lists them',
+        ),
+        (
+            "the API's root without a slash",
+            "get",
+            "/api",
+            404,
+            "not_found",
+            'no API endpoint at "/api"; /api/v1/docs lists them',
         ),
         (
             "unknown API version",
@@ -229,6 +237,21 @@ def test_a_write_without_any_credentials_is_not_signed_in_rather_than_a_csrf_fai
                 "message": "sign in, or send an API token as 'Authorization: Bearer <token>'",
             }
         },
+    )
+    assert stored() == before
+
+
+@override_settings(DATA_UPLOAD_MAX_MEMORY_SIZE=2048)
+def test_a_body_over_the_limit_on_the_editors_run_endpoint_is_413(user: Any, graph: Any) -> None:
+    client = Client()
+    client.force_login(user)
+    before = stored()
+    body = json.dumps({"backend": "numpy", "padding": "x" * 4096})
+    response = client.post(f"/graphs/{graph.pk}/runs/", body, content_type="application/json")
+    assert envelope(response) == (
+        413,
+        "application/json",
+        {"error": {"code": "too_large", "message": "the request body is larger than 2048 bytes"}},
     )
     assert stored() == before
 
