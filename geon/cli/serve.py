@@ -30,9 +30,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-# Daphne's default 1 MiB message limit closes the socket on the snapshot of a big document;
-# frames from clients are limited by the consumer (GEON_WS_MAX_MESSAGE_BYTES).
-WEBSOCKET_MAX_MESSAGE_BYTES = 64 * 1024 * 1024
+# The largest incoming websocket message (and frame) Daphne takes. Autobahn checks it from a
+# frame's header, before buffering the payload, and closes with 1009 ("message too big"); the
+# limit is on what clients send only (a 3.7 MB snapshot goes out whole). Below it the consumer
+# answers messages over GEON_WS_MAX_MESSAGE_BYTES (1 MiB) with `error message_too_large` and
+# keeps the connection, so this is 4x that default: raise both together.
+WEBSOCKET_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 
 def daphne_command(host: str, port: int) -> list[str]:
@@ -62,6 +65,8 @@ def _commands(args: argparse.Namespace) -> dict[str, list[str]]:
             "-A",
             "geon",
             "worker",
+        "--websocket-max-frame-size",
+        str(WEBSOCKET_MAX_MESSAGE_BYTES),
             "--loglevel=INFO",
             f"--concurrency={args.concurrency}",
             f"--hostname={args.worker_name}",

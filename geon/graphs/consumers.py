@@ -254,6 +254,14 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
                 f'message type "{kind}" is not supported; expected one of {expected}',
             )
             return
+        if kind == "presence" and not self.presence.take():  # refused before any more work
+            rate = settings.GEON_WS_PRESENCE_PER_SECOND
+            await self.send_error(
+                "rate_limited",
+                f"too many presence updates; at most {rate} per second (with bursts of "
+                f"{2 * rate}) are allowed on one connection",
+            )
+            return
         problems = message_errors(content, CLIENT_MESSAGES)
         if problems:
             edit_id = content.get("id")
@@ -327,16 +335,9 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         )
 
     async def receive_presence(self, content: dict[str, Any]) -> None:
-        """Take the latest selection and cursor; the other clients get them at most every
+        """Take the latest selection and cursor (within the rate, checked by
+        :meth:`receive_json`); the other clients get them at most every
         :data:`PRESENCE_INTERVAL_SECONDS` (updates in between are merged into one)."""
-        if not self.presence.take():
-            rate = settings.GEON_WS_PRESENCE_PER_SECOND
-            await self.send_error(
-                "rate_limited",
-                f"too many presence updates; at most {rate} per second (with bursts of "
-                f"{2 * rate}) are allowed on one connection",
-            )
-            return
         for key in ("selection", "cursor"):
             if key in content:
                 self.me[key] = content[key]

@@ -61,6 +61,7 @@ The tests check every message the server sends against these schemas; the editor
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -353,8 +354,15 @@ def parse_message(frame: str | bytes) -> Any:
         value = json.loads(frame, parse_constant=_not_finite)
     except RecursionError:
         raise InvalidMessage(_TOO_DEEP) from None
-    except ValueError as error:  # JSONDecodeError, UnicodeDecodeError, too many digits
+    except json.JSONDecodeError as error:
         raise InvalidMessage(f"the message is not JSON ({error}); expected an object") from None
+    except UnicodeDecodeError:
+        raise InvalidMessage("the message is not UTF-8 text; expected a JSON object") from None
+    except ValueError:  # an integer with more digits than Python converts
+        raise InvalidMessage(
+            f"the message holds an integer of more than {sys.get_int_max_str_digits()} "
+            f"digits; expected integers of at most {INT64_MAX}"
+        ) from None
     if depth_over(value, MAX_DEPTH):
         raise InvalidMessage(_TOO_DEEP)
     return value
