@@ -32,6 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 #: Bound on a server start and on each wait for the editor (ms for Playwright).
 START_SECONDS = 60.0
 WAIT_MS = 60_000
+#: Twice the longest first wait of the backoff (frontend/src/sync/backoff.ts, 1 s): no retry
+#: comes after a refusal within it.
+BACKOFF_CAP_FIRST_MS = 1_000
 #: Edits in the burst: pairs of (add a tensor, rename it), so each second edit builds on the first.
 PAIRS = 12
 
@@ -219,6 +222,31 @@ def test_a_killed_server_loses_no_edit(
     assert "dropped" not in (tab.text_content(".geon-toast") or "")
 
 
+def refused_after(tab: Page, attempts: int) -> dict[str, Any]:
+    """Wait until the server ends the session; then check that no try follows within twice the
+    longest first backoff (2 s), and return the editor's state."""
+    tab.wait_for_function("() => window.geon.state().link.refused !== null", timeout=WAIT_MS)
+    tab.wait_for_timeout(2 * BACKOFF_CAP_FIRST_MS)
+    state: dict[str, Any] = tab.evaluate("window.geon.state()")
+    assert state["link"]["attempts"] == attempts
+    assert state["connection"] == "closed"
+    return state
+
+
+def api(tab: Page, method: str, path: str, body: dict[str, Any] | None = None) -> int:
+    """A REST call from the page (its session and CSRF token); the answer's status."""
+    status: int = tab.evaluate(
+        """async ([method, path, body]) => {
+             const csrf = document.querySelector("input[name=csrfmiddlewaretoken]").value;
+             const headers = {"X-CSRFToken": csrf, "Content-Type": "application/json"};
+             const init = {method, headers, body: body === null ? undefined : JSON.stringify(body)};
+             return (await fetch(path, init)).status;
+           }""",
+        [method, path, body],
+    )
+    return status
+
+
 def test_a_deleted_graph_ends_the_session_and_stops_reconnecting(
     server: RestartableServer, user: Any, password: str, graph: Any, browsers: Browsers
 ) -> None:
@@ -228,35 +256,88 @@ def test_a_deleted_graph_ends_the_session_and_stops_reconnecting(
     sign_in(tab, server.url, "ann", password)
     open_graph(tab, server.url, graph_id)
     attempts = tab.evaluate("window.geon.state().link.attempts")
-    # when ann deletes the graph (as from another tab) and then edits it here
-    answer = tab.evaluate(
-        """async (id) => {
-             const csrf = document.querySelector("input[name=csrfmiddlewaretoken]").value;
-             const headers = {"X-CSRFToken": csrf};
-             const r = await fetch(`/api/v1/graphs/${id}`, {method: "DELETE", headers});
-             return r.status;
-           }""",
-        graph_id,
-    )
-    assert answer == 204
-    edit(
-        tab,
-        "add late",
-        [{"op": "add_node", "node": tensor("00000000-0000-4000-8000-0000000000aa", "late")}],
-    )
-    # then the server ends the session (4404) and the editor says why
-    tab.wait_for_function("() => window.geon.state().link.refused !== null", timeout=WAIT_MS)
-    state = tab.evaluate("window.geon.state()")
+    # when ann deletes the graph while it is open (as from another tab)
+    assert api(tab, "DELETE", f"/api/v1/graphs/{graph_id}") == 204
+    # then the server ends the session (4404), the editor says why and does not try again
+    state = refused_after(tab, attempts)
     assert state["link"]["refused"]["code"] == 4404
     status = tab.locator(".geon-connection")
     assert status.get_attribute("data-state") == "refused"
-    assert "stopped reconnecting (close code 4404)" in (status.text_content() or "")
+    text = status.text_content() or ""
+    assert "you no longer have a role on graph" in text, text
+    assert "the editor stopped reconnecting (close code 4404)" in text
     assert tab.locator(".geon-retry, .geon-sign-in").count() == 0
-    shot("03-refused")
-    # and it does not try again: after twice the longest first backoff, still the same count
-    tab.wait_for_timeout(2_500)
-    assert tab.evaluate("window.geon.state().link.attempts") == attempts
-    # and nothing was stored for the refused edit (the graph is gone)
-    from geon.graphs.models import Graph
+    shot("03-deleted")
 
-    assert off_loop(lambda: Graph.objects.filter(pk=graph_id).exists()) is False
+
+def test_signed_out_ends_the_session_with_a_sign_in_link(
+    server: RestartableServer, user: Any, password: str, graph: Any, browsers: Browsers
+) -> None:
+    tab = browsers.new_page()
+    graph_id = str(graph.pk)
+    sign_in(tab, server.url, "ann", password)
+    open_graph(tab, server.url, graph_id)
+    # when ann's session ends (signed out elsewhere) and the line then drops and comes back
+    tab.context.clear_cookies()
+    server.kill()
+    tab.locator(".geon-connection").filter(has_text="connection lost").wait_for(timeout=WAIT_MS)
+    server.start()
+    # then the server refuses the new line (4401): the editor says so and offers to sign in
+    tab.wait_for_function("() => window.geon.state().link.refused !== null", timeout=WAIT_MS)
+    attempts = tab.evaluate("window.geon.state().link.attempts")
+    state = refused_after(tab, attempts)
+    assert state["link"]["refused"]["code"] == 4401
+    assert "you are signed out" in (tab.text_content(".geon-connection") or "")
+    screenshots(tab, "reconnect")("04-signed-out")
+    # and the link signs her in and brings her back to the graph, live
+    tab.click(".geon-connection .geon-sign-in")
+    tab.fill("#id_username", "ann")
+    tab.fill("#id_password", password)
+    tab.click("button[type=submit]")
+    tab.wait_for_url(f"{server.url}/graphs/{graph_id}/", timeout=WAIT_MS)
+    tab.wait_for_function("() => window.geon.state().connection === 'open'", timeout=WAIT_MS)
+
+
+@pytest.fixture
+def bob_edits(graph: Any, other_user: Any) -> None:
+    """bob is an editor of ann's graph."""
+    from geon.graphs.models import Membership
+
+    Membership.objects.create(graph=graph, user=other_user, role="editor")
+
+
+def test_a_viewer_is_refused_locally_and_a_removed_member_is_told(
+    server: RestartableServer,
+    user: Any,
+    password: str,
+    graph: Any,
+    bob_edits: None,
+    browsers: Browsers,
+) -> None:
+    graph_id = str(graph.pk)
+    ann, bob = browsers.new_page(), browsers.new_page()
+    sign_in(ann, server.url, "ann", password)
+    open_graph(ann, server.url, graph_id)
+    sign_in(bob, server.url, "bob", password)
+    open_graph(bob, server.url, graph_id)
+    # when ann makes bob a viewer
+    assert api(ann, "PUT", f"/api/v1/graphs/{graph_id}/members/bob", {"role": "viewer"}) == 202
+    bob.wait_for_function("() => window.geon.state().role === 'viewer'", timeout=WAIT_MS)
+    # then bob's edits are refused in his editor, with the reason, and nothing is sent
+    refused = bob.evaluate(
+        "(node) => window.geon.edit('add', [{op: 'add_node', node}])",
+        tensor("00000000-0000-4000-8000-0000000000bb", "bob's"),
+    )
+    assert refused == (
+        "you are a viewer on this graph, so edits are refused; an owner can make you an editor"
+    )
+    assert bob.text_content(".geon-toast") == refused
+    assert bob.evaluate("window.geon.state().unsaved") == 0
+    assert stored(graph_id)[0] == 1
+    # when ann removes bob from the graph
+    attempts = bob.evaluate("window.geon.state().link.attempts")
+    assert api(ann, "DELETE", f"/api/v1/graphs/{graph_id}/members/bob") == 204
+    # then bob's editor says why the session ended and does not try again
+    state = refused_after(bob, attempts)
+    assert state["link"]["refused"]["code"] == 4404
+    assert "you no longer have a role on graph" in (bob.text_content(".geon-connection") or "")
