@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # The largest incoming websocket message (and frame) Daphne takes. Autobahn checks it from a
-# frame's header, before buffering the payload, and closes with 1009 ("message too big"); the
+# frame's header, before buffering the payload, and drops the connection (its failByDrop); the
 # limit is on what clients send only (a 3.7 MB snapshot goes out whole). Below it the consumer
 # answers messages over GEON_WS_MAX_MESSAGE_BYTES (1 MiB) with `error message_too_large` and
 # keeps the connection, so this is 4x that default: raise both together.
@@ -50,6 +50,8 @@ def daphne_command(host: str, port: int) -> list[str]:
         str(port),
         "--websocket-max-message-size",
         str(WEBSOCKET_MAX_MESSAGE_BYTES),
+        "--websocket-max-frame-size",
+        str(WEBSOCKET_MAX_MESSAGE_BYTES),
         "geon.asgi:application",
     ]
 
@@ -65,8 +67,6 @@ def _commands(args: argparse.Namespace) -> dict[str, list[str]]:
             "-A",
             "geon",
             "worker",
-        "--websocket-max-frame-size",
-        str(WEBSOCKET_MAX_MESSAGE_BYTES),
             "--loglevel=INFO",
             f"--concurrency={args.concurrency}",
             f"--hostname={args.worker_name}",
