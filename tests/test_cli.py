@@ -70,59 +70,109 @@ def alive(pid: int) -> bool:
     return True
 
 
-def test_serve_runs_the_web_server_and_a_worker_and_ctrl_c_stops_both(tmp_path: Path) -> None:
-    # given a fresh data folder and a free port
+def free_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    env = dict(os.environ, GEON_DATA_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
-    env.pop("DATABASE_URL", None)
-    log = (tmp_path / "serve.log").open("w+")
-    pids: list[int] = []
-    # when geon serve starts
-    serve = subprocess.Popen(
-        [sys.executable, "-m", "geon", "serve", "--port", str(port), "--worker-name", "serve@test"],
-        cwd=ROOT,
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    try:
+        port: int = probe.getsockname()[1]
+        return port
+
+
+class Served:
+    """A ``geon serve`` started on a fresh data folder; stopped (and its children killed) on
+    exit, whatever a test asserted."""
+
+    def __init__(self, tmp_path: Path) -> None:
+        self.port = free_port()
+        self.data = tmp_path
+        self.log = (tmp_path / "serve.log").open("w+")
+        env = dict(os.environ, GEON_DATA_DIR=str(tmp_path), PYTHONUNBUFFERED="1")
+        env.pop("DATABASE_URL", None)
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "geon", "serve", "--port", str(self.port),
+             "--worker-name", "serve@test"],
+            cwd=ROOT, env=env, stdout=self.log, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+        self.pids: list[int] = []
+
+    def __enter__(self) -> Served:
+        return self
+
+    def wait_healthy(self) -> tuple[int, dict[str, Any]]:
+        """Wait for ``/healthz`` to answer 200 with the worker up; its last answer."""
         deadline = time.monotonic() + 60
         status, report = 0, {}
-        while time.monotonic() < deadline:
+        while time.monotonic() < deadline and self.process.poll() is None:
             try:
-                status, report = healthz(f"http://127.0.0.1:{port}/healthz")
+                status, report = healthz(f"http://127.0.0.1:{self.port}/healthz")
             except (urllib.error.URLError, ConnectionError):
                 status = 0
-            # with Redis, other workers (the suite's own) may answer the ping too
-            if status == 200 and "serve@test" in report["worker"]["workers"]:
+            if status == 200:
                 break
             time.sleep(0.5)
-        log.seek(0)
-        output = log.read()
-        # then the web server answers and its worker answers the ping
-        assert (status, report.get("worker", {}).get("ok")) == (200, True), output
-        assert "serve@test" in report["worker"]["workers"]
-        pids.extend(int(p) for p in re.findall(r"(?:web|worker) pid (\d+)", output))
-        assert len(pids) == 2
-        assert f"geon serve: open http://localhost:{port}/  (Ctrl-C stops)" in output
-        # when Ctrl-C reaches it
-        serve.send_signal(signal.SIGINT)
-        code = serve.wait(timeout=30)
-        # then it stops both children and exits cleanly
-        assert code == 0
-        assert [alive(pid) for pid in pids] == [False, False]
-    finally:
-        # a failed assertion must not leave the server or its children running
-        if serve.poll() is None:
-            serve.send_signal(signal.SIGINT)
+        self.pids = [int(p) for p in re.findall(r"(?:web|worker) pid (\d+)", self.output())]
+        return status, report
+
+    def output(self) -> str:
+        self.log.seek(0)
+        return self.log.read()
+
+    def state(self) -> dict[str, Any]:
+        state: dict[str, Any] = json.loads((self.data / "serve.json").read_text())
+        return state
+
+    def __exit__(self, *exc: object) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGINT)
             try:
-                serve.wait(timeout=30)
+                self.process.wait(timeout=30)
             except subprocess.TimeoutExpired:
-                serve.kill()
-                serve.wait()
-        for pid in pids:
+                self.process.kill()
+                self.process.wait()
+        for pid in self.pids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)
-        log.close()
+        self.log.close()
+
+
+def test_serve_runs_the_web_server_and_a_worker_and_ctrl_c_stops_both(tmp_path: Path) -> None:
+    # when geon serve starts on a fresh data folder
+    with Served(tmp_path) as served:
+        status, report = served.wait_healthy()
+        output = served.output()
+        # then the web server answers, its worker with it (/healthz is 200 only then)
+        assert (status, report.get("status")) == (200, "ok"), output
+        assert len(served.pids) == 2
+        assert f"geon serve: open http://localhost:{served.port}/  (Ctrl-C stops)" in output
+        # and serve records its supervision of the worker
+        state = served.state()
+        assert (state["servePid"], state["workerPid"]) == (served.process.pid, served.pids[1])
+        assert (state["restarts"], state["lastExit"]) == (0, None)
+        # when Ctrl-C reaches it
+        served.process.send_signal(signal.SIGINT)
+        code = served.process.wait(timeout=30)
+        # then it stops both children, forgets its state and exits cleanly
+        assert code == 0
+        assert [alive(pid) for pid in served.pids] == [False, False]
+        assert not (tmp_path / "serve.json").exists()
+
+
+def test_serve_stops_the_worker_when_the_web_server_dies(tmp_path: Path) -> None:
+    with Served(tmp_path) as served:
+        assert served.wait_healthy()[0] == 200, served.output()
+        web, worker = served.pids
+        # when the web server dies
+        os.kill(web, signal.SIGKILL)
+        code = served.process.wait(timeout=30)
+        # then serve stops the worker too and says why
+        assert code == 1
+        assert not alive(worker)
+        assert "geon serve: the web process exited with status -9; stopping" in served.output()
+
+
+def test_serve_without_a_secret_key_says_so(tmp_path: Path) -> None:
+    env = dict(os.environ, GEON_DATA_DIR=str(tmp_path))
+    env.pop("SECRET_KEY", None)
+    env.pop("GEON_DEBUG", None)
+    done = geon("serve", env=env)
+    assert done.returncode == 2
+    assert done.stderr.startswith("geon serve: SECRET_KEY is not set;")

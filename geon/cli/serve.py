@@ -1,22 +1,37 @@
 """``geon serve``: run the web server (Daphne) and a Celery worker until Ctrl-C.
 
 Both run as child processes in sessions of their own, so the terminal's Ctrl-C reaches only this
-process, which then stops both (SIGTERM, then SIGKILL after a grace period). If either child
-exits on its own, the other is stopped too and the exit status says so.
+process, which then stops both (SIGTERM, then SIGKILL after a grace period). A worker that exits
+on its own is restarted after a backoff (1 s, doubling up to 30 s; back to 1 s once a worker has
+run for a minute), and each exit is logged and recorded in ``GEON_DATA_DIR/serve.json``, which
+``/healthz`` shows to staff. Only the web server exiting stops everything (exit status 1).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import json
 import os
 import signal
 import subprocess
 import sys
 import time
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from types import FrameType
+from typing import Any
 
 HELP = "run the web server (Daphne) and a Celery worker; Ctrl-C stops both"
 GRACE_SECONDS = 10.0
+#: The first wait before a worker is restarted, the longest, and how long a worker must have run
+#: for the next restart to wait the first delay again.
+BACKOFF_FIRST_SECONDS = 1.0
+BACKOFF_MAX_SECONDS = 30.0
+STABLE_SECONDS = 60.0
+#: The file under GEON_DATA_DIR where serve records the worker's supervision.
+STATE_FILE = "serve.json"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -74,6 +89,54 @@ def _commands(args: argparse.Namespace) -> dict[str, list[str]]:
     }
 
 
+def _now(later: float = 0.0) -> str:
+    """The time (``later`` seconds from now) as ISO 8601 in UTC."""
+    return (datetime.now(UTC) + timedelta(seconds=later)).isoformat(timespec="seconds")
+
+
+@dataclass
+class Supervision:
+    """What ``serve`` records about its worker: ``GEON_DATA_DIR/serve.json``."""
+
+    servePid: int
+    since: str
+    workerPid: int | None = None
+    workerSince: str | None = None
+    restarts: int = 0
+    lastExit: dict[str, Any] | None = None
+    # While a restart waits out its backoff: when it is due.
+    restartAt: str | None = None
+    _path: Path | None = field(default=None, repr=False)
+
+    def save(self) -> None:
+        """Replace the state file whole (a reader never sees half of it)."""
+        assert self._path is not None
+        data = {k: v for k, v in asdict(self).items() if not k.startswith("_")}
+        temporary = self._path.with_suffix(".tmp")
+        temporary.write_text(json.dumps(data), encoding="utf-8")
+        os.replace(temporary, self._path)
+
+
+def state_path() -> Path:
+    """Where ``serve`` records supervision: ``GEON_DATA_DIR/serve.json``."""
+    from django.conf import settings
+
+    path: Path = settings.DATA_DIR / STATE_FILE
+    return path
+
+
+def read_state() -> dict[str, Any]:
+    """The supervision ``serve`` recorded, with ``supervised`` (its process is alive);
+    ``{"supervised": False}`` when no ``serve`` runs on this data folder."""
+    try:
+        state = json.loads(state_path().read_text(encoding="utf-8"))
+        pid = int(state["servePid"])
+        os.kill(pid, 0)
+    except (OSError, ValueError, KeyError, TypeError):
+        return {"supervised": False}
+    return {"supervised": True, **state}
+
+
 def _stop(children: dict[str, subprocess.Popen[bytes]]) -> None:
     for child in children.values():
         if child.poll() is None:
@@ -85,6 +148,17 @@ def _stop(children: dict[str, subprocess.Popen[bytes]]) -> None:
         except subprocess.TimeoutExpired:
             child.kill()
             child.wait()
+
+
+def _kill_group(pgid: int) -> None:
+    """Kill what is left of an exited worker's session (pool processes it forked), so that
+    none goes on with a task that the next worker will be handed."""
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, signal.SIGKILL)
+
+
+def _say(message: str, *, error: bool = False) -> None:
+    print(f"geon serve: {message}", file=sys.stderr if error else sys.stdout, flush=True)
 
 
 def main(args: argparse.Namespace) -> int:
@@ -104,29 +178,62 @@ def main(args: argparse.Namespace) -> int:
         nonlocal stopping
         stopping = True
 
-    previous = {s: signal.signal(s, request_stop) for s in (signal.SIGINT, signal.SIGTERM)}
-    children: dict[str, subprocess.Popen[bytes]] = {}
+    from django.core.exceptions import ImproperlyConfigured
+
     try:
-        for name, command in _commands(args).items():
+        path = state_path()
+    except ImproperlyConfigured as error:  # the settings' own message names the variable
+        print(f"geon serve: {error}", file=sys.stderr)
+        return 2
+    previous = {s: signal.signal(s, request_stop) for s in (signal.SIGINT, signal.SIGTERM)}
+    commands = _commands(args)
+    children: dict[str, subprocess.Popen[bytes]] = {}
+    state = Supervision(servePid=os.getpid(), since=_now(), _path=path)
+    try:
+        for name, command in commands.items():
             children[name] = subprocess.Popen(command, start_new_session=True)
+        state.workerPid, state.workerSince = children["worker"].pid, _now()
+        state.save()
         pids = ", ".join(f"{name} pid {child.pid}" for name, child in children.items())
         host = "localhost" if args.host in ("127.0.0.1", "0.0.0.0") else args.host
-        print(f"geon serve: {pids}", flush=True)
-        print(f"geon serve: open http://{host}:{args.port}/  (Ctrl-C stops)", flush=True)
+        _say(pids)
+        _say(f"open http://{host}:{args.port}/  (Ctrl-C stops)")
+        worker_began = time.monotonic()
+        delay = BACKOFF_FIRST_SECONDS
+        restart_due: float | None = None
         while not stopping:
-            exited = [name for name, child in children.items() if child.poll() is not None]
-            if exited:
-                print(
-                    f"geon serve: the {exited[0]} process exited with status "
-                    f"{children[exited[0]].returncode}; stopping",
-                    file=sys.stderr,
-                    flush=True,
-                )
+            if children["web"].poll() is not None:
+                status = children["web"].returncode
+                _say(f"the web process exited with status {status}; stopping", error=True)
                 return 1
+            worker = children["worker"]
+            if restart_due is None and worker.poll() is not None:
+                _kill_group(worker.pid)
+                if time.monotonic() - worker_began >= STABLE_SECONDS:
+                    delay = BACKOFF_FIRST_SECONDS
+                restart_due = time.monotonic() + delay
+                state.lastExit = {"status": worker.returncode, "at": _now()}
+                state.workerPid, state.restartAt = None, _now(delay)
+                state.save()
+                _say(
+                    f"the worker process exited with status {worker.returncode}; restarting it "
+                    f"in {delay:g} s (restarts so far: {state.restarts})",
+                    error=True,
+                )
+                delay = min(delay * 2, BACKOFF_MAX_SECONDS)
+            elif restart_due is not None and time.monotonic() >= restart_due:
+                children["worker"] = subprocess.Popen(commands["worker"], start_new_session=True)
+                worker_began, restart_due = time.monotonic(), None
+                state.restarts += 1
+                state.workerPid, state.workerSince = children["worker"].pid, _now()
+                state.restartAt = None
+                state.save()
+                _say(f"worker pid {children['worker'].pid} (restart {state.restarts})")
             time.sleep(0.2)
-        print("geon serve: stopping", flush=True)
+        _say("stopping")
         return 0
     finally:
         _stop(children)
+        path.unlink(missing_ok=True)
         for sig, handler in previous.items():
             signal.signal(sig, handler)

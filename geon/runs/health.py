@@ -1,6 +1,9 @@
 """``/healthz``: is each part of the stack answering? Database, broker, worker, channel layer.
 
 Each check returns ``{"ok": bool, ...}`` with a short ``error`` when it fails; none raises.
+:func:`answer` gives staff the whole report, with ``geon serve``'s supervision of the worker
+(restarts, last exit), and everybody else only ``{"status": "ok" | "unavailable"}``: the details
+name hosts, versions and errors that are nobody else's business.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from channels.layers import get_channel_layer
 from django.db import connection
 
 from geon.celery import app as celery_app
+from geon.cli.serve import read_state
 
 PING_TIMEOUT = 1.0
 LAYER_TIMEOUT = 2.0
@@ -68,17 +72,27 @@ async def check_channel_layer() -> dict[str, Any]:
     return {"ok": True, "backend": backend}
 
 
-def _check_celery() -> tuple[dict[str, Any], dict[str, Any]]:
-    return check_broker(), check_worker()
+def _check_celery(app: Celery) -> tuple[dict[str, Any], dict[str, Any]]:
+    return check_broker(app), check_worker(app)
 
 
-async def report() -> dict[str, Any]:
-    """All four checks; ``status`` is ``ok`` only when every one is."""
+async def report(app: Celery = celery_app) -> dict[str, Any]:
+    """All four checks and the supervision; ``status`` is ``ok`` only when every check is."""
     database, (broker, worker), layer = await asyncio.gather(
         sync_to_async(check_database)(),
-        sync_to_async(_check_celery, thread_sensitive=False)(),
+        sync_to_async(_check_celery, thread_sensitive=False)(app),
         check_channel_layer(),
     )
     parts = {"database": database, "broker": broker, "worker": worker, "channel_layer": layer}
-    status = "ok" if all(part["ok"] for part in parts.values()) else "failing"
-    return {"status": status, **parts}
+    status = "ok" if all(part["ok"] for part in parts.values()) else "unavailable"
+    return {"status": status, **parts, "supervision": read_state()}
+
+
+async def answer(user: Any, app: Celery = celery_app) -> tuple[dict[str, Any], int]:
+    """The ``/healthz`` answer for ``user`` and its HTTP status (200, or 503 when a part fails):
+    the whole :func:`report` for active staff, only its ``status`` for anybody else."""
+    full = await report(app)
+    code = 200 if full["status"] == "ok" else 503
+    if getattr(user, "is_staff", False) and getattr(user, "is_active", False):
+        return full, code
+    return {"status": full["status"]}, code
