@@ -492,10 +492,17 @@ class EditQueue:
             del EditQueue.running[self.graph_id]
 
     async def write_waiting(self) -> None:
-        """Write the waiting edits, at most ``EDITS_PER_COMMIT`` per transaction."""
+        """Write the waiting edits, at most ``EDITS_PER_COMMIT`` per transaction. When the hop
+        to the database thread itself fails (closing a connection to a database that went
+        away), the edits still waiting get that error rather than waiting forever."""
         loop = asyncio.get_running_loop()
         while self.waiting:
-            await database_sync_to_async(self.write_batches)(loop)
+            try:
+                await database_sync_to_async(self.write_batches)(loop)
+            except UNAVAILABLE as error:
+                stranded = [future for _, future in self.waiting]
+                self.waiting.clear()
+                _settle(stranded, None, error)
 
     def write_batches(self, loop: asyncio.AbstractEventLoop) -> None:
         """On the database thread: write batches of waiting edits one after another until none
