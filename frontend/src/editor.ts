@@ -281,14 +281,15 @@ export class Editor implements Commands {
   private receive(msg: ServerMessage): void {
     switch (msg.type) {
       case "snapshot": {
-        const first = this.session.version === null;
+        // a snapshot after a reconnect (not the first, nor one that replaces the document on an open line)
+        const reconnected = this.session.version !== null && this.awaitingSnapshot;
         const { applied, resend } = this.session.snapshot(msg.document, msg.version, msg.issues, msg.present, msg.issueCounts ?? null);
         this.awaitingSnapshot = false;
         if (msg.role !== undefined) this.status = { ...this.status, role: msg.role };
         // the server forgot this client's selection with the old line
-        if (!first && this.selected.length && this.presenceSupported) this.socket?.send({ type: "presence", selection: this.selected });
+        if (reconnected && this.selected.length && this.presenceSupported) this.socket?.send({ type: "presence", selection: this.selected });
         this.expanded.clear();
-        if (!first && (applied.length || resend)) {
+        if (reconnected && (applied.length || resend)) {
           const kept = applied.length ? `${plural(applied.length, "edit")} already saved` : "";
           const sent = resend ? `${plural(resend, "unsaved edit")} sent again` : "";
           this.flash(`reconnected: ${[kept, sent].filter(Boolean).join(", ")}`);
