@@ -280,8 +280,10 @@ else:
         "data_folder_in": str(BROKER_DIR / "queue"),
         "data_folder_out": str(BROKER_DIR / "queue"),
         "control_folder": str(BROKER_DIR / "control"),
-        # Seconds between looks at the folders: also the latency of a run's first event.
-        "polling_interval": 0.1,
+        # Seconds between looks at the folders: also the latency of a run's first event, and
+        # a worker's idle gap between two runs (bench_runs: 0.1 -> 9.5 runs/s, 0.02 -> 28; an
+        # idle worker then uses about 1% of a core).
+        "polling_interval": 0.02,
     }
 CELERY_TASK_DEFAULT_QUEUE = env_str("GEON_CELERY_QUEUE", "geon")
 CELERY_TASK_IGNORE_RESULT = True  # results live in the Run rows, not in a result backend
