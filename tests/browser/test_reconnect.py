@@ -6,8 +6,11 @@ the server never acknowledged, and ends with the stored document; every acknowle
 stored, none twice. A graph deleted while it is open ends the session with the reason, and the
 editor does not try again.
 
+A signed-out user is offered a sign-in link, a viewer's edits are refused in the editor, and an
+issue list the server cut short (``issueCounts``) is counted whole.
+
 The web server is this module's own (not the shared ``daphne_server``), so that it can be
-killed and started again.
+killed and started again, or run with other limits.
 """
 
 from __future__ import annotations
@@ -96,6 +99,22 @@ class RestartableServer:
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()
+
+
+#: The issues a server of ``few_issues_server`` sends with ``applied`` and ``snapshot``.
+FEW_ISSUES = 3
+
+
+@pytest.fixture
+def few_issues_server(
+    subprocess_env: dict[str, str], tmp_path: Path
+) -> Iterator[RestartableServer]:
+    """A web server that sends at most ``FEW_ISSUES`` issues per message (with the counts)."""
+    env = {**subprocess_env, "GEON_WS_MAX_ISSUES": str(FEW_ISSUES)}
+    running = RestartableServer(env, tmp_path / "daphne.log")
+    running.start()
+    yield running
+    running.stop()
 
 
 @pytest.fixture
@@ -343,3 +362,47 @@ def test_a_viewer_is_refused_locally_and_a_removed_member_is_told(
     state = refused_after(bob, attempts)
     assert state["link"]["refused"]["code"] == 4404
     assert "you no longer have a role on graph" in (bob.text_content(".geon-connection") or "")
+
+
+@pytest.fixture
+def broken_graph(user: Any, loom_document: dict[str, Any]) -> Any:
+    """ann's loom graph plus five tensors of an unknown dtype: five errors."""
+    from geon.core.graph import TENSOR
+    from geon.graphs.services import do_create_graph
+
+    document = dict(loom_document)
+    document["nodes"] = [
+        *loom_document["nodes"],
+        *(
+            {
+                "id": f"00000000-0000-4000-8000-00000000010{i}",
+                "type": TENSOR,
+                "label": f"bad {i}",
+                "body": {"dtype": "nope", "range": {"start": [0], "end": [2]}},
+            }
+            for i in range(5)
+        ),
+    ]
+    return do_create_graph(owner=user, title="Broken", document=document)
+
+
+def test_a_cut_issue_list_shows_every_issue_counted(
+    few_issues_server: RestartableServer, user: Any, password: str, broken_graph: Any,
+    browsers: Browsers,
+) -> None:  # fmt: skip
+    tab = browsers.new_page()
+    sign_in(tab, few_issues_server.url, "ann", password)
+    tab.goto(f"{few_issues_server.url}/graphs/{broken_graph.pk}/")
+    tab.wait_for_function("() => window.geon && window.geon.state().version === 1")
+    # then the server sent 3 of the 5 issues, and the editor counts all 5
+    state = tab.evaluate("window.geon.state()")
+    assert (len(state["issues"]), state["issueCounts"]) == (FEW_ISSUES, {"error": 5, "warning": 0})
+    issues = tab.locator(".geon-issues")
+    assert (issues.text_content(), issues.get_attribute("title")) == (
+        "5 issues",
+        "5 errors, 0 warnings",
+    )
+    panel = tab.locator(".geon-issues-panel")
+    assert panel.locator("h2").text_content() == "Issues (5)"
+    assert panel.locator(".geon-issues-more").text_content() == "showing 3 of 5 issues"
+    assert panel.locator(".geon-issue").count() == FEW_ISSUES
