@@ -3,7 +3,8 @@ SIGKILL in the middle of a burst of edits and started again on the same port and
 The editor says the connection is lost and that its unsaved edits are kept, takes one more edit
 while the server is down, reconnects, resynchronises from the snapshot, sends again only what
 the server never acknowledged, and ends with the stored document; every acknowledged edit is
-stored, none twice. A graph deleted while it is open ends the session with the reason, and the
+stored, none twice; an edit whose ``applied`` the drop lost is found in the snapshot and not
+sent again. A graph deleted while it is open ends the session with the reason, and the
 editor does not try again.
 
 A signed-out user is offered a sign-in link, a viewer's edits are refused in the editor, and an
@@ -15,6 +16,8 @@ killed and started again, or run with other limits.
 
 from __future__ import annotations
 
+import json
+import re
 import signal
 import socket
 import subprocess
@@ -24,7 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page
+from playwright.sync_api import Page, WebSocketRoute
 
 from geon.cli.serve import daphne_command
 from tests.browser.helpers import Browsers, off_loop, open_graph, screenshots, sign_in
@@ -240,6 +243,53 @@ def test_a_killed_server_loses_no_edit(
     assert tab.text_content(".geon-connection-text") == "live"
     assert (
         tab.text_content(".geon-toast") == f"reconnected: {2 * PAIRS + 1} unsaved edits sent again"
+    )
+
+
+def test_an_edit_whose_applied_was_lost_is_not_sent_twice(
+    server: RestartableServer, user: Any, password: str, graph: Any, browsers: Browsers
+) -> None:
+    tab = browsers.new_page()
+    graph_id = str(graph.pk)
+    sign_in(tab, server.url, "ann", password)
+    # the line passes through the test (the machine's edge): it can lose one frame, then drop
+    lose_next_applied = {"armed": False, "lost": 0}
+
+    def line(ws: WebSocketRoute) -> None:
+        upstream = ws.connect_to_server()
+
+        def from_server(message: str | bytes) -> None:
+            frame = json.loads(message)
+            if lose_next_applied["armed"] and frame.get("type") == "applied":
+                lose_next_applied.update(armed=False, lost=lose_next_applied["lost"] + 1)
+                upstream.close(code=1001)
+                ws.close(code=1001)
+                return
+            ws.send(message)
+
+        upstream.on_message(from_server)
+
+    tab.route_web_socket(re.compile(r"/ws/graphs/"), line)
+    open_graph(tab, server.url, graph_id)
+    # when ann adds a tensor and renames it, and the add's applied is lost as the line drops
+    node_id = "00000000-0000-4000-8000-0000000000cc"
+    lose_next_applied["armed"] = True
+    edit(tab, "add t", [{"op": "add_node", "node": tensor(node_id, "t")}])
+    edit(tab, "rename t", [{"op": "update_node", "id": node_id, "label": "t renamed"}])
+    # then the editor reconnects, sees its add in the snapshot and sends only the rename
+    tab.wait_for_function(
+        "() => { const s = window.geon.state(); return s.connection === 'open' && !s.unsaved }",
+        timeout=WAIT_MS,
+    )
+    assert lose_next_applied["lost"] == 1
+    number, document = stored(graph_id)
+    assert number == 3  # the add and the rename, once each
+    state = tab.evaluate("window.geon.state()")
+    assert (state["version"], by_id(state["document"])) == (number, by_id(document))
+    assert by_id(document)[node_id]["label"] == "t renamed"
+    assert state["history"]["undo"] == ["add t", "rename t"]
+    assert tab.text_content(".geon-toast") == (
+        "reconnected: 1 edit already saved, 1 unsaved edit sent again"
     )
 
 
