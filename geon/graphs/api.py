@@ -27,10 +27,10 @@ from pydantic import Field
 from geon.accounts.models import ApiToken
 from geon.core.constraints import check_document as check_raw_document
 from geon.core.graph import Graph as Document
+from geon.core.limits import INT64_MAX, INT64_MIN
 from geon.graphs import services
 from geon.graphs.edits import diff
 from geon.graphs.models import Graph, GraphVersion, Membership
-from geon.graphs.protocol import INT64_MAX
 
 router = Router(tags=["graphs"])
 
@@ -40,7 +40,7 @@ RAW_BODY = Body(...)
 #: Version numbers: integers the database can hold (int64), 1 or more.
 Positive = Annotated[int, Field(ge=1, le=INT64_MAX)]
 #: Any integer the database can hold (int64); the service names what else is wrong with it.
-Int64 = Annotated[int, Field(ge=-INT64_MAX - 1, le=INT64_MAX)]
+Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
 #: A version number or plan id in a path (int64, 1 or more).
 PATH_NUMBER = Path(..., ge=1, le=INT64_MAX)
 

@@ -45,8 +45,9 @@ Server -> client (:data:`SERVER_MESSAGES`):
 Close codes (after the handshake is accepted, so a browser sees them): 4401 not signed in, 4404
 no such graph or no role on it (at connect, or once the role is taken away).
 
-Every integer is at most :data:`INT64_MAX`; a selection has at most :data:`SELECTION_MAX` node
-ids of at most 64 characters; a cursor's coordinates lie within +-1e9.
+Every integer fits int64 (:mod:`geon.core.limits`); a selection has at most
+:data:`SELECTION_MAX` node ids of at most 64 characters; a cursor's coordinates lie within
++-1e9.
 
 The tests check every message the server sends against these schemas; the editor's types
 (``frontend/src/model/state.ts``) mirror them.
@@ -67,9 +68,8 @@ from typing import Any
 from jsonschema import Draft202012Validator
 
 from geon.core.errors import GeonError
+from geon.core.limits import INT64_MAX, INT64_MIN
 
-#: The largest integer any message may carry (int64, as the database stores).
-INT64_MAX = 2**63 - 1
 #: The deepest nesting of arrays and objects a client message may have.
 MAX_DEPTH = 64
 #: The most node ids a ``presence`` selection may name.
@@ -78,7 +78,7 @@ SELECTION_MAX = 1000
 _RUN_STATUSES = ["queued", "running", "done", "failed"]
 _TIME = {"type": ["string", "null"]}
 _ROLES = ["viewer", "reviewer", "editor", "owner"]
-INT: dict[str, Any] = {"type": "integer", "minimum": -INT64_MAX - 1, "maximum": INT64_MAX}
+INT: dict[str, Any] = {"type": "integer", "minimum": INT64_MIN, "maximum": INT64_MAX}
 VERSION: dict[str, Any] = {**INT, "minimum": 1}
 OPTIONAL_INT: dict[str, Any] = {**INT, "type": ["integer", "null"]}
 COORDINATE: dict[str, Any] = {"type": "number", "minimum": -1e9, "maximum": 1e9}

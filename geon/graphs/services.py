@@ -29,6 +29,7 @@ from geon.core.errors import DocumentError, GeonError
 from geon.core.graph import APPLICATION, MESH, OPERATION, Change
 from geon.core.graph import Graph as Document
 from geon.core.issues import Issue
+from geon.core.limits import MAX_MESH_AXES, MAX_MESH_DEVICES, show_int
 from geon.core.sharding import device_memory, transfer_bytes
 from geon.graphs.edits import (
     EditRefused,
@@ -39,7 +40,6 @@ from geon.graphs.edits import (
     touched_by_ops,
 )
 from geon.graphs.models import Graph, GraphVersion, Membership, ShardPlan
-from geon.graphs.protocol import INT64_MAX
 
 User = Account | AnonymousUser
 
@@ -849,12 +849,12 @@ class VersionNotFound(GraphNotFound):
 # --- shard plans --------------------------------------------------------------------------------
 
 _SPEC_KEYS = ("dim", "parts", "chunk", "sizes", "grid", "over")
-#: The most devices a plan's mesh may have (the product of its axis sizes).
-MESH_MAX_DEVICES = 65_536
 
 
 def check_plan(name: Any, mesh: Any, spec: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """A plan's name, mesh ``{"name", "axes": {axis: size}}`` and spec ``{opId: {...}}``."""
+    """A plan's name, mesh ``{"name", "axes": {axis: size}}`` (at most ``MAX_MESH_AXES`` axes
+    and ``MAX_MESH_DEVICES`` devices, :mod:`geon.core.limits`) and spec ``{opId: {...}}`` (its
+    numbers are checked when the plan is tried on the document, by the ``shard`` op)."""
     if not isinstance(name, str) or not name.strip() or len(name.strip()) > 100:
         raise DocumentError(
             f'plan name "{name}" is not valid; expected a non-empty string of at most 100 '
@@ -866,15 +866,19 @@ def check_plan(name: Any, mesh: Any, spec: Any) -> tuple[str, dict[str, Any], di
             f'mesh "{mesh}" is not valid; expected {{"name": "...", "axes": {{"x": 2}}}} with at '
             "least one axis"
         )
+    if len(axes) > MAX_MESH_AXES:
+        raise DocumentError(
+            f'mesh "{mesh.get("name", "")}" has {len(axes)} axes; expected at most {MAX_MESH_AXES}'
+        )
     devices = 1
     for axis, size in axes.items():
         if isinstance(size, bool) or not isinstance(size, int) or size < 1:
             raise DocumentError(f'mesh axis "{axis}" has size "{size}"; expected an integer >= 1')
-        devices *= min(size, MESH_MAX_DEVICES + 1)
-        if devices > MESH_MAX_DEVICES:
+        devices *= min(size, MAX_MESH_DEVICES + 1)
+        if devices > MAX_MESH_DEVICES:
             raise DocumentError(
-                f'mesh "{mesh.get("name", "")}" has more than {MESH_MAX_DEVICES} devices (axis '
-                f'"{axis}" of size {size}); expected at most {MESH_MAX_DEVICES} in all'
+                f'mesh "{mesh.get("name", "")}" has more than {MAX_MESH_DEVICES} devices (axis '
+                f'"{axis}" of size {show_int(size)}); expected at most {MAX_MESH_DEVICES} in all'
             )
     if not isinstance(spec, dict):
         raise DocumentError(f'spec "{spec}" is not valid; expected {{operationId: {{...}}}}')
@@ -886,32 +890,7 @@ def check_plan(name: Any, mesh: Any, spec: Any) -> tuple[str, dict[str, Any], di
                 f'spec of operation "{op_id}" is not valid; expected an object with some of '
                 f"{expected}"
             )
-        too_large = _first_int_over(entry, INT64_MAX)
-        if too_large is not None:
-            raise DocumentError(
-                f'spec of operation "{op_id}" holds the integer "{too_large}"; expected integers '
-                f"of at most {INT64_MAX} (int64)"
-            )
     return name.strip(), {"name": mesh.get("name", ""), "axes": axes}, spec
-
-
-def _first_int_over(value: Any, limit: int) -> int | None:
-    """The first integer in a JSON value whose magnitude is over ``limit`` (None: none is);
-    iterative, so a deep value cannot exhaust the stack.
-
-    >>> _first_int_over({"sizes": [2, 2**64]}, 2**63 - 1) == 2**64
-    True
-    """
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, dict):
-            stack.extend(item.values())
-        elif isinstance(item, list):
-            stack.extend(item)
-        elif isinstance(item, int) and not isinstance(item, bool) and abs(item) > limit:
-            return item
-    return None
 
 
 def plan_of(graph: Graph, plan_id: int) -> ShardPlan:
