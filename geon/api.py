@@ -45,7 +45,7 @@ from geon.graphs.api import router as graphs_router
 from geon.graphs.edits import EditRefused
 from geon.graphs.services import AccessDenied, GraphNotFound
 from geon.runs.api import router as runs_router
-from geon.runs.views import error_response
+from geon.runs.views import error_response, too_large
 
 log = logging.getLogger(__name__)
 
@@ -180,12 +180,6 @@ def failure_response(request: HttpRequest, exc: BaseException | None) -> HttpRes
 def server_error(request: HttpRequest) -> HttpResponse:
     """Django's 500 handler (``handler500``): called while the exception is being handled."""
     return failure_response(request, sys.exc_info()[1])
-
-
-def too_large() -> HttpResponse:
-    """413 ``too_large``: the request body is over ``DATA_UPLOAD_MAX_MEMORY_SIZE``."""
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    return error_response(413, "too_large", f"the request body is larger than {limit} bytes")
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -6,6 +6,7 @@ import json
 import uuid
 from typing import IO, Any
 
+from django.conf import settings
 from django.http import HttpRequest, JsonResponse
 from django.views.decorators.http import require_GET, require_POST
 
@@ -25,6 +26,12 @@ def error_response(
         error["issues"] = issues
     error.update(extra)
     return JsonResponse({"error": error}, status=status)
+
+
+def too_large() -> JsonResponse:
+    """413 ``too_large``: the request body is over ``DATA_UPLOAD_MAX_MEMORY_SIZE``."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return error_response(413, "too_large", f"the request body is larger than {limit} bytes")
 
 
 def queue_checked_run(
