@@ -313,8 +313,20 @@ CLIENT_MESSAGES: dict[str, dict[str, Any]] = {
 _VALIDATORS: dict[int, Draft202012Validator] = {}
 
 
+#: The most problems :func:`message_errors` names, and the characters of each (the rest is
+#: elided): an answer to a bad frame stays small whatever the frame holds.
+MAX_PROBLEMS = 10
+MAX_PROBLEM_CHARS = 300
+
+
 def message_errors(message: Any, schemas: dict[str, dict[str, Any]]) -> list[str]:
-    """What is wrong with ``message`` under ``schemas`` (one entry per problem; [] when valid)."""
+    """What is wrong with ``message`` under ``schemas`` (one entry per problem; [] when valid):
+    at most :data:`MAX_PROBLEMS` entries (then one that counts the rest), each of at most
+    about :data:`MAX_PROBLEM_CHARS` characters (a long value is shown by its ends).
+
+    >>> [len(p) for p in message_errors({"type": "ping", "id": "x" * 1000}, CLIENT_MESSAGES)]
+    [300]
+    """
     kind = message.get("type") if isinstance(message, dict) else None
     if kind not in schemas:
         expected = ", ".join(f'"{t}"' for t in schemas) or "none yet"
@@ -322,10 +334,19 @@ def message_errors(message: Any, schemas: dict[str, dict[str, Any]]) -> list[str
     validator = _VALIDATORS.get(id(schemas[kind]))
     if validator is None:
         validator = _VALIDATORS[id(schemas[kind])] = Draft202012Validator(schemas[kind])
-    return [
-        f"{kind} at {error.json_path}: {error.message}"
-        for error in sorted(validator.iter_errors(message), key=lambda e: e.json_path)
-    ]
+    found = sorted(validator.iter_errors(message), key=lambda e: e.json_path)
+    problems = [_shorten(f"{kind} at {e.json_path}: {e.message}") for e in found[:MAX_PROBLEMS]]
+    if len(found) > MAX_PROBLEMS:
+        problems.append(f"and {len(found) - MAX_PROBLEMS} more problems")
+    return problems
+
+
+def _shorten(text: str) -> str:
+    """``text``, or its first and last characters around "..." when it is too long."""
+    if len(text) <= MAX_PROBLEM_CHARS:
+        return text
+    tail = MAX_PROBLEM_CHARS // 3
+    return text[: MAX_PROBLEM_CHARS - tail - 3] + "..." + text[-tail:]
 
 
 class InvalidMessage(GeonError):
