@@ -8,5 +8,5 @@ from geon.graphs.consumers import GraphConsumer, NoGraph
 
 websocket_urlpatterns = [
     path("ws/graphs/<uuid:graph_id>/", GraphConsumer.as_asgi()),
-    re_path(r"^ws/", NoGraph.as_asgi()),
+    re_path(r"", NoGraph.as_asgi()),
 ]

@@ -63,6 +63,7 @@ async def test_connect_sends_the_snapshot(
         ("another user", "other", "graph", ORIGIN, (4404, "no such graph, or no role on it")),
         ("unknown graph", "owner", "unknown", ORIGIN, (4404, "no such graph, or no role on it")),
         ("not a graph id", "owner", "not-a-uuid", ORIGIN, (4404, "no such graph")),
+        ("not a graph path", "owner", "../../elsewhere", ORIGIN, (4404, "no such graph")),
         ("foreign origin", "owner", "graph", (b"origin", b"http://evil.example"), None),
     ],
 )
