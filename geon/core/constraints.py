@@ -1538,21 +1538,31 @@ def _slabs_partition(target: ZRange, shards: Sequence[ZRange]) -> bool:
     return at == te[d]
 
 
+def _meets(a: ZRange, b: ZRange) -> bool:
+    """Whether two boxes of one rank share a cell (loops in C: the sweeps ask it often)."""
+    return all(map(operator.lt, a.start, b.end)) and all(map(operator.lt, b.start, a.end))
+
+
 class Coverage(NamedTuple):
-    """What :func:`coverage` found: the gaps, the overlaps it lists, and how far it counted."""
+    """What :func:`coverage` found: the gaps, the overlaps it lists, and how far it got."""
 
     gaps: list[ZRange]
-    """Disjoint boxes of the target that no shard covers, sorted."""
+    """Disjoint boxes of the target that no shard covers, sorted (empty when ``gap_cells`` is
+    known but the boxes were too costly to find)."""
+    gap_cells: int
+    """Cells of the target that no shard covers (a lower bound unless ``gaps_exact``)."""
+    gaps_exact: bool
+    """Whether ``gap_cells`` is exact."""
     overlaps: list[tuple[int, int, ZRange]]
     """The first overlaps found (pairs of shard positions and the box they share inside the
     target), at most ``max_listed``, sorted by the pair."""
     unlisted: int
     """Overlaps found beyond those listed."""
     complete: bool
-    """False when the sweep stopped after ``max_counted`` overlaps: there may be more."""
-    compared: int
-    """Pairs of shards the sweep compared (its work, for tests: never every pair once the
-    count is reached)."""
+    """False when the sweep stopped early (after ``max_counted`` overlaps, or out of work):
+    there may be more overlaps than were found."""
+    work: int
+    """Box operations done (pairs compared, box subtractions): at most the budget."""
 
 
 MAX_OVERLAPS_COUNTED = 1000
@@ -1560,34 +1570,52 @@ MAX_OVERLAPS_COUNTED = 1000
 (n identical shards overlap in n(n-1)/2 pairs: counting them all is quadratic work); the
 summary then says "at least"."""
 
+COVERAGE_WORK_PER_SHARD = 16
+"""Box operations (pairs compared, box subtractions) allowed per shard when judging one output
+selection, plus ``COVERAGE_WORK_BASE``: a k x k grid of shards takes about k per shard, while
+shards laid out against the sweep (a staircase, scattered cells) would take quadratic work and,
+by box subtraction, quadratically many gap boxes (400 such shards took 70 s). Beyond it, gaps
+and overlaps are judged by counting cells (see :func:`coverage`)."""
+
+COVERAGE_WORK_BASE = 65536
+"""Box operations always allowed per output selection (small documents are judged exactly)."""
+
 
 def coverage(
     target: ZRange,
     shards: Sequence[ZRange],
     max_listed: int | None = None,
     max_counted: int = MAX_OVERLAPS_COUNTED,
+    budget: int | None = None,
 ) -> Coverage:
     """The gaps (disjoint boxes of ``target`` no shard covers) and the overlaps (pairs of shard
-    positions and the box they share inside ``target``) — exact, by interval arithmetic. At
-    most ``max_listed`` overlaps are listed (all when None), and the sweep stops once it has
-    found more than ``max_counted`` (then ``complete`` is False).
+    positions and the box they share inside ``target``) — exact, by interval arithmetic,
+    within ``budget`` box operations (by default ``COVERAGE_WORK_PER_SHARD`` per shard plus
+    ``COVERAGE_WORK_BASE``). At most ``max_listed`` overlaps are listed (all when None) and the
+    sweep stops once it has found more than ``max_counted``.
+
+    Out of budget, cells are counted instead: shards that do not overlap leave exactly
+    ``target.size - sum(sizes)`` cells unwritten; with overlaps, that is a lower bound (and no
+    gap is reported when it is not positive: the overlaps are reported anyway).
 
     >>> found = coverage(ZRange([0], [10]), [ZRange([0], [6]), ZRange([4], [8])])
     >>> [str(g) for g in found.gaps], [(i, j, str(r)) for i, j, r in found.overlaps]
     (['[8:10]'], [(0, 1, '[4:6]')])
     >>> found = coverage(ZRange([0], [10]), [ZRange([0], [10])] * 100, max_listed=2)
-    >>> len(found.overlaps), found.unlisted, found.complete, found.compared
-    (2, 999, False, 1001)
+    >>> len(found.overlaps), found.unlisted, found.complete, found.work
+    (2, 999, False, 2037)
     """
     if _slabs_partition(target, shards):
-        return Coverage([], [], 0, True, 0)
+        return Coverage([], 0, True, [], 0, True, 0)
+    if budget is None:
+        budget = COVERAGE_WORK_PER_SHARD * len(shards) + COVERAGE_WORK_BASE
     clipped: list[tuple[int, ZRange]] = []
     for i, s in enumerate(shards):
         c = target.intersection(s) if s.rank == target.rank else None
         if c is not None:
             clipped.append((i, c))
     overlaps: list[tuple[int, int, ZRange]] = []
-    found = compared = 0
+    found = work = 0
     complete = True
     listing = max_listed if max_listed is not None else len(shards) ** 2
     if clipped:
@@ -1597,12 +1625,17 @@ def coverage(
         order = sorted(clipped, key=lambda ic: (ic[1].start[dim] if rank else 0, ic[0]))
         active: list[tuple[int, ZRange]] = []
         for i, c in order:
+            work += len(active)
+            if work > budget:
+                complete = False
+                break
             if rank:
                 active = [(j, a) for j, a in active if a.end[dim] > c.start[dim]]
             for j, a in active:
-                compared += 1
-                inter = a.intersection(c)
-                if inter is not None:
+                work += 1
+                if _meets(a, c):
+                    inter = a.intersection(c)
+                    assert inter is not None
                     found += 1
                     if len(overlaps) < listing:
                         lo, hi = (j, i) if j < i else (i, j)
@@ -1616,18 +1649,28 @@ def coverage(
         overlaps.sort(key=lambda t: (t[0], t[1]))
     covered = sum(c.size for _, c in clipped)
     unlisted = found - len(overlaps)
-    if not found and covered == target.size:
-        return Coverage([], overlaps, unlisted, complete, compared)
+    disjoint = complete and not found
+    if disjoint and covered == target.size:
+        return Coverage([], 0, True, overlaps, unlisted, complete, work)
+    # the gaps by box subtraction, within what is left of the budget
     gaps = [target] if not target.is_empty else []
     for _, c in clipped:
+        work += len(gaps)
+        if work > budget:
+            # out of work: count cells instead (exact when the shards are disjoint)
+            cells = target.size - covered
+            return Coverage([], max(cells, 0), disjoint, overlaps, unlisted, complete, work)
         nxt: list[ZRange] = []
         for g in gaps:
-            nxt.extend(_subtract(g, c))
+            if _meets(g, c):
+                nxt.extend(_subtract(g, c))
+            else:
+                nxt.append(g)
         gaps = nxt
         if not gaps:
             break
     gaps.sort(key=lambda r: (r.start, r.end))
-    return Coverage(gaps, overlaps, unlisted, complete, compared)
+    return Coverage(gaps, sum(g.size for g in gaps), True, overlaps, unlisted, complete, work)
 
 
 def _coverage_exact_uncached(index: GraphIndex, op: Node) -> Iterator[Issue]:
@@ -1676,9 +1719,9 @@ def _coverage_issues(
     room = MAX_ISSUES_PER_CONSTRAINT
     found = coverage(o.range, ranges, max_listed=room + 1)
     gaps, overlaps = found.gaps, found.overlaps
-    if not gaps and not overlaps:
+    if not found.gap_cells and not overlaps:
         return
-    if gaps:
+    if found.gap_cells:
         room -= 1
     unlisted = found.unlisted + max(0, len(overlaps) - room)
     if unlisted > 1 or not found.complete:
@@ -1687,10 +1730,23 @@ def _coverage_issues(
         unlisted = 0
     where = f"outputs {_q(key)}[{pos}]"
     path = f".body.outputs.{_key(key)}[{pos}].range"
-    if gaps:
-        cells = sum(g.size for g in gaps)
+    if found.gap_cells:
+        cells = found.gap_cells if found.gaps_exact else f"at least {found.gap_cells}"
         listed = [g.to_json() for g in gaps[:MAX_LISTED]]
-        shown = ", ".join(str(g) for g in gaps[:4]) + (" ..." if len(gaps) > 4 else "")
+        shown = (
+            ", ".join(str(g) for g in gaps[:4]) + (" ..." if len(gaps) > 4 else "")
+            if gaps
+            else "too scattered to list"
+        )
+        params: dict[str, Any] = {
+            "tensorId": o.tensor_id,
+            "key": key,
+            "position": pos,
+            "cells": found.gap_cells,
+            "gaps": listed,
+        }
+        if not found.gaps_exact:
+            params["atLeast"] = True
         yield _issue(
             name,
             "CoverageError",
@@ -1700,13 +1756,7 @@ def _coverage_issues(
             f"{_q(str(o.range))} exactly",
             (op.id,),
             (_ctx("Output", op.id, path, o.range.to_json()),),
-            {
-                "tensorId": o.tensor_id,
-                "key": key,
-                "position": pos,
-                "cells": cells,
-                "gaps": listed,
-            },
+            params,
         )
     for i, j, inter in overlaps:
         yield _issue(
