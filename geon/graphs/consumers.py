@@ -53,6 +53,7 @@ CLOSE_UNAUTHENTICATED = 4401
 CLOSE_NOT_FOUND = 4404
 #: "Try again later" (RFC 6455 registry): the database could not be reached at connect.
 CLOSE_TRY_AGAIN = 1013
+TRY_AGAIN = "the database is unavailable; try again later"
 #: The database errors that mean "not now" (unreachable, locked past the busy timeout, a
 #: connection lost), not "never": the sender may try again.
 UNAVAILABLE = (OperationalError, InterfaceError)
@@ -138,7 +139,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             return
         except UNAVAILABLE:
             log.warning("the database is unavailable; refusing a websocket for now", exc_info=True)
-            await self.refuse(CLOSE_TRY_AGAIN, "the database is unavailable; try again later")
+            await self.refuse(CLOSE_TRY_AGAIN, TRY_AGAIN)
             return
         self.graph_id = graph.pk
         self.role = role
@@ -162,9 +163,15 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         }
         present = PRESENT.setdefault(str(graph.pk), {})
         present[self.client_id] = self.me
-        await self.send_json(
-            await database_sync_to_async(services.snapshot)(graph, list(present.values()))
-        )
+        try:
+            snapshot = await database_sync_to_async(services.snapshot)(
+                graph, list(present.values())
+            )
+        except UNAVAILABLE:  # the document could not be read: the client comes back later
+            log.warning("the database is unavailable; closing a new websocket", exc_info=True)
+            await self.close(code=CLOSE_TRY_AGAIN, reason=TRY_AGAIN)
+            return
+        await self.send_json(snapshot)
         await self.announce("join")
         if settings.GEON_RUN_EVENTS_BY_POLLING:
             RunPoller.join(str(graph.pk), self, since)
