@@ -344,3 +344,68 @@ def test_graph_check_after_an_axis_edit_is_not_stale(loom_doc: dict[str, Any]) -
     g.apply([{"op": "update_node", "id": AXIS_IDS[0], "body": {"name": "W"}}])
     # then checking the same graph again equals checking a fresh copy
     assert check(g) == fresh_check(g)
+
+
+def crowded_graph(loom_doc: dict[str, Any], n: int) -> Graph:
+    """The loom example with ``n`` more copies of its first application, so that the overlaps
+    of the operation's output are more than one constraint may list on a node."""
+    g = Graph.from_json(copy.deepcopy(loom_doc))
+    first = next(n.to_json() for n in g.nodes if n.type == APPLICATION)
+    g.apply(
+        [
+            {
+                "op": "add_node",
+                "node": {**first, "id": f"00000000-0000-4000-8000-0000000003{k:02d}"},
+            }
+            for k in range(n)
+        ]
+    )
+    return g
+
+
+@settings(
+    max_examples=40,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(st.data())
+def test_incremental_equals_full_check_when_issues_are_bounded(
+    loom_doc: dict[str, Any], data: st.DataObject
+) -> None:
+    # given 12 copies of one application: 78 overlapping pairs, 20 listed and a summary
+    g = crowded_graph(loom_doc, 12)
+    checker = IncrementalChecker(g)
+    assert checker.issues == fresh_check(g)
+    assert checker.issues[-1].type == "IssuesNotListed"
+    for _ in range(data.draw(st.integers(1, 8), label="steps")):
+        apps = [n.id for n in g.nodes if n.type == APPLICATION]
+        kind = data.draw(st.sampled_from(["remove", "copy", "rows", "op-rows"]))
+        if kind == "remove" and apps:
+            ops: list[dict[str, Any]] = [
+                {"op": "remove_node", "id": data.draw(st.sampled_from(apps))}
+            ]
+        elif kind == "copy" and apps:
+            source = g.index.get(data.draw(st.sampled_from(apps)))
+            assert source is not None
+            ops = [{"op": "add_node", "node": {**source.to_json(), "id": new_id(data)}}]
+        elif kind == "rows" and apps:
+            a, b = sorted(data.draw(st.tuples(st.integers(0, 10), st.integers(0, 10))))
+            ops = [
+                {
+                    "op": "update_node",
+                    "id": data.draw(st.sampled_from(apps)),
+                    "tags": {IPF_INDEX: {"start": [a, 0], "end": [b, 5]}},
+                }
+            ]
+        else:
+            end = data.draw(st.integers(1, 10))
+            result = [{"tensorId": Z, "range": {"start": [0, 0], "end": [end, 5]}}]
+            ops = [{"op": "update_node", "id": OP, "body": {"outputs": {"result": result}}}]
+        try:
+            after = checker.apply(ops)
+        except DocumentError:
+            continue
+        # then the incremental result, summaries included, is exactly the full check's
+        assert after == fresh_check(g)
+        assert sum(i.constraint == "ApplicationOutputRangeCoverageIsExact" for i in after) <= 21
