@@ -128,11 +128,13 @@ class Channel(filesystem.Channel):
                 queues.remove(binding)
                 _write_atomically(self._exchange_file(exchange), dumps(queues).encode())
 
-    def _put(self, queue: str, payload: Any, **kwargs: Any) -> None:
+    # kombu's two bases name the second parameter differently (message, payload); it is
+    # passed by position.
+    def _put(self, queue: str, message: Any, **kwargs: Any) -> None:  # type: ignore[override]
         name = f"{round(monotonic() * 1000)}_{uuid.uuid4()}.{queue}.msg"
-        _write_atomically(Path(self.data_folder_out) / name, dumps(payload).encode())
+        _write_atomically(Path(self.data_folder_out) / name, dumps(message).encode())
 
-    def _get(self, queue: str) -> Any:
+    def _get(self, queue: str, timeout: Any = None) -> Any:
         wanted = f"{queue}.msg"
         folder = Path(self.data_folder_in)
         processing = folder.parent / "processing"
