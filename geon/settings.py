@@ -168,6 +168,8 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "channels",
+    # django-ninja's static files: Swagger UI for /api/v1/docs, served from this site (no CDN).
+    "ninja",
     "geon.accounts",
     "geon.graphs",
     "geon.runs",

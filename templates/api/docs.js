@@ -2,7 +2,6 @@
 // the page keeps the site's Content-Security-Policy. Writes send the page's CSRF token.
 (() => {
   const page = document.body.dataset;
-  if (typeof SwaggerUIBundle === "undefined") return;  // the CDN is out of reach: keep the note
   SwaggerUIBundle({
     url: page.openapiUrl,
     dom_id: "#swagger-ui",
