@@ -256,6 +256,26 @@ def test_a_render_waiting_too_long_is_handed_to_a_worker_again(
     )
 
 
+@pytest.mark.django_db
+def test_a_render_handed_over_too_often_fails_with_the_reason(
+    client: Client, user: Any, graph: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # given a render that workers were handed GEON_RUN_MAX_ATTEMPTS times and never drew
+    client.force_login(user)
+    client.get(f"{API}/graphs/{graph.pk}/render.svg")
+    long_ago = timezone.now() - timedelta(seconds=61)
+    Render.objects.update(status="running", queued=long_ago, attempts=3)
+    # when the client polls
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.get(f"{API}/graphs/{graph.pk}/render.svg")
+    # then it is not handed over again: it failed, and the answer says why
+    assert (response.status_code, len(callbacks)) == (422, 0)
+    error = response.json()["error"]
+    assert error["code"] == "render_failed"
+    assert "no worker finished drawing this; it was handed to a worker 3 times" in error["message"]
+    assert Render.objects.get().status == "failed"
+
+
 # --- a real worker ----------------------------------------------------------------------------
 
 
