@@ -319,9 +319,6 @@ def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
     return failure_response(request, exc)
 
 
-# The tokens moved to geon.accounts.api; until geon.graphs.api drops its old POST /tokens, it is
-# taken off that router so that one view answers the path (and the OpenAPI document shows it).
-graphs_router.path_operations.pop("/tokens", None)
 api.add_router("", graphs_router)
 api.add_router("", tokens_router)
 api.add_router("", runs_router)

@@ -9,7 +9,6 @@
 - ``GET /graphs/<id>/members``, ``PUT/DELETE /graphs/<id>/members/<username>`` (role
   ``owner``), ``POST /graphs/<id>/owner`` (the owner hands the graph over);
 - ``POST /validate``: check a posted document without storing it;
-- ``POST /tokens``: an API token for scripts (shown once).
 
 Views only translate HTTP; checks and writes are in :mod:`geon.graphs.services`.
 """
@@ -24,7 +23,6 @@ from django.http import HttpRequest, JsonResponse
 from ninja import Body, Path, Router, Schema, Status
 from pydantic import Field
 
-from geon.accounts.models import ApiToken
 from geon.core.constraints import check_document as check_raw_document
 from geon.core.graph import Graph as Document
 from geon.core.limits import INT64_MAX, INT64_MIN
@@ -169,16 +167,6 @@ class OwnerIn(Schema):
 
 class ValidateOut(Schema):
     issues: list[dict[str, Any]]
-
-
-class TokenIn(Schema):
-    name: str = Field(min_length=1, max_length=100)
-
-
-class TokenOut(Schema):
-    name: str
-    prefix: str
-    token: str
 
 
 def summary(graph: Graph, user: Any) -> dict[str, Any]:
@@ -529,11 +517,3 @@ def validate(request: HttpRequest, document: Any = RAW_BODY) -> dict[str, Any]:
     if isinstance(document, dict) and "document" in document and "nodes" not in document:
         document = document["document"]
     return {"issues": [issue.to_json() for issue in check_raw_document(document)]}
-
-
-@router.post("/tokens", response=answers({201: TokenOut}))
-def create_token(request: HttpRequest, payload: TokenIn) -> Status[dict[str, Any]]:
-    """A new API token for scripts: send it as ``Authorization: Bearer <token>``. The token is
-    shown in this answer only."""
-    token, key = ApiToken.issue(request.user, payload.name)
-    return Status(201, {"name": token.name, "prefix": token.prefix, "token": key})
