@@ -57,6 +57,8 @@ export interface EditorOptions {
 
 /** Refusals that mean "not now" (the database is unavailable, too many edits at once): the edit is sent again later. */
 const RETRYABLE: ReadonlySet<string> = new Set(["unavailable", "rate_limited"]);
+/** The most ids a presence selection may carry (SELECTION_MAX in geon/graphs/protocol.py). */
+const PRESENCE_SELECTION_MAX = 1000;
 
 function plural(n: number, noun: string): string {
   return `${n} ${noun}${n === 1 ? "" : "s"}`;
@@ -287,7 +289,7 @@ export class Editor implements Commands {
         this.awaitingSnapshot = false;
         if (msg.role !== undefined) this.status = { ...this.status, role: msg.role };
         // the server forgot this client's selection with the old line
-        if (reconnected && this.selected.length && this.presenceSupported) this.socket?.send({ type: "presence", selection: this.selected });
+        if (reconnected && this.selected.length && this.presenceSupported) this.socket?.send({ type: "presence", selection: this.shownSelection() });
         this.expanded.clear();
         if (reconnected && (applied.length || resend)) {
           const kept = applied.length ? `${plural(applied.length, "edit")} already saved` : "";
@@ -635,9 +637,15 @@ export class Editor implements Commands {
   setSelection(ids: string[]): void {
     this.selected = [...new Set(ids)];
     if (this.presenceSupported && this.socket && this.session.version !== null) {
-      this.socket.send({ type: "presence", selection: this.selected });
+      this.socket.send({ type: "presence", selection: this.shownSelection() });
     }
     this.refresh();
+  }
+
+  /** The part of the selection others see: the server takes at most PRESENCE_SELECTION_MAX ids
+   * (geon/graphs/protocol.py), so a select-all on a big graph shows its first ones. */
+  private shownSelection(): string[] {
+    return this.selected.slice(0, PRESENCE_SELECTION_MAX);
   }
 
   // --- pointer and keys -----------------------------------------------------------------
