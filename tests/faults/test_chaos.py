@@ -209,3 +209,35 @@ def test_a_worker_killed_mid_run_is_restarted_and_the_run_ends_done(
     assert (status, [p["id"] for p in plans["plans"]]) == (200, [plan.pk])
     status, again = call(f"{api}/runs/{run['id']}", token)
     assert (status, again["status"], again["results"]) == (200, "done", run["results"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_run_whose_pool_process_dies_on_every_attempt_fails_with_the_reason(
+    stack: Serve, user: Any, graph: Any
+) -> None:
+    # given serve's worker (prefork) and a run on it
+    _, token = ApiToken.issue(user, "chaos")
+    stack.start()
+    api = f"{stack.url}/api/v1"
+    status, run = call(f"{api}/graphs/{graph.pk}/runs", token, "POST", {"backend": "numpy"})
+    assert status == 202, run
+    run_url = f"{api}/runs/{run['id']}"
+    deadline = time.monotonic() + RUN_SECONDS
+    killed: list[int] = []
+    # when the pool process executing it is killed on every attempt (as the OOM killer would)
+    while run["status"] not in ("done", "failed"):
+        assert time.monotonic() < deadline, (run, stack.output())
+        if run["status"] == "running" and run["workerPid"] not in killed:
+            os.kill(run["workerPid"], signal.SIGKILL)
+            killed.append(run["workerPid"])
+        time.sleep(0.2)
+        run = call(run_url, token)[1]
+    # then the task came back after each loss, each time as a new attempt, and the third loss
+    # failed the run with the reason the editor shows; serve's worker itself never stopped
+    assert (run["status"], run["error"], run["attempts"]) == (
+        "failed",
+        "the worker stopped while running this; retried 2 times",
+        3,
+    ), stack.output()
+    assert len(killed) == 3
+    assert stack.state()["restarts"] == 0
