@@ -32,6 +32,7 @@ from django.views import csrf, defaults
 from ninja import NinjaAPI
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.docs import DocsBase
+from ninja.parser import Parser
 from ninja.security import HttpBearer, SessionAuth
 from ninja.utils import check_csrf
 
@@ -40,6 +41,7 @@ from geon.accounts.models import ApiToken, token_digest
 from geon.core.errors import DocumentError, GeonError
 from geon.graphs.api import router as graphs_router
 from geon.graphs.edits import EditRefused
+from geon.graphs.protocol import InvalidMessage, parse_message
 from geon.graphs.services import AccessDenied, GraphNotFound
 from geon.runs.api import router as runs_router
 from geon.runs.views import error_response, too_large
@@ -130,6 +132,16 @@ def docs_script(request: HttpRequest) -> HttpResponse:
     return render(request, "api/docs.js", content_type="text/javascript")
 
 
+class StrictJSON(Parser):
+    """Request bodies are read like websocket frames (:func:`geon.graphs.protocol.parse_message`):
+    ``NaN`` and ``Infinity`` (which Python's ``json`` accepts but no browser can read back),
+    integers past Python's digit limit and nesting deeper than its bound are refused with a 400
+    that says which."""
+
+    def parse_body(self, request: HttpRequest) -> Any:
+        return parse_message(request.body)
+
+
 api = NinjaAPI(
     title="geon",
     version="1",
@@ -138,6 +150,7 @@ api = NinjaAPI(
     '{"error": {"code", "message", "issues"?}}.',
     urls_namespace="api",
     auth=[BearerToken(), Session()],
+    parser=StrictJSON(),
     docs=Docs(),
     docs_url="/docs",
     openapi_url="/openapi.json",
@@ -311,6 +324,9 @@ def _http(request: HttpRequest, exc: HttpError) -> HttpResponse:
         429: "too_many_requests",
     }
     code = getattr(exc, "code", None) or codes.get(exc.status_code, "error")
+    if isinstance(exc.__cause__, InvalidMessage):  # django-ninja wraps the body parser's refusal
+        refusal = str(exc.__cause__).replace("the message", "the request body", 1)
+        return error_response(400, "invalid_json", refusal)
     return error_response(exc.status_code, code, str(exc))
 
 
