@@ -487,7 +487,13 @@ def test_validate_answers_a_body_that_is_not_json_with_400(client: Client) -> No
     response = client.post(f"{API}/validate", "{", content_type="application/json")
     assert (response.status_code, response.json()) == (
         400,
-        {"error": {"code": "bad_request", "message": "Cannot parse request body"}},
+        {
+            "error": {
+                "code": "invalid_json",
+                "message": "the request body is not JSON (Expecting property name enclosed in "
+                "double quotes: line 1 column 2 (char 1)); expected an object",
+            }
+        },
     )
 
 
