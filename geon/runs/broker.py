@@ -18,9 +18,10 @@ This transport, registered as ``geonfs://``, changes four things and nothing els
 - a consumer claims a message by renaming it into the ``processing`` folder on the same file
   system (exactly one consumer's rename succeeds) instead of moving it to the system's temporary
   folder, which may be another file system where ``shutil.move`` copies;
-- a message or exchange table that cannot be decoded is logged and moved aside into the ``bad``
-  folder (a table is then read as empty: bindings are declared again when workers start), never
-  raised into the worker.
+- a message that cannot be decoded (torn, or JSON without kombu's envelope) or an exchange
+  table that cannot be decoded is logged and moved aside into the ``bad`` folder (a table is
+  then read as empty: bindings are declared again when workers start), never raised into the
+  worker.
 """
 
 from __future__ import annotations
@@ -152,7 +153,9 @@ class Channel(filesystem.Channel):
                 raise ChannelError(f"Cannot read file {str(claimed)!r} from queue.") from exc
             try:
                 message = loads(data.decode())
-            except (ValueError, TypeError) as error:
+                # what the consumer builds from it: JSON without kombu's envelope raises there
+                self.Message(message, channel=self)
+            except Exception as error:  # whatever a torn or foreign file makes kombu raise
                 set_aside(claimed, "message", error)
                 continue
             claimed.unlink(missing_ok=True)

@@ -36,17 +36,22 @@ def test_an_undecodable_message_is_set_aside_and_the_next_one_delivered(
 ) -> None:
     name = unique("q")
     queue = connection.SimpleQueue(name)
-    # given a torn message (what kombu's own transport could read) before a whole one
+    # given a torn message (what kombu's own transport could read) and JSON that is no kombu
+    # message, before a whole one
     (tmp_path / "queue" / f"0_torn.{name}.msg").write_bytes(b'{"body": "ab')
+    (tmp_path / "queue" / f"1_foreign.{name}.msg").write_bytes(b'{"body": 1}')
     queue.put({"n": 1})
     # when the consumer reads the queue
     with caplog.at_level(logging.ERROR, logger="geon.runs.broker"):
         message = queue.get(timeout=5)
-    # then it gets the whole message, and the torn one waits in bad/ with a log line naming it
+    # then it gets the whole message, and the others wait in bad/ with a log line each
     assert message.payload == {"n": 1}
     message.ack()
-    assert [p.name.split("_", 1)[1] for p in (tmp_path / "bad").iterdir()] == [f"0_torn.{name}.msg"]
-    assert "set aside an undecodable message" in caplog.text
+    assert sorted(p.name.split("_", 1)[1] for p in (tmp_path / "bad").iterdir()) == [
+        f"0_torn.{name}.msg",
+        f"1_foreign.{name}.msg",
+    ]
+    assert caplog.text.count("set aside an undecodable message") == 2
     assert list((tmp_path / "queue").iterdir()) == []
     queue.close()
 
