@@ -96,6 +96,9 @@ class EditIn(Schema):
     baseVersion: Positive
     ops: list[dict[str, Any]]
     message: str = Field(default="", max_length=500)
+    # the client's name for the edit, as on the websocket: sent again with the same id (by the
+    # same user), the edit is answered with the version it made and not applied twice
+    id: str | None = Field(default=None, min_length=1, max_length=100)
 
 
 class IssueCounts(Schema):
@@ -256,9 +259,16 @@ def delete_graph(request: HttpRequest, graph_id: str) -> Status[None]:
 
 @router.post("/graphs/{graph_id}/edits", response=answers({200: EditOut}))
 def edit_graph(request: HttpRequest, graph_id: str, payload: EditIn) -> dict[str, Any]:
-    """Apply edit ops (as on the websocket) as one new version; live clients get ``applied``."""
+    """Apply edit ops (as on the websocket) as one new version; live clients get ``applied``.
+    An ``id`` the user already gave an edit of this graph answers that edit's version and ops
+    again, and nothing is stored or sent to live clients."""
     applied = services.do_apply_edit(
-        request.user, graph_id, payload.baseVersion, payload.ops, message=payload.message
+        request.user,
+        graph_id,
+        payload.baseVersion,
+        payload.ops,
+        edit_id=payload.id,
+        message=payload.message,
     )
     return {
         "version": applied.version,

@@ -6,6 +6,9 @@ receive ``applied``/``rejected``, other clients' ``presence``, ``run`` events an
 Close codes: 4401 not signed in, 4404 no such graph (or no access to it); the handshake is
 accepted first, so that a browser sees the code (a refused handshake is only "1006").
 
+An ``edit`` whose id its sender already used on the graph is not applied again: the sender
+alone gets the ``applied`` of the version it made (see :func:`services.do_apply_edits`).
+
 A change of the graph's members, owner or existence reaches every open socket of it through
 the channel layer group (``graph.access``, on commit): each checks its user's role again and is
 told the new one (``access``), or gets ``error access_removed`` and is closed with 4404.
@@ -164,14 +167,12 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         present = PRESENT.setdefault(str(graph.pk), {})
         present[self.client_id] = self.me
         try:
-            snapshot = await database_sync_to_async(services.snapshot)(
-                graph, list(present.values())
-            )
+            snapshot = await database_sync_to_async(services.snapshot)(graph)
         except UNAVAILABLE:  # the document could not be read: the client comes back later
             log.warning("the database is unavailable; closing a new websocket", exc_info=True)
             await self.close(code=CLOSE_TRY_AGAIN, reason=TRY_AGAIN)
             return
-        await self.send_json(snapshot)
+        await self.send_snapshot(snapshot)
         await self.announce("join")
         if settings.GEON_RUN_EVENTS_BY_POLLING:
             RunPoller.join(str(graph.pk), self, since)
@@ -312,7 +313,9 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
                 version=await self.version_or(content["baseVersion"]),
             )
             return
-        if isinstance(result, EditRefused):
+        if isinstance(result, services.Applied) and result.repeated:  # told to nobody else
+            await self.send_json(result.message(edit_id))
+        elif isinstance(result, EditRefused):
             await self.reject(edit_id, result.reason, str(result), **result.details)
         elif isinstance(result, services.AccessDenied):
             await self.reject(edit_id, "forbidden", str(result))
@@ -393,8 +396,13 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
 
     async def graph_replaced(self, event: dict[str, Any]) -> None:
         """The document was replaced through the REST API: a fresh snapshot."""
+        await self.send_snapshot(event["message"])
+
+    async def send_snapshot(self, message: dict[str, Any]) -> None:
+        """Send a ``snapshot`` (:func:`services.snapshot`) with this client's own parts: who is
+        connected and this user's role."""
         present = list(PRESENT.get(str(self.graph_id), {}).values())
-        await self.send_json({**event["message"], "present": present})
+        await self.send_json({**message, "present": present, "role": self.role})
 
     async def send_error(self, code: str, message: str, edit_id: str | None = None) -> None:
         """An ``error``: its code and message at the top and (as before) in ``error``."""

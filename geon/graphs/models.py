@@ -94,12 +94,21 @@ class GraphVersion(models.Model):
     # What changed from the previous version: {node id: ["*"] (added or removed) or the fields
     # ("label", "body.<key>", "tags.<url>")}. Rebasing an edit reads it instead of documents.
     touched = models.JSONField(default=dict, blank=True)
+    # The id its author's client gave the edit that made this version (None for versions not
+    # made by an edit with an id): an edit sent again with the same id is answered with this
+    # version instead of being applied twice (:func:`geon.graphs.services.do_apply_edits`).
+    edit_id = models.CharField(max_length=100, null=True, blank=True, default=None)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
         ordering = ["graph", "number"]
         constraints = [
-            models.UniqueConstraint(fields=["graph", "number"], name="graph_version_number_unique")
+            models.UniqueConstraint(fields=["graph", "number"], name="graph_version_number_unique"),
+            models.UniqueConstraint(
+                fields=["graph", "author", "edit_id"],
+                condition=models.Q(edit_id__isnull=False),
+                name="graph_version_edit_id_once",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -13,12 +13,16 @@ Client -> server (:data:`CLIENT_MESSAGES`):
 
 Server -> client (:data:`SERVER_MESSAGES`):
 
-- ``snapshot`` ``{document, version, issues, issueCounts, present}`` on connect (and again when
-  the document is replaced through the REST API); ``present`` lists every client connected to
-  the graph (this one included) as ``{client, user, name, selection, cursor}``.
+- ``snapshot`` ``{document, version, issues, issueCounts, present, role}`` on connect (and again
+  when the document is replaced through the REST API); ``present`` lists every client connected
+  to the graph (this one included) as ``{client, user, name, selection, cursor}``; ``role`` is
+  this user's role on the graph (``viewer``, ``reviewer``, ``editor`` or ``owner``).
 - ``applied`` ``{id, version, ops, issues, issueCounts, author}`` to every client when an edit
   is stored: ``ops`` are node ops only (higher-level ops arrive expanded), ``id`` is the
-  sender's edit id (null for edits made through the REST API).
+  sender's edit id (null for edits made through the REST API without one). An ``edit`` whose
+  ``id`` its sender already used on the graph (say, sent again after a reconnect) is not
+  applied again: the sender alone gets ``applied`` with the version that edit made and its
+  stored ops (the issues are the document's now); nothing is stored or sent to others.
 - In both, ``issues`` holds at most ``GEON_WS_MAX_ISSUES`` (200) issues of the version, errors
   first, each severity in the checker's order, and ``issueCounts`` ``{error, warning}`` counts
   every issue of the version (the REST ``GET /api/v1/graphs/<id>`` has the whole list).
@@ -162,7 +166,7 @@ NODE_OP: dict[str, Any] = {
 SERVER_MESSAGES: dict[str, dict[str, Any]] = {
     "snapshot": {
         "type": "object",
-        "required": ["type", "document", "version", "issues", "issueCounts", "present"],
+        "required": ["type", "document", "version", "issues", "issueCounts", "present", "role"],
         "properties": {
             "type": {"const": "snapshot"},
             "document": {
@@ -181,6 +185,7 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
                     "properties": CLIENT,
                 },
             },
+            "role": {"enum": _ROLES},
         },
     },
     "applied": {

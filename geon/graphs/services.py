@@ -12,7 +12,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -311,7 +311,11 @@ def forget_live(graph_id: uuid.UUID) -> None:
 @dataclass(frozen=True)
 class Applied:
     """An edit stored as ``version``: its node ops, the document's issues (at most
-    ``GEON_WS_MAX_ISSUES``, with the counts of all) and its author."""
+    ``GEON_WS_MAX_ISSUES``, with the counts of all) and its author.
+
+    ``repeated`` marks the answer to an edit whose id its sender had already used on the graph:
+    ``version`` and ``ops`` are those stored then, nothing new was stored, and only the sender
+    is answered (nobody else is told again)."""
 
     graph_id: uuid.UUID
     version: int
@@ -319,6 +323,7 @@ class Applied:
     issues: list[dict[str, Any]]
     issue_counts: dict[str, int]
     author: str
+    repeated: bool = False
 
     def message(self, edit_id: str | None) -> dict[str, Any]:
         """The ``applied`` websocket message."""
@@ -388,6 +393,11 @@ def do_apply_edits(
     in version order (the edits of one process are written and published on one thread). An
     unexpected error rolls back the whole batch and is raised.
 
+    Edit ids make a resent edit harmless: an edit whose sender already used its id on the graph
+    (stored, or earlier in the same batch) is not applied again; its answer is the
+    :class:`Applied` of that version, marked ``repeated`` (for the sender only, published to
+    nobody). A sender with no role on the graph any more gets :class:`GraphNotFound` instead.
+
     A batch that passes a multiple of ``GEON_SNAPSHOT_EVERY`` also stores the whole document
     (:func:`do_store_snapshot`): after the commit, or with ``defer_snapshot`` when the caller
     calls it later (:func:`snapshot_due` says when one is due).
@@ -404,6 +414,8 @@ def do_apply_edits(
             live = live_document(graph)
             number = current.number
             roles = roles_on([r.user for r in requests], graph)
+            # edits whose id their sender used before: (user pk, edit id) -> the answer
+            done = _stored_edits(graph, requests, live)
             # the fields each version after the oldest base touched: the stored ones read once
             # (when an edit is based on one before this batch), this batch's added as written
             touched: dict[int, dict[str, list[str]]] = {}
@@ -411,6 +423,10 @@ def do_apply_edits(
             versions: list[GraphVersion] = []
             for request in requests:
                 role = roles.get(request.user.pk) if request.user.is_authenticated else None
+                key = _edit_key(request)
+                if role is not None and key in done:  # sent again: answered, not applied
+                    results.append(done[key])
+                    continue
                 refused_role = _role_refusal(graph, role, Role.EDITOR)
                 if refused_role is not None:
                     results.append(refused_role)
@@ -456,13 +472,15 @@ def do_apply_edits(
                     author=user if isinstance(user, Account) else None,
                     message=request.message,
                     touched=touched_by_changes(changes),
+                    edit_id=key[1] if key is not None else None,
                 )
                 versions.append(version)
                 touched[number] = version.touched
                 shown, counts = live.issue_report()
-                results.append(
-                    Applied(graph.pk, number, node_ops, shown, counts, user.get_username())
-                )
+                applied = Applied(graph.pk, number, node_ops, shown, counts, user.get_username())
+                results.append(applied)
+                if key is not None:
+                    done[key] = replace(applied, repeated=True)
             if versions:
                 GraphVersion.objects.bulk_create(versions[:-1])
                 versions[-1].save(force_insert=True)
@@ -471,7 +489,7 @@ def do_apply_edits(
                 messages = [
                     r.message(q.edit_id)
                     for r, q in zip(results, requests, strict=True)
-                    if isinstance(r, Applied)
+                    if isinstance(r, Applied) and not r.repeated
                 ]
                 transaction.on_commit(lambda: publish_applied(graph.pk, messages))
                 every = settings.GEON_SNAPSHOT_EVERY
@@ -486,6 +504,36 @@ def do_apply_edits(
             forget_live(mutated[0])
         raise
     return results
+
+
+def _edit_key(request: EditRequest) -> tuple[Any, str] | None:
+    """What makes an edit the same edit: its sender and its id (None: an anonymous sender or
+    no id, never the same as another)."""
+    if request.edit_id is None or not isinstance(request.user, Account):
+        return None
+    return request.user.pk, request.edit_id
+
+
+def _stored_edits(
+    graph: Graph, requests: list[EditRequest], live: LiveDocument
+) -> dict[tuple[Any, str], Applied]:
+    """The answers to the requests whose sender already used their edit id on ``graph`` (one
+    query for the batch): the version that edit made with its stored ops, and the document's
+    issues now (a version's own issues are not stored)."""
+    keys = {key for key in map(_edit_key, requests) if key is not None}
+    if not keys:
+        return {}
+    rows = GraphVersion.objects.filter(
+        graph=graph,
+        author_id__in={pk for pk, _ in keys},
+        edit_id__in={edit_id for _, edit_id in keys},
+    ).values_list("author_id", "edit_id", "number", "ops", "author__username")
+    shown, counts = live.issue_report()
+    return {
+        (pk, edit_id): Applied(graph.pk, number, ops or [], shown, counts, name, repeated=True)
+        for pk, edit_id, number, ops, name in rows
+        if (pk, edit_id) in keys
+    }
 
 
 #: Graphs whose edits passed a multiple of ``GEON_SNAPSHOT_EVERY`` with the snapshot deferred
@@ -648,9 +696,10 @@ def publish(graph_id: uuid.UUID, kind: str, message: dict[str, Any]) -> None:
         async_to_sync(layer.group_send)(graph_group(graph_id), {"type": kind, "message": message})
 
 
-def snapshot(graph: Graph, present: list[dict[str, Any]]) -> dict[str, Any]:
-    """The ``snapshot`` websocket message: the current document, its version, issues (at most
-    ``GEON_WS_MAX_ISSUES``, with the counts of all) and who is connected."""
+def snapshot(graph: Graph) -> dict[str, Any]:
+    """The ``snapshot`` websocket message but what each client gets of its own (``present``,
+    ``role``): the current document, its version and issues (at most ``GEON_WS_MAX_ISSUES``,
+    with the counts of all)."""
     live = live_document(graph)
     shown, counts = live.issue_report()
     return {
@@ -659,7 +708,6 @@ def snapshot(graph: Graph, present: list[dict[str, Any]]) -> dict[str, Any]:
         "version": live.version,
         "issues": shown,
         "issueCounts": counts,
-        "present": present,
     }
 
 
@@ -725,9 +773,7 @@ def touched_of_diff(old: Document, new: Document) -> dict[str, list[str]]:
 
 def _publish_snapshot(graph_id: uuid.UUID) -> None:
     graph = Graph.objects.select_related("current_version").get(pk=graph_id)
-    message = snapshot(graph, [])
-    message.pop("present")
-    publish(graph_id, "graph.replaced", message)
+    publish(graph_id, "graph.replaced", snapshot(graph))
 
 
 def do_delete_graph(user: User, graph_id: uuid.UUID | str) -> None:

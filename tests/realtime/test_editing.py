@@ -777,3 +777,142 @@ def _deferred_snapshot_story(graph: Any, user: Any) -> None:
         nodes_by_id(GraphVersion.objects.get(graph=graph, number=1).document)[T1].get("label"),
     )
     assert labels[1:] == [("a", *before), ("b", *before), ("b", "c")]
+
+
+# --- edit ids: an edit sent again is answered, not applied twice (issue 14, item 4) -----------
+
+
+async def test_an_edit_sent_twice_is_one_version_answered_twice_to_its_sender_only(
+    connect: Any, graph: Any, user: Any, other_user: Any
+) -> None:
+    # given ann and bob (an editor) on the graph
+    await database_sync_to_async(Membership.objects.create)(
+        graph=graph, user=other_user, role="editor"
+    )
+    ann = await connect(user, graph)
+    bob = await connect(other_user, graph)
+    ops = [{"op": "update_node", "id": T0, "label": "a"}, {"op": "add_node", "node": NOTE}]
+    first = await ann.edit("e1", 1, ops)
+    assert await bob.receive() == first
+    # and a later edit of bob's, so that the repeat is not the current version
+    later = await bob.edit("b1", 2, [{"op": "update_node", "id": T1, "label": "b"}])
+    assert await ann.receive() == later
+    before = await database_sync_to_async(stored)(graph)
+    # when ann sends "e1" again (say, after a reconnect that lost its applied), on version 1
+    again = await ann.edit("e1", 1, ops)
+    # then she alone is answered with the version it made and its stored ops, and the issues
+    # of the document now; nothing is stored and bob hears nothing
+    assert again == {**first, "issues": later["issues"], "issueCounts": later["issueCounts"]}
+    assert (again["version"], again["ops"]) == (2, ops)
+    assert await bob.nothing()
+    assert await database_sync_to_async(stored)(graph) == before
+    # and an edit id is the sender's own: bob's "e1" is a new edit
+    theirs = await bob.edit("e1", 3, [{"op": "update_node", "id": T1, "label": "c"}])
+    assert (theirs["type"], theirs["id"], theirs["version"], theirs["author"]) == (
+        "applied",
+        "e1",
+        4,
+        "bob",
+    )
+    assert await ann.receive() == theirs
+
+
+async def test_copies_of_one_edit_sent_at_once_make_one_version(
+    connect: Any, graph: Any, user: Any
+) -> None:
+    # given ann on the graph with two connections (a reconnect that overlapped the old line)
+    ann = await connect(user, graph)
+    ann_again = await connect(user, graph)
+    ops = [{"op": "update_node", "id": T0, "label": "a"}]
+    # when both send the same edit before either is answered
+    edit = {"type": "edit", "id": "e1", "baseVersion": 1, "ops": ops}
+    await ann.send(edit)
+    await ann_again.send(edit)
+    # then one is applied (everybody hears it once) and the other answered with it alone
+    heard = [await ann.receive(), await ann_again.receive()]
+    for peer in (ann, ann_again):
+        while not await peer.nothing():
+            heard.append(await peer.receive())
+    # (one publish to both clients, one answer to the repeat's sender)
+    assert [(m["type"], m["id"], m["version"]) for m in heard] == [("applied", "e1", 2)] * 3
+    number, document, count = await database_sync_to_async(stored)(graph)
+    assert (number, count, nodes_by_id(document)[T0]["label"]) == (2, 2, "a")
+    assert await database_sync_to_async(_edit_ids)(graph) == [(1, None), (2, "e1")]
+
+
+def _edit_ids(graph: Any) -> list[tuple[int, str | None]]:
+    """(number, edit id) of every version of the graph."""
+    rows = GraphVersion.objects.filter(graph=graph).order_by("number")
+    return list(rows.values_list("number", "edit_id"))
+
+
+def _batch_with_copies(graph: Any, user: Any) -> list[Any]:
+    from geon.graphs import services
+
+    label = [{"op": "update_node", "id": T0, "label": "a"}]
+    requests = [
+        services.EditRequest(user, 1, label, "e1"),
+        services.EditRequest(user, 1, [{"op": "update_node", "id": T1, "label": "b"}], "e2"),
+        # the same id again in the same batch, even with other ops: answered from the first
+        services.EditRequest(user, 1, [{"op": "update_node", "id": T1, "label": "x"}], "e1"),
+    ]
+    return services.do_apply_edits(graph.pk, requests)
+
+
+async def test_a_copy_inside_one_batch_is_answered_from_the_first(
+    connect: Any, graph: Any, user: Any
+) -> None:
+    from geon.graphs.services import Applied
+
+    ann = await connect(user, graph)
+    # when one batch holds "e1", "e2" and "e1" again
+    results = await database_sync_to_async(_batch_with_copies)(graph, user)
+    # then "e1" and "e2" are versions 2 and 3, and the copy is answered with version 2
+    assert all(isinstance(r, Applied) for r in results)
+    first, _, copy = results
+    assert [(r.version, r.repeated) for r in results] == [(2, False), (3, False), (2, True)]
+    assert copy.ops == first.ops == [{"op": "update_node", "id": T0, "label": "a"}]
+    # and the clients hear of the two versions only
+    assert [(m["id"], m["version"]) for m in [await ann.receive(), await ann.receive()]] == [
+        ("e1", 2),
+        ("e2", 3),
+    ]
+    assert await ann.nothing()
+    number, document, count = await database_sync_to_async(stored)(graph)
+    assert (number, count, nodes_by_id(document)[T1]["label"]) == (3, 3, "b")
+    assert await database_sync_to_async(_edit_ids)(graph) == [(1, None), (2, "e1"), (3, "e2")]
+
+
+async def test_a_refused_edit_keeps_no_id_and_can_be_sent_again(
+    connect: Any, graph: Any, user: Any
+) -> None:
+    ann = await connect(user, graph)
+    refused = await ann.edit("e1", 1, [{"op": "update_node", "id": "nope", "label": "a"}])
+    assert (refused["type"], refused["reason"]) == ("rejected", "invalid_edit")
+    applied = await ann.edit("e1", 1, [{"op": "update_node", "id": T0, "label": "a"}])
+    assert (applied["type"], applied["version"]) == ("applied", 2)
+    assert await database_sync_to_async(_edit_ids)(graph) == [(1, None), (2, "e1")]
+
+
+# --- snapshot.role -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("role", ["viewer", "reviewer", "editor", "owner"])
+async def test_a_snapshot_carries_the_users_role(
+    role: str, connect: Any, graph: Any, user: Any, other_user: Any, loom_document: dict[str, Any]
+) -> None:
+    from geon.graphs.services import do_update_graph
+
+    await database_sync_to_async(Membership.objects.create)(graph=graph, user=other_user, role=role)
+    ann = await connect(user, graph)
+    bob = await connect(other_user, graph)
+    assert (ann.snapshot["role"], bob.snapshot["role"]) == ("owner", role)
+    # and so does the fresh snapshot of a document replaced through the REST API
+    await database_sync_to_async(do_update_graph)(
+        user, graph.pk, base_version=1, document=loom_document
+    )
+    fresh = [await ann.receive(), await bob.receive()]
+    assert [(m["type"], m["version"], m["role"]) for m in fresh] == [
+        ("snapshot", 2, "owner"),
+        ("snapshot", 2, role),
+    ]

@@ -50,6 +50,7 @@ RUN = {
                 "present": [
                     {"client": "c1", "user": "ann", "name": "Ann", "selection": [], "cursor": None}
                 ],
+                "role": "editor",
             },
             [],
         ),
@@ -80,8 +81,22 @@ RUN = {
                 "issues": [],
                 "issueCounts": {"error": 0, "warning": 0},
                 "present": [],
+                "role": "viewer",
             },
             ["snapshot at $: 'version' is a required property"],
+        ),
+        (
+            "snapshot with an unknown role",
+            {
+                "type": "snapshot",
+                "document": {"id": "g", "nodes": []},
+                "version": 1,
+                "issues": [],
+                "issueCounts": {"error": 0, "warning": 0},
+                "present": [],
+                "role": "admin",
+            },
+            ["snapshot at $.role: 'admin' is not one of ['viewer', 'reviewer', 'editor', 'owner']"],
         ),
     ],
 )

@@ -53,6 +53,7 @@ async def test_connect_sends_the_snapshot(
         "present": [
             {"client": client, "user": "ann", "name": "ann", "selection": [], "cursor": None}
         ],
+        "role": "owner",
     }
 
 

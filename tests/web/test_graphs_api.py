@@ -738,3 +738,45 @@ def test_a_failed_generate_leaves_the_live_document_as_stored(
     assert state(graph)[1] == 1
     live = services.live_document(Graph.objects.get(pk=graph.pk))
     assert (live.version, live.document.to_json()) == (1, state(graph)[2])
+
+
+def test_an_http_edit_sent_again_with_its_id_is_answered_not_applied(
+    as_user: Any, graph: Any
+) -> None:
+    client = as_user("editor")
+    ops = [{"op": "update_node", "id": T0, "label": "a"}]
+    body = {"baseVersion": 1, "ops": ops, "id": "r1"}
+    first = post(client, f"/graphs/{graph.pk}/edits", body)
+    assert (first.status_code, first.json()["version"]) == (200, 2)
+    after = state(graph)
+    # when the same edit is posted again (a script retrying after a lost answer)
+    again = post(client, f"/graphs/{graph.pk}/edits", body)
+    # then it gets the same answer and nothing more is stored
+    assert (again.status_code, again.json()) == (200, first.json())
+    assert state(graph) == after
+    assert GraphVersion.objects.get(graph=graph, number=2).edit_id == "r1"
+    # and without an id the same ops are a new edit
+    plain = post(client, f"/graphs/{graph.pk}/edits", {"baseVersion": 2, "ops": ops})
+    assert (plain.status_code, plain.json()["version"]) == (200, 3)
+
+
+@pytest.mark.parametrize(
+    ("edit_id", "message"),
+    [
+        ("", "body.payload.id: String should have at least 1 character"),
+        ("x" * 101, "body.payload.id: String should have at most 100 characters"),
+        (7, "body.payload.id: Input should be a valid string"),
+    ],
+)
+def test_an_http_edit_id_is_a_string_of_1_to_100_characters(
+    edit_id: Any, message: str, as_user: Any, graph: Any
+) -> None:
+    client = as_user("owner")
+    before = state(graph)
+    body = {"baseVersion": 1, "ops": [{"op": "update_node", "id": T0, "label": "a"}], "id": edit_id}
+    response = post(client, f"/graphs/{graph.pk}/edits", body)
+    assert (response.status_code, response.json()) == (
+        422,
+        {"error": {"code": "invalid_request", "message": message}},
+    )
+    assert state(graph) == before
