@@ -46,19 +46,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 # The largest incoming websocket message (and frame) Daphne takes. Autobahn checks it from a
-# frame's header, before buffering the payload, and drops the connection (its failByDrop); the
-# limit is on what clients send only (a 3.7 MB snapshot goes out whole). Below it the consumer
-# answers messages over GEON_WS_MAX_MESSAGE_BYTES (1 MiB) with `error message_too_large` and
-# keeps the connection, so this is 4x that default: raise both together.
+# frame's header, before buffering the payload, and closes the connection with 1009 "message too
+# big" (geon.cli.daphne_main; stock Daphne drops it); the limit is on what clients send only (a
+# 3.7 MB snapshot goes out whole). Below it the consumer answers messages over
+# GEON_WS_MAX_MESSAGE_BYTES (1 MiB) with `error message_too_large` and keeps the connection, so
+# this is 4x that default: raise both together.
 WEBSOCKET_MAX_MESSAGE_BYTES = 4 * 1024 * 1024
 
 
 def daphne_command(host: str, port: int) -> list[str]:
-    """The command that serves ``geon.asgi:application``: ``serve``, the tests and benchmarks."""
+    """The command that serves ``geon.asgi:application``: ``serve``, the tests and benchmarks.
+
+    Daphne runs through :mod:`geon.cli.daphne_main`, so a websocket message over
+    :data:`WEBSOCKET_MAX_MESSAGE_BYTES` is closed with 1009 rather than dropped. Behind a TLS
+    proxy (``GEON_HTTPS``) Daphne takes the client's address from the proxy's
+    ``X-Forwarded-For`` (``--proxy-headers``), so that the sign-in throttle counts clients, not
+    the proxy; the proxy must then be the only way in and must set that header itself.
+    """
+    from django.conf import settings
+
+    proxy = ["--proxy-headers"] if settings.HTTPS else []
     return [
         sys.executable,
         "-m",
-        "daphne",
+        "geon.cli.daphne_main",
         "-b",
         host,
         "-p",
@@ -67,6 +78,7 @@ def daphne_command(host: str, port: int) -> list[str]:
         str(WEBSOCKET_MAX_MESSAGE_BYTES),
         "--websocket-max-frame-size",
         str(WEBSOCKET_MAX_MESSAGE_BYTES),
+        *proxy,
         "geon.asgi:application",
     ]
 

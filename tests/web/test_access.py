@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
+import http.client
+import re
+import socket
+import subprocess
+import time
+from collections.abc import Iterator
+from http.cookies import SimpleCookie
 from typing import Any
+from urllib.parse import urlencode
 
 import pytest
-from django.test import Client
+from django.test import Client, override_settings
 
 from geon.accounts.models import Team, TeamMembership
+from geon.cli.serve import daphne_command
 from geon.graphs import services
 from geon.graphs.models import Membership
 
@@ -141,3 +150,79 @@ def test_every_model_is_in_the_admin(
     admin = django_user_model.objects.create_superuser("root", password="x")
     client.force_login(admin)
     assert client.get(f"/admin/{path}/").status_code == 200
+
+
+# --- behind a TLS proxy: the sign-in throttle counts the client's address -----------------------
+
+
+@pytest.fixture
+def daphne_behind_proxy(subprocess_env: dict[str, str]) -> Iterator[int]:
+    """A real Daphne started as ``serve`` starts it with ``GEON_HTTPS`` on (behind a TLS proxy),
+    refusing an address after 3 failed sign-ins; yields its port."""
+    with socket.socket() as free:
+        free.bind(("127.0.0.1", 0))
+        port: int = free.getsockname()[1]
+    with override_settings(HTTPS=True):
+        command = daphne_command("127.0.0.1", port)
+    env = {**subprocess_env, "GEON_HTTPS": "1", "GEON_SIGNIN_FAILURES_PER_ADDRESS": "3"}
+    process = subprocess.Popen(
+        command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT
+    )
+    try:
+        for _ in range(300):  # at most 30 s to start
+            with socket.socket() as probe:
+                if probe.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert process.poll() is None, "Daphne exited"
+            time.sleep(0.1)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
+
+
+def proxied_sign_in(port: int, client_address: str, username: str) -> int:
+    """A wrong password for ``username`` as the proxy forwards it from ``client_address``: the
+    sign-in page, then the form posted back; the status of the post."""
+    proxy = {"X-Forwarded-Proto": "https", "X-Forwarded-For": client_address}
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=20)
+    try:
+        connection.request("GET", "/accounts/login/", headers=proxy)
+        page = connection.getresponse()
+        html = page.read().decode()
+        cookie = SimpleCookie()
+        for header in page.headers.get_all("Set-Cookie") or []:
+            cookie.load(header)
+        token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)
+        assert page.status == 200 and token is not None and "csrftoken" in cookie
+        form = urlencode(
+            {"csrfmiddlewaretoken": token[1], "username": username, "password": "wrong"}
+        )
+        connection.request(
+            "POST",
+            "/accounts/login/",
+            body=form,
+            headers={
+                **proxy,
+                "Content-Type": "application/x-www-form-urlencoded",
+                "Cookie": f"csrftoken={cookie['csrftoken'].value}",
+                "Referer": f"https://127.0.0.1:{port}/accounts/login/",
+            },
+        )
+        answer = connection.getresponse()
+        answer.read()
+        return answer.status
+    finally:
+        connection.close()
+
+
+def test_behind_a_proxy_the_sign_in_throttle_counts_each_clients_address(
+    daphne_behind_proxy: int,
+) -> None:
+    port = daphne_behind_proxy
+    # when one client fails to sign in three times (three usernames: the address is counted)
+    tries = [proxied_sign_in(port, "203.0.113.7", f"guess{n}") for n in range(3)]
+    # then its fourth try is refused, while another client behind the same proxy is not
+    refused = proxied_sign_in(port, "203.0.113.7", "guess3")
+    other = proxied_sign_in(port, "198.51.100.20", "guess4")
+    assert (tries, refused, other) == ([200, 200, 200], 429, 200)
