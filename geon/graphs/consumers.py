@@ -31,6 +31,7 @@ from __future__ import annotations
 import asyncio
 import collections
 import contextlib
+import json
 import logging
 import time
 import uuid
@@ -255,11 +256,13 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
 
     async def receive_json(self, content: Any, **kwargs: Any) -> None:
         kind = content.get("type") if isinstance(content, dict) else None
-        if kind not in CLIENT_MESSAGES:
+        if not isinstance(kind, str) or kind not in CLIENT_MESSAGES:  # a list is no dict key
             expected = ", ".join(f'"{t}"' for t in CLIENT_MESSAGES)
+            shown = json.dumps(kind)
+            shown = shown if len(shown) <= 60 else shown[:57] + "..."
             await self.send_error(
                 "unknown_message_type",
-                f'message type "{kind}" is not supported; expected one of {expected}',
+                f"message type {shown} is not supported; expected one of {expected}",
             )
             return
         if kind == "presence" and not self.presence.take():  # refused before any more work

@@ -120,7 +120,16 @@ async def test_connect_is_refused(
             "[1, 2]",
             {
                 "code": "unknown_message_type",
-                "message": 'message type "None" is not supported; expected one of "edit", '
+                "message": 'message type null is not supported; expected one of "edit", '
+                '"presence", "ping"',
+            },
+        ),
+        (
+            "a type that is a list",
+            '{"type": ["edit"]}',
+            {
+                "code": "unknown_message_type",
+                "message": 'message type ["edit"] is not supported; expected one of "edit", '
                 '"presence", "ping"',
             },
         ),
