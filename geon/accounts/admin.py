@@ -1,27 +1,17 @@
+"""The admin of API tokens, and the admin's throttled sign-in.
+
+Teams and their members are in the admin too, registered by :mod:`geon.graphs.admin`: changing
+them changes who may open the team's graphs, and the graphs' open websockets must hear of it
+(``geon.accounts`` sits below ``geon.graphs`` and cannot tell them).
+"""
+
 from django.contrib import admin
 
-from geon.accounts.models import ApiToken, Team, TeamMembership
+from geon.accounts.models import ApiToken
 from geon.accounts.views import ThrottledAdminSignIn
 
 # The admin's sign-in is throttled like the login page's.
 admin.site.login_form = ThrottledAdminSignIn
-
-
-class TeamMembershipInline(admin.TabularInline):
-    model = TeamMembership
-    extra = 1
-
-
-@admin.register(Team)
-class TeamAdmin(admin.ModelAdmin):
-    list_display = ("name", "created")
-    inlines = [TeamMembershipInline]
-
-
-@admin.register(TeamMembership)
-class TeamMembershipAdmin(admin.ModelAdmin):
-    list_display = ("team", "user", "role")
-    list_filter = ("role",)
 
 
 @admin.register(ApiToken)

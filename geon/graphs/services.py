@@ -529,11 +529,13 @@ def _stored_edits(
         edit_id__in={edit_id for _, edit_id in keys},
     ).values_list("author_id", "edit_id", "number", "ops", "author__username")
     shown, counts = live.issue_report()
-    return {
-        (pk, edit_id): Applied(graph.pk, number, ops or [], shown, counts, name, repeated=True)
-        for pk, edit_id, number, ops, name in rows
-        if (pk, edit_id) in keys
-    }
+    found: dict[tuple[Any, str], Applied] = {}
+    for pk, edit_id, number, ops, name in rows:
+        if edit_id is not None and (pk, edit_id) in keys:
+            found[pk, edit_id] = Applied(
+                graph.pk, number, ops or [], shown, counts, name, repeated=True
+            )
+    return found
 
 
 #: Graphs whose edits passed a multiple of ``GEON_SNAPSHOT_EVERY`` with the snapshot deferred
@@ -779,12 +781,20 @@ def _publish_snapshot(graph_id: uuid.UUID) -> None:
 def do_delete_graph(user: User, graph_id: uuid.UUID | str) -> None:
     """Delete a graph with its versions, plans, runs and their stored files (its owner only:
     an owner *member* gets :class:`AccessDenied`). Its open websockets are closed."""
-    from geon.runs.services import do_delete_files, files_of_graph
-
     with transaction.atomic():
         graph = check_can(user, graph_id, Role.VIEWER, lock=True)
         _check_owner(user, graph, "delete it")
-        pk = graph.pk
+        do_drop_graph(graph)
+
+
+def do_drop_graph(graph: Graph) -> None:
+    """Delete a graph with its versions, plans, runs and their stored files, whoever asks (the
+    caller checked: :func:`do_delete_graph`, or the Django admin). Its open websockets are
+    closed once the deletion commits."""
+    from geon.runs.services import do_delete_files, files_of_graph
+
+    pk = graph.pk
+    with transaction.atomic():
         names = files_of_graph(pk)
         Graph.objects.filter(pk=pk).update(current_version=None)
         graph.delete()
