@@ -24,7 +24,7 @@ from daphne.cli import CommandLineInterface as DaphneCommandLineInterface
 from daphne.server import Server as DaphneServer
 
 
-class Server(DaphneServer):  # type: ignore[misc]
+class Server(DaphneServer):
     """Daphne's server with autobahn's ``failByDrop`` off on every websocket."""
 
     def run(self) -> None:
@@ -39,7 +39,7 @@ class Server(DaphneServer):  # type: ignore[misc]
         self.ws_factory.setProtocolOptions(failByDrop=False)
 
 
-class CommandLineInterface(DaphneCommandLineInterface):  # type: ignore[misc]
+class CommandLineInterface(DaphneCommandLineInterface):
     """Daphne's command line, serving with :class:`Server`."""
 
     server_class = Server
