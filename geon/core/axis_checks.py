@@ -51,6 +51,9 @@ from geon.core.ops import CATALOGUE, Inference, check_io, infer
 
 __all__ = ["CONSTRAINTS", "infer_operation"]
 
+MAX_LISTED = 16
+"""At most this many other declarations of a name are listed in one issue."""
+
 
 def _q(value: Any, limit: int = 80) -> str:
     text = value if isinstance(value, str) else json.dumps(value, default=repr)
@@ -130,19 +133,23 @@ def _axis_declarations(index: GraphIndex, node: Node) -> Iterator[Issue]:
     for message in problems:
         yield _issue(name, "AxisError", "Axis declaration is invalid", message, (node.id,), ctx)
     if isinstance(axis_name, str):
-        others = [n.id for n in index.axis_declarations(axis_name) if n.id != node.id]
-        if others:
+        declared = index.axis_declarations(axis_name)
+        if len(declared) > 1:
+            # the first few others: each of n duplicates listing all others would be n^2
+            others = [n.id for n in declared[: MAX_LISTED + 1] if n.id != node.id][:MAX_LISTED]
+            rest = len(declared) - 1 - len(others)
             yield _issue(
                 name,
                 "AxisError",
                 "Axis name is declared twice",
-                f"axis {_q(axis_name)} is declared by {len(others) + 1} Axis nodes; expected "
+                f"axis {_q(axis_name)} is declared by {len(declared)} Axis nodes; expected "
                 "one declaration per name (rename or remove the others: "
                 + ", ".join(_q(o) for o in others)
+                + (f" and {rest} more" if rest else "")
                 + ")",
                 (node.id, *others),
                 ctx,
-                {"name": axis_name, "others": others},
+                {"name": axis_name, "others": others, **({"more": rest} if rest else {})},
             )
 
 
@@ -352,7 +359,11 @@ def _op_axes(index: GraphIndex, node: Node, seen: set[str] | None = None) -> _Op
     """The named operands of a well-formed catalogue op, or None when the op is not checked
     here (positional, custom kernel, malformed or dangling parts reported elsewhere)."""
     kname = node.body.get("kernel")
-    if kname not in CATALOGUE or not CATALOGUE[kname].named or not _well_formed(index, node):
+    if (
+        not isinstance(kname, str) or kname not in CATALOGUE
+    ):  # a malformed kernel is SchemaConformance's
+        return None
+    if not CATALOGUE[kname].named or not _well_formed(index, node):
         return None
     sides: dict[str, dict[str, list[tuple[Node, Axes]]]] = {"inputs": {}, "outputs": {}}
     named = positional = 0

@@ -135,6 +135,35 @@ def test_axis_declared_twice() -> None:
     )
 
 
+def test_many_declarations_of_a_name_list_a_few_others_each() -> None:
+    # given 300 more declarations of H: each of the 301 issues lists 16 others, not 300
+    # (listing every other in each issue was 301 x 300 ids, found by the checker's fuzz test)
+    g, ids = _dot_graph()
+    extra = [f"00000000-0000-4000-8000-{k:012d}" for k in range(300)]
+    for other in extra:
+        g.add_node({"id": other, "type": AXIS, "body": {"name": "H", "length": 2}})
+    issues = [i for i in check(g) if i.constraint == "AxisDeclarations"]
+    assert len(issues) == 301
+    first = issues[0]
+    assert first.node_ids == (ids["H"], *extra[:16])
+    assert first.params == {"name": "H", "others": extra[:16], "more": 284}
+    assert first.message.endswith(f'"{extra[15]}" and 284 more)')
+    assert max(len(i.message) for i in issues) < 1_000
+
+
+def test_a_kernel_that_is_not_a_string_is_only_a_schema_issue() -> None:
+    # a dict kernel made the axis constraints fail (TypeError: unhashable type), found by the
+    # checker's fuzz test
+    g, _ = _dot_graph()
+    doc = g.to_json()
+    op = next(n for n in doc["nodes"] if n["type"] == OPERATION)
+    op["body"]["kernel"] = {"length": 12}
+    issues = check(Graph.from_json(doc))
+    assert [(i.constraint, i.summary) for i in issues] == [
+        ("SchemaConformance", "Node body does not match its schema")
+    ]
+
+
 @pytest.mark.parametrize(
     ("tag", "body", "summary", "message"),
     [
