@@ -169,7 +169,7 @@ UUID_RE = re.compile(
 )
 
 MAX_LISTED = 16
-"""At most this many gap boxes are listed in one coverage issue."""
+"""At most this many gap boxes, or writers of a tensor, are listed in one issue."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -1003,16 +1003,22 @@ def _producers(index: GraphIndex, tensor: Node) -> Iterator[Issue]:
         if op is not None and is_well_formed(index, op):
             writers.append(op.id)
     if len(writers) > 1:
+        listed = writers[:MAX_LISTED]  # the issue stays small however many there are
+        params: dict[str, Any] = {"operationIds": listed}
+        many, more = "", ""
+        if len(writers) > len(listed):
+            params["count"] = len(writers)
+            many, more = f"{len(writers)} ", f" and {len(writers) - len(listed)} more"
         yield _issue(
             "TensorOperationAgreement",
             "NodeValidationError",
             "Tensor is written by more than one operation",
-            f"tensor {_q(tensor.id)} is written by operations "
-            + ", ".join(f'"{w}"' for w in writers)
-            + "; expected at most one producer",
-            (tensor.id, *writers),
+            f"tensor {_q(tensor.id)} is written by {many}operations "
+            + ", ".join(f'"{w}"' for w in listed)
+            + f"{more}; expected at most one producer",
+            (tensor.id, *listed),
             (_ctx("Tensor", tensor.id, "", tensor.label),),
-            {"operationIds": writers},
+            params,
         )
 
 
