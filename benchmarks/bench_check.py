@@ -15,7 +15,12 @@ in the same run, the best of ``--repeat`` interleaved runs (the machine is share
 - the median incremental re-check after a one-node edit (``IncrementalChecker.apply``, including
   applying the edit), over ``--edits`` edits, for an edit of
   an Application's output range (which re-checks the application, its operation and tensors)
-  and of a Tensor's dtype.
+  and of a Tensor's dtype;
+- hostile documents (issue 13): ``check_document`` of the loom example with 400 and 800
+  identical whole-operation Applications (every pair overlaps: 79,800 and 319,600 issues,
+  9.9 s and 38 s through /validate, before the checker's output was bounded) and of 6,400
+  shards laid out as a staircase (quadratic work for the overlap sweep and the gap
+  subtraction), each beside ``json.loads`` of its text, with the issues and bytes answered.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import sys
 import time
 import uuid
 from collections.abc import Callable
+from importlib import resources
 from typing import Any
 
 from geon.core.constraints import IncrementalChecker, check, check_document, clear_caches
@@ -101,6 +107,55 @@ def generate(ops: int, apps: int) -> dict[str, Any]:
                 }
             )
         prev = out
+    return {"id": _id(0), "nodes": nodes}
+
+
+def identical_applications(n: int) -> dict[str, Any]:
+    """The loom example with ``n`` identical Applications, each the whole operation."""
+    text = resources.files("geon.examples").joinpath("loom_sharded_add.json").read_text("utf-8")
+    doc: dict[str, Any] = json.loads(text)
+    op = next(node for node in doc["nodes"] if node["type"] == OPERATION)
+    body = {"operationId": op["id"], "inputs": op["body"]["inputs"]}
+    body["outputs"] = op["body"]["outputs"]
+    doc["nodes"] = [node for node in doc["nodes"] if node["type"] != APPLICATION]
+    doc["nodes"] += [
+        {
+            "id": _id(10_000 + k),
+            "type": APPLICATION,
+            "body": body,
+            "tags": {IPF_INDEX: op["tags"][IPF_INDEX]},
+        }
+        for k in range(n)
+    ]
+    return doc
+
+
+def staircase(n: int) -> dict[str, Any]:
+    """One operation whose ``n`` Applications write rows ``[i, n+i)`` of column ``2i``: every
+    pair overlaps along the rows and none shares a cell, and the gaps are scattered."""
+    whole = ZRange([0, 0], [2 * n, 2 * n])
+    tensor, op = _id(1), _id(2)
+    nodes: list[dict[str, Any]] = [
+        {"id": tensor, "type": TENSOR, "body": {"dtype": "float32", "range": whole.to_json()}},
+        {
+            "id": op,
+            "type": OPERATION,
+            "body": {
+                "kernel": "fill",
+                "outputs": {"result": [{"tensorId": tensor, "range": whole.to_json()}]},
+            },
+        },
+    ]
+    for i in range(n):
+        shard = ZRange([i, 2 * i], [n + i, 2 * i + 1])
+        result = [{"tensorId": tensor, "range": shard.to_json()}]
+        nodes.append(
+            {
+                "id": _id(3 + i),
+                "type": APPLICATION,
+                "body": {"operationId": op, "outputs": {"result": result}},
+            }
+        )
     return {"id": _id(0), "nodes": nodes}
 
 
@@ -234,6 +289,25 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{'  Application output range':44} {inc_app * ms:10.3f} {n_app:17d}")
     print(f"{'  Tensor dtype':44} {inc_tensor * ms:10.3f} {n_tensor:17d}")
     print(f"{'  (full check, for scale)':44} {full * ms:10.3f} {n_nodes:17d}")
+    print()
+    print(f"{'hostile document, check_document':44} {'ms':>10} {'x json.loads':>13} {'issues':>7}")
+    for name, hostile in (
+        ("  400 identical applications", identical_applications(400)),
+        ("  800 identical applications", identical_applications(800)),
+        ("  6,400 shards in a staircase", staircase(6400)),
+    ):
+        text = json.dumps(hostile)
+        baseline = spent = float("inf")
+        answer: list[Any] = []
+        for _ in range(args.repeat):
+            baseline = min(baseline, timed(lambda: json.loads(text)))  # noqa: B023
+            clear_caches()
+            spent = min(spent, timed(lambda: answer.append(check_document(text))))  # noqa: B023
+        size = len(json.dumps([i.to_json() for i in answer[0]]))
+        print(
+            f"{name:44} {spent * ms:10.1f} {spent / baseline:13.2f} {len(answer[0]):7d}"
+            f"  ({len(text) / 1e3:.0f} KB in, {size / 1e3:.0f} KB of issues out)"
+        )
     return 0
 
 
