@@ -28,4 +28,8 @@ RUN pip install -e .
 USER geon
 VOLUME ["/data"]
 EXPOSE 8000
-CMD ["sh", "-c", "python manage.py migrate --noinput && exec daphne -b 0.0.0.0 -p 8000 --websocket-max-message-size 67108864 geon.asgi:application"]
+ENV DJANGO_SETTINGS_MODULE=geon.settings
+# Migrate, then exec the very command `geon serve` runs for its web server (geon.cli.serve's
+# daphne_command: Daphne through geon.cli.daphne_main, the 4 MiB message limit closed with 1009,
+# --proxy-headers when GEON_HTTPS=1), so the container and `make run` never drift apart.
+CMD ["sh", "-c", "python manage.py migrate --noinput && exec python -c 'import os, sys; from geon.cli.serve import daphne_command; c = daphne_command(\"0.0.0.0\", 8000); os.execv(c[0], c)'"]

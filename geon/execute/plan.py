@@ -57,6 +57,7 @@ from geon.core.graph import (
     Node,
     iter_selections,
 )
+from geon.core.limits import show_int
 from geon.core.ops import CATALOGUE, Dim, Inference, infer
 from geon.core.sharding import DTYPE_BYTES
 from geon.execute.backend import Backend, select_backend
@@ -466,7 +467,7 @@ class _Compiler:
             )
             if info.size > self.limits.max_elements:
                 raise LimitError(
-                    f"tensor {_q(info.name)} has {info.size} elements; the limit is "
+                    f"tensor {_q(info.name)} has {show_int(info.size)} elements; the limit is "
                     f"{self.limits.max_elements} elements per tensor (GEON_MAX_ELEMENTS)"
                 )
             self.tensors.append(info)

@@ -20,7 +20,6 @@ import re
 import uuid
 from typing import Any
 
-from django.conf import settings
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
@@ -29,7 +28,7 @@ from ninja import Router, Schema
 from geon.graphs.services import GraphNotFound
 from geon.runs import services
 from geon.runs.models import Render
-from geon.runs.views import error_response, queue_checked_run
+from geon.runs.views import error_response, queue_checked_run, too_large
 
 router = Router(tags=["runs"])
 
@@ -126,8 +125,7 @@ def _run_request_fields(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     try:
         return _read_run_request(request)
     except RequestDataTooBig:  # as geon.api answers it, before the file's own limits apply
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-        return error_response(413, "too_large", f"the request body is larger than {limit} bytes")
+        return too_large()
     except (SuspiciousOperation, MultiPartParserError) as error:
         return error_response(
             400, "invalid_body", f"the request body cannot be read ({error}); expected a JSON "

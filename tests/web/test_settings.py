@@ -151,7 +151,7 @@ def test_bad_settings_stop_start_up_with_a_clear_message(
             "embedded defaults",
             {"GEON_HTTPS": None, "DATABASE_URL": None, "REDIS_URL": None},
             "False False False False django.db.backends.sqlite3 "
-            "channels.layers.InMemoryChannelLayer filesystem://",
+            "channels.layers.InMemoryChannelLayer geonfs://",
         ),
         (
             "behind TLS with the real services",
