@@ -169,7 +169,8 @@ UUID_RE = re.compile(
 )
 
 MAX_LISTED = 16
-"""At most this many gap boxes, or writers of a tensor, are listed in one issue."""
+"""At most this many gap boxes, writers of a tensor or members of a cycle are listed in one
+issue (the rest are counted), so that no issue grows with the document."""
 
 
 # --------------------------------------------------------------------------------------------
@@ -2021,8 +2022,18 @@ def _cycle_issues(index: GraphIndex, found: list[list[str]]) -> list[Issue]:
         if not members:
             continue
         ops = [m for m in members if _type_of(index, m) == OPERATION]
-        tensors = [m for m in comp if m not in ops]
-        shown = ", ".join(f'"{m}"' for m in members[:8]) + (" ..." if len(members) > 8 else "")
+        op_set = set(ops)
+        tensors = sorted(m for m in comp if m not in op_set)
+        shown = ", ".join(f'"{m}"' for m in members[:8])
+        if len(members) > 8:
+            shown += f" ... ({len(members)} in all)"
+        # a cycle through thousands of nodes is still one small issue: the first are named
+        params: dict[str, Any] = {
+            "operationIds": ops[:MAX_LISTED],
+            "tensorIds": tensors[:MAX_LISTED],
+        }
+        if len(members) > MAX_LISTED:
+            params["count"] = len(members)
         issues.append(
             _issue(
                 "NoTensorOperationCycles",
@@ -2030,9 +2041,9 @@ def _cycle_issues(index: GraphIndex, found: list[list[str]]) -> list[Issue]:
                 "Operations and tensors form a cycle",
                 f"operations and tensors {shown} depend on each other in a cycle; expected "
                 "every tensor to be computed before the operations that read it",
-                tuple(members),
+                tuple(members[:MAX_LISTED]),
                 tuple(_ctx("Operation", m, "", None) for m in ops[:8]),
-                {"operationIds": ops, "tensorIds": sorted(tensors)},
+                params,
             )
         )
     issues.sort(key=lambda i: index.position(i.node_ids[0]))

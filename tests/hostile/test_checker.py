@@ -264,3 +264,39 @@ def test_a_check_lists_at_most_a_thousand_issues_then_one_summary_per_constraint
     after = checker.apply([{"op": "remove_node", "id": app_id(20_000)}])
     assert after == check(checker.graph)
     assert after[-1].params["notListed"] == 499
+
+
+def test_a_cycle_through_thousands_of_nodes_is_one_small_issue() -> None:
+    # given 3,000 operations in one ring: t0 -> op0 -> t1 -> ... -> t2999 -> op2999 -> t0
+    n = 3000
+    tensors = [app_id(30_000 + k) for k in range(n)]
+    ops = [app_id(40_000 + k) for k in range(n)]
+    whole = {"start": [0], "end": [4]}
+    nodes: list[dict[str, Any]] = [
+        {"id": t, "type": TENSOR, "body": {"dtype": "float32", "range": whole}} for t in tensors
+    ]
+    nodes += [
+        {
+            "id": ops[k],
+            "type": OPERATION,
+            "body": {
+                "kernel": "step",
+                "inputs": {"x": [{"tensorId": tensors[k], "range": whole}]},
+                "outputs": {"y": [{"tensorId": tensors[(k + 1) % n], "range": whole}]},
+            },
+        }
+        for k in range(n)
+    ]
+    issues = check_document({"id": app_id(0), "nodes": nodes})
+    # then one issue names the first 16 members (in document order) and counts them all
+    assert [(i.constraint, len(i.node_ids)) for i in issues] == [("NoTensorOperationCycles", 16)]
+    assert issues[0].params == {
+        "operationIds": ops[:16],
+        "tensorIds": sorted(tensors)[:16],
+        "count": 2 * n,
+    }
+    assert issues[0].message.endswith(
+        f'"{tensors[7]}" ... (6000 in all) depend on each other in a cycle; expected every tensor '
+        "to be computed before the operations that read it"
+    )
+    assert len(json.dumps(issues[0].to_json())) < 4_000
