@@ -185,8 +185,17 @@ def _q(value: Any) -> str:
 
 
 def _names(values: Iterable[Any]) -> str:
-    """``("a", "b")`` for messages."""
-    return "(" + ", ".join(f'"{v}"' for v in values) + ")"
+    """``("a", "b")`` for messages: at most ``MAX_LISTED`` names, then how many more."""
+    items = list(values)
+    shown = ", ".join(f'"{v}"' for v in items[:MAX_LISTED])
+    if len(items) > MAX_LISTED:
+        shown += f" and {len(items) - MAX_LISTED} more"
+    return "(" + shown + ")"
+
+
+def _few(values: Iterable[Any]) -> list[Any]:
+    """The first ``MAX_LISTED`` of ``values`` (a list in an issue's params stays small)."""
+    return list(itertools.islice(values, MAX_LISTED))
 
 
 def _small(value: Any) -> Any:
@@ -1068,7 +1077,11 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                 f"IPFSignature has {_names(sorted(sig_keys))}; expected the same keys",
                 (node.id,),
                 (_ctx("IPFSignature", node.id, f"{sig_path}.{side}", sorted(sig_keys)),),
-                {"side": side, "keys": sorted(body_keys), "signatureKeys": sorted(sig_keys)},
+                {
+                    "side": side,
+                    "keys": _few(sorted(body_keys)),
+                    "signatureKeys": _few(sorted(sig_keys)),
+                },
             )
             continue
         for key, sels in body_keys.items():
@@ -1217,7 +1230,11 @@ def _application_agrees(index: GraphIndex, app: Node) -> Iterator[Issue]:
                 f"{_names(sorted(o_keys))} like its operation {_q(op.id)}",
                 (app.id, op.id),
                 (_ctx("Selections", app.id, f".body.{side}", sorted(a_keys)),),
-                {"side": side, "keys": sorted(a_keys), "operationKeys": sorted(o_keys)},
+                {
+                    "side": side,
+                    "keys": _few(sorted(a_keys)),
+                    "operationKeys": _few(sorted(o_keys)),
+                },
             )
             continue
         for key, a_sels in a_keys.items():

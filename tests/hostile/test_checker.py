@@ -300,3 +300,18 @@ def test_a_cycle_through_thousands_of_nodes_is_one_small_issue() -> None:
         "to be computed before the operations that read it"
     )
     assert len(json.dumps(issues[0].to_json())) < 4_000
+
+
+def test_an_application_with_thousands_of_keys_gets_small_issues(
+    loom_document: dict[str, Any],
+) -> None:
+    # given an application with 5,000 input keys its operation does not have
+    doc = copy.deepcopy(loom_document)
+    app = next(node for node in doc["nodes"] if node["type"] == APPLICATION)
+    app["body"]["inputs"] = {f"k{k}": [] for k in range(5000)}
+    issues = check_document(doc)
+    keys = [i for i in issues if i.summary == "Application keys do not match the operation's"]
+    assert len(keys) == 1
+    assert keys[0].params["keys"] == sorted(f"k{k}" for k in range(5000))[:16]
+    assert " and 4984 more)" in keys[0].message
+    assert max(len(json.dumps(i.to_json())) for i in issues) < 4_000
