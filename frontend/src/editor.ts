@@ -71,7 +71,8 @@ function personColor(user: string): string {
 }
 
 export class Editor implements Commands {
-  readonly session = new Session(uuid().slice(0, 8));
+  /** Its edit ids start with a random UUID of this page load (the server answers a reused id as a repeat). */
+  readonly session = new Session(uuid());
   readonly history = new History();
   /** Sent edits the server expands (shards), recorded in the history when they come back applied. */
   private readonly expanded = new ExpandedEdits();
@@ -115,7 +116,6 @@ export class Editor implements Commands {
   private readonly diagram;
   private readonly runPanel;
   private readonly diagramTab;
-  private shardCount = 0;
   private readonly issuesPanel;
   private readonly palette;
   private readonly tensorDialog;
@@ -285,27 +285,29 @@ export class Editor implements Commands {
       case "snapshot": {
         // a snapshot after a reconnect (not the first, nor one that replaces the document on an open line)
         const reconnected = this.session.version !== null && this.awaitingSnapshot;
-        const { applied, resend } = this.session.snapshot(msg.document, msg.version, msg.issues, msg.present, msg.issueCounts ?? null);
+        const resend = this.session.snapshot(msg.document, msg.version, msg.issues, msg.present, msg.issueCounts ?? null);
         this.awaitingSnapshot = false;
         if (msg.role !== undefined) this.status = { ...this.status, role: msg.role };
         // the server forgot this client's selection with the old line
         if (reconnected && this.selected.length && this.presenceSupported) this.socket?.send({ type: "presence", selection: this.shownSelection() });
         this.expanded.clear();
-        if (reconnected && (applied.length || resend)) {
-          const kept = applied.length ? `${plural(applied.length, "edit")} already saved` : "";
-          const sent = resend ? `${plural(resend, "unsaved edit")} sent again` : "";
-          this.flash(`reconnected: ${[kept, sent].filter(Boolean).join(", ")}`);
-        }
+        // the server answers an edit it already applied without applying it again
+        if (reconnected && resend) this.flash(`reconnected: ${plural(resend, "unsaved edit")} sent again`);
         break;
       }
       case "applied": {
-        // an edit the server expanded (a shard) is recorded now, inverted against the
-        // document it was applied to; everyone else's edits never enter the history
-        const entry = this.expanded.applied(msg, this.session.confirmed);
+        const before = this.session.confirmed;
+        const news = this.session.version === null || msg.version > this.session.version;
         const { mine, outOfSync } = this.session.applied(msg);
         if (mine) this.busyTries = 0;
+        // out of sync: the snapshot that follows the reconnect says what the server has
         if (outOfSync) this.socket?.reconnect();
-        else if (entry) this.history.record(entry);
+        else if (news) {
+          // an edit the server expanded (a shard) is recorded now, inverted against the
+          // document it was applied to; everyone else's edits never enter the history
+          const entry = this.expanded.applied(msg, before);
+          if (entry) this.history.record(entry);
+        }
         break;
       }
       case "rejected": {
@@ -438,7 +440,7 @@ export class Editor implements Commands {
    */
   private expectExpanded(prefix: string, name: string): string | null {
     if (!this.socket || this.session.version === null) return null;
-    const id = `${prefix}-${this.session.version}-${++this.shardCount}`;
+    const id = this.session.newId(prefix);
     this.expanded.expect(id, name);
     return id;
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { TENSOR, type LoomDocument } from "../model/document";
+import { TENSOR, type Issue, type LoomDocument } from "../model/document";
 import { applyOps, type EditOp } from "../model/edits";
-import { reflected, Session } from "./session";
+import { Session } from "./session";
 
 const base: LoomDocument = { id: "g", nodes: [{ id: "x", type: TENSOR, label: "x", body: { dtype: "float32" } }] };
 const rename = (label: string, id = "x"): EditOp[] => [{ op: "update_node", id, label }];
@@ -120,8 +120,8 @@ describe("Session: a dropped line", () => {
     s.edit(add("t"));
     apply(s, s.next()!, 4);
     s.lineLost();
-    const resync = s.snapshot(applyOps(base, add("t")), 4, [], []);
-    expect([resync, s.inFlight, s.next()]).toEqual([{ applied: [], resend: 0 }, 0, null]);
+    const resend = s.snapshot(applyOps(base, add("t")), 4, [], []);
+    expect([resend, s.inFlight, s.next()]).toEqual([0, 0, null]);
   });
 
   it("keeps unsent edits and edits made while down, and sends them after the snapshot", () => {
@@ -129,54 +129,35 @@ describe("Session: a dropped line", () => {
     s.edit(add("t"));
     s.lineLost();
     s.edit(add("u")); // made while the line is down
-    const resync = s.snapshot(base, 3, [], []);
-    expect([resync.resend, s.inFlight, labels(s)]).toEqual([2, 2, ["x", "t", "u"]]);
+    const resend = s.snapshot(base, 3, [], []);
+    expect([resend, s.inFlight, labels(s)]).toEqual([2, 2, ["x", "t", "u"]]);
     const first = s.next()!;
     expect([first.ops, first.baseVersion]).toEqual([add("t"), 3]);
   });
 
-  it("re-sends the edit on the wire when the snapshot's version shows nothing new", () => {
+  it("sends the edit on the wire again as it was, same id, even when the snapshot shows it applied", () => {
     const s = started();
     s.edit(add("t"));
     const sent = s.next()!;
     s.lineLost();
-    const resync = s.snapshot(base, 3, [], []);
+    // the server applied it as version 4, and the drop lost its applied
+    const resend = s.snapshot(applyOps(base, add("t")), 4, [], []);
+    expect([resend, s.next()]).toEqual([1, sent]);
+  });
+
+  it("sends every unconfirmed edit again, one at a time, each with its own id", () => {
+    const s = new Session("c");
+    s.snapshot(base, 3, [], []);
+    s.edit(add("t"));
+    s.edit(rename("t2", "t"));
+    s.next();
+    s.lineLost();
+    s.snapshot(base, 3, [], []);
     const again = s.next()!;
-    expect([resync, again.id, again.ops, again.baseVersion]).toEqual([{ applied: [], resend: 1 }, sent.id, add("t"), 3]);
-  });
-
-  it("confirms, and does not re-send, the edit whose applied the drop lost, when the snapshot shows it", () => {
-    const s = started();
-    s.edit(add("t"));
-    s.edit(rename("t2", "t"));
-    s.next();
-    s.lineLost();
-    // the server applied the add as version 4, then the line dropped before its applied arrived
-    const resync = s.snapshot(applyOps(base, add("t")), 4, [], []);
-    expect([resync.applied.map((p) => p.ops), resync.resend, s.inFlight]).toEqual([[add("t")], 1, 1]);
-    const next = s.next()!;
-    // the rename builds on the add: version 4 was ours, so it is the base
-    expect([next.ops, next.baseVersion]).toEqual([rename("t2", "t"), 4]);
-  });
-
-  it("keeps the older base when others edited too while the line was down", () => {
-    const s = started();
-    s.edit(add("t"));
-    s.edit(rename("t2", "t"));
-    s.next();
-    s.lineLost();
-    const theirs = applyOps(applyOps(base, add("t")), rename("bob's"));
-    const resync = s.snapshot(theirs, 5, [], []);
-    expect([resync.applied.length, s.next()!.baseVersion]).toEqual([1, 3]);
-  });
-
-  it("re-sends an edit the snapshot does not show, even when others moved the version on", () => {
-    const s = started();
-    s.edit(rename("mine"));
-    s.next();
-    s.lineLost();
-    const resync = s.snapshot(applyOps(base, add("bobs")), 4, [], []);
-    expect([resync.resend, s.next()!.ops]).toEqual([1, rename("mine")]);
+    expect([again.id, again.baseVersion, s.next()]).toEqual(["c-1", 3, null]);
+    apply(s, again, 4);
+    const renamed = s.next()!;
+    expect([renamed.id, renamed.ops, renamed.baseVersion]).toEqual(["c-2", rename("t2", "t"), 4]);
   });
 
   it("leaves an edit on an open line awaited when the graph is replaced (its answer still comes)", () => {
@@ -188,18 +169,87 @@ describe("Session: a dropped line", () => {
   });
 });
 
-describe("reflected", () => {
-  const doc = applyOps(base, add("t"));
-  it.each([
-    ["an added node that exists", add("t"), true],
-    ["an added node that does not", add("u"), false],
-    ["a removed node that is gone", [{ op: "remove_node", id: "gone" }] as EditOp[], true],
-    ["a removed node still there", [{ op: "remove_node", id: "x" }] as EditOp[], false],
-    ["a merge that changes nothing", rename("x"), true],
-    ["a merge that changes the label", rename("y"), false],
-    ["an edit reflected only in part", [...add("t"), ...rename("y")], false],
-  ])("%s", (_label, ops, expected) => {
-    expect(reflected(doc, ops)).toBe(expected);
+describe("Session: the server's answer to an edit it had applied already", () => {
+  const warning: Issue = { constraint: "C", type: "T", severity: "warning", summary: "s", message: "m", nodeIds: [] };
+
+  /** ann adds t and renames it; the server applies the add as version 4, the drop loses its applied, bob relabels x as version 5; ann reconnects. */
+  function resentAfterLostApplied() {
+    const s = started();
+    s.edit(add("t"));
+    s.edit(rename("t2", "t"));
+    const sent = s.next()!;
+    s.lineLost();
+    const server = applyOps(applyOps(base, add("t")), rename("bob's"));
+    s.snapshot(server, 5, [warning], [], { error: 0, warning: 1 });
+    const again = s.next()!;
+    return { s, sent, again, server };
+  }
+
+  it("drops our pending edit and changes neither the version, the document nor the issues", () => {
+    const { s, sent, again, server } = resentAfterLostApplied();
+    expect(again).toEqual(sent);
+    // the repeat answer: the version that edit made, its stored ops, other issues
+    const got = s.applied({ type: "applied", id: again.id, version: 4, ops: add("t"), issues: [], issueCounts: { error: 0, warning: 0 }, author: "ann" });
+    expect([got, s.version, s.confirmed, s.issues, s.issueCounts, s.inFlight]).toEqual([{ mine: add("t"), outOfSync: false }, 5, server, [warning], { error: 0, warning: 1 }, 1]);
+    // the add is not folded a second time, and the rename still shows on top
+    expect([s.confirmed!.nodes.length, labels(s)]).toEqual([2, ["bob's", "t2"]]);
+  });
+
+  it("bases the next edit on the version the repeated one made", () => {
+    const { s, again } = resentAfterLostApplied();
+    s.applied({ type: "applied", id: again.id, version: 4, ops: add("t"), issues: [], author: "ann" });
+    const next = s.next()!;
+    // bob's version 5 is still checked against; our add (4) is no conflict for the rename
+    expect([next.ops, next.baseVersion]).toEqual([rename("t2", "t"), 4]);
+  });
+
+  it("ignores a second answer for an edit confirmed already", () => {
+    const { s, again, server } = resentAfterLostApplied();
+    s.applied({ type: "applied", id: again.id, version: 4, ops: add("t"), issues: [], author: "ann" });
+    const got = s.applied({ type: "applied", id: again.id, version: 4, ops: add("t"), issues: [], author: "ann" });
+    expect([got, s.version, s.confirmed, s.inFlight]).toEqual([{ mine: null, outOfSync: false }, 5, server, 1]);
+  });
+
+  it("folds the answer as news when its version is the next one (applied after the snapshot was read)", () => {
+    const s = started();
+    s.edit(add("t"));
+    s.next();
+    s.lineLost();
+    s.snapshot(base, 3, [], []);
+    const again = s.next()!;
+    const got = s.applied({ type: "applied", id: again.id, version: 4, ops: add("t"), issues: [warning], author: "ann" });
+    expect([got.mine, s.version, s.confirmed!.nodes.map((n) => n.id), s.issues, s.inFlight]).toEqual([add("t"), 4, ["x", "t"], [warning], 0]);
+  });
+});
+
+describe("Session: versions", () => {
+  it("ignores an event the snapshot already holds (queued while it was read)", () => {
+    const s = started();
+    const doc = s.confirmed;
+    const got = s.applied({ type: "applied", id: "bob-1", version: 3, ops: add("t"), issues: [], author: "bob" });
+    expect([got, s.version, s.confirmed]).toEqual([{ mine: null, outOfSync: false }, 3, doc]);
+  });
+
+  it("says it is out of sync when a version was skipped, and changes nothing", () => {
+    const s = started();
+    s.edit(rename("mine"));
+    const sent = s.next()!;
+    const doc = s.confirmed;
+    const got = s.applied({ type: "applied", id: sent.id, version: 5, ops: rename("mine"), issues: [], author: "ann" });
+    expect([got, s.version, s.confirmed, s.inFlight]).toEqual([{ mine: null, outOfSync: true }, 3, doc, 1]);
+    // the reconnect's snapshot sends it again, with its id, for the server to answer
+    s.lineLost();
+    s.snapshot(applyOps(base, rename("mine")), 5, [], []);
+    expect(s.next()!.id).toBe(sent.id);
+  });
+});
+
+describe("Session: edit ids", () => {
+  it("start with the client's id and count up; a kind goes first", () => {
+    const client = "123e4567-e89b-42d3-a456-426614174000";
+    const s = new Session(client);
+    s.snapshot(base, 3, [], []);
+    expect([s.edit(add("t")), s.newId("shard"), s.edit(add("u"))]).toEqual([`${client}-1`, `shard-${client}-2`, `${client}-3`]);
   });
 });
 

@@ -6,15 +6,20 @@
 //
 // Edits go to the server one at a time, in order: the next is sent once the previous is
 // answered, based on the version that edit made when every version since the one the user saw
-// is this client's own (so a burst on one node is not refused as conflicting with itself).
+// is this client's own (so a burst on one node is not refused as conflicting with itself). They
+// cannot be pipelined: an edit sent before the previous one's answer could only be based on a
+// version before it, and the server refuses an edit that a version since its base conflicts
+// with, this client's own versions included.
 //
-// When the line drops, nothing pending is lost: the edit that was on the wire may or may not
-// have been applied (its ``applied`` may be what was lost). The server does not remember edit
-// ids, so the snapshot that follows a reconnect decides: when its version is past the last one
-// confirmed here and the edit's effect is already in its document (the nodes it added exist, the
-// nodes it removed are gone, its merges change nothing), it was applied and is confirmed, never
-// sent twice; otherwise it is sent again with the rest, each based on the version its user saw,
-// which the server rebases, or refuses with ``conflict`` when the same field changed meanwhile.
+// Edit ids are ``<random UUID of this page load>-<n>``, and the server remembers them (per graph
+// and author): an edit whose id it has seen is not applied again, and its sender alone gets
+// ``applied`` with the version that edit made. So when the line drops, nothing pending is lost
+// and nothing is guessed: after the reconnect's snapshot every unconfirmed edit is sent again as
+// it is (same id, same ops), the one whose ``applied`` the drop lost included, and the server's
+// answer decides. An ``applied`` for a version the confirmed document already holds (that repeat
+// answer, or an event the snapshot already contains) only confirms our edit; the document,
+// version and issues stay as they are. One that skips a version means an event was missed: the
+// session is out of sync and needs a new snapshot.
 
 import type { Issue, LoomDocument, Point } from "../model/document";
 import { applyOps, type EditOp } from "../model/edits";
@@ -77,38 +82,6 @@ export interface Pending {
   state: "queued" | "sent" | "lost";
 }
 
-/** What a snapshot made of the edits pending before it. */
-export interface Resync {
-  /** Edits whose answer the drop lost but which the snapshot shows applied (kept, not re-sent). */
-  applied: Pending[];
-  /** Edits that will be sent (again). */
-  resend: number;
-}
-
-/** Objects compared by value whatever their keys' order (the server may reorder them). */
-function sameJson(a: unknown, b: unknown): boolean {
-  if (a === b) return true;
-  if (typeof a !== "object" || typeof b !== "object" || a === null || b === null) return false;
-  if (Array.isArray(a) !== Array.isArray(b)) return false;
-  const ka = Object.keys(a);
-  const kb = Object.keys(b);
-  if (ka.length !== kb.length) return false;
-  return ka.every((k) => Object.prototype.hasOwnProperty.call(b, k) && sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]));
-}
-
-/** Whether every op of an edit is already in ``doc``: what it adds exists, what it removes is gone, its merges change nothing. */
-export function reflected(doc: LoomDocument, ops: readonly EditOp[]): boolean {
-  const ids = new Map(doc.nodes.map((n) => [n.id, n]));
-  return ops.every((op) => {
-    if (op.op === "add_node") return ids.has(op.node.id);
-    if (op.op === "remove_node") return !ids.has(op.id);
-    const node = ids.get(op.id);
-    if (!node) return false;
-    const merged = applyOps({ ...doc, nodes: [node] }, [op]).nodes[0];
-    return sameJson(merged, node);
-  });
-}
-
 export class Session {
   confirmed: LoomDocument | null = null;
   version: number | null = null;
@@ -121,7 +94,14 @@ export class Session {
   private view: LoomDocument | null = null;
   private counter = 0;
 
+  /** ``clientId`` prefixes every edit id: a random UUID per page load, so that no id is used twice by one user on one graph. */
   constructor(private readonly clientId: string) {}
+
+  /** A new edit id (``kind``, when given, names what the edit is for, as ``shard-<client>-<n>``). */
+  newId(kind?: string): string {
+    const id = `${this.clientId}-${++this.counter}`;
+    return kind ? `${kind}-${id}` : id;
+  }
 
   /** The document to show: confirmed plus pending edits. */
   get document(): LoomDocument | null {
@@ -146,21 +126,12 @@ export class Session {
 
   /**
    * The server's document (on connect, after a reconnect, or when it was replaced). Edits whose
-   * answer a dropped line lost are confirmed when the snapshot shows them, else queued again;
-   * an edit still awaited on an open line stays awaited (its answer will come).
+   * answer a dropped line lost are queued again with their ids: the server answers one it
+   * already applied without applying it twice. An edit still awaited on an open line stays
+   * awaited (its answer will come). Returns how many edits are to be sent (again).
    */
-  snapshot(document: LoomDocument, version: number, issues: Issue[], present: Presence[], issueCounts: IssueCounts | null = null): Resync {
-    const before = this.version;
-    const applied: Pending[] = [];
-    for (const p of [...this.pending]) {
-      if (p.state !== "lost") continue;
-      if (before !== null && version > before && reflected(document, p.ops)) {
-        this.pending.splice(this.pending.indexOf(p), 1);
-        applied.push(p);
-        // the one version between is this edit's: later edits may build on it
-        if (version === before + 1) this.own.add(version);
-      } else p.state = "queued";
-    }
+  snapshot(document: LoomDocument, version: number, issues: Issue[], present: Presence[], issueCounts: IssueCounts | null = null): number {
+    for (const p of this.pending) if (p.state === "lost") p.state = "queued";
     this.confirmed = document;
     this.version = version;
     this.issues = issues;
@@ -168,14 +139,14 @@ export class Session {
     this.present = present;
     this.view = null;
     if (!this.pending.length) this.own.clear();
-    return { applied, resend: this.pending.filter((p) => p.state === "queued").length };
+    return this.pending.filter((p) => p.state === "queued").length;
   }
 
   /** Queue local ops (already checked against ``document``); ``next`` gives the message that sends them. Returns the edit's id. */
   edit(ops: EditOp[]): string {
     if (this.confirmed === null || this.version === null) throw new Error("no document yet; wait for the snapshot");
-    const id = `${this.clientId}-${++this.counter}`;
     applyOps(this.document!, ops); // throws before anything is queued when the ops do not apply
+    const id = this.newId();
     this.pending.push({ id, ops, seen: this.version, state: "queued" });
     this.view = null;
     return id;
@@ -196,15 +167,24 @@ export class Session {
     for (const p of this.pending) if (p.state === "sent") p.state = "lost";
   }
 
-  /** An edit was applied (ours or someone else's). Returns our ops when it was ours. */
+  /**
+   * An edit was applied (ours or someone else's). Returns our ops when it was ours, and whether
+   * the session is out of sync (the ops do not fit the confirmed document, or a version was
+   * skipped): then only a new snapshot helps, and nothing was changed by a skipping message.
+   */
   applied(msg: Omit<AppliedMessage, "id"> & { id: string | null }): { mine: EditOp[] | null; outOfSync: boolean } {
+    if (this.version !== null && msg.version > this.version + 1) return { mine: null, outOfSync: true };
     const at = this.pending.findIndex((p) => p.id === msg.id);
     const mine = at >= 0 ? this.pending[at]!.ops : null;
     if (at >= 0) {
       this.pending.splice(at, 1);
       if (this.pending.length) this.own.add(msg.version);
       else this.own.clear();
+      this.view = null;
     }
+    // a version the confirmed document holds already: the answer to an edit sent again, or an
+    // event the snapshot contains; its ops are in, its issues are older than ours
+    if (this.version !== null && msg.version <= this.version) return { mine, outOfSync: false };
     this.version = msg.version;
     this.issues = msg.issues;
     this.issueCounts = msg.issueCounts ?? null;
