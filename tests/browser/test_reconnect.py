@@ -1,11 +1,12 @@
 """Chaos for the editor's line to the server (issue 14.4): the web server is killed with
 SIGKILL in the middle of a burst of edits and started again on the same port and database.
 The editor says the connection is lost and that its unsaved edits are kept, takes one more edit
-while the server is down, reconnects, resynchronises from the snapshot, sends again only what
-the server never acknowledged, and ends with the stored document; every acknowledged edit is
-stored, none twice; an edit whose ``applied`` the drop lost is found in the snapshot and not
-sent again. A graph deleted while it is open ends the session with the reason, and the
-editor does not try again.
+while the server is down, reconnects, resynchronises from the snapshot, sends again what the
+server never acknowledged (with the same edit ids), and ends with the stored document; every
+edit is stored once. An edit whose ``applied`` the drop lost is sent again with its id and the
+server answers it as a repeat: it is stored once, and the editor neither folds it twice nor
+moves its version back. A graph deleted while it is open ends the session with the reason, and
+the editor does not try again.
 
 A signed-out user is offered a sign-in link, a viewer's edits are refused in the editor, and an
 issue list the server cut short (``issueCounts``) is counted whole.
@@ -141,6 +142,21 @@ def stored(graph_id: str) -> tuple[int, dict[str, Any]]:
     return off_loop(read)
 
 
+def versions(graph_id: str) -> list[tuple[int, str | None, str | None]]:
+    """Every version after the first: its number, author's username and edit id."""
+    from geon.graphs.models import GraphVersion
+
+    def read() -> list[tuple[int, str | None, str | None]]:
+        rows = GraphVersion.objects.filter(graph_id=graph_id, number__gt=1).order_by("number")
+        return list(rows.values_list("number", "author__username", "edit_id"))
+
+    return off_loop(read)
+
+
+#: An edit id of the editor: a random UUID of the page load, then a count.
+EDIT_ID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}-[0-9]+")
+
+
 def by_id(document: dict[str, Any]) -> dict[str, Any]:
     """A document's nodes by id (the comparison ignores their order)."""
     return {node["id"]: node for node in document["nodes"]}
@@ -237,6 +253,11 @@ def test_a_killed_server_loses_no_edit(
     assert nodes[ids[-1]]["label"] == "offline"
     # and the editor's document is the stored one
     assert by_id(state["document"]) == nodes
+    # each of them under its own id, of one page load
+    ids_stored = [edit_id for _, _, edit_id in versions(graph_id)]
+    assert len(set(ids_stored)) == len(ids_stored) == 4 * PAIRS + 1
+    assert all(EDIT_ID.fullmatch(edit_id or "") for edit_id in ids_stored), ids_stored
+    assert len({(edit_id or "").rsplit("-", 1)[0] for edit_id in ids_stored}) == 1
     # every edit is still ann's to undo, the last one first
     assert len(state["history"]["undo"]) == 4 * PAIRS + 1
     assert state["history"]["undo"][-1] == "add offline"
@@ -246,51 +267,106 @@ def test_a_killed_server_loses_no_edit(
     )
 
 
-def test_an_edit_whose_applied_was_lost_is_not_sent_twice(
-    server: RestartableServer, user: Any, password: str, graph: Any, browsers: Browsers
+@pytest.fixture
+def bob_edits(graph: Any, other_user: Any) -> None:
+    """bob is an editor of ann's graph."""
+    from geon.graphs.models import Membership
+
+    Membership.objects.create(graph=graph, user=other_user, role="editor")
+
+
+def test_an_edit_whose_applied_was_lost_is_answered_as_a_repeat(
+    server: RestartableServer,
+    user: Any,
+    other_user: Any,
+    password: str,
+    graph: Any,
+    bob_edits: None,
+    loom_document: dict[str, Any],
+    browsers: Browsers,
 ) -> None:
+    from geon.graphs.services import do_apply_edit
+
     tab = browsers.new_page()
     graph_id = str(graph.pk)
     sign_in(tab, server.url, "ann", password)
-    # the line passes through the test (the machine's edge): it can lose one frame, then drop
-    lose_next_applied = {"armed": False, "lost": 0}
+    # the line passes through the test (the machine's edge): it records the frames of each
+    # connection, and can lose an applied as it drops
+    lines: list[dict[str, list[dict[str, Any]]]] = []
+    lose_next_applied = {"armed": False}
+    bobs_node = loom_document["nodes"][0]["id"]
+    relabel = [{"op": "update_node", "id": bobs_node, "label": "bob's"}]
 
     def line(ws: WebSocketRoute) -> None:
         upstream = ws.connect_to_server()
+        frames: dict[str, list[dict[str, Any]]] = {"sent": [], "received": [], "lost": []}
+        lines.append(frames)
+
+        def from_page(message: str | bytes) -> None:
+            frames["sent"].append(json.loads(message))
+            upstream.send(message)
 
         def from_server(message: str | bytes) -> None:
             frame = json.loads(message)
             if lose_next_applied["armed"] and frame.get("type") == "applied":
-                lose_next_applied.update(armed=False, lost=lose_next_applied["lost"] + 1)
+                lose_next_applied["armed"] = False
+                frames["lost"].append(frame)
                 upstream.close(code=1001)
                 ws.close(code=1001)
+                # and while ann is away, bob relabels another node (version 3)
+                off_loop(lambda: do_apply_edit(other_user, graph.pk, 2, relabel))
                 return
+            frames["received"].append(frame)
             ws.send(message)
 
+        ws.on_message(from_page)
         upstream.on_message(from_server)
 
     tab.route_web_socket(re.compile(r"/ws/graphs/"), line)
     open_graph(tab, server.url, graph_id)
     # when ann adds a tensor and renames it, and the add's applied is lost as the line drops
     node_id = "00000000-0000-4000-8000-0000000000cc"
+    add = {"op": "add_node", "node": tensor(node_id, "t")}
+    rename = {"op": "update_node", "id": node_id, "label": "t renamed"}
     lose_next_applied["armed"] = True
-    edit(tab, "add t", [{"op": "add_node", "node": tensor(node_id, "t")}])
-    edit(tab, "rename t", [{"op": "update_node", "id": node_id, "label": "t renamed"}])
-    # then the editor reconnects, sees its add in the snapshot and sends only the rename
+    edit(tab, "add t", [add])
+    edit(tab, "rename t", [rename])
+    # then the editor reconnects and sends both again, the add with the same id
     tab.wait_for_function(
         "() => { const s = window.geon.state(); return s.connection === 'open' && !s.unsaved }",
         timeout=WAIT_MS,
     )
-    assert lose_next_applied["lost"] == 1
+    assert len(lines) == 2
+    first, second = lines
+    [add_sent] = [f for f in first["sent"] if f["type"] == "edit"]
+    assert (add_sent["ops"], add_sent["baseVersion"]) == ([add], 1)
+    assert EDIT_ID.fullmatch(add_sent["id"]), add_sent["id"]
+    assert [(f["id"], f["version"]) for f in first["lost"]] == [(add_sent["id"], 2)]
+    add_again, rename_sent = [f for f in second["sent"] if f["type"] == "edit"]
+    assert add_again == add_sent
+    # the rename builds on the add, version 2, which was ann's: bob's version 3 is checked
+    assert (rename_sent["ops"], rename_sent["baseVersion"]) == ([rename], 2)
+    # the server answered the add as a repeat (its version, to ann alone), then the rename
+    [snapshot] = [f for f in second["received"] if f["type"] == "snapshot"]
+    assert snapshot["version"] == 3
+    answers = [(f["id"], f["version"]) for f in second["received"] if f["type"] == "applied"]
+    assert answers == [(add_sent["id"], 2), (rename_sent["id"], 4)]
+    # and each edit is stored once
+    assert versions(graph_id) == [
+        (2, "ann", add_sent["id"]),
+        (3, "bob", None),
+        (4, "ann", rename_sent["id"]),
+    ]
     number, document = stored(graph_id)
-    assert number == 3  # the add and the rename, once each
     state = tab.evaluate("window.geon.state()")
+    # the editor's document is the stored one, at its version (the repeat moved nothing back)
     assert (state["version"], by_id(state["document"])) == (number, by_id(document))
-    assert by_id(document)[node_id]["label"] == "t renamed"
-    assert state["history"]["undo"] == ["add t", "rename t"]
-    assert tab.text_content(".geon-toast") == (
-        "reconnected: 1 edit already saved, 1 unsaved edit sent again"
+    assert (by_id(document)[node_id]["label"], by_id(document)[bobs_node]["label"]) == (
+        "t renamed",
+        "bob's",
     )
+    assert state["history"]["undo"] == ["add t", "rename t"]
+    assert tab.text_content(".geon-toast") == "reconnected: 2 unsaved edits sent again"
 
 
 def refused_after(tab: Page, attempts: int) -> dict[str, Any]:
@@ -367,14 +443,6 @@ def test_signed_out_ends_the_session_with_a_sign_in_link(
     tab.click("button[type=submit]")
     tab.wait_for_url(f"{server.url}/graphs/{graph_id}/", timeout=WAIT_MS)
     tab.wait_for_function("() => window.geon.state().connection === 'open'", timeout=WAIT_MS)
-
-
-@pytest.fixture
-def bob_edits(graph: Any, other_user: Any) -> None:
-    """bob is an editor of ann's graph."""
-    from geon.graphs.models import Membership
-
-    Membership.objects.create(graph=graph, user=other_user, role="editor")
 
 
 def test_a_viewer_is_refused_locally_and_a_removed_member_is_told(
