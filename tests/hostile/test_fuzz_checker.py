@@ -6,7 +6,9 @@ Documents stay small (a few dozen nodes, at most four mutations each: dropped, d
 retyped nodes, deleted keys, values replaced by any JSON, ranges and axis strings changed,
 references pointed elsewhere), except for floods of up to 1,100 copies of one node, which reach
 the bounds per node and per check. Examples are derandomized (the same ones on every run, so CI is
-reproducible) and bounded in count, each under a deadline; the file runs in seconds.
+reproducible) and bounded in count, each under a deadline that catches a hang, not a slow
+machine (the slowest, with a flood, checks 1,100 nodes four ways in about a second); the file
+runs in about 20 seconds.
 """
 
 from __future__ import annotations
@@ -127,6 +129,8 @@ def mutate(data: st.DataObject, document: dict[str, Any]) -> None:
     )
     if not isinstance(nodes, list) or not nodes:
         kind = "replace"  # an earlier mutation replaced or emptied the node list
+    elif kind == "flood" and len(nodes) > 1000:
+        kind = "duplicate"  # one flood per document keeps each example's work bounded
     if len(paths(document)) < 2:
         return
     if kind == "drop":
@@ -207,7 +211,7 @@ def assert_bounded(issues: list[Issue]) -> None:
 @settings(
     max_examples=300,
     derandomize=True,
-    deadline=timedelta(seconds=5),
+    deadline=timedelta(seconds=10),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(st.data())
@@ -231,7 +235,7 @@ def test_mutated_documents_check_without_raising_and_within_bounds(data: st.Data
     assert as_text(IncrementalChecker(Graph.from_json(document)).issues) == as_text(found)
 
 
-@settings(max_examples=150, derandomize=True, deadline=timedelta(seconds=5))
+@settings(max_examples=150, derandomize=True, deadline=timedelta(seconds=10))
 @given(JSON_VALUES)
 def test_any_json_is_a_document_error_or_issues(value: Any) -> None:
     # any JSON at all (not only mutations of documents) comes back as issues
