@@ -102,11 +102,9 @@ def _axis_declarations(index: GraphIndex, node: Node) -> Iterator[Issue]:
     ctx = (Context("Axis", _path(node.id, ".body"), body),)
     axis_name = body.get("name")
     problems: list[str] = []
-    if not isinstance(axis_name, str) or not _valid_name(axis_name):
-        problems.append(
-            f'axis name {_q(axis_name)} is invalid; expected a letter or "_" followed by '
-            'letters, digits or "_"'
-        )
+    invalid = _name_problem(axis_name)
+    if invalid:
+        problems.append(invalid)
     length = body.get("length")
     if length is not None and (type(length) is not int or length < 1):
         problems.append(
@@ -153,12 +151,19 @@ def _axis_declarations(index: GraphIndex, node: Node) -> Iterator[Issue]:
             )
 
 
-def _valid_name(text: str) -> bool:
+def _name_problem(name: Any) -> str | None:
+    """What is wrong with ``name`` as an axis name (Axis's own message, which also says when it
+    is too long), or None."""
+    if not isinstance(name, str):
+        return (
+            f'axis name {_q(name)} is invalid; expected a letter or "_" followed by letters, '
+            'digits or "_"'
+        )
     try:
-        Axis(text)
-    except GeonError:
-        return False
-    return True
+        Axis(name)
+    except GeonError as error:
+        return str(error)
+    return None
 
 
 # --------------------------------------------------------------------------------------------

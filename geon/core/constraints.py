@@ -146,6 +146,7 @@ from geon.core.issues import (
     bound_node_issues,
     not_listed,
 )
+from geon.core.limits import INT64_MAX, INT64_MIN
 from geon.core.tensors import DTYPES
 from geon.core.zspace import IPF, ZRange
 
@@ -708,8 +709,8 @@ _INTS = frozenset({int})
 
 
 def _plain_range(data: Any) -> ZRange | None:
-    """``{"start": [...], "end": [...]}`` of plain ints, equal ranks (at most 64) and
-    start <= end as a range — which the range schema accepts — else None (then the schema and
+    """``{"start": [...], "end": [...]}`` of plain ints within int64, equal ranks (at most 64)
+    and start <= end as a range — which the range schema accepts — else None (then the schema and
     the range checks judge it the long way)."""
     if type(data) is not dict or len(data) != 2:
         return None
@@ -717,6 +718,8 @@ def _plain_range(data: Any) -> ZRange | None:
     if type(s) is not list or type(e) is not list or len(s) != len(e) or len(s) > 64:
         return None
     if not _INTS.issuperset(map(type, s + e)):
+        return None
+    if s and (min(s) < INT64_MIN or max(e) > INT64_MAX):  # start <= end holds below
         return None
     if not all(map(operator.le, s, e)):
         return None

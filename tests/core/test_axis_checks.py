@@ -113,8 +113,20 @@ def test_output_axes_that_differ_are_an_issue() -> None:
             "Axis declaration is invalid",
             'axis "H" has batch "yes"; expected true or false',
         ),
+        (
+            {"name": "2x"},
+            "Axis declaration is invalid",
+            'axis name "2x" is invalid; expected a letter or "_" followed by letters, digits or '
+            '"_"',
+        ),
+        (
+            {"name": "A" * 129},
+            "Axis declaration is invalid",
+            f'axis name "{"A" * 40}... (129 characters)" is too long; expected at most 128 '
+            "characters",
+        ),
     ],
-    ids=["length", "role", "batch"],
+    ids=["length", "role", "batch", "name", "name-too-long"],
 )
 def test_axis_declarations(patch: dict[str, Any], summary: str, message: str) -> None:
     g, ids = _dot_graph()

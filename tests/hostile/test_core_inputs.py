@@ -230,11 +230,6 @@ def test_an_operation_range_of_10_to_the_4000_is_an_issue(loom_document: dict[st
     assert [i.constraint for i in issues if i.node_ids == (OP,)][:1] == ["SchemaConformance"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="the checker's fast path for Tensor ranges (geon.core.constraints._plain_range) "
-    "skips the schema and so its int64 bound; it must refuse ints outside int64",
-)
 def test_a_tensor_range_end_of_10_to_the_4000_is_an_issue(
     client: Client, loom_document: dict[str, Any]
 ) -> None:
