@@ -131,10 +131,10 @@ def _axis_declarations(index: GraphIndex, node: Node) -> Iterator[Issue]:
     for message in problems:
         yield _issue(name, "AxisError", "Axis declaration is invalid", message, (node.id,), ctx)
     if isinstance(axis_name, str):
-        declared = index.axis_declarations(axis_name)
+        declared = index.axis_declaration_ids(axis_name)
         if len(declared) > 1:
             # the first few others: each of n duplicates listing all others would be n^2
-            others = [n.id for n in declared[: MAX_LISTED + 1] if n.id != node.id][:MAX_LISTED]
+            others = [n for n in declared[: MAX_LISTED + 1] if n != node.id][:MAX_LISTED]
             rest = len(declared) - 1 - len(others)
             yield _issue(
                 name,

@@ -418,6 +418,7 @@ class GraphIndex:
     __slots__ = (
         "_apps_of",
         "_axes_by_name",
+        "_axes_in_order",
         "_by_type",
         "_memo",
         "_next_seq",
@@ -439,6 +440,8 @@ class GraphIndex:
         self._refs: dict[str, tuple[str, ...]] = {}
         self._referrers: dict[str, dict[str, None]] = {}
         self._axes_by_name: dict[str, dict[str, None]] = {}
+        # each name's declarations in document order, at the version they were sorted
+        self._axes_in_order: dict[str, tuple[int, tuple[str, ...]]] = {}
         self._tensors_by_axis: dict[str, dict[str, None]] = {}
         self._ops_by_index_axis: dict[str, dict[str, None]] = {}
         self._writers: dict[str, dict[str, None]] = {}
@@ -582,17 +585,29 @@ class GraphIndex:
         nodes = self._nodes
         return tuple(r for r in self.referrers(tensor_id) if nodes[r].type == OPERATION)
 
+    def axis_declaration_ids(self, name: str) -> tuple[str, ...]:
+        """The ids of the Axis nodes declaring ``name``, in document order: sorted once per
+        version, since a check asks for each of n declarations of one name (sorting, or
+        building the list, per call made that O(n²))."""
+        found = self._axes_by_name.get(name)
+        if not found:
+            return ()
+        cached = self._axes_in_order.get(name)
+        if cached is not None and cached[0] == self._version:
+            return cached[1]
+        order = tuple(self.in_document_order(found))
+        self._axes_in_order[name] = (self._version, order)
+        return order
+
     def axis_declarations(self, name: str) -> list[Node]:
         """Every Axis node declaring ``name`` (more than one is an ``AxisDeclarations`` issue)."""
         nodes = self._nodes
-        return [nodes[n] for n in self.in_document_order(self._axes_by_name.get(name, ()))]
+        return [nodes[n] for n in self.axis_declaration_ids(name)]
 
     def axis(self, name: str) -> Node | None:
         """The first Axis node declaring ``name``, or None."""
-        found = self._axes_by_name.get(name)
-        if not found:
-            return None
-        return self._nodes[self.in_document_order(found)[0]]
+        order = self.axis_declaration_ids(name)
+        return self._nodes[order[0]] if order else None
 
     def axis_names(self) -> tuple[str, ...]:
         """Every declared axis name."""

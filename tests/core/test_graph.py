@@ -192,6 +192,19 @@ def test_index_axis_lookups() -> None:
     assert g.index.tensors_with_axis("W") == ()
 
 
+def test_declarations_of_a_name_are_sorted_once_per_version() -> None:
+    # given three declarations of H (a check asks for them once per declaration: n of them)
+    g = Graph([Node(n, AXIS, body={"name": "H", "length": 2}) for n in ("a", "b", "c")], id="g")
+    first = g.index.axis_declaration_ids("H")
+    # then they come in document order, and asking again at the same version sorts nothing
+    assert first == ("a", "b", "c")
+    assert g.index.axis_declaration_ids("H") is first
+    # and an edit is seen at once
+    g.apply([{"op": "remove_node", "id": "a"}])
+    assert g.index.axis_declaration_ids("H") == ("b", "c")
+    assert g.index.axis("H").id == "b"  # type: ignore[union-attr]
+
+
 @pytest.mark.parametrize(
     ("ref", "names"),
     [("W", ("W",)), ("W-1", ("W",)), ("W+2", ("W",)), ("H*W", ("H", "W")), (3, ())],
