@@ -651,6 +651,9 @@ def _apply_one(
         node_ops = expand(live.document, ops)
     except DocumentError as error:
         raise EditRefused("invalid_edit", str(error), version=number) from None
+    except EditRefused as error:  # too_many_ops: the refusal names the version, as every one does
+        error.details.setdefault("version", number)
+        raise
     if base_version < number:
         found = conflicts(touched_by_ops(node_ops), _merge_touched(touched, base_version))
         if found:

@@ -602,3 +602,39 @@ async def test_a_locked_database_refuses_the_edit_as_unavailable_and_recovers(
     assert (applied["type"], applied["version"], applied["ops"]) == ("applied", 2, edit["ops"])
     assert (await bob.receive())["version"] == 2
     assert await database_sync_to_async(stored_version)(graph) == (2, 2)
+
+
+# --- finding 4 on the websocket: unbounded sharding -------------------------------------------
+
+OPERATION = "26434d32-ccbc-442f-9d78-8bf158b00c6b"
+
+
+@override_settings(GEON_MAX_OPS_PER_EDIT=3)
+async def test_an_unbounded_shard_is_rejected_with_the_version_and_the_socket_stays_usable(
+    connect: Any, user: Any, loom_document: dict[str, Any]
+) -> None:
+    # given the loom example (an operation over [0:10, 0:5]), open on a websocket
+    graph = await database_sync_to_async(do_create_graph)(
+        owner=user, title="loom", document=loom_document
+    )
+    peer = await connect(user, graph)
+    # when it is sharded into 10**12 parts, and into 5 (past 3 node ops per edit)
+    for edit_id, parts in (("huge", 10**12), ("many", 5)):
+        ops = [{"op": "shard", "operation": OPERATION, "dim": 0, "parts": parts}]
+        await peer.send({"type": "edit", "id": edit_id, "baseVersion": 1, "ops": ops})
+    huge, many = await peer.receive(), await peer.receive()
+    # then each is rejected (1011 before), naming the version; nothing is stored
+    assert (huge["type"], huge["id"], huge["reason"], huge["version"]) == (
+        "rejected",
+        "huge",
+        "invalid_edit",
+        1,
+    )
+    assert (many["type"], many["id"], many["reason"], many["version"]) == (
+        "rejected",
+        "many",
+        "too_many_ops",
+        1,
+    )
+    assert await database_sync_to_async(stored_version)(graph) == (1, 1)
+    await peer.ping("still-answered")
