@@ -93,7 +93,7 @@ pytest: setup chromium
 	env -u REDIS_URL -u DATABASE_URL $(BIN)/python -m pytest
 	@if [ -n "$${REDIS_URL:-}$${DATABASE_URL:-}" ]; then \
 	  echo "again against REDIS_URL=$${REDIS_URL:-(unset)} DATABASE_URL=$${DATABASE_URL:-(unset)}"; \
-	  $(BIN)/python -m pytest tests/web tests/realtime tests/browser tests/test_cli.py; \
+	  $(BIN)/python -m pytest tests/web tests/realtime tests/browser tests/hostile tests/faults tests/test_cli.py; \
 	fi
 
 test: setup lint frontend-check pytest
