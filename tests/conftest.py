@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -41,6 +40,7 @@ import django  # noqa: E402 - only after the environment above is in place
 django.setup()  # pytest-django then finds the apps ready in its pytest_configure
 
 from geon.cli.serve import daphne_command  # noqa: E402
+from tests.processes import free_port, stop_process  # noqa: E402
 
 PASSWORD = "correct horse battery staple"
 START_TIMEOUT = 60.0
@@ -104,13 +104,6 @@ def session_cookie(client: Any) -> Callable[[Any], bytes]:
 # --- real processes --------------------------------------------------------------------------
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
-
-
 def _database_url(settings_dict: dict[str, Any]) -> str:
     """A DATABASE_URL naming the database the test run actually uses."""
     if settings_dict["ENGINE"] == "django.db.backends.sqlite3":
@@ -167,13 +160,7 @@ def _start(
 
 
 def _stop(child: Child) -> None:
-    if child.process.poll() is None:
-        child.process.send_signal(signal.SIGTERM)
-        try:
-            child.process.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            child.process.kill()
-            child.process.wait()
+    stop_process(child.process)
 
 
 @pytest.fixture(scope="session")

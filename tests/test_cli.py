@@ -6,7 +6,6 @@ import json
 import os
 import re
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -16,6 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.processes import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 VERBS = ["check", "run", "render", "shard", "serve"]
@@ -70,13 +71,6 @@ def alive(pid: int) -> bool:
     return True
 
 
-def free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-        return port
-
-
 class Served:
     """A ``geon serve`` started on a fresh data folder; stopped (and its children killed) on
     exit, whatever a test asserted."""
@@ -121,13 +115,7 @@ class Served:
         return state
 
     def __exit__(self, *exc: object) -> None:
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        stop_process(self.process, signal.SIGINT, timeout=30)
         for pid in self.pids:
             if alive(pid):
                 os.kill(pid, signal.SIGKILL)

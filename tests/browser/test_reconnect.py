@@ -32,6 +32,7 @@ from playwright.sync_api import Page, WebSocketRoute
 
 from geon.cli.serve import daphne_command
 from tests.browser.helpers import Browsers, off_loop, open_graph, screenshots, sign_in
+from tests.processes import free_port, stop_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -50,9 +51,7 @@ class RestartableServer:
     """A Daphne serving geon on a fixed port of the test database, killed and started at will."""
 
     def __init__(self, env: dict[str, str], log: Path) -> None:
-        with socket.socket() as s:
-            s.bind(("127.0.0.1", 0))
-            self.port: int = s.getsockname()[1]
+        self.port = free_port()
         self.env = env
         self.log = log
         self.process: subprocess.Popen[bytes] | None = None
@@ -96,13 +95,8 @@ class RestartableServer:
 
     def stop(self) -> None:
         """End it (SIGTERM, then SIGKILL after a bounded wait)."""
-        if self.process is not None and self.process.poll() is None:
-            self.process.terminate()
-            try:
-                self.process.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+        if self.process is not None:
+            stop_process(self.process)
 
 
 #: The issues a server of ``few_issues_server`` sends with ``applied`` and ``snapshot``.

@@ -13,7 +13,6 @@ import asyncio
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -29,6 +28,7 @@ import websockets
 
 from geon.accounts.models import ApiToken
 from geon.graphs.models import ShardPlan
+from tests.processes import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parents[2]
 START_SECONDS = 90.0
@@ -61,14 +61,7 @@ class Serve:
 
     def stop(self) -> int:
         assert self.process is not None
-        if self.process.poll() is None:
-            self.process.send_signal(signal.SIGINT)
-            try:
-                self.process.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
-        return self.process.returncode
+        return stop_process(self.process, signal.SIGINT, timeout=30)
 
     def state(self) -> dict[str, Any]:
         state: dict[str, Any] = json.loads(
@@ -78,13 +71,6 @@ class Serve:
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")[-6000:]
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-        return port
 
 
 def healthz(url: str) -> int:
