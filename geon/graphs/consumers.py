@@ -146,6 +146,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             await self.refuse(CLOSE_TRY_AGAIN, TRY_AGAIN)
             return
         self.graph_id = graph.pk
+        self.graph_title = graph.title  # a person reads the refusal: the name, not the id
         self.role = role
         self.sent: dict[int, tuple[int, float]] = {}
         self.edits = TokenBucket(settings.GEON_WS_EDITS_PER_SECOND, settings.GEON_WS_EDIT_BURST)
@@ -227,8 +228,8 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             return
         await self.send_error(
             "access_removed",
-            f'you no longer have a role on graph "{self.graph_id}" (removed, or the graph was '
-            "deleted); ask its owner for access",
+            f'you no longer have a role on graph "{self.graph_title}" (removed, or the graph '
+            "was deleted); ask its owner for access",
         )
         self.revoked = True
         await self.leave()

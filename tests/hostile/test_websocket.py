@@ -225,8 +225,8 @@ async def test_a_socket_whose_access_is_gone_is_told_and_closed_at_once(
     assert await bob.receive() == {
         "type": "error",
         "code": "access_removed",
-        "message": ACCESS_REMOVED.format(graph.pk),
-        "error": {"code": "access_removed", "message": ACCESS_REMOVED.format(graph.pk)},
+        "message": ACCESS_REMOVED.format(graph.title),
+        "error": {"code": "access_removed", "message": ACCESS_REMOVED.format(graph.title)},
     }
     assert await bob.closed() == {
         "type": "websocket.close",

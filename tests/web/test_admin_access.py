@@ -149,7 +149,7 @@ class Socket:
         assert (message["type"], message["code"], message["message"]) == (
             "error",
             "access_removed",
-            REMOVED.format(graph.pk),
+            REMOVED.format(graph.title),
         )
         assert await self.ws.receive_output(timeout=10) == {
             "type": "websocket.close",

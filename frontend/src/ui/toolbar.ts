@@ -111,7 +111,9 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
     search,
     update(state, extra) {
       connectionLabel.textContent = connectionText(state, Date.now());
+      connectionLabel.title = connectionLabel.textContent;
       connection.dataset.state = state.link.refused ? "refused" : state.connection;
+      connection.dataset.lost = String(state.link.lost || state.link.refused !== null);
       // "retry now" while waiting, "sign in" when signed out; present only then (a hidden control would still be in the bar)
       const waiting = state.link.refused === null && state.link.retryAt !== null;
       const signedOut = state.link.refused?.code === CLOSE_SIGNED_OUT;
