@@ -227,8 +227,12 @@ if _database["ENGINE"] == "django.db.backends.sqlite3":
 if _database["ENGINE"] == "django.db.backends.postgresql":
     # Under ASGI, Django advises a driver pool rather than persistent connections: each database
     # call borrows an open connection instead of connecting anew (10-20 ms each on loopback).
-    # Celery (>= 5.6) closes the pool a prefork worker inherits.
+    # Celery (>= 5.6) closes the pool a prefork worker inherits. With health checks the pool
+    # checks a connection before lending it (one round trip), so connections PostgreSQL dropped
+    # while it restarted, or that an administrator ended, are replaced instead of failing a
+    # request (issue 14, item 5).
     _database.setdefault("OPTIONS", {})["pool"] = {"min_size": 2, "max_size": 16, "timeout": 10}
+    _database["CONN_HEALTH_CHECKS"] = True
 DATABASES = {"default": _database}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
