@@ -83,7 +83,9 @@ def test_shard_the_dot_break_coverage_fix_it_and_download_the_diagram(
 
     # then the run finishes and each output shows its heat map, with no sharded difference
     tab.wait_for_selector(".geon-run-panel[data-status=done]", timeout=60_000)
-    tab.wait_for_function("document.querySelectorAll('.geon-result canvas').length === 2")
+    # a function, not an expression: Playwright polls an expression with eval, which the page's
+    # Content-Security-Policy refuses
+    tab.wait_for_function("() => document.querySelectorAll('.geon-result canvas').length === 2")
     diffs = tab.eval_on_selector_all(
         ".geon-result", "(fs) => fs.map((f) => [f.dataset.key, f.dataset.diff])"
     )
