@@ -41,6 +41,7 @@ from django.contrib.auth.models import User as Account
 from django.core.files.base import ContentFile, File
 from django.db import close_old_connections, transaction
 from django.db import connection as db_connection
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from geon import execute, render
@@ -648,8 +649,9 @@ def do_execute_run(run_id: int) -> None:
         run.progress = round(step.fraction, 6)
         run.step = step.to_json()
         run.heartbeat = timezone.now()
-        run.save(update_fields=["progress", "step", "heartbeat", "updated"])
-        publish(run)
+        fields = {"progress": run.progress, "step": run.step, "heartbeat": run.heartbeat}
+        if _claimed(run).update(**fields, updated=run.heartbeat):
+            publish(run)
 
     stop = threading.Event()
     beating = threading.Thread(target=_heartbeat, args=(run.pk, stop), daemon=True)
@@ -688,8 +690,28 @@ def do_execute_run(run_id: int) -> None:
         beating.join()
     run.timings = {**run.timings, "execute": round(time.perf_counter() - began, 6)}
     run.finished = timezone.now()
-    run.save()
+    with transaction.atomic():
+        # Only while this attempt still holds the run: a sweep that took this worker for gone
+        # (a heartbeat late under load) may have handed the run to another attempt meanwhile,
+        # whose outcome is the one that counts.
+        if not _claimed(run).select_for_update().exists():
+            log.warning("run %s: attempt %s was handed over meanwhile; its outcome is dropped",
+                        run.pk, run.attempts)  # fmt: skip
+            return
+        run.save()
     publish(run)
+
+
+def _claimed(run: Run) -> QuerySet[Run]:
+    """The run's row while the attempt ``run`` holds it: running, on this worker process, at
+    this attempt (a hand-over changes the status and the attempt)."""
+    return Run.objects.filter(
+        pk=run.pk,
+        status=Run.Status.RUNNING,
+        worker_host=run.worker_host,
+        worker_pid=run.worker_pid,
+        attempts=run.attempts,
+    )
 
 
 # --- runs and renders: stranded by a worker that is gone ---------------------------------------

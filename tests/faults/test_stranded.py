@@ -10,6 +10,8 @@ import os
 import socket
 import subprocess
 import sys
+import threading
+import time
 from datetime import timedelta
 from typing import Any
 
@@ -135,3 +137,24 @@ def test_a_render_no_worker_draws_is_handed_over_then_failed(graph: Any) -> None
         "failed",
         "no worker finished drawing this; it was handed to a worker 3 times",
     )
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_attempt_handed_over_while_it_ran_drops_its_outcome(
+    queued_run: Run, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # given a run executing in a worker thread, held in "running" for a moment
+    monkeypatch.setenv("GEON_TEST_RUN_DELAY_SECONDS", "1.5")
+    worker = threading.Thread(target=do_execute_run, args=(queued_run.pk,))
+    worker.start()
+    deadline = time.monotonic() + 30
+    while Run.objects.get(pk=queued_run.pk).status != "running":
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
+    # when a sweep takes its worker for gone (the heartbeat looks stale from 5 minutes on, as a
+    # heartbeat late under load would) and hands the run over
+    assert sweep(now=timezone.now() + timedelta(minutes=5))["running"] == 1
+    worker.join(timeout=60)
+    # then the first attempt's outcome is dropped: the run waits for the attempt it was handed to
+    run = Run.objects.get(pk=queued_run.pk)
+    assert (run.status, run.attempts, run.finished, run.progress) == ("queued", 2, None, 0.0)
