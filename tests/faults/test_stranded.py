@@ -155,6 +155,11 @@ def test_an_attempt_handed_over_while_it_ran_drops_its_outcome(
     # heartbeat late under load would) and hands the run over
     assert sweep(now=timezone.now() + timedelta(minutes=5))["running"] == 1
     worker.join(timeout=60)
-    # then the first attempt's outcome is dropped: the run waits for the attempt it was handed to
+    # then the first attempt's outcome is dropped: the run belongs to the attempt it was handed
+    # to, which waits for a worker (or was finished by the suite's worker process, when one runs)
     run = Run.objects.get(pk=queued_run.pk)
-    assert (run.status, run.attempts, run.finished, run.progress) == ("queued", 2, None, 0.0)
+    assert run.attempts == 2
+    if run.status == "done":
+        assert run.worker_pid != os.getpid()
+    else:
+        assert (run.status, run.finished, run.progress) == ("queued", None, 0.0)
