@@ -46,6 +46,30 @@ PASSWORD = "correct horse battery staple"
 START_TIMEOUT = 60.0
 
 
+#: The tests a database marker keeps to that database (``make test`` runs the suite on SQLite,
+#: then again on PostgreSQL when ``DATABASE_URL`` is set, so each runs in one of the passes).
+DATABASE_MARKERS = {"sqlite": "sqlite", "postgres": "postgresql"}
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Deselect (never skip) the tests marked for a database other than this run's, saying so."""
+    from django.db import connection
+
+    elsewhere = [
+        item
+        for item in items
+        if any(
+            item.get_closest_marker(marker) and vendor != connection.vendor
+            for marker, vendor in DATABASE_MARKERS.items()
+        )
+    ]
+    if elsewhere:
+        config.hook.pytest_deselected(items=elsewhere)
+        gone = set(map(id, elsewhere))
+        items[:] = [item for item in items if id(item) not in gone]
+        print(f"\n{len(elsewhere)} deselected: they need another database than {connection.vendor}")
+
+
 def pytest_unconfigure(config: pytest.Config) -> None:
     shutil.rmtree(DATA_DIR, ignore_errors=True)
 

@@ -3,7 +3,8 @@ administrator ending sessions, under a running web process. The pool checks a co
 lending it, so the next requests get fresh ones: nothing fails and nothing needs a restart.
 
 A real condition: ``pg_terminate_backend`` ends every session of the test database but the one
-doing it. PostgreSQL only (``DATABASE_URL``; ``make test`` runs this folder again on it); the
+doing it. PostgreSQL only (marked ``postgres``: ``make test`` runs it in its second pass, on
+``DATABASE_URL``); the
 SQLite counterpart, a database locked past its busy timeout, is in ``tests/hostile/test_rest.py``
 and ``tests/hostile/test_websocket.py``.
 """
@@ -20,12 +21,7 @@ from django.test import Client
 
 from geon.graphs.models import Graph, GraphVersion
 
-pytestmark = [
-    pytest.mark.django_db(transaction=True),
-    pytest.mark.skipif(
-        connection.vendor != "postgresql", reason="needs PostgreSQL (DATABASE_URL); see module"
-    ),
-]
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 API = "/api/v1"
 

@@ -8,17 +8,16 @@ from __future__ import annotations
 
 import json
 import re
-import sqlite3
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from django.db import connection
 from django.test import Client, override_settings
 
 from geon.accounts.models import ApiToken
 from geon.graphs.models import Graph, GraphVersion
 from geon.runs.models import Run
+from tests.database import short_busy_timeout, write_locked
 
 pytestmark = pytest.mark.django_db
 
@@ -356,32 +355,15 @@ def token(user: Any) -> str:
     return ApiToken.issue(user, "script")[1]
 
 
-def lock_database() -> Iterator[None]:
-    """The SQLite test database write-locked by another connection (as the worker's write
-    transaction would), while this process's connection waits at most 0.2 s for the lock."""
-    options = connection.settings_dict["OPTIONS"]
-    timeout = options["timeout"]
-    connection.close()
-    options["timeout"] = 0.2
-    holder = sqlite3.connect(connection.settings_dict["NAME"], timeout=1)
-    holder.execute("BEGIN IMMEDIATE")
-    try:
-        yield
-    finally:
-        holder.rollback()
-        holder.close()
-        connection.close()
-        options["timeout"] = timeout
-
-
 @pytest.fixture
 def locked_database() -> Iterator[None]:
-    """:func:`lock_database` for the length of a test."""
-    if connection.vendor != "sqlite":
-        pytest.skip("the lock is SQLite's; PostgreSQL's unavailability is not reproduced here")
-    yield from lock_database()
+    """The SQLite test database write-locked by another connection (as the worker's write
+    transaction would) for the length of a test, while this process waits at most 0.2 s."""
+    with short_busy_timeout(), write_locked():
+        yield
 
 
+@pytest.mark.sqlite
 @pytest.mark.django_db(transaction=True)
 def test_a_locked_database_answers_503_to_api_writes(
     signed_in: Client, loom_document: dict[str, Any], locked_database: None
@@ -397,6 +379,7 @@ def test_a_locked_database_answers_503_to_api_writes(
     assert stored() == before
 
 
+@pytest.mark.sqlite
 @pytest.mark.django_db(transaction=True)
 def test_a_locked_database_answers_503_when_a_token_is_used(
     token: str, graph: Any, locked_database: None
@@ -409,6 +392,7 @@ def test_a_locked_database_answers_503_when_a_token_is_used(
     assert ApiToken.objects.get().last_used is None
 
 
+@pytest.mark.sqlite
 @pytest.mark.django_db(transaction=True)
 def test_a_locked_database_answers_503_to_the_editors_run_endpoint(
     signed_in: Client, graph: Any, locked_database: None
@@ -420,6 +404,7 @@ def test_a_locked_database_answers_503_to_the_editors_run_endpoint(
     assert stored() == before
 
 
+@pytest.mark.sqlite
 @pytest.mark.django_db(transaction=True)
 def test_a_locked_database_answers_a_plain_503_page_to_a_sign_in(
     user: Any, password: str, locked_database: None
@@ -434,18 +419,16 @@ def test_a_locked_database_answers_a_plain_503_page_to_a_sign_in(
     assert "Traceback" not in body and "OperationalError" not in body
 
 
+@pytest.mark.sqlite
 @pytest.mark.django_db(transaction=True)
 def test_the_refused_write_succeeds_once_the_lock_is_gone(
     signed_in: Client, loom_document: dict[str, Any]
 ) -> None:
-    if connection.vendor != "sqlite":
-        pytest.skip("the lock is SQLite's; PostgreSQL's unavailability is not reproduced here")
     body = json.dumps({"title": "later", "document": loom_document})
-    locked = lock_database()
-    next(locked)
-    refused = signed_in.post(f"{API}/graphs", body, content_type="application/json")
-    next(locked, None)
-    response = signed_in.post(f"{API}/graphs", body, content_type="application/json")
+    with short_busy_timeout():
+        with write_locked():
+            refused = signed_in.post(f"{API}/graphs", body, content_type="application/json")
+        response = signed_in.post(f"{API}/graphs", body, content_type="application/json")
     assert (refused.status_code, response.status_code) == (503, 201)
     assert Graph.objects.filter(title="later").count() == 1
 
