@@ -139,7 +139,7 @@ class StrictJSON(Parser):
     that says which."""
 
     def parse_body(self, request: HttpRequest) -> Any:
-        return parse_message(request.body)
+        return parse_message(request.body, "the request body")
 
 
 api = NinjaAPI(
@@ -325,8 +325,7 @@ def _http(request: HttpRequest, exc: HttpError) -> HttpResponse:
     }
     code = getattr(exc, "code", None) or codes.get(exc.status_code, "error")
     if isinstance(exc.__cause__, InvalidMessage):  # django-ninja wraps the body parser's refusal
-        refusal = str(exc.__cause__).replace("the message", "the request body", 1)
-        return error_response(400, "invalid_json", refusal)
+        return error_response(400, "invalid_json", str(exc.__cause__))
     return error_response(exc.status_code, code, str(exc))
 
 

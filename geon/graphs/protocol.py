@@ -358,15 +358,12 @@ class InvalidMessage(GeonError):
     """A client frame that is not a JSON value the protocol can take."""
 
 
-def _not_finite(constant: str) -> Any:
-    raise InvalidMessage(f'the message holds "{constant}"; expected finite numbers only')
-
-
-def parse_message(frame: str | bytes) -> Any:
+def parse_message(frame: str | bytes, subject: str = "the message") -> Any:
     """The JSON value of a client frame; :class:`InvalidMessage` when it is not JSON, holds a
     number that is not finite (``NaN``, ``Infinity``) or an integer of more than 4300 digits,
     or nests arrays and objects deeper than :data:`MAX_DEPTH` (so no later recursive step on
-    it can run out of stack).
+    it can run out of stack). ``subject`` names it in the refusal (REST says "the request
+    body").
 
     >>> parse_message('{"type": "ping"}')
     {'type': 'ping'}
@@ -376,28 +373,30 @@ def parse_message(frame: str | bytes) -> Any:
     ...     print(str(error)[:33])
     the message is nested too deeply;
     """
+    too_deep = (
+        f"{subject} is nested too deeply; at most {MAX_DEPTH} levels of arrays and objects are "
+        "allowed"
+    )
+
+    def not_finite(constant: str) -> Any:
+        raise InvalidMessage(f'{subject} holds "{constant}"; expected finite numbers only')
+
     try:
-        value = json.loads(frame, parse_constant=_not_finite)
+        value = json.loads(frame, parse_constant=not_finite)
     except RecursionError:
-        raise InvalidMessage(_TOO_DEEP) from None
+        raise InvalidMessage(too_deep) from None
     except json.JSONDecodeError as error:
-        raise InvalidMessage(f"the message is not JSON ({error}); expected an object") from None
+        raise InvalidMessage(f"{subject} is not JSON ({error}); expected an object") from None
     except UnicodeDecodeError:
-        raise InvalidMessage("the message is not UTF-8 text; expected a JSON object") from None
+        raise InvalidMessage(f"{subject} is not UTF-8 text; expected a JSON object") from None
     except ValueError:  # an integer with more digits than Python converts
         raise InvalidMessage(
-            f"the message holds an integer of more than {sys.get_int_max_str_digits()} "
+            f"{subject} holds an integer of more than {sys.get_int_max_str_digits()} "
             f"digits; expected integers of at most {INT64_MAX}"
         ) from None
     if depth_over(value, MAX_DEPTH):
-        raise InvalidMessage(_TOO_DEEP)
+        raise InvalidMessage(too_deep)
     return value
-
-
-_TOO_DEEP = (
-    f"the message is nested too deeply; at most {MAX_DEPTH} levels of arrays and objects are "
-    "allowed"
-)
 
 
 def depth_over(value: Any, limit: int) -> bool:
