@@ -355,26 +355,34 @@ class NpyHeader:
         return np.broadcast_to(np.zeros((), self.dtype), self.shape)
 
 
+def _npy_header(
+    archive: zipfile.ZipFile, member: str | zipfile.ZipInfo, max_header_size: int = 10_000
+) -> NpyHeader:
+    """The header of one ``.npy`` member of an archive, read without its data (numpy's own
+    header readers; ``max_header_size`` bounds what they parse)."""
+    with archive.open(member) as f:
+        version = np.lib.format.read_magic(f)
+        read = (
+            np.lib.format.read_array_header_1_0
+            if version == (1, 0)
+            else np.lib.format.read_array_header_2_0
+        )
+        shape, fortran, dtype = read(f, max_header_size=max_header_size)
+        return NpyHeader(tuple(shape), dtype, fortran, f.tell())
+
+
 def _read_npy_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str) -> NpyHeader:
     """The header of one member, refusing objects and a size that disagrees with the zip's."""
     key = info.filename[: -len(".npy")]
     try:
-        with archive.open(info) as f:
-            version = np.lib.format.read_magic(f)
-            read = (
-                np.lib.format.read_array_header_1_0
-                if version == (1, 0)
-                else np.lib.format.read_array_header_2_0
-            )
-            shape, fortran, dtype = read(f, max_header_size=NPZ_MEMBER_OVERHEAD_BYTES)
-            header = NpyHeader(tuple(shape), dtype, fortran, f.tell())
+        header = _npy_header(archive, info, NPZ_MEMBER_OVERHEAD_BYTES)
     except Exception as error:  # a malformed member, whatever numpy or zipfile say about it
         raise RunRefused(
             "invalid_npz",
             f'inputs file "{name}": "{key}" cannot be read ({type(error).__name__}: {error}); '
             "expected an array written by numpy.save",
         ) from None
-    if dtype.hasobject:
+    if header.dtype.hasobject:
         raise RunRefused(
             "invalid_npz",
             f'inputs file "{name}": array "{key}" holds Python objects, which are not loaded '
@@ -384,7 +392,7 @@ def _read_npy_header(archive: zipfile.ZipFile, info: zipfile.ZipInfo, name: str)
         raise RunRefused(
             "invalid_npz",
             f'inputs file "{name}": array "{key}" has a header for shape {header.shape} and '
-            f"dtype {dtype} ({header.size} bytes), but the archive says it holds "
+            f"dtype {header.dtype} ({header.size} bytes), but the archive says it holds "
             f"{info.file_size} bytes; expected an array written by numpy.save",
         )
     return header
@@ -872,19 +880,6 @@ def check_results(run: Run) -> Run:
 RESULT_VIEW_LIMIT = 65_536
 
 
-def _npz_header(archive: zipfile.ZipFile, member: str) -> tuple[tuple[int, ...], np.dtype[Any]]:
-    """The shape and dtype of one ``.npy`` member, read from its header only."""
-    with archive.open(member) as f:
-        version = np.lib.format.read_magic(f)
-        read = (
-            np.lib.format.read_array_header_1_0
-            if version == (1, 0)
-            else np.lib.format.read_array_header_2_0
-        )
-        shape, _fortran, dtype = read(f)
-    return tuple(shape), dtype
-
-
 def result_view(run: Run, key: str, at: str | None = None) -> dict[str, Any]:
     """One output of a done run as JSON, for the editor's heat map: its shape, dtype, axes (the
     tensor's TensorAxes), min and max, and the values of a 1-D or 2-D view: the whole tensor for
@@ -902,7 +897,8 @@ def result_view(run: Run, key: str, at: str | None = None) -> dict[str, Any]:
                 + ", ".join(f'"{m}"' for m in members),
                 status=404,
             )
-        shape, dtype = _npz_header(archive, f"{key}.npy")
+        header = _npy_header(archive, f"{key}.npy")
+        shape, dtype = header.shape, header.dtype
         lead = shape[:-2] if len(shape) > 2 else ()
         index: tuple[int, ...] = ()
         if lead:
