@@ -7,6 +7,9 @@ True
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 
 class GeonError(Exception):
     """Root of every error geon raises on purpose."""
@@ -38,3 +41,16 @@ class LimitError(GeonError):
 
 class ExecutionError(GeonError):
     """A graph cannot be executed (unbound axes, missing inputs, backend unavailable)."""
+
+
+def quote(value: Any, limit: int = 80) -> str:
+    """``value`` in double quotes for a message: a string as written, anything else as JSON, cut
+    to ``limit`` characters with "..." (a hostile name never makes a message long).
+
+    >>> print(quote("W-1"), quote(["H", 2]), quote("x" * 100, limit=10))
+    "W-1" "["H", 2]" "xxxxxxx..."
+    """
+    text = value if isinstance(value, str) else json.dumps(value, default=repr)
+    if len(text) > limit:
+        text = text[: limit - 3] + "..."
+    return f'"{text}"'
