@@ -146,9 +146,16 @@ from geon.core.issues import (
     bound_node_issues,
     not_listed,
 )
-from geon.core.limits import INT64_MAX, INT64_MIN
 from geon.core.tensors import DTYPES
-from geon.core.zspace import IPF, ZRange
+from geon.core.zspace import (
+    IPF,
+    ZRange,
+    bounding_range,
+    coverage,
+    parse_range,
+    range_problem,
+    selection_of,
+)
 
 __all__ = [
     "DTYPES",
@@ -159,6 +166,7 @@ __all__ = [
     "check_document",
     "check_node",
     "clear_caches",
+    "coverage",
     "index_range",
     "is_well_formed",
     "parse_range",
@@ -216,70 +224,12 @@ def _ctx(name: str, node_id: str, suffix: str, data: Any) -> Context:
     return Context(name, _path(node_id, suffix), _small(data))
 
 
-def _vec(value: Any) -> tuple[int, ...] | None:
-    if type(value) is not list:
-        return None
-    out = []
-    for v in value:
-        if type(v) is int:
-            out.append(v)
-        elif isinstance(v, float) and v.is_integer():
-            out.append(int(v))
-        else:
-            return None
-    return tuple(out)
-
-
-def parse_range(data: Any) -> ZRange | None:
-    """A well-formed ``{"start", "end"}`` as a :class:`ZRange`, else None (no exceptions)."""
-    if type(data) is not dict:
-        return None
-    start = _vec(data.get("start"))
-    end = _vec(data.get("end"))
-    if start is None or end is None or len(start) != len(end) or len(start) > 64:
-        return None
-    for a, b in zip(start, end, strict=True):
-        if a > b:
-            return None
-    return ZRange._raw(start, end)
-
-
-def _range_problem(data: Any) -> str | None:
-    """Why a range that passed the schema is still invalid, or None."""
-    start = _vec(data.get("start")) if isinstance(data, dict) else None
-    end = _vec(data.get("end")) if isinstance(data, dict) else None
-    if start is None or end is None:
-        return None  # the schema reports it
-    if len(start) != len(end):
-        return (
-            f"range has start {_q(list(start))} of rank {len(start)} and end {_q(list(end))} of "
-            f"rank {len(end)}; expected equal ranks"
-        )
-    for d, (a, b) in enumerate(zip(start, end, strict=True)):
-        if a > b:
-            return (
-                f"range has start {_q(list(start))} after end {_q(list(end))} in dim {d}; "
-                "expected start <= end"
-            )
-    return None
-
-
 def _fmt_range(r: ZRange) -> str:
     return str(r)
 
 
 # --------------------------------------------------------------------------------------------
 # Well-formedness (SchemaConformance) — every other constraint relies on it
-
-
-def _fast_range(data: dict[str, Any]) -> ZRange | None:
-    """A range whose structure the schema has accepted (lists of integral numbers), or None when
-    its ranks differ or a start lies after its end. C-level loops: this runs for every range."""
-    start = tuple(map(int, data["start"]))
-    end = tuple(map(int, data["end"]))
-    if len(start) != len(end) or not all(map(operator.le, start, end)):
-        return None
-    return ZRange._raw(start, end)
 
 
 class _Structure(NamedTuple):
@@ -294,7 +244,7 @@ class _Structure(NamedTuple):
 
 
 def _range_issue(nid: str, suffix: str, data: Any) -> Issue:
-    problem = _range_problem(data) or "range is invalid"
+    problem = range_problem(data) or "range is invalid"
     return Issue(
         "SchemaConformance",
         "SchemaError",
@@ -330,10 +280,10 @@ def _structure(node: Node, body_valid: bool = False, ipf_index: ZRange | None = 
     plain_range = None
     if node.type == TENSOR and not body_valid:
         # the common case read straight from the JSON: a str dtype and a plain range (see
-        # _plain_range) prove what the Tensor schema asks and that the range is valid
+        # parse_range's exact form) prove what the Tensor schema asks and that the range is valid
         body = node.body
         if type(body) is dict and type(body.get("dtype")) is str:
-            plain_range = _plain_range(body.get("range"))
+            plain_range = parse_range(body.get("range"), exact=True)
             body_valid = plain_range is not None
     body_ok = schemas.validator_for_node(node.type)
     if body_ok is None:
@@ -372,12 +322,12 @@ def _structure(node: Node, body_valid: bool = False, ipf_index: ZRange | None = 
     ranges_ok = True
     lazy = False
     if ipf_index is None and index_tag_ok and IPF_INDEX in tags:
-        ipf_index = _fast_range(tags[IPF_INDEX])
+        ipf_index = parse_range(tags[IPF_INDEX])
         if ipf_index is None:
             ranges_ok = False
             issues.append(_range_issue(nid, f".tags['{IPF_INDEX}']", tags[IPF_INDEX]))
     if structured and node.type == TENSOR:
-        trange = plain_range if plain_range is not None else _fast_range(node.body["range"])
+        trange = plain_range if plain_range is not None else parse_range(node.body["range"])
         if trange is None:
             ranges_ok = False
             issues.append(_range_issue(nid, ".body.range", node.body["range"]))
@@ -403,7 +353,7 @@ def _structure(node: Node, body_valid: bool = False, ipf_index: ZRange | None = 
             for key, items in (body.get(side) or {}).items():
                 sels = []
                 for pos, item in enumerate(items):
-                    r = _fast_range(item["range"])
+                    r = parse_range(item["range"])
                     if r is None:
                         ranges_ok = False
                         path = f".body.{side}.{_key(key)}[{pos}].range"
@@ -529,8 +479,8 @@ def _certified_structure(app: Node, idx: ZRange) -> _Structure:
 
 
 def _valid_ipf_index(node: Node) -> ZRange | None:
-    """A node's ``IPFIndex`` when it is a plain valid range (see ``_plain_range``), else None."""
-    return _plain_range(node.tags.get(IPF_INDEX)) if node.tags else None
+    """A node's ``IPFIndex`` when it is a plain valid range (see ``parse_range``), else None."""
+    return parse_range(node.tags.get(IPF_INDEX), exact=True) if node.tags else None
 
 
 def _schema_memo(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
@@ -705,27 +655,6 @@ def _op_context(index: GraphIndex, op: Node | None) -> _OpContext | None:
     return value
 
 
-_INTS = frozenset({int})
-
-
-def _plain_range(data: Any) -> ZRange | None:
-    """``{"start": [...], "end": [...]}`` of plain ints within int64, equal ranks (at most 64)
-    and start <= end as a range — which the range schema accepts — else None (then the schema and
-    the range checks judge it the long way)."""
-    if type(data) is not dict or len(data) != 2:
-        return None
-    s, e = data.get("start"), data.get("end")
-    if type(s) is not list or type(e) is not list or len(s) != len(e) or len(s) > 64:
-        return None
-    if not _INTS.issuperset(map(type, s + e)):
-        return None
-    if s and (min(s) < INT64_MIN or max(e) > INT64_MAX):  # start <= end holds below
-        return None
-    if not all(map(operator.le, s, e)):
-        return None
-    return ZRange._raw(tuple(s), tuple(e))
-
-
 def _certify(index: GraphIndex, app: Node, context: _OpContext | None) -> _Certificate | None:
     if context is None:
         return None
@@ -768,7 +697,6 @@ def _certify_body(body: Any, idx: ZRange, context: _OpContext) -> _Certificate |
         elif type(mine) is not dict or mine.keys() != context.keys[side]:
             return None
     # each distinct footprint projected once, as the JSON range a selection must equal
-    a, b = idx.start, idx.end
     feet: list[ZRange] = []
     ranges: list[dict[str, list[int]]] = []
     bool_prone_start = bool_prone_end = False  # a coordinate a boolean could pass for (0, 1)
@@ -776,7 +704,7 @@ def _certify_body(body: Any, idx: ZRange, context: _OpContext) -> _Certificate |
         if identity:
             image = idx
         else:
-            image = ZRange._raw(*ipf.hull(a, b))
+            image = ipf.apply_range(idx)
             if bounds is not None:
                 image = image.clip(bounds)
         feet.append(image)
@@ -1144,7 +1072,7 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
                 projected = images.get(id(ipf))
                 if projected is None:  # equal IPFs are one object (_ipf): project each once
                     projected = images[id(ipf)] = ipf.apply_range(irange)
-                expected, clipped = _expected_selection(index, side, sel, projected)
+                expected, clipped = _expected_selection(index, side, sel, ipf, irange, projected)
                 if expected != sel.range:
                     yield _issue(
                         name,
@@ -1169,14 +1097,13 @@ def _operation_signature_uncached(index: GraphIndex, node: Node) -> Iterator[Iss
 
 
 def _expected_selection(
-    index: GraphIndex, side: str, sel: _Sel, projected: ZRange
+    index: GraphIndex, side: str, sel: _Sel, ipf: IPF, irange: ZRange, projected: ZRange
 ) -> tuple[ZRange, str]:
-    """What a selection must be, given the projection of its index range, and the words that
-    explain a clip. An input reads the projection clipped to its tensor's range: a padded read
-    (pad, a padded conv2d) reaches past the tensor and the cells outside are zeros, not reads.
-    Outputs must equal the projection. An input that the tensor does not contain
-    (TensorOperationAgreement's issue), or whose tensor cannot be read, is held to the plain
-    projection."""
+    """What a selection must be, given ``projected``, the projection of its index range
+    ``irange`` through ``ipf``, and the words that explain a clip. :func:`selection_of` holds
+    the rule (an input reads the projection clipped to its tensor); the checker adds that an
+    input its tensor does not contain (TensorOperationAgreement's issue), or whose tensor cannot
+    be read, is held to the plain projection."""
     if side != "inputs" or projected == sel.range:
         return projected, ""
     tensor = index.get(sel.tensor_id)
@@ -1185,7 +1112,7 @@ def _expected_selection(
     trange = _tensor_range(index, tensor)
     if trange.rank != projected.rank or not trange.contains(sel.range):
         return projected, ""
-    clipped = projected.clip(trange)
+    clipped = selection_of(ipf, irange, trange, read=True)
     if clipped == projected:
         return projected, ""
     if clipped.is_empty and not projected.is_empty:
@@ -1322,7 +1249,7 @@ def _applications_span(index: GraphIndex, op: Node) -> Iterator[Issue]:
         rank = len(irange.start)
         if any(len(r.start) != rank for r in shards if r is not None):
             return  # reported per application
-        bound = _bounding([r for r in shards if r is not None])
+        bound = bounding_range([r for r in shards if r is not None])
         if bound != irange:
             shown = str(bound) if bound is not None else "[]"
             yield _issue(
@@ -1392,9 +1319,9 @@ def _shard_selections(
     certs = [cert for cert in certified if cert is not None]
     if context is not None and certs:
         # an identity footprint's images are the index ranges, bounded once for all of them
-        index_bound = _bounding([cert.ipf_index for cert in certs])
+        index_bound = bounding_range([cert.ipf_index for cert in certs])
         bounds = [
-            index_bound if identity else _bounding([cert.feet[k] for cert in certs])
+            index_bound if identity else bounding_range([cert.feet[k] for cert in certs])
             for k, (_, _, identity) in enumerate(context.footprints)
         ]
         for side, key, entries in context.plan:
@@ -1416,7 +1343,7 @@ def _selection_spans(
     sides = _parsed(index, op).sides
     for (side, key, pos), ranges in found.items():
         o = sides[side][key][pos]
-        bound = ranges[0] if len(ranges) == 1 and not ranges[0].is_empty else _bounding(ranges)
+        bound = ranges[0] if len(ranges) == 1 and not ranges[0].is_empty else bounding_range(ranges)
         if bound == o.range or (bound is None and o.range.is_empty):
             continue
         shown = str(bound) if bound is not None else "[]"
@@ -1439,17 +1366,6 @@ def _selection_spans(
                 "shardBoundingRange": bound.to_json() if bound is not None else None,
             },
         )
-
-
-def _bounding(ranges: Sequence[ZRange]) -> ZRange | None:
-    """The smallest range holding every non-empty range of ``ranges`` (all of one rank)."""
-    nonempty = [r for r in ranges if not r.is_empty]
-    if not nonempty:
-        return None
-    # per dim, the least start and the greatest end (zip(*...) turns ranges into dims)
-    start = tuple(map(min, zip(*[r.start for r in nonempty], strict=True)))
-    end = tuple(map(max, zip(*[r.end for r in nonempty], strict=True)))
-    return ZRange._raw(start, end)
 
 
 # --------------------------------------------------------------------------------------------
@@ -1489,7 +1405,9 @@ def _application_signature_uncached(index: GraphIndex, app: Node) -> Iterator[Is
                 if ipf.map.in_dim is not None and ipf.map.in_dim != len(mine.ipf_index.start):
                     continue
                 projected = ipf.apply_range(mine.ipf_index)
-                expected, clipped = _expected_selection(index, side, sel, projected)
+                expected, clipped = _expected_selection(
+                    index, side, sel, ipf, mine.ipf_index, projected
+                )
                 if expected != sel.range:
                     what = (
                         f"{_q(str(projected))}, the projection of its index range "
@@ -1518,186 +1436,6 @@ def _application_signature_uncached(index: GraphIndex, app: Node) -> Iterator[Is
 
 # --------------------------------------------------------------------------------------------
 # ApplicationOutputRangeCoverageIsExact
-
-
-def _subtract(box: ZRange, cut: ZRange) -> list[ZRange]:
-    """``box`` minus ``cut`` as disjoint boxes."""
-    inter = box.intersection(cut)
-    if inter is None:
-        return [box]
-    out = []
-    start, end = list(box.start), list(box.end)
-    for d in range(box.rank):
-        if start[d] < inter.start[d]:
-            e = end.copy()
-            e[d] = inter.start[d]
-            out.append(ZRange._raw(tuple(start), tuple(e)))
-            start[d] = inter.start[d]
-        if inter.end[d] < end[d]:
-            s = start.copy()
-            s[d] = inter.end[d]
-            out.append(ZRange._raw(tuple(s), tuple(end)))
-            end[d] = inter.end[d]
-    return out
-
-
-def _slabs_partition(target: ZRange, shards: Sequence[ZRange]) -> bool:
-    """Whether ``shards`` cut ``target`` into non-empty slabs along one dim that follow each
-    other without gap or overlap — the shape a split gives — by one sorted sweep. False means
-    "not this shape", not "not a partition" (``coverage`` then takes the general way)."""
-    rank = target.rank
-    if rank == 0 or not shards or any(len(s.start) != rank for s in shards):
-        return len(shards) == 1 and rank == 0 and shards[0].rank == 0
-    ts, te = target.start, target.end
-    # per dim, the shards' starts and ends (zip(*...) turns shards into dims)
-    starts = list(zip(*[s.start for s in shards], strict=True))
-    ends = list(zip(*[s.end for s in shards], strict=True))
-    n = len(shards)
-    dims = [d for d in range(rank) if starts[d].count(ts[d]) != n or ends[d].count(te[d]) != n]
-    if len(dims) > 1:
-        return False
-    d = dims[0] if dims else 0
-    at = ts[d]
-    for a, b in sorted(zip(starts[d], ends[d], strict=True)):
-        if a != at or b <= a:
-            return False
-        at = b
-    return at == te[d]
-
-
-def _meets(a: ZRange, b: ZRange) -> bool:
-    """Whether two boxes of one rank share a cell (loops in C: the sweeps ask it often)."""
-    return all(map(operator.lt, a.start, b.end)) and all(map(operator.lt, b.start, a.end))
-
-
-class Coverage(NamedTuple):
-    """What :func:`coverage` found: the gaps, the overlaps it lists, and how far it got."""
-
-    gaps: list[ZRange]
-    """Disjoint boxes of the target that no shard covers, sorted (empty when ``gap_cells`` is
-    known but the boxes were too costly to find)."""
-    gap_cells: int
-    """Cells of the target that no shard covers (a lower bound unless ``gaps_exact``)."""
-    gaps_exact: bool
-    """Whether ``gap_cells`` is exact."""
-    overlaps: list[tuple[int, int, ZRange]]
-    """The first overlaps found (pairs of shard positions and the box they share inside the
-    target), at most ``max_listed``, sorted by the pair."""
-    unlisted: int
-    """Overlaps found beyond those listed."""
-    complete: bool
-    """False when the sweep stopped early (after ``max_counted`` overlaps, or out of work):
-    there may be more overlaps than were found."""
-    work: int
-    """Box operations done (pairs compared, box subtractions): at most the budget."""
-
-
-MAX_OVERLAPS_COUNTED = 1000
-"""The coverage sweep stops after finding this many overlapping pairs of one output selection
-(n identical shards overlap in n(n-1)/2 pairs: counting them all is quadratic work); the
-summary then says "at least"."""
-
-COVERAGE_WORK_PER_SHARD = 16
-"""Box operations (pairs compared, box subtractions) allowed per shard when judging one output
-selection, plus ``COVERAGE_WORK_BASE``: a k x k grid of shards takes about k per shard, while
-shards laid out against the sweep (a staircase, scattered cells) would take quadratic work and,
-by box subtraction, quadratically many gap boxes (400 such shards took 70 s). Beyond it, gaps
-and overlaps are judged by counting cells (see :func:`coverage`)."""
-
-COVERAGE_WORK_BASE = 65536
-"""Box operations always allowed per output selection (small documents are judged exactly)."""
-
-
-def coverage(
-    target: ZRange,
-    shards: Sequence[ZRange],
-    max_listed: int | None = None,
-    max_counted: int = MAX_OVERLAPS_COUNTED,
-    budget: int | None = None,
-) -> Coverage:
-    """The gaps (disjoint boxes of ``target`` no shard covers) and the overlaps (pairs of shard
-    positions and the box they share inside ``target``) — exact, by interval arithmetic,
-    within ``budget`` box operations (by default ``COVERAGE_WORK_PER_SHARD`` per shard plus
-    ``COVERAGE_WORK_BASE``). At most ``max_listed`` overlaps are listed (all when None) and the
-    sweep stops once it has found more than ``max_counted``.
-
-    Out of budget, cells are counted instead: shards that do not overlap leave exactly
-    ``target.size - sum(sizes)`` cells unwritten; with overlaps, that is a lower bound (and no
-    gap is reported when it is not positive: the overlaps are reported anyway).
-
-    >>> found = coverage(ZRange([0], [10]), [ZRange([0], [6]), ZRange([4], [8])])
-    >>> [str(g) for g in found.gaps], [(i, j, str(r)) for i, j, r in found.overlaps]
-    (['[8:10]'], [(0, 1, '[4:6]')])
-    >>> found = coverage(ZRange([0], [10]), [ZRange([0], [10])] * 100, max_listed=2)
-    >>> len(found.overlaps), found.unlisted, found.complete, found.work
-    (2, 999, False, 2037)
-    """
-    if _slabs_partition(target, shards):
-        return Coverage([], 0, True, [], 0, True, 0)
-    if budget is None:
-        budget = COVERAGE_WORK_PER_SHARD * len(shards) + COVERAGE_WORK_BASE
-    clipped: list[tuple[int, ZRange]] = []
-    for i, s in enumerate(shards):
-        c = target.intersection(s) if s.rank == target.rank else None
-        if c is not None:
-            clipped.append((i, c))
-    overlaps: list[tuple[int, int, ZRange]] = []
-    found = work = 0
-    complete = True
-    listing = max_listed if max_listed is not None else len(shards) ** 2
-    if clipped:
-        rank = target.rank
-        # sweep along the dim where shards differ most
-        dim = max(range(rank), key=lambda d: len({c.start[d] for _, c in clipped})) if rank else 0
-        order = sorted(clipped, key=lambda ic: (ic[1].start[dim] if rank else 0, ic[0]))
-        active: list[tuple[int, ZRange]] = []
-        for i, c in order:
-            work += len(active)
-            if work > budget:
-                complete = False
-                break
-            if rank:
-                active = [(j, a) for j, a in active if a.end[dim] > c.start[dim]]
-            for j, a in active:
-                work += 1
-                if _meets(a, c):
-                    inter = a.intersection(c)
-                    assert inter is not None
-                    found += 1
-                    if len(overlaps) < listing:
-                        lo, hi = (j, i) if j < i else (i, j)
-                        overlaps.append((lo, hi, inter))
-                    if found > max_counted:
-                        complete = False
-                        break
-            if not complete:
-                break
-            active.append((i, c))
-        overlaps.sort(key=lambda t: (t[0], t[1]))
-    covered = sum(c.size for _, c in clipped)
-    unlisted = found - len(overlaps)
-    disjoint = complete and not found
-    if disjoint and covered == target.size:
-        return Coverage([], 0, True, overlaps, unlisted, complete, work)
-    # the gaps by box subtraction, within what is left of the budget
-    gaps = [target] if not target.is_empty else []
-    for _, c in clipped:
-        work += len(gaps)
-        if work > budget:
-            # out of work: count cells instead (exact when the shards are disjoint)
-            cells = target.size - covered
-            return Coverage([], max(cells, 0), disjoint, overlaps, unlisted, complete, work)
-        nxt: list[ZRange] = []
-        for g in gaps:
-            if _meets(g, c):
-                nxt.extend(_subtract(g, c))
-            else:
-                nxt.append(g)
-        gaps = nxt
-        if not gaps:
-            break
-    gaps.sort(key=lambda r: (r.start, r.end))
-    return Coverage(gaps, sum(g.size for g in gaps), True, overlaps, unlisted, complete, work)
 
 
 def _coverage_exact_uncached(index: GraphIndex, op: Node) -> Iterator[Issue]:

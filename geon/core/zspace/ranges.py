@@ -1,42 +1,42 @@
-"""Integer index spaces: points, ranges, affine maps and index projection functions (IPFs).
+"""Ranges: points, half-open boxes, their splits and unions, and the one parser of a document's
+``{"start", "end"}`` (DESIGN.md §3 and §4; re-exported by :mod:`geon.core.zspace`).
 
 >>> r = ZRange([0, 0], [10, 5])
 >>> r.shape, r.size
 ((10, 5), 50)
 >>> [str(p) for p in r.split(0, chunk=4)]
 ['[0:4, 0:5]', '[4:8, 0:5]', '[8:10, 0:5]']
->>> f = IPF([[1, 0], [0, 1]], offset=[200, 50], shape=[1, 1])
->>> str(f(ZRange([5, 0], [10, 5])))
-'[205:210, 50:55]'
+>>> str(parse_range({"start": [200, 50], "end": [210, 55]}))
+'[200:210, 50:55]'
 
-Ranges are half-open boxes ``[start, end)`` in absolute coordinates, as in LoomGraph JSON
-(``{"start": [...], "end": [...]}``). An IPF ``f = (P, o, s)`` maps an index point ``i`` to the
-box ``[P·i + o, P·i + o + s)`` and an index range to the bounding box of the images of all its
-points, computed over every corner (DESIGN.md §4; the two-corner shortcut is wrong for rows that
-mix signs). An empty index range maps to the empty range at ``P·a + o``.
+Ranges are half-open boxes ``[start, end)`` in absolute coordinates, as in LoomGraph JSON.
 """
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
-from operator import add, eq, ge, le
-from typing import Any, overload
+from dataclasses import dataclass
+from operator import eq, ge, le
+from typing import Any
 
-from geon.core.errors import LimitError, ShapeError, SplitError
+from geon.core.errors import LimitError, ShapeError, SplitError, quote
 from geon.core.limits import INT64_MAX, INT64_MIN, MAX_PIECES, show_int
 
 __all__ = [
-    "IPF",
+    "MAX_RANK",
     "TooManyPieces",
-    "ZAffineMap",
     "ZPoint",
     "ZRange",
     "bounding_range",
+    "parse_range",
+    "range_problem",
     "split_grid",
     "union_size",
 ]
+
+MAX_RANK = 64
+"""The highest rank of a range in a document (the schema's ``intVector`` has ``maxItems`` 64)."""
 
 
 class TooManyPieces(LimitError):
@@ -109,17 +109,9 @@ class ZRange:
     def __init__(self, start: Iterable[int], end: Iterable[int]) -> None:
         s = _ints(start, "range start")
         e = _ints(end, "range end")
-        if len(s) != len(e):
-            raise ShapeError(
-                f'range has start "{_fmt(s)}" of rank {len(s)} and end "{_fmt(e)}" of rank '
-                f"{len(e)}; expected equal ranks"
-            )
-        for d, (a, b) in enumerate(zip(s, e, strict=True)):
-            if a > b:
-                raise ShapeError(
-                    f'range has start "{_fmt(s)}" after end "{_fmt(e)}" in dim {d}; '
-                    "expected start <= end"
-                )
+        problem = _order_problem(s, e)
+        if problem is not None:
+            raise ShapeError(problem)
         object.__setattr__(self, "start", s)
         object.__setattr__(self, "end", e)
 
@@ -464,243 +456,100 @@ def bounding_range(ranges: Iterable[ZRange]) -> ZRange | None:
     >>> str(bounding_range([ZRange([0], [2]), ZRange([5], [7])]))
     '[0:7]'
     """
-    start: list[int] | None = None
-    end: list[int] = []
-    for r in ranges:
-        if r.is_empty:
-            continue
-        if start is None:
-            start, end = list(r.start), list(r.end)
-            continue
-        if r.rank != len(start):
-            raise ShapeError(
-                f'range "{r}" has rank {r.rank}; expected rank {len(start)} like the others'
-            )
-        for d in range(len(start)):
-            start[d] = min(start[d], r.start[d])
-            end[d] = max(end[d], r.end[d])
-    if start is None:
+    nonempty = [r for r in ranges if not r.is_empty]
+    if not nonempty:
         return None
-    return ZRange._raw(tuple(start), tuple(end))
+    rank = len(nonempty[0].start)
+    for r in nonempty:
+        if len(r.start) != rank:
+            raise ShapeError(f'range "{r}" has rank {r.rank}; expected rank {rank} like the others')
+    # per dim, the least start and the greatest end (zip(*...) turns ranges into dims)
+    start = tuple(map(min, zip(*[r.start for r in nonempty], strict=True)))
+    end = tuple(map(max, zip(*[r.end for r in nonempty], strict=True)))
+    return ZRange._raw(start, end)
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class ZAffineMap:
-    """``x -> P·x + o``; rows of ``P`` are output dims, columns are input dims.
+# --------------------------------------------------------------------------------------------
+# Ranges in documents: the one parser (everyone who reads a range from JSON calls it)
 
-    >>> ZAffineMap([[1, 0], [0, 2]], [1, 1])([3, 4])
-    (4, 9)
+_INTS = frozenset({int})
+
+
+def parse_range(data: Any, *, exact: bool = False) -> ZRange | None:
+    """``{"start": [...], "end": [...]}`` as a :class:`ZRange`, or None when it is not one (it
+    never raises): integer lists of equal rank (at most ``MAX_RANK``) with start <= end. Whole
+    floats count as integers, as in JSON Schema; booleans do not.
+
+    ``exact`` accepts only the plain form that the range schema accepts as it stands (exactly
+    these two keys, Python ints within int64), so a range it returns needs no schema validation
+    (the checker's fast path relies on it).
+
+    >>> str(parse_range({"start": [0, 2.0], "end": [4, 3]}))
+    '[0:4, 2:3]'
+    >>> parse_range({"start": [2], "end": [1]}) is None
+    True
+    >>> parse_range({"start": [0.0], "end": [1]}, exact=True) is None
+    True
     """
-
-    projection: tuple[tuple[int, ...], ...]
-    offset: tuple[int, ...]
-    in_dim: int | None
-
-    def __init__(
-        self,
-        projection: Iterable[Iterable[int]],
-        offset: Iterable[int] | None = None,
-        in_dim: int | None = None,
-    ) -> None:
-        rows = tuple(_ints(row, "projection row") for row in projection)
-        widths = {len(row) for row in rows}
-        if len(widths) > 1:
-            raise ShapeError(
-                f'projection "{[list(r) for r in rows]}" has rows of lengths {sorted(widths)}; '
-                "expected every row to have the same length"
-            )
-        cols = widths.pop() if widths else in_dim
-        if in_dim is not None and cols != in_dim:
-            raise ShapeError(f"projection has {cols} columns; expected {in_dim} (the index rank)")
-        off = _ints(offset, "offset") if offset is not None else (0,) * len(rows)
-        if len(off) != len(rows):
-            raise ShapeError(
-                f'offset "{_fmt(off)}" has {len(off)} entries; expected {len(rows)} (one per '
-                "projection row)"
-            )
-        object.__setattr__(self, "projection", rows)
-        object.__setattr__(self, "offset", off)
-        object.__setattr__(self, "in_dim", cols)
-
-    @property
-    def out_dim(self) -> int:
-        return len(self.projection)
-
-    @classmethod
-    def identity(cls, n: int) -> ZAffineMap:
-        return cls([[int(r == c) for c in range(n)] for r in range(n)], [0] * n, n)
-
-    def _check_point(self, point: Sequence[int]) -> None:
-        if self.in_dim is not None and len(point) != self.in_dim:
-            raise ShapeError(
-                f'point "{_fmt(point)}" has rank {len(point)}; expected {self.in_dim} '
-                "(the number of projection columns)"
-            )
-
-    def __call__(self, point: Sequence[int] | ZPoint) -> tuple[int, ...]:
-        p = tuple(point)
-        self._check_point(p)
-        return tuple(
-            o + sum(c * x for c, x in zip(row, p, strict=True))
-            for row, o in zip(self.projection, self.offset, strict=True)
-        )
-
-    def to_json(self) -> dict[str, Any]:
-        return {"projection": [list(r) for r in self.projection], "offset": list(self.offset)}
+    if type(data) is not dict or (exact and len(data) != 2):
+        return None
+    s, e = data.get("start"), data.get("end")
+    if type(s) is not list or type(e) is not list or len(s) != len(e) or len(s) > MAX_RANK:
+        return None
+    if not _INTS.issuperset(map(type, s + e)):  # C-level loops: this runs for every range
+        if exact:
+            return None
+        s, e = _int_vector(s), _int_vector(e)
+        if s is None or e is None:
+            return None
+    elif exact and s and (min(s) < INT64_MIN or max(e) > INT64_MAX):  # start <= end holds below
+        return None
+    if not all(map(le, s, e)):
+        return None
+    return ZRange._raw(tuple(s), tuple(e))
 
 
-@dataclass(frozen=True, slots=True, init=False)
-class IPF:
-    """An index projection function ``(P, o, s)``: index point ``i`` -> ``[P·i+o, P·i+o+s)``.
+def range_problem(data: Any) -> str | None:
+    """Why ``{"start", "end"}`` with integer lists is still not a range (ranks differ, or a start
+    lies after its end), in the words :class:`ZRange` refuses it with; None when it is one or
+    when its lists are not integer lists.
 
-    >>> f = IPF([[1, -1]], offset=[0], shape=[1])
-    >>> str(f(ZRange([0, 0], [2, 2])))
-    '[-1:2]'
+    >>> print(range_problem({"start": [0, 3], "end": [2, 1]}))
+    range has start "[0, 3]" after end "[2, 1]" in dim 1; expected start <= end
     """
+    start = _int_vector(data.get("start")) if isinstance(data, dict) else None
+    end = _int_vector(data.get("end")) if isinstance(data, dict) else None
+    if start is None or end is None:
+        return None
+    return _order_problem(start, end)
 
-    map: ZAffineMap
-    shape: tuple[int, ...]
-    _rows: tuple[tuple[int, int, tuple[tuple[int, int], ...]], ...] = field(
-        compare=False, repr=False
-    )
-    _shift: tuple[int, ...] | None = field(compare=False, repr=False)
 
-    @overload
-    def __init__(
-        self,
-        projection: Iterable[Iterable[int]],
-        offset: Iterable[int] | None = None,
-        shape: Iterable[int] | None = None,
-    ) -> None: ...
+def _int_vector(value: Any) -> tuple[int, ...] | None:
+    """A JSON list of integers (whole floats included) as ints, else None."""
+    if type(value) is not list:
+        return None
+    out = []
+    for v in value:
+        if type(v) is int:
+            out.append(v)
+        elif isinstance(v, float) and v.is_integer():
+            out.append(int(v))
+        else:
+            return None
+    return tuple(out)
 
-    @overload
-    def __init__(
-        self, projection: ZAffineMap, offset: None = None, shape: Iterable[int] | None = None
-    ) -> None: ...
 
-    def __init__(
-        self,
-        projection: Iterable[Iterable[int]] | ZAffineMap,
-        offset: Iterable[int] | None = None,
-        shape: Iterable[int] | None = None,
-    ) -> None:
-        amap = projection if isinstance(projection, ZAffineMap) else ZAffineMap(projection, offset)
-        sh = _ints(shape, "shape") if shape is not None else (1,) * amap.out_dim
-        if len(sh) != amap.out_dim:
-            raise ShapeError(
-                f'shape "{_fmt(sh)}" has {len(sh)} entries; expected {amap.out_dim} (one per '
-                "projection row)"
-            )
-        if any(s < 1 for s in sh):
-            raise ShapeError(f'shape "{_fmt(sh)}" has an entry < 1; expected integers >= 1')
-        object.__setattr__(self, "map", amap)
-        object.__setattr__(self, "shape", sh)
-        # per row: offset, shape and the (column, coefficient) pairs that are not zero
-        rows = tuple(
-            (o, s, tuple((c, k) for c, k in enumerate(row) if k))
-            for row, o, s in zip(amap.projection, amap.offset, sh, strict=True)
+def _order_problem(start: Sequence[int], end: Sequence[int]) -> str | None:
+    """Why ``start`` and ``end`` do not make a range, or None."""
+    if len(start) != len(end):
+        return (
+            f"range has start {quote(list(start))} of rank {len(start)} and end "
+            f"{quote(list(end))} of rank {len(end)}; expected equal ranks"
         )
-        object.__setattr__(self, "_rows", rows)
-        # P is the identity and every footprint is one cell: the image of [a, b) is [a+o, b+o)
-        square = len(amap.projection) == (amap.in_dim or 0)
-        plain = square and all(
-            terms == ((r, 1),) and s == 1 for r, (_, s, terms) in enumerate(rows)
-        )
-        object.__setattr__(self, "_shift", amap.offset if plain else None)
-
-    @property
-    def projection(self) -> tuple[tuple[int, ...], ...]:
-        return self.map.projection
-
-    @property
-    def is_identity(self) -> bool:
-        """Whether every range is its own image (P is the identity, o = 0, s = 1).
-
-        >>> IPF([[1, 0], [0, 1]]).is_identity, IPF([[1, 0], [0, 1]], offset=[0, 2]).is_identity
-        (True, False)
-        """
-        return self._shift is not None and not any(self._shift)
-
-    @property
-    def offset(self) -> tuple[int, ...]:
-        return self.map.offset
-
-    @classmethod
-    def identity(cls, n: int) -> IPF:
-        return cls(ZAffineMap.identity(n), shape=(1,) * n)
-
-    @classmethod
-    def from_json(cls, data: Any) -> IPF:
-        """Load ``{"affineMap": {"projection", "offset"}, "shape"}``."""
-        if not isinstance(data, dict) or not isinstance(data.get("affineMap"), dict):
-            raise ShapeError(
-                f'IPF "{data!r}" is malformed; expected {{"affineMap": {{"projection", '
-                '"offset"}, "shape"}'
+    for d, (a, b) in enumerate(zip(start, end, strict=True)):
+        if a > b:
+            return (
+                f"range has start {quote(list(start))} after end {quote(list(end))} in dim {d}; "
+                "expected start <= end"
             )
-        amap = data["affineMap"]
-        return cls(amap.get("projection", []), amap.get("offset"), data.get("shape"))
-
-    def to_json(self) -> dict[str, Any]:
-        return {"affineMap": self.map.to_json(), "shape": list(self.shape)}
-
-    @overload
-    def __call__(self, arg: ZRange) -> ZRange: ...
-
-    @overload
-    def __call__(self, arg: Sequence[int] | ZPoint) -> ZRange: ...
-
-    def __call__(self, arg: ZRange | Sequence[int] | ZPoint) -> ZRange:
-        if isinstance(arg, ZRange):
-            return self.apply_range(arg)
-        base = self.map(arg)
-        return ZRange._raw(base, tuple(b + s for b, s in zip(base, self.shape, strict=True)))
-
-    def hull(
-        self, start: tuple[int, ...], end: tuple[int, ...]
-    ) -> tuple[tuple[int, ...], tuple[int, ...]]:
-        """``(start, end)`` of the image of the non-empty range ``[start, end)`` of the right
-        rank (unchecked: the fast path of :meth:`apply_range` for callers that know both)."""
-        shift = self._shift
-        if shift is not None:
-            return tuple(map(add, start, shift)), tuple(map(add, end, shift))
-        lo_all = []
-        hi_all = []
-        for o, s, terms in self._rows:
-            lo = hi = o
-            for c, k in terms:
-                if k > 0:
-                    lo += k * start[c]
-                    hi += k * (end[c] - 1)
-                else:
-                    lo += k * (end[c] - 1)
-                    hi += k * start[c]
-            lo_all.append(lo)
-            hi_all.append(hi + s)
-        return tuple(lo_all), tuple(hi_all)
-
-    def apply_range(self, r: ZRange) -> ZRange:
-        """The bounding box of the images of every point of ``r`` (all corners)."""
-        amap = self.map
-        a, b = r.start, r.end
-        if amap.in_dim is not None and len(a) != amap.in_dim:
-            amap._check_point(a)
-        if r.is_empty:
-            base = amap(a)
-            return ZRange._raw(base, base)
-        shift = self._shift
-        if shift is not None:  # the common elementwise case, at C speed
-            return ZRange._raw(tuple(map(add, a, shift)), tuple(map(add, b, shift)))
-        start = []
-        end = []
-        for o, s, terms in self._rows:
-            lo = hi = o
-            for c, k in terms:
-                if k > 0:
-                    lo += k * a[c]
-                    hi += k * (b[c] - 1)
-                else:
-                    lo += k * (b[c] - 1)
-                    hi += k * a[c]
-            start.append(lo)
-            end.append(hi + s)
-        return ZRange._raw(tuple(start), tuple(end))
+    return None
