@@ -1,0 +1,321 @@
+"""Nodes of a LoomGraph document: the node and tag type URLs, :class:`Node`, and the readers of
+what a node selects and references (selection maps, ``tensorId``/``operationId``/``mesh``
+references, axis names in references) — DESIGN.md §3.
+
+>>> n = Node.from_json({"id": "a", "type": APPLICATION, "body": {"operationId": "op",
+...     "inputs": {"x": [{"tensorId": "t", "range": {"start": [0], "end": [2]}}]}}})
+>>> node_references(n)
+('op', 't')
+
+:mod:`geon.core.graph` re-exports every name here; the document itself is
+:class:`geon.core.graph.Graph`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from geon.core.errors import DocumentError, quote
+
+__all__ = [
+    "APPLICATION",
+    "AXIS",
+    "GEON_NODE_PREFIX",
+    "GEON_TAG_PREFIX",
+    "INDEX_AXES",
+    "IO_SEQUENCE_POINT",
+    "IPF_INDEX",
+    "IPF_SIGNATURE",
+    "LAYOUT",
+    "LOOM_NODE_PREFIX",
+    "LOOM_TAG_PREFIX",
+    "MESH",
+    "NODE_TYPES",
+    "NOTE",
+    "OPERATION",
+    "PLACEMENT",
+    "TAG_TYPES",
+    "TENSOR",
+    "TENSOR_AXES",
+    "Node",
+    "Selection",
+    "axis_names_of_ref",
+    "iter_selections",
+    "node_references",
+    "selected_tensor_ids",
+]
+
+LOOM_NODE_PREFIX = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/"
+LOOM_TAG_PREFIX = "http://tensortapestry.org/schemas/loom/2024-01/tag_types.jsd#/tags/"
+GEON_NODE_PREFIX = "urn:geon:2026-11:node_types.jsd#/nodes/"
+GEON_TAG_PREFIX = "urn:geon:2026-11:tag_types.jsd#/tags/"
+
+TENSOR = LOOM_NODE_PREFIX + "Tensor"
+OPERATION = LOOM_NODE_PREFIX + "Operation"
+APPLICATION = LOOM_NODE_PREFIX + "Application"
+NOTE = LOOM_NODE_PREFIX + "Note"
+AXIS = GEON_NODE_PREFIX + "Axis"
+MESH = GEON_NODE_PREFIX + "Mesh"
+
+IPF_SIGNATURE = LOOM_TAG_PREFIX + "IPFSignature"
+IPF_INDEX = LOOM_TAG_PREFIX + "IPFIndex"
+IO_SEQUENCE_POINT = LOOM_TAG_PREFIX + "IOSequencePoint"
+TENSOR_AXES = GEON_TAG_PREFIX + "TensorAxes"
+INDEX_AXES = GEON_TAG_PREFIX + "IndexAxes"
+PLACEMENT = GEON_TAG_PREFIX + "Placement"
+LAYOUT = GEON_TAG_PREFIX + "Layout"
+
+NODE_TYPES: dict[str, str] = {
+    "Tensor": TENSOR,
+    "Operation": OPERATION,
+    "Application": APPLICATION,
+    "Note": NOTE,
+    "Axis": AXIS,
+    "Mesh": MESH,
+}
+"""Short name -> type URL of every node type geon knows."""
+
+TAG_TYPES: dict[str, str] = {
+    "IPFSignature": IPF_SIGNATURE,
+    "IPFIndex": IPF_INDEX,
+    "IOSequencePoint": IO_SEQUENCE_POINT,
+    "TensorAxes": TENSOR_AXES,
+    "IndexAxes": INDEX_AXES,
+    "Placement": PLACEMENT,
+    "Layout": LAYOUT,
+}
+"""Short name -> type URL of every tag type geon knows (others are kept, not checked)."""
+
+_NODE_KEYS = ("id", "type", "label", "body", "tags")
+
+
+# --------------------------------------------------------------------------------------------
+# Nodes
+
+
+@dataclass(frozen=True, slots=True)
+class Node:
+    """One node of a document; a value (compare with ``==``, change with :meth:`replace`).
+
+    >>> n = Node("t1", TENSOR, "x", {"dtype": "int32", "range": {"start": [0], "end": [4]}})
+    >>> n.replace(label="y").label
+    'y'
+    >>> n.to_json()["body"]["dtype"]
+    'int32'
+
+    ``extra`` holds fields geon does not know, in their order; ``keys`` is the order the fields
+    had in the loaded JSON (empty for nodes built in Python), so saving puts them back the same way.
+    """
+
+    id: str
+    type: str
+    label: str | None = None
+    body: dict[str, Any] = field(default_factory=dict)
+    tags: dict[str, Any] = field(default_factory=dict)
+    extra: tuple[tuple[str, Any], ...] = ()
+    keys: tuple[str, ...] = ()
+
+    def __hash__(self) -> int:
+        # Bodies are dicts; equal nodes have equal ids and types, so this agrees with ``==``.
+        return hash((self.id, self.type, self.label))
+
+    def replace(self, **changes: Any) -> Node:
+        """A copy with the given fields changed."""
+        return replace(self, **changes)
+
+    def tag(self, url: str, default: Any = None) -> Any:
+        """The value of tag ``url`` or ``default``."""
+        return self.tags.get(url, default)
+
+    @classmethod
+    def from_json(cls, data: Any, *, where: str = "node") -> Node:
+        """Load a node; raises :class:`DocumentError` naming the bad field."""
+        if not isinstance(data, dict):
+            raise DocumentError(f"{where} is {quote(data)}; expected a JSON object")
+        node_id = data.get("id")
+        if not isinstance(node_id, str):
+            raise DocumentError(
+                f"{where} has id {quote(node_id)}; expected a string (a UUID)"
+                if "id" in data
+                else f'{where} has no "id"; expected a string (a UUID)'
+            )
+        node_type = data.get("type")
+        if not isinstance(node_type, str):
+            raise DocumentError(
+                f"node {quote(node_id)} has type {quote(node_type)}; expected a type URL string"
+                if "type" in data
+                else f'node {quote(node_id)} has no "type"; expected a type URL string'
+            )
+        label = data.get("label")
+        if label is not None and not isinstance(label, str):
+            raise DocumentError(
+                f"node {quote(node_id)} has label {quote(label)}; expected a string"
+            )
+        if "body" not in data:
+            raise DocumentError(f'node {quote(node_id)} has no "body"; expected a JSON object')
+        body = data["body"]
+        if not isinstance(body, dict):
+            raise DocumentError(
+                f"node {quote(node_id)} has body {quote(body)}; expected a JSON object"
+            )
+        tags = data.get("tags", {})
+        if not isinstance(tags, dict):
+            raise DocumentError(
+                f"node {quote(node_id)} has tags {quote(tags)}; expected a JSON object"
+            )
+        keys = tuple(data)
+        extra = tuple((k, v) for k, v in data.items() if k not in _NODE_KEYS)
+        return cls(node_id, node_type, label, body, tags, extra, keys)
+
+    def to_json(self) -> dict[str, Any]:
+        """The node as JSON data, fields in their loaded order (shares body and tag values)."""
+        out: dict[str, Any] = {}
+        extra = dict(self.extra)
+        order = self.keys or _NODE_KEYS
+        for key in order:
+            self._put(out, key, extra)
+        for key in _NODE_KEYS:
+            if key not in out:
+                self._put(out, key, extra)
+        for key, value in self.extra:
+            out.setdefault(key, value)
+        return out
+
+    def _put(self, out: dict[str, Any], key: str, extra: dict[str, Any]) -> None:
+        if key == "id":
+            out["id"] = self.id
+        elif key == "type":
+            out["type"] = self.type
+        elif key == "label":
+            if self.label is not None:
+                out["label"] = self.label
+        elif key == "body":
+            out["body"] = self.body
+        elif key == "tags":
+            if self.tags or "tags" in self.keys:
+                out["tags"] = self.tags
+        elif key in extra:
+            out[key] = extra[key]
+
+
+# --------------------------------------------------------------------------------------------
+# Selection maps and references
+
+
+@dataclass(frozen=True, slots=True)
+class Selection:
+    """One entry of a selection map: ``body.<side>.<key>[<position>]`` = ``{tensorId, range}``."""
+
+    side: str
+    key: str
+    position: int
+    tensor_id: Any
+    range: Any
+    item: Any
+
+    @property
+    def path(self) -> str:
+        """The JSON path of the entry below the node, e.g. ``body.inputs.x[0]``."""
+        return f"body.{self.side}.{_path_key(self.key)}[{self.position}]"
+
+
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+
+def _path_key(key: str) -> str:
+    return key if _IDENT.match(key) else f"['{key}']"
+
+
+def iter_selections(body: Any, sides: Sequence[str] = ("inputs", "outputs")) -> Iterator[Selection]:
+    """Every ``{tensorId, range}`` entry of a body's selection maps, in document order.
+
+    Malformed parts (a side that is not an object, a key that is not a list) are skipped;
+    :func:`geon.core.constraints.check` reports them as ``SchemaConformance`` issues.
+
+    >>> body = {"inputs": {"x": [{"tensorId": "t", "range": {"start": [0], "end": [2]}}]}}
+    >>> [(s.key, s.tensor_id, s.path) for s in iter_selections(body)]
+    [('x', 't', 'body.inputs.x[0]')]
+    """
+    if not isinstance(body, dict):
+        return
+    for side in sides:
+        selmap = body.get(side)
+        if not isinstance(selmap, dict):
+            continue
+        for key, items in selmap.items():
+            if not isinstance(items, list):
+                continue
+            for position, item in enumerate(items):
+                if isinstance(item, dict):
+                    yield Selection(
+                        side, key, position, item.get("tensorId"), item.get("range"), item
+                    )
+                else:
+                    yield Selection(side, key, position, None, None, item)
+
+
+def selected_tensor_ids(body: Any, side: str) -> tuple[str, ...]:
+    """The distinct ``tensorId`` strings of one side of a body's selection maps, in document
+    order; malformed parts are skipped, as :func:`iter_selections` skips them.
+
+    >>> selected_tensor_ids({"inputs": {"x": [{"tensorId": "a"}, {"tensorId": "a"}]}}, "inputs")
+    ('a',)
+    """
+    selmap = body.get(side) if isinstance(body, dict) else None
+    if not isinstance(selmap, dict):
+        return ()
+    found: dict[str, None] = {}
+    for items in selmap.values():
+        if isinstance(items, list):
+            for item in items:
+                if isinstance(item, dict):
+                    tensor_id = item.get("tensorId")
+                    if isinstance(tensor_id, str):
+                        found[tensor_id] = None
+    return tuple(found)
+
+
+def node_references(node: Node) -> tuple[str, ...]:
+    """The ids a node references directly, in document order, without duplicates.
+
+    Operations and Applications reference their tensors (``tensorId``), Applications their
+    operation (``operationId``), and a ``Placement`` tag its mesh (``mesh``).
+    """
+    refs: dict[str, None] = {}
+    if node.type == APPLICATION:
+        op_id = node.body.get("operationId")
+        if isinstance(op_id, str):
+            refs[op_id] = None
+    if node.type in (OPERATION, APPLICATION):
+        for side in ("inputs", "outputs"):
+            refs.update(dict.fromkeys(selected_tensor_ids(node.body, side)))
+    placement = node.tags.get(PLACEMENT) if node.tags else None
+    if isinstance(placement, dict):
+        mesh = placement.get("mesh")
+        if isinstance(mesh, str):
+            refs[mesh] = None
+    refs.pop(node.id, None)
+    return tuple(refs)
+
+
+_LEVEL_SUFFIX = re.compile(r"[+-][0-9]+$")
+
+
+def axis_names_of_ref(ref: Any) -> tuple[str, ...]:
+    """The axis names an axis reference string mentions: ``"W-1"`` -> ``("W",)``,
+    ``"H*W"`` -> ``("H", "W")``; anything that is not a string mentions none.
+
+    >>> axis_names_of_ref("W+2"), axis_names_of_ref("H*W-1")
+    (('W',), ('H', 'W'))
+    """
+    if not isinstance(ref, str):
+        return ()
+    names = []
+    for part in ref.split("*"):
+        name = _LEVEL_SUFFIX.sub("", part.strip())
+        if name:
+            names.append(name)
+    return tuple(names)
