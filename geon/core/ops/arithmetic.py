@@ -1,0 +1,184 @@
+"""Inference rules of the arithmetic families: elementwise (n-ary, binary), dot and reductions
+(DESIGN.md §2: result axes, dual-level contraction, reduction axes).
+
+>>> from geon.core.axes import Axes, Axis
+>>> from geon.core.ops import infer
+>>> H, W = Axis("H", 2), Axis("W", 3)
+>>> str(infer("op:sum", {"tensor": [Axes.of([H, W])]}, {"out_axes": ["W"]}).result)
+'(W)'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from geon.core.axes import Axes, AxisRef, Ref, quote_axes
+from geon.core.errors import AxisError
+from geon.core.ops.catalogue import Kernel
+from geon.core.ops.inference import Dim, Inference, Operands, make_inference
+from geon.core.ops.params import Resolver, no_duplicates, only_params, ref_names
+
+
+def infer_elementwise(
+    k: Kernel,
+    ins: Operands,
+    p: Mapping[str, Any],
+    res: Resolver,
+) -> Inference:
+    only_params(p, ("axes",), k.name)
+    operands = [a for _, group in ins for a in group]
+    result: list[Ref] = list(operands[0])
+    maps: list[list[int]] = [list(range(len(result)))]
+    for axes in operands[1:]:
+        before = len(result)
+        claimed = {r for r in axes if r in result}
+        m: list[int] = []
+        for r in axes:
+            if r in result:
+                m.append(result.index(r))
+                continue
+            found = None
+            if isinstance(r, AxisRef) and r.cls is not None:
+                for i in range(before):
+                    a = result[i]
+                    if (
+                        isinstance(a, AxisRef)
+                        and a.axis != r.axis
+                        and a.cls == r.cls
+                        and a.length is not None
+                        and a.length == r.length
+                        and a not in claimed
+                    ):
+                        found = i
+                        break
+            if found is None:
+                result.append(r)
+                m.append(len(result) - 1)
+            else:
+                claimed.add(result[found])
+                m.append(found)
+        maps.append(m)
+    params: dict[str, Any] = {}
+    if "axes" in p:
+        order = res.refs(p["axes"], f'{k.name} params "axes"')
+        no_duplicates(order, f'{k.name} params "axes"')
+        missing = [r for r in result if r not in order]
+        extra = [r for r in order if r not in result]
+        if missing or extra:
+            raise AxisError(
+                f"{k.name} params axes {quote_axes(order)} are not an order of the result axes "
+                f"{quote_axes(result)}"
+                + (f"; missing {quote_axes(missing)}" if missing else "")
+                + (f"; not in the result {quote_axes(extra)}" if extra else "")
+            )
+        perm = [order.index(r) for r in result]
+        maps = [[perm[i] for i in m] for m in maps]
+        result = order
+        params["axes"] = ref_names(order)
+    out = Axes(tuple(result))
+    in_dims: dict[str, list[tuple[Dim, ...]]] = {}
+    it = iter(maps)
+    for key, group in ins:
+        in_dims[key] = [tuple(Dim(terms=((c, 1),)) for c in next(it)) for _ in group]
+    return make_inference(k, ins, out, out, params, in_dims, plan={"align": maps})
+
+
+def infer_dot(k: Kernel, ins: Operands, x: Axes, y: Axes) -> Inference:
+    # Pair x's A^k with y's A^(k+1) or A^(k-1); record which side holds the lower level.
+    pairs: list[tuple[int, int, str]] = []  # (x dim, y dim, "x" | "y": side of the lower level)
+    y_partner: dict[int, int] = {}
+    for i, a in enumerate(x):
+        found = [(j, b) for j, b in enumerate(y) if b == a.shift(1) or b == a.shift(-1)]
+        if len(found) > 1:
+            raise AxisError(
+                f'axis "{a}" of x could pair with both {quote_axes(b for _, b in found)} of y; '
+                f'keep only one of them, e.g. "{found[0][1]}"'
+            )
+        if found:
+            j, b = found[0]
+            if j in y_partner:
+                raise AxisError(
+                    f'axis "{b}" of y could pair with both "{x[y_partner[j]]}" and "{a}" of x; '
+                    f'keep only one of them, e.g. "{x[y_partner[j]]}"'
+                )
+            y_partner[j] = i
+            pairs.append((i, j, "x" if b == a.shift(1) else "y"))
+    paired_x = {i for i, _, _ in pairs}
+    paired_y = {j for _, j, _ in pairs}
+    free_x = [a for i, a in enumerate(x) if i not in paired_x]
+    free_y = [b for j, b in enumerate(y) if j not in paired_y]
+    for a in free_x:
+        if a in free_y:
+            raise AxisError(
+                f'axis "{a}" appears in both operands at level {a.level}; mark one side as a '
+                f"dual, e.g. {a.shift(-1)}"
+            )
+    sides = {s for _, _, s in pairs}
+    if len(sides) > 1:
+        lx = next((i, j) for i, j, s in pairs if s == "x")
+        ly = next((i, j) for i, j, s in pairs if s == "y")
+        raise AxisError(
+            f'dot pairs disagree on which operand holds the lower level: "{x[lx[0]]}" of x pairs '
+            f'with "{y[lx[1]]}" of y, but "{y[ly[1]]}" of y pairs with "{x[ly[0]]}" of x; put '
+            f'every lower level on one side, e.g. write "{y[ly[1]]}" in x and "{x[ly[0]]}" in y'
+        )
+    y_first = sides == {"y"}
+    result = Axes(tuple(free_y + free_x) if y_first else tuple(free_x + free_y))
+    col = {r: c for c, r in enumerate(result)}
+    x_dims = tuple(
+        Dim(extent=a) if i in paired_x else Dim(terms=((col[a], 1),)) for i, a in enumerate(x)
+    )
+    y_dims = tuple(
+        Dim(extent=b) if j in paired_y else Dim(terms=((col[b], 1),)) for j, b in enumerate(y)
+    )
+    plan = {"pairs": [[i, j] for i, j, _ in pairs], "lower": "y" if y_first else "x"}
+    return make_inference(k, ins, result, result, {}, {"x": [x_dims], "y": [y_dims]}, plan=plan)
+
+
+def infer_reduction(
+    k: Kernel,
+    ins: Operands,
+    a: Axes,
+    p: Mapping[str, Any],
+    res: Resolver,
+) -> Inference:
+    only_params(p, ("reduction_axes", "out_axes"), k.name)
+    red = (
+        res.refs(p["reduction_axes"], f"{k.name} reduction_axes") if "reduction_axes" in p else None
+    )
+    out = res.refs(p["out_axes"], f"{k.name} out_axes") if "out_axes" in p else None
+    for name, group in (("reduction_axes", red), ("out_axes", out)):
+        if group is None:
+            continue
+        no_duplicates(group, f"{k.name} {name}")
+        strangers = [r for r in group if r not in a]
+        if strangers:
+            raise AxisError(
+                f"{k.name} {name} {quote_axes(strangers)} "
+                + ("is not an axis" if len(strangers) == 1 else "are not axes")
+                + f" of the input; expected axes from {quote_axes(a)}"
+            )
+    if red is not None and out is not None:
+        both = [r for r in red if r in out]
+        if both:
+            raise AxisError(
+                f"{k.name} axes {quote_axes(both)} appear in both reduction_axes and out_axes; "
+                "each input axis goes to exactly one of them"
+            )
+        neither = [r for r in a if r not in red and r not in out]
+        if neither:
+            raise AxisError(
+                f"{k.name} input axes {quote_axes(neither)} are in neither reduction_axes nor "
+                "out_axes; each input axis goes to exactly one of them"
+            )
+    if out is None:
+        reduced = list(a) if red is None else red
+        out = [r for r in a if r not in reduced]
+    else:
+        reduced = [r for r in a if r not in out]
+    result = Axes(tuple(out))
+    dims = tuple(Dim(terms=((result.index(r), 1),)) if r in result else Dim(extent=r) for r in a)
+    params = {"reduction_axes": ref_names(r for r in a if r in reduced), "out_axes": ref_names(out)}
+    plan = {"reduced": [i for i, r in enumerate(a) if r not in result]}
+    return make_inference(k, ins, result, result, params, {"tensor": [dims]}, plan=plan)
