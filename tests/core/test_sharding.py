@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from geon.core.constraints import check
+from geon.core.cost import DeviceMemory, device_bytes, device_memory, transfer_bytes, transfers
 from geon.core.errors import DocumentError, GeonError, LimitError, SplitError
 from geon.core.graph import (
     APPLICATION,
@@ -24,16 +25,7 @@ from geon.core.graph import (
     TENSOR_AXES,
     Graph,
 )
-from geon.core.sharding import (
-    DeviceMemory,
-    Mesh,
-    device_bytes,
-    device_memory,
-    shard,
-    shard_ranges,
-    transfer_bytes,
-    transfers,
-)
+from geon.core.sharding import Mesh, shard, shard_ranges
 from geon.core.zspace import ZRange
 
 OP = "26434d32-ccbc-442f-9d78-8bf158b00c6b"
