@@ -37,7 +37,7 @@ from bench_mlp import best_of, build_mlp, mlp_inputs, numpy_mlp
 from geon.core.graph import INDEX_AXES, OPERATION
 from geon.core.sharding import shard
 from geon.execute import Plan, compile_graph, select_backend
-from geon.execute.plan import shard_workers
+from geon.execute.program import shard_workers
 
 
 def main(argv: list[str] | None = None) -> int:

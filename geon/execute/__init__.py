@@ -21,7 +21,9 @@ from __future__ import annotations
 from geon.execute.backend import BACKENDS, Backend, available_backends, select_backend
 from geon.execute.limits import Limits
 from geon.execute.memory import Buffer, MemoryPlan, Slot, plan_memory
-from geon.execute.plan import Plan, Progress, TensorInfo, compile_graph
+from geon.execute.plan import Plan, compile_graph
+from geon.execute.program import Progress
+from geon.execute.regions import TensorInfo
 from geon.execute.runner import (
     RunResult,
     compile_run,

@@ -29,11 +29,13 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.errors import ExecutionError, GeonError, LimitError, ShapeError
+from geon.core.errors import ExecutionError, GeonError, LimitError, ShapeError, quote
 from geon.core.graph import Graph
 from geon.execute.backend import Backend, select_backend
 from geon.execute.limits import Limits, format_bytes
-from geon.execute.plan import Plan, Progress, TensorInfo, compile_graph
+from geon.execute.plan import Plan, compile_graph
+from geon.execute.program import Progress
+from geon.execute.regions import TensorInfo
 
 __all__ = [
     "RunResult",
@@ -47,10 +49,6 @@ __all__ = [
 ]
 
 HostArray = np.ndarray[Any, Any]
-
-
-def _q(value: Any) -> str:
-    return f'"{value}"'
 
 
 def tensor_keys(tensors: Sequence[TensorInfo]) -> dict[int, str]:
@@ -101,24 +99,24 @@ def resolve_inputs(
         t = by_key.get(key)
         if t is None:
             raise ExecutionError(
-                f"input {_q(key)} names no single tensor; expected a tensor id or a unique label"
+                f"input {quote(key)} names no single tensor; expected a tensor id or a unique label"
             )
         info = tensors[t]
         if t not in wanted:
             raise ExecutionError(
-                f"input {_q(key)} is tensor {_q(info.name)}, which "
+                f"input {quote(key)} is tensor {quote(info.name)}, which "
                 + ("is a constant" if t in plan.constants else "an operation computes")
                 + "; feed only the graph's inputs"
             )
         arr = np.asarray(value)
         if arr.shape != info.shape:
             raise ShapeError(
-                f"input for tensor {_q(info.name)} has shape {arr.shape}; expected {info.shape}"
+                f"input for tensor {quote(info.name)} has shape {arr.shape}; expected {info.shape}"
             )
         dt = numpy_dtype(info.dtype)
         if arr.dtype != dt and not np.can_cast(arr.dtype, dt, "same_kind"):
             raise ExecutionError(
-                f"input {_q(key)} has dtype {arr.dtype}; expected {info.dtype} or a dtype that "
+                f"input {quote(key)} has dtype {arr.dtype}; expected {info.dtype} or a dtype that "
                 "casts to it without changing kind"
             )
         out[t] = arr.astype(dt, copy=False)
@@ -127,7 +125,8 @@ def resolve_inputs(
         info = tensors[missing[0]]
         axes = f" (axes {info.axes})" if info.axes is not None else ""
         raise ExecutionError(
-            f"placeholder {_q(info.name)} has no value; feed an array of shape {info.shape}{axes}"
+            f"placeholder {quote(info.name)} has no value; feed an array of shape "
+            f"{info.shape}{axes}"
         )
     if missing:
         rng = np.random.default_rng(seed)
@@ -221,7 +220,7 @@ def run(
 
     ``inputs`` are arrays keyed by tensor id or unique label (an ``.npz`` file's contents work);
     inputs not given come from ``np.random.default_rng(seed)`` when ``seed`` is set.
-    ``on_progress`` gets a :class:`~geon.execute.plan.Progress` after every operation (and every
+    ``on_progress`` gets a :class:`~geon.execute.program.Progress` after every operation (and every
     Application of a sharded run, which reports the logical phase first; ``done``/``total``
     count over both phases). ``limits``
     default to :meth:`Limits.from_env`; they are checked before anything is allocated.

@@ -17,7 +17,7 @@ from geon.core.errors import ExecutionError
 from geon.core.graph import OPERATION, Graph
 from geon.core.sharding import shard
 from geon.execute import Progress, compile_graph, run
-from geon.execute.plan import shard_workers
+from geon.execute.program import shard_workers
 
 
 def loom() -> Graph:

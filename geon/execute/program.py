@@ -1,0 +1,300 @@
+"""A compiled plan and its run loop: the records :func:`geon.execute.plan.compile_graph` produces
+(:class:`TensorInfo`, :class:`Step`, :class:`Plan`) and how :meth:`Plan.execute` runs them, one
+step after another or, for the Applications of one operation, concurrently (DESIGN.md §7: logical
+and sharded runs).
+
+>>> import json
+>>> from importlib import resources
+>>> from geon.core.graph import Graph
+>>> from geon.execute.plan import compile_graph
+>>> text = resources.files("geon.examples").joinpath("loom_sharded_add.json").read_text()
+>>> plan = compile_graph(Graph.from_json(json.loads(text)), sharded=True)
+>>> [(s.kernel, s.application_id is not None) for s in plan.steps]
+[('op:add', True), ('op:add', True)]
+
+A :class:`Plan` is run with :meth:`Plan.execute` as many times as wanted; its arena is allocated on
+the first run and reused (results leave as copies). A plan is not thread-safe.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from geon.core.errors import ExecutionError, LimitError, quote
+from geon.execute.backend import Backend
+from geon.execute.kernels import KernelFn
+from geon.execute.limits import Limits
+from geon.execute.memory import Buffer, MemoryPlan
+from geon.execute.regions import Reader, TensorInfo
+
+if TYPE_CHECKING:
+    from concurrent.futures import ThreadPoolExecutor
+
+__all__ = ["Plan", "Progress", "Step", "shard_workers"]
+
+Array = Any
+
+
+def shard_workers() -> int:
+    """How many threads run the Applications of one operation concurrently in a sharded run:
+    ``GEON_SHARD_WORKERS`` (1 runs them one after another), default ``os.cpu_count()``."""
+    raw = os.environ.get("GEON_SHARD_WORKERS")
+    if raw is None or not raw.strip():
+        return max(1, os.cpu_count() or 1)
+    try:
+        n = int(raw)
+    except ValueError:
+        raise ExecutionError(
+            f"GEON_SHARD_WORKERS is {quote(raw)}; expected a whole number of threads >= 1"
+        ) from None
+    if n < 1:
+        raise ExecutionError(f"GEON_SHARD_WORKERS is {n}; expected a whole number >= 1")
+    return n
+
+
+_POOLS: dict[int, ThreadPoolExecutor] = {}
+_POOLS_LOCK = threading.Lock()
+_BLAS: list[Any] = []
+
+
+def _pool(size: int) -> ThreadPoolExecutor:
+    """A process-wide pool of ``size`` threads (made once, reused by every plan)."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    with _POOLS_LOCK:
+        pool = _POOLS.get(size)
+        if pool is None:
+            pool = _POOLS[size] = ThreadPoolExecutor(size, thread_name_prefix="geon-shard")
+        return pool
+
+
+def _one_blas_thread() -> Any:
+    """A context that limits BLAS to one thread while a group of Applications runs (each
+    Application is one thread's work; nested BLAS threads would oversubscribe the cores)."""
+    with _POOLS_LOCK:
+        if not _BLAS:
+            from threadpoolctl import ThreadpoolController
+
+            _BLAS.append(ThreadpoolController())
+    return _BLAS[0].limit(limits=1, user_api="blas")
+
+
+@dataclass(frozen=True, slots=True)
+class Progress:
+    """One finished step, as passed to ``on_progress`` (the Celery task forwards it live)."""
+
+    done: int
+    total: int
+    phase: str
+    operation_id: str
+    application_id: str | None
+    kernel: str
+    seconds: float
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "done": self.done,
+            "total": self.total,
+            "fraction": round(self.fraction, 6),
+            "phase": self.phase,
+            "operationId": self.operation_id,
+            "applicationId": self.application_id,
+            "kernel": self.kernel,
+            "seconds": self.seconds,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One unit of work: an operation, or one Application of it in a sharded plan."""
+
+    operation_id: str
+    application_id: str | None
+    kernel: str
+    fn: KernelFn
+    reads: tuple[Reader, ...]
+    out: int
+    out_index: tuple[slice, ...] | None  # None: the whole tensor
+    alias: bool
+    zero: tuple[int, ...] = ()
+    read_tensors: tuple[int, ...] = ()
+
+
+@dataclass
+class Plan:
+    """A compiled graph: run it with :meth:`execute`."""
+
+    graph_id: str
+    sharded: bool
+    backend: Backend
+    tensors: tuple[TensorInfo, ...]
+    steps: tuple[Step, ...]
+    inputs: tuple[int, ...]
+    constants: dict[int, Any]
+    keep: tuple[int, ...]
+    arena_tensors: tuple[tuple[int, int], ...]  # (tensor index, slot index)
+    buffers: tuple[Buffer, ...]  # what the memory planner was given (keys: tensor indexes)
+    alias_of: dict[int, int]  # view tensor -> the tensor it views
+    memory: MemoryPlan
+    limits: Limits
+    groups: tuple[tuple[int, int], ...] = ()  # [first, stop) step ranges that may run together
+    _bound: list[Array] | None = None
+
+    @property
+    def input_bytes(self) -> int:
+        return sum(self.tensors[i].nbytes for i in (*self.inputs, *self.constants))
+
+    @property
+    def planned_bytes(self) -> int:
+        """Arena plus inputs and constants: what a run holds at its peak."""
+        return self.memory.planned_peak_bytes + self.input_bytes
+
+    def tensor(self, tensor_id: str) -> TensorInfo:
+        """The tensor with id ``tensor_id``."""
+        for t in self.tensors:
+            if t.id == tensor_id:
+                return t
+        raise ExecutionError(f"tensor {quote(tensor_id)} is not in the plan")
+
+    def _bind(self) -> list[Array]:
+        """The arena's slots and a view of its slot for every arena tensor (first run only)."""
+        if self._bound is None:
+            be = self.backend
+            slots = [be.empty(s.size, be.dtype(s.dtype)) for s in self.memory.slots]
+            bound: list[Array] = [None] * len(self.tensors)
+            for t, s in self.arena_tensors:
+                info = self.tensors[t]
+                bound[t] = be.xp.reshape(slots[s][: info.size], info.shape)
+            self._bound = bound
+        return list(self._bound)
+
+    def execute(
+        self,
+        inputs: Mapping[int, Array],
+        *,
+        on_progress: Callable[[Progress], None] | None = None,
+        phase: str = "logical",
+        timings: dict[str, dict[str, float]] | None = None,
+        deadline: float | None = None,
+    ) -> dict[int, Array]:
+        """Run once on backend arrays (by tensor index; every input must be there) and return
+        the kept tensors, still on the backend (the caller copies them to the host).
+
+        ``timings`` collects seconds per operation (``"operations"``) and per Application
+        (``"applications"``); ``deadline`` is a ``time.perf_counter()`` value after which the
+        run stops with :class:`LimitError`."""
+        values = self._bind()
+        for t, v in inputs.items():
+            values[t] = v
+        for t, v in self.constants.items():
+            values[t] = v
+        strict = self.backend.native is None
+        per_op = timings.setdefault("operations", {}) if timings is not None else None
+        per_app = timings.setdefault("applications", {}) if timings is not None else None
+        with np.errstate(all="ignore"):
+            self._loop(values, strict, per_op, per_app, on_progress, phase, deadline)
+        return {t: values[t] for t in self.keep}
+
+    def _loop(
+        self,
+        values: list[Array],
+        strict: bool,
+        per_op: dict[str, float] | None,
+        per_app: dict[str, float] | None,
+        on_progress: Callable[[Progress], None] | None,
+        phase: str,
+        deadline: float | None,
+    ) -> None:
+        total = len(self.steps)
+        clock = time.perf_counter
+        # CuPy queues every kernel on one stream: threads would only interleave the launches.
+        workers = shard_workers() if self.groups and self.backend.name != "cupy" else 1
+        groups = dict(self.groups) if workers > 1 else {}
+
+        def finished(n: int, st: Step, took: float) -> None:
+            if per_app is not None and st.application_id is not None:
+                per_app[st.application_id] = took
+            if on_progress is not None:
+                on_progress(
+                    Progress(n, total, phase, st.operation_id, st.application_id, st.kernel, took)
+                )
+
+        n = 0
+        while n < total:
+            stop = groups.get(n, n + 1)
+            began = clock()
+            if stop == n + 1:
+                st = self.steps[n]
+                _apply(st, values, strict, zero=True)
+                tooks = [clock() - began]
+            else:
+                tooks = self._concurrent(n, stop, values, strict, min(workers, stop - n))
+            if per_op is not None:
+                op = self.steps[n].operation_id
+                per_op[op] = per_op.get(op, 0.0) + (tooks[0] if stop == n + 1 else clock() - began)
+            for k, took in enumerate(tooks):
+                finished(n + k + 1, self.steps[n + k], took)
+            n = stop
+            if deadline is not None and clock() > deadline:
+                st = self.steps[n - 1]
+                what = (
+                    f"application {quote(st.application_id)} of operation {quote(st.operation_id)}"
+                    if st.application_id
+                    else f"operation {quote(st.operation_id)}"
+                )
+                raise LimitError(
+                    f"the run passed its time limit of {self.limits.max_seconds:g} s after "
+                    f"{what} (step {n} of {total}); raise GEON_MAX_SECONDS to allow longer runs"
+                )
+
+    def _concurrent(
+        self, first: int, stop: int, values: list[Array], strict: bool, workers: int
+    ) -> list[float]:
+        """Run steps ``[first, stop)`` (the Applications of one operation, writing disjoint
+        regions of one tensor) on ``workers`` threads, BLAS limited to one thread meanwhile;
+        returns each step's seconds, measured in its thread. Zeroing happens first, here."""
+        from concurrent.futures import wait
+
+        steps = self.steps[first:stop]
+        for st in steps:
+            for z in st.zero:
+                values[z][...] = 0
+
+        def timed(st: Step) -> float:
+            began = time.perf_counter()
+            with np.errstate(all="ignore"):
+                _apply(st, values, strict, zero=False)
+            return time.perf_counter() - began
+
+        pool = _pool(workers)
+        with _one_blas_thread():
+            futures = [pool.submit(timed, st) for st in steps]
+            wait(futures)
+        return [f.result() for f in futures]  # the first failure, in step order, raises
+
+
+def _apply(st: Step, values: list[Array], strict: bool, *, zero: bool) -> None:
+    """One step: zero what it asks, read its regions, run its kernel into its output region."""
+    if zero:
+        for z in st.zero:
+            values[z][...] = 0
+    args = [r(values) for r in st.reads]
+    if st.alias:
+        values[st.out] = st.fn(args, None)
+    elif st.out_index is None:
+        st.fn(args, values[st.out])
+    elif strict:
+        values[st.out][st.out_index] = st.fn(args, None)
+    else:
+        st.fn(args, values[st.out][st.out_index])
