@@ -1,6 +1,9 @@
 import { describe, expect, it } from "vitest";
 import cases from "../../../tests/core/axis_cases.json";
-import { canonical, deriveSelections, deriveSignature, inferAxes, MAX_AXIS_REF_LENGTH, MIRRORED, parseRef, pyRepr, type AxisDecl } from "./axes";
+import { canonical, MAX_AXIS_REF_LENGTH, parseRef, type AxisDecl } from "./axes";
+import { inferAxes, MIRRORED } from "./infer/infer";
+import { pyRepr } from "./infer/messages";
+import { deriveSelections, deriveSignature } from "./infer/signature";
 import { CATALOGUE, searchKernels } from "./catalogue";
 
 interface Case {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import cases from "../../../tests/core/ipf_cases.json";
-import { IPF, ZRange } from "./ipf";
+import { IPF, selectionOf, ZRange } from "./ipf";
 
 type R = { start: number[]; end: number[] };
 interface Case {
@@ -64,5 +64,21 @@ describe("ZRange", () => {
   it("refuses a start after its end, naming both", () => {
     expect(() => new ZRange([1], [0])).toThrow('range has start "[1]" after end "[0]" in dim 0; expected start <= end');
     expect(() => new ZRange([0.5], [1])).toThrow('range start has entry "0.5"; expected integers');
+  });
+});
+
+describe("selectionOf: the one clip rule (DESIGN.md §4, geon.core.zspace.selection_of)", () => {
+  const pad = new IPF([[1]], [-1], [1]); // a read one cell before and after its tensor
+  const index = new ZRange([0], [5]);
+  const tensor = new ZRange([0], [3]);
+
+  it.each([
+    ["a read is clipped to its tensor", pad, tensor, true, "[0:3]"],
+    ["a write is the projection as it is", pad, tensor, false, "[-1:4]"],
+    ["a read without a tensor range is the projection", pad, null, true, "[-1:4]"],
+    ["a read of a tensor of another rank is the projection", pad, new ZRange([0, 0], [3, 3]), true, "[-1:4]"],
+    ["a read wholly past its tensor is empty at its nearest edge", new IPF([[1]], [10], [1]), tensor, true, "[3:3]"],
+  ] as const)("%s", (_label, ipf, bounds, read, want) => {
+    expect(`${selectionOf(ipf, index, bounds, { read })}`).toBe(want);
   });
 });

@@ -3,7 +3,10 @@
 // (tests/core/ipf_cases.json, written by tests/core/test_ipf_cases.py). An IPF ``(P, o, s)``
 // maps an index point ``i`` to ``[P·i + o, P·i + o + s)`` and an index range to the bounding box
 // of the images of all its points, over every corner; an empty range maps to the empty range at
-// ``P·a + o``. Error messages are the server's, word for word.
+// ``P·a + o``. This is the editor's one copy of both rules of §4: the projection (IPF.range) and
+// the clip of a read to its tensor (selectionOf); the signature derivation (infer/signature.ts)
+// and the projection window (projection.ts) call them. Error messages are the server's, word for
+// word.
 
 export class ShapeError extends Error {}
 export class SplitError extends Error {}
@@ -194,6 +197,12 @@ export interface IpfJson {
   shape: number[];
 }
 
+/** The JSON form of an ``IPFSignature`` tag: per IO key, one IPF per selection. */
+export interface SignatureJson {
+  inputs: Record<string, IpfJson[]>;
+  outputs: Record<string, IpfJson[]>;
+}
+
 /** An index projection function ``(P, o, s)``: index point ``i`` -> ``[P·i+o, P·i+o+s)``. */
 export class IPF {
   readonly map: ZAffineMap;
@@ -264,4 +273,15 @@ export class IPF {
   apply(arg: ZRange | readonly number[]): ZRange {
     return arg instanceof ZRange ? this.range(arg) : this.point(arg);
   }
+}
+
+/**
+ * What the operand of ``ipf`` selects of its tensor over the index range ``index``
+ * (geon.core.zspace.selection_of): the projection of ``index``; for a read, clipped to the
+ * tensor's range when one of the same rank is given (a padded read reaches past its tensor: the
+ * cells outside are zeros, not reads); for a write, the projection as it is.
+ */
+export function selectionOf(ipf: IPF, index: ZRange, tensor: ZRange | null, { read }: { read: boolean }): ZRange {
+  const footprint = ipf.range(index);
+  return read && tensor !== null && tensor.rank === footprint.rank ? footprint.clip(tensor) : footprint;
 }

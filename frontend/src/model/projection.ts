@@ -1,7 +1,8 @@
 // What the projection window shows of one operation: its index space (IPFIndex, named by
 // IndexAxes), its applications, and per input and output the IPF of its IPFSignature, with the
 // region that an index point or an application selects (all corners; inputs clipped to the
-// tensor as the server's checker clips a padded read). For custom kernels (not in the
+// tensor as the server's checker clips a padded read: ipf.ts's IPF.range and selectionOf, the
+// editor's one copy of both rules, DESIGN.md §4). For custom kernels (not in the
 // catalogue) the IPFs are edited here: the fields are parsed into draft IPFs that move the
 // regions live, and committing builds one ordinary edit that writes the signature and
 // re-projects the selections of the operation and of its applications.
@@ -9,7 +10,7 @@
 import { CATALOGUE } from "./catalogue";
 import { APPLICATION, declaredAxes, INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, nodeById, OPERATION, selections, tensorAxes, tensorRange, type LoomDocument } from "./document";
 import type { EditOp } from "./edits";
-import { IPF, ZRange, type IpfJson } from "./ipf";
+import { IPF, selectionOf, ZRange, type SignatureJson } from "./ipf";
 
 export type Side = "inputs" | "outputs";
 
@@ -128,10 +129,9 @@ export function pickRange(view: OperationProjection, pick: Pick): ZRange | null 
   return view.applications.find((a) => a.id === pick.id)?.index ?? null;
 }
 
-/** What a footprint selects of a port's tensor. */
-function selected(port: PortProjection, raw: ZRange): ZRange {
-  if (port.side === "inputs" && port.tensorRange && port.tensorRange.rank === raw.rank) return raw.clip(port.tensorRange);
-  return raw;
+/** What ``port`` selects of its tensor over the index range ``index`` (a read is clipped to it). */
+function selected(port: PortProjection, ipf: IPF, index: ZRange): ZRange {
+  return selectionOf(ipf, index, port.tensorRange, { read: port.side === "inputs" });
 }
 
 /**
@@ -144,8 +144,7 @@ export function regions(view: OperationProjection, pick: Pick, drafts: ReadonlyM
   for (const port of view.ports) {
     const ipf = drafts.get(port.key) ?? port.ipf;
     if (!ipf || !at || (ipf.map.inDim !== null && ipf.map.inDim !== at.rank)) continue;
-    const raw = pick.kind === "point" ? ipf.point(pick.point) : ipf.range(at);
-    const bands = view.applications.map((a) => ({ applicationId: a.id, region: selected(port, ipf.range(a.index)) }));
+    const bands = view.applications.map((a) => ({ applicationId: a.id, region: selected(port, ipf, a.index) }));
     const overlaps: ZRange[] = [];
     bands.forEach((b, i) => {
       for (const c of bands.slice(i + 1)) {
@@ -155,7 +154,7 @@ export function regions(view: OperationProjection, pick: Pick, drafts: ReadonlyM
       }
     });
     const shared = bands.length > 1 && bands.every((b) => b.region.equals(bands[0]!.region));
-    out.push({ key: port.key, raw, region: selected(port, raw), bands, overlaps, shared });
+    out.push({ key: port.key, raw: ipf.range(at), region: selected(port, ipf, at), bands, overlaps, shared });
   }
   return out;
 }
@@ -200,7 +199,7 @@ export function commitOps(doc: LoomDocument, view: OperationProjection, drafts: 
   const op = nodes.get(view.opId);
   if (!op) return [];
   const ipfOf = (p: PortProjection) => drafts.get(p.key) ?? p.ipf;
-  const signature: Record<Side, Record<string, IpfJson[]>> = { inputs: {}, outputs: {} };
+  const signature: SignatureJson = { inputs: {}, outputs: {} };
   for (const p of view.ports) {
     const ipf = ipfOf(p);
     if (!ipf) return []; // a malformed IPF that was not edited: the signature cannot be written whole
@@ -212,7 +211,7 @@ export function commitOps(doc: LoomDocument, view: OperationProjection, drafts: 
     for (const p of view.ports) {
       const ipf = ipfOf(p)!;
       if (ipf.map.inDim !== null && ipf.map.inDim !== index.rank) return null;
-      (body[p.side][p.port] ??= []).push({ tensorId: p.tensorId, range: selected(p, ipf.range(index)).toJson() });
+      (body[p.side][p.port] ??= []).push({ tensorId: p.tensorId, range: selected(p, ipf, index).toJson() });
     }
     return body;
   };
