@@ -19,84 +19,22 @@ executor exists. Only named operations run here; positional loom kernels raise
 from __future__ import annotations
 
 import string
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from functools import reduce
 from typing import Any
 
 import numpy as np
 
 from geon.core.axes import Axes, Axis
+from geon.core.constants import CONSTANT, decode_constant
+from geon.core.dtypes import REDUCERS, UFUNCS, numpy_dtype
 from geon.core.errors import ExecutionError, GeonError, ShapeError
 from geon.core.graph import AXIS, OPERATION, TENSOR, TENSOR_AXES, Graph, Node, iter_selections
 from geon.core.ops import CATALOGUE, Inference, infer
 
-__all__ = ["DTYPE_PROBES", "UFUNCS", "evaluate_graph", "run_op"]
+__all__ = ["evaluate_graph", "run_op"]
 
 Array = np.ndarray[Any, Any]
-
-
-def _sigmoid(x: Array) -> Array:
-    return 1.0 / (1.0 + np.exp(-x))
-
-
-def _relu(x: Array) -> Array:
-    return np.maximum(x, np.zeros((), dtype=x.dtype))
-
-
-UFUNCS: dict[str, Callable[..., Array]] = {
-    "op:add": np.add,
-    "op:multiply": np.multiply,
-    "op:maximum": np.maximum,
-    "op:minimum": np.minimum,
-    "op:subtract": np.subtract,
-    "op:divide": np.divide,
-    "op:power": np.power,
-    "op:negative": np.negative,
-    "op:abs": np.abs,
-    "op:exp": np.exp,
-    "op:log": np.log,
-    "op:sqrt": np.sqrt,
-    "op:square": np.square,
-    "op:tanh": np.tanh,
-    "op:sigmoid": _sigmoid,
-    "op:relu": _relu,
-}
-"""The NumPy function of every elementwise kernel."""
-
-_REDUCERS: dict[str, Callable[..., Array]] = {
-    "op:sum": np.sum,
-    "op:prod": np.prod,
-    "op:max": np.max,
-    "op:min": np.min,
-    "op:mean": np.mean,
-}
-
-
-def _dot_probe(x: Array, y: Array) -> Array:
-    return np.result_type(x, y).type(0) * np.ones(0, np.result_type(x, y))
-
-
-def _fold(f: Callable[..., Array]) -> Callable[..., Array]:
-    def run(*arrays: Array) -> Array:
-        return reduce(f, arrays)
-
-    return run
-
-
-def _along0(f: Callable[..., Array]) -> Callable[..., Array]:
-    def run(a: Array) -> Array:
-        return np.asarray(f(a, axis=0))
-
-    return run
-
-
-DTYPE_PROBES: dict[str, Callable[..., Array]] = {
-    **{k: _fold(f) for k, f in UFUNCS.items()},
-    **{k: _along0(f) for k, f in _REDUCERS.items()},
-    "op:dot": _dot_probe,
-    "op:conv2d": _dot_probe,
-}
-"""Functions whose result dtype on one-element arrays is the kernel's (NumPy's rules)."""
 
 
 def _align(a: Array, cols: list[int], rank: int) -> Array:
@@ -137,7 +75,7 @@ def run_op(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
     if k.family == "reduction":
         a = inputs["tensor"][0]
         reduced = tuple(inf.plan["reduced"])
-        r = np.asarray(_REDUCERS[k.name](a, axis=reduced))
+        r = np.asarray(REDUCERS[k.name](a, axis=reduced))
         kept = [i for i in range(a.ndim) if i not in reduced]
         cols = [inf.operand_dims("tensor")[i].column for i in kept]
         order = sorted(range(len(kept)), key=lambda j: cols[j] or 0)
@@ -228,8 +166,6 @@ def evaluate_graph(graph: Graph, inputs: Mapping[str, Any]) -> dict[str, Array]:
     """Every tensor's value: constants from their tags, placeholders from ``inputs`` (keyed by
     tensor id or label), the rest computed op by op. Raises a ``GeonError`` naming what is
     missing or malformed."""
-    from geon.core.builder import CONSTANT, decode_constant, numpy_dtype
-
     declared: dict[str, Axis] = {}
     for node in graph.of_type(AXIS):
         declared[node.body.get("name", "")] = Axis.from_json(node.body)
@@ -325,8 +261,6 @@ def _run(
     for sel in iter_selections(op.body, ("outputs",)):
         node = tensors[sel.tensor_id]
         dtype = node.body["dtype"]
-        from geon.core.builder import numpy_dtype
-
         shape = _shape(node)
         target = values.get(sel.tensor_id)
         if target is None:

@@ -32,25 +32,13 @@ from typing import Any, Literal
 import numpy as np
 
 from geon.core.axes import Axes, Axis, AxisRef, CompositeRef, Ref, RefLike, to_ref
+
+# DTYPES: moved to geon.core.dtypes; re-exported until the lead updates importers
+from geon.core.dtypes import DTYPES
 from geon.core.errors import ShapeError
 from geon.core.ops import Inference, infer
 
 __all__ = ["DTYPES", "TensorDesc", "column_major_strides", "row_major_strides"]
-
-DTYPES: tuple[str, ...] = (
-    "boolean",
-    "int8",
-    "int16",
-    "int32",
-    "int64",
-    "uint8",
-    "float16",
-    "float32",
-    "float64",
-    "complex64",
-    "complex128",
-)
-"""The dtypes a Tensor may have (DESIGN.md §5)."""
 
 
 def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:

@@ -22,20 +22,17 @@ Only ``be.xp`` (the array API namespace) is used here; writing into ``out`` with
 Named ops follow :func:`geon.core.ops.infer`: the executor passes the :class:`Inference` and the
 kernel reads its ``plan`` facts (``align``, ``pairs``, ``reduced``, conv roles) and operand
 :class:`~geon.core.ops.Dim` columns. Operands are cast to the output tensor's dtype first, which
-gives NumPy's promotion results (the builder derives output dtypes with NumPy's rules) and keeps
-the strict namespace, which refuses mixed kinds, happy.
+gives NumPy's promotion results (:func:`geon.core.dtypes.compute_dtype`; the builder derives
+output dtypes with the same rules) and keeps the strict namespace, which refuses mixed kinds, happy.
 """
 
 from __future__ import annotations
 
-import functools
 import math
-import warnings
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-import numpy as np
-
+from geon.core.dtypes import compute_dtype
 from geon.core.errors import ExecutionError
 from geon.core.ops import CATALOGUE, Inference
 from geon.execute.backend import Backend
@@ -43,7 +40,6 @@ from geon.execute.backend import Backend
 __all__ = [
     "ELEMENTWISE_FAMILIES",
     "KernelFn",
-    "compute_dtype",
     "lower_named",
     "lower_positional",
 ]
@@ -70,38 +66,6 @@ def _deliver(be: Backend, r: Array, out: Array | None, dtype: Any) -> Array:
         return r
     out[...] = r
     return out
-
-
-def compute_dtype(kernel: str, in_dtypes: Sequence[str]) -> str:
-    """The dtype NumPy's rules give ``kernel`` on operands of ``in_dtypes`` (views keep theirs).
-
-    >>> compute_dtype("op:add", ["int32", "float32"]), compute_dtype("op:sum", ["int32"])
-    ('float64', 'int64')
-    """
-    return _compute_dtype(kernel, tuple(in_dtypes))
-
-
-@functools.lru_cache(maxsize=1024)
-def _compute_dtype(kernel: str, in_dtypes: tuple[str, ...]) -> str:
-    from geon.core.builder import _dtype_name, numpy_dtype
-    from geon.core.reference import DTYPE_PROBES, UFUNCS
-
-    probe = DTYPE_PROBES.get(kernel)
-    if len(in_dtypes) == 1 and kernel in UFUNCS:
-        probe = UFUNCS[kernel]
-    elif kernel in ("op:linear", "matmul"):
-        probe = DTYPE_PROBES["op:dot"]
-    elif kernel == "row_sum":
-        probe = DTYPE_PROBES["op:sum"]
-    if probe is None or not in_dtypes:
-        return in_dtypes[0] if in_dtypes else "float64"
-    try:
-        with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            found = probe(*(np.zeros(0, numpy_dtype(d)) for d in in_dtypes)).dtype
-        return _dtype_name(found)
-    except Exception:  # a dtype NumPy cannot combine: let the array library decide
-        return in_dtypes[0]
 
 
 def _caster(

@@ -322,7 +322,7 @@ def test_missing_feed_and_unknown_feed() -> None:
 )
 def test_constants_round_trip_through_json(value: np.ndarray[Any, Any]) -> None:
     tag = json.loads(json.dumps(encode_constant(value), allow_nan=False))
-    from geon.core.builder import _dtype_name
+    from geon.core.dtypes import dtype_name as _dtype_name
 
     back = decode_constant(tag, _dtype_name(value.dtype), value.shape)
     assert back.dtype == value.dtype

@@ -1,0 +1,120 @@
+"""The Python authoring API (DESIGN.md §8), re-exported as :mod:`geon.core`.
+
+>>> import numpy as np
+>>> from geon import core as gc
+>>> H, W, N = gc.Axis("H", 2), gc.Axis("W", 3), gc.Axis("N", 4)
+>>> x = gc.constant(np.arange(6.0).reshape(2, 3), axes=[H, W - 1])
+>>> y = gc.placeholder(axes=[W, N], name="y")
+>>> z = gc.dot(x, y)
+>>> str(z.axes), str(z.axes[1])
+('(H, N)', 'N')
+>>> gc.evaluate(z, feeds={y: np.ones((3, 4))}).tolist()
+[[3.0, 3.0, 3.0, 3.0], [12.0, 12.0, 12.0, 12.0]]
+
+Modules: :mod:`~geon.core.builder.tensor` (the :class:`Tensor` handle, leaves and how an op
+call becomes a handle), :mod:`~geon.core.builder.functions` (the operator functions) and
+:mod:`~geon.core.builder.document` (:func:`graph` and :func:`evaluate`).
+
+Every call infers its result axes at once through :func:`geon.core.ops.infer` and raises a
+:class:`~geon.core.errors.GeonError` subclass naming the axis; :func:`graph` then writes exactly
+what the checker re-derives, so a graph built here checks clean.
+
+Document written by :func:`graph`:
+
+- one ``Axis`` node per declared axis mentioned anywhere (tensor axes and op params);
+- one ``Tensor`` node per tensor: ``{dtype, range}`` with the range ``[0, length)`` per axis, a
+  ``TensorAxes`` tag, and its ``label`` when the tensor was named;
+- one ``Operation`` node per op: ``{kernel, params?, inputs, outputs}`` and the tags
+  ``IndexAxes``, ``IPFIndex`` and the derived ``IPFSignature``. Each selection is the region the
+  op reads or writes (:meth:`geon.core.ops.Inference.selections`): the whole tensor for most
+  kernels, the sliced window for ``op:slice``. Kernel params count from the tensor's origin.
+
+Constants are stored inline in the document (:mod:`geon.core.constants`).
+
+Unbound axes. A document may hold axes with ``length: null``, but a Tensor's range needs an
+extent, so :func:`graph` refuses tensors with unbound axes (``ShapeError`` naming the axis).
+"""
+
+from __future__ import annotations
+
+from geon.core.axes import Axis
+from geon.core.builder.document import evaluate, graph
+from geon.core.builder.functions import (
+    abs,
+    add,
+    broadcast,
+    cast_axes,
+    conv2d,
+    dimshuffle,
+    divide,
+    exp,
+    flatten,
+    log,
+    max,
+    maximum,
+    mean,
+    min,
+    minimum,
+    multiply,
+    negative,
+    pad,
+    power,
+    prod,
+    relu,
+    sigmoid,
+    slice,
+    sqrt,
+    square,
+    subtract,
+    sum,
+    tanh,
+    unflatten,
+)
+from geon.core.builder.tensor import Tensor, constant, dot, placeholder, transpose
+from geon.core.constants import CONSTANT, decode_constant, encode_constant
+
+# moved to geon.core.dtypes; re-exported until the lead updates importers
+from geon.core.dtypes import numpy_dtype  # noqa: F401
+
+__all__ = [
+    "CONSTANT",
+    "Axis",
+    "Tensor",
+    "abs",
+    "add",
+    "broadcast",
+    "cast_axes",
+    "constant",
+    "conv2d",
+    "decode_constant",
+    "dimshuffle",
+    "divide",
+    "dot",
+    "encode_constant",
+    "evaluate",
+    "exp",
+    "flatten",
+    "graph",
+    "log",
+    "max",
+    "maximum",
+    "mean",
+    "min",
+    "minimum",
+    "multiply",
+    "negative",
+    "pad",
+    "placeholder",
+    "power",
+    "prod",
+    "relu",
+    "sigmoid",
+    "slice",
+    "sqrt",
+    "square",
+    "subtract",
+    "sum",
+    "tanh",
+    "transpose",
+    "unflatten",
+]
