@@ -14,6 +14,7 @@ from typing import Any
 from geon.core.axes import Axes, Ref
 from geon.core.errors import ShapeError
 from geon.core.ops.catalogue import Kernel
+from geon.core.zspace import IPF, ZRange, selection_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,9 +104,10 @@ class Inference:
         lengths: Lengths | None = None,
     ) -> dict[str, list[dict[str, list[int]]]]:
         """The region each operand reads or writes: the projection of the whole index range,
-        clipped to the operand tensor's range (``ranges``: ``(start, end)`` per operand by IO
-        key). This is the selection the builder writes; for most kernels it is the whole
-        tensor, for a slice the sliced window, and for pad the whole (smaller) input.
+        an input's clipped to its tensor's range (:func:`geon.core.zspace.selection_of` is the
+        rule; ``ranges``: ``(start, end)`` per operand by IO key). This is the selection the
+        builder writes; for most kernels it is the whole tensor, for a slice the sliced window,
+        and for pad the whole (smaller) input.
 
         >>> from geon.core.axes import Axes, Axis
         >>> from geon.core.ops import infer
@@ -116,7 +118,7 @@ class Inference:
         [{'start': [1], 'end': [3]}]
         """
         size = lengths or _declared_length
-        extent = [size(r) for r in self.index]
+        index = ZRange([0] * len(self.index), [size(r) for r in self.index])
         starts = {key: [r[0] for r in group] for key, group in ranges.items()}
         sig = self.signature(starts, size)
         out: dict[str, list[dict[str, list[int]]]] = {}
@@ -124,12 +126,10 @@ class Inference:
             for key, entries in sig[side].items():
                 found = []
                 for pos, entry in enumerate(entries):
-                    lo_t, hi_t = ranges[key][pos]
-                    start, end = _project(entry, extent)
-                    start = [max(a, b) for a, b in zip(start, lo_t, strict=True)]
-                    end = [min(a, b) for a, b in zip(end, hi_t, strict=True)]
-                    end = [max(a, b) for a, b in zip(start, end, strict=True)]
-                    found.append({"start": start, "end": end})
+                    tensor = ZRange(*ranges[key][pos])
+                    ipf = IPF.from_json(entry)
+                    sel = selection_of(ipf, index, tensor, read=side == "inputs")
+                    found.append({"start": list(sel.start), "end": list(sel.end)})
                 out[key] = found
         return out
 
@@ -141,24 +141,6 @@ class Inference:
     def index_json(self) -> dict[str, list[str]]:
         """The op's ``IndexAxes`` tag value."""
         return {"axes": list(self.index.names)}
-
-
-def _project(entry: Mapping[str, Any], extent: Sequence[int]) -> tuple[list[int], list[int]]:
-    """The range ``[0, extent)`` of the index space maps to under one IPF (every corner)."""
-    proj = entry["affineMap"]["projection"]
-    offset = entry["affineMap"]["offset"]
-    start: list[int] = []
-    end: list[int] = []
-    for row, o, s in zip(proj, offset, entry["shape"], strict=True):
-        lo = hi = o
-        for c, n in zip(row, extent, strict=True):
-            if n <= 0:
-                continue
-            lo += min(0, c * (n - 1))
-            hi += max(0, c * (n - 1))
-        start.append(lo)
-        end.append(hi + s)
-    return start, end
 
 
 def _declared_length(ref: Ref) -> int:
