@@ -12,8 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from geon import core as gc
-from geon.core.axis_checks import CONSTRAINTS
-from geon.core.constraints import check
+from geon.core.checks import check
+from geon.core.checks.axes import CONSTRAINTS
 from geon.core.graph import AXIS, IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, TENSOR_AXES, Graph
 from geon.core.issues import Issue
 from geon.core.ops import CATALOGUE
@@ -353,7 +353,7 @@ EDITS = [
 
 @pytest.mark.parametrize("steps", [[0, 1], [2, 3], [4, 0], [5, 6], [1, 0, 2], [3, 4, 6]])
 def test_incremental_checks_equal_full_checks(steps: list[int]) -> None:
-    from geon.core.constraints import IncrementalChecker
+    from geon.core.checks import IncrementalChecker
 
     g, ids = _dot_graph()
     ic = IncrementalChecker(g)

@@ -11,9 +11,9 @@ from typing import Any
 
 import pytest
 
-from geon.core import axis_checks
-from geon.core import constraints as constraints_module
-from geon.core.constraints import all_constraints, check, check_document, coverage
+from geon.core.checks import all_constraints, check, check_document, coverage
+from geon.core.checks import axes as axis_checks
+from geon.core.checks import fastpath as constraints_module
 from geon.core.graph import (
     AXIS,
     INDEX_AXES,

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from geon.core.constraints import IncrementalChecker, check
+from geon.core.checks import IncrementalChecker, check
 from geon.core.errors import DocumentError
 from geon.core.graph import (
     APPLICATION,

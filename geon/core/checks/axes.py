@@ -1,4 +1,5 @@
-"""geon's axis constraints, registered with the checker in :mod:`geon.core.constraints`.
+"""The axis constraints (DESIGN.md §2 and §5), registered with the checker in
+:mod:`geon.core.checks.registry`.
 
 >>> import numpy as np
 >>> from geon import core as gc
@@ -27,13 +28,14 @@ Each check reads only its node, the tensors an operation references and Axis dec
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from geon.core.axes import KNOWN_ROLES, Axes, Axis, AxisRef, Ref, parse_ref_string
-from geon.core.errors import GeonError
+from geon.core.checks.fastpath import is_well_formed
+from geon.core.checks.messages import MAX_LISTED, issue, path
+from geon.core.errors import GeonError, quote
 from geon.core.graph import (
     AXIS,
     INDEX_AXES,
@@ -51,47 +53,6 @@ from geon.core.ops import CATALOGUE, Inference, check_io, infer
 
 __all__ = ["CONSTRAINTS", "infer_operation"]
 
-MAX_LISTED = 16
-"""At most this many other declarations of a name are listed in one issue."""
-
-
-def _q(value: Any, limit: int = 80) -> str:
-    text = value if isinstance(value, str) else json.dumps(value, default=repr)
-    if len(text) > limit:
-        text = text[: limit - 3] + "..."
-    return f'"{text}"'
-
-
-def _path(node_id: str, suffix: str = "") -> str:
-    return f"$.nodes['{node_id}']{suffix}"
-
-
-def _issue(
-    constraint: str,
-    kind: str,
-    summary: str,
-    message: str,
-    node_ids: Sequence[str],
-    contexts: Sequence[Context] = (),
-    params: Mapping[str, Any] | None = None,
-) -> Issue:
-    return Issue(
-        constraint,
-        kind,
-        summary,
-        message,
-        params=dict(params or {}),
-        node_ids=tuple(node_ids),
-        contexts=tuple(contexts),
-    )
-
-
-def _well_formed(index: GraphIndex, node: Node | None) -> bool:
-    from geon.core.constraints import is_well_formed
-
-    return is_well_formed(index, node)
-
-
 # --------------------------------------------------------------------------------------------
 # AxisDeclarations
 
@@ -99,7 +60,7 @@ def _well_formed(index: GraphIndex, node: Node | None) -> bool:
 def _axis_declarations(index: GraphIndex, node: Node) -> Iterator[Issue]:
     name = "AxisDeclarations"
     body = node.body
-    ctx = (Context("Axis", _path(node.id, ".body"), body),)
+    ctx = (Context("Axis", path(node.id, ".body"), body),)
     axis_name = body.get("name")
     problems: list[str] = []
     invalid = _name_problem(axis_name)
@@ -108,41 +69,43 @@ def _axis_declarations(index: GraphIndex, node: Node) -> Iterator[Issue]:
     length = body.get("length")
     if length is not None and (type(length) is not int or length < 1):
         problems.append(
-            f"axis {_q(axis_name)} has length {_q(length)}; expected an integer >= 1 or null"
+            f"axis {quote(axis_name)} has length {quote(length)}; expected an integer >= 1 or null"
         )
     roles = body.get("roles", [])
     if isinstance(roles, list):
         for role in roles:
             if role not in KNOWN_ROLES:
                 problems.append(
-                    f"axis {_q(axis_name)} has role {_q(role)}; expected one of "
+                    f"axis {quote(axis_name)} has role {quote(role)}; expected one of "
                     + "("
                     + ", ".join(f'"{r}"' for r in KNOWN_ROLES)
                     + ")"
                 )
     else:
-        problems.append(f"axis {_q(axis_name)} has roles {_q(roles)}; expected a list of roles")
+        problems.append(
+            f"axis {quote(axis_name)} has roles {quote(roles)}; expected a list of roles"
+        )
     cls = body.get("cls")
     if cls is not None and not isinstance(cls, str):
-        problems.append(f"axis {_q(axis_name)} has cls {_q(cls)}; expected a string or null")
+        problems.append(f"axis {quote(axis_name)} has cls {quote(cls)}; expected a string or null")
     batch = body.get("batch", False)
     if not isinstance(batch, bool):
-        problems.append(f"axis {_q(axis_name)} has batch {_q(batch)}; expected true or false")
+        problems.append(f"axis {quote(axis_name)} has batch {quote(batch)}; expected true or false")
     for message in problems:
-        yield _issue(name, "AxisError", "Axis declaration is invalid", message, (node.id,), ctx)
+        yield issue(name, "AxisError", "Axis declaration is invalid", message, (node.id,), ctx)
     if isinstance(axis_name, str):
         declared = index.axis_declaration_ids(axis_name)
         if len(declared) > 1:
             # the first few others: each of n duplicates listing all others would be n^2
             others = [n for n in declared[: MAX_LISTED + 1] if n != node.id][:MAX_LISTED]
             rest = len(declared) - 1 - len(others)
-            yield _issue(
+            yield issue(
                 name,
                 "AxisError",
                 "Axis name is declared twice",
-                f"axis {_q(axis_name)} is declared by {len(declared)} Axis nodes; expected "
+                f"axis {quote(axis_name)} is declared by {len(declared)} Axis nodes; expected "
                 "one declaration per name (rename or remove the others: "
-                + ", ".join(_q(o) for o in others)
+                + ", ".join(quote(o) for o in others)
                 + (f" and {rest} more" if rest else "")
                 + ")",
                 (node.id, *others),
@@ -156,7 +119,7 @@ def _name_problem(name: Any) -> str | None:
     is too long), or None."""
     if not isinstance(name, str):
         return (
-            f'axis name {_q(name)} is invalid; expected a letter or "_" followed by letters, '
+            f'axis name {quote(name)} is invalid; expected a letter or "_" followed by letters, '
             'digits or "_"'
         )
     try:
@@ -267,7 +230,7 @@ def _read_tensor_axes(index: GraphIndex, node: Node, seen: set[str]) -> _TensorA
     if not isinstance(refs, list):
         return _TensorAxes(
             None,
-            f'tensor {_q(node.id)} has TensorAxes {_q(tag)}; expected {{"axes": [...]}}',
+            f'tensor {quote(node.id)} has TensorAxes {quote(tag)}; expected {{"axes": [...]}}',
             "AxisError",
         )
     parsed: list[Ref] = []
@@ -275,22 +238,23 @@ def _read_tensor_axes(index: GraphIndex, node: Node, seen: set[str]) -> _TensorA
         try:
             parts = parse_ref_string(ref)
         except GeonError as e:
-            return _TensorAxes(None, f"tensor {_q(node.id)}: {e}", "AxisError")
+            return _TensorAxes(None, f"tensor {quote(node.id)}: {e}", "AxisError")
         for axis_name, _ in parts:
             if index.axis(axis_name) is not None and _declared(index, axis_name, seen) is None:
                 return _TensorAxes(None, None, "AxisError")  # AxisDeclarations reports it
             if _declared(index, axis_name, seen) is None:
                 return _TensorAxes(
                     None,
-                    f"tensor {_q(node.id)} names axis {_q(axis_name)}, which is not declared; "
-                    f'expected an Axis node with name "{axis_name}", or an axis that is declared',
+                    f"tensor {quote(node.id)} names axis {quote(axis_name)}, which is not "
+                    f'declared; expected an Axis node with name "{axis_name}", or an axis that '
+                    "is declared",
                     "AxisError",
                 )
         parsed.append(AxisRef.parse(ref, lambda n: _declared(index, n, seen)))
     try:
         return _TensorAxes(Axes(tuple(parsed)), None, "AxisError")
     except GeonError as e:
-        return _TensorAxes(None, f"tensor {_q(node.id)}: {e}", type(e).__name__)
+        return _TensorAxes(None, f"tensor {quote(node.id)}: {e}", type(e).__name__)
 
 
 def _extent(node: Node) -> tuple[tuple[int, ...], tuple[int, ...]]:
@@ -306,27 +270,27 @@ def _extent(node: Node) -> tuple[tuple[int, ...], tuple[int, ...]]:
 
 def _tensor_axes_agreement(index: GraphIndex, node: Node) -> Iterator[Issue]:
     name = "TensorAxesAgreement"
-    if not node.tags or TENSOR_AXES not in node.tags or not _well_formed(index, node):
+    if not node.tags or TENSOR_AXES not in node.tags or not is_well_formed(index, node):
         return
     where = (
-        Context("TensorAxes", _path(node.id, f".tags['{TENSOR_AXES}']"), node.tags[TENSOR_AXES]),
+        Context("TensorAxes", path(node.id, f".tags['{TENSOR_AXES}']"), node.tags[TENSOR_AXES]),
     )
     found = _tensor_axes(index, node)
     if found is None or (found.axes is None and found.problem is None):
         return
     if found.axes is None:
-        yield _issue(
+        yield issue(
             name, found.kind, "Tensor axes are invalid", found.problem or "", (node.id,), where
         )
         return
     axes = found.axes
     _, shape = _extent(node)
     if len(axes) != len(shape):
-        yield _issue(
+        yield issue(
             name,
             "ShapeError",
             "Tensor axes do not match its rank",
-            f"tensor {_q(node.id)} has {len(axes)} axes {axes} but its range has rank "
+            f"tensor {quote(node.id)} has {len(axes)} axes {axes} but its range has rank "
             f"{len(shape)}; expected one axis per dim",
             (node.id,),
             where,
@@ -335,13 +299,13 @@ def _tensor_axes_agreement(index: GraphIndex, node: Node) -> Iterator[Issue]:
         return
     for dim, (ref, n) in enumerate(zip(axes, shape, strict=True)):
         if ref.length is not None and ref.length != n:
-            yield _issue(
+            yield issue(
                 name,
                 "ShapeError",
                 "Tensor extent does not match its axis",
-                f"tensor {_q(node.id)} has {n} elements along axis {_q(str(ref))} (dim {dim}), "
-                f"which has length {ref.length}; expected the range's extent to equal the "
-                "axis length",
+                f"tensor {quote(node.id)} has {n} elements along axis {quote(str(ref))} "
+                f"(dim {dim}), which has length {ref.length}; expected the range's extent to "
+                "equal the axis length",
                 (node.id,),
                 where,
                 {"axis": str(ref), "dim": dim, "extent": n, "length": ref.length},
@@ -368,13 +332,13 @@ def _op_axes(index: GraphIndex, node: Node, seen: set[str] | None = None) -> _Op
         not isinstance(kname, str) or kname not in CATALOGUE
     ):  # a malformed kernel is SchemaConformance's
         return None
-    if not CATALOGUE[kname].named or not _well_formed(index, node):
+    if not CATALOGUE[kname].named or not is_well_formed(index, node):
         return None
     sides: dict[str, dict[str, list[tuple[Node, Axes]]]] = {"inputs": {}, "outputs": {}}
     named = positional = 0
     for sel in iter_selections(node.body):
         tensor = index.get(sel.tensor_id)
-        if tensor is None or tensor.type != TENSOR or not _well_formed(index, tensor):
+        if tensor is None or tensor.type != TENSOR or not is_well_formed(index, tensor):
             return None
         found = _tensor_axes(index, tensor, seen)  # notes the names read, even on failure
         if found is None:
@@ -434,13 +398,13 @@ def _infer_operation(
         return None, None
     kname = node.body["kernel"]
     k = CATALOGUE[kname]
-    ctx_body = (Context("Operation", _path(node.id, ".body"), {"kernel": kname}),)
+    ctx_body = (Context("Operation", path(node.id, ".body"), {"kernel": kname}),)
     if not op.inputs and not op.outputs:
-        return None, _issue(
+        return None, issue(
             name,
             "AxisError",
             "Operation mixes named and positional tensors",
-            f"operation {_q(node.id)} ({kname}) reads or writes tensors with and without "
+            f"operation {quote(node.id)} ({kname}) reads or writes tensors with and without "
             "TensorAxes; expected TensorAxes on every tensor of a named operation",
             (node.id,),
             ctx_body,
@@ -450,7 +414,7 @@ def _infer_operation(
         outs = op.outputs.get("result", [])
         if set(op.outputs) - {"result"} or len(outs) != 1:
             raise GeonError(
-                f"{kname} writes outputs {_q(sorted(op.outputs))}; expected exactly one tensor "
+                f"{kname} writes outputs {quote(sorted(op.outputs))}; expected exactly one tensor "
                 'in "result"'
             )
         inf = infer(
@@ -460,11 +424,11 @@ def _infer_operation(
             lambda n: _declared(index, n, seen),
         )
     except GeonError as e:
-        return None, _issue(
+        return None, issue(
             name,
             type(e).__name__,
             "Operation axes do not infer",
-            f"operation {_q(node.id)} ({kname}): {e}",
+            f"operation {quote(node.id)} ({kname}): {e}",
             (node.id,),
             ctx_body,
             {"kernel": kname},
@@ -472,11 +436,11 @@ def _infer_operation(
     _, conflicts = _lengths_of(op)
     if conflicts:
         axis, a, b = conflicts[0]
-        return None, _issue(
+        return None, issue(
             name,
             "ShapeError",
             "Unbound axis has two extents",
-            f"operation {_q(node.id)} ({kname}) reads axis {_q(axis)} with {a} and with {b} "
+            f"operation {quote(node.id)} ({kname}) reads axis {quote(axis)} with {a} and with {b} "
             "elements; an unbound axis must have one extent across the operands",
             (node.id,),
             ctx_body,
@@ -484,18 +448,18 @@ def _infer_operation(
         )
     out_tensor, out_axes = outs[0]
     if out_axes != inf.result:
-        return None, _issue(
+        return None, issue(
             name,
             "AxisError",
             "Output axes differ from the inferred axes",
-            f"operation {_q(node.id)} ({kname}) infers the result axes {inf.result} but its "
-            f"output tensor {_q(out_tensor.id)} has {out_axes}; expected TensorAxes "
+            f"operation {quote(node.id)} ({kname}) infers the result axes {inf.result} but its "
+            f"output tensor {quote(out_tensor.id)} has {out_axes}; expected TensorAxes "
             f"{list(inf.result.names)}",
             (node.id, out_tensor.id),
             (
                 Context(
                     "TensorAxes",
-                    _path(out_tensor.id, f".tags['{TENSOR_AXES}']"),
+                    path(out_tensor.id, f".tags['{TENSOR_AXES}']"),
                     list(out_axes.names),
                 ),
             ),
@@ -538,14 +502,14 @@ def _kernel_signature_agreement(index: GraphIndex, node: Node) -> Iterator[Issue
     sig_path = f".tags['{IPF_SIGNATURE}']"
     actual = tags.get(IPF_SIGNATURE)
     if actual is None:
-        yield _issue(
+        yield issue(
             name,
             "KernelError",
             "Operation has no IPFSignature",
-            f"operation {_q(node.id)} ({kname}) has no IPFSignature; expected the one derived "
+            f"operation {quote(node.id)} ({kname}) has no IPFSignature; expected the one derived "
             "from its axes (see params.expected)",
             (node.id,),
-            (Context("IPFSignature", _path(node.id, sig_path), None),),
+            (Context("IPFSignature", path(node.id, sig_path), None),),
             {"expected": expected},
         )
     else:
@@ -555,18 +519,18 @@ def _kernel_signature_agreement(index: GraphIndex, node: Node) -> Iterator[Issue
                 for pos, entry in enumerate(entries):
                     have = got[pos] if isinstance(got, list) and pos < len(got) else None
                     if _normal(have) != entry:
-                        yield _issue(
+                        yield issue(
                             name,
                             "KernelError",
                             "IPFSignature differs from the kernel's",
-                            f"operation {_q(node.id)} ({kname}) has IPF {_q(have, 400)} for "
-                            f"{side} {_q(key)}[{pos}]; the kernel derives {_q(entry, 400)} from "
-                            "the axes",
+                            f"operation {quote(node.id)} ({kname}) has IPF {quote(have, 400)} for "
+                            f"{side} {quote(key)}[{pos}]; the kernel derives "
+                            f"{quote(entry, 400)} from the axes",
                             (node.id,),
                             (
                                 Context(
                                     "IPF",
-                                    _path(node.id, f"{sig_path}.{side}.{key}[{pos}]"),
+                                    path(node.id, f"{sig_path}.{side}.{key}[{pos}]"),
                                     have,
                                 ),
                             ),
@@ -576,27 +540,27 @@ def _kernel_signature_agreement(index: GraphIndex, node: Node) -> Iterator[Issue
     want_axes = list(inf.index.names)
     have_axes = index_axes.get("axes") if isinstance(index_axes, dict) else None
     if index_axes is not None and have_axes != want_axes:
-        yield _issue(
+        yield issue(
             name,
             "AxisError",
             "IndexAxes differ from the kernel's",
-            f"operation {_q(node.id)} ({kname}) has IndexAxes {_q(have_axes)}; the kernel's index "
-            f"axes are {_q(want_axes)}",
+            f"operation {quote(node.id)} ({kname}) has IndexAxes {quote(have_axes)}; the "
+            f"kernel's index axes are {quote(want_axes)}",
             (node.id,),
-            (Context("IndexAxes", _path(node.id, f".tags['{INDEX_AXES}']"), index_axes),),
+            (Context("IndexAxes", path(node.id, f".tags['{INDEX_AXES}']"), index_axes),),
             {"expected": want_axes},
         )
     ipf_index = tags.get(IPF_INDEX)
     want_index = {"start": [0] * len(inf.index), "end": [size(r) for r in inf.index]}
     if ipf_index is not None and _normal(ipf_index) != want_index:
-        yield _issue(
+        yield issue(
             name,
             "KernelError",
             "IPFIndex differs from the index axes",
-            f"operation {_q(node.id)} ({kname}) has IPFIndex {_q(ipf_index)}; its index axes "
-            f"{_q(want_axes)} give {_q(want_index)}",
+            f"operation {quote(node.id)} ({kname}) has IPFIndex {quote(ipf_index)}; its index axes "
+            f"{quote(want_axes)} give {quote(want_index)}",
             (node.id,),
-            (Context("IPFIndex", _path(node.id, f".tags['{IPF_INDEX}']"), ipf_index),),
+            (Context("IPFIndex", path(node.id, f".tags['{IPF_INDEX}']"), ipf_index),),
             {"expected": want_index},
         )
 
