@@ -27,6 +27,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from geon.core.axes import Axes, Axis, Ref
+from geon.core.constants import CONSTANT, decode_constant
+from geon.core.dtypes import DTYPE_BYTES, numpy_dtype
 from geon.core.errors import ExecutionError, GeonError, LimitError, quote
 from geon.core.graph import (
     AXIS,
@@ -40,7 +42,6 @@ from geon.core.graph import (
 )
 from geon.core.limits import show_int
 from geon.core.ops import CATALOGUE, Inference, infer
-from geon.core.sharding import DTYPE_BYTES
 from geon.core.zspace import ZRange, parse_range, selection_of
 from geon.execute.backend import Backend, select_backend
 from geon.execute.kernels import ELEMENTWISE_FAMILIES, KernelFn, lower_named, lower_positional
@@ -209,8 +210,6 @@ class _Compiler:
     def _sources(self, uses: Uses) -> tuple[list[int], dict[int, Any]]:
         """The tensors no operation writes: inputs (fed to each run) and constants (decoded
         once, here, onto the backend)."""
-        from geon.core.builder import CONSTANT, decode_constant, numpy_dtype
-
         inputs: list[int] = []
         constants: dict[int, Any] = {}
         for info in self.tensors:

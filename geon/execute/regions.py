@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from geon.core.axes import Ref
+from geon.core.dtypes import DTYPE_BYTES
 from geon.core.errors import ExecutionError, quote
 from geon.core.graph import Node
 from geon.core.ops import Dim, Inference
-from geon.core.sharding import DTYPE_BYTES
 from geon.core.zspace import IPF, ZRange
 from geon.execute.backend import Backend
 

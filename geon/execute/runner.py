@@ -29,6 +29,7 @@ from typing import Any
 
 import numpy as np
 
+from geon.core.dtypes import numpy_dtype
 from geon.core.errors import ExecutionError, GeonError, LimitError, ShapeError, quote
 from geon.core.graph import Graph
 from geon.execute.backend import Backend, select_backend
@@ -63,8 +64,6 @@ def tensor_keys(tensors: Sequence[TensorInfo]) -> dict[int, str]:
 
 def generate_input(info: TensorInfo, rng: np.random.Generator) -> HostArray:
     """A seeded input: standard normal floats, integers in [0, 10), random booleans."""
-    from geon.core.builder import numpy_dtype
-
     dt = numpy_dtype(info.dtype)
     if dt.kind == "f":
         return rng.standard_normal(info.shape).astype(dt)
@@ -81,8 +80,6 @@ def resolve_inputs(
     """Host arrays for every input tensor of ``plan``: from ``inputs`` (keyed by tensor id,
     unique label or ``.npz`` key), the rest from ``np.random.default_rng(seed)`` in document
     order. Refuses unknown keys, computed tensors, wrong shapes and unsafe dtype casts."""
-    from geon.core.builder import numpy_dtype
-
     tensors = plan.tensors
     by_key: dict[str, int] = {}
     labels: dict[str, list[int]] = {}

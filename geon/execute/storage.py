@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from geon.core.dtypes import DTYPE_BYTES
 from geon.core.ops import CATALOGUE
-from geon.core.sharding import DTYPE_BYTES
 from geon.core.zspace import ZRange
 from geon.execute.kernels import ELEMENTWISE_FAMILIES
 from geon.execute.memory import Buffer, MemoryPlan, plan_memory
