@@ -44,20 +44,19 @@ function mount(root: HTMLElement): void {
   const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
   const editor = new Editor(root, {
     wsPath: root.dataset.wsPath ?? "",
-    runsUrl: root.dataset.runsUrl ?? "",
     csrf,
     user: root.dataset.user ?? "",
     graphId: root.dataset.graphId ?? "",
     offline: root.dataset.offline === "1",
   });
-  const byLabel = (label: string) => editor.session.document?.nodes.find((n) => n.label === label);
+  const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
     state: () =>
       structuredClone({
         ...editor.state(),
         selected: editor.selected,
-        inFlight: editor.session.inFlight,
-        history: editor.history.names(),
+        inFlight: editor.sync.session.inFlight,
+        history: editor.sync.history.names(),
         tool: editor.tool.kind,
         viewport: editor.vp,
       }),

@@ -1,18 +1,11 @@
-// The editor's state and the pure functions that fold server messages into it.
+// The editor's state (what the user sees of the connection, the document and the latest run) and
+// the pure functions that fold server messages into it. The messages' types are generated
+// (sync/protocol.ts).
 
-import type { AppliedMessage, IssueCounts, Presence, PresenceMessage, RejectedMessage } from "../sync/session";
 import type { Issue, LoomDocument } from "./document";
+import type { IssueCounts, Presence, RunInfo, RunMessage } from "../sync/protocol";
 
-export type RunStatus = "queued" | "running" | "done" | "failed";
-
-export interface RunInfo {
-  id: number;
-  status: RunStatus;
-  progress: number;
-  error: string;
-  result: Record<string, unknown>;
-  workerPid: number | null;
-}
+export type RunStatus = RunInfo["status"];
 
 /** The websocket as the user sees it. */
 export interface LinkState {
@@ -49,52 +42,6 @@ export interface EditorState {
   message: string;
 }
 
-export interface SnapshotMessage {
-  type: "snapshot";
-  document: LoomDocument;
-  version: number;
-  issues: Issue[];
-  /** Every issue's count by severity, when ``issues`` may be cut short (absent: the list is whole). */
-  issueCounts?: IssueCounts;
-  present: Presence[];
-  /** This user's role on the graph, when the server says it (else it comes as ``access``). */
-  role?: string;
-}
-
-/** This user's role on the graph changed (the server may send it at any time). */
-export interface AccessMessage {
-  type: "access";
-  role: string;
-}
-
-export interface RunMessage {
-  type: "run";
-  event: "queued" | "progress" | "done" | "failed";
-  run: RunInfo;
-}
-
-export interface ErrorMessage {
-  type: "error";
-  error: { code: string; message: string };
-  /** The edit the error is about, when the frame was an edit. */
-  id?: string;
-}
-
-export interface PongMessage {
-  type: "pong";
-  id: string | null;
-}
-
-/** The graph's shard plans changed (saved, renamed, generated or deleted by ``author``). */
-export interface PlansMessage {
-  type: "plans";
-  author: string;
-}
-
-export type ServerMessage = SnapshotMessage | RunMessage | ErrorMessage | AppliedMessage | RejectedMessage | PresenceMessage | PongMessage | PlansMessage | AccessMessage;
-
-const TYPES = new Set(["snapshot", "run", "error", "applied", "rejected", "presence", "pong", "plans", "access"]);
-
 export function initialState(): EditorState {
   return {
     connection: "connecting",
@@ -130,17 +77,4 @@ export function applyRun(state: EditorState, msg: RunMessage): EditorState {
   const last = statuses[statuses.length - 1];
   const runStatuses = last === msg.run.status ? statuses : [...statuses, msg.run.status];
   return { ...state, run: msg.run, runStatuses };
-}
-
-/** Parse one websocket frame; anything not a known message is reported, not thrown. */
-export function parseMessage(data: string): ServerMessage | { type: "invalid"; reason: string } {
-  let value: unknown;
-  try {
-    value = JSON.parse(data);
-  } catch {
-    return { type: "invalid", reason: "not JSON" };
-  }
-  const type = (value as { type?: unknown } | null)?.type;
-  if (typeof type === "string" && TYPES.has(type)) return value as ServerMessage;
-  return { type: "invalid", reason: `unknown message type "${String(type)}"` };
 }

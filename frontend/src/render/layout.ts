@@ -124,3 +124,21 @@ export function gridLayout(input: LayoutInput): [string, Rect][] {
   input.boxes.filter((b) => !b.pinned).forEach((b, i) => out.push([b.id, { x: 24 + (i % 6) * 240, y: floor + 24 + Math.floor(i / 6) * 100, w: b.w, h: b.h }]));
   return out;
 }
+
+/**
+ * What of ``previous`` a new view keeps at once: placed nodes where their Layout tag puts them,
+ * nodes laid out before where they were (sized anew). ``complete`` is false when some box has
+ * neither: then the layout engine places the rest.
+ */
+export function keptLayout(view: GraphView, previous: Layout): { layout: Layout; complete: boolean } {
+  const rects = new Map<string, Rect>();
+  let complete = true;
+  for (const b of view.boxes) {
+    const size = boxSize(b);
+    const old = previous.rects.get(b.id);
+    if (b.pinned) rects.set(b.id, { ...b.pinned, ...size });
+    else if (old) rects.set(b.id, { x: old.x, y: old.y, ...size });
+    else complete = false;
+  }
+  return { layout: { rects }, complete };
+}

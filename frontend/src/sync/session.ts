@@ -21,56 +21,9 @@
 // version and issues stay as they are. One that skips a version means an event was missed: the
 // session is out of sync and needs a new snapshot.
 
-import type { Issue, LoomDocument, Point } from "../model/document";
+import type { Issue, LoomDocument } from "../model/document";
 import { applyOps, type EditOp } from "../model/edits";
-
-/** One connected client (a user may have several: each tab is a client). */
-export interface Presence {
-  client?: string;
-  user: string;
-  name?: string;
-  selection?: string[];
-  cursor?: Point | null;
-}
-
-/** The document's issue counts when the server sends only some of its issues. */
-export interface IssueCounts {
-  error: number;
-  warning: number;
-}
-
-export interface EditMessage {
-  type: "edit";
-  id: string;
-  baseVersion: number;
-  ops: EditOp[];
-}
-
-export interface AppliedMessage {
-  type: "applied";
-  /** The sender's edit id; null for edits made through the REST API. */
-  id: string | null;
-  version: number;
-  ops: EditOp[];
-  issues: Issue[];
-  /** Every issue's count by severity, when ``issues`` may be cut short (absent: the list is whole). */
-  issueCounts?: IssueCounts;
-  author?: string;
-}
-
-export interface RejectedMessage {
-  type: "rejected";
-  id: string;
-  reason: string;
-  message: string;
-  version: number;
-  conflicts?: { id: string; field: string }[];
-}
-
-export interface PresenceMessage extends Presence {
-  type: "presence";
-  event: "join" | "leave" | "update";
-}
+import type { AppliedMessage, EditMessage, IssueCounts, Presence, PresenceMessage, RejectedMessage } from "./protocol";
 
 /** An edit of this client that the server has not confirmed. */
 export interface Pending {
@@ -81,6 +34,12 @@ export interface Pending {
   /** ``queued``: not sent on this line; ``sent``: answer awaited; ``lost``: sent, then the line dropped before the answer. */
   state: "queued" | "sent" | "lost";
 }
+
+/** What ``Session.applied`` reads of an ``applied`` message (the offline page makes its own). */
+export type AppliedEdit = Pick<AppliedMessage, "id" | "version" | "ops" | "issues"> & Partial<AppliedMessage>;
+
+/** An edit message as this client sends it: node ops only (shards go out on their own, see sync/controller.ts). */
+export type SentEdit = Omit<EditMessage, "ops"> & { ops: EditOp[] };
 
 export class Session {
   confirmed: LoomDocument | null = null;
@@ -153,7 +112,7 @@ export class Session {
   }
 
   /** The next edit to send, marked sent; null while one is awaited, or none is queued. */
-  next(): EditMessage | null {
+  next(): SentEdit | null {
     const p = this.pending[0];
     if (!p || p.state !== "queued") return null;
     p.state = "sent";
@@ -172,7 +131,7 @@ export class Session {
    * the session is out of sync (the ops do not fit the confirmed document, or a version was
    * skipped): then only a new snapshot helps, and nothing was changed by a skipping message.
    */
-  applied(msg: Omit<AppliedMessage, "id"> & { id: string | null }): { mine: EditOp[] | null; outOfSync: boolean } {
+  applied(msg: AppliedEdit): { mine: EditOp[] | null; outOfSync: boolean } {
     if (this.version !== null && msg.version > this.version + 1) return { mine: null, outOfSync: true };
     const at = this.pending.findIndex((p) => p.id === msg.id);
     const mine = at >= 0 ? this.pending[at]!.ops : null;
@@ -206,7 +165,7 @@ export class Session {
   }
 
   /** The server refused one of our edits: it disappears; the ops are returned so history forgets them. */
-  rejected(msg: RejectedMessage): EditOp[] | null {
+  rejected(msg: Pick<RejectedMessage, "id"> & Partial<RejectedMessage>): EditOp[] | null {
     const at = this.pending.findIndex((p) => p.id === msg.id);
     if (at < 0) return null;
     const [p] = this.pending.splice(at, 1);

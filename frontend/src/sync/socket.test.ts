@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BACKOFF_BASE_MS, BACKOFF_CAP_MS, backoffDelay } from "./backoff";
-import { GraphSocket, refusalMessage, socketUrl, type SocketHandlers } from "./socket";
+import { GraphSocket, parseMessage, refusalMessage, socketUrl, type SocketHandlers } from "./socket";
 
 describe("socketUrl", () => {
   it.each([
@@ -140,5 +140,18 @@ describe("refusalMessage", () => {
     [4404, "ann removed you from this graph", "ann removed you from this graph; the editor stopped reconnecting (close code 4404)"],
   ])("%s", (code, said, expected) => {
     expect(refusalMessage(code, said)).toBe(expected);
+  });
+});
+
+describe("parseMessage", () => {
+  it.each([
+    ["not JSON", "{", { type: "invalid", reason: "not JSON" }],
+    ["unknown type", '{"type": "nope"}', { type: "invalid", reason: 'unknown message type "nope"' }],
+    ["no type", "[1]", { type: "invalid", reason: 'unknown message type "undefined"' }],
+    ["an error", '{"type": "error", "error": {"code": "c", "message": "m"}}', { type: "error", error: { code: "c", message: "m" } }],
+    ["plans changed", '{"type": "plans", "author": "bob"}', { type: "plans", author: "bob" }],
+    ["a role changed", '{"type": "access", "role": "viewer"}', { type: "access", role: "viewer" }],
+  ])("%s", (_label, data, expected) => {
+    expect(parseMessage(data)).toEqual(expected);
   });
 });

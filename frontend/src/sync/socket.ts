@@ -3,8 +3,8 @@
 // the close codes in ``REFUSED`` (signed out, no such graph or no access) stop the retries, as
 // does ``close()``.
 
-import { parseMessage, type ServerMessage } from "../model/state";
 import { backoffDelay } from "./backoff";
+import { SERVER_MESSAGE_TYPES, type ServerMessage } from "./protocol";
 
 export interface SocketHandlers {
   /** A connection is being started (``attempt`` counts them, the first is 1). */
@@ -113,4 +113,17 @@ export function refusalMessage(code: number, said: string | null): string {
   if (code === CLOSE_SIGNED_OUT) return "you are signed out, so the editor stopped: sign in again to keep editing";
   const why = said ?? "this graph was deleted, or you no longer have access to it";
   return `${why}; the editor stopped reconnecting (close code ${code})`;
+}
+
+/** Parse one websocket frame; anything not a known message is reported, not thrown. */
+export function parseMessage(data: string): ServerMessage | { type: "invalid"; reason: string } {
+  let value: unknown;
+  try {
+    value = JSON.parse(data);
+  } catch {
+    return { type: "invalid", reason: "not JSON" };
+  }
+  const type = (value as { type?: unknown } | null)?.type;
+  if (typeof type === "string" && SERVER_MESSAGE_TYPES.has(type)) return value as ServerMessage;
+  return { type: "invalid", reason: `unknown message type "${String(type)}"` };
 }

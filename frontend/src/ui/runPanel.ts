@@ -3,8 +3,11 @@
 // 2-D; a slice picker for higher rank) with the axis names on its sides, the sharded run's
 // difference from the logical one, and the results.npz download.
 
+import type { RunInfo } from "../sync/protocol";
+import { startRun } from "../sync/runs";
 import { el, submit } from "./dom";
 
+/** What a run's ``step`` says (the protocol leaves its fields open): the last operation or Application done. */
 export interface RunStep {
   done?: number;
   total?: number;
@@ -12,18 +15,6 @@ export interface RunStep {
   operationId?: string | null;
   applicationId?: string | null;
   kernel?: string | null;
-}
-
-export interface RunView {
-  id: number;
-  status: string;
-  progress: number;
-  error: string;
-  sharded?: boolean;
-  step?: RunStep;
-  result: Record<string, unknown>;
-  max_abs_diff?: Record<string, number> | null;
-  results?: string | null;
 }
 
 export interface ResultView {
@@ -70,10 +61,10 @@ function drawHeat(canvas: HTMLCanvasElement, r: ResultView): void {
 
 export interface RunPanel {
   element: HTMLElement;
-  update(run: RunView | null): void;
+  update(run: RunInfo | null): void;
 }
 
-export function createRunPanel(options: { graphId: string; csrf: string; onRun: (run: RunView) => void; onError: (message: string) => void }): RunPanel {
+export function createRunPanel(options: { graphId: string; csrf: string; onRun: (run: RunInfo) => void; onError: (message: string) => void }): RunPanel {
   const mode = el("select", { "aria-label": "run mode", class: "geon-run-mode" });
   mode.append(el("option", { value: "logical", text: "logical" }), el("option", { value: "sharded", text: "sharded" }));
   const seed = el("input", { value: "0", "aria-label": "seed", class: "geon-run-seed", size: "4" });
@@ -97,34 +88,21 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
     e.preventDefault();
     message.textContent = "";
     element.scrollIntoView({ block: "nearest" });
-    const body = new FormData();
-    body.append("backend", "numpy");
-    body.append("sharded", mode.value === "sharded" ? "true" : "false");
-    if (seed.value.trim()) {
-      if (!/^\d+$/.test(seed.value.trim())) {
-        message.textContent = `seed "${seed.value}" is not a whole number of at least 0`;
-        return;
-      }
-      body.append("seed", seed.value.trim());
+    const typed = seed.value.trim();
+    if (typed && !/^\d+$/.test(typed)) {
+      message.textContent = `seed "${seed.value}" is not a whole number of at least 0`;
+      return;
     }
     const chosen = file.files?.[0];
-    if (chosen) body.append("inputs", chosen);
-    void (async () => {
-      try {
-        const response = await fetch(`/api/v1/graphs/${options.graphId}/runs`, { method: "POST", headers: { "X-CSRFToken": options.csrf }, body, credentials: "same-origin" });
-        const answer = (await response.json()) as { run?: RunView; error?: { message: string } } & Partial<RunView>;
-        const run = answer.run ?? (typeof answer.id === "number" ? (answer as RunView) : null);
-        if (run) options.onRun(run);
-        else message.textContent = answer.error?.message ?? `the server answered ${response.status}`;
-      } catch {
-        message.textContent = "the server could not be reached; try again";
-      }
-    })();
+    void startRun(options.graphId, options.csrf, { sharded: mode.value === "sharded", seed: typed || undefined, inputs: chosen }).then((answer) => {
+      if ("run" in answer) options.onRun(answer.run);
+      else message.textContent = answer.error;
+    });
   });
 
   let shownRun = -1;
   let lastKey = "";
-  const showOutputs = async (run: RunView): Promise<void> => {
+  const showOutputs = async (run: RunInfo): Promise<void> => {
     const listed = Array.isArray(run.result.outputs) ? (run.result.outputs as { label?: string; id?: string }[]) : [];
     const keys = listed.map((o) => o.label ?? o.id ?? "").filter(Boolean);
     const figures: HTMLElement[] = [];
@@ -133,7 +111,7 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
     outputs.replaceChildren(...figures);
     element.scrollIntoView({ block: "nearest" });
   };
-  const outputFigure = async (run: RunView, key: string, at: number[]): Promise<HTMLElement> => {
+  const outputFigure = async (run: RunInfo, key: string, at: number[]): Promise<HTMLElement> => {
     const url = `/api/v1/runs/${run.id}/results/${encodeURIComponent(key)}${at.length ? `?at=${at.join(",")}` : ""}`;
     const response = await fetch(url, { credentials: "same-origin" });
     const body = (await response.json()) as ResultView & { error?: { message: string } };
@@ -190,7 +168,7 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
       lastKey = key;
       progress.hidden = false;
       progress.value = run.progress;
-      const step = run.step;
+      const step = run.step as RunStep | null;
       const where = step && step.kernel ? ` · ${step.phase ?? ""} ${step.kernel}${step.applicationId ? " (application)" : ""} ${step.done ?? ""}/${step.total ?? ""}` : "";
       status.textContent = `run ${run.id} ${run.sharded ? "sharded" : "logical"}: ${run.status}${run.status === "running" ? ` ${Math.round(run.progress * 100)}%` : ""}${where}${run.error ? ` — ${run.error}` : ""}`;
       element.dataset.status = run.status;

@@ -4,20 +4,13 @@
 
 import { nodeById, OPERATION, tensorAxes, tensorRange, type Issue, type LoomDocument, type Range } from "../model/document";
 import { applicationsOf, coverage, coverOf, indexAxesOf, showRange, type ApplicationView } from "../model/shards";
+import type { ShardRequest } from "../sync/controller";
 import { button, el, submit } from "./dom";
 import { hatch } from "./draw";
 import { createPlansSection, type PlansOptions } from "./plans";
 
-/** What the panel asks the editor to send: the websocket ``shard`` op's fields. */
-export interface ShardRequest {
-  operation: string;
-  dim?: string;
-  parts?: number;
-  chunk?: number;
-  grid?: Record<string, number>;
-}
-
 export interface ShardsCallbacks {
+  /** Send the websocket ``shard`` op; why not, or null. */
   shard(request: ShardRequest): string | null;
   removeApplication(id: string): void;
   select(id: string): void;

@@ -1,0 +1,37 @@
+// Starting a run: one REST call (``POST /api/v1/graphs/<id>/runs``, DESIGN.md §6) for the run
+// panel's form and the toolbar's Run button alike. The run's progress then arrives as ``run``
+// messages on the websocket (sync/protocol.ts).
+
+import type { RunInfo } from "./protocol";
+
+export interface RunRequest {
+  sharded: boolean;
+  /** A whole number as the user typed it; absent: the server's default seed. */
+  seed?: string;
+  /** An ``.npz`` of inputs keyed by tensor label. */
+  inputs?: File;
+}
+
+/** The queued run, or why it was not queued (the server's message, or that it could not be reached). */
+export type RunAnswer = { run: RunInfo } | { error: string };
+
+/** The form the endpoint takes (multipart, so that an upload can ride along). */
+export function runForm(request: RunRequest): FormData {
+  const body = new FormData();
+  body.append("backend", "numpy");
+  body.append("sharded", request.sharded ? "true" : "false");
+  if (request.seed !== undefined) body.append("seed", request.seed);
+  if (request.inputs) body.append("inputs", request.inputs);
+  return body;
+}
+
+export async function startRun(graphId: string, csrf: string, request: RunRequest): Promise<RunAnswer> {
+  try {
+    const response = await fetch(`/api/v1/graphs/${graphId}/runs`, { method: "POST", headers: { "X-CSRFToken": csrf }, body: runForm(request), credentials: "same-origin" });
+    const answer = (await response.json()) as Partial<RunInfo> & { error?: { message: string } };
+    if (response.ok && typeof answer.id === "number") return { run: answer as RunInfo };
+    return { error: answer.error?.message ?? `the server answered ${response.status}` };
+  } catch {
+    return { error: "the server could not be reached; try again" };
+  }
+}
