@@ -28,7 +28,7 @@ DEMO_PASSWORD_FILE := $(GEON_DATA_DIR)/demo_password
 # Static checks import the settings (mypy's Django plugin, makemigrations) but use no secret.
 CHECK_ENV := SECRET_KEY=static-checks-only GEON_DATA_DIR=$(GEON_DATA_DIR)/checks
 
-.PHONY: help setup run test lint frontend-check pytest chromium clean
+.PHONY: help setup run test lint frontend-check protocol pytest chromium clean
 
 help:
 	@echo "make run    set up and serve geon on http://localhost:$(PORT)/ (Ctrl-C stops)"
@@ -85,7 +85,21 @@ lint: $(INSTALLED)
 	$(BIN)/lint-imports --no-logo
 	$(CHECK_ENV) $(BIN)/python manage.py makemigrations --check --dry-run
 
-frontend-check: $(NODE_MODULES)
+# The editor's protocol types, generated from the websocket's schemas (geon/graphs/protocol.py).
+PROTOCOL_TS := frontend/src/sync/protocol.ts
+PROTOCOL_GEN = $(BIN)/python -m geon.graphs.protocol_schema | (cd frontend && node scripts/protocol.mjs)
+
+protocol: $(INSTALLED) $(NODE_MODULES)
+	$(PROTOCOL_GEN) > $(PROTOCOL_TS)
+
+frontend-check: $(INSTALLED) $(NODE_MODULES)
+	fresh=$$(mktemp)
+	$(PROTOCOL_GEN) > "$$fresh"
+	if ! diff -u $(PROTOCOL_TS) "$$fresh"; then \
+	  rm -f "$$fresh"; \
+	  echo "$(PROTOCOL_TS) is not current with geon/graphs/protocol.py: run make protocol"; exit 1; \
+	fi
+	rm -f "$$fresh"
 	(cd frontend && npm run --silent typecheck && npm run --silent test)
 
 # pytest exits 5 when it collects nothing; like every other non-zero status, that fails make.
