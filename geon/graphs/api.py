@@ -212,7 +212,7 @@ def list_graphs(request: HttpRequest) -> dict[str, Any]:
 def create_graph(request: HttpRequest, payload: GraphIn) -> Status[dict[str, Any]]:
     """Store a new graph (you own it) with ``document`` as version 1."""
     title = services.check_title(payload.title)
-    services.check_document(payload.document)
+    services.parse_document(payload.document)
     graph = services.do_create_graph(owner=request.user, title=title, document=payload.document)  # type: ignore[arg-type]
     return Status(201, detail(graph, request.user))
 
@@ -223,7 +223,7 @@ def import_graph(
 ) -> Status[dict[str, Any]]:
     """Store a LoomGraph JSON document (the request body, as exported) as a new graph."""
     clean = services.check_title(title)
-    services.check_document(document)
+    services.parse_document(document)
     graph = services.do_create_graph(owner=request.user, title=clean, document=document)  # type: ignore[arg-type]
     return Status(201, detail(graph, request.user))
 

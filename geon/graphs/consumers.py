@@ -7,7 +7,12 @@ Close codes: 4401 not signed in, 4404 no such graph (or no access to it); the ha
 accepted first, so that a browser sees the code (a refused handshake is only "1006").
 
 An ``edit`` whose id its sender already used on the graph is not applied again: the sender
-alone gets the ``applied`` of the version it made (see :func:`services.do_apply_edits`).
+alone gets the ``applied`` of the version it made (see
+:func:`geon.graphs.services.editing.do_apply_edits`).
+
+The consumer only translates: it parses a frame, calls a service and sends what it returns.
+Edits go through the graph's edit queue (:mod:`geon.graphs.services.queue`); run events come
+from the runs' live feed (:mod:`geon.graphs.services.feeds`), published or polled.
 
 A change of the graph's members, owner or existence reaches every open socket of it through
 the channel layer group (``graph.access``, on commit): each checks its user's role again and is
@@ -29,8 +34,6 @@ lists only the clients of the same process.
 from __future__ import annotations
 
 import asyncio
-import collections
-import contextlib
 import json
 import logging
 import time
@@ -41,15 +44,16 @@ from channels.consumer import get_handler_name
 from channels.db import database_sync_to_async
 from channels.generic.websocket import AsyncJsonWebsocketConsumer, AsyncWebsocketConsumer
 from django.conf import settings
-from django.db import InterfaceError, OperationalError
 from django.utils import timezone
 
-from geon.core.errors import GeonError
-from geon.graphs import services
 from geon.graphs.edits import EditRefused
 from geon.graphs.protocol import CLIENT_MESSAGES, InvalidMessage, message_errors, parse_message
-from geon.runs.models import Run
-from geon.runs.services import EVENT_OF_STATUS, runs_changed_since
+from geon.graphs.services.access import AccessDenied, GraphNotFound, check_access
+from geon.graphs.services.documents import current_version_number, snapshot
+from geon.graphs.services.editing import Applied, EditRequest
+from geon.graphs.services.feeds import Delivered, Feed, Item, feed_of_event, follow, unfollow
+from geon.graphs.services.publishing import graph_group
+from geon.graphs.services.queue import UNAVAILABLE, EditQueue
 
 log = logging.getLogger(__name__)
 
@@ -58,25 +62,8 @@ CLOSE_NOT_FOUND = 4404
 #: "Try again later" (RFC 6455 registry): the database could not be reached at connect.
 CLOSE_TRY_AGAIN = 1013
 TRY_AGAIN = "the database is unavailable; try again later"
-#: The database errors that mean "not now" (unreachable, locked past the busy timeout, a
-#: connection lost), not "never": the sender may try again.
-UNAVAILABLE = (OperationalError, InterfaceError)
 #: A client's presence updates go out at most this often; the ones between are merged.
 PRESENCE_INTERVAL_SECONDS = 0.05
-#: At most this many queued edits of one graph are written in one transaction.
-EDITS_PER_COMMIT = 50
-#: At most this many transactions follow one another in one call to the database thread
-#: before other database work of the process (connects, run polls) gets a turn.
-COMMITS_PER_CALL = 4
-#: A due snapshot of a graph is stored once no edit of it came for this long (or once it is
-#: ``GEON_SNAPSHOT_EVERY`` versions overdue).
-SNAPSHOT_QUIET_SECONDS = 0.05
-STATUS_ORDER = {
-    Run.Status.QUEUED: 0,
-    Run.Status.RUNNING: 1,
-    Run.Status.DONE: 2,
-    Run.Status.FAILED: 2,
-}
 
 
 #: The clients connected to each graph in this process: graph id -> client id -> entry.
@@ -120,9 +107,13 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         through ``database_sync_to_async``, which closes stale connections itself.
         """
         handler = getattr(self, get_handler_name(message), None)
-        if handler is None:
+        if handler is not None:
+            await handler(message)
+            return
+        feed = feed_of_event(message["type"])  # another app's live feed (runs)
+        if feed is None:
             raise ValueError(f'no handler for message type "{message["type"]}"')
-        await handler(message)
+        await self.deliver(feed, message[feed.item])
 
     async def refuse(self, code: int, reason: str) -> None:
         """Accept the handshake, then close with ``code``: a browser sees the code and can
@@ -137,8 +128,8 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             return
         graph_id = self.scope["url_route"]["kwargs"]["graph_id"]
         try:
-            graph, role = await database_sync_to_async(services.check_access)(user, graph_id)
-        except services.GraphNotFound:
+            graph, role = await database_sync_to_async(check_access)(user, graph_id)
+        except GraphNotFound:
             await self.refuse(CLOSE_NOT_FOUND, "no such graph, or no role on it")
             return
         except UNAVAILABLE:
@@ -148,13 +139,13 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         self.graph_id = graph.pk
         self.graph_title = graph.title  # a person reads the refusal: the name, not the id
         self.role = role
-        self.sent: dict[int, tuple[int, float]] = {}
+        self.delivered = Delivered()
         self.edits = TokenBucket(settings.GEON_WS_EDITS_PER_SECOND, settings.GEON_WS_EDIT_BURST)
         presence_rate = settings.GEON_WS_PRESENCE_PER_SECOND
         self.presence = TokenBucket(presence_rate, 2 * presence_rate)
         self.presence_task: asyncio.Task[None] | None = None
         self.presence_sent_at = 0.0
-        self.group = services.graph_group(graph.pk)
+        self.group = graph_group(graph.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
         await self.accept()
         since = timezone.now()
@@ -169,25 +160,23 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         present = PRESENT.setdefault(str(graph.pk), {})
         present[self.client_id] = self.me
         try:
-            snapshot = await database_sync_to_async(services.snapshot)(graph)
+            first = await database_sync_to_async(snapshot)(graph)
         except UNAVAILABLE:  # the document could not be read: the client comes back later
             log.warning("the database is unavailable; closing a new websocket", exc_info=True)
             await self.close(code=CLOSE_TRY_AGAIN, reason=TRY_AGAIN)
             return
-        await self.send_snapshot(snapshot)
+        await self.send_snapshot(first)
         await self.announce("join")
-        if settings.GEON_RUN_EVENTS_BY_POLLING:
-            RunPoller.join(str(graph.pk), self, since)
+        follow(str(graph.pk), self, since)
 
     async def disconnect(self, code: int) -> None:
         await self.leave()
 
     async def leave(self) -> None:
-        """Stop hearing of the graph: run events, presence (others hear ``leave``), group."""
+        """Stop hearing of the graph: feeds, presence (others hear ``leave``), group."""
         if self.group is None:
             return
-        if settings.GEON_RUN_EVENTS_BY_POLLING:
-            await RunPoller.leave(str(self.graph_id), self)
+        await unfollow(str(self.graph_id), self)
         if self.presence_task is not None:
             self.presence_task.cancel()
         present = PRESENT.get(str(self.graph_id), {})
@@ -209,10 +198,8 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         """The graph's members, owner or existence changed (on some process): check this
         user's role again; tell them a new one, or close when there is none."""
         try:
-            _, role = await database_sync_to_async(services.check_access)(
-                self.scope["user"], self.graph_id
-            )
-        except services.GraphNotFound:
+            _, role = await database_sync_to_async(check_access)(self.scope["user"], self.graph_id)
+        except GraphNotFound:
             await self.revoke()
             return
         except UNAVAILABLE:  # the next change, or the next edit, checks again
@@ -302,7 +289,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
                 f"{settings.GEON_WS_EDIT_BURST}) are allowed on one connection",
             )
             return
-        request = services.EditRequest(
+        request = EditRequest(
             user, content["baseVersion"], content["ops"], edit_id, content.get("message", "")
         )
         try:
@@ -317,26 +304,26 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
                 version=await self.version_or(content["baseVersion"]),
             )
             return
-        if isinstance(result, services.Applied) and result.repeated:  # told to nobody else
+        if isinstance(result, Applied) and result.repeated:  # told to nobody else
             await self.send_json(result.message(edit_id))
         elif isinstance(result, EditRefused):
             await self.reject(edit_id, result.reason, str(result), **result.details)
-        elif isinstance(result, services.AccessDenied):
+        elif isinstance(result, AccessDenied):
             await self.reject(edit_id, "forbidden", str(result))
-        elif isinstance(result, services.GraphNotFound):
+        elif isinstance(result, GraphNotFound):
             await self.revoke()
 
     async def version_or(self, fallback: int) -> int:
         """The graph's current version number, or ``fallback`` while the database is away."""
         try:
-            return await database_sync_to_async(services.current_version_number)(self.graph_id)
+            return await database_sync_to_async(current_version_number)(self.graph_id)
         except UNAVAILABLE:
             return fallback
 
     async def reject(self, edit_id: str, reason: str, message: str, **details: Any) -> None:
         version = details.pop("version", None)
         if version is None:
-            version = await database_sync_to_async(services.current_version_number)(self.graph_id)
+            version = await database_sync_to_async(current_version_number)(self.graph_id)
         await self.send_json(
             {
                 "type": "rejected",
@@ -390,7 +377,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
 
     async def graph_applied(self, event: dict[str, Any]) -> None:
         """A batch of edits was stored: every client gets each ``applied``, in version order
-        (encoded once by :func:`services.publish_applied`, not once per client)."""
+        (encoded once, not once per client: :mod:`geon.graphs.services.publishing`)."""
         for frame in event["frames"]:
             await self.send(text_data=frame)
 
@@ -403,8 +390,8 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         await self.send_snapshot(event["message"])
 
     async def send_snapshot(self, message: dict[str, Any]) -> None:
-        """Send a ``snapshot`` (:func:`services.snapshot`) with this client's own parts: who is
-        connected and this user's role."""
+        """Send a ``snapshot`` (:func:`~geon.graphs.services.documents.snapshot`) with this
+        client's own parts: who is connected and this user's role."""
         present = list(PRESENT.get(str(self.graph_id), {}).values())
         await self.send_json({**message, "present": present, "role": self.role})
 
@@ -420,23 +407,11 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             reply["id"] = edit_id
         await self.send_json(reply)
 
-    async def run_event(self, message: dict[str, Any]) -> None:
-        """A ``run.event`` from the channel layer (published by :func:`runs.services.publish`)."""
-        await self.send_run(message["run"])
-
-    async def send_run(self, run: dict[str, Any]) -> None:
-        """Send a run event unless this client already has this state or a later one.
-
-        Events can reach a consumer twice (published and polled) or late; runs only move
-        forward, so anything not past the last state sent is dropped.
-        """
-        status = Run.Status(run["status"])
-        state = (STATUS_ORDER[status], run["progress"])
-        if run["id"] in self.sent and state <= self.sent[run["id"]]:
-            return
-        self.sent[run["id"]] = state
-        event = EVENT_OF_STATUS[status]
-        await self.send_json({"type": "run", "event": event, "run": run})
+    async def deliver(self, feed: Feed, item: Item) -> None:
+        """Send a feed's item (a run's state), unless this client has it or a later one."""
+        message = self.delivered.message(feed, item)
+        if message is not None:
+            await self.send_json(message)
 
 
 class NoGraph(AsyncWebsocketConsumer):
@@ -446,163 +421,3 @@ class NoGraph(AsyncWebsocketConsumer):
     async def connect(self) -> None:
         await self.accept()
         await self.close(code=CLOSE_NOT_FOUND, reason="no such graph")
-
-
-class EditQueue:
-    """The edits waiting for one graph in this process, applied together (a group commit).
-
-    The first edit of a graph starts a task that writes it; edits arriving meanwhile wait
-    and are written next, in one transaction (:func:`services.do_apply_edits`), each still
-    its own version with its own ``applied`` or refusal, in arrival order. Writes to one graph
-    go one at a time anyway (its row lock); this way a burst of edits costs one transaction,
-    not one each. The next transaction follows in the same call to the database thread, on
-    the same connection (opening one costs 10-20 ms with PostgreSQL).
-
-    The whole document that every ``GEON_SNAPSHOT_EVERY`` versions store is written when the
-    graph is quiet, after the ``applied`` messages went out: serialising a large document
-    holds the interpreter long enough to stall every client's fan-out.
-    """
-
-    running: dict[Any, EditQueue] = {}
-
-    def __init__(self, graph_id: Any) -> None:
-        self.graph_id = graph_id
-        # appended to on the event loop, taken from on the database thread
-        self.waiting: collections.deque[tuple[services.EditRequest, asyncio.Future[Any]]] = (
-            collections.deque()
-        )
-        self.task: asyncio.Task[None] | None = None
-        self.arrived = asyncio.Event()
-
-    @classmethod
-    async def submit(
-        cls, graph_id: Any, request: services.EditRequest
-    ) -> services.Applied | GeonError:
-        """Queue ``request`` and wait for its outcome (an unexpected error is raised)."""
-        loop = asyncio.get_running_loop()
-        queue = cls.running.get(graph_id)
-        if queue is None or (queue.task is not None and queue.task.get_loop() is not loop):
-            queue = cls.running[graph_id] = cls(graph_id)
-        future: asyncio.Future[Any] = loop.create_future()
-        queue.waiting.append((request, future))
-        queue.arrived.set()
-        if queue.task is None or queue.task.done():
-            queue.task = asyncio.create_task(queue.drain())
-        result: services.Applied | GeonError = await future
-        return result
-
-    async def drain(self) -> None:
-        while True:
-            await self.write_waiting()
-            due = services.snapshot_due(self.graph_id)
-            if due is None:
-                break
-            if due < settings.GEON_SNAPSHOT_EVERY:
-                self.arrived.clear()
-                with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self.arrived.wait(), SNAPSHOT_QUIET_SECONDS)
-                if self.waiting:
-                    continue
-            try:
-                await database_sync_to_async(services.do_store_snapshot)(self.graph_id)
-            except Exception:  # reads replay from an earlier snapshot: slower, still right
-                log.exception("storing a snapshot of graph %s failed", self.graph_id)
-        if EditQueue.running.get(self.graph_id) is self:  # nothing waits: forget the graph
-            del EditQueue.running[self.graph_id]
-
-    async def write_waiting(self) -> None:
-        """Write the waiting edits, at most ``EDITS_PER_COMMIT`` per transaction. When the hop
-        to the database thread itself fails (closing a connection to a database that went
-        away), the edits still waiting get that error rather than waiting forever."""
-        loop = asyncio.get_running_loop()
-        while self.waiting:
-            try:
-                await database_sync_to_async(self.write_batches)(loop)
-            except UNAVAILABLE as error:
-                stranded = [future for _, future in self.waiting]
-                self.waiting.clear()
-                _settle(stranded, None, error)
-
-    def write_batches(self, loop: asyncio.AbstractEventLoop) -> None:
-        """On the database thread: write batches of waiting edits one after another until none
-        waits (or ``COMMITS_PER_CALL`` were written); each outcome goes back to the loop."""
-        for _ in range(COMMITS_PER_CALL):
-            batch: list[tuple[services.EditRequest, asyncio.Future[Any]]] = []
-            while self.waiting and len(batch) < EDITS_PER_COMMIT:
-                batch.append(self.waiting.popleft())
-            if not batch:
-                return
-            try:
-                results = services.do_apply_edits(
-                    self.graph_id, [request for request, _ in batch], defer_snapshot=True
-                )
-            except Exception as error:  # the batch was rolled back: each sender gets the error
-                loop.call_soon_threadsafe(_settle, [f for _, f in batch], None, error)
-                continue
-            loop.call_soon_threadsafe(_settle, [f for _, f in batch], results, None)
-
-
-def _settle(
-    futures: list[asyncio.Future[Any]], results: list[Any] | None, error: Exception | None
-) -> None:
-    """Hand each waiting sender its result, or the error that rolled its batch back."""
-    for n, future in enumerate(futures):
-        if future.done():
-            continue
-        if results is None:
-            future.set_exception(error or RuntimeError("no result"))
-        else:
-            future.set_result(results[n])
-
-
-class RunPoller:
-    """With the in-memory channel layer: one task per graph and process reads the graph's
-    changed runs every ``GEON_RUN_POLL_SECONDS`` and hands them to the graph's consumers here
-    (one query for all of them, not one per client)."""
-
-    running: dict[str, RunPoller] = {}
-
-    def __init__(self, graph_id: str, since: Any) -> None:
-        self.graph_id = graph_id
-        self.since = since
-        self.consumers: set[GraphConsumer] = set()
-        self.task = asyncio.create_task(self.poll())
-
-    @classmethod
-    def join(cls, graph_id: str, consumer: GraphConsumer, since: Any) -> None:
-        poller = cls.running.get(graph_id)
-        if (
-            poller is None
-            or poller.task.done()
-            or poller.task.get_loop() is not asyncio.get_running_loop()
-        ):
-            poller = cls.running[graph_id] = cls(graph_id, since)
-        poller.since = min(poller.since, since)
-        poller.consumers.add(consumer)
-
-    @classmethod
-    async def leave(cls, graph_id: str, consumer: GraphConsumer) -> None:
-        poller = cls.running.get(graph_id)
-        if poller is None:
-            return
-        poller.consumers.discard(consumer)
-        if not poller.consumers:
-            del cls.running[graph_id]
-            poller.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await poller.task
-
-    async def poll(self) -> None:
-        while True:
-            await asyncio.sleep(settings.GEON_RUN_POLL_SECONDS)
-            try:
-                changed = await database_sync_to_async(runs_changed_since)(
-                    self.graph_id, self.since
-                )
-            except Exception:  # a database hiccup must not end the clients' live updates
-                log.exception("polling the runs of graph %s failed; trying again", self.graph_id)
-                continue
-            for updated, run in changed:
-                self.since = max(self.since, updated)
-                for consumer in list(self.consumers):
-                    await consumer.send_run(run)

@@ -646,7 +646,7 @@ async def test_edits_sent_at_once_each_get_their_own_version_in_order(
 def _apply_batch(graph: Any, user: Any, other_user: Any) -> tuple[list[Any], list[Any]]:
     from unittest import mock
 
-    from geon.graphs import services
+    from geon.graphs.services import editing as services
 
     requests = [
         services.EditRequest(user, 1, [{"op": "update_node", "id": T0, "label": "a"}], "a1"),
