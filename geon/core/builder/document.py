@@ -1,25 +1,21 @@
-"""From handles to a document and a result (DESIGN.md §8): :func:`graph` writes the LoomGraph
-document of some tensors (see :mod:`geon.core.builder` for what it holds), :func:`evaluate` runs
-it on the executor.
+"""From handles to a document (DESIGN.md §3, §8): :func:`graph` writes the LoomGraph document of
+some tensors (see :mod:`geon.core.builder` for what it holds).
 
 >>> from geon.core.builder import Axis, constant
-
 >>> H = Axis("H", 2)
->>> evaluate(constant([1.0, 2.0], axes=[H]) * 2.0).tolist()
-[2.0, 4.0]
+>>> [n.label for n in graph(constant([1.0, 2.0], axes=[H], name="c")).nodes]
+['H', 'c']
 """
 
 from __future__ import annotations
 
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
-import numpy as np
-
-from geon.core.builder.tensor import Tensor, merge_scope, shown
+from geon.core.builder.tensor import Tensor, merge_scope
 from geon.core.constants import CONSTANT, encode_constant
-from geon.core.errors import ExecutionError, GeonError, ShapeError
+from geon.core.errors import GeonError, ShapeError
 from geon.core.graph import (
     AXIS,
     INDEX_AXES,
@@ -33,7 +29,7 @@ from geon.core.graph import (
 )
 
 
-def _walk(outputs: Sequence[Tensor]) -> list[Tensor]:
+def walk_tensors(outputs: Sequence[Tensor]) -> list[Tensor]:
     seen: dict[int, Tensor] = {}
     order: list[Tensor] = []
     stack: list[tuple[Tensor, bool]] = [(t, False) for t in reversed(outputs)]
@@ -61,7 +57,6 @@ def graph(outputs: Sequence[Tensor] | Tensor, *, id: str | None = None) -> Graph
     """The LoomGraph document computing ``outputs`` (see the module docstring).
 
     >>> from geon.core.builder import Axis, constant
-
     >>> H = Axis("H", 2)
     >>> g = graph([constant([1.0, 2.0], axes=[H]) * 2.0])
     >>> sorted(n.type.rsplit("/", 1)[1] for n in g.nodes)
@@ -71,7 +66,7 @@ def graph(outputs: Sequence[Tensor] | Tensor, *, id: str | None = None) -> Graph
     for o in outs:
         if not isinstance(o, Tensor):
             raise GeonError(f'graph output "{o!r}" is not a tensor; expected geon Tensors')
-    tensors = _walk(outs)
+    tensors = walk_tensors(outs)
     scope = merge_scope(t.scope for t in tensors)
     nodes: list[Node] = []
     for axis in scope.values():
@@ -116,37 +111,3 @@ def graph(outputs: Sequence[Tensor] | Tensor, *, id: str | None = None) -> Graph
         }
         nodes.append(Node(t.op_id, OPERATION, t.kernel, body, tags))
     return Graph(nodes, id=id or str(uuid.uuid4()))
-
-
-def evaluate(
-    outputs: Tensor | Sequence[Tensor],
-    feeds: Mapping[Tensor | str, Any] | None = None,
-) -> Any:
-    """Evaluate one tensor (an ndarray in its axis order) or a list of them (a list).
-
-    ``feeds`` gives every placeholder a value, keyed by the handle or its name. The graph runs
-    on the executor (:func:`geon.execute.evaluate_graph`); the NumPy reference
-    (:func:`geon.core.reference.evaluate_graph`) stays as the executor's test oracle.
-    """
-    # The one import from core into a layer above it, allowed by name in the import contract:
-    # the authoring API's convenience entry point runs graphs where every other run goes.
-    from geon.execute import evaluate_graph
-
-    outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
-    g = graph(outs)
-    by_name = {t.name: t for t in _walk(outs) if t.is_placeholder and t.name}
-    values: dict[str, Any] = {}
-    for key, v in (feeds or {}).items():
-        if isinstance(key, Tensor):
-            values[key.id] = v
-        elif isinstance(key, str) and key in by_name:
-            values[by_name[key].id] = v
-        else:
-            names = tuple(by_name)
-            raise ExecutionError(
-                f'feed "{shown(key)}" is not a placeholder of this graph; expected a placeholder '
-                f"handle or one of the names {names}"
-            )
-    result = evaluate_graph(g, values)
-    arrays = [np.asarray(result[t.id]) for t in outs]
-    return arrays[0] if isinstance(outputs, Tensor) else arrays
