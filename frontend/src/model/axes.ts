@@ -1,7 +1,7 @@
 // Named axes on the client (DESIGN.md §2), as geon.core.axes holds them on the server: axis
 // declarations, and references such as "W-1" (a name and a dual level) or a composite "H*W" —
 // parsing, the canonical spelling, dual shifts, transposition and lengths. The inference of the
-// kernels over these references lives under infer/ (infer/infer.ts is its entry point).
+// kernels over these references lives under infer/ (infer/dispatch.ts is its entry point).
 
 import { fail, showInt, showText } from "./infer/messages";
 
@@ -108,7 +108,7 @@ export function refLength(ref: string, declared: Declared): number | null {
 }
 
 
-// moved to infer/infer.ts, infer/signature.ts and infer/messages.ts; re-exported until the lead updates importers
-export { inferAxes, type Inference, type KernelInfo } from "./infer/infer";
-export { deriveSelections, deriveSignature } from "./infer/signature";
+// moved to infer/dispatch.ts, infer/inference.ts and infer/messages.ts; re-exported until the lead updates importers
+export { inferAxes, type KernelInfo } from "./infer/dispatch";
+export { deriveSelections, deriveSignature, type Inference } from "./infer/inference";
 export { InferenceError } from "./infer/messages";

@@ -4,7 +4,7 @@
 // maps an index point ``i`` to ``[P·i + o, P·i + o + s)`` and an index range to the bounding box
 // of the images of all its points, over every corner; an empty range maps to the empty range at
 // ``P·a + o``. This is the editor's one copy of both rules of §4: the projection (IPF.range) and
-// the clip of a read to its tensor (selectionOf); the signature derivation (infer/signature.ts)
+// the clip of a read to its tensor (selectionOf); the signature derivation (infer/inference.ts)
 // and the projection window (projection.ts) call them. Error messages are the server's, word for
 // word.
 

@@ -1,7 +1,7 @@
 // The errors and the quoting of the named-axes model's messages, word for word the server's
 // (geon.core.errors: AxisError, ShapeError, KernelError; geon.core.limits.show_int and
 // show_text for values too long to print whole). Every refusal of axes.ts and of the inference
-// rules under infer/ is an InferenceError built here.
+// rules under infer/ is an InferenceError raised here.
 
 export type ErrorType = "AxisError" | "ShapeError" | "KernelError";
 

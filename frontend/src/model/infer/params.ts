@@ -1,6 +1,7 @@
-// Reading a kernel's params as the server does (geon.core.ops _Resolver, _only, _no_dups): axis
-// references resolved against the declared axes, unknown keys refused, references named twice
-// refused, and JSON values told apart as Python sees them. Each refusal is the server's message.
+// Reading a kernel's params as the server does (geon.core.ops.params: Resolver, only_params,
+// no_duplicates): axis references resolved against the declared axes, unknown keys refused,
+// references named twice refused, and JSON values told apart as Python sees them. Each refusal
+// is the server's message.
 
 import { formatRef, parseRef, type Declared } from "../axes";
 import { fail, formatAxes, pyRepr, quoted } from "./messages";

@@ -1,11 +1,12 @@
-// The inference of the view kernels (DESIGN.md §2, geon.core.ops' views): cast_axes, broadcast,
-// dimshuffle and transpose relabel or reorder; slice and pad change lengths, so a changed axis is
-// renamed to a declared axis of the new length (params.axes), never redeclared; flatten merges
-// adjacent axes into a composite "H*W" and unflatten splits it. Each derives the dims its
-// IPFSignature comes from: slice starts and steps, pad widths, flatten's row-major merge.
+// The inference rules of the view kernels (DESIGN.md §2; geon.core.ops.views): cast_axes,
+// broadcast, dimshuffle and transpose relabel or reorder; slice and pad change lengths, so a
+// changed axis is renamed to a declared axis of the new length (params.axes), never redeclared;
+// flatten merges adjacent axes into a composite "H*W" and unflatten splits it. Each derives the
+// dims its IPFSignature comes from: slice starts and steps, pad widths, flatten's row-major
+// merge.
 
 import { isComposite, refLength, refParts, transposeRef, type Declared } from "../axes";
-import { follows, identity, type Derived, type Dim } from "./dims";
+import { follows, identity, type Derived, type Dim } from "./inference";
 import { fail, formatAxes, pyRepr, quoted } from "./messages";
 import { axesOf, isInt, isObject, noDups, only, type Resolver } from "./params";
 
@@ -78,7 +79,7 @@ function rangeLength([start, stop, step]: [number, number, number]): number {
   return step > 0 ? Math.max(0, Math.ceil((stop - start) / step)) : Math.max(0, Math.ceil((start - stop) / -step));
 }
 
-/** ops.py _renames: params.axes of slice and pad, old input axis -> new axis. */
+/** ops/views.py _renames: params.axes of slice and pad, old input axis -> new axis. */
 function renames(kname: string, p: Record<string, unknown>, a: string[], res: Resolver): Map<string, string> {
   const raw = "axes" in p ? p.axes : {};
   if (!isObject(raw)) fail("KernelError", `${kname} params "axes" is "${pyRepr(raw)}"; expected an object mapping old axis to new`);
@@ -92,7 +93,7 @@ function renames(kname: string, p: Record<string, unknown>, a: string[], res: Re
   return out;
 }
 
-/** ops.py _new_axis: the axis a slice or pad of ``old`` yields, ``n`` long. */
+/** ops/views.py _new_axis: the axis a slice or pad of ``old`` yields, ``n`` long. */
 function newAxis(kname: string, old: string, n: number, names: Map<string, string>, declared: Declared): string {
   const renamed = names.get(old);
   if (renamed === undefined) {

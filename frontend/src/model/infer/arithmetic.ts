@@ -1,11 +1,12 @@
-// The inference of the element-wise, dot and reduction kernels (DESIGN.md §2, geon.core.ops'
-// elementwise, dot and reduction rules): an n-ary element-wise result takes the first operand's
-// axes then each next operand's new ones (matching by identity, then by axis class and length);
-// dot pairs A^k with A^(k+1) across its operands and sums them; a reduction partitions the
-// input's axes into reduction_axes and out_axes. Unary kernels keep their operand's axes.
+// The inference rules of the arithmetic families (DESIGN.md §2; geon.core.ops.arithmetic):
+// element-wise (n-ary, binary, unary), dot and reductions. An n-ary element-wise result takes the
+// first operand's axes, then each next operand's new ones (matching by identity, then by axis
+// class and length); a unary kernel keeps its operand's axes; dot pairs A^k with A^(k+1) across
+// its operands and sums them; a reduction partitions the input's axes into reduction_axes and
+// out_axes.
 
 import { parseRef, shift, type Declared, type RefPart } from "../axes";
-import { follows, identity, whole, type Derived } from "./dims";
+import { follows, identity, whole, type Derived } from "./inference";
 import { fail, quoted } from "./messages";
 import { noDups, only, type Resolver } from "./params";
 

@@ -1,15 +1,15 @@
-// The inference of op:conv2d (DESIGN.md §2, geon.core.ops' conv2d): the input's Channel, Height
+// The inference rule of op:conv2d (DESIGN.md §2; geon.core.ops.conv): the input's Channel, Height
 // and Width axes are found by role, the filter pairs the channel through a dual and carries the
 // window (Height, Width) and Channelout; params.out_axes names the output, whose lengths follow
 // from stride and zero padding. Its projection is a window: stride as the coefficient, minus the
 // padding as the offset, the window's length as the shape — so sharding it over Height gives halos.
 
 import { isComposite, parseRef, refLength, shift, type Declared } from "../axes";
-import { follows, whole, type Derived, type Dim } from "./dims";
+import { follows, whole, type Derived, type Dim } from "./inference";
 import { fail, formatAxes, pyRepr, quoted } from "./messages";
 import { isInt, noDups, only, type Resolver } from "./params";
 
-/** ops.py _pair_ints: conv2d's stride or padding, one integer or [height, width]. */
+/** ops/conv.py _pair_ints: conv2d's stride or padding, one integer or [height, width]. */
 function pairInts(value: unknown, name: string, dflt: number, minimum: number): [number, number] {
   if (value === null || value === undefined) return [dflt, dflt];
   const pair = isInt(value) ? [value, value] : value;

@@ -1,16 +1,17 @@
-// The client's axis inference (DESIGN.md §2 and §4): inferAxes mirrors geon.core.ops.infer for
-// every named kernel of the catalogue, message for message — it checks the operation's IO
-// against the kernel, reads its params and hands the operands to the rule of the kernel's family
-// (infer/elementwise.ts, infer/views.ts, infer/conv2d.ts); infer/signature.ts derives the same
-// IPFSignature from the result. It is tested on the server's own table
-// (tests/core/axis_cases.json). Slice and pad never declare axes: the new axis a changed length
-// needs is named in params.axes and must already be declared, as on the server.
+// The client's axis inference (DESIGN.md §2 and §4): inferAxes mirrors geon.core.ops.infer
+// (ops/dispatch.py) for every named kernel of the catalogue, message for message. It checks the
+// operation's IO against the kernel (ops/catalogue.py's check_io), reads its params and hands
+// the operands to the rule of the kernel's family (infer/arithmetic.ts, infer/views.ts,
+// infer/conv.ts); infer/inference.ts derives the same IPFSignature from the result. It is
+// tested on the server's own table (tests/core/axis_cases.json). Slice and pad never declare
+// axes: the new axis a changed length needs is named in params.axes and must already be
+// declared, as on the server.
 
 import { canonical, type Declared } from "../axes";
-import { conv2d } from "./conv2d";
-import { identity, type Derived, type Dim, type OperandDims } from "./dims";
-import { dot, elementwise, reduction, unary } from "./elementwise";
-import { fail, InferenceError, pyRepr, quoted, type ErrorType } from "./messages";
+import { dot, elementwise, reduction, unary } from "./arithmetic";
+import { conv2d } from "./conv";
+import { identity, type Derived, type Inference } from "./inference";
+import { fail, InferenceError, pyRepr, quoted } from "./messages";
 import { Resolver } from "./params";
 import { flatten, pad, slice, unflatten, view } from "./views";
 
@@ -35,12 +36,7 @@ export const MIRRORED = new Set([
   "op:slice", "op:pad", "op:flatten", "op:unflatten", "op:conv2d",
 ]);
 
-export type Inference =
-  | { kind: "ok"; result: string[]; index: string[]; operands: OperandDims[]; output: Dim[] }
-  | { kind: "error"; type: ErrorType; message: string }
-  | { kind: "server" };
-
-/** ops.py check_io: every input the kernel has, each with one tensor unless it is variadic. */
+/** ops/catalogue.py check_io: every input the kernel has, each with one tensor unless it is variadic. */
 function checkIo(k: KernelInfo, inputs: Record<string, string[][]>): void {
   for (const key of Object.keys(inputs)) {
     if (!k.inputs.includes(key)) fail("KernelError", `${k.name} has no input "${key}"; expected ${quoted(k.inputs)}`);

@@ -2,8 +2,8 @@ import { describe, expect, it } from "vitest";
 import cases from "../../../../tests/core/axis_cases.json";
 import type { AxisDecl } from "../axes";
 import { CATALOGUE } from "../catalogue";
-import { inferAxes, MIRRORED } from "./infer";
-import { deriveSelections, deriveSignature } from "./signature";
+import { inferAxes, MIRRORED } from "./dispatch";
+import { deriveSelections, deriveSignature } from "./inference";
 
 interface Case {
   name: string;
