@@ -11,7 +11,7 @@ import argparse
 import json
 import sys
 
-from geon.core.constraints import check_document
+from geon.core.checks import check_document
 
 HELP = "check a LoomGraph / geon document and print its issues as JSON lines"
 

@@ -17,7 +17,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
-from geon.core.constraints import check, load_document
+from geon.core.checks import check, load_document
 from geon.core.errors import GeonError
 from geon.render import FORMATS, Format, check_format, render
 

@@ -13,7 +13,7 @@ b'<?xml'
 
 :func:`to_dot` builds the DOT text (pure, no Graphviz needed); :func:`render` lays it out in
 process with the Graphviz bundled in pygraphviz's wheel. Both take the issues to highlight,
-usually ``geon.core.constraints.check(graph)``.
+usually ``geon.core.checks.check(graph)``.
 """
 
 from geon.render.dot import Diagram, build, to_dot

@@ -343,6 +343,6 @@ def build(graph: Graph, issues: Sequence[Issue] | None = None) -> Diagram:
 def to_dot(graph: Graph, issues: Sequence[Issue] | None = None) -> str:
     """DOT text of ``graph``'s diagram, with the nodes that ``issues`` name highlighted.
 
-    ``issues`` are usually ``geon.core.constraints.check(graph)``; None draws no highlights.
+    ``issues`` are usually ``geon.core.checks.check(graph)``; None draws no highlights.
     """
     return build(graph, issues).text

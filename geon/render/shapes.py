@@ -28,8 +28,8 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from geon.core.checks import index_range
 from geon.core.constants import CONSTANT
-from geon.core.constraints import index_range
 from geon.core.graph import (
     INDEX_AXES,
     IPF_INDEX,

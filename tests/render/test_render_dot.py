@@ -19,7 +19,7 @@ from render_helpers import (
 )
 
 import geon.core as gc
-from geon.core.constraints import check
+from geon.core.checks import check
 from geon.core.graph import (
     APPLICATION,
     AXIS,

@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from render_helpers import DotView
 
-from geon.core.constraints import check
+from geon.core.checks import check
 from geon.core.graph import NODE_TYPES, TAG_TYPES, Graph
 from geon.render import build, render
 

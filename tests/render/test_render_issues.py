@@ -12,7 +12,7 @@ from render_helpers import (
     loom_json,
 )
 
-from geon.core.constraints import check
+from geon.core.checks import check
 from geon.core.graph import AXIS, Graph
 from geon.core.issues import Issue
 from geon.render import render, to_dot
