@@ -53,8 +53,9 @@ Every integer fits int64 (:mod:`geon.core.limits`); a selection has at most
 :data:`SELECTION_MAX` node ids of at most 64 characters; a cursor's coordinates lie within
 +-1e9.
 
-The tests check every message the server sends against these schemas; the editor's types
-(``frontend/src/model/state.ts``) mirror them.
+The tests check every message the server sends against these schemas; the editor's types are
+generated from them (``make protocol`` writes ``frontend/src/sync/protocol.ts`` through
+:mod:`geon.graphs.protocol_schema`, and ``make test`` fails when that file is not current).
 
 >>> error = {"code": "c", "message": "m"}
 >>> message_errors({"type": "error", **error, "error": error}, SERVER_MESSAGES)

@@ -9,8 +9,8 @@ envelope of a value whose format has its own schema (the LoomGraph document, its
 node ops), the generated type names the editor's model type for it (:data:`MODEL_TYPES`).
 
 >>> document = protocol_document()
->>> sorted(document["$defs"])[:3]
-['AccessMessage', 'AppliedMessage', 'ClientPresenceMessage']
+>>> [ref["$ref"] for ref in document["$defs"]["ClientMessage"]["anyOf"]]
+['#/$defs/EditMessage', '#/$defs/ClientPresenceMessage', '#/$defs/PingMessage']
 >>> document["$defs"]["RunMessage"]["properties"]["run"]
 {'$ref': '#/$defs/RunInfo'}
 """
