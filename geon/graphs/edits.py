@@ -39,16 +39,24 @@ from typing import Any
 
 from django.conf import settings
 
-from geon.core.errors import DocumentError, GeonError
+from geon.core.editops import NODE_OPS, check_fields, check_op_list, read_op
+from geon.core.errors import DocumentError, GeonError, quote
 from geon.core.graph import AXIS, INDEX_AXES, LAYOUT, OPERATION, TENSOR_AXES, Change, Node
 from geon.core.graph import Graph as Document
 from geon.core.limits import INT64_MAX, INT64_MIN, MAX_PIECES, in_int64, show_int
-from geon.core.sharding import shard as shard_operation
+from geon.core.sharding import shard_edits
 from geon.core.zspace import TooManyPieces
 
-NODE_OPS = ("add_node", "remove_node", "update_node")
-HIGH_OPS = ("set_layout", "add_axis", "set_axis", "shard")
-EDIT_OPS = NODE_OPS + HIGH_OPS
+_SHARD_FIELDS = ("op", "operation", "dim", "parts", "chunk", "sizes", "grid", "mesh", "over")
+HIGH_OP_FIELDS: dict[str, tuple[str, ...]] = {
+    "set_layout": ("op", "id", "x", "y"),
+    "add_axis": ("op", "axis", "id"),
+    "set_axis": ("op", "name", "rename", "length"),
+    "shard": _SHARD_FIELDS,
+}
+"""The fields each higher-level op may have."""
+
+EDIT_OPS = NODE_OPS + tuple(HIGH_OP_FIELDS)
 
 WHOLE = "*"
 """The field of a node that was added or removed: it conflicts with every field."""
@@ -56,7 +64,6 @@ WHOLE = "*"
 _NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LEVEL = re.compile(r"^(.*?)([+-][0-9]+)?$")
 _AXIS_FIELDS = ("name", "length", "roles", "cls", "batch", "doc")
-_SHARD_FIELDS = ("op", "operation", "dim", "parts", "chunk", "sizes", "grid", "mesh", "over")
 _PARAM_LISTS = ("axes", "out_axes", "reduction_axes")
 _PARAM_KEYED = ("slices", "pad")
 
@@ -68,20 +75,6 @@ class EditRefused(GeonError):
         super().__init__(message)
         self.reason = reason
         self.details = details
-
-
-def _q(value: Any) -> str:
-    return f'"{value}"'
-
-
-def _only(op: Mapping[str, Any], allowed: Sequence[str], where: str) -> None:
-    for key in op:
-        if key not in allowed:
-            raise DocumentError(
-                f"{where} has unknown field {_q(key)}; expected one of ("
-                + ", ".join(_q(k) for k in allowed)
-                + ")"
-            )
 
 
 def _axis_node(doc: Document, name: str) -> Node | None:
@@ -154,28 +147,29 @@ def _check_length(length: Any, name: str, where: str) -> None:
     """Refuse an axis length beyond int64 (the checker reports other bad values)."""
     if type(length) is int and not in_int64(length):
         raise DocumentError(
-            f"{where} has length {_q(show_int(length))} for axis {_q(name)}; expected at most "
-            f"{INT64_MAX}"
+            f"{where} has length {quote(show_int(length))} for axis {quote(name)}; expected at "
+            f"most {INT64_MAX}"
         )
 
 
 def _add_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
-    _only(op, ("op", "axis", "id"), where)
     axis = op.get("axis")
     if not isinstance(axis, dict):
-        raise DocumentError(f"{where} has axis {_q(axis)}; expected an object with name and length")
-    _only(axis, _AXIS_FIELDS, f"{where} axis")
+        raise DocumentError(
+            f"{where} has axis {quote(axis)}; expected an object with name and length"
+        )
+    check_fields(axis, _AXIS_FIELDS, f"{where} axis")
     name = axis.get("name")
     if not isinstance(name, str) or not _NAME.match(name):
         raise DocumentError(
-            f"{where} has axis name {_q(name)}; expected a name like "
+            f"{where} has axis name {quote(name)}; expected a name like "
             '"H" or "batch_1" (letters, digits, _; not starting with a digit)'
         )
     if _axis_node(doc, name) is not None:
-        raise DocumentError(f"{where}: axis {_q(name)} is already declared; pick another name")
+        raise DocumentError(f"{where}: axis {quote(name)} is already declared; pick another name")
     if "length" not in axis:
         raise DocumentError(
-            f'{where} axis {_q(name)} has no "length"; expected an integer >= 1 or null'
+            f'{where} axis {quote(name)} has no "length"; expected an integer >= 1 or null'
         )
     _check_length(axis["length"], name, where)
     node_id = op.get("id", str(uuid.uuid4()))
@@ -183,12 +177,13 @@ def _add_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str
 
 
 def _set_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
-    _only(op, ("op", "name", "rename", "length"), where)
     name = op.get("name")
     node = _axis_node(doc, name) if isinstance(name, str) else None
     if node is None:
-        known = ", ".join(_q(n) for n in doc.index.axis_names())
-        raise DocumentError(f"{where}: axis {_q(name)} is not declared; expected one of ({known})")
+        known = ", ".join(quote(n) for n in doc.index.axis_names())
+        raise DocumentError(
+            f"{where}: axis {quote(name)} is not declared; expected one of ({known})"
+        )
     assert isinstance(name, str)
     body: dict[str, Any] = {}
     ops: list[dict[str, Any]] = []
@@ -198,8 +193,8 @@ def _set_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str
             isinstance(length, bool) or not isinstance(length, int) or length < 1
         ):
             raise DocumentError(
-                f"{where} has length {_q(length)} for axis {_q(name)}; expected an integer >= 1 "
-                "or null"
+                f"{where} has length {quote(length)} for axis {quote(name)}; expected an integer "
+                ">= 1 or null"
             )
         _check_length(length, name, where)
         body["length"] = length
@@ -207,12 +202,12 @@ def _set_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str
         new = op["rename"]
         if not isinstance(new, str) or not _NAME.match(new):
             raise DocumentError(
-                f"{where} renames axis {_q(name)} to {_q(new)}; expected a name like "
+                f"{where} renames axis {quote(name)} to {quote(new)}; expected a name like "
                 '"H" or "batch_1" (letters, digits, _; not starting with a digit)'
             )
         if new != name and _axis_node(doc, new) is not None:
             raise DocumentError(
-                f"{where} renames axis {_q(name)} to {_q(new)}, which is already declared; "
+                f"{where} renames axis {quote(name)} to {quote(new)}, which is already declared; "
                 "pick another name"
             )
         body["name"] = new
@@ -232,38 +227,23 @@ def _set_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str
 
 
 def _set_layout(op: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
-    _only(op, ("op", "id", "x", "y"), where)
     for key in ("x", "y"):
         value = op.get(key)
         if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise DocumentError(f"{where} has {key} {_q(value)}; expected a number")
+            # values in Python's spelling ("None", "nan", "-inf"), as the protocol has them
+            raise DocumentError(f"{where} has {key} {quote(str(value))}; expected a number")
         # NaN and infinities are not JSON: a browser could not read the document back
         if not (math.isfinite(value) if isinstance(value, float) else True) or not (
             INT64_MIN <= value <= INT64_MAX
         ):
-            shown = show_int(value) if isinstance(value, int) else value
+            shown = show_int(value) if isinstance(value, int) else str(value)
             raise DocumentError(
-                f"{where} has {key} {_q(shown)}; expected a finite number from {INT64_MIN} to "
+                f"{where} has {key} {quote(shown)}; expected a finite number from {INT64_MIN} to "
                 f"{INT64_MAX}"
             )
     return [
         {"op": "update_node", "id": op.get("id"), "tags": {LAYOUT: {"x": op["x"], "y": op["y"]}}}
     ]
-
-
-class _Capture(Document):
-    """A view of a document whose :meth:`apply` records the edit instead of making it."""
-
-    def __init__(self, doc: Document) -> None:
-        self.id = doc.id
-        self.extra = doc.extra
-        self.keys = doc.keys
-        self.index = doc.index
-        self.captured: list[dict[str, Any]] = []
-
-    def apply(self, ops: Sequence[Mapping[str, Any]]) -> list[Change]:
-        self.captured = [dict(op) for op in ops]
-        return []
 
 
 def _dim_key(key: str) -> int | str:
@@ -281,11 +261,9 @@ def _shard(
 ) -> list[dict[str, Any]]:
     """The node ops of a ``shard`` op, which may bring the edit's ``used`` node ops up to
     ``max_ops``: :class:`EditRefused` (``too_many_ops``) before building more shards."""
-    _only(op, _SHARD_FIELDS, where)
     op_id = op.get("operation")
     if not isinstance(op_id, str):
-        raise DocumentError(f"{where} has operation {_q(op_id)}; expected an operation id")
-    view = _Capture(doc)
+        raise DocumentError(f"{where} has operation {quote(op_id)}; expected an operation id")
     kwargs = {k: op[k] for k in _SHARD_FIELDS[2:] if k in op}
     for key in ("grid", "over"):
         if isinstance(kwargs.get(key), dict):
@@ -293,7 +271,7 @@ def _shard(
     replaced = len(doc.index.applications_of(op_id))
     budget = max(0, max_ops - used - replaced)
     try:
-        shard_operation(view, op_id, new_id=new_id, limit=min(MAX_PIECES, budget), **kwargs)
+        return shard_edits(doc, op_id, new_id=new_id, limit=min(MAX_PIECES, budget), **kwargs)
     except TooManyPieces as error:
         why = (
             f" (an edit makes at most {max_ops} node ops: its earlier ops take {used} and "
@@ -310,7 +288,6 @@ def _shard(
             "parts/chunk (int), sizes (list of int), grid ({dim: parts}), mesh (a Mesh node id), "
             "over ({dim: mesh axis})"
         ) from None
-    return view.captured
 
 
 def expand(
@@ -328,23 +305,12 @@ def expand(
     """
     if max_ops is None:
         max_ops = int(settings.GEON_MAX_OPS_PER_EDIT)
-    if not isinstance(ops, list):
-        raise DocumentError(f"edit ops are {_q(ops)}; expected a list of edit operations")
+    check_op_list(ops)
     out: list[dict[str, Any]] = []
     view = doc  # the document as the ops so far leave it (a copy once it differs)
     done = 0  # how many of ``out`` the copy has applied
     for number, op in enumerate(ops):
-        where = f"edit op {number}"
-        if not isinstance(op, dict):
-            raise DocumentError(f'{where} is {_q(op)}; expected a JSON object with an "op"')
-        kind = op.get("op")
-        if kind not in EDIT_OPS:
-            raise DocumentError(
-                f"{where} has op {_q(kind)}; expected one of ("
-                + ", ".join(_q(k) for k in EDIT_OPS)
-                + ")"
-            )
-        where = f"{where} ({kind})"
+        kind, where = read_op(op, number, EDIT_OPS)
         if kind in NODE_OPS:
             out.append(op)
             continue
@@ -356,6 +322,7 @@ def expand(
             except DocumentError as error:
                 raise DocumentError(str(error)) from None
             done = len(out)
+        check_fields(op, HIGH_OP_FIELDS[kind], where)
         if kind == "set_layout":
             out.extend(_set_layout(op, where))
         elif kind == "add_axis":
