@@ -1,0 +1,185 @@
+"""Executing a run in the worker (DESIGN.md §7): :func:`do_execute_run` claims the run for this
+attempt (:mod:`geon.runs.services.attempts`), keeps its heartbeat fresh from a thread while
+:func:`execute_document` runs it, stores the results ``.npz`` and publishes each progress step
+and the outcome, writing only while this attempt still holds the run."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import close_old_connections, transaction
+from django.db import connection as db_connection
+from django.utils import timezone
+
+from geon import execute
+from geon.core.errors import GeonError
+from geon.core.graph import Graph as Document
+from geon.runs.models import Run
+from geon.runs.services.attempts import claimed, fail_stranded, worker_gone, worker_identity
+from geon.runs.services.events import publish
+from geon.runs.services.files import save_file
+
+log = logging.getLogger(__name__)
+
+#: Runs given neither an inputs file nor a seed use ``numpy.random.default_rng(RUN_SEED)``.
+RUN_SEED = 0
+
+UNEXPECTED_RUN_FAILURE = "the executor failed unexpectedly; the worker log has the details"
+
+
+def execute_document(
+    document: dict[str, Any],
+    *,
+    backend: str,
+    progress: Callable[[execute.Progress], None],
+    sharded: bool = False,
+    seed: int | None = RUN_SEED,
+    inputs: Mapping[str, Any] | None = None,
+) -> execute.RunResult:
+    """The one call into the executor: a logical or sharded run within the environment's
+    limits, with ``inputs`` and the rest generated from ``seed``."""
+    return execute.run(
+        Document.from_json(document),
+        inputs,
+        seed=seed,
+        sharded=sharded,
+        backend=backend,
+        on_progress=progress,
+        limits=execute.Limits.from_env(),
+    )
+
+
+def do_execute_run(run_id: int) -> None:
+    """Execute a queued run (in the worker). Idempotent: a finished run is left as it is, and
+    one that a live worker runs too. While it runs, a thread refreshes its heartbeat."""
+    run = _claim_run(run_id)
+    if run is None:
+        return
+
+    def progress(step: execute.Progress) -> None:
+        run.progress = round(step.fraction, 6)
+        run.step = step.to_json()
+        run.heartbeat = timezone.now()
+        fields = {"progress": run.progress, "step": run.step, "heartbeat": run.heartbeat}
+        if claimed(run).update(**fields, updated=run.heartbeat):
+            publish(run)
+
+    stop = threading.Event()
+    beating = threading.Thread(target=_heartbeat, args=(run.pk, stop), daemon=True)
+    beating.start()
+    began = time.perf_counter()
+    try:
+        _execute(run, progress)
+    finally:
+        stop.set()
+        beating.join()
+    run.timings = {**run.timings, "execute": round(time.perf_counter() - began, 6)}
+    run.finished = timezone.now()
+    with transaction.atomic():
+        # Only while this attempt still holds the run: a sweep that took this worker for gone
+        # (a heartbeat late under load) may have handed the run to another attempt meanwhile,
+        # whose outcome is the one that counts.
+        if not claimed(run).select_for_update().exists():
+            log.warning("run %s: attempt %s was handed over meanwhile; its outcome is dropped",
+                        run.pk, run.attempts)  # fmt: skip
+            return
+        run.save()
+    publish(run)
+
+
+def _execute(run: Run, progress: Callable[[execute.Progress], None]) -> None:
+    """Run the executor on the run's document and record the outcome on ``run`` (not saved):
+    the results and their summary, or the error."""
+    seed = RUN_SEED if run.seed is None and not run.inputs else run.seed
+    try:
+        # Test-only (tests/faults): hold the run in "running" so that a test can kill its
+        # worker mid-run. Unset everywhere else.
+        time.sleep(float(os.environ.get("GEON_TEST_RUN_DELAY_SECONDS", "0")))
+        result = execute_document(
+            run.graph_version.document,
+            backend=run.backend,
+            progress=progress,
+            sharded=run.sharded,
+            seed=seed,
+            inputs=_stored_inputs(run),
+        )
+        summary = result.summary()
+        run.timings = {**run.timings, **summary.pop("timings")}
+        run.result = summary
+        buffer = io.BytesIO()
+        np.savez(buffer, **result.by_key())  # type: ignore[arg-type]
+        save_file(run.results, f"runs/{run.pk}/results.npz", buffer.getvalue())
+        run.status = Run.Status.DONE
+        run.progress = 1.0
+    except GeonError as error:
+        run.status = Run.Status.FAILED
+        run.error = str(error)
+    except Exception:
+        log.exception("run %s failed unexpectedly", run.pk)
+        run.status = Run.Status.FAILED
+        run.error = UNEXPECTED_RUN_FAILURE
+
+
+def _claim_run(run_id: int) -> Run | None:
+    """Mark the run running on this worker, if it is there to run: queued, or left running by
+    a worker that is gone (then it counts as a new attempt, and past the limit it is failed).
+    ``None`` when there is nothing to do."""
+    host, pid = worker_identity()
+    with transaction.atomic():
+        run = (
+            Run.objects.select_for_update()
+            .select_related("graph_version")
+            .filter(pk=run_id)
+            .first()
+        )
+        if run is None or run.finished_running:
+            return None
+        now = timezone.now()
+        if run.status == Run.Status.RUNNING:
+            if not worker_gone(run, now):
+                return None  # a live worker has it (a duplicate message)
+            if run.attempts >= settings.GEON_RUN_MAX_ATTEMPTS:
+                fail_stranded(run, now)
+                return None
+            run.attempts += 1
+        run.status = Run.Status.RUNNING
+        run.progress = 0.0
+        run.step = {}
+        run.started = now
+        run.heartbeat = now
+        run.worker_pid = pid
+        run.worker_host = host
+        run.timings = {"queued": (run.started - run.created).total_seconds()}
+        run.save()
+        transaction.on_commit(lambda: publish(run))
+    return run
+
+
+def _heartbeat(run_id: int, stop: threading.Event) -> None:
+    """Refresh the running run's heartbeat until ``stop`` is set (a thread of the worker)."""
+    try:
+        while not stop.wait(settings.GEON_RUN_HEARTBEAT_SECONDS):
+            Run.objects.filter(pk=run_id, status=Run.Status.RUNNING).update(
+                heartbeat=timezone.now()
+            )
+    except Exception:  # a missed heartbeat is survivable; the run goes on
+        log.exception("run %s: the heartbeat stopped", run_id)
+    finally:
+        close_old_connections()
+        db_connection.close()
+
+
+def _stored_inputs(run: Run) -> dict[str, np.ndarray[Any, Any]] | None:
+    """The arrays of the run's uploaded inputs file, if it has one."""
+    if not run.inputs:
+        return None
+    with run.inputs.open("rb") as f, np.load(f, allow_pickle=False) as data:
+        return {key: data[key] for key in data.files}

@@ -1,0 +1,171 @@
+"""Queueing a run (DESIGN.md §6-7): :func:`check_can_run` checks a request from the web process
+(access, fields, the version's issues, the executor's limits, uploaded inputs) before anything
+is stored; :func:`do_queue_run` stores the run and, once committed, publishes ``queued`` and
+hands it to the worker."""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import IO, Any
+
+from django.contrib.auth.models import User as Account
+from django.core.files.base import File
+from django.db import transaction
+
+from geon import execute
+from geon.core.errors import GeonError, LimitError
+from geon.core.graph import Graph as Document
+from geon.graphs.models import Graph, GraphVersion, ShardPlan
+from geon.graphs.services import User, check_can_edit, document_issues
+from geon.runs.models import Run
+from geon.runs.services.errors import RunRefused
+from geon.runs.services.events import publish
+from geon.runs.services.execution import RUN_SEED
+from geon.runs.services.fields import check_bool, check_int, check_version
+from geon.runs.services.files import save_file
+from geon.runs.services.inputs import check_npz, check_npz_size
+
+
+@dataclass(frozen=True)
+class RunRequest:
+    """A checked run request: what :func:`do_queue_run` stores and queues."""
+
+    version: GraphVersion
+    backend: str
+    sharded: bool = False
+    seed: int | None = RUN_SEED
+    plan: ShardPlan | None = None
+    # The uploaded .npz, already checked against the document (rewound before it is stored).
+    inputs: IO[bytes] | None = None
+
+
+def check_can_run(
+    user: User,
+    graph_id: uuid.UUID | str,
+    backend: Any = "numpy",
+    *,
+    version: Any = None,
+    sharded: Any = None,
+    seed: Any = None,
+    plan: Any = None,
+    inputs: IO[bytes] | None = None,
+    inputs_name: str = "inputs.npz",
+    limits: execute.Limits | None = None,
+) -> RunRequest:
+    """Check a run request from ``user`` before anything is stored or queued.
+
+    The graph must be visible to the user (else :class:`~geon.graphs.services.GraphNotFound`)
+    and writable by them (editors and owners; else :class:`~geon.graphs.services.AccessDenied`),
+    the backend known, the version exist and have no error issues, the run fit the executor's
+    ``limits`` (default :meth:`geon.execute.Limits.from_env`), and the ``inputs`` ``.npz``
+    (loaded without pickles) hold arrays for the document's inputs with their shapes and dtypes.
+    Inputs the file does not hold are generated from ``seed``; without a file the seed defaults
+    to :data:`RUN_SEED`. ``plan`` (the id of one of the graph's shard plans) records which plan's
+    Applications a run exercises, and makes it sharded. Raises :class:`RunRefused` naming what
+    is wrong.
+    """
+    graph = check_can_edit(user, graph_id)
+    if backend not in Run.Backend.values:
+        expected = ", ".join(f'"{b}"' for b in Run.Backend.values)
+        raise RunRefused(
+            "invalid_backend", f'backend "{backend}" is not known; expected one of {expected}'
+        )
+    chosen_plan = _check_plan(graph, plan)
+    is_sharded = chosen_plan is not None if sharded is None else check_bool("sharded", sharded)
+    if chosen_plan is not None and not is_sharded:
+        raise RunRefused(
+            "invalid_request",
+            f'plan "{chosen_plan.name}" is given with sharded "false"; a run of a plan is sharded '
+            "(leave sharded out, or set it true)",
+        )
+    chosen_seed = None
+    if seed is not None and seed != "":
+        chosen_seed = check_int("seed", seed, minimum=0, example="0")
+    stored = check_version(graph, version)
+    _check_no_errors(graph, stored)
+    lim = limits if limits is not None else execute.Limits.from_env()
+    if inputs is not None:
+        check_npz_size(inputs, inputs_name, lim)
+    compiled = _check_fits(stored.document, is_sharded, lim)
+    if inputs is None:
+        chosen_seed = RUN_SEED if chosen_seed is None else chosen_seed
+    else:
+        check_npz(inputs, inputs_name, compiled, chosen_seed)
+        inputs.seek(0)
+    return RunRequest(
+        version=stored,
+        backend=str(backend),
+        sharded=is_sharded,
+        seed=chosen_seed,
+        plan=chosen_plan,
+        inputs=inputs,
+    )
+
+
+def _check_plan(graph: Graph, plan: Any) -> ShardPlan | None:
+    """The graph's shard plan with id ``plan`` (``None``: no plan)."""
+    if plan is None or plan == "":
+        return None
+    wanted = check_int("plan", plan, minimum=1, example="1")
+    found = ShardPlan.objects.filter(graph=graph, pk=wanted).first()
+    if found is None:
+        names = ", ".join(
+            f'{p.pk} ("{p.name}")' for p in ShardPlan.objects.filter(graph=graph).order_by("pk")
+        )
+        raise RunRefused(
+            "plan_not_found",
+            f'graph "{graph.title}" has no shard plan "{wanted}"; expected one of '
+            f"{names or 'none (the graph has no shard plans)'}",
+            status=404,
+        )
+    return found
+
+
+def _check_no_errors(graph: Graph, stored: GraphVersion) -> None:
+    """Refuse (409) a version whose document has error issues."""
+    errors = [i for i in document_issues(stored.document) if i["severity"] == "error"]
+    if errors:
+        raise RunRefused(
+            "graph_has_errors",
+            f'graph "{graph.title}" version {stored.number} has {len(errors)} error issue(s); '
+            "fix them before running",
+            errors,
+            status=409,
+        )
+
+
+def _check_fits(document: dict[str, Any], sharded: bool, limits: execute.Limits) -> execute.Plan:
+    """The logical plan of ``document`` (compiled on NumPy, nothing allocated), once the run is
+    known to fit ``limits``: the executor's own checks, made before the run is queued."""
+    graph = Document.from_json(document)
+    try:
+        plan, _ = execute.compile_run(graph, sharded=sharded, backend="numpy", limits=limits)
+    except LimitError as error:
+        raise RunRefused("limit_exceeded", str(error), status=413) from None
+    except GeonError as error:
+        raise RunRefused("cannot_run", str(error), status=422) from None
+    return plan
+
+
+def do_queue_run(request: RunRequest, user: User) -> Run:
+    """Store a queued run (and its inputs file) and, once committed, publish ``queued`` and hand
+    it to the worker."""
+    from geon.runs.tasks import execute_run
+
+    requester = user if isinstance(user, Account) else None
+    run = Run.objects.create(
+        graph_version=request.version,
+        requested_by=requester,
+        backend=request.backend,
+        sharded=request.sharded,
+        seed=request.seed,
+        plan=request.plan,
+    )
+    if request.inputs is not None:
+        request.inputs.seek(0)
+        save_file(run.inputs, f"runs/{run.pk}/inputs.npz", File(request.inputs))
+        run.save(update_fields=["inputs"])
+    transaction.on_commit(lambda: publish(run))
+    transaction.on_commit(lambda: execute_run.delay(run.pk))
+    return run

@@ -1,0 +1,111 @@
+"""The sweep: reconciles what workers that are gone left behind (DESIGN.md §6; a run survives
+its worker's crash). Running runs whose worker stopped
+(:func:`~geon.runs.services.attempts.worker_gone`), runs queued while no run started (their
+message was lost) and renders waiting too long are each handed to a worker again, or failed with
+the reason after ``GEON_RUN_MAX_ATTEMPTS``. Each worker sweeps every heartbeat
+(:func:`start_sweeper`)."""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from datetime import datetime, timedelta
+
+from django.conf import settings
+from django.db import connection as db_connection
+from django.db import transaction
+from django.utils import timezone
+
+from geon.runs.models import Render, Run
+from geon.runs.services.attempts import fail_stranded, worker_gone
+from geon.runs.services.events import publish
+from geon.runs.services.renders import hand_over_render, render_stuck
+
+log = logging.getLogger(__name__)
+
+
+def sweep(now: datetime | None = None) -> dict[str, int]:
+    """Reconcile what workers that are gone left behind: running runs whose worker stopped, runs
+    queued over ``GEON_RUN_REQUEUE_SECONDS`` while no run started (their message was lost), and
+    renders waiting over
+    :data:`~geon.runs.services.renders.RENDER_RETRY_SECONDS`. Each is handed to a worker again, or
+    failed with the reason after ``GEON_RUN_MAX_ATTEMPTS``. Returns how many of each."""
+    now = now or timezone.now()
+    requeue_before = now - timedelta(seconds=settings.GEON_RUN_REQUEUE_SECONDS)
+    counts = {"running": 0, "queued": 0, "renders": 0}
+    with transaction.atomic():
+        for run in Run.objects.select_for_update().filter(status=Run.Status.RUNNING):
+            if worker_gone(run, now):
+                _hand_over_run(run, now)
+                counts["running"] += 1
+        moving = Run.objects.filter(started__gte=requeue_before).exists()
+        if not moving:
+            lost = Run.objects.select_for_update().filter(
+                status=Run.Status.QUEUED, queued__lt=requeue_before
+            )
+            for run in lost:
+                _hand_over_run(run, now)
+                counts["queued"] += 1
+        waiting = Render.objects.select_for_update().filter(
+            status__in=(Render.Status.QUEUED, Render.Status.RUNNING)
+        )
+        for found in waiting:
+            if render_stuck(found, now):
+                hand_over_render(found, now)
+                counts["renders"] += 1
+    if any(counts.values()):
+        log.warning("sweep: handed over or failed %s", counts)
+    return counts
+
+
+def start_sweeper() -> threading.Thread:
+    """Run :func:`sweep` now and every ``GEON_RUN_HEARTBEAT_SECONDS`` in a daemon thread (the
+    worker's main process starts it once ready)."""
+
+    def loop() -> None:
+        while True:
+            try:
+                sweep()
+            except Exception:  # the database may be away for a moment; try again next time
+                log.exception("sweep failed")
+            finally:
+                db_connection.close()
+            time.sleep(settings.GEON_RUN_HEARTBEAT_SECONDS)
+
+    thread = threading.Thread(target=loop, name="geon-sweeper", daemon=True)
+    thread.start()
+    return thread
+
+
+def _hand_over_run(run: Run, now: datetime) -> None:
+    """Queue a stranded run again (a new attempt), or fail it once it had all its attempts."""
+    from geon.runs.tasks import execute_run
+
+    if run.attempts >= settings.GEON_RUN_MAX_ATTEMPTS:
+        if run.status == Run.Status.RUNNING:
+            fail_stranded(run, now)
+        else:
+            _fail_never_started(run, now)
+        return
+    log.warning("run %s was stranded (%s); handing it over again", run.pk, run.status)
+    run.attempts += 1
+    run.status = Run.Status.QUEUED
+    run.progress = 0.0
+    run.queued = now
+    run.save()
+    pk = run.pk
+    transaction.on_commit(lambda: publish(run))
+    transaction.on_commit(lambda: execute_run.delay(pk))
+
+
+def _fail_never_started(run: Run, now: datetime) -> None:
+    """Fail a queued run that no worker started in all its attempts."""
+    run.status = Run.Status.FAILED
+    run.error = (
+        f"no worker started this run; it was handed to a worker {run.attempts} times, "
+        f"{settings.GEON_RUN_REQUEUE_SECONDS} s apart (is a worker running? /healthz)"
+    )
+    run.finished = now
+    run.save()
+    transaction.on_commit(lambda: publish(run))
