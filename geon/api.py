@@ -1,50 +1,50 @@
-"""The REST API under ``/api/v1/`` (DESIGN.md §6): one django-ninja instance, its auth and errors.
+"""The REST API under ``/api/v1/`` (DESIGN.md §6): one django-ninja instance, its auth and the
+one error envelope.
 
 - Auth: the browser's session (with Django's CSRF check on writes) or, for scripts,
   ``Authorization: Bearer <token>`` (``POST /api/v1/tokens`` from a session, or
   ``manage.py create_token``); an expired token answers 401 ``token_expired``.
 - OpenAPI at ``/api/v1/openapi.json``, interactive docs at ``/api/v1/docs``.
-- Every error under ``/api/`` (and from the editor's ``/graphs/<id>/runs/``) answers
-  ``{"error": {"code", "message", ...}}`` (:func:`geon.runs.views.error_response`), whoever made
-  it: the endpoints' own refusals (400, 401, 403, 404, 409, 413, 422), Django's (unknown paths
-  404, wrong methods 405, CSRF failures 403 ``csrf_failed``: :class:`ApiErrorMiddleware`,
-  :func:`csrf_failure`), a database that is briefly unavailable (503 ``unavailable`` with
-  ``Retry-After``) and anything unexpected (logged; 500 ``internal_error`` without details):
-  :func:`failure_response`, also the pages' 500 handler.
-- Routers: :mod:`geon.graphs.api` (graphs, versions, members, plans, validate),
-  :mod:`geon.accounts.api` (tokens) and :mod:`geon.runs.api` (runs and renders).
+- Every error under ``/api/`` answers ``{"error": {"code", "message", ...}}``
+  (:func:`error_response`; its OpenAPI shape is :class:`ApiError`, declared by :func:`answers`),
+  whoever made it: the endpoints' own refusals (400, 401, 403, 404, 409, 413, 415, 422),
+  Django's (unknown paths 404, wrong methods 405, CSRF failures 403 ``csrf_failed``:
+  :class:`ApiErrorMiddleware`, :func:`csrf_failure`), a database that is briefly unavailable
+  (503 ``unavailable`` with ``Retry-After``) and anything unexpected (logged; 500
+  ``internal_error`` without details): :func:`failure_response`, also the pages' 500 handler.
+- Routers, mounted in :mod:`geon.urls`: :mod:`geon.graphs.api` (graphs, versions, members,
+  plans, validate), :mod:`geon.accounts.api` (tokens) and :mod:`geon.runs.api` (runs and
+  renders). They import the envelope from here; this module imports none of them.
 """
 
 from __future__ import annotations
 
 import logging
 import sys
+from collections.abc import Iterable
 from typing import Any
 
+from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db import InterfaceError, OperationalError
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseBase, JsonResponse
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils import timezone
 from django.utils.deprecation import MiddlewareMixin
 from django.views import csrf, defaults
-from ninja import NinjaAPI
+from ninja import NinjaAPI, Schema
 from ninja.errors import AuthenticationError, HttpError, ValidationError
 from ninja.openapi.docs import DocsBase
 from ninja.parser import Parser
 from ninja.security import HttpBearer, SessionAuth
 from ninja.utils import check_csrf
 
-from geon.accounts.api import router as tokens_router
 from geon.accounts.models import ApiToken, token_digest
 from geon.core.errors import DocumentError, GeonError
-from geon.graphs.api import router as graphs_router
 from geon.graphs.edits import EditRefused
 from geon.graphs.protocol import InvalidMessage, parse_message
 from geon.graphs.services import AccessDenied, GraphNotFound
-from geon.runs.api import router as runs_router
-from geon.runs.views import error_response, too_large
 
 log = logging.getLogger(__name__)
 
@@ -53,19 +53,52 @@ log = logging.getLogger(__name__)
 RETRY_AFTER_SECONDS = 5
 #: The message of every 500: no detail of the failure reaches the client.
 INTERNAL_ERROR = "the server failed unexpectedly; the log has the details"
-#: Named routes outside ``/api/`` that answer JSON, errors included.
-JSON_ROUTES = frozenset({"graph-runs"})
+#: The error statuses every endpoint may answer, each with the envelope (:func:`answers`).
+ERROR_STATUSES = (400, 401, 403, 404, 409, 413, 422)
+
+
+def error_response(
+    status: int, code: str, message: str, issues: list[Any] | None = None, **extra: Any
+) -> JsonResponse:
+    """The JSON error envelope of every error answer, ``{"error": {"code", "message",
+    "issues"?, ...extra}}``: the endpoints' and the ones :class:`ApiErrorMiddleware` makes of
+    Django's pages."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if issues is not None:
+        error["issues"] = issues
+    error.update(extra)
+    return JsonResponse({"error": error}, status=status)
+
+
+def too_large() -> JsonResponse:
+    """413 ``too_large``: the request body is over ``DATA_UPLOAD_MAX_MEMORY_SIZE``."""
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return error_response(413, "too_large", f"the request body is larger than {limit} bytes")
+
+
+class ApiErrorBody(Schema):
+    code: str
+    message: str
+    issues: list[dict[str, Any]] | None = None
+    version: int | None = None
+    conflicts: list[dict[str, Any]] | None = None
+
+
+class ApiError(Schema):
+    """The envelope's shape in the OpenAPI document."""
+
+    error: ApiErrorBody
+
+
+def answers(ok: dict[int, Any], errors: Iterable[int] = ERROR_STATUSES) -> dict[int, Any]:
+    """A response map: the success shapes and the error envelope for every error status."""
+    return {**ok, **{status: ApiError for status in errors}}
 
 
 def wants_json(request: HttpRequest) -> bool:
     """Whether errors of this request answer the JSON envelope rather than a page."""
-    match = getattr(request, "resolver_match", None)
     path = request.path_info
-    return (
-        path == "/api"
-        or path.startswith("/api/")
-        or (match is not None and match.url_name in JSON_ROUTES)
-    )
+    return path == "/api" or path.startswith("/api/")
 
 
 class TokenExpired(Exception):
@@ -186,8 +219,8 @@ def server_error(request: HttpRequest) -> HttpResponse:
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
-    """Django's 400 handler (``handler400``): a body over the limit read outside the REST API
-    (the editor's run endpoint) answers 413 ``too_large`` like the API's endpoints."""
+    """Django's 400 handler (``handler400``): a body over the limit read under ``/api/`` before
+    an endpoint runs (by a middleware) answers 413 ``too_large`` like the endpoints."""
     if wants_json(request) and isinstance(exception, RequestDataTooBig):
         return too_large()
     return defaults.bad_request(request, exception)
@@ -332,8 +365,3 @@ def _http(request: HttpRequest, exc: HttpError) -> HttpResponse:
 @api.exception_handler(Exception)
 def _unexpected(request: HttpRequest, exc: Exception) -> HttpResponse:
     return failure_response(request, exc)
-
-
-api.add_router("", graphs_router)
-api.add_router("", tokens_router)
-api.add_router("", runs_router)

@@ -1,24 +1,37 @@
-"""URL routes. Websocket routes live in :mod:`geon.graphs.routing`."""
+"""URL routes: the pages, ``/healthz``, the admin and the REST API, whose routers are mounted
+here (each app's ``api`` module; :mod:`geon.api` holds the instance, its auth and errors).
+Websocket routes live in :mod:`geon.graphs.routing`."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
+from django.views.generic import View
 
+from geon.accounts.api import router as tokens_router
 from geon.accounts.views import SignInView
 from geon.api import api, docs_script
 from geon.graphs import views as graph_views
+from geon.graphs.api import router as graphs_router
 from geon.runs import views as run_views
+from geon.runs.api import router as runs_router
+
+api.add_router("", graphs_router)
+api.add_router("", tokens_router)
+api.add_router("", runs_router)
 
 urlpatterns = [
     path("", graph_views.graph_list, name="graph-list"),
     path("graphs/<uuid:graph_id>/", graph_views.graph_editor, name="graph-editor"),
-    path("graphs/<uuid:graph_id>/runs/", run_views.queue_run, name="graph-runs"),
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
     path("healthz", run_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/docs.js", docs_script, name="api-docs-script"),
     path("api/v1/", api.urls),
+    # moved to the REST API ("api:create_run", answered by api.urls above); this name only
+    # reverses, until the lead drops runs_url from geon/graphs/views.py (the editor no longer
+    # reads it)
+    path("api/v1/graphs/<uuid:graph_id>/runs", View.as_view(), name="graph-runs"),
 ]
 
 # Unhandled exceptions: a database that is briefly unavailable answers 503, anything else 500;

@@ -20,7 +20,7 @@ from ninja.errors import HttpError
 from pydantic import Field
 
 from geon.accounts.models import ApiToken
-from geon.graphs.api import answers
+from geon.api import answers
 
 router = Router(tags=["tokens"])
 

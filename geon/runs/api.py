@@ -8,9 +8,9 @@
 - ``GET /graphs/<id>/render.{svg,png,dot}``: the diagram, or 202 with a ``Location`` to poll.
 
 Views only translate HTTP: every check and write is in :mod:`geon.runs.services`. Errors answer
-``{"error": {"code", "message", "issues"?}}``; authentication (session or bearer token) and the
-errors of other layers are :mod:`geon.api`'s, the refusals of the services are answered here
-with the status each carries.
+:mod:`geon.api`'s envelope ``{"error": {"code", "message", "issues"?}}``; authentication (session
+or bearer token) and the errors of other layers are handled there, the refusals of the services
+are answered here with the status each carries.
 """
 
 from __future__ import annotations
@@ -18,17 +18,17 @@ from __future__ import annotations
 import json
 import re
 import uuid
-from typing import Any
+from typing import IO, Any
 
 from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import Router, Schema
 
-from geon.graphs.services import GraphNotFound
+from geon.api import answers, error_response, too_large
+from geon.graphs.services import AccessDenied, GraphNotFound
 from geon.runs import services
-from geon.runs.models import Render
-from geon.runs.views import error_response, queue_checked_run, too_large
+from geon.runs.models import Render, Run
 
 router = Router(tags=["runs"])
 
@@ -38,17 +38,7 @@ RUN_FIELDS = ("backend", "version", "sharded", "seed", "plan")
 IGNORED_FORM_FIELDS = ("csrfmiddlewaretoken",)
 INPUTS_FIELD = "inputs"
 #: The error statuses these endpoints answer (each with the JSON error envelope).
-ERRORS = frozenset({400, 401, 403, 404, 409, 413, 415, 422})
-
-
-class ErrorBody(Schema):
-    code: str
-    message: str
-    issues: list[dict[str, Any]] | None = None
-
-
-class ErrorOut(Schema):
-    error: ErrorBody
+ERRORS = (400, 401, 403, 404, 409, 413, 415, 422)
 
 
 class RunOut(Schema):
@@ -120,6 +110,36 @@ _RUN_FORM_SCHEMA = {
 _FILE = {"schema": {"type": "string", "format": "binary"}}
 
 
+def queue_checked_run(
+    request: HttpRequest,
+    graph_id: uuid.UUID,
+    fields: dict[str, Any],
+    inputs: IO[bytes] | None = None,
+    inputs_name: str = "inputs.npz",
+) -> Run | JsonResponse:
+    """Check a run request (access, fields, inputs, limits) and queue it: the run, or the JSON
+    error answer."""
+    try:
+        checked = services.check_can_run(
+            request.user,
+            graph_id,
+            fields.get("backend", "numpy"),
+            version=fields.get("version"),
+            sharded=fields.get("sharded"),
+            seed=fields.get("seed"),
+            plan=fields.get("plan"),
+            inputs=inputs,
+            inputs_name=inputs_name,
+        )
+    except GraphNotFound as error:
+        return not_found(error)
+    except AccessDenied as error:
+        return error_response(403, "forbidden", str(error))
+    except services.RunRefused as error:
+        return refused(error)
+    return services.do_queue_run(checked, request.user)
+
+
 def _run_request_fields(request: HttpRequest) -> dict[str, Any] | JsonResponse:
     """The run request's fields (JSON object or multipart form), or the error answer."""
     try:
@@ -176,7 +196,7 @@ def _read_run_request(request: HttpRequest) -> dict[str, Any] | JsonResponse:
 
 @router.post(
     "/graphs/{graph_id}/runs",
-    response={202: RunOut, ERRORS: ErrorOut},
+    response=answers({202: RunOut}, ERRORS),
     summary="Queue a run of a graph version",
     openapi_extra={
         "requestBody": {
@@ -214,7 +234,7 @@ def create_run(request: HttpRequest, graph_id: uuid.UUID) -> Any:
 
 @router.get(
     "/graphs/{graph_id}/runs",
-    response={200: RunListOut, ERRORS: ErrorOut},
+    response=answers({200: RunListOut}, ERRORS),
     summary="The runs of a graph",
 )
 def list_runs(request: HttpRequest, graph_id: uuid.UUID) -> Any:
@@ -228,7 +248,7 @@ def list_runs(request: HttpRequest, graph_id: uuid.UUID) -> Any:
 
 @router.get(
     "/runs/{run_id}",
-    response={200: RunOut, ERRORS: ErrorOut},
+    response=answers({200: RunOut}, ERRORS),
     summary="A run: status, progress, timings, result summary",
 )
 def get_run(request: HttpRequest, run_id: int) -> Any:
@@ -244,7 +264,7 @@ def get_run(request: HttpRequest, run_id: int) -> Any:
 
 @router.get(
     "/runs/{run_id}/results.npz",
-    response={ERRORS: ErrorOut},
+    response=answers({}, ERRORS),
     summary="The outputs of a done run as .npz",
     openapi_extra={
         "responses": {
@@ -271,7 +291,7 @@ def run_results(request: HttpRequest, run_id: int) -> Any:
 
 @router.get(
     "/runs/{run_id}/results/{key}",
-    response={200: dict[str, Any], ERRORS: ErrorOut},
+    response=answers({200: dict[str, Any]}, ERRORS),
     summary="One output of a done run as JSON (a 1-D or 2-D view, for heat maps)",
 )
 def run_result(request: HttpRequest, run_id: int, key: str, at: str | None = None) -> Any:
@@ -294,7 +314,7 @@ def _slug(title: str) -> str:
 
 @router.get(
     "/graphs/{graph_id}/render.{format}",
-    response={202: RenderPendingOut, ERRORS: ErrorOut},
+    response=answers({202: RenderPendingOut}, ERRORS),
     summary="The diagram of a graph version as SVG, PNG or DOT",
     openapi_extra={
         "responses": {

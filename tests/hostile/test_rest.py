@@ -187,7 +187,7 @@ def test_a_csrf_failure_on_the_editors_run_endpoint_is_the_envelope(user: Any, g
     client.get("/")  # the CSRF cookie, but no token sent
     before = stored()
     response = client.post(
-        f"/graphs/{graph.pk}/runs/", '{"backend": "numpy"}', content_type="application/json"
+        f"{API}/graphs/{graph.pk}/runs", '{"backend": "numpy"}', content_type="application/json"
     )
     assert envelope(response) == (
         403,
@@ -205,14 +205,15 @@ def test_a_csrf_failure_on_the_editors_run_endpoint_is_the_envelope(user: Any, g
 def test_a_wrong_method_on_the_editors_run_endpoint_is_the_envelope(user: Any, graph: Any) -> None:
     client = Client()
     client.force_login(user)
-    response = client.get(f"/graphs/{graph.pk}/runs/")
+    response = client.delete(f"{API}/graphs/{graph.pk}/runs")
     assert envelope(response) == (
         405,
         "application/json",
         {
             "error": {
                 "code": "not_allowed",
-                "message": f'GET is not allowed on "/graphs/{graph.pk}/runs/"; use POST',
+                "message": f'DELETE is not allowed on "{API}/graphs/{graph.pk}/runs"; '
+                "use GET, POST",
             }
         },
     )
@@ -246,7 +247,7 @@ def test_a_body_over_the_limit_on_the_editors_run_endpoint_is_413(user: Any, gra
     client.force_login(user)
     before = stored()
     body = json.dumps({"backend": "numpy", "padding": "x" * 4096})
-    response = client.post(f"/graphs/{graph.pk}/runs/", body, content_type="application/json")
+    response = client.post(f"{API}/graphs/{graph.pk}/runs", body, content_type="application/json")
     assert envelope(response) == (
         413,
         "application/json",
@@ -299,15 +300,15 @@ def test_a_body_that_is_not_plain_json_is_refused_with_the_envelope(
 def test_an_unexpected_failure_on_the_editors_run_endpoint_is_logged_and_500(
     user: Any, graph: Any, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
 ) -> None:
-    from geon.runs import views
+    from geon.runs import api as runs_api
 
     def broken(*args: Any, **kwargs: Any) -> Any:
         raise RuntimeError("secret internals")
 
-    monkeypatch.setattr(views, "queue_checked_run", broken)
+    monkeypatch.setattr(runs_api, "queue_checked_run", broken)
     client = Client(raise_request_exception=False)
     client.force_login(user)
-    response = client.post(f"/graphs/{graph.pk}/runs/", "{}", content_type="application/json")
+    response = client.post(f"{API}/graphs/{graph.pk}/runs", "{}", content_type="application/json")
     assert envelope(response) == (
         500,
         "application/json",
@@ -398,7 +399,9 @@ def test_a_locked_database_answers_503_to_the_editors_run_endpoint(
     signed_in: Client, graph: Any, locked_database: None
 ) -> None:
     before = stored()
-    response = signed_in.post(f"/graphs/{graph.pk}/runs/", "{}", content_type="application/json")
+    response = signed_in.post(
+        f"{API}/graphs/{graph.pk}/runs", "{}", content_type="application/json"
+    )
     assert envelope(response) == (503, "application/json", UNAVAILABLE)
     assert response["Retry-After"] == "5"
     assert stored() == before

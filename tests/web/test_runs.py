@@ -1,4 +1,5 @@
-"""``POST /graphs/<id>/runs/`` queues a run; every refusal answers JSON and stores nothing."""
+"""``POST /api/v1/graphs/<id>/runs`` queues a run (the editor's Run button posts there); every
+refusal answers JSON and stores nothing."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ pytestmark = pytest.mark.django_db
 
 
 def post(client: Client, graph_id: Any, body: str = '{"backend": "numpy"}') -> Any:
-    return client.post(f"/graphs/{graph_id}/runs/", body, content_type="application/json")
+    return client.post(f"/api/v1/graphs/{graph_id}/runs", body, content_type="application/json")
 
 
 def test_the_owner_queues_a_run(
@@ -33,8 +34,8 @@ def test_the_owner_queues_a_run(
     # then it is stored as queued, and publishing + handing it to the worker wait for the commit
     run = Run.objects.get()
     assert response.status_code == 202
-    assert response.json() == {"run": run_json(run)}
-    assert {k: response.json()["run"][k] for k in ("status", "version", "backend", "progress")} == {
+    assert response.json() == run_json(run)
+    assert {k: response.json()[k] for k in ("status", "version", "backend", "progress")} == {
         "status": "queued",
         "version": 1,
         "backend": "numpy",
@@ -53,7 +54,10 @@ def test_the_owner_queues_a_run(
             "graph",
             '{"backend": "numpy"}',
             401,
-            {"code": "not_authenticated", "message": "sign in to run graphs"},
+            {
+                "code": "not_authenticated",
+                "message": "sign in, or send an API token as 'Authorization: Bearer <token>'",
+            },
         ),
         (
             "another user",
@@ -97,8 +101,7 @@ def test_the_owner_queues_a_run(
             400,
             {
                 "code": "invalid_body",
-                "message": "the request body is not a JSON object; expected e.g. "
-                '{"backend": "numpy"}',
+                "message": 'the request body is not a JSON object; expected e.g. {"sharded": true}',
             },
         ),
         (
@@ -109,8 +112,7 @@ def test_the_owner_queues_a_run(
             400,
             {
                 "code": "invalid_body",
-                "message": "the request body is not a JSON object; expected e.g. "
-                '{"backend": "numpy"}',
+                "message": 'the request body is not a JSON object; expected e.g. {"sharded": true}',
             },
         ),
     ],
@@ -156,29 +158,9 @@ def test_a_graph_with_error_issues_is_not_run(
     assert Run.objects.count() == 0
 
 
-def test_a_form_upload_is_pointed_at_the_api_and_stores_nothing(
-    client: Client, user: Any, graph: Any
-) -> None:
-    # given ann signed in, when she posts a multipart form to the page endpoint
+def test_put_is_not_allowed(client: Client, user: Any, graph: Any) -> None:
     client.force_login(user)
-    response = client.post(f"/graphs/{graph.pk}/runs/", {"backend": "numpy"})
-    # then she is told where uploads go, and no run is stored
-    assert (response.status_code, response.json()) == (
-        415,
-        {
-            "error": {
-                "code": "unsupported_media_type",
-                "message": 'the request body is "multipart/form-data"; expected application/json '
-                f"(upload inputs with POST /api/v1/graphs/{graph.pk}/runs)",
-            }
-        },
-    )
-    assert Run.objects.count() == 0
-
-
-def test_get_is_not_allowed(client: Client, user: Any, graph: Any) -> None:
-    client.force_login(user)
-    assert client.get(f"/graphs/{graph.pk}/runs/").status_code == 405
+    assert client.put(f"/api/v1/graphs/{graph.pk}/runs").status_code == 405
 
 
 def test_executing_a_finished_run_again_changes_nothing(user: Any, graph: Any) -> None:

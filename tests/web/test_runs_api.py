@@ -674,21 +674,6 @@ def test_results_of_an_unfinished_run_are_not_ready(
     )
 
 
-@pytest.mark.django_db
-def test_the_page_endpoint_and_the_api_queue_the_same_run(
-    client: Client, user: Any, graph: Any
-) -> None:
-    client.force_login(user)
-    page = client.post(f"/graphs/{graph.pk}/runs/", {"sharded": True}, "application/json")
-    api = client.post(f"{API}/graphs/{graph.pk}/runs", {"sharded": True}, "application/json")
-    first, second = Run.objects.order_by("id")
-    assert (page.json(), api.json()) == ({"run": run_json(first)}, run_json(second))
-    drop = ("id", "created")
-    assert {k: v for k, v in run_json(first).items() if k not in drop} == {
-        k: v for k, v in run_json(second).items() if k not in drop
-    }
-
-
 # --- a real worker ----------------------------------------------------------------------------
 
 
@@ -775,7 +760,7 @@ def test_a_result_view_that_cannot_be_answered_is_refused(
     done = Run.objects.create(graph_version=graph.current_version, requested_by=user)
     do_execute_run(done.pk)
     queued = Run.objects.create(graph_version=graph.current_version, requested_by=user)
-    monkeypatch.setattr("geon.runs.services.RESULT_VIEW_LIMIT", 49)
+    monkeypatch.setattr("geon.runs.services.results.RESULT_VIEW_LIMIT", 49)
     # when ann asks for a result that is not there, a slice of a 2-D one, a view over the limit
     # and a result of the queued run
     unknown = client.get(f"{API}/runs/{done.pk}/results/w")
