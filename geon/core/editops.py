@@ -18,10 +18,15 @@ server's higher-level ops into node ops. Both check an op's shape with :func:`ch
 The node ops:
 
 - ``{"op": "add_node", "node": {...}}`` appends a node; its id must be new.
-- ``{"op": "remove_node", "id": ..., "cascade"?: bool}`` removes a node; referenced nodes are
-  refused unless ``cascade`` (which removes the referrers too, transitively).
+- ``{"op": "remove_node", "id": ..., "cascade"?: bool}`` removes a node. When other nodes
+  reference it (by id: an operation's ``tensorId``, an application's ``operationId``, a
+  ``Placement``'s ``mesh``) the removal is refused and the error names them, unless ``cascade`` is
+  true, which also removes every node that references it, transitively. Axis declarations are
+  referenced by *name*, not id, so removing an Axis is never refused; the checker reports the
+  tensors that still name it.
 - ``{"op": "update_node", "id": ..., "label"?, "body"?, "tags"?}``: ``body`` and ``tags`` are JSON
-  merge patches (:func:`merge_patch`), ``label`` replaces the label (``null`` removes it).
+  merge patches (RFC 7386: objects merge recursively, ``null`` deletes a key, anything else
+  replaces); ``label`` replaces the label (``null`` removes it).
 
 A batch is atomic: every op is validated against the state the ones before it leave, on a
 staging area beside the index, and the index changes only once all of them succeed.

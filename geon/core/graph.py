@@ -16,21 +16,15 @@ understand: unknown top-level and node fields, unknown tags, the order of nodes 
 Bodies and tag values stay plain JSON data (dicts, lists, str, int, float, bool, None); geon never
 mutates them in place — an edit builds new dicts along the changed path and shares the rest.
 
-Edits (:meth:`Graph.apply`) take the operations of the websocket protocol (DESIGN.md §6):
+Edits (:meth:`Graph.apply`) take the node ops of the websocket protocol (DESIGN.md §6) and are
+atomic. The document's parts live beside this module, which holds :class:`Graph` and re-exports
+their names as the document's public surface:
 
-- ``{"op": "add_node", "node": {...}}`` appends a node; its id must be new.
-- ``{"op": "remove_node", "id": ..., "cascade"?: bool}`` removes a node. When other nodes
-  reference it (by id: an operation's ``tensorId``, an application's ``operationId``, a
-  ``Placement``'s ``mesh``) the removal is refused and the error names them, unless ``cascade`` is
-  true, which also removes every node that references it, transitively. Axis declarations are
-  referenced by *name*, not id, so removing an Axis is never refused; the checker reports the
-  tensors that still name it.
-- ``{"op": "update_node", "id": ..., "label"?, "body"?, "tags"?}``: ``body`` and ``tags`` are JSON
-  merge patches (RFC 7386: objects merge recursively, ``null`` deletes a key, anything else
-  replaces); ``label`` replaces the label (``null`` removes it).
-
-A batch is atomic: every operation is validated against the state left by the ones before it and
-nothing changes unless all succeed; a refused batch raises :class:`~geon.core.errors.DocumentError`.
+- :mod:`geon.core.nodes`: the node and tag type URLs, :class:`Node`, and the readers of selection
+  maps and references (:func:`iter_selections`, :func:`node_references`, ...).
+- :mod:`geon.core.index`: :class:`GraphIndex`, the lookups the checker asks for, kept in step.
+- :mod:`geon.core.editops`: edit ops — the one parser of an op's shape (the server's expansion
+  uses it too), their staging, :class:`Change` and :func:`merge_patch`.
 """
 
 from __future__ import annotations

@@ -13,7 +13,7 @@ ops that :func:`expand` turns into node ops:
   ``slices`` and ``pad``).
 - ``{"op": "shard", "operation", "dim"?, "parts"?, "chunk"?, "sizes"?, "grid"?, "mesh"?,
   "over"?}``: replaces the operation's Applications by one per shard
-  (:func:`geon.core.sharding.shard`), in the same atomic edit.
+  (the ops :func:`geon.core.sharding.shard_edits` returns), in the same atomic edit.
 
 Bounds: the node ops a ``shard`` makes (its Applications and the removal of the old ones) count,
 with the ops before it in the edit, against ``GEON_MAX_OPS_PER_EDIT``; more is refused with
@@ -23,7 +23,10 @@ finite numbers within int64's range.
 
 Ops are expanded in order, each against the document as the ops before it leave it (so a
 ``shard`` may name a Mesh added earlier in the same edit). ``applied`` messages carry the
-expanded node ops, so every client can fold them in the same way.
+expanded node ops, so every client can fold them in the same way. An op's shape (an object, a
+known ``"op"``, only its fields) is read by :mod:`geon.core.editops`, the parser
+:meth:`Graph.apply` uses too; this module holds the expansion, and the touched fields,
+conflicts and diffs that rebasing reads.
 
 >>> touched_by_ops([{"op": "update_node", "id": "n", "body": {"dtype": "int8"}}])
 {'n': ['body.dtype']}
