@@ -1,4 +1,4 @@
-"""REST endpoints for runs and renders under ``/api/v1/`` (mounted by :mod:`geon.api`).
+"""REST endpoints for runs and renders under ``/api/v1/`` (mounted in :mod:`geon.urls`).
 
 - ``POST /graphs/<id>/runs``: queue a run (JSON, or multipart with an ``inputs`` ``.npz``);
 - ``GET /graphs/<id>/runs``: the graph's runs, newest first;

@@ -20,7 +20,7 @@ Files live under ``GEON_DATA_DIR/files/``: inputs and results in ``runs/<run id>
 """
 
 from geon.runs.services.errors import RunNotFound, RunRefused
-from geon.runs.services.events import EVENT_OF_STATUS, run_json, runs_changed_since
+from geon.runs.services.events import run_json
 from geon.runs.services.execution import do_execute_run, execute_document
 from geon.runs.services.files import do_delete_files, files_of_graph
 from geon.runs.services.queueing import RunRequest, check_can_run, do_queue_run
@@ -43,7 +43,6 @@ from geon.runs.services.sweep import start_sweeper, sweep
 
 __all__ = [
     "CONTENT_TYPES",
-    "EVENT_OF_STATUS",
     "RENDER_RETRY_SECONDS",
     "RunNotFound",
     "RunRefused",
@@ -64,7 +63,6 @@ __all__ = [
     "render_json",
     "result_view",
     "run_json",
-    "runs_changed_since",
     "start_sweeper",
     "sweep",
 ]

@@ -1,12 +1,10 @@
 """A run as JSON and its publication: every status change of a run is sent to its graph's
 channel-layer group as a ``run.event`` (DESIGN.md §6 ``run`` events), which the websocket
 consumers forward; with the in-memory channel layer, where the worker is another process, the
-consumers read the changed rows instead (:func:`runs_changed_since`)."""
+consumers read the changed rows instead (:mod:`geon.runs.feed`)."""
 
 from __future__ import annotations
 
-import uuid
-from datetime import datetime
 from typing import Any
 
 from asgiref.sync import async_to_sync
@@ -14,14 +12,6 @@ from channels.layers import get_channel_layer
 
 from geon.graphs.services import graph_group
 from geon.runs.models import Run
-
-#: The ``event`` of a run message for each run status.
-EVENT_OF_STATUS = {
-    Run.Status.QUEUED: "queued",
-    Run.Status.RUNNING: "progress",
-    Run.Status.DONE: "done",
-    Run.Status.FAILED: "failed",
-}
 
 
 def results_url(run: Run) -> str:
@@ -73,15 +63,3 @@ def publish(run: Run) -> None:
         return
     message = {"type": "run.event", "run": run_json(run)}
     async_to_sync(layer.group_send)(graph_group(run.graph_version.graph_id), message)
-
-
-def runs_changed_since(
-    graph_id: uuid.UUID | str, since: datetime
-) -> list[tuple[datetime, dict[str, Any]]]:
-    """The graph's runs updated at or after ``since``, oldest change first: (updated, JSON)."""
-    runs = (
-        Run.objects.filter(graph_version__graph_id=graph_id, updated__gte=since)
-        .select_related("graph_version")
-        .order_by("updated", "id")
-    )
-    return [(run.updated, run_json(run)) for run in runs]
