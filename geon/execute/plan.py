@@ -53,7 +53,7 @@ from geon.execute.regions import (
     Unit,
     describe,
     local_slices,
-    operand_ipfs,
+    operands_of,
     reader,
 )
 from geon.execute.schedule import concurrent_groups, topological
@@ -362,21 +362,22 @@ class _Compiler:
             group = operands.setdefault(key, [])
             positions.append((key, len(group), info))
             group.append(info)
-        ipfs = operand_ipfs(inf, operands, self._length)
+        projections = operands_of(inf, operands, self._length)
         kname = inf.kernel
         units = []
         for app, index in self._index_ranges(op, inf, apps):
             reads: list[Read] = []
             for key, pos, info in positions:
-                ipf = ipfs[key][pos]
-                region = ipf.apply_range(index)
-                inside = selection_of(ipf, index, info.range, read=True)
+                operand = projections[key][pos]
+                region = operand.region(index)
+                inside = selection_of(operand.ipf, index, info.range, read=True)
                 reads.append(Read(key, info.index, region, inside))
-            out = ipfs["result"][0].apply_range(index)
+            out = projections["result"][0].region(index)
             unit = Unit(op, app, kname, inf, reads, (out_info.index, out))
             if kname == "op:slice":
                 dims = inf.operand_dims("tensor")
-                unit.local["slices"] = local_slices(ipfs["tensor"][0], dims, index, reads[0].region)
+                ipf = projections["tensor"][0].ipf
+                unit.local["slices"] = local_slices(ipf, dims, index, reads[0].region)
             units.append(unit)
         return units
 

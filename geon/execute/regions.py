@@ -5,7 +5,7 @@ A tensor is stored as an array of its range's shape, so a selection ``[205:210, 
 tensor at ``[200:210, 50:55]`` is the slice ``[5:10, 0:5]`` of its array
 (:meth:`TensorInfo.local`). A named operation's regions are the projections of its index range
 (the whole range in a logical run, the Application's ``IPFIndex`` in a sharded one) through the
-IPF of each operand (:func:`operand_ipfs`, built once per operation from the dims
+IPF of each operand (:func:`operands_of`, built once per operation from the dims
 :func:`geon.core.ops.infer` derives, projected by :meth:`geon.core.zspace.IPF.apply_range`).
 Regions of pad and conv2d may extend past the tensor and read zeros there (their padding), which is
 how a conv shard reads its halo: :func:`reader` fetches the part inside the tensor that
@@ -35,13 +35,14 @@ from geon.execute.backend import Backend
 
 __all__ = [
     "ZERO_FILL_KERNELS",
+    "Operand",
     "Read",
     "Reader",
     "TensorInfo",
     "Unit",
     "describe",
     "local_slices",
-    "operand_ipfs",
+    "operands_of",
     "reader",
 ]
 
@@ -125,33 +126,56 @@ def describe(unit: Unit) -> str:
     return f"operation {quote(unit.op.id)}"
 
 
-def operand_ipfs(
+@dataclass(frozen=True, slots=True)
+class Operand:
+    """How one operand reads or writes the index space: its IPF, and the dims it spans whole
+    although its tensor has length 0 there (an IPF's footprint is at least one cell wide, so
+    :meth:`region` cuts those back to empty)."""
+
+    ipf: IPF
+    empty: tuple[int, ...] = ()
+
+    def region(self, index: ZRange) -> ZRange:
+        """The absolute region the operand touches for the index range ``index``."""
+        found = self.ipf.apply_range(index)
+        if not self.empty:
+            return found
+        end = list(found.end)
+        for d in self.empty:
+            end[d] = found.start[d]
+        return ZRange(found.start, end)
+
+
+def operands_of(
     inf: Inference, tensors: Mapping[str, Sequence[TensorInfo]], length: Callable[[Ref], int]
-) -> dict[str, list[IPF]]:
-    """The IPF of every operand of an operation by IO key (``"result"`` for the output), built
-    once per operation from :meth:`Inference.signature` (which turns each operand's dims,
-    composite flatten dims included, into projection rows, offsets from the tensor's start and
-    window shapes). One difference: a dim that follows no index column (a reduced or contracted
-    dim) spans its tensor's actual length, which is what the kernel reads."""
+) -> dict[str, list[Operand]]:
+    """Every operand of an operation by IO key (``"result"`` for the output), built once per
+    operation from :meth:`Inference.signature` (which turns each operand's dims, composite
+    flatten dims included, into projection rows, offsets from the tensor's start and window
+    shapes). One difference: a dim that follows no index column (a reduced or contracted dim)
+    spans its tensor's actual length, which is what the kernel reads."""
     starts = {key: [t.start for t in infos] for key, infos in tensors.items()}
     signature = inf.signature(starts, length)
-    out: dict[str, list[IPF]] = {}
+    out: dict[str, list[Operand]] = {}
     for side in ("inputs", "outputs"):
         for key, entries in signature[side].items():
             out[key] = [
-                _ipf(entry, inf.operand_dims(key, pos), tensors[key][pos])
+                _operand(entry, inf.operand_dims(key, pos), tensors[key][pos])
                 for pos, entry in enumerate(entries)
             ]
     return out
 
 
-def _ipf(entry: Mapping[str, Any], dims: Sequence[Dim], info: TensorInfo) -> IPF:
-    shape = [
-        n if dim.terms or dim.merged or isinstance(dim.extent, int) else info.shape[d]
-        for d, (dim, n) in enumerate(zip(dims, entry["shape"], strict=True))
-    ]
+def _operand(entry: Mapping[str, Any], dims: Sequence[Dim], info: TensorInfo) -> Operand:
+    shape = list(entry["shape"])
+    empty = []
+    for d, dim in enumerate(dims):
+        if not (dim.terms or dim.merged or isinstance(dim.extent, int)):
+            shape[d] = info.shape[d] or 1
+            if not info.shape[d]:
+                empty.append(d)
     amap = entry["affineMap"]
-    return IPF(amap["projection"], amap["offset"], shape)
+    return Operand(IPF(amap["projection"], amap["offset"], shape), tuple(empty))
 
 
 def local_slices(ipf: IPF, dims: Sequence[Dim], index: ZRange, region: ZRange) -> list[int | slice]:
