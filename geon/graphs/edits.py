@@ -249,11 +249,6 @@ def _set_layout(op: Mapping[str, Any], where: str) -> list[dict[str, Any]]:
     ]
 
 
-def _dim_key(key: str) -> int | str:
-    """A JSON key as a dim: ``"1"`` names index dim 1, ``"H"`` an index axis."""
-    return int(key) if key.isascii() and key.isdigit() and len(key) <= 18 else key
-
-
 def _shard(
     doc: Document,
     op: Mapping[str, Any],
@@ -268,9 +263,7 @@ def _shard(
     if not isinstance(op_id, str):
         raise DocumentError(f"{where} has operation {quote(op_id)}; expected an operation id")
     kwargs = {k: op[k] for k in _SHARD_FIELDS[2:] if k in op}
-    for key in ("grid", "over"):
-        if isinstance(kwargs.get(key), dict):
-            kwargs[key] = {_dim_key(d): v for d, v in kwargs[key].items()}
+    # a dim written as a JSON key ("1") is read by sharding.resolve_dim, as an axis name is
     replaced = len(doc.index.applications_of(op_id))
     budget = max(0, max_ops - used - replaced)
     try:
