@@ -6,7 +6,8 @@
 '(W-1, H-1)'
 
 The authoring names below come from :mod:`geon.core.builder`; the submodules (``axes``,
-``tensors``, ``ops``, ``zspace``, ``graph``, ``constraints``, ``sharding``) are imported by name.
+``dtypes``, ``tensors``, ``ops``, ``zspace``, ``graph``, ``constraints``, ``sharding``) are imported
+by name.
 
 One name is shared: ``gc.graph`` is the builder function of §8 (``gc.graph([z])``), and as a
 package attribute it hides the submodule :mod:`geon.core.graph`. So ``from geon.core import

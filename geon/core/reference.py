@@ -11,9 +11,9 @@
 Each Operation runs on whole tensors with plain NumPy (``einsum`` for dot and conv, ufuncs
 for elementwise ops, indexing and ``np.pad`` for views); the shapes and orders come from
 :func:`geon.core.ops.infer` on the axes stored in the document, so this module re-derives nothing
-by itself. It favours clarity over speed and is kept as the test oracle once the array-API
-executor exists. Only named operations run here; positional loom kernels raise
-:class:`~geon.core.errors.ExecutionError`.
+by itself. It favours clarity over speed and is the test oracle of the array-API executor: tests
+and benchmarks import it, no module of ``geon`` does. Only named operations run here; positional
+loom kernels raise :class:`~geon.core.errors.ExecutionError`.
 """
 
 from __future__ import annotations

@@ -199,7 +199,7 @@ def test_composite_refuses_repeats() -> None:
         "geon.core.builder.document",
         "geon.core.constants",
         "geon.core.reference",
-        "geon.core.axis_checks",
+        "geon.core.checks.axes",
         "geon.core.graph",
         "geon.core.zspace",
         "geon.core.constraints",

@@ -44,6 +44,10 @@ class Dim:
 
 
 Lengths = Callable[[Ref], int]
+"""Binds an axis reference to its length (the declared one by default)."""
+
+Operands = tuple[tuple[str, tuple[Axes, ...]], ...]
+"""Operand axes by IO key, in the kernel's key order."""
 
 
 def identity_dims(n: int) -> tuple[Dim, ...]:
@@ -61,7 +65,7 @@ class Inference:
     """
 
     kernel: str
-    inputs: tuple[tuple[str, tuple[Axes, ...]], ...]
+    inputs: Operands
     result: Axes
     index: Axes
     params: dict[str, Any] = field(default_factory=dict, hash=False)
@@ -183,10 +187,6 @@ def access_json(
         offset.append(s + dim.offset)
         shape.append(dim.extent if isinstance(dim.extent, int) else size(dim.extent))
     return {"affineMap": {"projection": projection, "offset": offset}, "shape": shape}
-
-
-Operands = tuple[tuple[str, tuple[Axes, ...]], ...]
-"""Operand axes by IO key, in the kernel's key order."""
 
 
 def make_inference(
