@@ -36,7 +36,7 @@ from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
-from geon.core.constraints import IncrementalChecker, check, check_document, clear_caches
+from geon.core.checks import IncrementalChecker, check, check_document, clear_caches
 from geon.core.graph import APPLICATION, IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, Graph
 from geon.core.zspace import ZRange
 

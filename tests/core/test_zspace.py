@@ -11,7 +11,17 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from geon.core.errors import LimitError, ShapeError, SplitError
-from geon.core.zspace import IPF, ZAffineMap, ZPoint, ZRange, bounding_range, split_grid
+from geon.core.zspace import (
+    IPF,
+    ZAffineMap,
+    ZPoint,
+    ZRange,
+    bounding_range,
+    parse_range,
+    range_problem,
+    selection_of,
+    split_grid,
+)
 
 # -- strategies ------------------------------------------------------------------------------
 
@@ -485,3 +495,88 @@ def test_integers_outside_int64_are_refused(make: Callable[[], object], message:
 def test_int64_extremes_are_accepted() -> None:
     r = ZRange([-(2**63)], [2**63 - 1])
     assert r.shape == (2**64 - 1,)
+
+
+# -- ranges in documents: the one parser --------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("data", "lenient", "exact"),
+    [
+        ({"start": [0, 2], "end": [4, 3]}, "[0:4, 2:3]", "[0:4, 2:3]"),
+        ({"start": [0, 2.0], "end": [4, 3]}, "[0:4, 2:3]", None),
+        ({"start": [], "end": []}, "[]", "[]"),
+        ({"start": [0], "end": [1], "extra": 1}, "[0:1]", None),
+        ({"start": [0], "end": [2**63]}, "[0:9223372036854775808]", None),
+        ({"start": [2], "end": [1]}, None, None),
+        ({"start": [0, 0], "end": [1]}, None, None),
+        ({"start": [False], "end": [1]}, None, None),
+        ({"start": [0.5], "end": [1]}, None, None),
+        ({"start": [0] * 65, "end": [1] * 65}, None, None),
+        ({"start": "0", "end": [1]}, None, None),
+        ([0, 1], None, None),
+    ],
+    ids=[
+        "ints",
+        "whole-float",
+        "rank-0",
+        "extra-key",
+        "past-int64",
+        "start-after-end",
+        "ranks-differ",
+        "boolean",
+        "fraction",
+        "rank-65",
+        "not-a-list",
+        "not-a-dict",
+    ],
+)
+def test_parse_range_reads_what_a_document_may_hold(
+    data: object, lenient: str | None, exact: str | None
+) -> None:
+    for found, expected in ((parse_range(data), lenient), (parse_range(data, exact=True), exact)):
+        assert (str(found) if found is not None else None) == expected
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        (
+            {"start": [0, 0], "end": [1]},
+            'range has start "[0, 0]" of rank 2 and end "[1]" of rank 1; expected equal ranks',
+        ),
+        (
+            {"start": [0, 3], "end": [2, 1]},
+            'range has start "[0, 3]" after end "[2, 1]" in dim 1; expected start <= end',
+        ),
+        ({"start": [0], "end": [1]}, None),
+        ({"start": ["a"], "end": [1]}, None),
+    ],
+    ids=["ranks", "order", "valid", "not-integers"],
+)
+def test_range_problem_says_what_zrange_says(data: dict[str, object], problem: str | None) -> None:
+    assert range_problem(data) == problem
+
+
+# -- the clip rule -----------------------------------------------------------------------------
+
+PAD = IPF([[1, 0], [0, 1]], offset=[-1, 0], shape=[3, 1])
+"""A window of three rows starting one row before the index: a padded read of a 4x6 tensor."""
+
+
+@pytest.mark.parametrize(
+    ("index", "tensor", "read", "expected"),
+    [
+        (ZRange([0, 0], [4, 6]), ZRange([0, 0], [4, 6]), True, "[0:4, 0:6]"),
+        (ZRange([0, 0], [4, 6]), ZRange([0, 0], [4, 6]), False, "[-1:5, 0:6]"),
+        (ZRange([0, 0], [2, 6]), ZRange([0, 0], [4, 6]), True, "[0:3, 0:6]"),
+        (ZRange([0, 0], [4, 6]), None, True, "[-1:5, 0:6]"),
+        (ZRange([0, 0], [4, 6]), ZRange([0], [4]), True, "[-1:5, 0:6]"),
+        (ZRange([9, 0], [10, 6]), ZRange([0, 0], [4, 6]), True, "[4:4, 0:6]"),
+    ],
+    ids=["read", "write", "read-shard", "no-tensor", "other-rank", "outside"],
+)
+def test_selection_of_clips_reads_to_the_tensor_and_never_writes(
+    index: ZRange, tensor: ZRange | None, read: bool, expected: str
+) -> None:
+    assert str(selection_of(PAD, index, tensor, read=read)) == expected

@@ -17,10 +17,10 @@ from typing import Any
 
 from geon.core.checks.fastpath import (
     cached,
-    certificate,
+    certified_spans,
     checked_structure,
+    is_certified,
     is_well_formed,
-    op_context,
     operation_of,
 )
 from geon.core.checks.messages import (
@@ -48,10 +48,12 @@ __all__ = ["application_signature", "operation_application"]
 
 
 def operation_application(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    """OperationApplicationAgreement's issues of an operation (its applications span it) or an
+    application (it agrees with its operation), cached on what they read."""
     if node.type == OPERATION:
         deps: tuple[Any, ...] = (index_range(index, node), *index.applications_of(node.id))
     else:
-        if certificate(index, node) is not None:
+        if is_certified(index, node):
             return ()  # an exact projection of its index: nothing to say (kept current itself)
         op = operation_of(index, node)
         deps = (op, _irange_dep(index, op))
@@ -71,7 +73,7 @@ def _operation_application_uncached(index: GraphIndex, node: Node) -> Iterator[I
 
 def _application_agrees(index: GraphIndex, app: Node) -> Iterator[Issue]:
     name = "OperationApplicationAgreement"
-    if not is_well_formed(index, app) or certificate(index, app) is not None:
+    if not is_well_formed(index, app) or is_certified(index, app):
         return
     op_id = app.body["operationId"]
     op = index.get(op_id)
@@ -213,18 +215,10 @@ def _shard_selections(
     its applications' selections there, or None when an application disagrees with the
     operation on keys, tensors or ranks, or selects outside it (then
     OperationApplicationAgreement reports it on the application). Certified applications
-    count once per footprint, by the bounding range of their projections (``spanned``: their
-    index ranges are known to span the operation's index range)."""
-    context = op_context(index, op)
-    certified = [certificate(index, app) for app in apps]
-    if (
-        spanned
-        and context is not None
-        and None not in certified
-        and all(identity for _, _, identity in context.footprints)
-    ):
-        # each selection is the index range of its shard, and these span the operation's
-        # index range, which is the operation's selection (its signature is clean)
+    count by what the fast path knows of them (``spanned``: their index ranges are known to
+    span the operation's index range)."""
+    known = certified_spans(index, op, apps, spanned)
+    if known.complete:
         return {}
     sides = parsed(index, op).sides
     found: dict[tuple[str, str, int], list[ZRange]] = {
@@ -233,8 +227,8 @@ def _shard_selections(
         for key, sels in sides[side].items()
         for pos in range(len(sels))
     }
-    for app, cert in zip(apps, certified, strict=True):
-        if cert is not None:  # its selections are the projections of its index range
+    for app, certified in zip(apps, known.certified, strict=True):
+        if certified:  # its selections are the projections of its index range
             continue
         mine = parsed(index, app).sides
         for side in ("inputs", "outputs"):
@@ -252,19 +246,8 @@ def _shard_selections(
                     ):
                         return None
                     found[side, key, pos].append(a.range)
-    certs = [cert for cert in certified if cert is not None]
-    if context is not None and certs:
-        # an identity footprint's images are the index ranges, bounded once for all of them
-        index_bound = bounding_range([cert.ipf_index for cert in certs])
-        bounds = [
-            index_bound if identity else bounding_range([cert.feet[k] for cert in certs])
-            for k, (_, _, identity) in enumerate(context.footprints)
-        ]
-        for side, key, entries in context.plan:
-            for pos, (_, foot) in enumerate(entries):
-                bound = bounds[foot]
-                if bound is not None:
-                    found[side, key, pos].append(bound)
+    for selection, bound in known.bounds.items():
+        found[selection].append(bound)
     return found
 
 
@@ -305,7 +288,9 @@ def _selection_spans(
 
 
 def application_signature(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
-    if certificate(index, node) is not None:
+    """ApplicationIPFSignatureAgreement's issues of an application, cached on what they read (its
+    operation, and the tensors whose ranges clip padded reads)."""
+    if is_certified(index, node):
         return ()  # an exact projection of its index: nothing to say (kept current itself)
     get = index.get  # the operation and the tensors (whose ranges clip padded reads)
     deps = tuple(get(r) for r in index.references(node.id))
@@ -314,7 +299,7 @@ def application_signature(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
 
 def _application_signature_uncached(index: GraphIndex, app: Node) -> Iterator[Issue]:
     name = "ApplicationIPFSignatureAgreement"
-    if not is_well_formed(index, app) or certificate(index, app) is not None:
+    if not is_well_formed(index, app) or is_certified(index, app):
         return
     op = index.get(app.body["operationId"])
     if op is None or op.type != OPERATION or not is_well_formed(index, op):

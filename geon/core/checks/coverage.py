@@ -14,7 +14,7 @@ from typing import Any
 
 from geon.core.checks.fastpath import (
     cached,
-    certificate,
+    certified_outputs,
     is_well_formed,
 )
 from geon.core.checks.messages import (
@@ -36,6 +36,8 @@ __all__ = ["coverage_exact"]
 
 
 def coverage_exact(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    """ApplicationOutputRangeCoverageIsExact's issues of an operation, cached on its
+    applications."""
     deps = tuple(index.applications_of(node.id))
     return cached(index, node, "COV", deps, _coverage_exact_uncached)
 
@@ -48,9 +50,9 @@ def _coverage_exact_uncached(index: GraphIndex, op: Node) -> Iterator[Issue]:
         return  # none (the operation runs whole), or not judged until they are fixed
     outputs: list[tuple[str, dict[str, tuple[ZRange, ...]] | None, Parsed | None]] = []
     for app_node in apps:
-        cert = certificate(index, app_node)
-        if cert is not None:
-            outputs.append((app_node.id, cert.outputs, None))
+        certified = certified_outputs(index, app_node)
+        if certified is not None:
+            outputs.append((app_node.id, certified, None))
         else:
             outputs.append((app_node.id, None, parsed(index, app_node)))
     for key, o_sels in parsed(index, op).sides["outputs"].items():

@@ -127,4 +127,5 @@ def _type_of(index: GraphIndex, node_id: str) -> str | None:
 
 
 def cycles(index: GraphIndex) -> list[Issue]:
+    """One issue per cycle of operations and tensors, in document order."""
     return cycle_issues(index, cycle_components(index))

@@ -136,6 +136,7 @@ def load_document(data: Any) -> tuple[Graph | None, list[Issue]]:
 
 
 def envelope_issues(graph: Graph) -> list[Issue]:
+    """The document-level issue of ``graph``: its id is not a UUID."""
     if UUID_RE.match(graph.id):
         return []
     return [

@@ -4,7 +4,7 @@ edit under 5 ms, kept apart from the rules it speeds up (which give the same iss
 ``tests/core/test_fastpath.py`` checks every example both ways).
 
 - **Certificates.** An application whose body is exactly the projection of its index range
-  through its operation's (clean) signature is *certified* (:func:`certificate`), which proves
+  through its operation's (clean) signature is *certified* (:func:`is_certified`), which proves
   that ``OperationApplicationAgreement`` and ``ApplicationIPFSignatureAgreement`` have nothing to
   say about it. The certificate is read straight from the JSON (plain ints, exact keys) and also
   proves that the body matches its schema, so a certified application is neither validated nor
@@ -27,7 +27,7 @@ from __future__ import annotations
 import functools
 import itertools
 import operator
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any, NamedTuple
 
 from geon.core import schemas
@@ -44,15 +44,18 @@ from geon.core.checks.structure import (
 from geon.core.checks.structure import ipf_of as _ipf_of
 from geon.core.graph import APPLICATION, IPF_INDEX, OPERATION, GraphIndex, Node
 from geon.core.issues import Issue
-from geon.core.zspace import IPF, ZRange, parse_range
+from geon.core.zspace import IPF, ZRange, bounding_range, parse_range
 
 __all__ = [
     "Certificate",
+    "CertifiedSpans",
     "OpContext",
     "cached",
-    "certificate",
+    "certified_outputs",
+    "certified_spans",
     "checked_structure",
     "clear_caches",
+    "is_certified",
     "is_well_formed",
     "op_context",
     "operation_of",
@@ -71,6 +74,7 @@ def _new_box(node: Node) -> list[Any]:
 
 
 def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
+    """Whether two dependency tuples hold the same values (identity first: nodes are shared)."""
     if len(a) != len(b):
         return False
     for x, y in zip(a, b, strict=True):  # noqa: SIM110 -- a plain loop is faster on this hot path
@@ -86,6 +90,8 @@ def cached(
     deps: tuple[Any, ...],
     compute: Callable[[GraphIndex, Node], Iterable[Issue]],
 ) -> tuple[Issue, ...]:
+    """``compute(index, node)`` as a tuple, reused under ``key`` while ``node`` and ``deps``
+    (the nodes and derived values it read) are unchanged."""
     box = index.memo(node, key, _new_box)
     if box[0] is not None and _same(box[0], deps):
         return box[1]
@@ -96,6 +102,7 @@ def cached(
 
 
 def operation_of(index: GraphIndex, app: Node) -> Node | None:
+    """The node an application's ``operationId`` names, if any (of any type)."""
     op_id = app.body.get("operationId")
     return index.get(op_id) if isinstance(op_id, str) else None
 
@@ -209,10 +216,61 @@ def _certificate(index: GraphIndex, app: Node) -> Certificate | None:
     return box[1]
 
 
-def certificate(index: GraphIndex, app: Node) -> Certificate | None:
-    """The certificate of ``app``, or None when it goes the long way (through ``_certificate``,
-    the one switch of the fast path)."""
-    return _certificate(index, app)
+def is_certified(index: GraphIndex, app: Node) -> bool:
+    """Whether ``app`` is certified: the application checks then have nothing to say about it
+    (through ``_certificate``, the one switch of the fast path)."""
+    return _certificate(index, app) is not None
+
+
+def certified_outputs(index: GraphIndex, app: Node) -> dict[str, tuple[ZRange, ...]] | None:
+    """The output selections of a certified application, by key (None: not certified); they
+    have the operation's keys, tensors and ranks."""
+    cert = _certificate(index, app)
+    return cert.outputs if cert is not None else None
+
+
+class CertifiedSpans(NamedTuple):
+    """What the certified applications of one operation say about its shard bounding ranges."""
+
+    certified: tuple[bool, ...]
+    """Per application, whether it is certified (its selections are counted in ``bounds``)."""
+    bounds: dict[tuple[str, str, int], ZRange]
+    """Per selection of the operation (side, key, position), the bounding range of the
+    certified applications' selections there (absent when they select nothing)."""
+    complete: bool
+    """Whether every selection is known to be spanned: every application is certified with
+    identity footprints and their index ranges span the operation's."""
+
+
+def certified_spans(
+    index: GraphIndex, op: Node, apps: Sequence[Node], spanned: bool
+) -> CertifiedSpans:
+    """The shard bounding ranges the certified applications of ``op`` give, counted once per
+    footprint by the bounding range of their projections (``spanned``: the applications'
+    index ranges are known to span the operation's index range)."""
+    context = op_context(index, op)
+    certs = [_certificate(index, app) for app in apps]
+    certified = tuple(cert is not None for cert in certs)
+    if context is None or not any(certified):
+        return CertifiedSpans(certified, {}, False)
+    if spanned and all(certified) and all(identity for _, _, identity in context.footprints):
+        # each selection is the index range of its shard, and these span the operation's
+        # index range, which is the operation's selection (its signature is clean)
+        return CertifiedSpans(certified, {}, True)
+    known = [cert for cert in certs if cert is not None]
+    # an identity footprint's images are the index ranges, bounded once for all of them
+    index_bound = bounding_range([cert.ipf_index for cert in known])
+    feet = [
+        index_bound if identity else bounding_range([cert.feet[k] for cert in known])
+        for k, (_, _, identity) in enumerate(context.footprints)
+    ]
+    bounds: dict[tuple[str, str, int], ZRange] = {}
+    for side, key, entries in context.plan:
+        for pos, (_, foot) in enumerate(entries):
+            bound = feet[foot]
+            if bound is not None:
+                bounds[side, key, pos] = bound
+    return CertifiedSpans(certified, bounds, False)
 
 
 class OpContext(NamedTuple):

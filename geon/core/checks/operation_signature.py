@@ -36,6 +36,8 @@ def signature_path(side: str, key: str, pos: int | None = None) -> str:
 
 
 def operation_signature_issues(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    """OperationIPFSignatureAgreement's issues of an operation (uncached; the registered check
+    is :func:`geon.core.checks.fastpath.operation_signature`)."""
     name = "OperationIPFSignatureAgreement"
     if not structure_of(index, node).ok:
         return

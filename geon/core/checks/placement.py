@@ -28,6 +28,7 @@ __all__ = ["plan_placement"]
 
 
 def plan_placement(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    """PlanPlacement's issues of a node with a ``Placement`` tag, cached on its mesh."""
     tag = node.tags.get(PLACEMENT) if node.tags else None
     if tag is None:
         return ()

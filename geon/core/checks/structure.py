@@ -345,6 +345,7 @@ def _ipf(item: Any) -> IPF:
 
 
 def signature_of(index: GraphIndex, node: Node) -> Signature | None:
+    """The operation's ``IPFSignature`` as IPFs, read once per node version (None: no tag)."""
     return index.memo(node, "signature", _signature_of_node)
 
 

@@ -34,6 +34,7 @@ __all__ = ["tensor_dtypes", "tensor_operation_agreement"]
 
 
 def tensor_dtypes(index: GraphIndex, node: Node) -> Iterable[Issue]:
+    """TensorDTypesAreValid: a string dtype is one of ``DTYPES`` (any other is a schema error)."""
     dtype = node.body.get("dtype")
     if not isinstance(dtype, str) or dtype in DTYPES:
         return ()
@@ -53,6 +54,7 @@ def tensor_dtypes(index: GraphIndex, node: Node) -> Iterable[Issue]:
 
 
 def tensor_operation_agreement(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
+    """TensorOperationAgreement's issues of an operation or a tensor, cached on what they read."""
     get = index.get
     if node.type == TENSOR:
         writers = index.writers_of(node.id)
