@@ -78,9 +78,6 @@ from geon.core.builder.functions import (
 )
 from geon.core.builder.tensor import Tensor, constant, dot, placeholder, shown, transpose
 from geon.core.constants import CONSTANT, decode_constant, encode_constant
-
-# moved to geon.core.dtypes; re-exported until the lead updates importers
-from geon.core.dtypes import numpy_dtype  # noqa: F401
 from geon.core.errors import ExecutionError
 
 __all__ = [
