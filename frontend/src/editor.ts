@@ -4,27 +4,28 @@
 // shown document (model/), and the controller sends them as one edit and records one undo step.
 // Drawing happens in render/, once per animation frame, from what is here.
 
-import { ACTIONS, type Commands } from "./actions/actions";
+import { action, type Commands } from "./actions/actions";
 import { effectOutcome } from "./actions/effects";
-import { addOperation, addTensor, AuthorError, copyNodes, declareAxis, deleteNodes, editAxis, pasteNodes, removeAxis, type Clip } from "./model/author";
-import { graphView, issuesByNode, LAYOUT, nodeById, searchNodes, TENSOR, type GraphView, type LoomDocument } from "./model/document";
-import { EditError, type EditOp } from "./model/edits";
+import { addOperationAction, addTensorAction, deleteAction, pasteAction, relayoutAction, type Build, type Seen } from "./actions/edits";
+import { AuthorError, copyNodes, declareAxis, editAxis, removeAxis, type Clip } from "./model/author";
+import { searchNodes, type GraphView, type LoomDocument } from "./model/document";
+import { EditError } from "./model/edits";
 import { axesWithIssues } from "./model/issues";
-import { clearLayout, editOperation, editProjection, editTensor } from "./model/nodeEdits";
+import { editOperation, editProjection, editTensor } from "./model/nodeEdits";
 import type { EditorState } from "./model/state";
-import { COLORS, type Scene } from "./render/canvas";
-import { gridLayout, keptLayout, layoutInput, type Layout } from "./render/layout";
-import { LayoutClient } from "./render/layoutClient";
+import type { Scene } from "./render/canvas";
+import type { Layout } from "./render/layout";
+import { LiveLayout } from "./render/liveLayout";
 import { Painter } from "./render/painter";
-import { freeSpot, pinnedClip, revealing, spotRightOf } from "./render/placement";
+import { revealing } from "./render/placement";
 import { personColor, sceneContent, type SceneContent } from "./render/scene";
-import { bounds, centreOn, fit, toScreen, zoomAt, type Viewport } from "./render/viewport";
+import { bounds, centreOn, fit, zoomAt, type Viewport } from "./render/viewport";
 import { Controller } from "./sync/controller";
 import { startRun } from "./sync/runs";
 import { cancel, idle, type Effect, type Tool } from "./tools/tools";
 import { bindCanvas, bindKeys } from "./ui/input";
 import { createDiagram } from "./ui/diagram";
-import { button, el } from "./ui/dom";
+import { el } from "./ui/dom";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
 import { createProjectionWindow } from "./ui/projection";
 import { createRunPanel } from "./ui/runPanel";
@@ -41,16 +42,11 @@ export interface EditorOptions {
   offline: boolean;
 }
 
-/** What an action builds: the ops of one edit, and what to select once they are shown. */
-export type Built = EditOp[] | { ops: EditOp[]; select: string[] };
-
 export class Editor implements Commands {
   readonly sync: Controller;
   tool: Tool = idle();
   selected: string[] = [];
   vp: Viewport = { scale: 1, dx: 0, dy: 0 };
-  view: GraphView | null = null;
-  layout: Layout = { rects: new Map() };
   found: string[] = [];
   draws = 0;
   lastPaintMs = 0;
@@ -58,8 +54,14 @@ export class Editor implements Commands {
   private clip: Clip | null = null;
   private shownDoc: LoomDocument | null = null;
   private fitted = false;
-  private layoutSeq = 0;
-  private layoutClient: LayoutClient | null = null;
+  /** The shown document's view and layout. */
+  private readonly live = new LiveLayout(() => {
+    if (!this.fitted) {
+      this.fitted = true;
+      this.zoomToFit();
+    }
+    this.invalidate();
+  });
   /** The parts of the scene that change with the document, selection or status (not with the view). */
   private cached: SceneContent | null = null;
   private panelsDirty = true;
@@ -72,7 +74,6 @@ export class Editor implements Commands {
   private readonly projection;
   private readonly diagram;
   private readonly runPanel;
-  private readonly diagramTab;
   private readonly issuesPanel;
   private readonly palette;
   private readonly tensorDialog;
@@ -110,7 +111,7 @@ export class Editor implements Commands {
     });
     this.issuesPanel = createIssuesPanel((id) => this.jumpTo(id));
     this.shardsPanel = createShardsPanel({
-      shard: (request) => this.sync.readOnly() ?? this.sync.shard(request),
+      shard: (request) => this.sync.shard(request),
       removeApplication: (id) => void this.perform("remove application", () => [{ op: "remove_node", id }]),
       select: (id) => this.setSelection([id]),
       plans:
@@ -128,30 +129,27 @@ export class Editor implements Commands {
           : undefined,
     });
     this.projection = createProjectionWindow({ commit: (opId, drafts) => this.perform("edit projection", (doc) => editProjection(doc, opId, drafts)) });
-    this.palette = createPalette((kernel) => this.addOperationFromPalette(kernel));
-    this.tensorDialog = createTensorDialog((label, axes, dtype) =>
-      this.perform(`add tensor ${label}`, (doc) => {
-        const { ops, id } = addTensor(doc, { label, axes, dtype, at: freeSpot(this.layout.rects, this.vp, this.painter.size()) });
-        return { ops, select: [id] };
-      }),
-    );
+    this.palette = createPalette((kernel) => void this.perform(`add ${kernel}`, addOperationAction(kernel, this.seen())));
+    this.tensorDialog = createTensorDialog((label, axes, dtype) => this.perform(`add tensor ${label}`, addTensorAction({ label, axes, dtype }, this.seen())));
     this.runPanel = createRunPanel({ graphId: options.graphId ?? "", csrf: options.csrf, onRun: (run) => this.sync.runQueued(run), onError: (message) => this.flash(message) });
-    this.diagram = createDiagram(options.graphId ?? "", (message) => this.flash(message));
-    this.diagramTab = button("Diagram", "Show the Graphviz diagram of this version (and download it)", () => this.toggleDiagram(), "geon-diagram-tab");
-    this.toolbar.element.querySelector(".geon-act-zoomToFit")?.after(this.diagramTab);
+    this.diagram = createDiagram(options.graphId ?? "", (message) => this.flash(message), () => this.sync.session.version);
+    this.toolbar.element.querySelector(".geon-act-zoomToFit")?.after(this.diagram.tab);
     const stage = el("div", { class: "geon-stage" }, canvas, minimap, this.projection.element, this.toast, this.diagram.element);
     const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
     const right = el("aside", { class: "geon-side geon-right" }, this.shardsPanel.element, this.issuesPanel.element, this.runPanel.element);
     root.append(this.toolbar.element, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
     bindCanvas(canvas, minimap, this);
     bindKeys(this);
-    try {
-      this.layoutClient = new LayoutClient();
-    } catch {
-      this.layoutClient = null;
-    }
     if (!options.offline) this.sync.connect(options.wsPath);
     this.refresh();
+  }
+
+  get view(): GraphView | null {
+    return this.live.view;
+  }
+
+  get layout(): Layout {
+    return this.live.layout;
   }
 
   /** The canvas's size in CSS pixels. */
@@ -169,7 +167,7 @@ export class Editor implements Commands {
   // --- performing user actions --------------------------------------------------------------
 
   /** Run one user action: ``build`` returns its ops from the shown document; they are shown, sent as one edit and recorded as one undo step. Returns an error message or null. */
-  perform(name: string, build: (doc: LoomDocument) => Built): string | null {
+  perform(name: string, build: Build): string | null {
     const doc = this.sync.session.document;
     if (!doc) return "the graph has not loaded yet";
     const readOnly = this.sync.readOnly();
@@ -198,21 +196,16 @@ export class Editor implements Commands {
   }
 
   undo(): void {
-    const readOnly = this.sync.readOnly();
-    if (readOnly) this.flash(readOnly);
-    else this.sync.undo();
+    this.sync.undo();
   }
 
   redo(): void {
-    const readOnly = this.sync.readOnly();
-    if (readOnly) this.flash(readOnly);
-    else this.sync.redo();
+    this.sync.redo();
   }
 
   deleteSelection(): void {
     if (!this.selected.length) return;
-    const ids = [...this.selected];
-    this.perform(`delete ${ids.length}`, (doc) => deleteNodes(doc, ids));
+    this.perform(`delete ${this.selected.length}`, deleteAction(this.seen()));
     this.setSelection([]);
   }
 
@@ -224,12 +217,7 @@ export class Editor implements Commands {
   }
 
   paste(): void {
-    const clip = this.clip;
-    if (!clip) return;
-    this.perform("paste", (doc) => {
-      const { ops, ids } = pasteNodes(doc, pinnedClip(clip, this.layout.rects), { x: 40, y: 40 });
-      return { ops, select: ids };
-    });
+    if (this.clip) this.perform("paste", pasteAction(this.clip, this.seen()));
   }
 
   selectAll(): void {
@@ -249,10 +237,8 @@ export class Editor implements Commands {
   }
 
   relayout(): void {
-    const doc = this.sync.session.document;
-    if (!doc) return;
-    const ids = this.selected.length ? this.selected : doc.nodes.filter((n) => n.tags?.[LAYOUT]).map((n) => n.id);
-    this.perform("lay out", (d) => clearLayout(d, ids));
+    if (!this.sync.session.document) return;
+    this.perform("lay out", relayoutAction(this.seen()));
     this.fitted = false;
   }
 
@@ -282,20 +268,12 @@ export class Editor implements Commands {
   }
 
   runAction(name: string): void {
-    const a = ACTIONS.find((x) => x.name === name);
-    if (!a) throw new Error(`action "${name}" is not registered`);
-    a.run(this);
+    action(name).run(this);
   }
 
-  private addOperationFromPalette(kernel: string): void {
-    const doc = this.sync.session.document;
-    if (!doc) return;
-    const tensors = this.selected.filter((id) => nodeById(doc).get(id)?.type === TENSOR);
-    this.perform(`add ${kernel}`, (d) => {
-      const at = spotRightOf(this.layout.rects, tensors) ?? freeSpot(this.layout.rects, this.vp, this.size());
-      const { ops, id } = addOperation(d, kernel, at, tensors);
-      return { ops, select: [id] };
-    });
+  /** What the user sees, for the actions that read it. */
+  private seen(): Seen {
+    return { selected: this.selected, rects: this.layout.rects, vp: this.vp, size: this.size() };
   }
 
   /** Bring nodes the user just made into view. */
@@ -365,34 +343,13 @@ export class Editor implements Commands {
     const doc = this.sync.session.document;
     if (doc !== this.shownDoc) {
       this.shownDoc = doc;
-      if (doc) this.relayoutNow(doc);
+      if (doc) this.live.show(doc);
       const alive = new Set(doc?.nodes.map((n) => n.id) ?? []);
       if (this.selected.some((id) => !alive.has(id))) this.selected = this.selected.filter((id) => alive.has(id));
     }
     this.cached = null;
     this.panelsDirty = true;
     this.invalidate();
-  }
-
-  private relayoutNow(doc: LoomDocument): void {
-    const view = graphView(doc);
-    this.view = view;
-    // placed nodes and nodes already laid out keep their rects at once; ELK places the rest
-    const kept = keptLayout(view, this.layout);
-    this.layout = kept.layout;
-    if (kept.complete) return;
-    const seq = ++this.layoutSeq;
-    const done = (layout: Layout | null): void => {
-      if (!layout || seq !== this.layoutSeq || this.view !== view) return;
-      this.layout = layout;
-      if (!this.fitted) {
-        this.fitted = true;
-        this.zoomToFit();
-      }
-      this.invalidate();
-    };
-    if (this.layoutClient) void this.layoutClient.layout(view).then(done);
-    else done({ rects: new Map(gridLayout(layoutInput(view))) });
   }
 
   invalidate(): void {
@@ -424,13 +381,6 @@ export class Editor implements Commands {
     if (this.diagram.visible && version !== null) this.diagram.show(version);
   }
 
-  toggleDiagram(): void {
-    if (this.diagram.visible) this.diagram.hide();
-    else if (this.sync.session.version !== null) this.diagram.show(this.sync.session.version);
-    this.diagramTab.classList.toggle("active", this.diagram.visible);
-    this.diagramTab.textContent = this.diagram.visible ? "Canvas" : "Diagram";
-  }
-
   /** Draw the canvas (and, after a change of state, the panels). A pan or zoom only redraws the canvas. */
   paint(): void {
     const t0 = performance.now();
@@ -454,19 +404,5 @@ export class Editor implements Commands {
 
   state(): EditorState {
     return this.sync.state();
-  }
-
-  /** Each drawn box in canvas CSS pixels (for tests). */
-  boxes(): { id: string; kind: string; title: string; chips: string[]; issues: number; x: number; y: number; w: number; h: number }[] {
-    if (!this.view) return [];
-    const byNode = issuesByNode(this.sync.issues());
-    return this.view.boxes.flatMap((b) => {
-      const r = this.layout.rects.get(b.id);
-      return r ? [{ id: b.id, kind: b.kind, title: b.title, chips: b.chips.map((c) => c.ref), issues: byNode.get(b.id)?.length ?? 0, ...toScreen(r, this.vp) }] : [];
-    });
-  }
-
-  colors(): typeof COLORS {
-    return COLORS;
   }
 }

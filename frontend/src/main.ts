@@ -3,11 +3,11 @@
 
 import "./ui/editor.css";
 import { Editor } from "./editor";
-import { tensorAxes, type LoomDocument } from "./model/document";
+import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
 import type { EditorState } from "./model/state";
 import { COLORS, axisColor } from "./render/canvas";
-import type { Viewport } from "./render/viewport";
+import { toScreen, type Viewport } from "./render/viewport";
 
 export interface GeonTestApi {
   /** A copy of the editor state (document as shown, version, issues, presence, run). */
@@ -15,7 +15,7 @@ export interface GeonTestApi {
   /** How many times the canvas has been painted. */
   draws(): number;
   /** Each drawn box in canvas CSS pixels. */
-  boxes(): ReturnType<Editor["boxes"]>;
+  boxes(): DrawnBox[];
   colors: typeof COLORS;
   axisColor(axis: string): string;
   /** The id of the node with this label (null when none). */
@@ -32,6 +32,28 @@ export interface GeonTestApi {
   loadDocument(doc: LoomDocument): void;
   /** Every box in graph coordinates, and the edges as [from, to] (what the benchmark's floor draws). */
   scene(): { rects: { id: string; x: number; y: number; w: number; h: number }[]; edges: [string, string][] };
+}
+
+export interface DrawnBox {
+  id: string;
+  kind: string;
+  title: string;
+  chips: string[];
+  issues: number;
+  x: number;
+  y: number;
+  w: number;
+  h: number;
+}
+
+/** Each box the editor draws, where it is on the canvas, with its issue count. */
+function drawnBoxes(editor: Editor): DrawnBox[] {
+  if (!editor.view) return [];
+  const byNode = issuesByNode(editor.sync.issues());
+  return editor.view.boxes.flatMap((b) => {
+    const r = editor.layout.rects.get(b.id);
+    return r ? [{ id: b.id, kind: b.kind, title: b.title, chips: b.chips.map((c) => c.ref), issues: byNode.get(b.id)?.length ?? 0, ...toScreen(r, editor.vp) }] : [];
+  });
 }
 
 declare global {
@@ -61,7 +83,7 @@ function mount(root: HTMLElement): void {
         viewport: editor.vp,
       }),
     draws: () => editor.draws,
-    boxes: () => editor.boxes(),
+    boxes: () => drawnBoxes(editor),
     colors: COLORS,
     axisColor: (axis) => axisColor(axis, editor.scene()?.axisOrder ?? []),
     nodeId: (label) => byLabel(label)?.id ?? null,

@@ -267,12 +267,17 @@ export class Controller {
     this.flush();
   }
 
+  /** Send the inverse of this user's last edit (a read-only role is told why not). */
   undo(): void {
+    const readOnly = this.readOnly();
+    if (readOnly) return this.hooks.flash(readOnly);
     const entry = this.history.undo();
     if (entry) this.replay(entry.inverse, entry.ops, `undo ${entry.name}`, `cannot undo "${entry.name}"`);
   }
 
   redo(): void {
+    const readOnly = this.readOnly();
+    if (readOnly) return this.hooks.flash(readOnly);
     const entry = this.history.redo();
     if (entry) this.replay(entry.ops, entry.ops, `redo ${entry.name}`, `cannot redo "${entry.name}"`);
   }
@@ -294,6 +299,8 @@ export class Controller {
    * the ``applied`` comes back (see ``ExpandedEdits``): undo restores the applications before it.
    */
   shard(request: ShardRequest): string | null {
+    const readOnly = this.readOnly();
+    if (readOnly) return readOnly;
     const id = this.expectExpanded("shard", "shard");
     if (id === null) return "the graph has not loaded yet";
     if (!this.socket!.isOpen) {

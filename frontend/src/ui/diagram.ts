@@ -23,13 +23,16 @@ export async function fetchRender(url: string, tries = 120, wait = (s: number) =
 
 export interface Diagram {
   element: HTMLElement;
+  /** The toolbar's tab that switches between the canvas and the diagram. */
+  tab: HTMLButtonElement;
   /** Show the drawing of ``version`` (fetched once per version). */
   show(version: number): void;
   hide(): void;
   readonly visible: boolean;
 }
 
-export function createDiagram(graphId: string, onError: (message: string) => void): Diagram {
+/** ``current`` says which version the tab shows (null: none loaded yet). */
+export function createDiagram(graphId: string, onError: (message: string) => void, current: () => number | null): Diagram {
   const url = (fmt: Format, version: number, download = false) =>
     `/api/v1/graphs/${graphId}/render.${fmt}?version=${version}${download ? "&download=1" : ""}`;
   const img = el("img", { class: "geon-diagram-img", alt: "Graphviz diagram of the graph", draggable: "false" });
@@ -107,13 +110,22 @@ export function createDiagram(graphId: string, onError: (message: string) => voi
       onError((e as Error).message);
     }
   };
+  const show = (v: number): void => {
+    element.hidden = false;
+    version = v;
+    if (shown !== v) void load(v);
+  };
+  const tab = button("Diagram", "Show the Graphviz diagram of this version (and download it)", () => {
+    const v = current();
+    if (!element.hidden) element.hidden = true;
+    else if (v !== null) show(v);
+    tab.classList.toggle("active", !element.hidden);
+    tab.textContent = element.hidden ? "Diagram" : "Canvas";
+  }, "geon-diagram-tab");
   return {
     element,
-    show(v) {
-      element.hidden = false;
-      version = v;
-      if (shown !== v) void load(v);
-    },
+    tab,
+    show,
     hide() {
       element.hidden = true;
     },
