@@ -32,7 +32,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from geon.core.constraints import is_well_formed
+from geon.core.checks import is_well_formed
 from geon.core.dtypes import DTYPE_BYTES
 from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION, IPF_INDEX, IPF_SIGNATURE, PLACEMENT, TENSOR, Graph, Node

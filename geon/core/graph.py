@@ -136,7 +136,7 @@ class Graph:
     @classmethod
     def from_json(cls, data: Any) -> Graph:
         """Load a document (already parsed JSON); raises :class:`DocumentError` naming what is
-        malformed. Use :func:`geon.core.constraints.check_document` to get issues instead."""
+        malformed. Use :func:`geon.core.checks.check_document` to get issues instead."""
         if not isinstance(data, dict):
             raise DocumentError(f"document is {quote(data)}; expected a JSON object")
         graph_id = data.get("id")
@@ -217,8 +217,8 @@ class Graph:
     # -- checking ----------------------------------------------------------------------------
 
     def check(self) -> list[Issue]:
-        """Every issue of the document (see :func:`geon.core.constraints.check`)."""
-        from geon.core.constraints import check
+        """Every issue of the document (see :func:`geon.core.checks.check`)."""
+        from geon.core.checks import check
 
         return check(self)
 

@@ -73,7 +73,7 @@ def _axis_name(node: Node) -> str | None:
 
 
 class GraphIndex:
-    """The lookups constraints need, kept in step with every edit of its
+    """The lookups the checks need, kept in step with every edit of its
     :class:`~geon.core.graph.Graph` (only the graph and its edit staging call :meth:`insert`,
     :meth:`delete` and :meth:`replace`)."""
 

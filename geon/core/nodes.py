@@ -233,7 +233,7 @@ def iter_selections(body: Any, sides: Sequence[str] = ("inputs", "outputs")) -> 
     """Every ``{tensorId, range}`` entry of a body's selection maps, in document order.
 
     Malformed parts (a side that is not an object, a key that is not a list) are skipped;
-    :func:`geon.core.constraints.check` reports them as ``SchemaConformance`` issues.
+    :func:`geon.core.checks.check` reports them as ``SchemaConformance`` issues.
 
     >>> body = {"inputs": {"x": [{"tensorId": "t", "range": {"start": [0], "end": [2]}}]}}
     >>> [(s.key, s.tensor_id, s.path) for s in iter_selections(body)]

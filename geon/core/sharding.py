@@ -47,7 +47,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from geon.core.constraints import index_range, is_well_formed
+from geon.core.checks import index_range, is_well_formed
 from geon.core.cost import device_memory, transfer_bytes
 from geon.core.dtypes import DTYPE_BYTES
 from geon.core.errors import DocumentError, LimitError, SplitError, quote
