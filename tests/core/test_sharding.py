@@ -25,7 +25,7 @@ from geon.core.graph import (
     TENSOR_AXES,
     Graph,
 )
-from geon.core.sharding import Mesh, shard, shard_ranges
+from geon.core.sharding import Mesh, shard, shard_edits, shard_ranges
 from geon.core.zspace import ZRange
 
 OP = "26434d32-ccbc-442f-9d78-8bf158b00c6b"
@@ -84,6 +84,28 @@ def test_resharding_replaces_the_old_applications(
     assert all(a not in g for a in OLD_APPS)
     assert sorted(c.id for c in changes if c.new is None) == sorted(OLD_APPS)
     assert check(g) == []
+
+
+def test_shard_edits_returns_the_ops_of_a_shard_and_changes_nothing(
+    loom_doc: dict[str, Any],
+) -> None:
+    # given the example, and a copy of it sharded by shard
+    g = Graph.from_json(loom_doc)
+    sharded = Graph.from_json(loom_doc)
+    shard(sharded, OP, dim=1, parts=2, new_id=ids())
+    # when the ops of the same shard are asked for
+    ops = shard_edits(g, OP, dim=1, parts=2, new_id=ids())
+    # then the graph is unchanged, and the ops remove the old applications and add one per shard
+    assert g.to_json() == loom_doc
+    assert [(o["op"], o.get("id", o.get("node", {}).get("id"))) for o in ops] == [
+        ("remove_node", OLD_APPS[0]),
+        ("remove_node", OLD_APPS[1]),
+        ("add_node", "00000000-0000-4000-8000-000000000100"),
+        ("add_node", "00000000-0000-4000-8000-000000000101"),
+    ]
+    # and applying them gives what shard gave
+    g.apply(ops)
+    assert g.to_json() == sharded.to_json()
 
 
 def test_chunked_selections_are_projected_with_offsets(loom_doc: dict[str, Any]) -> None:

@@ -132,6 +132,34 @@ def test_bad_ops_name_the_problem(label: str, op: dict[str, Any], message: str |
     assert str(refused.value) == message
 
 
+@pytest.mark.parametrize(
+    ("label", "ops", "message"),
+    [
+        ("not a list", "nope", 'edit ops are "nope"; expected a list of edit operations'),
+        ("not an object", [3], 'edit op 0 is "3"; expected a JSON object with an "op"'),
+        (
+            "unknown field of a node op",
+            [{"op": "remove_node", "id": "h", "force": True}],
+            'edit op 0 (remove_node) has unknown field "force"; expected one of ("op", "id", '
+            '"cascade")',
+        ),
+    ],
+)
+def test_the_server_and_the_document_read_an_ops_shape_alike(
+    label: str, ops: Any, message: str
+) -> None:
+    # given a document
+    doc = Graph([axis("h", "H")], id=G)
+    # when a malformed edit is applied directly, and as the server does (expanded, then applied)
+    with pytest.raises(DocumentError) as by_document:
+        doc.copy().apply(ops)
+    with pytest.raises(DocumentError) as by_server:
+        doc.copy().apply(expand(doc, ops))
+    # then both refuse it with the same message, and the document is unchanged
+    assert str(by_document.value) == str(by_server.value) == message
+    assert [n.id for n in doc.nodes] == ["h"]
+
+
 def test_touched_fields_and_conflicts() -> None:
     mine = touched_by_ops(
         [
