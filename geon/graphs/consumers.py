@@ -26,9 +26,7 @@ client's presence updates are merged: the latest goes out at most every
 past its busy timeout) during an edit gives the sender ``rejected unavailable``; the edit is
 not applied and the next one is tried afresh.
 
-Presence is kept per process (:data:`PRESENT`): with several web processes behind the Redis
-channel layer, ``presence`` events still reach every client, but a ``snapshot``'s ``present``
-lists only the clients of the same process.
+Presence is kept per process (:mod:`geon.graphs.services.presence`).
 """
 
 from __future__ import annotations
@@ -48,6 +46,7 @@ from django.utils import timezone
 
 from geon.graphs.edits import EditRefused
 from geon.graphs.protocol import CLIENT_MESSAGES, InvalidMessage, message_errors, parse_message
+from geon.graphs.services import presence
 from geon.graphs.services.access import AccessDenied, GraphNotFound, check_access
 from geon.graphs.services.documents import current_version_number, snapshot
 from geon.graphs.services.editing import Applied, EditRequest
@@ -64,10 +63,6 @@ CLOSE_TRY_AGAIN = 1013
 TRY_AGAIN = "the database is unavailable; try again later"
 #: A client's presence updates go out at most this often; the ones between are merged.
 PRESENCE_INTERVAL_SECONDS = 0.05
-
-
-#: The clients connected to each graph in this process: graph id -> client id -> entry.
-PRESENT: dict[str, dict[str, dict[str, Any]]] = {}
 
 
 class TokenBucket:
@@ -140,9 +135,10 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         self.graph_title = graph.title  # a person reads the refusal: the name, not the id
         self.role = role
         self.delivered = Delivered()
-        self.edits = TokenBucket(settings.GEON_WS_EDITS_PER_SECOND, settings.GEON_WS_EDIT_BURST)
+        edit_rate = settings.GEON_WS_EDITS_PER_SECOND
+        self.edit_limit = TokenBucket(edit_rate, settings.GEON_WS_EDIT_BURST)
         presence_rate = settings.GEON_WS_PRESENCE_PER_SECOND
-        self.presence = TokenBucket(presence_rate, 2 * presence_rate)
+        self.presence_limit = TokenBucket(presence_rate, 2 * presence_rate)
         self.presence_task: asyncio.Task[None] | None = None
         self.presence_sent_at = 0.0
         self.group = graph_group(graph.pk)
@@ -157,8 +153,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
             "selection": [],
             "cursor": None,
         }
-        present = PRESENT.setdefault(str(graph.pk), {})
-        present[self.client_id] = self.me
+        presence.arrive(str(graph.pk), self.me)
         try:
             first = await database_sync_to_async(snapshot)(graph)
         except UNAVAILABLE:  # the document could not be read: the client comes back later
@@ -179,11 +174,8 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         await unfollow(str(self.graph_id), self)
         if self.presence_task is not None:
             self.presence_task.cancel()
-        present = PRESENT.get(str(self.graph_id), {})
-        if present.pop(self.client_id, None) is not None:
+        if presence.depart(str(self.graph_id), self.client_id):
             await self.announce("leave")
-        if not present:
-            PRESENT.pop(str(self.graph_id), None)
         await self.channel_layer.group_discard(self.group, self.channel_name)
         self.group = None
 
@@ -253,7 +245,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
                 f"message type {shown} is not supported; expected one of {expected}",
             )
             return
-        if kind == "presence" and not self.presence.take():  # refused before any more work
+        if kind == "presence" and not self.presence_limit.take():  # refused before any more work
             rate = settings.GEON_WS_PRESENCE_PER_SECOND
             await self.send_error(
                 "rate_limited",
@@ -280,7 +272,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
     async def receive_edit(self, content: dict[str, Any]) -> None:
         edit_id = content["id"]
         user = self.scope["user"]
-        if not self.edits.take():
+        if not self.edit_limit.take():
             rate = settings.GEON_WS_EDITS_PER_SECOND
             await self.reject(
                 edit_id,
@@ -366,13 +358,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         message = event["message"]
         if message["client"] == self.client_id:
             return
-        if self.group is not None and message["event"] != "leave":
-            # a client of another process: track it here too (best effort, see the module doc)
-            PRESENT.setdefault(str(self.graph_id), {}).setdefault(message["client"], {}).update(
-                {k: v for k, v in message.items() if k not in ("type", "event")}
-            )
-        elif message["event"] == "leave":
-            PRESENT.get(str(self.graph_id), {}).pop(message["client"], None)
+        presence.heard(str(self.graph_id), message, listening=self.group is not None)
         await self.send_json(message)
 
     async def graph_applied(self, event: dict[str, Any]) -> None:
@@ -392,7 +378,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
     async def send_snapshot(self, message: dict[str, Any]) -> None:
         """Send a ``snapshot`` (:func:`~geon.graphs.services.documents.snapshot`) with this
         client's own parts: who is connected and this user's role."""
-        present = list(PRESENT.get(str(self.graph_id), {}).values())
+        present = presence.present(str(self.graph_id))
         await self.send_json({**message, "present": present, "role": self.role})
 
     async def send_error(self, code: str, message: str, edit_id: str | None = None) -> None:

@@ -7,10 +7,12 @@ performs the trusted write and schedules its notifications with ``transaction.on
 - :mod:`.members`: members and their roles;
 - :mod:`.documents`: loading documents, the live document cache, the ``snapshot`` message;
 - :mod:`.editing`: edits as new versions (:func:`do_apply_edits`, a group commit);
+- :mod:`.rebasing`: one edit's ops on the live document: its limits and the rebase rule;
 - :mod:`.queue`: the websocket's edit queue and the timing of deferred snapshots;
 - :mod:`.snapshots`: storing the whole document every ``GEON_SNAPSHOT_EVERY`` versions;
 - :mod:`.plans`: shard plans, their generation and cost;
 - :mod:`.gallery`: the example gallery as a user's graphs;
+- :mod:`.presence`: who is connected to each graph, per process;
 - :mod:`.publishing`: the channel-layer group of a graph and what is sent to it;
 - :mod:`.feeds`: live feeds other apps (runs) show on a graph's websockets.
 

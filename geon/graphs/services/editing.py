@@ -3,8 +3,9 @@ refused one changes nothing, and an edit on an older version is rebased or refus
 
 :func:`do_apply_edits` writes a batch of edits to one graph in one transaction (a group
 commit, fed by :mod:`geon.graphs.services.queue`); it reads as its steps: lock the graph,
-decide each request in order (:class:`_Batch`), store the versions, then publish ``applied``
-and schedule a snapshot once committed.
+decide each request in order (:class:`_Batch`; the ops themselves, their limits and the
+rebase rule are :mod:`geon.graphs.services.rebasing`), store the versions, then publish
+``applied`` and schedule a snapshot once committed.
 """
 
 from __future__ import annotations
@@ -13,23 +14,19 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import User as Account
 from django.db import transaction
 
 from geon.accounts.models import Role
-from geon.core.errors import DocumentError, GeonError
+from geon.core.errors import GeonError
 from geon.core.graph import Change
-from geon.graphs.edits import EditRefused, conflicts, expand, touched_by_changes, touched_by_ops
+from geon.graphs.edits import EditRefused, touched_by_changes
 from geon.graphs.models import Graph, GraphVersion
 from geon.graphs.services.access import User, not_found, role_refusal, roles_on
 from geon.graphs.services.documents import LiveDocument, forget_live, live_document
 from geon.graphs.services.publishing import publish_applied
+from geon.graphs.services.rebasing import Touched, apply_ops, is_version
 from geon.graphs.services.snapshots import schedule_snapshot
-
-#: The fields each version changed, by version number: node id -> field names ("*": the node
-#: was added or removed).
-Touched = dict[int, dict[str, list[str]]]
 
 
 @dataclass(frozen=True)
@@ -177,7 +174,9 @@ class _Batch:
             return refused_role
         self._read_stored_touched(request.base_version)
         try:
-            node_ops, changes = _apply_one(self.live, self.number, request, self.touched)
+            node_ops, changes = apply_ops(
+                self.live, self.number, request.ops, request.base_version, self.touched
+            )
         except EditRefused as refused:
             return refused
         self.mutated = True
@@ -186,9 +185,9 @@ class _Batch:
     def _read_stored_touched(self, base: Any) -> None:
         """Read the fields the stored versions changed since the oldest base any request of
         the batch names, once, when ``base`` is older than the batch (a rebase needs them)."""
-        if self.stored_read or not _is_version(base) or base >= self.first:
+        if self.stored_read or not is_version(base) or base >= self.first:
             return
-        bases = (r.base_version for r in self.requests if _is_version(r.base_version))
+        bases = (r.base_version for r in self.requests if is_version(r.base_version))
         oldest = min(bases, default=base)
         self.stored_read = True
         stored = GraphVersion.objects.filter(graph=self.graph, number__gt=oldest)
@@ -243,11 +242,6 @@ class _Batch:
         schedule_snapshot(pk, self.first, self.number, deferred=defer_snapshot)
 
 
-def _is_version(value: Any) -> bool:
-    """Whether ``value`` can name a version: an integer >= 1 (not a boolean)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
-
-
 def _edit_key(request: EditRequest) -> tuple[Any, str] | None:
     """What makes an edit the same edit: its sender and its id (None: an anonymous sender or
     no id, never the same as another)."""
@@ -278,72 +272,3 @@ def _stored_edits(
                 graph.pk, number, ops or [], shown, counts, name, repeated=True
             )
     return found
-
-
-def _apply_one(
-    live: LiveDocument, number: int, request: EditRequest, touched: Touched
-) -> tuple[list[dict[str, Any]], list[Change]]:
-    """Apply one request to the live document at version ``number``: its node ops and the
-    changes made, or :class:`EditRefused` with the document unchanged. ``touched`` has the
-    fields touched by every version after the request's base (when it is older)."""
-    _check_size_and_base(request, number)
-    try:
-        node_ops = expand(live.document, request.ops)
-    except DocumentError as error:
-        raise EditRefused("invalid_edit", str(error), version=number) from None
-    except EditRefused as error:  # too_many_ops: the refusal names the version, as every one does
-        error.details.setdefault("version", number)
-        raise
-    if request.base_version < number:
-        _check_rebase(node_ops, touched, request.base_version, number)
-    try:
-        changes = live.document.apply(node_ops)
-    except DocumentError as error:
-        raise EditRefused("invalid_edit", str(error), version=number) from None
-    return node_ops, changes
-
-
-def _check_size_and_base(request: EditRequest, number: int) -> None:
-    """Refuse an edit with more than ``GEON_MAX_OPS_PER_EDIT`` ops (``too_many_ops``) or based
-    on a version that does not exist (``unknown_version``); ``number`` is the current one."""
-    max_ops = settings.GEON_MAX_OPS_PER_EDIT
-    ops, base_version = request.ops, request.base_version
-    if isinstance(ops, list) and len(ops) > max_ops:
-        raise EditRefused(
-            "too_many_ops",
-            f"the edit has {len(ops)} ops; at most {max_ops} are allowed in one edit",
-            version=number,
-        )
-    if not _is_version(base_version) or base_version > number:
-        raise EditRefused(
-            "unknown_version",
-            f'base version "{base_version}" does not exist; expected a version from 1 to {number}',
-            version=number,
-        )
-
-
-def _check_rebase(node_ops: list[dict[str, Any]], touched: Touched, base: int, number: int) -> None:
-    """Refuse (``conflict``) an edit on version ``base`` that writes a node field one of the
-    versions after it changed; otherwise it applies to version ``number`` as it is."""
-    found = conflicts(touched_by_ops(node_ops), _merge_touched(touched, base))
-    if not found:
-        return
-    first = found[0]
-    what = "was added or removed" if first["field"] == "*" else f'field "{first["field"]}" changed'
-    raise EditRefused(
-        "conflict",
-        f'node "{first["id"]}" {what} after version {base}; reload version {number} and edit again',
-        version=number,
-        conflicts=found,
-    )
-
-
-def _merge_touched(touched: Touched, base: int) -> dict[str, list[str]]:
-    """Every node field changed by the versions after ``base`` (``touched`` maps a version
-    number to the fields it changed), merged."""
-    merged: dict[str, dict[str, None]] = {}
-    for number in sorted(touched):
-        if number > base:
-            for nid, fields in touched[number].items():
-                merged.setdefault(nid, {}).update(dict.fromkeys(fields))
-    return {nid: list(fields) for nid, fields in merged.items()}

@@ -4,8 +4,9 @@ version's ops, so that reading a later version replays a few ops from there
 how it is kept differs; so a snapshot is written outside the edit's transaction, at once or
 when the edit queue is quiet (:mod:`geon.graphs.services.queue`).
 
->>> json.loads(encode_document(Document.from_json({"nodes": []})))["nodes"]
-[]
+>>> empty = Document.from_json({"id": "00000000-0000-4000-8000-000000000000", "nodes": []})
+>>> json.loads(encode_document(empty)) == empty.to_json()
+True
 """
 
 from __future__ import annotations
