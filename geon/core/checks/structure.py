@@ -17,7 +17,6 @@ fast path (:mod:`geon.core.checks.fastpath`) certifies them; the verdict is the 
 from __future__ import annotations
 
 import functools
-import operator
 from typing import Any, NamedTuple
 
 from geon.core import schemas
@@ -152,37 +151,15 @@ def judge(node: Node, body_valid: bool = False, ipf_index: ZRange | None = None)
             ranges_ok = False
             issues.append(_range_issue(nid, ".body.range", node.body["range"]))
     elif structured and node.type == APPLICATION and not body_valid:
-        # validated here without building ranges: most applications are then certified against
-        # their operation (_certificate) and never need their selections parsed
-        for side in ("inputs", "outputs"):
-            for key, items in (node.body.get(side) or {}).items():
-                for pos, item in enumerate(items):
-                    data = item["range"]
-                    start, end = data["start"], data["end"]
-                    if len(start) != len(end) or not all(map(operator.le, start, end)):
-                        ranges_ok = False
-                        path = f".body.{side}.{key_path(key)}[{pos}].range"
-                        issues.append(_range_issue(nid, path, data))
+        # judged here, kept lazily (see parsed): most applications are certified against their
+        # operation by the fast path and never need their selections parsed
+        judged = _parse_selections(node, ipf_index, issues)
+        ranges_ok = ranges_ok and judged is not None
     if structured and node.type == APPLICATION:
         lazy = True
     elif structured and node.type == OPERATION:
-        body = node.body
-        sides: dict[str, dict[str, tuple[Sel, ...]]] = {}
-        for side in ("inputs", "outputs"):
-            keys: dict[str, tuple[Sel, ...]] = {}
-            for key, items in (body.get(side) or {}).items():
-                sels = []
-                for pos, item in enumerate(items):
-                    r = parse_range(item["range"])
-                    if r is None:
-                        ranges_ok = False
-                        path = f".body.{side}.{key_path(key)}[{pos}].range"
-                        issues.append(_range_issue(nid, path, item["range"]))
-                    else:
-                        sels.append(Sel(item["tensorId"], r, side, key, pos))
-                keys[key] = tuple(sels)
-            sides[side] = keys
-        selections = Parsed(sides, ipf_index)
+        selections = _parse_selections(node, ipf_index, issues)
+        ranges_ok = ranges_ok and selections is not None
     ok = (
         structured
         and index_tag_ok
@@ -199,20 +176,30 @@ def judge(node: Node, body_valid: bool = False, ipf_index: ZRange | None = None)
     )
 
 
-def _parse_selections(node: Node, ipf_index: ZRange | None) -> Parsed:
-    """The selections of a well-formed Operation or Application (ranges already validated)."""
+def _parse_selections(
+    node: Node, ipf_index: ZRange | None, issues: list[Issue] | None = None
+) -> Parsed | None:
+    """The selections of an Operation or Application whose body matches its schema; each
+    invalid range is reported in ``issues`` and makes the answer None (without ``issues``, every
+    range is known to be valid)."""
     sides: dict[str, dict[str, tuple[Sel, ...]]] = {}
+    valid = True
     for side in ("inputs", "outputs"):
         keys: dict[str, tuple[Sel, ...]] = {}
         for key, items in (node.body.get(side) or {}).items():
             sels = []
             for pos, item in enumerate(items):
-                data = item["range"]
-                r = ZRange._raw(tuple(map(int, data["start"])), tuple(map(int, data["end"])))
-                sels.append(Sel(item["tensorId"], r, side, key, pos))
+                r = parse_range(item["range"])
+                if r is None:
+                    assert issues is not None, "a range judged valid is valid"
+                    valid = False
+                    path = f".body.{side}.{key_path(key)}[{pos}].range"
+                    issues.append(_range_issue(node.id, path, item["range"]))
+                else:
+                    sels.append(Sel(item["tensorId"], r, side, key, pos))
             keys[key] = tuple(sels)
         sides[side] = keys
-    return Parsed(sides, ipf_index)
+    return Parsed(sides, ipf_index) if valid else None
 
 
 def _violations(
@@ -302,7 +289,9 @@ def parsed(index: GraphIndex, node: Node) -> Parsed:
     if st.parsed is not None:
         return st.parsed
     assert st.lazy
-    return index.memo(node, "parsed", lambda n: _parse_selections(n, st.ipf_index))
+    found = index.memo(node, "parsed", lambda n: _parse_selections(n, st.ipf_index))
+    assert found is not None
+    return found
 
 
 Signature = dict[str, dict[str, tuple[IPF | str, ...]]]
