@@ -42,6 +42,7 @@ from typing import Any
 
 from django.conf import settings
 
+from geon.core.axes import AXIS_NAME
 from geon.core.editops import NODE_OPS, check_fields, check_op_list, read_op
 from geon.core.errors import DocumentError, GeonError, quote
 from geon.core.graph import AXIS, INDEX_AXES, LAYOUT, OPERATION, TENSOR_AXES, Change, Node
@@ -64,7 +65,6 @@ EDIT_OPS = NODE_OPS + tuple(HIGH_OP_FIELDS)
 WHOLE = "*"
 """The field of a node that was added or removed: it conflicts with every field."""
 
-_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _LEVEL = re.compile(r"^(.*?)([+-][0-9]+)?$")
 _AXIS_FIELDS = ("name", "length", "roles", "cls", "batch", "doc")
 _PARAM_LISTS = ("axes", "out_axes", "reduction_axes")
@@ -163,7 +163,7 @@ def _add_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str
         )
     check_fields(axis, _AXIS_FIELDS, f"{where} axis")
     name = axis.get("name")
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not AXIS_NAME.match(name):
         raise DocumentError(
             f"{where} has axis name {quote(name)}; expected a name like "
             '"H" or "batch_1" (letters, digits, _; not starting with a digit)'
@@ -203,7 +203,7 @@ def _set_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str
         body["length"] = length
     if "rename" in op:
         new = op["rename"]
-        if not isinstance(new, str) or not _NAME.match(new):
+        if not isinstance(new, str) or not AXIS_NAME.match(new):
             raise DocumentError(
                 f"{where} renames axis {quote(name)} to {quote(new)}; expected a name like "
                 '"H" or "batch_1" (letters, digits, _; not starting with a digit)'
