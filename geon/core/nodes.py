@@ -46,6 +46,7 @@ __all__ = [
     "iter_selections",
     "node_references",
     "selected_tensor_ids",
+    "split_level",
 ]
 
 LOOM_NODE_PREFIX = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/"
@@ -304,6 +305,17 @@ def node_references(node: Node) -> tuple[str, ...]:
 _LEVEL_SUFFIX = re.compile(r"[+-][0-9]+$")
 
 
+def split_level(part: str) -> tuple[str, str]:
+    """One part of an axis reference (between ``*``) as its name and its dual-level suffix, both
+    as written; text that is not a reference comes back whole as the name.
+
+    >>> split_level("W-1"), split_level("H"), split_level("H+2")
+    (('W', '-1'), ('H', ''), ('H', '+2'))
+    """
+    match = _LEVEL_SUFFIX.search(part)
+    return (part[: match.start()], match.group()) if match else (part, "")
+
+
 def axis_names_of_ref(ref: Any) -> tuple[str, ...]:
     """The axis names an axis reference string mentions: ``"W-1"`` -> ``("W",)``,
     ``"H*W"`` -> ``("H", "W")``; anything that is not a string mentions none.
@@ -315,7 +327,7 @@ def axis_names_of_ref(ref: Any) -> tuple[str, ...]:
         return ()
     names = []
     for part in ref.split("*"):
-        name = _LEVEL_SUFFIX.sub("", part.strip())
+        name = split_level(part.strip())[0]
         if name:
             names.append(name)
     return tuple(names)

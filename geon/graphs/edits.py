@@ -35,7 +35,6 @@ conflicts and diffs that rebasing reads.
 from __future__ import annotations
 
 import math
-import re
 import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
@@ -48,6 +47,7 @@ from geon.core.errors import DocumentError, GeonError, quote
 from geon.core.graph import AXIS, INDEX_AXES, LAYOUT, OPERATION, TENSOR_AXES, Change, Node
 from geon.core.graph import Graph as Document
 from geon.core.limits import INT64_MAX, INT64_MIN, MAX_PIECES, in_int64, show_int
+from geon.core.nodes import split_level
 from geon.core.sharding import shard_edits
 from geon.core.zspace import TooManyPieces
 
@@ -65,7 +65,6 @@ EDIT_OPS = NODE_OPS + tuple(HIGH_OP_FIELDS)
 WHOLE = "*"
 """The field of a node that was added or removed: it conflicts with every field."""
 
-_LEVEL = re.compile(r"^(.*?)([+-][0-9]+)?$")
 _AXIS_FIELDS = ("name", "length", "roles", "cls", "batch", "doc")
 _PARAM_LISTS = ("axes", "out_axes", "reduction_axes")
 _PARAM_KEYED = ("slices", "pad")
@@ -96,9 +95,7 @@ def rename_ref(ref: Any, old: str, new: str) -> Any:
         return ref
     parts = []
     for part in ref.split("*"):
-        match = _LEVEL.match(part)
-        assert match is not None  # the pattern matches every string
-        name, level = match.group(1), match.group(2) or ""
+        name, level = split_level(part)
         parts.append((new if name == old else name) + level)
     return "*".join(parts)
 
