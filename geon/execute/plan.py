@@ -48,6 +48,7 @@ from geon.execute.kernels import ELEMENTWISE_FAMILIES, KernelFn, lower_named, lo
 from geon.execute.limits import Limits, format_bytes
 from geon.execute.program import Plan, Step
 from geon.execute.regions import (
+    Operand,
     Read,
     TensorInfo,
     Unit,
@@ -81,6 +82,8 @@ def compile_graph(
 
 
 class _Compiler:
+    """One compilation: the graph's tensors and axes as read so far, and the steps of the plan."""
+
     def __init__(self, graph: Graph, be: Backend, limits: Limits, sharded: bool) -> None:
         self.graph = graph
         self.be = be
@@ -92,6 +95,7 @@ class _Compiler:
         self.declared: dict[str, Axis] = {}
         self.bound: dict[str, int] = {}
         self._axes_memo: dict[int, Axes | None] = {}
+        self._operands: dict[Any, dict[str, list[Operand]]] = {}
 
     # --- tensors and axes -----------------------------------------------------------------
 
@@ -299,10 +303,7 @@ class _Compiler:
         axes = [self._axes(i) for i in in_infos]
         out_axes = self._axes(out_info)
         named = CATALOGUE[kname].named and all(a is not None for a in axes)
-        positional = not named
-        if named and out_axes is None:
-            positional = True
-        if positional:
+        if not named or out_axes is None:
             return self._positional_units(op, kname, ins, outs[0], in_infos, out_info, apps)
         grouped: dict[str, list[Axes]] = {}
         for s, a in zip(ins, axes, strict=True):
@@ -362,7 +363,7 @@ class _Compiler:
             group = operands.setdefault(key, [])
             positions.append((key, len(group), info))
             group.append(info)
-        projections = operands_of(inf, operands, self._length)
+        projections = operands_of(inf, operands, self._length, self._operands)
         kname = inf.kernel
         units = []
         for app, index in self._index_ranges(op, inf, apps):
@@ -370,7 +371,11 @@ class _Compiler:
             for key, pos, info in positions:
                 operand = projections[key][pos]
                 region = operand.region(index)
-                inside = selection_of(operand.ipf, index, info.range, read=True)
+                inside = (
+                    region  # the clip of a region inside its tensor is the region
+                    if info.covers(region)
+                    else selection_of(operand.ipf, index, info.range, read=True)
+                )
                 reads.append(Read(key, info.index, region, inside))
             out = projections["result"][0].region(index)
             unit = Unit(op, app, kname, inf, reads, (out_info.index, out))

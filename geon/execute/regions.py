@@ -61,6 +61,10 @@ class TensorInfo:
     dtype: str
     range: ZRange
     axes: tuple[str, ...] | None = None
+    shape: tuple[int, ...] = field(init=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "shape", self.range.shape)
 
     @property
     def name(self) -> str:
@@ -70,10 +74,6 @@ class TensorInfo:
     @property
     def start(self) -> tuple[int, ...]:
         return self.range.start
-
-    @property
-    def shape(self) -> tuple[int, ...]:
-        return self.range.shape
 
     @property
     def size(self) -> int:
@@ -147,22 +147,33 @@ class Operand:
 
 
 def operands_of(
-    inf: Inference, tensors: Mapping[str, Sequence[TensorInfo]], length: Callable[[Ref], int]
+    inf: Inference,
+    tensors: Mapping[str, Sequence[TensorInfo]],
+    length: Callable[[Ref], int],
+    known: dict[Any, dict[str, list[Operand]]],
 ) -> dict[str, list[Operand]]:
     """Every operand of an operation by IO key (``"result"`` for the output), built once per
     operation from :meth:`Inference.signature` (which turns each operand's dims, composite
     flatten dims included, into projection rows, offsets from the tensor's start and window
     shapes). One difference: a dim that follows no index column (a reduced or contracted dim)
-    spans its tensor's actual length, which is what the kernel reads."""
-    starts = {key: [t.start for t in infos] for key, infos in tensors.items()}
+    spans its tensor's actual length, which is what the kernel reads.
+
+    ``known`` remembers them for one compilation (``length`` fixed) by what they depend on: the
+    dims and the operand tensors' ranges; most operations of a graph share them."""
+    key = (inf.dims, tuple((k, tuple(t.range for t in infos)) for k, infos in tensors.items()))
+    found = known.get(key)
+    if found is not None:
+        return found
+    starts = {k: [t.start for t in infos] for k, infos in tensors.items()}
     signature = inf.signature(starts, length)
     out: dict[str, list[Operand]] = {}
     for side in ("inputs", "outputs"):
-        for key, entries in signature[side].items():
-            out[key] = [
-                _operand(entry, inf.operand_dims(key, pos), tensors[key][pos])
+        for k, entries in signature[side].items():
+            out[k] = [
+                _operand(entry, inf.operand_dims(k, pos), tensors[k][pos])
                 for pos, entry in enumerate(entries)
             ]
+    known[key] = out
     return out
 
 
