@@ -61,10 +61,12 @@ def operation_application(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
 
 
 def _irange_dep(index: GraphIndex, op: Node | None) -> ZRange | None:
+    """The index range of the operation an application names (a dependency of its result)."""
     return index_range(index, op) if op is not None and op.type == OPERATION else None
 
 
 def _operation_application_uncached(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    """OperationApplicationAgreement on an operation (span) or an application (agreement)."""
     if node.type == OPERATION:
         yield from _applications_span(index, node)
     else:
@@ -72,6 +74,8 @@ def _operation_application_uncached(index: GraphIndex, node: Node) -> Iterator[I
 
 
 def _application_agrees(index: GraphIndex, app: Node) -> Iterator[Issue]:
+    """An application references an Operation and agrees with it: keys, tensors, selections
+    and index range inside the operation's."""
     name = "OperationApplicationAgreement"
     if not is_well_formed(index, app) or is_certified(index, app):
         return
@@ -298,6 +302,8 @@ def application_signature(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
 
 
 def _application_signature_uncached(index: GraphIndex, app: Node) -> Iterator[Issue]:
+    """An application's selections are the projections of its ``IPFIndex`` (clipped for a
+    padded read)."""
     name = "ApplicationIPFSignatureAgreement"
     if not is_well_formed(index, app) or is_certified(index, app):
         return

@@ -43,6 +43,7 @@ def coverage_exact(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
 
 
 def _coverage_exact_uncached(index: GraphIndex, op: Node) -> Iterator[Issue]:
+    """Gaps and overlaps of each output selection of ``op`` among its applications'."""
     if not is_well_formed(index, op):
         return
     apps = index.applications_of(op.id)

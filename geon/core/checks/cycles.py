@@ -122,6 +122,7 @@ def cycle_issues(index: GraphIndex, found: list[list[str]]) -> list[Issue]:
 
 
 def _type_of(index: GraphIndex, node_id: str) -> str | None:
+    """The type of the node ``node_id`` (None: it no longer exists)."""
     node = index.get(node_id)
     return node.type if node is not None else None
 

@@ -26,6 +26,7 @@ __all__ = ["envelope_issues", "load_document"]
 def _doc_issue(
     summary: str, message: str, path: str = "$", data: Any = None, **params: Any
 ) -> Issue:
+    """A document-level SchemaConformance issue (``DocumentError``) at ``path``."""
     return issue(
         "SchemaConformance",
         "DocumentError",

@@ -9,7 +9,7 @@ edit under 5 ms, kept apart from the rules it speeds up (which give the same iss
   say about it. The certificate is read straight from the JSON (plain ints, exact keys) and also
   proves that the body matches its schema, so a certified application is neither validated nor
   parsed (:func:`checked_structure`). What certifying needs from an operation (its distinct
-  projections and padded-read clips, :func:`op_context`) is built once per operation.
+  projections and padded-read clips, :func:`_op_context`) is built once per operation.
 - **Caches.** A constraint's issues for a node depend only on that node and the nodes it reads
   (the protocol in :mod:`geon.core.checks`); :func:`cached` remembers the last result with the
   nodes (and derived index ranges) it read and reuses it while they are the same objects, so
@@ -44,7 +44,7 @@ from geon.core.checks.structure import (
 from geon.core.checks.structure import ipf_of as _ipf_of
 from geon.core.graph import APPLICATION, IPF_INDEX, OPERATION, GraphIndex, Node
 from geon.core.issues import Issue
-from geon.core.zspace import IPF, ZRange, bounding_range, parse_range
+from geon.core.zspace import IPF, ZRange, bounding_range, parse_range, selection_of
 
 __all__ = [
     "Certificate",
@@ -57,7 +57,6 @@ __all__ = [
     "clear_caches",
     "is_certified",
     "is_well_formed",
-    "op_context",
     "operation_of",
     "operation_signature",
     "schema_conformance",
@@ -153,7 +152,7 @@ def _app_structure(index: GraphIndex, app: Node) -> Structure:
     if idx is None:
         return judge(app)
     op = operation_of(index, app)
-    context = op_context(index, op)
+    context = _op_context(index, op)
     cert = _certify_body(app.body, idx, context) if context is not None else None
     if cert is None:
         return judge(app)
@@ -202,12 +201,14 @@ class Certificate(NamedTuple):
 
 
 def _certificate(index: GraphIndex, app: Node) -> Certificate | None:
+    """The certificate of ``app`` (None: it goes the long way), re-judged only when its
+    operation or the operation's context changed."""
     box = index.memo(app, "certificate", _new_box)
     version = index.version
     if box[2] == version:  # nothing changed since it was judged (one full check asks 3 times)
         return box[1]
     op = operation_of(index, app)
-    context = op_context(index, op)
+    context = _op_context(index, op)
     deps = (op, context)
     if box[0] is None or not _same(box[0], deps):
         box[0] = deps
@@ -248,7 +249,7 @@ def certified_spans(
     """The shard bounding ranges the certified applications of ``op`` give, counted once per
     footprint by the bounding range of their projections (``spanned``: the applications'
     index ranges are known to span the operation's index range)."""
-    context = op_context(index, op)
+    context = _op_context(index, op)
     certs = [_certificate(index, app) for app in apps]
     certified = tuple(cert is not None for cert in certs)
     if context is None or not any(certified):
@@ -292,7 +293,7 @@ class OpContext(NamedTuple):
     rank: int
 
 
-def op_context(index: GraphIndex, op: Node | None) -> OpContext | None:
+def _op_context(index: GraphIndex, op: Node | None) -> OpContext | None:
     """What certifying the applications of ``op`` needs, or None when they go the long way."""
     if op is None or op.type != OPERATION:
         return None
@@ -401,12 +402,8 @@ def _certify_body(body: Any, idx: ZRange, context: OpContext) -> Certificate | N
     ranges: list[dict[str, list[int]]] = []
     bool_prone_start = bool_prone_end = False  # a coordinate a boolean could pass for (0, 1)
     for ipf, bounds, identity in context.footprints:
-        if identity:
-            image = idx
-        else:
-            image = ipf.apply_range(idx)
-            if bounds is not None:
-                image = image.clip(bounds)
+        # a padded read is clipped to the operation's selection (bounds)
+        image = idx if identity else selection_of(ipf, idx, bounds, read=True)
         feet.append(image)
         start, end = image.start, image.end
         ranges.append({"start": list(start), "end": list(end)})

@@ -38,6 +38,7 @@ def plan_placement(index: GraphIndex, node: Node) -> tuple[Issue, ...]:
 
 
 def _plan_placement_uncached(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    """The mesh a ``Placement`` names exists and holds its coordinates."""
     name = "PlanPlacement"
     tag = node.tags.get(PLACEMENT) if node.tags else None
     if tag is None or not is_well_formed(index, node):

@@ -63,6 +63,7 @@ class Structure(NamedTuple):
 
 
 def _range_issue(nid: str, suffix: str, data: Any) -> Issue:
+    """A SchemaConformance issue for a range the schema accepts but that is not a range."""
     problem = range_problem(data) or "range is invalid"
     return Issue(
         "SchemaConformance",

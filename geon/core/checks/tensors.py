@@ -67,6 +67,8 @@ def tensor_operation_agreement(index: GraphIndex, node: Node) -> tuple[Issue, ..
 
 
 def _tensor_operation_agreement_uncached(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    """An operation's selections name existing Tensors, with their rank and inside their
+    range; a tensor has at most one writer."""
     name = "TensorOperationAgreement"
     if node.type == TENSOR:
         yield from _producers(index, node)
