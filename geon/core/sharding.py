@@ -49,7 +49,6 @@ from typing import Any
 
 from geon.core.checks import index_range, is_well_formed
 from geon.core.cost import device_memory, transfer_bytes
-from geon.core.dtypes import DTYPE_BYTES
 from geon.core.errors import DocumentError, LimitError, SplitError, quote
 from geon.core.graph import (
     APPLICATION,
@@ -68,7 +67,6 @@ from geon.core.limits import MAX_MESH_AXES, MAX_MESH_DEVICES, MAX_PIECES, show_i
 from geon.core.zspace import IPF, ZRange, parse_range, selection_of
 
 __all__ = [
-    "DTYPE_BYTES",  # moved to geon.core.dtypes; re-exported until the lead updates importers
     "Mesh",
     "device_memory",  # moved to geon.core.cost; re-exported until the lead updates importers
     "resolve_dim",
