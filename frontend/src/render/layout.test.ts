@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { GraphView } from "../model/document";
+import type { Box, GraphView } from "../model/document";
 import ELK from "elkjs/lib/elk.bundled.js";
-import { boxSize, chipWidth, fitScale, gridLayout, layoutInput, runLayout, tooWide, type Layout } from "./layout";
+import { boxSize, chipWidth, fitScale, gridLayout, keptLayout, layoutInput, runLayout, tooWide, type Layout } from "./layout";
 import { bounds } from "./viewport";
 
 const layoutView = async (view: GraphView): Promise<Layout> => ({ rects: new Map(await runLayout(new ELK(), layoutInput(view))) });
@@ -76,5 +76,16 @@ describe("long chains", () => {
     expect(layout.rects.get("t0")).toEqual({ x: 5, y: 7, ...boxSize(box("t0", "tensor")) });
     const free = [...layout.rects].filter(([id]) => id !== "t0").map(([, r]) => r);
     expect(Math.min(...free.map((f) => f.y)) >= 7 + boxSize(box("t0", "tensor")).h + 40).toBe(true);
+  });
+});
+
+describe("keptLayout", () => {
+  const box = (id: string, pinned?: { x: number; y: number }): Box => ({ id, kind: "tensor", title: id, chips: [], subtitle: "", ...(pinned ? { pinned } : {}) });
+
+  it("keeps placed boxes and boxes laid out before, and says when others need ELK", () => {
+    const previous = { rects: new Map([["old", { x: 5, y: 6, w: 1, h: 1 }]]) };
+    const view: GraphView = { boxes: [box("placed", { x: 1, y: 2 }), box("old"), box("new")], edges: [] };
+    const { layout, complete } = keptLayout(view, previous);
+    expect([[...layout.rects].map(([id, r]) => [id, r.x, r.y]), complete]).toEqual([[["placed", 1, 2], ["old", 5, 6]], false]);
   });
 });

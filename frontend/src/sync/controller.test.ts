@@ -1,0 +1,59 @@
+import { describe, expect, it } from "vitest";
+import { TENSOR, type LoomDocument } from "../model/document";
+import { Controller, type ControllerHooks } from "./controller";
+
+const DOC: LoomDocument = { id: "g", nodes: [{ id: "x", type: TENSOR, label: "x", body: { dtype: "float32" } }] };
+const snapshot = { type: "snapshot" as const, document: DOC, version: 3, issues: [], issueCounts: { error: 0, warning: 0 }, present: [], role: "editor" as const };
+
+/** A controller that never connects (the receive side is driven by hand), and what it told the editor. */
+function started(): { c: Controller; flashes: string[] } {
+  const flashes: string[] = [];
+  const hooks: ControllerHooks = { changed: () => {}, ticked: () => {}, flash: (m) => flashes.push(m), plansChanged: () => {}, selection: () => [] };
+  const c = new Controller(hooks, false);
+  c.receive(snapshot);
+  return { c, flashes };
+}
+
+const rename = (label: string) => [{ op: "update_node" as const, id: "x", label }];
+const labels = (c: Controller) => c.session.document!.nodes.map((n) => n.label);
+
+describe("Controller", () => {
+  it("shows a committed action at once and records it as one undo step", () => {
+    const { c } = started();
+    c.commit("rename x", rename("x2"));
+    expect([labels(c), c.state().unsaved, c.history.names()]).toEqual([["x2"], 1, { undo: ["rename x"], redo: [] }]);
+  });
+
+  it("drops a refused edit, forgets it in the history and names it", () => {
+    const { c, flashes } = started();
+    c.commit("rename x", rename("x2"));
+    const id = c.session.next()!.id;
+    c.receive({ type: "rejected", id, reason: "conflict", message: "someone renamed it", version: 3 });
+    expect([labels(c), c.history.names().undo, flashes]).toEqual([["x"], [], ['your edit "rename x" was dropped: the server refused it (conflict): someone renamed it']]);
+  });
+
+  it("keeps an edit the server cannot take now, and says when it is sent again", () => {
+    const { c, flashes } = started();
+    c.commit("rename x", rename("x2"));
+    const id = c.session.next()!.id;
+    c.receive({ type: "rejected", id, reason: "unavailable", message: "the database is busy", version: 3 });
+    expect([labels(c), c.state().unsaved]).toEqual([["x2"], 1]);
+    expect(flashes[0]).toMatch(/^the database is busy; your edit is kept and is sent again in \d+ s$/);
+  });
+
+  it("refuses undo to a read-only role, saying why", () => {
+    const { c, flashes } = started();
+    c.commit("rename x", rename("x2"));
+    c.receive({ type: "access", role: "viewer" });
+    c.undo();
+    expect([labels(c), flashes]).toEqual([["x2"], ["you are a viewer on this graph, so edits are refused; an owner can make you an editor"]]);
+  });
+
+  it("follows the newest run, from the REST answer and the websocket alike", () => {
+    const { c } = started();
+    const run = { id: 2, graphId: "g", version: 3, backend: "numpy", sharded: false, plan: null, seed: null, uploadedInputs: false, status: "queued" as const, progress: 0, step: null, created: "", started: null, finished: null, timings: {}, result: {}, max_abs_diff: null, results: null, error: "", workerPid: null };
+    c.runQueued(run);
+    c.receive({ type: "run", event: "done", run: { ...run, status: "done", progress: 1 } });
+    expect([c.state().run?.status, c.state().runStatuses]).toEqual(["done", ["queued", "done"]]);
+  });
+});
