@@ -7,7 +7,8 @@
 import { action, type Commands } from "./actions/actions";
 import { effectOutcome } from "./actions/effects";
 import { addOperationAction, addTensorAction, deleteAction, pasteAction, relayoutAction, type Build, type Seen } from "./actions/edits";
-import { AuthorError, copyNodes, declareAxis, editAxis, removeAxis, type Clip } from "./model/author";
+import { AuthorError, declareAxis, editAxis, removeAxis } from "./model/author";
+import { copyNodes, type Clip } from "./model/clipboard";
 import { searchNodes, type GraphView, type LoomDocument } from "./model/document";
 import { EditError } from "./model/edits";
 import { axesWithIssues } from "./model/issues";

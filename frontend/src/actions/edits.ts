@@ -3,7 +3,8 @@
 // builder of one edit's ops, with what to select once they are shown. Nothing here changes state
 // or sends; the editor's ``perform`` runs the builder on the shown document.
 
-import { addOperation, addTensor, deleteNodes, pasteNodes, type Clip, type TensorInput } from "../model/author";
+import { addOperation, addTensor, deleteNodes, type TensorInput } from "../model/author";
+import { pasteNodes, type Clip } from "../model/clipboard";
 import { LAYOUT, nodeById, TENSOR, type LoomDocument } from "../model/document";
 import type { EditOp } from "../model/edits";
 import { clearLayout } from "../model/nodeEdits";

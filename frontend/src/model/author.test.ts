@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { addOperation, addTensor, AuthorError, connectInput, copyNodes, declareAxis, deleteNodes, editAxis, inferOperation, pasteNodes, rederive, removeAxis, setTensorAxes } from "./author";
+import { addOperation, addTensor, AuthorError, connectInput, declareAxis, deleteNodes, editAxis, inferOperation, rederive, removeAxis, setTensorAxes } from "./author";
+import { copyNodes, pasteNodes } from "./clipboard";
 import { declaredAxes, INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, LAYOUT, nodeById, selections, TENSOR_AXES, tensorAxes, tensorRange, type LoomDocument } from "./document";
 import { applyOps, invertOps, type EditOp } from "./edits";
 

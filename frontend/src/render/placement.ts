@@ -1,7 +1,7 @@
 // Where new nodes go, and how the view follows them: placement heuristics over the drawn boxes
 // (graph coordinates) and the viewport. Pure functions; the editor applies what they return.
 
-import type { Clip } from "../model/author";
+import type { Clip } from "../model/clipboard";
 import { LAYOUT, type Point } from "../model/document";
 import { bounds, centreOn, fit, intersects, toScreen, toWorld, type Rect, type Viewport } from "./viewport";
 
