@@ -6,13 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from geon.core.errors import quote
+from geon.core.limits import INT64_MAX
 from geon.graphs.models import Graph, GraphVersion
 from geon.graphs.services import version_of
 from geon.runs.services.errors import RunRefused
-
-#: The largest integer a field takes (numpy's generators take any non-negative seed; the
-#: columns are 64-bit).
-MAX_SEED = 2**63 - 1
 
 
 def check_version(graph: Graph, number: Any) -> GraphVersion:
@@ -27,8 +24,8 @@ def check_version(graph: Graph, number: Any) -> GraphVersion:
 
 
 def check_int(name: str, value: Any, *, minimum: int, example: str) -> int:
-    """``value`` as an integer from ``minimum`` to :data:`MAX_SEED`: an int, an integral float
-    (JSON's 3.0) or a decimal string."""
+    """``value`` as an integer from ``minimum`` to the largest the database's 64-bit columns
+    hold: an int, an integral float (JSON's 3.0) or a decimal string."""
     number: int | None = None
     if isinstance(value, int) and not isinstance(value, bool):
         number = value
@@ -36,11 +33,11 @@ def check_int(name: str, value: Any, *, minimum: int, example: str) -> int:
         number = int(value)
     elif isinstance(value, str) and value.strip().isdecimal():
         number = int(value.strip())
-    if number is None or number < minimum or number > MAX_SEED:
+    if number is None or number < minimum or number > INT64_MAX:
         raise RunRefused(
             "invalid_request",
             f"{name} {quote(value)} is not valid; expected an integer from {minimum} to "
-            f"{MAX_SEED} such as {example}",
+            f"{INT64_MAX} such as {example}",
         )
     return number
 

@@ -11,13 +11,11 @@ from typing import Any
 import numpy as np
 
 from geon.core.graph import TENSOR, TENSOR_AXES
+from geon.core.limits import INT64_MAX
 from geon.graphs.services import GraphNotFound, User, check_can_view
 from geon.runs.models import Run
 from geon.runs.services.errors import RunNotFound, RunRefused
 from geon.runs.services.inputs import npy_header
-
-#: The largest row id a database stores (larger ids in a URL name no run).
-MAX_ID = 2**63 - 1
 
 #: The most values one answer of :func:`result_view` carries (a 256 x 256 slice).
 RESULT_VIEW_LIMIT = 65_536
@@ -26,7 +24,7 @@ RESULT_VIEW_LIMIT = 65_536
 def check_can_view_run(user: User, run_id: int) -> Run:
     """The run, if ``user`` may see its graph; raises :class:`RunNotFound` otherwise."""
     run = None
-    if 1 <= run_id <= MAX_ID:
+    if 1 <= run_id <= INT64_MAX:  # larger ids in a URL name no run
         run = Run.objects.select_related("graph_version").filter(pk=run_id).first()
     if run is not None:
         try:
