@@ -82,3 +82,17 @@ def test_messages_are_written_elsewhere_and_renamed_into_the_queue(
     assert list((tmp_path / "tmp").iterdir()) == []
     assert queue.get(timeout=5).payload == {"n": 2}
     queue.close()
+
+
+def test_messages_are_read_in_the_order_they_were_put_when_the_clock_gains_a_digit(
+    connection: kombu.Connection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    name = unique("q")
+    queue = connection.SimpleQueue(name)
+    # given a message put at 9,999 ms and the next at 10,000 ms (names that sort the other way)
+    for seconds, n in ((9.999, 1), (10.0, 2)):
+        monkeypatch.setattr(broker, "monotonic", lambda seconds=seconds: seconds)
+        queue.put({"n": n})
+    # when the consumer reads the queue, then it gets them in the order they were put
+    assert [queue.get(timeout=5).payload for _ in range(2)] == [{"n": 1}, {"n": 2}]
+    queue.close()
