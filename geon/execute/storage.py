@@ -126,8 +126,8 @@ def uses_of(units: Sequence[Unit]) -> Uses:
 def _view_source(
     unit: Unit, info: TensorInfo, tensors: Sequence[TensorInfo], constants: Mapping[int, object]
 ) -> int | None:
-    """The operand a view kernel's result may alias: read whole from inside a computed or input
-    tensor of the result's dtype."""
+    """The operand a view kernel's result may alias: its first operand, when that is not a
+    constant, has the result's dtype and is read from inside its range."""
     if unit.kernel not in VIEW_KERNELS or not unit.reads:
         return None
     read = unit.reads[0]
