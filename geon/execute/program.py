@@ -1,7 +1,7 @@
-"""A compiled plan and its run loop: the records :func:`geon.execute.plan.compile_graph` produces
-(:class:`TensorInfo`, :class:`Step`, :class:`Plan`) and how :meth:`Plan.execute` runs them, one
-step after another or, for the Applications of one operation, concurrently (DESIGN.md §7: logical
-and sharded runs).
+"""A compiled plan and its run loop: the records :func:`geon.execute.plan.compile_graph`
+produces (:class:`Step`, :class:`Plan`), the :class:`Progress` a run reports, and how
+:meth:`Plan.execute` runs them, one step after another or, for the Applications of one
+operation, concurrently (DESIGN.md §7: logical and sharded runs).
 
 >>> import json
 >>> from importlib import resources
@@ -9,8 +9,8 @@ and sharded runs).
 >>> from geon.execute.plan import compile_graph
 >>> text = resources.files("geon.examples").joinpath("loom_sharded_add.json").read_text()
 >>> plan = compile_graph(Graph.from_json(json.loads(text)), sharded=True)
->>> [(s.kernel, s.application_id is not None) for s in plan.steps]
-[('op:add', True), ('op:add', True)]
+>>> plan.groups  # its two Applications write disjoint halves: they may run at once
+((0, 2),)
 
 A :class:`Plan` is run with :meth:`Plan.execute` as many times as wanted; its arena is allocated on
 the first run and reused (results leave as copies). A plan is not thread-safe.
