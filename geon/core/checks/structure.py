@@ -59,7 +59,7 @@ class Structure(NamedTuple):
     parsed: Parsed | None
     range: ZRange | None
     ipf_index: ZRange | None
-    lazy: bool  # well-formed, selections not parsed yet (see _parsed)
+    lazy: bool  # well-formed, selections not parsed yet (see parsed)
 
 
 def _range_issue(nid: str, suffix: str, data: Any) -> Issue:
@@ -140,7 +140,6 @@ def judge(node: Node, body_valid: bool = False, ipf_index: ZRange | None = None)
     selections: Parsed | None = None
     trange: ZRange | None = None
     ranges_ok = True
-    lazy = False
     if ipf_index is None and index_tag_ok and IPF_INDEX in tags:
         ipf_index = parse_range(tags[IPF_INDEX])
         if ipf_index is None:
@@ -151,16 +150,12 @@ def judge(node: Node, body_valid: bool = False, ipf_index: ZRange | None = None)
         if trange is None:
             ranges_ok = False
             issues.append(_range_issue(nid, ".body.range", node.body["range"]))
-    elif structured and node.type == APPLICATION and not body_valid:
-        # judged here, kept lazily (see parsed): most applications are certified against their
-        # operation by the fast path and never need their selections parsed
-        judged = _parse_selections(node, ipf_index, issues)
-        ranges_ok = ranges_ok and judged is not None
-    if structured and node.type == APPLICATION:
-        lazy = True
-    elif structured and node.type == OPERATION:
+    elif structured and (node.type == OPERATION or (node.type == APPLICATION and not body_valid)):
         selections = _parse_selections(node, ipf_index, issues)
         ranges_ok = ranges_ok and selections is not None
+    # a certified application's body is known valid: its selections are parsed when asked (see
+    # parsed), and most applications of a sharded operation are certified and never asked
+    lazy = structured and node.type == APPLICATION and body_valid
     ok = (
         structured
         and index_tag_ok
