@@ -66,7 +66,7 @@ function rectOf(scene: Scene, id: string): Rect | undefined {
   return off ? { x: r.x + off.x, y: r.y + off.y, w: r.w, h: r.h } : r;
 }
 
-function visibleWorld(scene: Scene): Rect {
+export function visibleWorld(scene: Scene): Rect {
   const a = toWorld({ x: 0, y: 0 }, scene.vp);
   const b = toWorld({ x: scene.size.width, y: scene.size.height }, scene.vp);
   return { x: a.x - 20, y: a.y - 20, w: b.x - a.x + 40, h: b.y - a.y + 40 };
@@ -394,56 +394,6 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
   }
   ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
   return drawn;
-}
-
-/** The minimap: every box as a dot of its kind (the frame of the view is drawn by drawMinimapFrame). */
-export function drawMinimap(ctx: CanvasRenderingContext2D, scene: Scene, map: { width: number; height: number; world: Rect }): void {
-  const { world } = map;
-  const s = Math.min(map.width / Math.max(world.w, 1), map.height / Math.max(world.h, 1));
-  const ox = (map.width - world.w * s) / 2 - world.x * s;
-  const oy = (map.height - world.h * s) / 2 - world.y * s;
-  ctx.fillStyle = "rgba(255, 255, 255, 0.92)";
-  ctx.fillRect(0, 0, map.width, map.height);
-  const groups: Record<string, Path2D> = { tensor: new Path2D(), operation: new Path2D(), issue: new Path2D() };
-  for (const box of scene.view.boxes) {
-    const r = scene.layout.rects.get(box.id);
-    if (!r) continue;
-    groups[scene.issues.has(box.id) ? "issue" : box.kind]!.rect(ox + r.x * s, oy + r.y * s, Math.max(1.5, r.w * s), Math.max(1.5, r.h * s));
-  }
-  ctx.fillStyle = COLORS.tensorStroke;
-  ctx.fill(groups.tensor!);
-  ctx.fillStyle = COLORS.operationStroke;
-  ctx.fill(groups.operation!);
-  ctx.fillStyle = COLORS.issueStroke;
-  ctx.fill(groups.issue!);
-}
-
-/** The part of the graph in view, as a frame on the minimap (kept inside it). */
-export function drawMinimapFrame(ctx: CanvasRenderingContext2D, scene: Scene, map: { width: number; height: number; world: Rect }): void {
-  const { world } = map;
-  const s = Math.min(map.width / Math.max(world.w, 1), map.height / Math.max(world.h, 1));
-  const ox = (map.width - world.w * s) / 2 - world.x * s;
-  const oy = (map.height - world.h * s) / 2 - world.y * s;
-  const v = visibleWorld(scene);
-  const x0 = Math.max(1, ox + (v.x + 20) * s);
-  const y0 = Math.max(1, oy + (v.y + 20) * s);
-  const x1 = Math.min(map.width - 1, ox + (v.x + v.w - 20) * s);
-  const y1 = Math.min(map.height - 1, oy + (v.y + v.h - 20) * s);
-  if (x1 <= x0 || y1 <= y0) return;
-  ctx.lineWidth = 1.5;
-  ctx.strokeStyle = COLORS.selected;
-  ctx.fillStyle = "rgba(11, 87, 208, 0.07)";
-  ctx.fillRect(x0, y0, x1 - x0, y1 - y0);
-  ctx.strokeRect(x0, y0, x1 - x0, y1 - y0);
-}
-
-/** The world point under a click on the minimap. */
-export function minimapToWorld(p: Point, map: { width: number; height: number; world: Rect }): Point {
-  const { world } = map;
-  const s = Math.min(map.width / Math.max(world.w, 1), map.height / Math.max(world.h, 1));
-  const ox = (map.width - world.w * s) / 2 - world.x * s;
-  const oy = (map.height - world.h * s) / 2 - world.y * s;
-  return { x: (p.x - ox) / s, y: (p.y - oy) / s };
 }
 
 /** What is under a world point: the topmost box, and whether the pointer is on its handle. */

@@ -3,15 +3,9 @@
 // at the device's pixel ratio, and the minimap's boxes drawn once per change of content (a pan
 // only moves its frame). What to draw comes from the editor (``Scene``); nothing here changes it.
 
-import { drawMinimap, drawMinimapFrame, drawScene, type Scene } from "./canvas";
+import { drawScene, type Scene } from "./canvas";
+import { drawMinimap, drawMinimapFrame, minimapWorld } from "./minimap";
 import type { Size } from "./placement";
-import { bounds, type Rect } from "./viewport";
-
-/** What the minimap shows: the graph, with a margin. */
-export function minimapWorld(rects: Iterable<Rect>): Rect {
-  const all = bounds(rects);
-  return { x: all.x - 40, y: all.y - 40, w: all.w + 80, h: all.h + 80 };
-}
 
 export class Painter {
   private canvasSize: Size | null = null;

@@ -4,9 +4,9 @@
 
 import { actionForKey, type Commands } from "../actions/actions";
 import type { GraphView, Point } from "../model/document";
-import { hitTest, minimapToWorld } from "../render/canvas";
+import { hitTest } from "../render/canvas";
 import type { Layout } from "../render/layout";
-import { minimapWorld } from "../render/painter";
+import { minimapToWorld, minimapWorld } from "../render/minimap";
 import { centreOn, pan, toWorld, zoomAt, type Viewport } from "../render/viewport";
 import { pointerDown, pointerMove, pointerUp, type Effect, type Tool } from "../tools/tools";
 
