@@ -22,7 +22,6 @@ import { revealing } from "./render/placement";
 import { personColor, sceneContent, type SceneContent } from "./render/scene";
 import { bounds, centreOn, fit, zoomAt, type Viewport } from "./render/viewport";
 import { Controller } from "./sync/controller";
-import { startRun } from "./sync/runs";
 import { cancel, idle, type Effect, type Tool } from "./tools/tools";
 import { bindCanvas, bindKeys } from "./ui/input";
 import { createDiagram } from "./ui/diagram";
@@ -99,7 +98,7 @@ export class Editor implements Commands {
     const canvas = el("canvas", { class: "geon-canvas", tabindex: "0", "aria-label": "graph canvas" });
     const minimap = el("canvas", { class: "geon-minimap", "aria-label": "minimap" });
     this.painter = new Painter(canvas, minimap, () => this.paint());
-    this.toolbar = createToolbar((name) => this.runAction(name), () => void this.requestRun(), (text, next) => this.search(text, next), () => this.sync.retryNow());
+    this.toolbar = createToolbar((name) => this.runAction(name), () => void this.sync.requestRun(options.graphId ?? "", options.csrf), (text, next) => this.search(text, next), () => this.sync.retryNow());
     this.axesPanel = createAxesPanel({
       declare: (form) => this.perform(`declare axis ${form.name}`, (doc) => declareAxis(doc, form)),
       edit: (id, form) => this.perform(`edit axis ${form.name}`, (doc) => editAxis(doc, id, form)),
@@ -315,13 +314,6 @@ export class Editor implements Commands {
     this.selected = [...new Set(ids)];
     this.sync.announceSelection(this.selected);
     this.refresh();
-  }
-
-  async requestRun(): Promise<void> {
-    this.sync.say("");
-    const answer = await startRun(this.options.graphId ?? "", this.options.csrf, { sharded: false });
-    if ("run" in answer) this.sync.runQueued(answer.run);
-    else this.sync.say(answer.error);
   }
 
   /** What a step of the current tool asks for (tools/tools.ts), done. */

@@ -14,6 +14,7 @@ import { predictIssues } from "../model/issues";
 import { applyRun, countIssues, initialState, READ_ONLY_ROLES, type EditorState, type LinkState } from "../model/state";
 import { backoffDelay } from "./backoff";
 import type { RunInfo, ServerMessage } from "./protocol";
+import { startRun } from "./runs";
 import { Session } from "./session";
 import { GraphSocket, refusalMessage, socketUrl } from "./socket";
 
@@ -235,6 +236,14 @@ export class Controller {
   /** Offline use (the benchmark page): show a document as if the server had sent it. */
   loadDocument(doc: LoomDocument): void {
     this.session.snapshot(doc, 1, [], []);
+  }
+
+  /** The toolbar's Run: a logical run of the current version (its progress comes as ``run`` messages). */
+  async requestRun(graphId: string, csrf: string): Promise<void> {
+    this.say("");
+    const answer = await startRun(graphId, csrf, { sharded: false });
+    if ("run" in answer) this.runQueued(answer.run);
+    else this.say(answer.error);
   }
 
   /** A run queued through the REST API: shown as if its ``queued`` event had come. */
