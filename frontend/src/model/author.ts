@@ -3,7 +3,10 @@
 // apply throws an AuthorError that names the bad value and says what would be valid, and nothing
 // is sent.
 
-import { AXIS_NAME, baseNames, canonical, deriveSelections, deriveSignature, inferAxes, InferenceError, parseRef, refLength, type AxisDecl, type Declared, type Inference } from "./axes";
+import { AXIS_NAME, baseNames, canonical, parseRef, refLength, type AxisDecl, type Declared } from "./axes";
+import { inferAxes } from "./infer/dispatch";
+import { deriveSelections, deriveSignature, type Inference } from "./infer/inference";
+import { InferenceError } from "./infer/messages";
 import { CATALOGUE } from "./catalogue";
 import {
   APPLICATION,

@@ -106,9 +106,3 @@ export function refLength(ref: string, declared: Declared): number | null {
   }
   return n;
 }
-
-
-// moved to infer/dispatch.ts, infer/inference.ts and infer/messages.ts; re-exported until the lead updates importers
-export { inferAxes, type KernelInfo } from "./infer/dispatch";
-export { deriveSelections, deriveSignature, type Inference } from "./infer/inference";
-export { InferenceError } from "./infer/messages";

@@ -1,7 +1,7 @@
 // The kernel catalogue as the server publishes it (geon.core.ops.catalogue_json()). The JSON file
 // is a copy; tests/browser/test_catalogue.py fails when it drifts from the server's.
 
-import type { KernelInfo } from "./axes";
+import type { KernelInfo } from "./infer/dispatch";
 import data from "./catalogue.json";
 
 export const CATALOGUE: ReadonlyMap<string, KernelInfo> = new Map((data as KernelInfo[]).map((k) => [k.name, k]));
