@@ -32,13 +32,11 @@ from typing import Any, Literal
 import numpy as np
 
 from geon.core.axes import Axes, Axis, AxisRef, CompositeRef, Ref, RefLike, to_ref
-
-# DTYPES: moved to geon.core.dtypes; re-exported until the lead updates importers
 from geon.core.dtypes import DTYPES
 from geon.core.errors import ShapeError
 from geon.core.ops import Inference, infer
 
-__all__ = ["DTYPES", "TensorDesc", "column_major_strides", "row_major_strides"]
+__all__ = ["TensorDesc", "column_major_strides", "row_major_strides"]
 
 
 def row_major_strides(shape: Sequence[int]) -> tuple[int, ...]:

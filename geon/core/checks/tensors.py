@@ -21,6 +21,7 @@ from geon.core.checks.messages import (
     wrong_type,
 )
 from geon.core.checks.structure import parsed
+from geon.core.dtypes import DTYPES
 from geon.core.errors import quote
 from geon.core.graph import (
     TENSOR,
@@ -28,7 +29,6 @@ from geon.core.graph import (
     Node,
 )
 from geon.core.issues import Issue
-from geon.core.tensors import DTYPES
 
 __all__ = ["tensor_dtypes", "tensor_operation_agreement"]
 
