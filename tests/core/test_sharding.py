@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from geon.core.constraints import check
+from geon.core.checks import check
 from geon.core.cost import DeviceMemory, device_bytes, device_memory, transfer_bytes, transfers
 from geon.core.errors import DocumentError, GeonError, LimitError, SplitError
 from geon.core.graph import (

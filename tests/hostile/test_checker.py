@@ -4,7 +4,7 @@ replayed through the checker and through ``POST /api/v1/validate`` with Django's
 Before the fix, n identical Applications covering one output gave n(n-1)/2 overlap issues:
 n=400 -> 79,800 issues and an 86 MB answer, n=800 -> 319,600 issues and 344 MB. Every bound
 here is on *work* (issues produced, bytes answered, box operations counted by
-:func:`geon.core.constraints.coverage`), never on time.
+:func:`geon.core.zspace.coverage`), never on time.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from geon.core.constraints import (
+from geon.core.checks import (
     COVERAGE_WORK_BASE,
     COVERAGE_WORK_PER_SHARD,
     MAX_OVERLAPS_COUNTED,

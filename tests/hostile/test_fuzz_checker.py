@@ -23,7 +23,7 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from geon.core.constraints import IncrementalChecker, all_constraints, check, check_document
+from geon.core.checks import IncrementalChecker, all_constraints, check, check_document
 from geon.core.errors import GeonError
 from geon.core.graph import (
     INDEX_AXES,
