@@ -23,7 +23,7 @@ from django.http import HttpRequest, JsonResponse
 from ninja import Body, Path, Router, Schema, Status
 from pydantic import Field
 
-from geon.core.constraints import check_document as check_raw_document
+from geon.core.checks import check_document as check_raw_document
 from geon.core.graph import Graph as Document
 from geon.core.limits import INT64_MAX, INT64_MIN
 from geon.graphs import services

@@ -18,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
-from geon.core.constraints import IncrementalChecker
+from geon.core.checks import IncrementalChecker
 from geon.core.graph import Graph as Document
 from geon.core.issues import Issue
 from geon.graphs.models import Graph, GraphVersion
@@ -26,7 +26,7 @@ from geon.graphs.models import Graph, GraphVersion
 
 def parse_document(document: Any) -> Document:
     """Load an untrusted LoomGraph document; raises :class:`DocumentError` naming the problem
-    (:func:`geon.core.constraints.check_document`, by contrast, returns the issues)."""
+    (:func:`geon.core.checks.check_document`, by contrast, returns the issues)."""
     return Document.from_json(document)
 
 
