@@ -7,7 +7,6 @@ import uuid
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import render
-from django.urls import reverse
 
 from geon.graphs import services
 
@@ -28,6 +27,5 @@ def graph_editor(request: HttpRequest, graph_id: uuid.UUID) -> HttpResponse:
     context = {
         "graph": graph,
         "ws_path": f"/ws/graphs/{graph.pk}/",
-        "runs_url": reverse("graph-runs", args=[graph.pk]),
     }
     return render(request, "graphs/editor.html", context)

@@ -58,7 +58,6 @@ def test_the_editor_page_mounts_the_bundle(client: Client, user: Any, graph: Any
     body = client.get(f"/graphs/{graph.pk}/").content.decode()
     assert (
         f'<div id="geon-editor" data-graph-id="{graph.pk}" data-ws-path="/ws/graphs/{graph.pk}/" '
-        f'data-runs-url="/api/v1/graphs/{graph.pk}/runs"'
     ) in body
     assert '<script type="module" src="/static/editor/editor.js"></script>' in body
     assert '<link rel="stylesheet" href="/static/editor/editor.css">' in body
