@@ -138,7 +138,7 @@ SESSION_COOKIE_HTTPONLY = True
 # {% csrf_token %} writes, which the bundle reads and sends as X-CSRFToken.
 CSRF_COOKIE_HTTPONLY = True
 # A CSRF failure under /api/ answers the JSON envelope (403 csrf_failed), elsewhere Django's page.
-CSRF_FAILURE_VIEW = "geon.api.csrf_failure"
+CSRF_FAILURE_VIEW = "geon.envelope.csrf_failure"
 X_FRAME_OPTIONS = "DENY"
 SECURE_CONTENT_TYPE_NOSNIFF = True
 SECURE_REFERRER_POLICY = "same-origin"
@@ -177,7 +177,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     # Outermost: error answers under /api/ become the JSON envelope, whoever made them.
-    "geon.api.ApiErrorMiddleware",
+    "geon.envelope.ApiErrorMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "geon.accounts.security.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",

@@ -5,7 +5,6 @@ Websocket routes live in :mod:`geon.graphs.routing`."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import path
-from django.views.generic import View
 
 from geon.accounts.api import router as tokens_router
 from geon.accounts.views import SignInView
@@ -28,13 +27,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/docs.js", docs_script, name="api-docs-script"),
     path("api/v1/", api.urls),
-    # moved to the REST API ("api:create_run", answered by api.urls above); this name only
-    # reverses, until the lead drops runs_url from geon/graphs/views.py (the editor no longer
-    # reads it)
-    path("api/v1/graphs/<uuid:graph_id>/runs", View.as_view(), name="graph-runs"),
 ]
 
 # Unhandled exceptions: a database that is briefly unavailable answers 503, anything else 500;
 # the JSON envelope under /api/, a page elsewhere. A body over the limit answers 413 under /api/.
-handler400 = "geon.api.bad_request"
-handler500 = "geon.api.server_error"
+handler400 = "geon.envelope.bad_request"
+handler500 = "geon.envelope.server_error"

@@ -1,4 +1,4 @@
-"""REST endpoints for API tokens under ``/api/v1/tokens`` (mounted by :mod:`geon.api`).
+"""REST endpoints for API tokens under ``/api/v1/tokens`` (mounted in :mod:`geon.urls`).
 
 - ``GET /tokens``: the caller's tokens (name, prefix, created, last used, expiry; never a key);
 - ``POST /tokens {name, expires_in_days?}``: a new token, its key shown in this answer only.
@@ -20,7 +20,7 @@ from ninja.errors import HttpError
 from pydantic import Field
 
 from geon.accounts.models import ApiToken
-from geon.api import answers
+from geon.envelope import answers
 
 router = Router(tags=["tokens"])
 

@@ -1,4 +1,4 @@
-"""REST endpoints for graphs under ``/api/v1/`` (mounted by :mod:`geon.api`).
+"""REST endpoints for graphs under ``/api/v1/`` (mounted in :mod:`geon.urls`).
 
 - ``GET/POST /graphs``; ``GET/PATCH/DELETE /graphs/<id>`` (a write names ``baseVersion``;
   a stale one answers 409 with the current ``version``);
@@ -26,13 +26,13 @@ from pydantic import Field
 from geon.core.checks import check_document as check_raw_document
 from geon.core.graph import Graph as Document
 from geon.core.limits import INT64_MAX, INT64_MIN
+from geon.envelope import answers
 from geon.graphs import services
 from geon.graphs.edits import diff
 from geon.graphs.models import Graph, GraphVersion, Membership
 
 router = Router(tags=["graphs"])
 
-ERROR_STATUSES = (400, 401, 403, 404, 409, 413, 422)
 #: A parameter that is the whole JSON body (a LoomGraph document).
 RAW_BODY = Body(...)
 #: Version numbers: integers the database can hold (int64), 1 or more.
@@ -41,23 +41,6 @@ Positive = Annotated[int, Field(ge=1, le=INT64_MAX)]
 Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
 #: A version number or plan id in a path (int64, 1 or more).
 PATH_NUMBER = Path(..., ge=1, le=INT64_MAX)
-
-
-class ApiErrorBody(Schema):
-    code: str
-    message: str
-    issues: list[dict[str, Any]] | None = None
-    version: int | None = None
-    conflicts: list[dict[str, Any]] | None = None
-
-
-class ApiError(Schema):
-    error: ApiErrorBody
-
-
-def answers(ok: dict[int, Any]) -> dict[int, Any]:
-    """A response map: the success shapes and the error envelope for every error status."""
-    return {**ok, **{status: ApiError for status in ERROR_STATUSES}}
 
 
 class GraphIn(Schema):

@@ -25,7 +25,7 @@ from django.http import FileResponse, HttpRequest, HttpResponse, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import Router, Schema
 
-from geon.api import answers, error_response, too_large
+from geon.envelope import answers, error_response, too_large
 from geon.graphs.services import AccessDenied, GraphNotFound
 from geon.runs import services
 from geon.runs.models import Render, Run
