@@ -1,18 +1,27 @@
-"""Celery tasks: ids in, a service call, the result stored and published by the service."""
+"""Celery tasks: ids in, a service call, the result stored and published by the service.
+
+A worker, once ready, also reconciles the runs and renders that workers which are gone left
+behind, then keeps doing so every ``GEON_RUN_SWEEP_SECONDS`` (:func:`geon.runs.services.sweep`).
+"""
 
 from __future__ import annotations
 
+from typing import Any
+
+from celery.signals import worker_ready
+
 from geon.celery import app
 from geon.runs import services
+from geon.runs.services.worker import EXECUTE_RUN, RENDER_DIAGRAM
 
 
-@app.task(name="geon.runs.execute_run")
+@app.task(name=EXECUTE_RUN)
 def execute_run(run_id: int) -> None:
     """Execute run ``run_id`` (idempotent: a finished run is left alone)."""
     services.do_execute_run(run_id)
 
 
-@app.task(name="geon.runs.render_diagram")
+@app.task(name=RENDER_DIAGRAM)
 def render_diagram(render_id: int) -> None:
     """Draw render ``render_id`` (idempotent: a finished render is left alone)."""
     services.do_render(render_id)
@@ -22,3 +31,9 @@ def render_diagram(render_id: int) -> None:
 def ping(n: int) -> int:
     """Do nothing with ``n``: the broker's stress test and benchmark count these through."""
     return n
+
+
+@worker_ready.connect
+def _start_sweeping(sender: Any = None, **kwargs: Any) -> None:
+    """Reconcile stranded runs now and then periodically, in the worker's main process."""
+    services.start_sweeper()

@@ -13,7 +13,8 @@ status it answers with.
 - :mod:`.events`: a run as JSON, published to its graph's group;
 - :mod:`.renders`: diagrams, cached by document hash and drawn by the worker;
 - :mod:`.files`: the stored files of runs and renders;
-- :mod:`.errors`: :class:`RunRefused`, :class:`RunNotFound`.
+- :mod:`.errors`: :class:`RunRefused`, :class:`RunNotFound`;
+- :mod:`.worker`: work handed to the Celery worker, by task name.
 
 Files live under ``GEON_DATA_DIR/files/``: inputs and results in ``runs/<run id>/``, diagrams in
 ``renders/``.

@@ -25,6 +25,7 @@ from geon.runs.services.execution import RUN_SEED
 from geon.runs.services.fields import check_bool, check_int, check_version
 from geon.runs.services.files import save_file
 from geon.runs.services.inputs import check_npz, check_npz_size
+from geon.runs.services.worker import queue_run
 
 
 @dataclass(frozen=True)
@@ -151,8 +152,6 @@ def _check_fits(document: dict[str, Any], sharded: bool, limits: execute.Limits)
 def do_queue_run(request: RunRequest, user: User) -> Run:
     """Store a queued run (and its inputs file) and, once committed, publish ``queued`` and hand
     it to the worker."""
-    from geon.runs.tasks import execute_run
-
     requester = user if isinstance(user, Account) else None
     run = Run.objects.create(
         graph_version=request.version,
@@ -167,5 +166,5 @@ def do_queue_run(request: RunRequest, user: User) -> Run:
         save_file(run.inputs, f"runs/{run.pk}/inputs.npz", File(request.inputs))
         run.save(update_fields=["inputs"])
     transaction.on_commit(lambda: publish(run))
-    transaction.on_commit(lambda: execute_run.delay(run.pk))
+    transaction.on_commit(lambda: queue_run(run.pk))
     return run

@@ -26,6 +26,7 @@ from geon.runs.models import Render
 from geon.runs.services.errors import RunRefused
 from geon.runs.services.fields import check_version
 from geon.runs.services.files import save_file
+from geon.runs.services.worker import queue_render
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,6 @@ def do_request_render(version: GraphVersion, format: str) -> Render:
     one queued for the worker once committed. A finished render whose file has gone missing,
     and one waiting longer than :data:`RENDER_RETRY_SECONDS`, are queued again (the latter up
     to ``GEON_RUN_MAX_ATTEMPTS`` times, then failed)."""
-    from geon.runs.tasks import render_diagram
-
     with transaction.atomic():
         found, created = Render.objects.select_for_update().get_or_create(
             content_hash=document_hash(version.document),
@@ -84,7 +83,7 @@ def do_request_render(version: GraphVersion, format: str) -> Render:
         if lost or render_stuck(found, now):
             hand_over_render(found, now)
         elif created:
-            transaction.on_commit(lambda: render_diagram.delay(found.pk))
+            transaction.on_commit(lambda: queue_render(found.pk))
     return found
 
 
@@ -138,8 +137,6 @@ def render_stuck(found: Render, now: datetime) -> bool:
 
 def hand_over_render(found: Render, now: datetime) -> None:
     """Queue a render again (a new attempt), or fail it once it had all its attempts."""
-    from geon.runs.tasks import render_diagram
-
     if found.attempts >= settings.GEON_RUN_MAX_ATTEMPTS:
         found.status = Render.Status.FAILED
         found.error = (
@@ -155,4 +152,4 @@ def hand_over_render(found: Render, now: datetime) -> None:
     found.queued = now
     found.save()
     pk = found.pk
-    transaction.on_commit(lambda: render_diagram.delay(pk))
+    transaction.on_commit(lambda: queue_render(pk))

@@ -21,6 +21,7 @@ from geon.runs.models import Render, Run
 from geon.runs.services.attempts import fail_stranded, worker_gone
 from geon.runs.services.events import publish
 from geon.runs.services.renders import hand_over_render, render_stuck
+from geon.runs.services.worker import queue_run
 
 log = logging.getLogger(__name__)
 
@@ -80,8 +81,6 @@ def start_sweeper() -> threading.Thread:
 
 def _hand_over_run(run: Run, now: datetime) -> None:
     """Queue a stranded run again (a new attempt), or fail it once it had all its attempts."""
-    from geon.runs.tasks import execute_run
-
     if run.attempts >= settings.GEON_RUN_MAX_ATTEMPTS:
         if run.status == Run.Status.RUNNING:
             fail_stranded(run, now)
@@ -96,7 +95,7 @@ def _hand_over_run(run: Run, now: datetime) -> None:
     run.save()
     pk = run.pk
     transaction.on_commit(lambda: publish(run))
-    transaction.on_commit(lambda: execute_run.delay(pk))
+    transaction.on_commit(lambda: queue_run(pk))
 
 
 def _fail_never_started(run: Run, now: datetime) -> None:

@@ -1,0 +1,22 @@
+"""Handing work to the Celery worker, by task name.
+
+The tasks (:mod:`geon.runs.tasks`) call the services, so the services name the tasks instead of
+importing them: one direction of import, and these names are the tasks' registered names.
+"""
+
+from __future__ import annotations
+
+from geon.celery import app
+
+EXECUTE_RUN = "geon.runs.execute_run"
+RENDER_DIAGRAM = "geon.runs.render_diagram"
+
+
+def queue_run(run_id: int) -> None:
+    """Ask a worker to execute run ``run_id``."""
+    app.send_task(EXECUTE_RUN, args=(run_id,))
+
+
+def queue_render(render_id: int) -> None:
+    """Ask a worker to draw render ``render_id``."""
+    app.send_task(RENDER_DIAGRAM, args=(render_id,))
