@@ -23,7 +23,7 @@ import numpy as np
 
 from geon.core.dtypes import numpy_dtype
 from geon.core.errors import ShapeError
-from geon.core.graph import GEON_TAG_PREFIX
+from geon.core.nodes import GEON_TAG_PREFIX
 
 __all__ = ["CONSTANT", "decode_constant", "encode_constant"]
 

@@ -29,7 +29,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
 if TYPE_CHECKING:
-    from geon.core.graph import GraphIndex, Node
+    from geon.core.index import GraphIndex
+    from geon.core.nodes import Node
 
 Severity = Literal["error", "warning", "info"]
 

@@ -48,7 +48,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from geon.core.checks import index_range, is_well_formed
-from geon.core.cost import device_memory, transfer_bytes
 from geon.core.errors import DocumentError, LimitError, SplitError, quote
 from geon.core.graph import (
     APPLICATION,
@@ -68,12 +67,10 @@ from geon.core.zspace import IPF, ZRange, parse_range, selection_of
 
 __all__ = [
     "Mesh",
-    "device_memory",  # moved to geon.core.cost; re-exported until the lead updates importers
     "resolve_dim",
     "shard",
     "shard_edits",
     "shard_ranges",
-    "transfer_bytes",  # moved to geon.core.cost; re-exported until the lead updates importers
 ]
 
 

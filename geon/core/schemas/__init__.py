@@ -37,8 +37,8 @@ from importlib import resources
 from typing import Any
 
 from geon.core.errors import GeonError
-from geon.core.graph import NODE_TYPES, TAG_TYPES
 from geon.core.limits import INT64_MAX, INT64_MIN, show_int
+from geon.core.nodes import NODE_TYPES, TAG_TYPES
 
 __all__ = [
     "SCHEMA_NAMES",

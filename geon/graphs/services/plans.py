@@ -11,11 +11,11 @@ from typing import Any
 from django.db import transaction
 
 from geon.accounts.models import Role
+from geon.core.cost import device_memory, transfer_bytes
 from geon.core.errors import DocumentError
 from geon.core.graph import APPLICATION, MESH, OPERATION
 from geon.core.graph import Graph as Document
 from geon.core.limits import MAX_MESH_AXES, MAX_MESH_DEVICES, show_int
-from geon.core.sharding import device_memory, transfer_bytes
 from geon.graphs.edits import EditRefused, expand
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.access import GraphNotFound, User, check_can
