@@ -4,8 +4,6 @@ mutations of it: each case asserts the exact constraint, summary and node ids of
 from __future__ import annotations
 
 import copy
-import doctest
-import importlib
 import json
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -1558,20 +1556,3 @@ def test_loom_shard_bounding_range_disagreement_is_reported() -> None:
         "range": {"start": [0, 0], "end": [2, 3]},
         "shardBoundingRange": {"start": [0, 0], "end": [2, 2]},
     }
-
-
-@pytest.mark.parametrize(
-    "module",
-    [
-        "geon.core.checks",
-        "geon.core.checks.documents",
-        "geon.core.checks.messages",
-        "geon.core.checks.registry",
-        "geon.core.checks.structure",
-    ],
-)
-def test_docstring_examples_run(module: str) -> None:
-    # every docstring example of the checker's modules runs as written
-    result = doctest.testmod(importlib.import_module(module))
-    assert result.failed == 0
-    assert result.attempted >= 1

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import doctest
-import importlib
 import itertools
 from collections.abc import Callable
 
@@ -582,13 +580,3 @@ def test_selection_of_clips_reads_to_the_tensor_and_never_writes(
     index: ZRange, tensor: ZRange | None, read: bool, expected: str
 ) -> None:
     assert str(selection_of(PAD, index, tensor, read=read)) == expected
-
-
-@pytest.mark.parametrize(
-    "module", ["geon.core.zspace.ranges", "geon.core.zspace.ipf", "geon.core.zspace.coverage"]
-)
-def test_docstring_examples_run(module: str) -> None:
-    # every docstring example of zspace's modules runs as written
-    result = doctest.testmod(importlib.import_module(module))
-    assert result.failed == 0
-    assert result.attempted >= 1

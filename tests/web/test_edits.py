@@ -327,12 +327,3 @@ def test_a_shard_per_point_of_a_huge_axis_is_too_many_ops() -> None:
         "expected at most 1000 (an edit makes at most 1000 node ops: its earlier ops take 0 "
         "and removing the operation's Applications 0)",
     )
-
-
-def test_docstring_examples_run() -> None:
-    import doctest
-
-    import geon.graphs.edits
-
-    result = doctest.testmod(geon.graphs.edits)
-    assert (result.failed, result.attempted >= 1) == (0, True)
