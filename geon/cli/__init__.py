@@ -10,12 +10,12 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-VERBS = ("check", "run", "render", "shard", "serve")
+VERBS = ("check", "run", "render", "shard", "plan", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="geon", description="Check, shard, run and render geon / LoomGraph documents."
+        prog="geon", description="Check, shard, plan, run and render geon / LoomGraph documents."
     )
     sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for verb in VERBS:

@@ -1,0 +1,84 @@
+"""``geon plan FILE --plan PLAN.json -o OUT``: write a shard plan into a document.
+
+``PLAN.json`` is the REST ``ShardPlan`` shape (:mod:`geon.core.plans.model`): ``{"name", "mesh":
+{"name", "axes": {meshAxis: size}}, "axisMapping"?: {axisName: meshAxis}, "inputs"?:
+{tensorLabelOrId: "replicated" | {"over": {...}} | {"device": [...]}}, "spec"?: {operationId:
+{...}}}``. The plan is written as the server's generate writes it
+(:func:`geon.core.plans.apply_plan`): its Mesh node, the Applications of every operation it
+splits, none for the others, and where the graph inputs live. The result goes to ``OUT`` (``-``
+or no ``-o``: stdout) as indented JSON.
+
+Nothing is printed on success, except one line on stderr per operation the axis mapping leaves
+whole (a contracted axis), saying why. Exit status 0 on success; 1 when the plan does not fit the
+document (the message names the operation or input and why); 2 when a file cannot be read, is
+not JSON, or is not a document or a plan.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from typing import Any
+
+from geon.core.errors import GeonError
+from geon.core.graph import Graph
+from geon.core.plans import PlanError, apply_plan, plan_splits, read_plan
+
+HELP = "write a shard plan (mesh, axis mapping, inputs, spec) into a document"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("file", metavar="FILE", help="the document (JSON)")
+    parser.add_argument("--plan", required=True, metavar="PLAN.json", help="the plan (JSON)")
+    parser.add_argument("-o", "--out", metavar="OUT", default="-", help="output file (- = stdout)")
+
+
+def _fail(message: str, status: int) -> int:
+    print(f"geon plan: {message}", file=sys.stderr)
+    return status
+
+
+def _read_json(path: str) -> Any:
+    """The JSON in ``path``; :class:`OSError` or :class:`ValueError` with a one-line reason."""
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read())
+    except OSError as exc:
+        raise OSError(f'cannot read "{path}": {exc.strerror or exc}') from None
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f'"{path}" is not valid JSON: {exc}') from None
+
+
+def main(args: argparse.Namespace) -> int:
+    try:
+        document, data = _read_json(args.file), _read_json(args.plan)
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc), 2)
+    try:
+        graph = Graph.from_json(document)
+    except GeonError as exc:
+        return _fail(f'"{args.file}" is not a document: {exc}; run geon check to see why', 2)
+    try:
+        plan = read_plan(data)
+    except PlanError as exc:
+        return _fail(f'"{args.plan}" is not a plan: {exc}', 2)
+    try:
+        placed = apply_plan(graph, plan)
+        whole = plan_splits(graph, plan).not_split
+    except GeonError as exc:
+        return _fail(f'plan "{plan.name}" does not fit "{args.file}": {exc}', 1)
+    text = json.dumps(placed.to_json(), indent=2)
+    if args.out == "-":
+        sys.stdout.write(text + "\n")
+    else:
+        try:
+            with open(args.out, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as exc:
+            return _fail(f'cannot write "{args.out}": {exc.strerror or exc}', 2)
+    for entry in whole:
+        print(
+            f'geon plan: operation "{entry.operation}" runs whole: {entry.reason}', file=sys.stderr
+        )
+    return 0

@@ -1,0 +1,150 @@
+"""``python -m geon plan``, run as a user runs it: the plan written into the document checks
+clean and runs sharded to the logical result; bad files exit 2 and misfits 1, with one line."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from geon import core as gc
+from geon.core.graph import APPLICATION, OPERATION, PLACEMENT
+from geon.core.plans import INPUT_PLACEMENT
+
+
+def geon(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "geon", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def mlp() -> dict[str, Any]:
+    """The issue's 2-layer MLP: x[N, D] -> dot W1[D-1, F] -> relu -> dot W2[F-1, D]."""
+    N, D, F = gc.Axis("N", 4), gc.Axis("D", 3), gc.Axis("F", 6)
+    x = gc.placeholder(axes=[N, D], name="x")
+    w1 = gc.placeholder(axes=[D - 1, F], name="W1")
+    w2 = gc.placeholder(axes=[F - 1, D], name="W2")
+    h = gc.relu(gc.dot(x, w1, name="hidden"), name="relu")
+    return gc.graph([gc.dot(h, w2, name="y")]).to_json()
+
+
+def write(path: Path, data: Any) -> str:
+    path.write_text(json.dumps(data), encoding="utf-8")
+    return str(path)
+
+
+MESH = {"name": "pod", "axes": {"dp": 2, "tp": 3}}
+
+
+@pytest.mark.parametrize(
+    ("label", "mapping", "placed"),
+    [
+        ("data parallel", {"N": "dp"}, [2, 2, 2]),
+        ("hidden axis over tp", {"F": "tp"}, [3, 3, 0]),
+        ("both", {"N": "dp", "F": "tp"}, [6, 6, 0]),
+    ],
+)
+def test_a_written_plan_checks_clean_and_runs_sharded_as_logical(
+    tmp_path: Path, label: str, mapping: dict[str, str], placed: list[int]
+) -> None:
+    doc = write(tmp_path / "mlp.json", mlp())
+    plan = write(
+        tmp_path / "plan.json",
+        {"name": label, "mesh": MESH, "axisMapping": mapping, "inputs": {"x": "replicated"}},
+    )
+    out = tmp_path / "out.json"
+    done = geon("plan", doc, "--plan", plan, "-o", str(out))
+    assert (done.returncode, done.stdout) == (0, "")
+    written = json.loads(out.read_text("utf-8"))
+    ops = [n["id"] for n in written["nodes"] if n["type"] == OPERATION]
+    apps = [n for n in written["nodes"] if n["type"] == APPLICATION]
+    assert [sum(a["body"]["operationId"] == op for a in apps) for op in ops] == placed
+    assert all(PLACEMENT in a["tags"] for a in apps)
+    [x] = [n for n in written["nodes"] if n.get("label") == "x"]
+    assert x["tags"][INPUT_PLACEMENT]["placement"] == "replicated"
+    # the second dot contracts F: a mapping of F leaves it whole, and says so on stderr
+    whole = [] if "F" not in mapping else [ops[2]]
+    assert done.stderr.splitlines() == [
+        f'geon plan: operation "{op}" runs whole: it contracts or reduces "F" (mesh axis "tp"): '
+        'reads it, but its index axes are ("D", "N"); splits of a contracted axis are not '
+        "supported yet, so it runs whole"
+        for op in whole
+    ]
+    checked = geon("check", str(out))
+    assert (checked.returncode, checked.stdout, checked.stderr) == (0, "", "")
+    ran = geon("run", str(out), "--sharded")
+    assert ran.returncode == 0, ran.stderr
+    assert json.loads(ran.stdout)["max_abs_diff"] == {"y": 0.0}
+
+
+def test_the_plan_goes_to_stdout_without_o(tmp_path: Path) -> None:
+    doc = write(tmp_path / "mlp.json", mlp())
+    plan = write(tmp_path / "plan.json", {"name": "dp", "mesh": MESH, "axisMapping": {"N": "dp"}})
+    done = geon("plan", doc, "--plan", plan)
+    assert (done.returncode, done.stderr) == (0, "")
+    assert len([n for n in json.loads(done.stdout)["nodes"] if n["type"] == APPLICATION]) == 6
+
+
+@pytest.mark.parametrize(
+    ("label", "document", "plan", "status", "message"),
+    [
+        (
+            "document not JSON",
+            "{",
+            {"name": "p", "mesh": MESH},
+            2,
+            '"{doc}" is not valid JSON: Expecting property name enclosed in double quotes: line 1 '
+            "column 2 (char 1)",
+        ),
+        (
+            "plan not JSON",
+            None,
+            "[",
+            2,
+            '"{plan}" is not valid JSON: Expecting value: line 1 column 2 (char 1)',
+        ),
+        (
+            "plan without a mesh",
+            None,
+            {"name": "p"},
+            2,
+            '"{plan}" is not a plan: mesh "None" is not valid; expected {"name": "...", "axes": '
+            '{"x": 2}} with at least one axis',
+        ),
+        (
+            "mapping of an axis the document lacks",
+            None,
+            {"name": "p", "mesh": MESH, "axisMapping": {"Q": "dp"}},
+            1,
+            'plan "p" does not fit "{doc}": axis mapping "Q" -> "dp": no tensor or operation of '
+            'the document has axis "Q"; expected one of ("D", "F", "N")',
+        ),
+        (
+            "unknown operation",
+            None,
+            {"name": "p", "mesh": MESH, "spec": {"nope": {"over": {"N": "dp"}}}},
+            1,
+            'plan "p" does not fit "{doc}": edit op 1 (shard): operation "nope" does not exist; '
+            "expected the id of one of the 3 operations in the graph",
+        ),
+    ],
+)
+def test_bad_input_exits_with_one_line(
+    tmp_path: Path, label: str, document: Any, plan: Any, status: int, message: str
+) -> None:
+    doc_path, plan_path = tmp_path / "doc.json", tmp_path / "plan.json"
+    doc_path.write_text(document if document is not None else json.dumps(mlp()), "utf-8")
+    plan_path.write_text(plan if isinstance(plan, str) else json.dumps(plan), "utf-8")
+    out = tmp_path / "out.json"
+    done = geon("plan", str(doc_path), "--plan", str(plan_path), "-o", str(out))
+    expected = message.replace("{doc}", str(doc_path)).replace("{plan}", str(plan_path))
+    assert (done.returncode, done.stdout, done.stderr) == (status, "", f"geon plan: {expected}\n")
+    assert not out.exists()
