@@ -15,9 +15,11 @@ blocks written into preallocated outputs). On OpenBLAS a GEMM with 64 rows is ma
 efficient per flop than one with 512 (the 4096x4096 weight is packed again for every block), so
 "sharded / logical" includes that cost; "geon sharded / numpy blocks" is what the executor adds.
 
-The Applications of each operation run concurrently on ``GEON_SHARD_WORKERS`` threads (default
-the CPU count; BLAS limited to one thread meanwhile), as devices of a mesh would run them;
-the row "sharded, 1 worker" is the sequential path, measured in the same rounds.
+By default each operation's Applications get the threads their work pays for
+(:meth:`geon.execute.Plan.group_workers`: the dots' on every core, BLAS limited to one thread
+meanwhile, the elementwise ones on the calling thread); ``GEON_SHARD_WORKERS`` forces a count.
+The rows "sharded, 1 worker" (everything one after another) and "sharded, N workers" (every
+group on the CPU count's threads) force the two alternatives, measured in the same rounds.
 """
 
 from __future__ import annotations
@@ -37,7 +39,6 @@ from bench_mlp import best_of, build_mlp, mlp_inputs, numpy_mlp
 from geon.core.graph import INDEX_AXES, OPERATION
 from geon.core.sharding import shard
 from geon.execute import Plan, compile_graph, select_backend
-from geon.execute.program import shard_workers
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -87,31 +88,39 @@ def main(argv: list[str] | None = None) -> int:
             h = out
         return h
 
-    def sequential() -> Any:
-        saved = os.environ.get("GEON_SHARD_WORKERS")
-        os.environ["GEON_SHARD_WORKERS"] = "1"
-        try:
-            return runner(sharded)()
-        finally:
-            if saved is None:
-                del os.environ["GEON_SHARD_WORKERS"]
-            else:
-                os.environ["GEON_SHARD_WORKERS"] = saved
+    def forced(workers: int) -> Any:
+        def go() -> Any:
+            saved = os.environ.get("GEON_SHARD_WORKERS")
+            os.environ["GEON_SHARD_WORKERS"] = str(workers)
+            try:
+                return runner(sharded)()
+            finally:
+                if saved is None:
+                    del os.environ["GEON_SHARD_WORKERS"]
+                else:
+                    os.environ["GEON_SHARD_WORKERS"] = saved
 
+        return go
+
+    cores = max(1, os.cpu_count() or 1)
     fns = {
         "logical": runner(logical),
         f"sharded x{args.parts} (batch)": runner(sharded),
-        "sharded, 1 worker": sequential,
+        "sharded, 1 worker": forced(1),
+        f"sharded, {cores} workers": forced(cores),
         "numpy whole": lambda: numpy_mlp(inp),
         f"numpy {args.parts} row blocks": numpy_blocks,
     }
     best_of(fns, 1)
     best = best_of(fns, args.repeat)
+    threads = ", ".join(
+        f"{sharded.steps[a].kernel} {sharded.group_workers(a, b)}" for a, b in sharded.groups
+    )
     print(
         f"named-axes MLP batch {args.batch}, {len(logical.steps)} operations -> "
-        f"{len(sharded.steps)} applications, backend {be.name}, {shard_workers()} shard "
-        f"workers; best of {args.repeat}"
+        f"{len(sharded.steps)} applications, backend {be.name}; best of {args.repeat}"
     )
+    print(f"threads per operation: {threads}")
     print(f"max |sharded - logical| = {float(np.max(np.abs(a - b))):.3g}")
     blocks = best[f"numpy {args.parts} row blocks"]
     print(f"{'':22} {'ms':>9} {'vs logical':>11} {'vs numpy blocks':>16}")

@@ -18,6 +18,7 @@ the first run and reused (results leave as copies). A plan is not thread-safe.
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import time
@@ -28,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from geon.core.errors import ExecutionError, LimitError, quote
+from geon.core.ops import CATALOGUE
 from geon.execute.backend import Backend
 from geon.execute.kernels import KernelFn
 from geon.execute.limits import Limits
@@ -37,17 +39,23 @@ from geon.execute.regions import Reader, TensorInfo
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["Plan", "Progress", "Step", "shard_workers"]
+__all__ = ["THREADED_MACS", "Plan", "Progress", "Step", "shard_workers"]
 
 Array = Any
 
 
 def shard_workers() -> int:
-    """How many threads run the Applications of one operation concurrently in a sharded run:
-    ``GEON_SHARD_WORKERS`` (1 runs them one after another), default ``os.cpu_count()``."""
+    """The most threads that run the Applications of one operation concurrently in a sharded
+    run: ``GEON_SHARD_WORKERS`` (1 runs them one after another), default ``os.cpu_count()``.
+    How many a group actually gets is :meth:`Plan.group_workers`."""
+    return _workers_from_env() or max(1, os.cpu_count() or 1)
+
+
+def _workers_from_env() -> int | None:
+    """``GEON_SHARD_WORKERS`` as a thread count, or None where it is unset or blank."""
     raw = os.environ.get("GEON_SHARD_WORKERS")
     if raw is None or not raw.strip():
-        return max(1, os.cpu_count() or 1)
+        return None
     try:
         n = int(raw)
     except ValueError:
@@ -57,6 +65,22 @@ def shard_workers() -> int:
     if n < 1:
         raise ExecutionError(f"GEON_SHARD_WORKERS is {n}; expected a whole number >= 1")
     return n
+
+
+THREADED_MACS = 2**22
+"""Multiply-adds per Application from which a group of matmul Applications runs on threads
+(see :meth:`Plan.group_workers` for the measurements behind it)."""
+
+_POSITIONAL_MATMULS = ("op:linear", "matmul")  # x[..., K] @ y[K, N]: K is x's last dim
+
+
+def _compute_bound(kernel_name: str) -> bool:
+    """Whether a kernel is a matmul (named dot, conv2d's im2col, the loom matmuls): work that
+    grows faster than the bytes it touches, so a second core pays."""
+    if kernel_name in _POSITIONAL_MATMULS:
+        return True
+    found = CATALOGUE.get(kernel_name)
+    return found is not None and found.family in ("dot", "conv")
 
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
@@ -167,6 +191,65 @@ class Plan:
                 return t
         raise ExecutionError(f"tensor {quote(tensor_id)} is not in the plan")
 
+    def group_workers(self, first: int, stop: int) -> int:
+        """How many threads run the group of Applications ``[first, stop)``.
+
+        ``GEON_SHARD_WORKERS`` wins where it is set (capped by the group's size); CuPy runs one
+        after another (every kernel goes to one stream). Otherwise the work decides: a group
+        runs on ``min(os.cpu_count(), Applications)`` threads, BLAS limited to one thread each,
+        when its kernel is a matmul and each Application does at least :data:`THREADED_MACS`
+        multiply-adds; every other group runs on the calling thread, BLAS as configured.
+
+        Measured on the shared 2-core machine (OpenBLAS, float32, load 2.6-3.6, best of 5-30,
+        each group of 8 Applications run with 1 and with 2 threads):
+
+        - handing a group to the pool costs about 100 us (8 empty tasks; ~12 us a task), so
+          8 tiny elementwise Applications run 2.5x-6x slower on threads (64 to 8k elements
+          each);
+        - elementwise work is memory-bound and gains nothing from a second core at any size:
+          2 threads / 1 thread = 1.28x, 1.09x, 1.03x, 1.01x at 64k, 262k, 1M, 4M elements an
+          Application;
+        - 64-row GEMMs (the 8-way MLP of ``benchmarks/bench_sharded.py``, 268M-1G
+          multiply-adds an Application) run 1.05x-2.6x faster as single-threaded GEMMs on two
+          threads than one after another on two-threaded BLAS (the 4096x4096 layer: 206 ms
+          against 538 ms; a multi-threaded GEMM this thin waits on its slowest thread).
+
+        4M multiply-adds is a few hundred microseconds of single-threaded GEMM, well above the
+        hand-off; below it OpenBLAS runs a GEMM on one thread anyway."""
+        apps = stop - first
+        if self.backend.name == "cupy":
+            return 1
+        forced = _workers_from_env()
+        if forced is not None:
+            return min(forced, apps)
+        if min(self.step_macs(st) for st in self.steps[first:stop]) < THREADED_MACS:
+            return 1
+        return min(shard_workers(), apps)
+
+    def step_macs(self, st: Step) -> int:
+        """The multiply-adds of a matmul step (elements it writes x the contraction's length);
+        0 for every other kernel, whose work is memory-bound."""
+        if not _compute_bound(st.kernel) or not st.read_tensors:
+            return 0
+        out = self.tensors[st.out]
+        written = (
+            out.size if st.out_index is None else math.prod(s.stop - s.start for s in st.out_index)
+        )
+        return written * self._contraction(st)
+
+    def _contraction(self, st: Step) -> int:
+        """The length of a matmul step's contraction: a loom matmul's first operand's last dim;
+        for a named dot or conv2d, the sizes of the last operand's axes that the output lacks
+        (the paired axes of a dot, a filter's channel and window axes)."""
+        if st.kernel in _POSITIONAL_MATMULS:
+            shape = self.tensors[st.read_tensors[0]].shape
+            return shape[-1] if shape else 1
+        out, last = self.tensors[st.out], self.tensors[st.read_tensors[-1]]
+        kept = set(out.axes or ())
+        return math.prod(
+            n for a, n in zip(last.axes or (), last.shape, strict=False) if a not in kept
+        )
+
     def _bind(self) -> list[Array]:
         """The arena's slots and a view of its slot for every arena tensor (first run only)."""
         if self._bound is None:
@@ -218,9 +301,8 @@ class Plan:
     ) -> None:
         total = len(self.steps)
         clock = time.perf_counter
-        # CuPy queues every kernel on one stream: threads would only interleave the launches.
-        workers = shard_workers() if self.groups and self.backend.name != "cupy" else 1
-        groups = dict(self.groups) if workers > 1 else {}
+        workers = {first: self.group_workers(first, stop) for first, stop in self.groups}
+        groups = {first: stop for first, stop in self.groups if workers[first] > 1}
 
         def finished(n: int, st: Step, took: float) -> None:
             if per_app is not None and st.application_id is not None:
@@ -239,7 +321,7 @@ class Plan:
                 _apply(st, values, strict, zero=True)
                 tooks = [clock() - began]
             else:
-                tooks = self._concurrent(n, stop, values, strict, min(workers, stop - n))
+                tooks = self._concurrent(n, stop, values, strict, workers[n])
             if per_op is not None:
                 op = self.steps[n].operation_id
                 per_op[op] = per_op.get(op, 0.0) + (tooks[0] if stop == n + 1 else clock() - began)

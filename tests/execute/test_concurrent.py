@@ -151,3 +151,104 @@ def test_default_workers_is_the_cpu_count(monkeypatch: pytest.MonkeyPatch) -> No
 
     monkeypatch.delenv("GEON_SHARD_WORKERS", raising=False)
     assert shard_workers() == max(1, os.cpu_count() or 1)
+
+
+def matmul_mlp(rows: int, k: int, n: int, parts: int = 8) -> Graph:
+    """``relu(x[B, K] . w[K, N] + b[N])`` with every operation sharded ``parts`` ways along ``B``
+    (``rows`` rows an Application): a dot group, an add group and a relu group."""
+    B, K, N = gc.Axis("B", rows * parts), gc.Axis("K", k), gc.Axis("N", n)
+    x = gc.placeholder(axes=[B, K], name="x", dtype="float32")
+    w = gc.placeholder(axes=[K + 1, N], name="w", dtype="float32")
+    b = gc.placeholder(axes=[N], name="b", dtype="float32")
+    g = gc.graph([gc.relu(gc.dot(x, w) + b, name="y")])
+    for op in g.of_type(OPERATION):
+        shard(g, op.id, dim="B", parts=parts)
+    return g
+
+
+def _decisions(plan: Any) -> dict[str, int]:
+    """Each group's kernel and the threads it gets."""
+    return {plan.steps[a].kernel: plan.group_workers(a, b) for a, b in plan.groups}
+
+
+def test_a_matmul_step_counts_its_multiply_adds() -> None:
+    # given the dot of x[B, K=1024] and w[K, N=4096] sharded 8 ways (64 rows an Application)
+    plan = compile_graph(matmul_mlp(64, 1024, 4096), sharded=True)
+    by_kernel = {st.kernel: st for st in plan.steps}
+    # then each dot Application does 64 x 4096 x 1024 multiply-adds, elementwise steps none
+    assert plan.step_macs(by_kernel["op:dot"]) == 64 * 4096 * 1024 == 268_435_456
+    assert plan.step_macs(by_kernel["op:add"]) == plan.step_macs(by_kernel["op:relu"]) == 0
+
+
+def test_a_conv_step_contracts_channels_and_window() -> None:
+    # given the conv2d example (Ci 2, a 3x3 window) sharded along P
+    plan = compile_graph(conv(), sharded=True)
+    for st in plan.steps:
+        # then each Application's multiply-adds are its output elements x Ci x R x S
+        assert st.out_index is not None
+        written = int(np.prod([s.stop - s.start for s in st.out_index]))
+        assert plan.step_macs(st) == written * 2 * 3 * 3
+
+
+def test_tiny_groups_run_on_the_calling_thread(monkeypatch: pytest.MonkeyPatch) -> None:
+    # given no GEON_SHARD_WORKERS and the small MLP: 8 tiny Applications per operation
+    monkeypatch.delenv("GEON_SHARD_WORKERS", raising=False)
+    plan = compile_graph(mlp(parts=8), sharded=True)
+    assert plan.groups
+    # then no group pays for threads: dots of 2x5x6 multiply-adds, tiny elementwise ops
+    assert {plan.group_workers(a, b) for a, b in plan.groups} == {1}
+    names: list[str] = []
+    steps = []
+    for st in plan.steps:
+
+        def spy(args: Any, out: Any, fn: Any = st.fn) -> Any:
+            names.append(threading.current_thread().name)
+            return fn(args, out)
+
+        steps.append(type(st)(**{**{f: getattr(st, f) for f in st.__slots__}, "fn": spy}))
+    plan.steps = tuple(steps)
+    plan.execute({t: np.ones(plan.tensors[t].shape, np.float64) for t in plan.inputs})
+    # and every Application ran on the caller's thread
+    assert set(names) == {threading.current_thread().name}
+
+
+def test_large_matmuls_use_the_workers_and_elementwise_groups_do_not(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import os
+
+    # given no GEON_SHARD_WORKERS and the 8-way MLP layer of bench_sharded (compiled, not run)
+    monkeypatch.delenv("GEON_SHARD_WORKERS", raising=False)
+    plan = compile_graph(matmul_mlp(64, 1024, 4096), sharded=True)
+    # then the dot group runs on every core; the add and relu groups (262k elements an
+    # Application, memory-bound) run on one thread
+    cores = min(max(1, os.cpu_count() or 1), 8)
+    assert _decisions(plan) == {"op:dot": cores, "op:add": 1, "op:relu": 1}
+
+
+def test_matmuls_use_the_workers_from_the_threshold_up(monkeypatch: pytest.MonkeyPatch) -> None:
+    import os
+
+    from geon.execute.program import THREADED_MACS
+
+    monkeypatch.delenv("GEON_SHARD_WORKERS", raising=False)
+    cores = min(max(1, os.cpu_count() or 1), 8)
+    # given dots of 16 x 512 x 512 = 2**22 multiply-adds an Application, and of one column less
+    at = compile_graph(matmul_mlp(16, 512, 512), sharded=True)
+    below = compile_graph(matmul_mlp(16, 512, 511), sharded=True)
+    # then the first uses the workers and the second runs on the calling thread
+    assert THREADED_MACS == 16 * 512 * 512
+    assert _decisions(at)["op:dot"] == cores
+    assert _decisions(below)["op:dot"] == 1
+
+
+@pytest.mark.parametrize("raw", ["1", "3"])
+def test_the_environment_overrides_the_rule(raw: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    # given GEON_SHARD_WORKERS set, a large matmul group and tiny groups of 8
+    monkeypatch.setenv("GEON_SHARD_WORKERS", raw)
+    large = compile_graph(matmul_mlp(64, 1024, 4096), sharded=True)
+    tiny = compile_graph(mlp(parts=8), sharded=True)
+    # then every group gets that many threads (capped by its Applications), whatever its work
+    assert set(_decisions(large).values()) == {int(raw)}
+    assert {tiny.group_workers(a, b) for a, b in tiny.groups} == {int(raw)}
+    assert tiny.group_workers(0, 2) == min(int(raw), 2)
