@@ -9,15 +9,17 @@
 [3.0, 5.0, 7.0]
 
 Each Operation runs on whole tensors with plain NumPy (``einsum`` for dot and conv, ufuncs
-for elementwise ops, indexing and ``np.pad`` for views); the shapes and orders come from
-:func:`geon.core.ops.infer` on the axes stored in the document, so this module re-derives nothing
-by itself. It favours clarity over speed and is the test oracle of the array-API executor: tests
-and benchmarks import it, no module of ``geon`` does. Only named operations run here; positional
-loom kernels raise :class:`~geon.core.errors.ExecutionError`.
+for elementwise ops, indexing and ``np.pad`` for views, ``math.erf`` per element for GELU,
+softmax and layer norm row by row over the normalised axes moved last); the shapes and orders
+come from :func:`geon.core.ops.infer` on the axes stored in the document, so this module
+re-derives nothing by itself. It favours clarity over speed and is the test oracle of the
+array-API executor: tests and benchmarks import it, no module of ``geon`` does. Only named
+operations run here; positional loom kernels raise :class:`~geon.core.errors.ExecutionError`.
 """
 
 from __future__ import annotations
 
+import math
 import string
 from collections.abc import Mapping
 from functools import reduce
@@ -67,9 +69,13 @@ def run_op(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
         with np.errstate(all="ignore"):
             out = reduce(UFUNCS[k.name], aligned)
         return np.broadcast_to(out, inf.result.shape).copy()
+    if k.name == "op:gelu":
+        return _gelu(inf.params["approximate"], inputs["tensor"][0])
     if k.family == "unary":
         with np.errstate(all="ignore"):
             return np.asarray(UFUNCS[k.name](inputs["tensor"][0]))
+    if k.family == "normalization":
+        return _normalization(inf, inputs)
     if k.family == "dot":
         return _einsum_dot(inf, inputs["x"][0], inputs["y"][0])
     if k.family == "reduction":
@@ -83,6 +89,41 @@ def run_op(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
     if k.family == "conv":
         return _conv2d(inf, inputs["x"][0], inputs["filter"][0])
     return _view(inf, inputs["tensor"][0])
+
+
+def _gelu(approximate: str, x: Array) -> Array:
+    """Hendrycks & Gimpel's GELU, ``x·Φ(x) = x/2·(1 + erf(x/√2))`` element by element, or its
+    tanh approximation."""
+    if approximate == "tanh":
+        return np.asarray(
+            0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * np.power(x, 3))))
+        )
+    exact = np.vectorize(lambda v: v / 2 * (1 + math.erf(v / math.sqrt(2))), otypes=[np.float64])
+    return np.asarray(exact(x))
+
+
+def _normalization(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
+    """softmax and layer norm on rows: the normalised dims moved last and flattened, one row per
+    index point, then moved back."""
+    x = inputs["tensor"][0].astype(np.float64)
+    reduced = list(inf.plan["reduced"])
+    kept = [d for d in range(x.ndim) if d not in reduced]
+    rows = np.transpose(x, kept + reduced).reshape(-1, math.prod(x.shape[d] for d in reduced))
+    if inf.kernel == "op:softmax":
+        log_norm = rows.max(axis=1, keepdims=True)
+        log_norm = log_norm + np.log(np.exp(rows - log_norm).sum(axis=1, keepdims=True))
+        out = np.exp(rows - log_norm)
+    else:
+        out = (rows - rows.mean(axis=1, keepdims=True)) / np.sqrt(
+            rows.var(axis=1, keepdims=True) + inf.params["epsilon"]
+        )
+        for key in ("scale", "bias"):
+            if key in inf.plan:
+                order = sorted(range(len(reduced)), key=lambda j: inf.plan[key][j])
+                w = np.transpose(inputs[key][0], order).reshape(1, -1)
+                out = out * w if key == "scale" else out + w
+    shaped = out.reshape([x.shape[d] for d in kept + reduced])
+    return np.transpose(shaped, np.argsort(kept + reduced))
 
 
 def _einsum_dot(inf: Inference, x: Array, y: Array) -> Array:

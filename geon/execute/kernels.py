@@ -24,13 +24,19 @@ kernel reads its ``plan`` facts (``align``, ``pairs``, ``reduced``, conv roles) 
 :class:`~geon.core.ops.Dim` columns. Operands are cast to the output tensor's dtype first, which
 gives NumPy's promotion results (:func:`geon.core.dtypes.compute_dtype`; the builder derives
 output dtypes with the same rules) and keeps the strict namespace, which refuses mixed kinds, happy.
+``op:gelu``, ``op:softmax`` and ``op:layer_norm`` compute in a floating dtype (float64 for
+integer operands); their formulas are in docs/kernels.md. The standard has no ``erf``, so the
+exact GELU evaluates ``erfc`` from two Chebyshev interpolants (:func:`_erfc`).
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
+
+import numpy as np
 
 from geon.core.dtypes import compute_dtype
 from geon.core.errors import ExecutionError
@@ -48,6 +54,7 @@ Array = Any
 Shape = tuple[int, ...]
 KernelFn = Callable[[Sequence[Array], Array | None], Array]
 ELEMENTWISE_FAMILIES = ("nary", "binary", "unary")
+_FLOATS = ("float16", "float32", "float64")
 
 
 def _argsort(values: Sequence[int]) -> list[int]:
@@ -56,6 +63,12 @@ def _argsort(values: Sequence[int]) -> list[int]:
 
 def _is_identity(perm: Sequence[int]) -> bool:
     return all(i == p for i, p in enumerate(perm))
+
+
+def _float(work: str) -> str:
+    """The dtype a kernel defined on reals computes in: ``work`` if it is floating, else
+    float64."""
+    return work if work in _FLOATS else "float64"
 
 
 def _deliver(be: Backend, r: Array, out: Array | None, dtype: Any) -> Array:
@@ -101,9 +114,15 @@ def lower_named(
     xp = be.xp
     dtype = be.dtype(out_dtype)
     work = compute_dtype(inf.kernel, in_dtypes) if k.family != "view" else in_dtypes[0]
+    if inf.kernel == "op:gelu" or k.family == "normalization":
+        work = _float(work)
     cast = _caster(be, in_dtypes, work)
     direct = work == out_dtype
     rank = len(out_shape)
+    if inf.kernel == "op:gelu":
+        return _lower_gelu(be, inf.params["approximate"], cast, dtype)
+    if k.family == "normalization":
+        return _lower_normalization(be, inf, shapes[0], cast, dtype)
     if k.family in ELEMENTWISE_FAMILIES:
         aligners = []
         maps = inf.plan["align"] if k.family != "unary" else [list(range(rank))]
@@ -217,6 +236,124 @@ def _lower_reduction(
         return _deliver(be, r, out, dtype)
 
     return reduction
+
+
+def _lower_normalization(
+    be: Backend, inf: Inference, shape: Shape, cast: Callable[[list[Array]], None], dtype: Any
+) -> KernelFn:
+    """softmax ``exp(x - max) / sum(exp(x - max))`` and layer norm ``(x - mean) / sqrt(var +
+    epsilon) * scale + bias`` (biased variance) over the normalised dims, which every region
+    holds whole; scale and bias are aligned to the operand's dims once, here."""
+    xp = be.xp
+    axes = tuple(int(i) for i in inf.plan["reduced"])
+    if inf.kernel == "op:softmax":
+
+        def softmax(args: Sequence[Array], out: Array | None) -> Array:
+            a = list(args)
+            cast(a)
+            e = xp.exp(a[0] - xp.max(a[0], axis=axes, keepdims=True))
+            return _deliver(be, e / xp.sum(e, axis=axes, keepdims=True), out, dtype)
+
+        return softmax
+    epsilon = float(inf.params["epsilon"])
+    affine = []
+    for key in ("scale", "bias"):
+        if key in inf.plan:
+            dims = [int(d) for d in inf.plan[key]]
+            perm = _argsort(dims)
+            target = tuple(shape[d] if d in dims else 1 for d in range(len(shape)))
+            affine.append((key == "scale", None if _is_identity(perm) else perm, target))
+
+    def layer_norm(args: Sequence[Array], out: Array | None) -> Array:
+        a = list(args)
+        cast(a)
+        centred = a[0] - xp.mean(a[0], axis=axes, keepdims=True)
+        y = centred / xp.sqrt(xp.mean(centred * centred, axis=axes, keepdims=True) + epsilon)
+        for (scale, perm, target), w in zip(affine, a[1:], strict=True):
+            if perm is not None:
+                w = xp.permute_dims(w, perm)
+            w = xp.reshape(w, target)
+            y = y * w if scale else y + w
+        return _deliver(be, y, out, dtype)
+
+    return layer_norm
+
+
+def _lower_gelu(
+    be: Backend, approximate: str, cast: Callable[[list[Array]], None], dtype: Any
+) -> KernelFn:
+    """GELU (Hendrycks & Gimpel, arXiv:1606.08415): ``x·Φ(x)`` with the normal CDF
+    ``Φ(x) = erfc(-x/√2)/2``, or with ``approximate="tanh"``
+    ``x/2·(1 + tanh(√(2/π)·(x + 0.044715·x³)))``."""
+    xp = be.xp
+    root = math.sqrt(2 / math.pi)
+
+    def gelu(args: Sequence[Array], out: Array | None) -> Array:
+        a = list(args)
+        cast(a)
+        x = a[0]
+        if approximate == "tanh":
+            y = 0.5 * x * (1 + xp.tanh(root * (x + 0.044715 * x * x * x)))
+        else:
+            tail = 0.5 * _erfc(xp, xp.abs(x) / math.sqrt(2))
+            y = x * xp.where(x >= 0, 1 - tail, tail)
+        return _deliver(be, y, out, dtype)
+
+    return gelu
+
+
+_ERFC_SPLIT = 2.0
+"""Where :func:`_erfc` changes from its near interpolant to its far one."""
+
+_ERFC_DEGREE = 20
+"""The interpolants' degree: both reach about 1e-14 relative (measured against ``math.erfc``
+on 20,000 points of [0, 26])."""
+
+
+@functools.cache
+def _erfc_coefficients() -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """Chebyshev coefficients, interpolated at the Chebyshev points from ``math.erfc``, of
+    ``erfcx(u) = exp(u²)·erfc(u)`` on [0, 2] (in ``t = u - 1``) and of ``√π·u·erfcx(u)`` on
+    [2, ∞) (in ``t = 4/u - 1``, from erfc's continued fraction, which needs no ``exp``). Both are
+    smooth and slowly varying, which erfc itself is not."""
+
+    def near(t: Any) -> Any:
+        return np.array([math.erfc(u) * math.exp(u * u) for u in (t + 1) * _ERFC_SPLIT / 2])
+
+    def far(t: Any) -> Any:
+        values = []
+        for u in 2 * _ERFC_SPLIT / (t + 1):
+            f = u
+            for k in range(200, 0, -1):  # erfc(u) = exp(-u²)/√π / (u + (1/2)/(u + 1/(u + ...)))
+                f = u + (k / 2) / f
+            values.append(u / f)
+        return np.array(values)
+
+    cheb = np.polynomial.chebyshev
+    return (
+        tuple(float(c) for c in cheb.chebinterpolate(near, _ERFC_DEGREE)),
+        tuple(float(c) for c in cheb.chebinterpolate(far, _ERFC_DEGREE)),
+    )
+
+
+def _clenshaw(xp: Any, coefficients: Sequence[float], t: Array) -> Array:
+    """The Chebyshev series ``Σ c_k·T_k(t)`` by Clenshaw's recurrence."""
+    b1 = xp.zeros_like(t) + coefficients[-1]
+    b2 = xp.zeros_like(t)
+    for c in coefficients[-2:0:-1]:
+        b1, b2 = 2 * t * b1 - b2 + c, b1
+    return t * b1 - b2 + coefficients[0]
+
+
+def _erfc(xp: Any, u: Array) -> Array:
+    """``erfc(u)`` for ``u >= 0`` with array API functions only (the standard has no erf):
+    ``erfcx`` from the interpolant of ``u``'s side of the split, times ``exp(-u²)``. Each side
+    sees ``u`` clamped to its interval, so the side not taken computes nothing infinite."""
+    near_c, far_c = _erfc_coefficients()
+    near = _clenshaw(xp, near_c, xp.minimum(u, _ERFC_SPLIT) / (_ERFC_SPLIT / 2) - 1)
+    far_u = xp.maximum(u, _ERFC_SPLIT)
+    far = _clenshaw(xp, far_c, (2 * _ERFC_SPLIT) / far_u - 1) / (math.sqrt(math.pi) * far_u)
+    return xp.where(u < _ERFC_SPLIT, near, far) * xp.exp(-u * u)
 
 
 def _lower_view(
@@ -390,6 +527,8 @@ def lower_positional(
                 f"selection of shape {out_shape}"
             )
         direct = shape == out_shape and work == out_dtype
+        if kernel == "op:gelu":  # a positional operation has no params: the exact form
+            return _lower_gelu(be, "none", _caster(be, in_dtypes, _float(work)), dtype)
 
         def elementwise(args: Sequence[Array], out: Array | None) -> Array:
             a = list(args)

@@ -9,6 +9,7 @@ import numpy as np
 
 from geon import core as gc
 from geon.core.builder import Tensor
+from geon.core.builder.tensor import make_op
 
 H, W, N, C = gc.Axis("H", 4), gc.Axis("W", 3), gc.Axis("N", 2), gc.Axis("C", 5)
 
@@ -56,6 +57,17 @@ def _pad() -> Tensor:
     return gc.pad(x_hw(), {H: (1, 2)}, axes={H: H7}, name="out")
 
 
+def _layer_norm() -> Tensor:
+    x = gc.constant(_f(4, 3, 2), axes=[H, W, N])
+    scale = gc.constant(_f(2, 4, seed=1), axes=[N, H])
+    bias = gc.constant(_f(4, 2, seed=2), axes=[H, N])
+    return make_op(
+        "op:layer_norm",
+        {"tensor": [x], "scale": [scale], "bias": [bias]},
+        {"reduction_axes": [N, H]},
+    )
+
+
 CASES: dict[str, Callable[[], Tensor]] = {
     "add": lambda: gc.add(x_hw(), y_wh(), name="out"),
     "add-3-broadcast": lambda: gc.add(
@@ -79,6 +91,8 @@ CASES: dict[str, Callable[[], Tensor]] = {
     "tanh": lambda: gc.tanh(x_hw()),
     "sigmoid": lambda: gc.sigmoid(x_hw()),
     "relu": lambda: gc.relu(x_hw()),
+    "gelu": lambda: make_op("op:gelu", {"tensor": [gc.constant(_f(4, 3) * 4, axes=[H, W])]}),
+    "gelu-tanh": lambda: make_op("op:gelu", {"tensor": [x_hw()]}, {"approximate": "tanh"}),
     "sqrt-int32": lambda: gc.sqrt(gc.constant(np.abs(_i(4, 3)), axes=[H, W])),
     "dot": lambda: gc.dot(
         gc.constant(_f(4, 3), axes=[H, W - 1]), gc.constant(_f(3, 2, seed=1), axes=[W, N])
@@ -104,6 +118,14 @@ CASES: dict[str, Callable[[], Tensor]] = {
         gc.constant(_f(4, 3, 2), axes=[H, W, N]), reduction_axes=[W], out_axes=[N, H]
     ),
     "mean-int32": lambda: gc.mean(gc.constant(_i(4, 3), axes=[H, W]), reduction_axes=[H]),
+    "softmax": lambda: make_op("op:softmax", {"tensor": [x_hw()]}, {"reduction_axes": [H]}),
+    "softmax-int32": lambda: make_op(
+        "op:softmax", {"tensor": [gc.constant(_i(4, 3), axes=[H, W])]}, {"reduction_axes": [W]}
+    ),
+    "layer_norm": _layer_norm,
+    "layer_norm-plain": lambda: make_op(
+        "op:layer_norm", {"tensor": [x_hw()]}, {"reduction_axes": [W], "epsilon": 0.5}
+    ),
     "cast_axes": lambda: gc.cast_axes(x_hw(), [gc.Axis("A", 4), gc.Axis("B", 3)]),
     "broadcast": lambda: gc.broadcast(gc.constant(_f(3), axes=[W]), [N, W, H]),
     "dimshuffle": lambda: gc.dimshuffle(gc.constant(_f(4, 3, 2), axes=[H, W, N]), [N, H, W]),

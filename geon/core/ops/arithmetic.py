@@ -1,5 +1,5 @@
-"""Inference rules of the arithmetic families: elementwise (n-ary, binary), dot and reductions
-(DESIGN.md §2: result axes, dual-level contraction, reduction axes).
+"""Inference rules of the arithmetic families: elementwise (n-ary, binary, unary), dot and
+reductions (DESIGN.md §2: result axes, dual-level contraction, reduction axes).
 
 >>> from geon.core.axes import Axes, Axis
 >>> from geon.core.ops import infer
@@ -14,10 +14,36 @@ from collections.abc import Mapping
 from typing import Any
 
 from geon.core.axes import Axes, AxisRef, Ref, quote_axes
-from geon.core.errors import AxisError
+from geon.core.errors import AxisError, KernelError
 from geon.core.ops.catalogue import Kernel
-from geon.core.ops.inference import Dim, Inference, Operands, make_inference
-from geon.core.ops.params import Resolver, no_duplicates, only_params, ref_names
+from geon.core.ops.inference import Dim, Inference, Operands, identity_dims, make_inference
+from geon.core.ops.params import Resolver, axes_of_input, no_duplicates, only_params, ref_names
+
+GELU_FORMS = ("none", "tanh")
+"""``op:gelu``'s ``approximate`` param, as PyTorch names it: the exact erf form or the tanh one."""
+
+
+def infer_unary(k: Kernel, ins: Operands, a: Axes, p: Mapping[str, Any]) -> Inference:
+    """A unary kernel keeps its operand's axes; only ``op:gelu`` has a param (``approximate``).
+
+    >>> from geon.core.axes import Axis
+    >>> from geon.core.ops import infer
+    >>> infer("op:gelu", {"tensor": [Axes.of([Axis("H", 2)])]}).params
+    {'approximate': 'none'}
+    """
+    params: dict[str, Any] = {}
+    if k.name == "op:gelu":
+        only_params(p, ("approximate",), k.name)
+        form = p.get("approximate", "none")
+        if not isinstance(form, str) or form not in GELU_FORMS:
+            raise KernelError(
+                f'op:gelu params "approximate" is "{form!r}"; expected "none" (the exact erf form) '
+                'or "tanh"'
+            )
+        params["approximate"] = form
+    else:
+        only_params(p, (), k.name)
+    return make_inference(k, ins, a, a, params, {"tensor": [identity_dims(len(a))]})
 
 
 def infer_elementwise(
@@ -152,13 +178,7 @@ def infer_reduction(
         if group is None:
             continue
         no_duplicates(group, f"{k.name} {name}")
-        strangers = [r for r in group if r not in a]
-        if strangers:
-            raise AxisError(
-                f"{k.name} {name} {quote_axes(strangers)} "
-                + ("is not an axis" if len(strangers) == 1 else "are not axes")
-                + f" of the input; expected axes from {quote_axes(a)}"
-            )
+        axes_of_input(group, a, f"{k.name} {name}")
     if red is not None and out is not None:
         both = [r for r in red if r in out]
         if both:

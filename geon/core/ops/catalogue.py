@@ -16,7 +16,9 @@ from typing import Any, Literal
 from geon.core.axes import quote_axes
 from geon.core.errors import KernelError
 
-Family = Literal["nary", "binary", "unary", "dot", "reduction", "view", "conv", "positional"]
+Family = Literal[
+    "nary", "binary", "unary", "dot", "reduction", "normalization", "view", "conv", "positional"
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -52,8 +54,10 @@ UNARY = (
     "op:tanh",
     "op:sigmoid",
     "op:relu",
+    "op:gelu",
 )
 REDUCTIONS = ("op:sum", "op:prod", "op:max", "op:min", "op:mean")
+NORMALIZATIONS = ("op:softmax", "op:layer_norm")
 VIEWS = (
     "op:cast_axes",
     "op:broadcast",
@@ -78,6 +82,19 @@ def _catalogue() -> dict[str, Kernel]:
     out["op:dot"] = Kernel("op:dot", "dot", ("x", "y"), doc="dual-axis contraction")
     for name in REDUCTIONS:
         out[name] = Kernel(name, "reduction", ("tensor",), doc="reduction over named axes")
+    out["op:softmax"] = Kernel(
+        "op:softmax",
+        "normalization",
+        ("tensor",),
+        doc="softmax over named axes: exp(x - max) / sum",
+    )
+    out["op:layer_norm"] = Kernel(
+        "op:layer_norm",
+        "normalization",
+        ("tensor", "scale", "bias"),
+        optional=("scale", "bias"),
+        doc="layer norm over named axes: (x - mean) / sqrt(var + epsilon) * scale + bias",
+    )
     for name in VIEWS:
         out[name] = Kernel(name, "view", ("tensor",), doc="view or relabelling")
     out["op:conv2d"] = Kernel("op:conv2d", "conv", ("x", "filter"), doc="2-D convolution")

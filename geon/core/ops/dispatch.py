@@ -11,10 +11,11 @@ from typing import Any
 
 from geon.core.axes import Axes, Axis
 from geon.core.errors import AxisError, KernelError, ShapeError
-from geon.core.ops.arithmetic import infer_dot, infer_elementwise, infer_reduction
+from geon.core.ops.arithmetic import infer_dot, infer_elementwise, infer_reduction, infer_unary
 from geon.core.ops.catalogue import check_io, kernel
 from geon.core.ops.conv import infer_conv2d
-from geon.core.ops.inference import Inference, identity_dims, make_inference
+from geon.core.ops.inference import Inference
+from geon.core.ops.normalization import infer_normalization
 from geon.core.ops.params import Resolver, only_params, params_object
 from geon.core.ops.views import VIEW_RULES
 
@@ -46,14 +47,14 @@ def infer(
     if k.family in ("nary", "binary"):
         return infer_elementwise(k, ins, p, res)
     if k.family == "unary":
-        only_params(p, (), k.name)
-        a = operands[0]
-        return make_inference(k, ins, a, a, {}, {"tensor": [identity_dims(len(a))]})
+        return infer_unary(k, ins, operands[0], p)
     if k.family == "dot":
         only_params(p, (), k.name)
         return infer_dot(k, ins, operands[0], operands[1])
     if k.family == "reduction":
         return infer_reduction(k, ins, operands[0], p, res)
+    if k.family == "normalization":
+        return infer_normalization(k, ins, operands[0], p, res)
     if k.family == "conv":
         return infer_conv2d(k, ins, operands[0], operands[1], p, res)
     view = VIEW_RULES[k.name]

@@ -70,6 +70,17 @@ def ref_names(refs: Iterable[object]) -> list[str]:
     return [str(r) for r in refs]
 
 
+def axes_of_input(refs: Sequence[Ref], a: Axes, what: str) -> None:
+    """Refuse references in ``refs`` that are not axes of the input ``a`` (:class:`AxisError`)."""
+    strangers = [r for r in refs if r not in a]
+    if strangers:
+        raise AxisError(
+            f"{what} {quote_axes(strangers)} "
+            + ("is not an axis" if len(strangers) == 1 else "are not axes")
+            + f" of the input; expected axes from {quote_axes(a)}"
+        )
+
+
 def no_duplicates(refs: Sequence[Ref], what: str) -> None:
     seen: set[Ref] = set()
     for r in refs:
