@@ -1,0 +1,67 @@
+"""The cost of a placed document as one JSON object (DESIGN.md §9, issue 16's ``cost`` CLI):
+``{"profile", "collectives", "devices", "time", "memory"}``.
+
+>>> from geon.core.graph import Graph
+>>> from geon.core.costmodel.profiles import load_profile
+>>> report = cost_report(Graph(), load_profile("cpu-host"))
+>>> report["collectives"], report["devices"], report["time"]
+([], [], {'lower': 0.0, 'upper': 0.0})
+
+- ``collectives``: :mod:`geon.core.costmodel.collectives`, one per edge that moves data;
+- ``devices``: per device of every mesh used (idle ones too), ``{"mesh", "coords", "flops",
+  "computeSeconds", "commSeconds", "peakBytes", "memory": {inputs, outputs, temporaries,
+  communication}, "overBudget"}`` (:mod:`~geon.core.costmodel.timing`,
+  :mod:`~geon.core.costmodel.ledger`);
+- ``time``: ``{"lower", "upper"}`` seconds (:func:`~geon.core.costmodel.timing.time_interval`);
+- ``memory``: ``{"capacity", "imbalancePercent", "overBudget"}``: the profile's capacity per
+  device, the peaks' imbalance, and whether any device's peak is over the capacity.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from geon.core.costmodel.collectives import infer_collectives
+from geon.core.costmodel.ledger import imbalance_percent, memory_ledger
+from geon.core.costmodel.placed import read_placed
+from geon.core.costmodel.profiles import Profile
+from geon.core.costmodel.timing import all_work, device_times, time_interval
+from geon.core.graph import Graph
+
+__all__ = ["cost_report"]
+
+
+def cost_report(graph: Graph, profile: Profile) -> dict[str, Any]:
+    """The cost of ``graph``'s placed plan under ``profile`` (see the module docstring)."""
+    doc = read_placed(graph)
+    collectives = infer_collectives(doc, profile)
+    work = all_work(doc, profile)
+    times = device_times(doc, work, collectives)
+    memory = memory_ledger(doc)
+    capacity = profile.device.memory
+    devices = []
+    for device, t in times.items():
+        held = memory[device]
+        devices.append(
+            {
+                "mesh": device[0],
+                "coords": list(device[1]),
+                "flops": t.flops,
+                "computeSeconds": t.compute,
+                "commSeconds": t.comm,
+                "peakBytes": held.peak,
+                "memory": held.to_json(),
+                "overBudget": held.peak > capacity,
+            }
+        )
+    return {
+        "profile": profile.to_json(),
+        "collectives": [c.to_json() for c in collectives],
+        "devices": devices,
+        "time": time_interval(doc, work, collectives, times),
+        "memory": {
+            "capacity": capacity,
+            "imbalancePercent": imbalance_percent([held.peak for held in memory.values()]),
+            "overBudget": any(held.peak > capacity for held in memory.values()),
+        },
+    }

@@ -1,0 +1,249 @@
+"""Collectives inferred on every edge of a placed document (issue 16 item 3): every kind pinned on
+a small document, and the issue's numbers for the 2-layer MLP."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from geon import core as gc
+from geon.core.costmodel import Link, cost_report, infer_collectives, parse_profile, read_placed
+from geon.core.graph import MESH, Graph
+from geon.core.sharding import shard
+
+MESH_ID = "00000000-0000-4000-8000-0000000000e3"
+OTHER_MESH = "00000000-0000-4000-8000-0000000000e4"
+BW, LAT = 1e9, 1e-6
+PROFILE = parse_profile(
+    {
+        "name": "test",
+        "device": {
+            "flops": {"float32": 1e12},
+            "memoryBandwidth": 1e11,
+            "memory": 1e6,
+            "efficiency": 0.5,
+            "kernelFloor": 1e-6,
+        },
+        "links": {"slow": {"bandwidth": BW / 10, "latency": LAT}},
+        "defaultLink": {"bandwidth": BW, "latency": LAT},
+    }
+)
+
+
+def _mesh(g: Graph, axes: dict[str, int], mesh_id: str = MESH_ID) -> None:
+    g.add_node({"id": mesh_id, "type": MESH, "body": {"name": "m", "axes": axes}})
+
+
+def _collectives(g: Graph) -> list[dict[str, Any]]:
+    assert g.check() == []
+    return [c.to_json() for c in infer_collectives(read_placed(g), PROFILE)]
+
+
+def mlp(first: str, second: str, devices: int = 4) -> tuple[Graph, dict[str, str]]:
+    """The issue's 2-layer MLP ``x[N, D] -> dot W1[D-1, F] -> relu -> dot W2[F-1, D]`` (float32,
+    N=8, D=4, F=16), the first dot and relu split over ``first``, the second dot over ``second``,
+    on one mesh axis ``d``. Returns the graph and the ids of its tensors and operations."""
+    N, D, F = gc.Axis("N", 8), gc.Axis("D", 4), gc.Axis("F", 16)
+    x = gc.placeholder(axes=[N, D], name="x", dtype="float32")
+    w1 = gc.placeholder(axes=[D - 1, F], name="w1", dtype="float32")
+    w2 = gc.placeholder(axes=[F - 1, D], name="w2", dtype="float32")
+    h = gc.dot(x, w1, name="h")
+    a = gc.relu(h, name="a")
+    y = gc.dot(a, w2, name="y")
+    g = gc.graph([y])
+    _mesh(g, {"d": devices})
+    assert h.op_id and a.op_id and y.op_id
+    shard(g, h.op_id, mesh=MESH_ID, over={first: "d"})
+    shard(g, a.op_id, mesh=MESH_ID, over={first: "d"})
+    shard(g, y.op_id, mesh=MESH_ID, over={second: "d"})
+    ids = {"a": a.id, "relu": a.op_id, "dot2": y.op_id, "dot1": h.op_id, "h": h.id}
+    return g, ids
+
+
+def test_data_parallel_mlp_has_no_collective() -> None:
+    # given both dots (and relu) split over the batch N
+    g, _ = mlp("N", "N")
+    # then every device reads only what it wrote
+    assert _collectives(g) == []
+
+
+def test_second_dot_over_d_after_the_first_over_n_all_gathers_the_hidden_tensor() -> None:
+    # given the first dot and relu split over N on 4 devices, the second dot over D
+    g, ids = mlp("N", "D")
+    # then exactly one all-gather of the hidden tensor a (F·N·4 = 16·8·4 = 512 bytes):
+    # 3·1e-6 + 3/4 · 512 / 1e9 s
+    assert _collectives(g) == [
+        {
+            "kind": "all-gather",
+            "tensor": ids["a"],
+            "producer": ids["relu"],
+            "consumer": ids["dot2"],
+            "meshAxes": ["d"],
+            "devices": 4,
+            "bytes": 512,
+            "seconds": pytest.approx(3e-6 + 0.75 * 512 / 1e9, rel=1e-9),
+        }
+    ]
+
+
+def test_repartitioning_from_f_to_n_is_an_all_to_all() -> None:
+    # given the first dot and relu split over F, the second dot over N (it reads all of F)
+    g, ids = mlp("F", "N")
+    # then a is re-partitioned from F to N: 3·1e-6 + 3/16 · 512 / 1e9 s
+    assert _collectives(g) == [
+        {
+            "kind": "all-to-all",
+            "tensor": ids["a"],
+            "producer": ids["relu"],
+            "consumer": ids["dot2"],
+            "meshAxes": ["d"],
+            "devices": 4,
+            "bytes": 512,
+            "seconds": pytest.approx(3e-6 + 3 / 16 * 512 / 1e9, rel=1e-9),
+        }
+    ]
+
+
+def _partial_sums(sum_over: str, then: str | None) -> tuple[Graph, dict[str, str]]:
+    """Partial products ``pp[P, N, D]`` (float32, P=4 N=8 D=6) split over P on the 4 devices of
+    ``tp`` (device p holds the p-th partial sum), ``s = sum(pp over P)`` split over
+    ``sum_over``, and, with ``then``, ``y = dot(s, w[D-1, E])`` split over ``then``."""
+    P, N, D, E = gc.Axis("P", 4), gc.Axis("N", 8), gc.Axis("D", 6), gc.Axis("E", 4)
+    a = gc.placeholder(axes=[P, N, D], name="a", dtype="float32")
+    b = gc.placeholder(axes=[P, N, D], name="b", dtype="float32")
+    pp = gc.multiply(a, b, name="pp")
+    s = gc.sum(pp, reduction_axes=[P], name="s")
+    out = s
+    if then is not None:
+        out = gc.dot(s, gc.placeholder(axes=[D - 1, E], name="w", dtype="float32"), name="y")
+    g = gc.graph([out])
+    _mesh(g, {"tp": 4})
+    assert pp.op_id and s.op_id and out.op_id
+    shard(g, pp.op_id, mesh=MESH_ID, over={"P": "tp"})
+    shard(g, s.op_id, mesh=MESH_ID, over={sum_over: "tp"})
+    if then is not None:
+        shard(g, out.op_id, mesh=MESH_ID, over={then: "tp"})
+    return g, {"pp": pp.id, "mul": pp.op_id, "sum": s.op_id, "s": s.id}
+
+
+def test_partial_sums_reduced_into_a_partitioned_result_are_a_reduce_scatter() -> None:
+    # given partial sums over P on tp, reduced by a sum split over N on tp
+    g, ids = _partial_sums("N", None)
+    # then one reduce-scatter of the result s (N·D·4 = 192 bytes): 3e-6 + 3/4 · 192 / 1e9 s
+    assert _collectives(g) == [
+        {
+            "kind": "reduce-scatter",
+            "tensor": ids["pp"],
+            "producer": ids["mul"],
+            "consumer": ids["sum"],
+            "meshAxes": ["tp"],
+            "devices": 4,
+            "bytes": 192,
+            "seconds": pytest.approx(3e-6 + 0.75 * 192 / 1e9, rel=1e-9),
+        }
+    ]
+
+
+def test_a_reduce_scatter_then_an_all_gather_of_its_result_is_one_all_reduce() -> None:
+    # given the reduce-scatter above, then a dot split over E that reads all of s on each device
+    g, ids = _partial_sums("N", "E")
+    # then one all-reduce of N·D·4 = 192 bytes and nothing else: 2 · (3e-6 + 3/4 · 192 / 1e9)
+    assert _collectives(g) == [
+        {
+            "kind": "all-reduce",
+            "tensor": ids["pp"],
+            "producer": ids["mul"],
+            "consumer": ids["sum"],
+            "meshAxes": ["tp"],
+            "devices": 4,
+            "bytes": 192,
+            "seconds": pytest.approx(2 * (3e-6 + 0.75 * 192 / 1e9), rel=1e-9),
+        }
+    ]
+
+
+def _conv(devices: int = 2) -> tuple[Graph, dict[str, str]]:
+    """relu(img[Ci=1, Hi=8, Wi=5]) split over Hi, then a 3x3 conv2d (padding 1, output P=8)
+    split over its output height P, both on the devices of mesh axis ``h``."""
+    Ci, Hi = gc.Axis("Ci", 1, roles="Channel"), gc.Axis("Hi", 8, roles="Height")
+    Wi = gc.Axis("Wi", 5, roles="Width")
+    R, S = gc.Axis("R", 3, roles="Height"), gc.Axis("S", 3, roles="Width")
+    K = gc.Axis("K", 2, roles="Channelout")
+    P, Q = gc.Axis("P", 8, roles="Height"), gc.Axis("Q", 5, roles="Width")
+    r = gc.relu(gc.placeholder(axes=[Ci, Hi, Wi], name="img", dtype="float32"), name="r")
+    f = gc.placeholder(axes=[Ci - 1, R, S, K], name="filt", dtype="float32")
+    y = gc.conv2d(r, f, [K, P, Q], padding=1, name="y")
+    g = gc.graph([y])
+    _mesh(g, {"h": devices})
+    assert r.op_id and y.op_id
+    shard(g, r.op_id, mesh=MESH_ID, over={"Hi": "h"})
+    shard(g, y.op_id, mesh=MESH_ID, over={"P": "h"})
+    return g, {"r": r.id, "relu": r.op_id, "conv": y.op_id}
+
+
+def test_a_conv_split_over_height_exchanges_halos_by_permute() -> None:
+    # given relu rows [0:4] on device 0 and [4:8] on device 1, and the conv's rows split alike:
+    # device 0 reads row 4 of r, device 1 row 3, each 1 x 1 x 5 float32 = 20 bytes
+    g, ids = _conv()
+    # then one permute of the two halo rows (40 bytes), each device receiving 20: 1e-6 + 20/1e9
+    assert _collectives(g) == [
+        {
+            "kind": "permute",
+            "tensor": ids["r"],
+            "producer": ids["relu"],
+            "consumer": ids["conv"],
+            "meshAxes": ["h"],
+            "devices": 2,
+            "bytes": 40,
+            "seconds": pytest.approx(1e-6 + 20 / 1e9, rel=1e-9),
+        }
+    ]
+
+
+def test_gathering_to_one_device_is_a_send() -> None:
+    # given h split over N on 4 devices, then relu run whole on device (0,)
+    N, D = gc.Axis("N", 8), gc.Axis("D", 4)
+    h = gc.exp(gc.placeholder(axes=[N, D], name="x", dtype="float32"), name="h")
+    a = gc.relu(h, name="a")
+    g = gc.graph([a])
+    _mesh(g, {"d": 4})
+    assert h.op_id and a.op_id
+    shard(g, h.op_id, mesh=MESH_ID, over={"N": "d"})
+    shard(g, a.op_id, dim="N", parts=1, mesh=MESH_ID)
+    # then devices 1..3 each send their 2 x 4 rows (32 bytes) to device 0, which receives 96:
+    # the logical region moved is rows [2:8] (96 bytes); 1e-6 + 96/1e9
+    assert _collectives(g) == [
+        {
+            "kind": "send",
+            "tensor": h.id,
+            "producer": h.op_id,
+            "consumer": a.op_id,
+            "meshAxes": ["d"],
+            "devices": 4,
+            "bytes": 96,
+            "seconds": pytest.approx(1e-6 + 96 / 1e9, rel=1e-9),
+        }
+    ]
+
+
+def test_a_collective_over_a_slow_axis_uses_its_link() -> None:
+    # given the MLP that all-gathers a, on a mesh axis named "slow" (a tenth of the bandwidth)
+    g, _ = mlp("N", "D")
+    doc = g.to_json()
+    for node in doc["nodes"]:
+        if node["type"] == MESH:
+            node["body"]["axes"] = {"slow": 4}
+    # then its seconds use the slow link
+    found = _collectives(Graph.from_json(doc))
+    slow = Link(BW / 10, LAT)
+    assert [c["seconds"] for c in found] == [
+        pytest.approx(3 * slow.latency + 0.75 * 512 / slow.bandwidth, rel=1e-9)
+    ]
+
+
+def test_unplaced_documents_have_no_collectives_and_no_devices() -> None:
+    N = gc.Axis("N", 8)
+    y = gc.relu(gc.exp(gc.placeholder(axes=[N], name="x")))
+    report = cost_report(gc.graph([y]), PROFILE)
+    assert (report["collectives"], report["devices"]) == ([], [])
