@@ -1,18 +1,27 @@
 // The inference rules of the arithmetic families (DESIGN.md §2; geon.core.ops.arithmetic):
 // element-wise (n-ary, binary, unary), dot and reductions. An n-ary element-wise result takes the
 // first operand's axes, then each next operand's new ones (matching by identity, then by axis
-// class and length); a unary kernel keeps its operand's axes; dot pairs A^k with A^(k+1) across
+// class and length); a unary kernel keeps its operand's axes (op:gelu reads params.approximate); dot pairs A^k with A^(k+1) across
 // its operands and sums them; a reduction partitions the input's axes into reduction_axes and
 // out_axes.
 
 import { parseRef, shift, type Declared, type RefPart } from "../axes";
 import { follows, identity, whole, type Derived } from "./inference";
-import { fail, quoted } from "./messages";
-import { noDups, only, type Resolver } from "./params";
+import { fail, pyRepr, quoted } from "./messages";
+import { axesOfInput, noDups, only, type Resolver } from "./params";
 
-/** A unary kernel: the result has its operand's axes, each read at its own index. */
+/** A unary kernel: the result has its operand's axes, each read at its own index; op:gelu's
+ * params.approximate is "none" (the exact erf form, the default) or "tanh". */
 export function unary(kname: string, a: string[], p: Record<string, unknown>): Derived {
-  only(p, [], kname);
+  if (kname === "op:gelu") {
+    only(p, ["approximate"], kname);
+    const form = "approximate" in p ? p.approximate : "none";
+    if (form !== "none" && form !== "tanh") {
+      fail("KernelError", `op:gelu params "approximate" is "${pyRepr(form)}"; expected "none" (the exact erf form) or "tanh"`);
+    }
+  } else {
+    only(p, [], kname);
+  }
   return { result: a, dims: [identity(a.length)] };
 }
 
@@ -135,13 +144,7 @@ export function reduction(kname: string, a: string[], p: Record<string, unknown>
   for (const [name, group] of [["reduction_axes", red], ["out_axes", out]] as const) {
     if (group === null) continue;
     noDups(group, `${kname} ${name}`);
-    const strangers = group.filter((r) => !a.includes(r));
-    if (strangers.length) {
-      fail(
-        "AxisError",
-        `${kname} ${name} ${quoted(strangers)} ${strangers.length === 1 ? "is not an axis" : "are not axes"} of the input; expected axes from ${quoted(a)}`,
-      );
-    }
+    axesOfInput(group, a, `${kname} ${name}`);
   }
   if (red !== null && out !== null) {
     const both = red.filter((r) => out!.includes(r));

@@ -1,8 +1,8 @@
 // The client's axis inference (DESIGN.md §2 and §4): inferAxes mirrors geon.core.ops.infer
 // (ops/dispatch.py) for every named kernel of the catalogue, message for message. It checks the
 // operation's IO against the kernel (ops/catalogue.py's check_io), reads its params and hands
-// the operands to the rule of the kernel's family (infer/arithmetic.ts, infer/views.ts,
-// infer/conv.ts); infer/inference.ts derives the same IPFSignature from the result. It is
+// the operands to the rule of the kernel's family (infer/arithmetic.ts, infer/normalization.ts,
+// infer/views.ts, infer/conv.ts); infer/inference.ts derives the same IPFSignature from the result. It is
 // tested on the server's own table (tests/core/axis_cases.json). Slice and pad never declare
 // axes: the new axis a changed length needs is named in params.axes and must already be
 // declared, as on the server.
@@ -12,13 +12,14 @@ import { dot, elementwise, reduction, unary } from "./arithmetic";
 import { conv2d } from "./conv";
 import { identity, type Derived, type Inference } from "./inference";
 import { fail, InferenceError, pyRepr, quoted } from "./messages";
+import { normalization } from "./normalization";
 import { Resolver } from "./params";
 import { flatten, pad, slice, unflatten, view } from "./views";
 
 /** A kernel of the catalogue as the server describes it (geon.core.ops.catalogue_json). */
 export interface KernelInfo {
   name: string;
-  family: "nary" | "binary" | "unary" | "dot" | "reduction" | "view" | "conv" | "positional";
+  family: "nary" | "binary" | "unary" | "dot" | "reduction" | "normalization" | "view" | "conv" | "positional";
   inputs: string[];
   outputs: string[];
   variadic: boolean;
@@ -30,8 +31,8 @@ export interface KernelInfo {
 /** The kernels whose inference the client mirrors: every named kernel of the catalogue. */
 export const MIRRORED = new Set([
   "op:add", "op:multiply", "op:maximum", "op:minimum", "op:subtract", "op:divide", "op:power",
-  "op:negative", "op:abs", "op:exp", "op:log", "op:sqrt", "op:square", "op:tanh", "op:sigmoid", "op:relu",
-  "op:dot", "op:sum", "op:prod", "op:max", "op:min", "op:mean",
+  "op:negative", "op:abs", "op:exp", "op:log", "op:sqrt", "op:square", "op:tanh", "op:sigmoid", "op:relu", "op:gelu",
+  "op:dot", "op:sum", "op:prod", "op:max", "op:min", "op:mean", "op:softmax", "op:layer_norm",
   "op:cast_axes", "op:broadcast", "op:dimshuffle", "op:transpose",
   "op:slice", "op:pad", "op:flatten", "op:unflatten", "op:conv2d",
 ]);
@@ -51,11 +52,13 @@ function checkIo(k: KernelInfo, inputs: Record<string, string[][]>): void {
   }
 }
 
-/** The rule of the kernel's family over its operands (in IO-key order). */
-function derive(k: KernelInfo, operands: string[][], p: Record<string, unknown>, declared: Declared): Derived {
+/** The rule of the kernel's family over its operands (in IO-key order, with their keys). */
+function derive(k: KernelInfo, operands: string[][], keys: string[], p: Record<string, unknown>, declared: Declared): Derived {
   const res = new Resolver(declared);
   const a = operands[0]!;
   switch (k.family) {
+    case "normalization":
+      return normalization(k.name, a, operands.slice(1).map((b, i) => [keys[i + 1]!, b]), p, res);
     case "nary":
     case "binary":
       return elementwise(k.name, operands, p, res, declared);
@@ -99,8 +102,8 @@ export function inferAxes(
     if (params !== null && params !== undefined && (typeof params !== "object" || Array.isArray(params))) {
       fail("KernelError", `${k.name} params are "${pyRepr(params)}"; expected a JSON object`);
     }
-    const d = derive(k, operands, (params ?? {}) as Record<string, unknown>, declared);
     const keys = k.inputs.flatMap((key) => (inputs[key] ?? []).map(() => key));
+    const d = derive(k, operands, keys, (params ?? {}) as Record<string, unknown>, declared);
     const ops = d.dims.map((dims, i) => ({ key: keys[i]!, axes: operands[i]!, dims }));
     return { kind: "ok", result: d.result, index: d.index ?? d.result, operands: ops, output: d.output ?? identity(d.result.length) };
   } catch (e) {

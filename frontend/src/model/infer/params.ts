@@ -34,6 +34,17 @@ export function only(params: Record<string, unknown>, allowed: string[], kname: 
   }
 }
 
+/** ops/params.py axes_of_input: refuses references that are not axes of the input ``a``. */
+export function axesOfInput(refs: string[], a: string[], what: string): void {
+  const strangers = refs.filter((r) => !a.includes(r));
+  if (strangers.length) {
+    fail(
+      "AxisError",
+      `${what} ${quoted(strangers)} ${strangers.length === 1 ? "is not an axis" : "are not axes"} of the input; expected axes from ${quoted(a)}`,
+    );
+  }
+}
+
 /** Refuses a reference named twice in one param. */
 export function noDups(refs: string[], what: string): void {
   const seen = new Set<string>();
