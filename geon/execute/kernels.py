@@ -338,10 +338,11 @@ def _erfc_coefficients() -> tuple[tuple[float, ...], tuple[float, ...]]:
 
 def _clenshaw(xp: Any, coefficients: Sequence[float], t: Array) -> Array:
     """The Chebyshev series ``Σ c_k·T_k(t)`` by Clenshaw's recurrence."""
+    t2 = 2 * t
     b1 = xp.zeros_like(t) + coefficients[-1]
     b2 = xp.zeros_like(t)
     for c in coefficients[-2:0:-1]:
-        b1, b2 = 2 * t * b1 - b2 + c, b1
+        b1, b2 = t2 * b1 - b2 + c, b1
     return t * b1 - b2 + coefficients[0]
 
 
