@@ -25,8 +25,9 @@ Modules: :mod:`~geon.core.ops.catalogue` (the kernels and their IO keys),
 :mod:`~geon.core.ops.inference` (:class:`Inference`, :class:`Dim`, signatures and selections),
 :mod:`~geon.core.ops.params` (reading params), :mod:`~geon.core.ops.dispatch` (:func:`infer`,
 :func:`run_case`) and one module of rules per family: :mod:`~geon.core.ops.arithmetic`
-(elementwise, dot, reductions), :mod:`~geon.core.ops.views`, :mod:`~geon.core.ops.conv` and
-:mod:`~geon.core.ops.positional` (loom's kernels).
+(elementwise, dot, reductions), :mod:`~geon.core.ops.normalization` (softmax, layer norm),
+:mod:`~geon.core.ops.views`, :mod:`~geon.core.ops.conv` and :mod:`~geon.core.ops.positional`
+(loom's kernels).
 
 Params (JSON, as stored in ``Operation.body.params``; axis references are strings):
 
@@ -34,7 +35,10 @@ Params (JSON, as stored in ``Operation.body.params``; axis references are string
 kernel                 params
 =====================  ===========================================================================
 n-ary / binary         ``{"axes"?: [ref...]}`` — another order of the inferred result axes
+gelu                   ``{"approximate"?: "none" | "tanh"}`` — the exact erf form by default
 reductions             ``{"reduction_axes"?: [ref...], "out_axes"?: [ref...]}`` — neither = all
+softmax                ``{"reduction_axes": [ref...]}`` — the axes normalised over
+layer_norm             ``{"reduction_axes": [ref...], "epsilon"?: number}`` — default 1e-05
 cast_axes, broadcast,  ``{"axes": [ref...]}``
 dimshuffle
 slice                  ``{"slices": {ref: {"start", "stop", "step"} | int}, "axes"?: {ref: ref}}``
@@ -49,16 +53,22 @@ conv2d                 ``{"out_axes": [ref...], "stride"?: n | [sh, sw], "paddin
 - n-ary / binary: ``align`` — per operand, the result position of each of its dims;
 - dot: ``pairs`` — ``[x dim, y dim]`` per contracted pair; ``lower`` — ``"x"`` or ``"y"``;
 - reductions: ``reduced`` — the input dims reduced (the rest keep their order via ``dims``);
+- softmax, layer_norm: ``reduced`` — the operand dims normalised over; ``scale`` / ``bias`` —
+  per dim of that input, the operand dim it is;
 - slice: ``slices`` — per input dim ``None`` (kept), an int (dropped at that index) or
   ``(start, stop, step)`` as ``slice.indices`` gives them;
 - pad: ``pad`` — per input dim ``[before, after]``;
 - flatten: ``first``, ``count`` — the merged group;
 - conv2d: ``x`` / ``filter`` / ``out`` — the dims with each role, ``batch`` — x's batch dims.
 
-Index space. For a named op it is the result axes (``IndexAxes``), with one exception written
+Index space. For a named op it is the result axes (``IndexAxes``), with two exceptions written
 down here: ``op:flatten``'s index space is its *input* axes, because the composite output dim is
 an affine function of them (``H*W`` = ``W·h + w``) while the inverse is not; so a flatten can be
-sharded over its outer axis and its output projection is the row-major merge.
+sharded over its outer axis and its output projection is the row-major merge. And a
+normalization's (``op:softmax``, ``op:layer_norm``) is its result axes *less the normalised
+ones*, which every application reads and writes whole (zero rows of full shape, as a reduction
+reads its reduced axes), so no split can cut them (:mod:`~geon.core.ops.normalization`,
+docs/kernels.md).
 
 Derived projections (DESIGN.md §4): an operand dim that follows index axis ``i`` has its
 coefficient (1, a slice step, a conv stride) in column ``i``; a contracted or reduced dim is a
