@@ -161,9 +161,14 @@ def _reduced_dims(doc: PlacedDocument, op_id: str, tensor_id: str) -> frozenset[
     sig = (op.tags or {}).get(IPF_SIGNATURE)
     if op.body.get("kernel") not in REDUCTIONS or not isinstance(sig, dict):
         return frozenset()
-    for key, items in (op.body.get("inputs") or {}).items():
-        ipfs = (sig.get("inputs") or {}).get(key)
-        for item, ipf in zip(items or (), ipfs or (), strict=False):
+    inputs, ipf_inputs = op.body.get("inputs"), sig.get("inputs")
+    if not isinstance(inputs, dict) or not isinstance(ipf_inputs, dict):
+        return frozenset()
+    for key, items in inputs.items():
+        ipfs = ipf_inputs.get(key)
+        if not isinstance(items, list) or not isinstance(ipfs, list):
+            continue
+        for item, ipf in zip(items, ipfs, strict=False):
             if isinstance(item, dict) and item.get("tensorId") == tensor_id:
                 try:
                     rows = ipf["affineMap"]["projection"]
@@ -194,7 +199,8 @@ def _group_seconds(
         key = tuple(c for m, c in enumerate(coords) if m not in inside)
         groups.setdefault(key, []).append(box)
     seconds = max(
-        collective_seconds(kind, n, boxes_union_size(boxes) * eb, link) for boxes in groups.values()
+        (collective_seconds(kind, n, boxes_union_size(bs) * eb, link) for bs in groups.values()),
+        default=0.0,
     )
     return n, seconds
 

@@ -1,6 +1,6 @@
 """A placed document read once for the cost model (DESIGN.md §9): its Applications as
 :class:`Shard` records (device, index box, boxes read and written), its operations in run order,
-its meshes and the bytes per element of each tensor.
+its meshes and the dtype, bytes per element and rank of each tensor.
 
 >>> doc = read_placed(Graph())
 >>> doc.shards, doc.order, doc.meshes
@@ -10,8 +10,8 @@ A **box** is a region as ``(start, end)`` tuples (inclusive start, exclusive end
 because a plan of thousands of Applications is read on every cost request. A device is
 ``(mesh id, coords)``, as in :mod:`geon.core.cost`. An Application counts when its ``Placement``
 names a mesh and coordinates; an operation with no placed Application runs whole (as one
-unplaced :class:`Shard` of its own selections, ``device`` None). Malformed selections, placements
-and meshes are left out (the checker reports them).
+unplaced :class:`Shard` of its own selections, ``device`` None). Malformed selections (and those
+whose rank is not their tensor's), placements and meshes are left out (the checker reports them).
 
 The **run order** is the executor's (:func:`geon.execute.schedule.topological`): waves of the
 operations whose inputs are all written, each wave in document order.
@@ -74,6 +74,7 @@ class PlacedDocument:
     meshes: dict[str, Mesh] = field(default_factory=dict)
     element_bytes: dict[str, int] = field(default_factory=dict)
     dtypes: dict[str, str] = field(default_factory=dict)
+    ranks: dict[str, int] = field(default_factory=dict)
 
     def operation(self, op_id: str) -> Node:
         return self.graph.node(op_id)
@@ -135,7 +136,10 @@ def _box(data: Any) -> Box | None:
     return tuple(s), tuple(e)
 
 
-def _selections(body: dict[str, Any], side: str) -> Iterator[tuple[str, Box]]:
+def _selections(
+    body: dict[str, Any], side: str, ranks: dict[str, int]
+) -> Iterator[tuple[str, Box]]:
+    """The well-formed selections of one side whose rank is their tensor's."""
     selmap = body.get(side)
     if not isinstance(selmap, dict):
         return
@@ -145,7 +149,7 @@ def _selections(body: dict[str, Any], side: str) -> Iterator[tuple[str, Box]]:
         for item in items:
             if isinstance(item, dict) and isinstance(item.get("tensorId"), str):
                 box = _box(item.get("range"))
-                if box is not None:
+                if box is not None and len(box[0]) == ranks.get(item["tensorId"]):
                     yield item["tensorId"], box
 
 
@@ -171,14 +175,16 @@ def _device(tag: Any, meshes: dict[str, Mesh], graph: Graph) -> Device | None:
     return mesh_id, tuple(coords)
 
 
-def _shard(node: Node, op_id: str, device: Device | None, index: Box | None) -> Shard:
+def _shard(
+    doc: PlacedDocument, node: Node, op_id: str, device: Device | None, index: Box | None
+) -> Shard:
     return Shard(
         node.id,
         op_id,
         device,
         index,
-        tuple(_selections(node.body, "inputs")),
-        tuple(_selections(node.body, "outputs")),
+        tuple(_selections(node.body, "inputs", doc.ranks)),
+        tuple(_selections(node.body, "outputs", doc.ranks)),
     )
 
 
@@ -189,20 +195,23 @@ def read_placed(graph: Graph) -> PlacedDocument:
         dtype = str(tensor.body.get("dtype"))
         doc.dtypes[tensor.id] = dtype
         doc.element_bytes[tensor.id] = DTYPE_BYTES.get(dtype, 0)
+        whole = _box(tensor.body.get("range"))
+        if whole is not None:
+            doc.ranks[tensor.id] = len(whole[0])
     ops = {op.id: op for op in graph.of_type(OPERATION)}
     for app in graph.of_type(APPLICATION):
         op_id = app.body.get("operationId")
         tags = app.tags or {}
         device = _device(tags.get(PLACEMENT), doc.meshes, graph)
-        if device is None or op_id not in ops:
+        if device is None or not isinstance(op_id, str) or op_id not in ops:
             continue
-        shard = _shard(app, op_id, device, _box(tags.get(IPF_INDEX)))
+        shard = _shard(doc, app, op_id, device, _box(tags.get(IPF_INDEX)))
         doc.shards.append(shard)
         doc.by_op.setdefault(op_id, []).append(shard)
     for op in ops.values():
         if op.id not in doc.by_op:
             whole = _box((op.tags or {}).get(IPF_INDEX))
-            doc.by_op[op.id] = [_shard(op, op.id, None, whole)]
+            doc.by_op[op.id] = [_shard(doc, op, op.id, None, whole)]
     doc.order = _run_order(ops, doc.by_op)
     return doc
 
