@@ -303,7 +303,17 @@ FUZZ_AXES = {
         st.none(),
         st.dictionaries(
             st.sampled_from(
-                ["axes", "out_axes", "reduction_axes", "slices", "pad", "stride", "padding"]
+                [
+                    "axes",
+                    "out_axes",
+                    "reduction_axes",
+                    "slices",
+                    "pad",
+                    "stride",
+                    "padding",
+                    "epsilon",
+                    "approximate",
+                ]
             ),
             JSON,
             max_size=3,
@@ -323,6 +333,42 @@ def test_infer_raises_only_geon_errors(kname: str, operands: list[list[str]], pa
         return
     sig = inf.signature()
     assert len(sig["outputs"]["result"]) == 1
+
+
+@pytest.mark.parametrize(
+    ("epsilon", "shown"),
+    [(10**400, "1000000000000... (401 digits)"), (float("nan"), "nan"), (True, "True")],
+    ids=["huge-int", "nan", "bool"],
+)
+def test_layer_norm_refuses_an_epsilon_json_allows(epsilon: Any, shown: str) -> None:
+    # given values Python's JSON parser reads but no float epsilon can be
+    N = Axis("N", 2)
+    with pytest.raises(KernelError) as e:
+        infer(
+            "op:layer_norm",
+            {"tensor": [Axes.of([N])]},
+            {"reduction_axes": ["N"], "epsilon": epsilon},
+        )
+    # then the refusal shows the value, bounded, and what is valid
+    assert str(e.value) == (
+        f'op:layer_norm params "epsilon" is "{shown}"; expected a positive number such as 1e-05'
+    )
+
+
+def test_normalised_axes_are_no_index_axes() -> None:
+    # given a layer norm over (T, D) of x[N, T, D] with a scale over (D, T)
+    N, T, D = Axis("N", 2), Axis("T", 3), Axis("D", 4)
+    inf = infer(
+        "op:layer_norm",
+        {"tensor": [Axes.of([N, T, D])], "scale": [Axes.of([D, T])]},
+        {"reduction_axes": ["D", "T"]},
+    )
+    # then only N indexes it; T and D are read and written whole; params are canonical
+    assert inf.index_json() == {"axes": ["N"]}
+    assert inf.operand_dims("result") == (Dim(terms=((0, 1),)), Dim(extent=T), Dim(extent=D))
+    assert inf.operand_dims("scale") == (Dim(extent=D), Dim(extent=T))
+    assert inf.params == {"reduction_axes": ["T", "D"], "epsilon": 1e-05}
+    assert inf.plan == {"reduced": [1, 2], "scale": [2, 1]}
 
 
 # --- positional loom kernels -----------------------------------------------------------------

@@ -29,12 +29,13 @@ given) — per dim of that input, the operand dim it is.
 
 from __future__ import annotations
 
-import math
+import sys
 from collections.abc import Mapping
 from typing import Any
 
 from geon.core.axes import Axes, Ref, quote_axes
 from geon.core.errors import AxisError, KernelError
+from geon.core.limits import show_int
 from geon.core.ops.catalogue import Kernel
 from geon.core.ops.inference import Dim, Inference, Operands, make_inference
 from geon.core.ops.params import Resolver, axes_of_input, no_duplicates, only_params, ref_names
@@ -83,13 +84,13 @@ def _normalized_axes(k: Kernel, a: Axes, p: Mapping[str, Any], res: Resolver) ->
 
 def _epsilon(p: Mapping[str, Any]) -> float:
     value = p.get("epsilon", EPSILON)
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
-    if not ok or not math.isfinite(value) or value <= 0:
-        raise KernelError(
-            f'op:layer_norm params "epsilon" is "{value!r}"; expected a positive number such as '
-            "1e-05"
-        )
-    return float(value)
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if number and 0 < value <= sys.float_info.max:  # also refuses NaN and a huge int
+        return float(value)
+    shown = show_int(value) if number and isinstance(value, int) else repr(value)
+    raise KernelError(
+        f'op:layer_norm params "epsilon" is "{shown}"; expected a positive number such as 1e-05'
+    )
 
 
 def _affine_axes(key: str, b: Axes, normalized: list[Ref]) -> None:
