@@ -16,8 +16,10 @@ efficient per flop than one with 512 (the 4096x4096 weight is packed again for e
 "sharded / logical" includes that cost; "geon sharded / numpy blocks" is what the executor adds.
 
 By default each operation's Applications get the threads their work pays for
-(:meth:`geon.execute.Plan.group_workers`: the dots' on every core, BLAS limited to one thread
-meanwhile, the elementwise ones on the calling thread); ``GEON_SHARD_WORKERS`` forces a count.
+(:meth:`geon.execute.Plan.group_workers`): large matmuls run on every core, BLAS limited to one
+thread each, where BLAS is single-threaded; with a BLAS already on every core (OpenBLAS's
+default), and for elementwise operations, they run one after another on the calling thread.
+``GEON_SHARD_WORKERS`` forces a count.
 The rows "sharded, 1 worker" (everything one after another) and "sharded, N workers" (every
 group on the CPU count's threads) force the two alternatives, measured in the same rounds.
 """

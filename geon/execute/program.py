@@ -39,7 +39,7 @@ from geon.execute.regions import Reader, TensorInfo
 if TYPE_CHECKING:
     from concurrent.futures import ThreadPoolExecutor
 
-__all__ = ["THREADED_MACS", "Plan", "Progress", "Step", "shard_workers"]
+__all__ = ["THREADED_MACS", "Plan", "Progress", "Step", "shard_workers", "threads_for_group"]
 
 Array = Any
 
@@ -68,8 +68,49 @@ def _workers_from_env() -> int | None:
 
 
 THREADED_MACS = 2**22
-"""Multiply-adds per Application from which a group of matmul Applications runs on threads
-(see :meth:`Plan.group_workers` for the measurements behind it)."""
+"""Multiply-adds per Application below which a group runs on the calling thread whatever the
+BLAS (:func:`threads_for_group`)."""
+
+
+def threads_for_group(*, macs: int, applications: int, cores: int, blas_threads: int) -> int:
+    """How many threads pay for a group of ``applications`` concurrent Applications, each
+    doing at least ``macs`` multiply-adds (0 for kernels that are not matmuls), on ``cores``
+    cores where BLAS runs a call on ``blas_threads`` threads.
+
+    Threads pay only for matmuls large enough to amortise the hand-off, and only where BLAS
+    is not already using the cores: then the group runs on ``min(cores, applications)``
+    threads, BLAS limited to one thread each; otherwise on the calling thread.
+
+    >>> threads_for_group(macs=0, applications=8, cores=2, blas_threads=1)  # elementwise
+    1
+    >>> threads_for_group(macs=2**28, applications=8, cores=2, blas_threads=1)
+    2
+    >>> threads_for_group(macs=2**28, applications=8, cores=2, blas_threads=2)  # BLAS has them
+    1
+
+    Measured on the shared 2-core machine (AMD EPYC, OpenBLAS 0.3.31 on 2 threads, float32;
+    groups of 8 Applications; best of 5-30, interleaved; ``benchmarks/bench_sharded.py``):
+
+    - handing a group to the pool costs about 100 us (8 empty tasks, ~12 us a task): 8 tiny
+      elementwise Applications ran 2.5x-6x slower on 2 threads (64 to 8k elements each), and
+      matmuls below :data:`THREADED_MACS` (a few hundred microseconds of single-threaded GEMM)
+      stay on one thread for the same reason;
+    - elementwise kernels are memory-bound and gained nothing from a second core at any size:
+      2 threads / 1 thread = 1.28x, 1.09x, 1.03x, 1.01x at 64k, 262k, 1M, 4M elements an
+      Application;
+    - the 8-way MLP's 64-row GEMMs (268M-1G multiply-adds an Application), in a quiet moment
+      (logical run 146 ms): one after another on two-threaded BLAS 1.19x and 1.24x the logical
+      run, the same as hand-written 8-block NumPy (1.19x, 1.23x); as single-threaded GEMMs on
+      2 threads 1.44x and 1.47x. With BLAS already on every core, a second level of threads
+      only splits the cache and packs the weight twice at once. Under heavy load (5 on 2
+      cores) the order flips (threads 0.59x-1.16x, sequential 1.5x-4.3x: a two-threaded GEMM
+      waits on its slower thread); a rule from the work cannot see the load, and
+      ``GEON_SHARD_WORKERS`` forces a count.
+    """
+    if macs < THREADED_MACS or blas_threads >= cores:
+        return 1
+    return min(cores, applications)
+
 
 _POSITIONAL_MATMULS = ("op:linear", "matmul")  # x[..., K] @ y[K, N]: K is x's last dim
 
@@ -99,15 +140,26 @@ def _pool(size: int) -> ThreadPoolExecutor:
         return pool
 
 
-def _one_blas_thread() -> Any:
-    """A context that limits BLAS to one thread while a group of Applications runs (each
-    Application is one thread's work; nested BLAS threads would oversubscribe the cores)."""
+def _blas() -> Any:
+    """The process's ``threadpoolctl`` controller (made once: finding the libraries is slow)."""
     with _POOLS_LOCK:
         if not _BLAS:
             from threadpoolctl import ThreadpoolController
 
             _BLAS.append(ThreadpoolController())
-    return _BLAS[0].limit(limits=1, user_api="blas")
+    return _BLAS[0]
+
+
+def _blas_threads() -> int:
+    """The most threads a loaded BLAS runs one call on (1 where none is loaded)."""
+    libs = _blas().select(user_api="blas").lib_controllers
+    return max((int(lib.num_threads) for lib in libs), default=1)
+
+
+def _one_blas_thread() -> Any:
+    """A context that limits BLAS to one thread while a group of Applications runs (each
+    Application is one thread's work; nested BLAS threads would oversubscribe the cores)."""
+    return _blas().limit(limits=1, user_api="blas")
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,39 +244,22 @@ class Plan:
         raise ExecutionError(f"tensor {quote(tensor_id)} is not in the plan")
 
     def group_workers(self, first: int, stop: int) -> int:
-        """How many threads run the group of Applications ``[first, stop)``.
-
-        ``GEON_SHARD_WORKERS`` wins where it is set (capped by the group's size); CuPy runs one
-        after another (every kernel goes to one stream). Otherwise the work decides: a group
-        runs on ``min(os.cpu_count(), Applications)`` threads, BLAS limited to one thread each,
-        when its kernel is a matmul and each Application does at least :data:`THREADED_MACS`
-        multiply-adds; every other group runs on the calling thread, BLAS as configured.
-
-        Measured on the shared 2-core machine (OpenBLAS, float32, load 2.6-3.6, best of 5-30,
-        each group of 8 Applications run with 1 and with 2 threads):
-
-        - handing a group to the pool costs about 100 us (8 empty tasks; ~12 us a task), so
-          8 tiny elementwise Applications run 2.5x-6x slower on threads (64 to 8k elements
-          each);
-        - elementwise work is memory-bound and gains nothing from a second core at any size:
-          2 threads / 1 thread = 1.28x, 1.09x, 1.03x, 1.01x at 64k, 262k, 1M, 4M elements an
-          Application;
-        - 64-row GEMMs (the 8-way MLP of ``benchmarks/bench_sharded.py``, 268M-1G
-          multiply-adds an Application) run 1.05x-2.6x faster as single-threaded GEMMs on two
-          threads than one after another on two-threaded BLAS (the 4096x4096 layer: 206 ms
-          against 538 ms; a multi-threaded GEMM this thin waits on its slowest thread).
-
-        4M multiply-adds is a few hundred microseconds of single-threaded GEMM, well above the
-        hand-off; below it OpenBLAS runs a GEMM on one thread anyway."""
+        """How many threads run the group of Applications ``[first, stop)``:
+        ``GEON_SHARD_WORKERS`` where it is set (capped by the group's size); one on CuPy (every
+        kernel goes to one stream); otherwise :func:`threads_for_group` of the group's smallest
+        :meth:`step_macs`, the CPU count and the BLAS's threads."""
         apps = stop - first
         if self.backend.name == "cupy":
             return 1
         forced = _workers_from_env()
         if forced is not None:
             return min(forced, apps)
-        if min(self.step_macs(st) for st in self.steps[first:stop]) < THREADED_MACS:
-            return 1
-        return min(shard_workers(), apps)
+        return threads_for_group(
+            macs=min(self.step_macs(st) for st in self.steps[first:stop]),
+            applications=apps,
+            cores=shard_workers(),
+            blas_threads=_blas_threads(),
+        )
 
     def step_macs(self, st: Step) -> int:
         """The multiply-adds of a matmul step (elements it writes x the contraction's length);

@@ -11,13 +11,14 @@ from typing import Any
 
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_limits
 
 from geon import core as gc
 from geon.core.errors import ExecutionError
 from geon.core.graph import OPERATION, Graph
 from geon.core.sharding import shard
 from geon.execute import Progress, compile_graph, run
-from geon.execute.program import shard_workers
+from geon.execute.program import shard_workers, threads_for_group
 
 
 def loom() -> Graph:
@@ -212,34 +213,56 @@ def test_tiny_groups_run_on_the_calling_thread(monkeypatch: pytest.MonkeyPatch) 
     assert set(names) == {threading.current_thread().name}
 
 
-def test_large_matmuls_use_the_workers_and_elementwise_groups_do_not(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+def _cores() -> int:
+    """The threads a group of 8 that pays for threads gets on this machine."""
     import os
 
-    # given no GEON_SHARD_WORKERS and the 8-way MLP layer of bench_sharded (compiled, not run)
+    return min(max(1, os.cpu_count() or 1), 8)
+
+
+def test_large_matmuls_use_the_workers_when_blas_runs_on_one_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # given no GEON_SHARD_WORKERS, BLAS on one thread and the 8-way MLP layer of
+    # bench_sharded (compiled, not run)
     monkeypatch.delenv("GEON_SHARD_WORKERS", raising=False)
     plan = compile_graph(matmul_mlp(64, 1024, 4096), sharded=True)
+    with threadpool_limits(limits=1, user_api="blas"):
+        decisions = _decisions(plan)
     # then the dot group runs on every core; the add and relu groups (262k elements an
     # Application, memory-bound) run on one thread
-    cores = min(max(1, os.cpu_count() or 1), 8)
-    assert _decisions(plan) == {"op:dot": cores, "op:add": 1, "op:relu": 1}
+    assert decisions == {"op:dot": _cores(), "op:add": 1, "op:relu": 1}
 
 
 def test_matmuls_use_the_workers_from_the_threshold_up(monkeypatch: pytest.MonkeyPatch) -> None:
-    import os
-
     from geon.execute.program import THREADED_MACS
 
     monkeypatch.delenv("GEON_SHARD_WORKERS", raising=False)
-    cores = min(max(1, os.cpu_count() or 1), 8)
     # given dots of 16 x 512 x 512 = 2**22 multiply-adds an Application, and of one column less
     at = compile_graph(matmul_mlp(16, 512, 512), sharded=True)
     below = compile_graph(matmul_mlp(16, 512, 511), sharded=True)
-    # then the first uses the workers and the second runs on the calling thread
+    # then, BLAS on one thread, the first uses the workers and the second the calling thread
     assert THREADED_MACS == 16 * 512 * 512
-    assert _decisions(at)["op:dot"] == cores
-    assert _decisions(below)["op:dot"] == 1
+    with threadpool_limits(limits=1, user_api="blas"):
+        assert _decisions(at)["op:dot"] == _cores()
+        assert _decisions(below)["op:dot"] == 1
+
+
+@pytest.mark.parametrize(
+    ("macs", "apps", "cores", "blas", "threads"),
+    [
+        (0, 8, 2, 1, 1),  # 8 elementwise Applications, whatever their size
+        (2**22 - 1, 8, 2, 1, 1),  # matmuls too small to amortise the hand-off
+        (2**28, 8, 2, 1, 2),  # 8 large matmuls, BLAS on one thread: every core
+        (2**28, 8, 16, 1, 8),  # capped by the Applications
+        (2**28, 8, 2, 2, 1),  # BLAS already on both cores: one GEMM after another
+        (2**28, 8, 16, 4, 8),  # BLAS on 4 of 16 cores: the workers
+        (2**28, 8, 1, 1, 1),  # one core
+    ],
+)
+def test_the_rule_from_the_work(macs: int, apps: int, cores: int, blas: int, threads: int) -> None:
+    got = threads_for_group(macs=macs, applications=apps, cores=cores, blas_threads=blas)
+    assert got == threads
 
 
 @pytest.mark.parametrize("raw", ["1", "3"])
