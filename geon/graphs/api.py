@@ -357,12 +357,17 @@ class MeshIn(Schema):
 class PlanIn(Schema):
     name: str
     mesh: MeshIn
+    # checked by geon.core.plans, whose refusals name the bad entry and what is valid
+    axisMapping: dict[str, Any] = {}
+    inputs: dict[str, Any] = {}
     spec: dict[str, dict[str, Any]] = {}
 
 
 class PlanPatch(Schema):
     name: str | None = None
     mesh: MeshIn | None = None
+    axisMapping: dict[str, Any] | None = None
+    inputs: dict[str, Any] | None = None
     spec: dict[str, dict[str, Any]] | None = None
 
 
@@ -370,6 +375,8 @@ class PlanOut(Schema):
     id: int
     name: str
     mesh: dict[str, Any]
+    axisMapping: dict[str, Any]
+    inputs: dict[str, Any]
     spec: dict[str, Any]
     applications: dict[str, Any]
     created: datetime
@@ -387,11 +394,18 @@ class GenerateIn(Schema):
     editId: str | None = Field(default=None, min_length=1, max_length=100)
 
 
+class NotSplitOut(Schema):
+    operation: str
+    axes: list[str]
+    reason: str
+
+
 class GenerateOut(Schema):
     version: int
     issues: list[dict[str, Any]]
     issueCounts: IssueCounts
     plan: PlanOut
+    notSplit: list[NotSplitOut]
 
 
 class DeviceCost(Schema):
@@ -421,6 +435,8 @@ def plan_json(plan: Any) -> dict[str, Any]:
         "id": plan.pk,
         "name": plan.name,
         "mesh": plan.mesh,
+        "axisMapping": plan.axis_mapping,
+        "inputs": plan.inputs,
         "spec": plan.spec,
         "applications": plan.applications,
         "created": plan.created,
@@ -437,12 +453,28 @@ def list_plans(request: HttpRequest, graph_id: str) -> dict[str, Any]:
 
 @router.post("/graphs/{graph_id}/plans", response=answers({201: PlanOut}))
 def create_plan(request: HttpRequest, graph_id: str, payload: PlanIn) -> Status[dict[str, Any]]:
-    """A new shard plan (editors): a mesh and, per operation id, how to split it
-    (``{"over": {indexAxis: meshAxis}}``, ``{"dim", "parts"}``, ``{"grid": {...}}``...)."""
+    """A new shard plan (editors): a mesh, an axis mapping (``{"N": "dp"}``: every operation
+    with index axis ``N`` split over mesh axis ``dp``), where graph inputs live (``"replicated"``,
+    the default, ``{"over": {axis: meshAxis}}`` or ``{"device": [coords]}``) and, per operation
+    id, how to split it (``{"over": {indexAxis: meshAxis}}``, ``{"dim", "parts"}``,
+    ``{"grid": {...}}``...), overriding the mapping."""
     graph = services.check_can_edit(request.user, graph_id)
-    name, mesh, spec = services.check_plan(payload.name, payload.mesh.dict(), payload.spec)
-    return Status(
-        201, plan_json(services.do_save_plan(request.user, graph, name, mesh, spec, None))
+    fields = (payload.name, payload.mesh.dict(), payload.spec, payload.axisMapping, payload.inputs)
+    return Status(201, plan_json(_save_plan(request, graph, fields, None)))
+
+
+def _save_plan(request: HttpRequest, graph: Any, fields: tuple[Any, ...], plan: Any) -> Any:
+    """Check a plan's fields (name, mesh, spec, axis mapping, inputs) and save them."""
+    checked = services.check_plan(*fields).to_json()
+    return services.do_save_plan(
+        request.user,
+        graph,
+        checked["name"],
+        checked["mesh"],
+        checked["spec"],
+        plan,
+        axis_mapping=checked["axisMapping"],
+        inputs=checked["inputs"],
     )
 
 
@@ -457,15 +489,18 @@ def get_plan(request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER) ->
 def update_plan(
     request: HttpRequest, graph_id: str, payload: PlanPatch, plan_id: int = PATH_NUMBER
 ) -> dict[str, Any]:
-    """Change a plan's name, mesh or spec (editors)."""
+    """Change a plan's name, mesh, axis mapping, inputs or spec (editors); a field left out
+    keeps its value."""
     graph = services.check_can_edit(request.user, graph_id)
     plan = services.plan_of(graph, plan_id)
-    name, mesh, spec = services.check_plan(
+    fields = (
         payload.name if payload.name is not None else plan.name,
         payload.mesh.dict() if payload.mesh is not None else plan.mesh,
         payload.spec if payload.spec is not None else plan.spec,
+        payload.axisMapping if payload.axisMapping is not None else plan.axis_mapping,
+        payload.inputs if payload.inputs is not None else plan.inputs,
     )
-    return plan_json(services.do_save_plan(request.user, graph, name, mesh, spec, plan))
+    return plan_json(_save_plan(request, graph, fields, plan))
 
 
 @router.delete("/graphs/{graph_id}/plans/{plan_id}", response=answers({204: None}))
@@ -480,7 +515,8 @@ def delete_plan(request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER)
 def generate_plan(
     request: HttpRequest, graph_id: str, payload: GenerateIn, plan_id: int = PATH_NUMBER
 ) -> dict[str, Any]:
-    """Write the plan's Mesh and Applications into a new version (editors), one atomic edit."""
+    """Write the plan's Mesh, Applications and input placements into a new version (editors),
+    one atomic edit; ``notSplit`` lists the operations its axis mapping left whole, and why."""
     applied, plan = services.do_generate_plan(
         request.user, graph_id, plan_id, payload.baseVersion, edit_id=payload.editId
     )
@@ -489,6 +525,7 @@ def generate_plan(
         "issues": applied.issues,
         "issueCounts": applied.issue_counts,
         "plan": plan_json(plan),
+        "notSplit": plan.applications["notSplit"],
     }
 
 

@@ -171,17 +171,24 @@ class Membership(models.Model):
 
 
 class ShardPlan(models.Model):
-    """A named sharding plan of a graph: a mesh and, per operation, how to split it.
+    """A named sharding plan of a graph: a mesh, an axis mapping, where the graph inputs live
+    and, per operation, how to split it (the shape and the rules: :mod:`geon.core.plans`).
 
-    ``mesh`` is ``{"name", "axes": {meshAxis: size}}``; ``spec`` maps an operation id to
+    ``mesh`` is ``{"name", "axes": {meshAxis: size}}``; ``axis_mapping`` maps a logical axis to
+    a mesh axis (``{"N": "dp"}``), applied to every operation with that index axis;
+    ``inputs`` maps a graph input's label or id to ``"replicated"`` (the default),
+    ``{"over": {axis: meshAxis}}`` or ``{"device": [coords]}``; ``spec`` maps an operation id to
     ``{"over": {indexAxisOrDim: meshAxis}}`` or explicit ``{"dim", "parts"|"chunk"|"sizes"}`` or
-    ``{"grid": {dim: parts}}``. ``applications`` records what the last generation wrote:
-    ``{"version": n, "mesh": meshNodeId, "operations": {opId: [applicationId, ...]}}``.
+    ``{"grid": {dim: parts}}``, overriding the mapping. ``applications`` records what the last
+    generation wrote: ``{"version": n, "mesh": meshNodeId, "operations": {opId: [applicationId,
+    ...]}, "notSplit": [{"operation", "axes", "reason"}, ...]}``.
     """
 
     graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="shard_plans")
     name = models.CharField(max_length=100)
     mesh = models.JSONField(default=dict)
+    axis_mapping = models.JSONField(default=dict, blank=True)
+    inputs = models.JSONField(default=dict, blank=True)
     spec = models.JSONField(default=dict)
     applications = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)

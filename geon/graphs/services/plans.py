@@ -1,7 +1,9 @@
-"""Shard plans (DESIGN.md §4 and §9): a plan belongs to a graph and holds a mesh and, per
-operation, how its index space is split. Saving one tries it on the current document;
-generating one writes its Applications into a new version; its cost is the cost model of the
-plan as generated, with nothing stored. The graph's websocket clients hear of every change."""
+"""Shard plans (DESIGN.md §4 and §9): a plan belongs to a graph and holds a mesh, an axis mapping,
+where the graph inputs live and per-operation overrides (the shape and every rule:
+:mod:`geon.core.plans`; this module keeps what is Django's: storage, versions, publishing).
+Saving one tries it on the current document; generating one writes its Applications into a new
+version; its cost is the cost model of the plan as generated, with nothing stored. The graph's
+websocket clients hear of every change."""
 
 from __future__ import annotations
 
@@ -12,75 +14,46 @@ from django.db import transaction
 
 from geon.accounts.models import Role
 from geon.core.cost import device_memory, transfer_bytes
-from geon.core.errors import DocumentError
-from geon.core.graph import APPLICATION, MESH, OPERATION
+from geon.core.errors import GeonError
+from geon.core.graph import APPLICATION
 from geon.core.graph import Graph as Document
-from geon.core.limits import MAX_MESH_AXES, MAX_MESH_DEVICES, show_int
-from geon.graphs.edits import EditRefused, expand
+from geon.core.plans import Plan, apply_plan, plan_ops, plan_splits, read_plan
+from geon.graphs.edits import EditRefused
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.access import GraphNotFound, User, check_can
 from geon.graphs.services.documents import live_document
 from geon.graphs.services.editing import Applied, do_apply_edit
 from geon.graphs.services.publishing import publish
 
-_SPEC_KEYS = ("dim", "parts", "chunk", "sizes", "grid", "over")
-
 
 class PlanNotFound(GraphNotFound):
     """The graph has no such shard plan."""
 
 
-def check_plan(name: Any, mesh: Any, spec: Any) -> tuple[str, dict[str, Any], dict[str, Any]]:
-    """A plan's name, mesh ``{"name", "axes": {axis: size}}`` (at most ``MAX_MESH_AXES`` axes
-    and ``MAX_MESH_DEVICES`` devices, :mod:`geon.core.limits`) and spec ``{opId: {...}}`` (its
-    numbers are checked when the plan is tried on the document, by the ``shard`` op)."""
-    if not isinstance(name, str) or not name.strip() or len(name.strip()) > 100:
-        raise DocumentError(
-            f'plan name "{name}" is not valid; expected a non-empty string of at most 100 '
-            "characters"
-        )
-    axes = _check_mesh(mesh)
-    _check_spec(spec)
-    return name.strip(), {"name": mesh.get("name", ""), "axes": axes}, spec
+def check_plan(
+    name: Any,
+    mesh: Any,
+    spec: Any,
+    axis_mapping: Any = None,
+    inputs: Any = None,
+) -> Plan:
+    """A plan's fields from a request, checked (:func:`geon.core.plans.read_plan`: a
+    :class:`~geon.core.plans.PlanError`, answered 422, names the field, the bad value and what
+    is valid). Whether it fits the graph's document is decided when it is saved."""
+    return read_plan(
+        {
+            "name": name,
+            "mesh": mesh,
+            "axisMapping": {} if axis_mapping is None else axis_mapping,
+            "inputs": {} if inputs is None else inputs,
+            "spec": spec,
+        }
+    )
 
 
-def _check_mesh(mesh: Any) -> dict[str, Any]:
-    """The axes of a valid mesh; :class:`DocumentError` naming what is wrong with it."""
-    axes = mesh.get("axes") if isinstance(mesh, dict) else None
-    if not isinstance(axes, dict) or not axes or not isinstance(mesh.get("name", ""), str):
-        raise DocumentError(
-            f'mesh "{mesh}" is not valid; expected {{"name": "...", "axes": {{"x": 2}}}} with at '
-            "least one axis"
-        )
-    if len(axes) > MAX_MESH_AXES:
-        raise DocumentError(
-            f'mesh "{mesh.get("name", "")}" has {len(axes)} axes; expected at most {MAX_MESH_AXES}'
-        )
-    devices = 1
-    for axis, size in axes.items():
-        if isinstance(size, bool) or not isinstance(size, int) or size < 1:
-            raise DocumentError(f'mesh axis "{axis}" has size "{size}"; expected an integer >= 1')
-        devices *= min(size, MAX_MESH_DEVICES + 1)
-        if devices > MAX_MESH_DEVICES:
-            raise DocumentError(
-                f'mesh "{mesh.get("name", "")}" has more than {MAX_MESH_DEVICES} devices (axis '
-                f'"{axis}" of size {show_int(size)}); expected at most {MAX_MESH_DEVICES} in all'
-            )
-    return axes
-
-
-def _check_spec(spec: Any) -> None:
-    """Refuse a spec that is not ``{operationId: {...}}`` with known keys."""
-    if not isinstance(spec, dict):
-        raise DocumentError(f'spec "{spec}" is not valid; expected {{operationId: {{...}}}}')
-    for op_id, entry in spec.items():
-        bad = [k for k in entry if k not in _SPEC_KEYS] if isinstance(entry, dict) else None
-        if bad is None or bad:
-            expected = ", ".join(f'"{k}"' for k in _SPEC_KEYS)
-            raise DocumentError(
-                f'spec of operation "{op_id}" is not valid; expected an object with some of '
-                f"{expected}"
-            )
+def core_plan(plan: ShardPlan) -> Plan:
+    """The stored plan as the core reads it."""
+    return check_plan(plan.name, plan.mesh, plan.spec, plan.axis_mapping, plan.inputs)
 
 
 def plan_of(graph: Graph, plan_id: int) -> ShardPlan:
@@ -109,16 +82,22 @@ def do_save_plan(
     mesh: dict[str, Any],
     spec: dict[str, Any],
     plan: ShardPlan | None,
+    *,
+    axis_mapping: dict[str, Any] | None = None,
+    inputs: dict[str, Any] | None = None,
 ) -> ShardPlan:
-    """Create (``plan`` None) or change a plan (inputs already checked): refused with
-    ``conflict`` when another plan of the graph has the name, and with ``invalid_edit`` when the
-    plan does not fit the graph's current document (an unknown operation, a split the
-    operation's index space does not allow), changing nothing. Once committed, the graph's
-    websocket clients hear that its plans changed."""
-    _unique_plan_name(graph, name, plan)
+    """Create (``plan`` None) or change a plan (fields already checked by :func:`check_plan`;
+    no ``axis_mapping`` or ``inputs`` means none): refused with ``conflict`` when another plan
+    of the graph has the name, and with ``invalid_edit`` when the plan does not fit the graph's
+    current document (an unknown operation, axis or input, a split the operation's index space
+    does not allow), changing nothing. Once committed, the graph's websocket clients hear that
+    its plans changed."""
+    checked = check_plan(name, mesh, spec, axis_mapping, inputs).to_json()
+    _unique_plan_name(graph, checked["name"], plan)
     if plan is None:
         plan = ShardPlan(graph=graph)
-    plan.name, plan.mesh, plan.spec = name, mesh, spec
+    plan.name, plan.mesh, plan.spec = checked["name"], checked["mesh"], checked["spec"]
+    plan.axis_mapping, plan.inputs = checked["axisMapping"], checked["inputs"]
     plan.save()
     plan_trial(live_document(graph).document, plan)
     _plans_changed(user, graph)
@@ -138,36 +117,23 @@ def _plans_changed(user: User, graph: Graph) -> None:
     transaction.on_commit(lambda: publish(pk, "graph.plans", {"type": "plans", "author": author}))
 
 
-def plan_ops(document: Document, plan: ShardPlan) -> list[dict[str, Any]]:
-    """The edit ops that write a plan: its Mesh node (added or updated), a ``shard`` op per
-    operation of its spec, placed on the mesh, and the removal of the applications of every
-    other operation: a plan says how the whole graph is split, and what it does not name runs
-    whole (so its cost does not depend on how the document happens to be sharded)."""
-    mesh_id = str(uuid.uuid5(uuid.UUID(str(plan.graph_id)), f"geon-plan-{plan.pk}-mesh"))
-    body = {"name": plan.mesh.get("name") or plan.name, "axes": plan.mesh["axes"]}
-    ops: list[dict[str, Any]] = []
-    if document.get(mesh_id) is None:
-        ops.append({"op": "add_node", "node": {"id": mesh_id, "type": MESH, "body": body}})
-    else:
-        ops.append({"op": "update_node", "id": mesh_id, "body": body})
-    for op_id, entry in plan.spec.items():
-        ops.append({"op": "shard", "operation": op_id, "mesh": mesh_id, **entry})
-    for operation in document.of_type(OPERATION):
-        if operation.id not in plan.spec:
-            apps = document.index.applications_of(operation.id)
-            ops.extend({"op": "remove_node", "id": app.id} for app in apps)
-    return ops
+def mesh_id_of(plan: ShardPlan) -> str:
+    """The id of the Mesh node a plan writes: one per plan, so generating it again updates it."""
+    return str(uuid.uuid5(uuid.UUID(str(plan.graph_id)), f"geon-plan-{plan.pk}-mesh"))
+
+
+def _refused(plan: ShardPlan, error: GeonError) -> EditRefused:
+    return EditRefused("invalid_edit", f'plan "{plan.name}": {error}')
 
 
 def plan_trial(document: Document, plan: ShardPlan) -> Document:
-    """A copy of ``document`` with the plan written into it; :class:`EditRefused`
-    (``invalid_edit``, naming the operation) when the plan does not fit the document."""
-    trial = document.copy()
+    """A copy of ``document`` with the plan written into it
+    (:func:`geon.core.plans.apply_plan`); :class:`EditRefused` (``invalid_edit``, naming the
+    operation or input) when the plan does not fit the document."""
     try:
-        trial.apply(expand(trial, plan_ops(document, plan)))
-    except DocumentError as error:
-        raise EditRefused("invalid_edit", f'plan "{plan.name}": {error}') from None
-    return trial
+        return apply_plan(document, core_plan(plan), mesh_id=mesh_id_of(plan))
+    except GeonError as error:
+        raise _refused(plan, error) from None
 
 
 @transaction.atomic
@@ -180,11 +146,16 @@ def do_generate_plan(
     edit_id: str | None = None,
 ) -> tuple[Applied, ShardPlan]:
     """Write a plan's Applications into a new version (through :func:`do_apply_edit`; its
-    ``applied`` message carries ``edit_id``), and record them on the plan, in one
-    transaction."""
+    ``applied`` message carries ``edit_id``), and record them on the plan, with the operations
+    its axis mapping left whole (``notSplit``), in one transaction."""
     graph = check_can(user, graph_id, Role.EDITOR)
     plan = plan_of(graph, plan_id)
-    ops = plan_ops(live_document(graph).document, plan)
+    document = live_document(graph).document
+    try:
+        ops = plan_ops(document, core_plan(plan), mesh_id_of(plan))
+        whole = plan_splits(document, core_plan(plan)).not_split
+    except GeonError as error:
+        raise _refused(plan, error) from None
     applied = do_apply_edit(
         user,
         graph.pk,
@@ -197,6 +168,7 @@ def do_generate_plan(
         "version": applied.version,
         "mesh": ops[0]["node"]["id"] if ops[0]["op"] == "add_node" else ops[0]["id"],
         "operations": _applications_by_operation(applied.ops),
+        "notSplit": [entry.to_json() for entry in whole],
     }
     plan.save(update_fields=["applications", "updated"])
     _plans_changed(user, graph)
