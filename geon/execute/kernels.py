@@ -287,6 +287,7 @@ def _lower_gelu(
     ``x/2·(1 + tanh(√(2/π)·(x + 0.044715·x³)))``."""
     xp = be.xp
     root = math.sqrt(2 / math.pi)
+    series = _erfc_coefficients()
 
     def gelu(args: Sequence[Array], out: Array | None) -> Array:
         a = list(args)
@@ -295,7 +296,7 @@ def _lower_gelu(
         if approximate == "tanh":
             y = 0.5 * x * (1 + xp.tanh(root * (x + 0.044715 * x * x * x)))
         else:
-            tail = 0.5 * _erfc(xp, xp.abs(x) / math.sqrt(2))
+            tail = 0.5 * _erfc(xp, xp.abs(x) / math.sqrt(2), series)
             y = x * xp.where(x >= 0, 1 - tail, tail)
         return _deliver(be, y, out, dtype)
 
@@ -346,11 +347,12 @@ def _clenshaw(xp: Any, coefficients: Sequence[float], t: Array) -> Array:
     return t * b1 - b2 + coefficients[0]
 
 
-def _erfc(xp: Any, u: Array) -> Array:
+def _erfc(xp: Any, u: Array, series: tuple[Sequence[float], Sequence[float]]) -> Array:
     """``erfc(u)`` for ``u >= 0`` with array API functions only (the standard has no erf):
     ``erfcx`` from the interpolant of ``u``'s side of the split, times ``exp(-u²)``. Each side
-    sees ``u`` clamped to its interval, so the side not taken computes nothing infinite."""
-    near_c, far_c = _erfc_coefficients()
+    sees ``u`` clamped to its interval, so the side not taken computes nothing infinite.
+    ``series``: :func:`_erfc_coefficients`, fetched when the kernel is lowered."""
+    near_c, far_c = series
     near = _clenshaw(xp, near_c, xp.minimum(u, _ERFC_SPLIT) / (_ERFC_SPLIT / 2) - 1)
     far_u = xp.maximum(u, _ERFC_SPLIT)
     far = _clenshaw(xp, far_c, (2 * _ERFC_SPLIT) / far_u - 1) / (math.sqrt(math.pi) * far_u)
