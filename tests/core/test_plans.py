@@ -15,6 +15,7 @@ from geon.core.plans import (
     PlanError,
     apply_plan,
     default_mesh_id,
+    held_regions,
     input_placements,
     plan_ops,
     plan_splits,
@@ -144,6 +145,23 @@ def test_where_inputs_live_is_written_and_read_back() -> None:
         "mesh": "mesh-1",
         "placement": {"device": [0, 0]},
     }
+
+
+def test_each_device_holds_the_region_of_an_input_its_placement_says() -> None:
+    graph = mlp()
+    x, w1, w2 = (t.id for t in graph.nodes if t.label in ("x", "W1", "W2"))
+    chosen = plan(inputs={"x": {"over": {"N": "dp"}}, "W1": {"device": [1, 2]}, "W2": "replicated"})
+    held = held_regions(apply_plan(graph, chosen, mesh_id="mesh-1"))
+    shown = {t: (mesh, [(c, str(r)) for c, r in regions]) for t, (mesh, regions) in held.items()}
+    devices = [(dp, tp) for dp in range(2) for tp in range(3)]
+    assert shown == {
+        # x[N=4, D=3] over N on dp: rows 0:2 on dp 0, 2:4 on dp 1, whatever tp
+        x: ("mesh-1", [(c, "[0:2, 0:3]" if c[0] == 0 else "[2:4, 0:3]") for c in devices]),
+        w1: ("mesh-1", [((1, 2), "[0:3, 0:6]")]),
+        w2: ("mesh-1", [(c, "[0:6, 0:3]") for c in devices]),
+    }
+    # inputs no plan placed are left to the reader: replicated on whichever mesh reads them
+    assert held_regions(graph) == {}
 
 
 def test_a_plan_round_trips_through_its_json() -> None:

@@ -15,8 +15,8 @@ the CLI (``python -m geon plan``), the server (``geon.graphs.services.plans``) a
 - :mod:`.model`: the plan's JSON shape, :func:`read_plan` -> :class:`Plan`;
 - :mod:`.mapping`: which operations the axis mapping splits, and which it leaves whole
   (:func:`plan_splits`, :class:`NotSplit`);
-- :mod:`.inputs`: where graph inputs live, the :data:`INPUT_PLACEMENT` tag and its reader
-  :func:`input_placements`;
+- :mod:`.inputs`: where graph inputs live, the :data:`INPUT_PLACEMENT` tag and its readers
+  :func:`input_placements` and :func:`held_regions` (the region each device holds);
 - :mod:`.write`: :func:`plan_ops` and :func:`apply_plan`.
 """
 
@@ -24,6 +24,7 @@ from geon.core.plans.inputs import (
     INPUT_PLACEMENT,
     InputPlacement,
     graph_inputs,
+    held_regions,
     input_placements,
 )
 from geon.core.plans.mapping import NotSplit, PlanSplits, plan_splits
@@ -42,6 +43,7 @@ __all__ = [
     "apply_plan",
     "default_mesh_id",
     "graph_inputs",
+    "held_regions",
     "input_placements",
     "plan_ops",
     "plan_splits",

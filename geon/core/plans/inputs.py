@@ -25,8 +25,17 @@ from geon.core.errors import quote
 from geon.core.graph import MESH, TENSOR, TENSOR_AXES, Graph, Node
 from geon.core.nodes import GEON_TAG_PREFIX, split_level
 from geon.core.plans.model import InputLayout, Plan, PlanError, read_layout, read_mesh
+from geon.core.sharding import Mesh
+from geon.core.zspace import ZRange, parse_range
 
-__all__ = ["INPUT_PLACEMENT", "InputPlacement", "graph_inputs", "input_ops", "input_placements"]
+__all__ = [
+    "INPUT_PLACEMENT",
+    "InputPlacement",
+    "graph_inputs",
+    "held_regions",
+    "input_ops",
+    "input_placements",
+]
 
 INPUT_PLACEMENT = GEON_TAG_PREFIX + "InputPlacement"
 """Tag on a graph input Tensor: ``{"mesh": meshId, "placement": "replicated" | {"over": {...}} |
@@ -76,12 +85,17 @@ def _tensor_of(graph: Graph, key: str, inputs: Sequence[Node]) -> Node:
     return node
 
 
+def _axis_names(tensor: Node) -> list[str]:
+    """The axis names of a tensor's ``TensorAxes``, in order, dual levels dropped."""
+    tag = tensor.tags.get(TENSOR_AXES) if tensor.tags else None
+    refs = tag.get("axes") if isinstance(tag, dict) else None
+    return [split_level(r)[0] if isinstance(r, str) else "" for r in refs or []]
+
+
 def _check_fits(tensor: Node, layout: InputLayout, key: str, mesh_axes: dict[str, int]) -> None:
     """Refuse an ``over`` naming an axis the tensor does not have, or one with fewer points
     than the mesh axis has devices."""
-    tag = tensor.tags.get(TENSOR_AXES) if tensor.tags else None
-    refs = tag.get("axes") if isinstance(tag, dict) else None
-    names = [split_level(r)[0] if isinstance(r, str) else "" for r in refs or []]
+    names = _axis_names(tensor)
     end = (tensor.body.get("range") or {}).get("end") or []
     start = (tensor.body.get("range") or {}).get("start") or []
     for axis, mesh_axis in layout.over:
@@ -156,4 +170,58 @@ def input_placements(graph: Graph) -> dict[str, InputPlacement]:
     for tensor in graph_inputs(graph):
         tag = tensor.tags.get(INPUT_PLACEMENT) if tensor.tags else None
         out[tensor.id] = InputPlacement(None) if tag is None else _read_tag(graph, tensor, tag)
+    return out
+
+
+def _held(
+    tensor: Node, placement: InputPlacement, mesh: Mesh
+) -> list[tuple[tuple[int, ...], ZRange]]:
+    """The region of ``tensor`` each device of ``mesh`` holds under ``placement``."""
+    full = parse_range(tensor.body.get("range"))
+    if full is None:
+        raise PlanError(f"tensor {quote(tensor.id)} has no valid range; expected {{start, end}}")
+    layout = placement.layout
+    if layout.device is not None:
+        return [(layout.device, full)]
+    names = _axis_names(tensor)
+    position = {axis: n for n, axis in enumerate(mesh.axis_names())}
+    sizes = dict(mesh.axes)
+    out = []
+    for device in range(mesh.size):
+        coords = mesh.coords(device)
+        region = full
+        for axis, mesh_axis in layout.over:
+            if axis not in names or mesh_axis not in sizes:
+                raise PlanError(
+                    f"tensor {quote(tensor.id)} is placed over axis {quote(axis)} on mesh axis "
+                    f"{quote(mesh_axis)}; expected an axis of the tensor and of mesh "
+                    f"{quote(mesh.id)}"
+                )
+            parts = region.split(names.index(axis), parts=sizes[mesh_axis])
+            region = parts[coords[position[mesh_axis]]]
+        out.append((coords, region))
+    return out
+
+
+def held_regions(graph: Graph) -> dict[str, tuple[str, list[tuple[tuple[int, ...], ZRange]]]]:
+    """For each graph input a plan placed (by tensor id): its mesh id, and the region of the
+    tensor each device holding part of it holds — every device the whole tensor when it is
+    replicated, one block per coordinate of the mesh axis along each ``over`` axis (cut as
+    ``shard`` cuts: sizes differing by at most one, larger first), or the one ``device``.
+    Inputs no plan placed are left out: they are replicated on whichever mesh reads them.
+
+    >>> from geon import core as gc
+    >>> from geon.core.plans import apply_plan
+    >>> g = gc.graph([gc.relu(gc.placeholder(axes=[gc.Axis("N", 5)], name="x"))])
+    >>> g = apply_plan(g, {"name": "p", "mesh": {"axes": {"dp": 2}},
+    ...     "inputs": {"x": {"over": {"N": "dp"}}}})
+    >>> [(coords, str(region)) for _, held in held_regions(g).values() for coords, region in held]
+    [((0,), '[0:3]'), ((1,), '[3:5]')]
+    """
+    out = {}
+    for tensor_id, placement in input_placements(graph).items():
+        if placement.mesh is None:
+            continue
+        mesh = Mesh.from_node(graph.node(placement.mesh))
+        out[tensor_id] = (mesh.id, _held(graph.node(tensor_id), placement, mesh))
     return out
