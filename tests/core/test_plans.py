@@ -76,6 +76,23 @@ def test_mapping_the_hidden_axis_leaves_the_contracting_dot_whole_and_says_so() 
     assert placed.check() == []
 
 
+def test_a_reduction_over_a_mapped_axis_runs_whole_and_says_so() -> None:
+    N, F = gc.Axis("N", 4), gc.Axis("F", 6)
+    total = gc.sum(gc.placeholder(axes=[N, F], name="h"), reduction_axes=[F], name="total")
+    graph = gc.graph([total])
+    [op] = graph.of_type(OPERATION)
+    chosen = read_plan(plan(axisMapping={"N": "dp", "F": "tp"}))
+    assert [w.to_json() for w in plan_splits(graph, chosen).not_split] == [
+        {
+            "operation": op.id,
+            "axes": ["F"],
+            "reason": 'it contracts or reduces "F" (mesh axis "tp"): reads it, but its index '
+            'axes are ("N"); splits of a contracted axis are not supported yet, so it runs whole',
+        }
+    ]
+    assert apply_plan(graph, chosen).index.applications_of(op.id) == []
+
+
 def test_an_operation_matching_two_mappings_is_split_over_both() -> None:
     graph = mlp()
     dot1, relu, dot2 = operations(graph)

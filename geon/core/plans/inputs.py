@@ -17,7 +17,7 @@ naming the tensor, and a mesh axis the mesh does not have.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,11 +59,13 @@ def graph_inputs(graph: Graph) -> list[Node]:
     return [t for t in graph.of_type(TENSOR) if not graph.index.writers_of(t.id)]
 
 
-def _tensor_of(graph: Graph, key: str, inputs: Sequence[Node]) -> Node:
+def _tensor_of(
+    graph: Graph, key: str, inputs: Sequence[Node], by_label: Mapping[str, list[Node]]
+) -> Node:
     """The graph input a plan's ``inputs`` key names: its id, else its (unique) label."""
     node = graph.get(key)
     if node is None:
-        found = [t for t in inputs if t.label == key]
+        found = by_label.get(key, [])
         if len(found) > 1:
             ids = ", ".join(quote(t.id) for t in found[:5])
             raise PlanError(
@@ -121,9 +123,13 @@ def input_ops(graph: Graph, plan: Plan, mesh_id: str) -> list[dict[str, Any]]:
     that is not a graph input, or a placement that does not fit its tensor."""
     inputs = graph_inputs(graph)
     mesh_axes = dict(plan.mesh_axes)
+    by_label: dict[str, list[Node]] = {}
+    for tensor in inputs:
+        if tensor.label is not None:
+            by_label.setdefault(tensor.label, []).append(tensor)
     placed: dict[str, Any] = {}
     for key, layout in plan.inputs:
-        tensor = _tensor_of(graph, key, inputs)
+        tensor = _tensor_of(graph, key, inputs, by_label)
         _check_fits(tensor, layout, key, mesh_axes)
         placed[tensor.id] = {"mesh": mesh_id, "placement": layout.to_json()}
     ops: list[dict[str, Any]] = []

@@ -93,14 +93,19 @@ def _check_mapped_axes_exist(graph: Graph, plan: Plan) -> None:
             )
 
 
-def _mapped_split(graph: Graph, plan: Plan, op: Node) -> ShardSpec | NotSplit | None:
-    """How the axis mapping splits one operation: a spec, a refusal to split, or nothing."""
+def _mapped_split(
+    graph: Graph, mapping: dict[str, tuple[int, str]], op: Node
+) -> ShardSpec | NotSplit | None:
+    """How the axis mapping (axis -> (its position in the plan, mesh axis)) splits one
+    operation: a spec, a refusal to split, or nothing. Linear in the operation's axes."""
     index = _index_axes(op)
     bases = {split_level(ref)[0] for ref in index}
     read = _read_axes(graph, op)
-    reduced = [(a, m) for a, m in plan.axis_mapping if a not in bases and a in read]
+    reduced = sorted(
+        (mapping[a][0], a, mapping[a][1]) for a in read if a in mapping and a not in bases
+    )
     if reduced:
-        shown = ", ".join(f"{quote(a)} (mesh axis {quote(m)})" for a, m in reduced)
+        shown = ", ".join(f"{quote(a)} (mesh axis {quote(m)})" for _, a, m in reduced)
         if not index:
             why = f"it reads {shown} but has no IndexAxes tag to split along"
         else:
@@ -109,12 +114,16 @@ def _mapped_split(graph: Graph, plan: Plan, op: Node) -> ShardSpec | NotSplit | 
                 f"it contracts or reduces {shown}: reads it, but its index axes are ({listed}); "
                 "splits of a contracted axis are not supported yet, so it runs whole"
             )
-        return NotSplit(op.id, tuple(a for a, _ in reduced), why)
-    over = [(ref, m) for a, m in plan.axis_mapping for ref in index if split_level(ref)[0] == a]
-    if not over:
+        return NotSplit(op.id, tuple(a for _, a, _ in reduced), why)
+    hits = sorted(
+        (mapping[split_level(ref)[0]], n, ref)
+        for n, ref in enumerate(index)
+        if split_level(ref)[0] in mapping
+    )
+    if not hits:
         return None
     seen: dict[str, str] = {}
-    for ref, mesh_axis in over:
+    for (_, mesh_axis), _, ref in hits:
         if mesh_axis in seen:
             raise PlanError(
                 f"operation {quote(op.id)}: the axis mapping splits its index axes "
@@ -123,7 +132,7 @@ def _mapped_split(graph: Graph, plan: Plan, op: Node) -> ShardSpec | NotSplit | 
                 "spec entry"
             )
         seen[mesh_axis] = ref
-    return ShardSpec(over=tuple(over))
+    return ShardSpec(over=tuple((ref, mesh_axis) for (_, mesh_axis), _, ref in hits))
 
 
 def plan_splits(graph: Graph, plan: Plan) -> PlanSplits:
@@ -136,10 +145,11 @@ def plan_splits(graph: Graph, plan: Plan) -> PlanSplits:
     if plan.axis_mapping:
         _check_mapped_axes_exist(graph, plan)
         named = {op_id for op_id, _ in plan.spec}
+        mapping = {a: (n, m) for n, (a, m) in enumerate(plan.axis_mapping)}
         for op in graph.of_type(OPERATION):
             if op.id in named:
                 continue
-            found = _mapped_split(graph, plan, op)
+            found = _mapped_split(graph, mapping, op)
             if isinstance(found, NotSplit):
                 not_split.append(found)
             elif found is not None:
