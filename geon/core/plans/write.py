@@ -100,13 +100,13 @@ def apply_plan(
             continue
         trial.apply(rest)
         rest = []
-        trial.apply(_shard_ops(trial, op, number, op["operation"] in splits.mapped, plan))
+        trial.apply(_shard_ops(trial, op, number, mapped=op["operation"] in splits.mapped))
     trial.apply(rest)
     return trial
 
 
 def _shard_ops(
-    graph: Graph, op: Mapping[str, Any], number: int, mapped: bool, plan: Plan
+    graph: Graph, op: Mapping[str, Any], number: int, *, mapped: bool
 ) -> list[dict[str, Any]]:
     """The node ops of one ``shard`` op of a plan; :class:`PlanError` naming it."""
     op_id = op["operation"]
