@@ -1,7 +1,8 @@
 """A compiled plan and its run loop: the records :func:`geon.execute.plan.compile_graph`
 produces (:class:`Step`, :class:`Plan`), the :class:`Progress` a run reports, and how
 :meth:`Plan.execute` runs them, one step after another or, for the Applications of one
-operation, concurrently (DESIGN.md §7: logical and sharded runs).
+operation, concurrently on the threads their work pays for (:func:`threads_for_group`, the
+rule and the measurements behind it; DESIGN.md §7: logical and sharded runs).
 
 >>> import json
 >>> from importlib import resources
