@@ -10,12 +10,13 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-VERBS = ("check", "run", "render", "shard", "plan", "serve")
+VERBS = ("check", "run", "render", "shard", "plan", "cost", "serve")
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="geon", description="Check, shard, plan, run and render geon / LoomGraph documents."
+        prog="geon",
+        description="Check, shard, plan, cost, run and render geon / LoomGraph documents.",
     )
     sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
     for verb in VERBS:
