@@ -47,6 +47,7 @@ from geon.core.costmodel.placed import (
     Shard,
     box_size,
     boxes_union_size,
+    contains,
     intersect,
 )
 from geon.core.costmodel.profiles import Link, Profile
@@ -97,10 +98,6 @@ class _Edge:
 Entries = Sequence[tuple[Device, Box]]
 
 
-def _contains(outer: Box, inner: Box) -> bool:
-    return all(map(int.__le__, outer[0], inner[0])) and all(map(int.__le__, inner[1], outer[1]))
-
-
 def _writers(doc: PlacedDocument) -> dict[str, list[tuple[Shard, Box]]]:
     out: dict[str, list[tuple[Shard, Box]]] = {}
     for sh in doc.shards:
@@ -117,7 +114,7 @@ def _edges(doc: PlacedDocument, writers: dict[str, list[tuple[Shard, Box]]]) -> 
             found = writers.get(tid)
             if not found:
                 continue
-            if any(p.device == consumer.device and _contains(b, wanted) for p, b in found):
+            if any(p.device == consumer.device and contains(b, wanted) for p, b in found):
                 continue  # written on this device: nothing moves
             for producer, written in found:
                 if producer.device == consumer.device or producer.op_id == consumer.op_id:

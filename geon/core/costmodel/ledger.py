@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from geon.core.costmodel.placed import Box, Device, PlacedDocument, boxes_union_size
+from geon.core.costmodel.placed import Box, Device, PlacedDocument, boxes_union_size, contains
 
 __all__ = ["KINDS", "DeviceMemory", "imbalance_percent", "memory_ledger"]
 
@@ -43,56 +43,58 @@ class DeviceMemory:
 
 def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
     """Per device of the plan (idle ones too), its peak and split (see the module docstring)."""
-    step = {op_id: n for n, op_id in enumerate(doc.order)}
     end = len(doc.order) - 1
     written_by_any: set[str] = set()
     last_read: dict[str, int] = {}
-    writes: dict[Device, dict[str, list[Box]]] = {}
-    reads: dict[Device, dict[str, list[Box]]] = {}
-    first: dict[tuple[Device, str, str], int] = {}
-    last: dict[tuple[Device, str], int] = {}
-    for op_id in doc.order:
-        n = step[op_id]
+    # (device, tensor) -> [first step, last step, boxes, cells of the first box]
+    reads: dict[tuple[Device, str], list[Any]] = {}
+    writes: dict[tuple[Device, str], list[Any]] = {}
+    for n, op_id in enumerate(doc.order):
         for sh in doc.by_op[op_id]:
             for tid, _ in sh.reads:
                 last_read[tid] = n
-            for tid, _ in sh.writes:
-                written_by_any.add(tid)
+            written_by_any.update(tid for tid, _ in sh.writes)
             d = sh.device
             if d is None:
                 continue
-            for tid, box in sh.writes:
-                writes.setdefault(d, {}).setdefault(tid, []).append(box)
-                first.setdefault((d, tid, "w"), n)
-            for tid, box in sh.reads:
-                reads.setdefault(d, {}).setdefault(tid, []).append(box)
-                first.setdefault((d, tid, "r"), n)
-                last[(d, tid)] = n
-    out = {}
-    for d in [*doc.devices(), *(x for x in {*writes, *reads} if x not in set(doc.devices()))]:
-        allocations: list[tuple[str, int, int, int]] = []
-        own = writes.get(d, {})
-        for tid, boxes in own.items():
-            nbytes = boxes_union_size(boxes) * doc.element_bytes.get(tid, 0)
-            if tid in last_read:
-                stop = max(last_read[tid], first[(d, tid, "w")])
-                allocations.append(("temporaries", first[(d, tid, "w")], stop, nbytes))
-            else:
-                allocations.append(("outputs", first[(d, tid, "w")], end, nbytes))
-        for tid, boxes in reads.get(d, {}).items():
-            mine = own.get(tid, [])
-            cells = (
-                boxes_union_size([*boxes, *mine]) - boxes_union_size(mine)
-                if mine
-                else boxes_union_size(boxes)
-            )
-            nbytes = cells * doc.element_bytes.get(tid, 0)
-            if tid not in written_by_any:
-                allocations.append(("inputs", 0, end, nbytes))
-            elif nbytes:
-                allocations.append(("communication", first[(d, tid, "r")], last[(d, tid)], nbytes))
-        out[d] = _peak(allocations, len(doc.order))
-    return out
+            for table, found, cells in (
+                (reads, sh.reads, sh.read_cells),
+                (writes, sh.writes, sh.write_cells),
+            ):
+                for (tid, box), c in zip(found, cells, strict=True):
+                    entry = table.get((d, tid))
+                    if entry is None:
+                        table[(d, tid)] = [n, n, [box], c]
+                    else:
+                        entry[1] = n
+                        entry[2].append(box)
+    allocations: dict[Device, list[tuple[str, int, int, int]]] = {d: [] for d in doc.devices()}
+    for (d, tid), (first, _, boxes, cells) in writes.items():
+        nbytes = _cells(boxes, cells) * doc.element_bytes.get(tid, 0)
+        if tid in last_read:
+            stop = max(last_read[tid], first)
+            allocations.setdefault(d, []).append(("temporaries", first, stop, nbytes))
+        else:
+            allocations.setdefault(d, []).append(("outputs", first, end, nbytes))
+    for (d, tid), (first, last, boxes, cells) in reads.items():
+        own = writes.get((d, tid))
+        if own is None:
+            only_read = _cells(boxes, cells)
+        elif len(own[2]) == 1 and all(contains(own[2][0], b) for b in boxes):
+            only_read = 0
+        else:
+            only_read = boxes_union_size([*boxes, *own[2]]) - boxes_union_size(own[2])
+        nbytes = only_read * doc.element_bytes.get(tid, 0)
+        if tid not in written_by_any:
+            allocations.setdefault(d, []).append(("inputs", 0, end, nbytes))
+        elif nbytes:
+            allocations.setdefault(d, []).append(("communication", first, last, nbytes))
+    return {d: _peak(found, len(doc.order)) for d, found in allocations.items()}
+
+
+def _cells(boxes: list[Box], first_cells: int) -> int:
+    """The distinct cells of ``boxes`` (``first_cells`` when there is one)."""
+    return first_cells if len(boxes) == 1 else boxes_union_size(boxes)
 
 
 def _peak(allocations: list[tuple[str, int, int, int]], steps: int) -> DeviceMemory:

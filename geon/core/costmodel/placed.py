@@ -19,14 +19,14 @@ operations whose inputs are all written, each wave in document order.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from operator import le
 from typing import Any, NamedTuple
 
 from geon.core.dtypes import DTYPE_BYTES
 from geon.core.errors import GeonError
-from geon.core.graph import APPLICATION, IPF_INDEX, MESH, OPERATION, PLACEMENT, TENSOR, Graph
+from geon.core.graph import APPLICATION, IPF_INDEX, OPERATION, PLACEMENT, TENSOR, Graph
 from geon.core.nodes import Node
 from geon.core.sharding import Mesh
 from geon.core.zspace import ZRange, union_size
@@ -38,6 +38,7 @@ __all__ = [
     "Shard",
     "box_size",
     "boxes_union_size",
+    "contains",
     "intersect",
     "read_placed",
 ]
@@ -49,6 +50,8 @@ Device = tuple[str, tuple[int, ...]]
 """A device of a plan: ``(mesh id, coords)``."""
 
 _INTS = frozenset({int})
+_MEMO = "costmodel.placed"
+"""The key of a node's own reading in the graph index's memo."""
 
 
 class Shard(NamedTuple):
@@ -61,6 +64,9 @@ class Shard(NamedTuple):
     index_box: Box | None
     reads: tuple[tuple[str, Box], ...]
     writes: tuple[tuple[str, Box], ...]
+    read_cells: tuple[int, ...]
+    """The cells of each region read, in the order of ``reads``."""
+    write_cells: tuple[int, ...]
 
 
 @dataclass(slots=True)
@@ -113,6 +119,15 @@ def intersect(a: Box, b: Box) -> Box | None:
     return start, end
 
 
+def contains(outer: Box, inner: Box) -> bool:
+    """Whether ``outer`` holds every cell of ``inner`` (of one rank).
+
+    >>> contains(((0,), (4,)), ((1,), (3,))), contains(((0,), (4,)), ((3,), (5,)))
+    (True, False)
+    """
+    return all(map(int.__le__, outer[0], inner[0])) and all(map(int.__le__, inner[1], outer[1]))
+
+
 def boxes_union_size(boxes: Iterable[Box]) -> int:
     """The cells of the union of boxes of one rank, each counted once.
 
@@ -131,65 +146,101 @@ def _box(data: Any) -> Box | None:
     s, e = data.get("start"), data.get("end")
     if type(s) is not list or type(e) is not list or len(s) != len(e):
         return None
-    if not _INTS.issuperset(map(type, s + e)) or not all(map(le, s, e)):
+    start, end = tuple(s), tuple(e)
+    if not (_INTS.issuperset(map(type, start)) and _INTS.issuperset(map(type, end))):
         return None
-    return tuple(s), tuple(e)
+    return (start, end) if all(map(le, start, end)) else None
 
 
-def _selections(
-    body: dict[str, Any], side: str, ranks: dict[str, int]
-) -> Iterator[tuple[str, Box]]:
-    """The well-formed selections of one side whose rank is their tensor's."""
+Selections = tuple[tuple[tuple[str, Box], ...], tuple[int, ...]]
+"""Well-formed selections of one side as ``(tensor id, box)``, and the cells of each."""
+
+
+class _Local(NamedTuple):
+    """What one Application (or Operation) node says by itself, unchecked against others."""
+
+    op_id: Any
+    placement: tuple[str, tuple[int, ...]] | None
+    index_box: Box | None
+    reads: Selections
+    writes: Selections
+
+
+def _selections(body: dict[str, Any], side: str, seen: dict[Box, tuple[Box, int]]) -> Selections:
+    """One side's well-formed selections; equal boxes are shared through ``seen`` (box -> the
+    first equal box and its cells), so a plan's many copies of one region are held once."""
+    found: list[tuple[str, Box]] = []
+    cells: list[int] = []
     selmap = body.get(side)
-    if not isinstance(selmap, dict):
-        return
-    for items in selmap.values():
-        if not isinstance(items, list):
-            continue
-        for item in items:
-            if isinstance(item, dict) and isinstance(item.get("tensorId"), str):
-                box = _box(item.get("range"))
-                if box is not None and len(box[0]) == ranks.get(item["tensorId"]):
-                    yield item["tensorId"], box
+    if isinstance(selmap, dict):
+        for items in selmap.values():
+            if not isinstance(items, list):
+                continue
+            for item in items:
+                if type(item) is dict and type(tid := item.get("tensorId")) is str:
+                    box = _box(item.get("range"))
+                    if box is None:
+                        continue
+                    known = seen.get(box)
+                    if known is None:
+                        known = seen[box] = (box, box_size(box))
+                    found.append((tid, known[0]))
+                    cells.append(known[1])
+    return tuple(found), tuple(cells)
 
 
-def _device(tag: Any, meshes: dict[str, Mesh], graph: Graph) -> Device | None:
-    """The device of a Placement tag whose mesh exists and whose coords fit it, else None."""
-    if not isinstance(tag, dict):
-        return None
-    mesh_id, coords = tag.get("mesh"), tag.get("coords")
-    if not isinstance(mesh_id, str) or type(coords) is not list:
-        return None
-    mesh = meshes.get(mesh_id)
-    if mesh is None:
-        node = graph.get(mesh_id)
-        if node is None or node.type != MESH:
-            return None
-        try:
-            mesh = meshes[mesh_id] = Mesh.from_node(node)
-        except GeonError:  # a malformed mesh is the checker's issue, not a cost
-            return None
-    fits = len(coords) == len(mesh.axes) and _INTS.issuperset(map(type, coords))
-    if not fits or not all(0 <= c < s for c, (_, s) in zip(coords, mesh.axes, strict=True)):
-        return None
-    return mesh_id, tuple(coords)
-
-
-def _shard(
-    doc: PlacedDocument, node: Node, op_id: str, device: Device | None, index: Box | None
-) -> Shard:
-    return Shard(
-        node.id,
-        op_id,
-        device,
-        index,
-        tuple(_selections(node.body, "inputs", doc.ranks)),
-        tuple(_selections(node.body, "outputs", doc.ranks)),
+def _local(node: Node, seen: dict[Box, tuple[Box, int]]) -> _Local:
+    tags = node.tags or {}
+    tag = tags.get(PLACEMENT)
+    placement = None
+    if isinstance(tag, dict):
+        mesh_id, coords = tag.get("mesh"), tag.get("coords")
+        if type(mesh_id) is str and type(coords) is list and _INTS.issuperset(map(type, coords)):
+            placement = (mesh_id, tuple(coords))
+    body = node.body if isinstance(node.body, dict) else {}
+    return _Local(
+        body.get("operationId", node.id),
+        placement,
+        _box(tags.get(IPF_INDEX)),
+        _selections(body, "inputs", seen),
+        _selections(body, "outputs", seen),
     )
 
 
+def _device(
+    placement: tuple[str, tuple[int, ...]] | None, meshes: dict[str, Mesh | None], graph: Graph
+) -> Device | None:
+    """The device of a placement whose mesh exists and whose coords fit it, else None."""
+    if placement is None:
+        return None
+    mesh_id, coords = placement
+    if mesh_id not in meshes:
+        node = graph.get(mesh_id)
+        try:
+            meshes[mesh_id] = Mesh.from_node(node) if node is not None else None
+        except GeonError:  # a malformed mesh is the checker's issue, not a cost
+            meshes[mesh_id] = None
+    mesh = meshes[mesh_id]
+    if mesh is None or len(coords) != len(mesh.axes):
+        return None
+    if not all(0 <= c < s for c, (_, s) in zip(coords, mesh.axes, strict=True)):
+        return None
+    return placement
+
+
+def _of_rank(sel: Selections, ranks: dict[str, int]) -> Selections:
+    """The selections whose rank is their tensor's."""
+    boxes, cells = sel
+    if all(ranks.get(t) == len(b[0]) for t, b in boxes):
+        return sel
+    kept = [n for n, (t, b) in enumerate(boxes) if ranks.get(t) == len(b[0])]
+    return tuple(boxes[n] for n in kept), tuple(cells[n] for n in kept)
+
+
 def read_placed(graph: Graph) -> PlacedDocument:
-    """The placed document of ``graph`` (see the module docstring)."""
+    """The placed document of ``graph`` (see the module docstring). What each node says by
+    itself is remembered on the graph's index while the node is unchanged, so costing a plan
+    again after an edit reads only the nodes the edit changed."""
     doc = PlacedDocument(graph)
     for tensor in graph.of_type(TENSOR):
         dtype = str(tensor.body.get("dtype"))
@@ -199,19 +250,32 @@ def read_placed(graph: Graph) -> PlacedDocument:
         if whole is not None:
             doc.ranks[tensor.id] = len(whole[0])
     ops = {op.id: op for op in graph.of_type(OPERATION)}
+    meshes: dict[str, Mesh | None] = {}
+    seen: dict[Box, tuple[Box, int]] = {}
+
+    def local(node: Node) -> _Local:
+        return _local(node, seen)
+
+    def shard(node: Node, loc: _Local, device: Device | None) -> Shard:
+        (reads, read_cells) = _of_rank(loc.reads, doc.ranks)
+        (writes, write_cells) = _of_rank(loc.writes, doc.ranks)
+        return Shard(
+            node.id, loc.op_id, device, loc.index_box, reads, writes, read_cells, write_cells
+        )
+
+    index = graph.index
     for app in graph.of_type(APPLICATION):
-        op_id = app.body.get("operationId")
-        tags = app.tags or {}
-        device = _device(tags.get(PLACEMENT), doc.meshes, graph)
-        if device is None or not isinstance(op_id, str) or op_id not in ops:
+        loc = index.memo(app, _MEMO, local)
+        device = _device(loc.placement, meshes, graph)
+        if device is None or type(loc.op_id) is not str or loc.op_id not in ops:
             continue
-        shard = _shard(doc, app, op_id, device, _box(tags.get(IPF_INDEX)))
-        doc.shards.append(shard)
-        doc.by_op.setdefault(op_id, []).append(shard)
+        placed = shard(app, loc, device)
+        doc.shards.append(placed)
+        doc.by_op.setdefault(loc.op_id, []).append(placed)
+    doc.meshes = {mid: m for mid, m in meshes.items() if m is not None}
     for op in ops.values():
         if op.id not in doc.by_op:
-            whole = _box((op.tags or {}).get(IPF_INDEX))
-            doc.by_op[op.id] = [_shard(doc, op, op.id, None, whole)]
+            doc.by_op[op.id] = [shard(op, index.memo(op, _MEMO, local), None)]
     doc.order = _run_order(ops, doc.by_op)
     return doc
 

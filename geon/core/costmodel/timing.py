@@ -94,15 +94,18 @@ def shard_work(doc: PlacedDocument, shard: Shard, profile: Profile, k: int = 1) 
     if kname in VIEWS:
         return Work(0, 0, 0.0)
     eb = doc.element_bytes
-    written = sum(box_size(b) for _, b in shard.writes)
+    written = sum(shard.write_cells)
     if kname in CONTRACTIONS:
         cells = box_size(shard.index_box) if shard.index_box is not None else written
         flops = 2 * cells * k
     elif kname in _CELLS_READ:
-        flops = sum(box_size(b) for _, b in shard.reads)
+        flops = sum(shard.read_cells)
     else:
         flops = written
-    nbytes = sum(box_size(b) * eb.get(t, 0) for t, b in (*shard.reads, *shard.writes))
+    nbytes = sum(n * eb.get(t, 0) for (t, _), n in zip(shard.reads, shard.read_cells, strict=True))
+    nbytes += sum(
+        n * eb.get(t, 0) for (t, _), n in zip(shard.writes, shard.write_cells, strict=True)
+    )
     dtype = doc.dtypes.get(shard.writes[0][0], "float32") if shard.writes else "float32"
     dev = profile.device
     seconds = max(
