@@ -1,13 +1,17 @@
-"""``geon cost FILE [--profile NAME_OR_FILE]``: what a placed plan costs (DESIGN.md §9).
+"""``geon cost FILE [--plan PLAN.json] [--profile NAME_OR_FILE]``: what a placed plan costs
+(DESIGN.md §9).
 
 Prints ONE JSON object on stdout (:func:`geon.core.costmodel.cost_report`):
 ``{"profile": {...}, "collectives": [{"kind", "tensor", "producer", "consumer", "meshAxes",
 "devices", "bytes", "seconds"}], "devices": [{"mesh", "coords", "flops", "computeSeconds",
 "commSeconds", "peakBytes", ...}], "time": {"lower", "upper"}, "memory": {...}}``; node ids
-name tensors and operations. ``--profile`` is a shipped profile's name (``h100-sxm-8``, the
-default, ``tpu-v5e-16``, ``cpu-host``) or the path of a profile JSON file. Malformed nodes are
-left out of the cost (``geon check`` reports them). Exit status 0 on success, 2 when the file,
-the document or the profile is refused (one line on stderr says why).
+name tensors and operations. ``--plan`` first writes a plan (the REST ``ShardPlan`` shape, as
+``geon plan`` does: :func:`geon.core.plans.apply_plan`) into the document; without it the
+document's own placements are costed. ``--profile`` is a shipped profile's name (``h100-sxm-8``,
+the default, ``tpu-v5e-16``, ``cpu-host``) or the path of a profile JSON file. Malformed nodes
+are left out of the cost (``geon check`` reports them). Exit status 0 on success; 1 when the plan
+does not fit the document; 2 when a file cannot be read or is not JSON, or the document, the
+plan or the profile is refused (one line on stderr says why).
 """
 
 from __future__ import annotations
@@ -20,12 +24,14 @@ from typing import Any
 from geon.core.costmodel import cost_report, load_profile, shipped_profiles
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
+from geon.core.plans import PlanError, apply_plan, read_plan
 
 HELP = "print what a placed plan costs: collectives, time and memory per device (JSON)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the placed document (JSON)")
+    parser.add_argument("--plan", metavar="PLAN.json", help="write this shard plan in first")
     parser.add_argument(
         "--profile",
         metavar="NAME_OR_FILE",
@@ -38,17 +44,41 @@ def _fail(message: str) -> int:
     return 2
 
 
+def _read_json(path: str) -> Any:
+    """The JSON in ``path``; :class:`OSError` or :class:`ValueError` with a one-line reason."""
+    try:
+        with open(path, "rb") as f:
+            return json.loads(f.read())
+    except OSError as exc:
+        raise OSError(f'cannot read "{path}": {exc.strerror or exc}') from None
+    except (ValueError, RecursionError) as exc:
+        raise ValueError(f'"{path}" is not valid JSON: {exc}; run geon check to see why') from None
+
+
 def main(args: argparse.Namespace) -> int:
     try:
-        with open(args.file, "rb") as f:
-            data: Any = json.loads(f.read())
-    except OSError as exc:
-        return _fail(f'cannot read "{args.file}": {exc.strerror or exc}')
-    except (ValueError, RecursionError) as exc:
-        return _fail(f'"{args.file}" is not valid JSON: {exc}; run geon check to see why')
+        data = _read_json(args.file)
+        plan_data = _read_json(args.plan) if args.plan is not None else None
+    except (OSError, ValueError) as exc:
+        return _fail(str(exc))
     try:
         profile = load_profile(args.profile)
         graph = Graph.from_json(data)
+    except GeonError as exc:
+        return _fail(str(exc))
+    if plan_data is not None:
+        try:
+            plan = read_plan(plan_data)
+        except PlanError as exc:
+            return _fail(f'"{args.plan}" is not a plan: {exc}')
+        try:
+            graph = apply_plan(graph, plan)
+        except GeonError as exc:
+            print(
+                f'geon cost: plan "{plan.name}" does not fit "{args.file}": {exc}', file=sys.stderr
+            )
+            return 1
+    try:
         report = cost_report(graph, profile)
     except GeonError as exc:
         return _fail(str(exc))

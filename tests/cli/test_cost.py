@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from geon import core as gc
 from geon.cli import cost
 from geon.core.graph import APPLICATION, MESH, PLACEMENT
 from tests.core.test_costmodel_collectives import mlp
@@ -142,3 +143,72 @@ def test_malformed_nodes_are_left_out_without_a_traceback(
     code, out, err = _cost(capsys, str(broken))
     assert (code, err) == (0, "")
     assert set(json.loads(out)) == {"profile", "collectives", "devices", "time", "memory"}
+
+
+def _unplaced_mlp(tmp_path: Path) -> tuple[Path, dict[str, str]]:
+    N, D, F = gc.Axis("N", 8), gc.Axis("D", 4), gc.Axis("F", 16)
+    x = gc.placeholder(axes=[N, D], name="x", dtype="float32")
+    h = gc.dot(x, gc.placeholder(axes=[D - 1, F], name="w1", dtype="float32"), name="h")
+    a = gc.relu(h, name="a")
+    y = gc.dot(a, gc.placeholder(axes=[F - 1, D], name="w2", dtype="float32"), name="y")
+    path = tmp_path / "mlp.json"
+    path.write_text(json.dumps(gc.graph([y]).to_json()))
+    assert y.op_id is not None
+    return path, {"a": a.id, "dot2": y.op_id}
+
+
+@pytest.mark.parametrize(
+    ("spec", "kinds"),
+    [({}, []), ({"dot2": {"over": {"D": "d"}}}, [("all-gather", 512)])],
+    ids=["data-parallel", "second-dot-over-D"],
+)
+def test_cost_writes_a_plan_in_first(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    spec: dict[str, Any],
+    kinds: list[tuple[str, int]],
+) -> None:
+    # given the unplaced MLP and a plan mapping N to the 4 devices of d (the second dot over D
+    # instead, in the second case)
+    path, ids = _unplaced_mlp(tmp_path)
+    plan = {
+        "name": "p",
+        "mesh": {"name": "m", "axes": {"d": 4}},
+        "axisMapping": {"N": "d"},
+        "spec": {ids[op]: entry for op, entry in spec.items()},
+    }
+    plan_path = tmp_path / "plan.json"
+    plan_path.write_text(json.dumps(plan))
+    # when costed with --plan
+    code, out, err = _cost(capsys, str(path), "--plan", str(plan_path))
+    # then the plan's collectives are reported: none for data parallel, one all-gather of a
+    assert (code, err) == (0, "")
+    report = json.loads(out)
+    assert [(c["kind"], c["bytes"]) for c in report["collectives"]] == kinds
+    assert len(report["devices"]) == 4
+
+
+def test_cost_refuses_a_plan_that_does_not_fit_with_exit_1(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path, _ = _unplaced_mlp(tmp_path)
+    plan_path = tmp_path / "plan.json"
+    plan_path.write_text(
+        json.dumps({"name": "p", "mesh": {"axes": {"d": 4}}, "spec": {"nope": {"dim": "N"}}})
+    )
+    code, out, err = _cost(capsys, str(path), "--plan", str(plan_path))
+    assert (code, out) == (1, "")
+    assert err.startswith(f'geon cost: plan "p" does not fit "{path}": ')
+    assert err.count("\n") == 1
+
+
+def test_cost_refuses_a_malformed_plan_with_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path, _ = _unplaced_mlp(tmp_path)
+    plan_path = tmp_path / "plan.json"
+    plan_path.write_text(json.dumps({"mesh": 5}))
+    code, out, err = _cost(capsys, str(path), "--plan", str(plan_path))
+    assert (code, out) == (2, "")
+    assert err.startswith(f'geon cost: "{plan_path}" is not a plan: ')
+    assert err.count("\n") == 1
