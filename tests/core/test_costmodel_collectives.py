@@ -247,3 +247,31 @@ def test_unplaced_documents_have_no_collectives_and_no_devices() -> None:
     y = gc.relu(gc.exp(gc.placeholder(axes=[N], name="x")))
     report = cost_report(gc.graph([y]), PROFILE)
     assert (report["collectives"], report["devices"]) == ([], [])
+
+
+@pytest.mark.parametrize("rotated", [False, True])
+def test_the_regions_that_move_are_cost_transfers(rotated: bool) -> None:
+    # given bench_cost's chain of 6 operations x 4 row shards on 4 devices, every other one
+    # shifted by a device when rotated (so every edge moves whole row blocks)
+    from benchmarks.bench_cost import placed
+    from geon.core.cost import transfers
+    from geon.core.costmodel.collectives import _edges, _writers
+
+    g = Graph.from_json(placed(6, 4, rotated))
+    doc = read_placed(g)
+    # when the moving regions are found (writers looked up by bisection along rows)
+    moves = {(e.tensor, s, t, box) for e in _edges(doc, _writers(doc)) for s, t, box in e.moves}
+    # then they are exactly geon.core.cost's transfers
+    assert moves == {
+        (t.tensor_id, t.source, t.target, (t.region.start, t.region.end)) for t in transfers(g)
+    }
+    assert (len(moves) > 0) is rotated
+
+
+def test_union_of_boxes_counts_each_cell_once() -> None:
+    from geon.core.costmodel.placed import boxes_union_size
+
+    grid = [((r, c), (r + 2, c + 3)) for r in (0, 2) for c in (0, 3)]  # a 2 x 2 grid of 4x6
+    assert boxes_union_size(grid) == 24
+    assert boxes_union_size([*grid, ((1, 1), (3, 4))]) == 24
+    assert boxes_union_size([((0, 0), (2, 2)), ((1, 1), (3, 3))]) == 7

@@ -35,8 +35,10 @@ Graph inputs have no producer and move nothing until a plan places them (issue 1
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from itertools import pairwise
 from typing import Any
 
 from geon.core.costmodel.formulas import Kind, collective_seconds, slowest_link
@@ -98,25 +100,52 @@ class _Edge:
 Entries = Sequence[tuple[Device, Box]]
 
 
-def _writers(doc: PlacedDocument) -> dict[str, list[tuple[Shard, Box]]]:
-    out: dict[str, list[tuple[Shard, Box]]] = {}
+@dataclass(slots=True)
+class _Written:
+    """The placed shards writing one tensor, with their boxes per device; ``starts`` holds the
+    boxes' starts along dim 0 when, sorted by them (as ``shards`` then is), they are disjoint
+    along it (a split by rows), so a read finds its writers by bisection."""
+
+    shards: list[tuple[Shard, Box]]
+    by_device: dict[Device | None, list[Box]]
+    starts: list[int] | None = None
+
+    def overlapping(self, wanted: Box) -> list[tuple[Shard, Box]]:
+        """The shards whose box may share cells with ``wanted`` (a superset, in order)."""
+        if self.starts is None or not wanted[0]:
+            return self.shards
+        first = max(bisect_right(self.starts, wanted[0][0]) - 1, 0)
+        last = bisect_left(self.starts, wanted[1][0])
+        return self.shards[first:last]
+
+
+def _writers(doc: PlacedDocument) -> dict[str, _Written]:
+    out: dict[str, _Written] = {}
     for sh in doc.shards:
         for tid, box in sh.writes:
-            out.setdefault(tid, []).append((sh, box))
+            w = out.get(tid) or out.setdefault(tid, _Written([], {}))
+            w.shards.append((sh, box))
+            w.by_device.setdefault(sh.device, []).append(box)
+    for w in out.values():
+        ordered = sorted(w.shards, key=lambda item: item[1][0][:1])
+        rows = [box for _, box in ordered]
+        if rows[0][0] and all(a[1][0] <= b[0][0] for a, b in pairwise(rows)):
+            w.shards, w.starts = ordered, [box[0][0] for box in rows]
     return out
 
 
-def _edges(doc: PlacedDocument, writers: dict[str, list[tuple[Shard, Box]]]) -> list[_Edge]:
+def _edges(doc: PlacedDocument, writers: dict[str, _Written]) -> list[_Edge]:
     """The edges that move data, each with its moves, in document order of the consumers."""
     edges: dict[tuple[str, str, str], _Edge] = {}
     for consumer in doc.shards:
         for tid, wanted in consumer.reads:
             found = writers.get(tid)
-            if not found:
+            if found is None:
                 continue
-            if any(p.device == consumer.device and contains(b, wanted) for p, b in found):
+            own = found.by_device.get(consumer.device, ())
+            if any(contains(b, wanted) for b in own):
                 continue  # written on this device: nothing moves
-            for producer, written in found:
+            for producer, written in found.overlapping(wanted):
                 if producer.device == consumer.device or producer.op_id == consumer.op_id:
                     continue
                 common = intersect(written, wanted) if len(written[0]) == len(wanted[0]) else None
@@ -228,7 +257,7 @@ def _point_to_point(
 def _classify(
     doc: PlacedDocument,
     edge: _Edge,
-    writers: dict[str, list[tuple[Shard, Box]]],
+    writers: dict[str, _Written],
     profile: Profile,
 ) -> Collective:
     tid = edge.tensor
@@ -242,7 +271,7 @@ def _classify(
         {names[m] for s, t, _ in edge.moves for m in range(len(names)) if s[1][m] != t[1][m]},
         key=names.index,
     )
-    made = [(p.device, b) for p, b in writers[tid] if p.op_id == edge.producer and p.device]
+    made = [(p.device, b) for p, b in writers[tid].shards if p.op_id == edge.producer and p.device]
     consumers = doc.by_op[edge.consumer]
     read = [(c.device, b) for c in consumers for t, b in c.reads if t == tid and c.device]
     pc, _ = _carried(made, mesh)

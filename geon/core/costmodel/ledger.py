@@ -19,7 +19,7 @@ busiest device's peak over the mean peak, in percent above it (``(max - mean) / 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
@@ -41,60 +41,77 @@ class DeviceMemory:
         return dict(self.split)
 
 
+@dataclass(slots=True)
+class _Seen:
+    """The regions one device reads (or writes) of each tensor: the first and last step, the
+    first box and its cells, and any further boxes (kept in plain dicts: a plan has tens of
+    thousands of selections, and a container per selection would wake the garbage collector)."""
+
+    first: dict[str, int] = field(default_factory=dict)
+    last: dict[str, int] = field(default_factory=dict)
+    box: dict[str, Box] = field(default_factory=dict)
+    cells: dict[str, int] = field(default_factory=dict)
+    more: dict[str, list[Box]] = field(default_factory=dict)
+
+    def add(self, n: int, found: tuple[tuple[str, Box], ...], cells: tuple[int, ...]) -> None:
+        first, box = self.first, self.box
+        for (tid, b), c in zip(found, cells, strict=True):
+            if tid not in first:
+                first[tid] = n
+                box[tid] = b
+                self.cells[tid] = c
+            elif b != box[tid]:
+                self.more.setdefault(tid, []).append(b)
+            self.last[tid] = n
+
+    def boxes(self, tid: str) -> list[Box]:
+        return [self.box[tid], *self.more.get(tid, ())]
+
+    def distinct_cells(self, tid: str) -> int:
+        return boxes_union_size(self.boxes(tid)) if tid in self.more else self.cells[tid]
+
+
 def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
     """Per device of the plan (idle ones too), its peak and split (see the module docstring)."""
     end = len(doc.order) - 1
     written_by_any: set[str] = set()
     last_read: dict[str, int] = {}
-    # (device, tensor) -> [first step, last step, boxes, cells of the first box]
-    reads: dict[tuple[Device, str], list[Any]] = {}
-    writes: dict[tuple[Device, str], list[Any]] = {}
+    reads: dict[Device, _Seen] = {}
+    writes: dict[Device, _Seen] = {}
     for n, op_id in enumerate(doc.order):
         for sh in doc.by_op[op_id]:
-            for tid, _ in sh.reads:
-                last_read[tid] = n
+            last_read.update(dict.fromkeys([tid for tid, _ in sh.reads], n))
             written_by_any.update(tid for tid, _ in sh.writes)
             d = sh.device
-            if d is None:
-                continue
-            for table, found, cells in (
-                (reads, sh.reads, sh.read_cells),
-                (writes, sh.writes, sh.write_cells),
-            ):
-                for (tid, box), c in zip(found, cells, strict=True):
-                    entry = table.get((d, tid))
-                    if entry is None:
-                        table[(d, tid)] = [n, n, [box], c]
-                    else:
-                        entry[1] = n
-                        entry[2].append(box)
+            if d is not None:
+                (reads.get(d) or reads.setdefault(d, _Seen())).add(n, sh.reads, sh.read_cells)
+                (writes.get(d) or writes.setdefault(d, _Seen())).add(n, sh.writes, sh.write_cells)
     allocations: dict[Device, list[tuple[str, int, int, int]]] = {d: [] for d in doc.devices()}
-    for (d, tid), (first, _, boxes, cells) in writes.items():
-        nbytes = _cells(boxes, cells) * doc.element_bytes.get(tid, 0)
-        if tid in last_read:
-            stop = max(last_read[tid], first)
-            allocations.setdefault(d, []).append(("temporaries", first, stop, nbytes))
-        else:
-            allocations.setdefault(d, []).append(("outputs", first, end, nbytes))
-    for (d, tid), (first, last, boxes, cells) in reads.items():
-        own = writes.get((d, tid))
-        if own is None:
-            only_read = _cells(boxes, cells)
-        elif len(own[2]) == 1 and all(contains(own[2][0], b) for b in boxes):
-            only_read = 0
-        else:
-            only_read = boxes_union_size([*boxes, *own[2]]) - boxes_union_size(own[2])
-        nbytes = only_read * doc.element_bytes.get(tid, 0)
-        if tid not in written_by_any:
-            allocations.setdefault(d, []).append(("inputs", 0, end, nbytes))
-        elif nbytes:
-            allocations.setdefault(d, []).append(("communication", first, last, nbytes))
+    for d, own in writes.items():
+        found = allocations.setdefault(d, [])
+        for tid, first in own.first.items():
+            nbytes = own.distinct_cells(tid) * doc.element_bytes.get(tid, 0)
+            if tid in last_read:
+                found.append(("temporaries", first, max(last_read[tid], first), nbytes))
+            else:
+                found.append(("outputs", first, end, nbytes))
+    for d, seen in reads.items():
+        found = allocations.setdefault(d, [])
+        own = writes.get(d) or _Seen()
+        for tid, first in seen.first.items():
+            if tid not in own.first:
+                only_read = seen.distinct_cells(tid)
+            elif tid not in own.more and all(contains(own.box[tid], b) for b in seen.boxes(tid)):
+                only_read = 0
+            else:
+                mine = own.boxes(tid)
+                only_read = boxes_union_size([*seen.boxes(tid), *mine]) - boxes_union_size(mine)
+            nbytes = only_read * doc.element_bytes.get(tid, 0)
+            if tid not in written_by_any:
+                found.append(("inputs", 0, end, nbytes))
+            elif nbytes:
+                found.append(("communication", first, seen.last[tid], nbytes))
     return {d: _peak(found, len(doc.order)) for d, found in allocations.items()}
-
-
-def _cells(boxes: list[Box], first_cells: int) -> int:
-    """The distinct cells of ``boxes`` (``first_cells`` when there is one)."""
-    return first_cells if len(boxes) == 1 else boxes_union_size(boxes)
 
 
 def _peak(allocations: list[tuple[str, int, int, int]], steps: int) -> DeviceMemory:

@@ -129,15 +129,35 @@ def contains(outer: Box, inner: Box) -> bool:
 
 
 def boxes_union_size(boxes: Iterable[Box]) -> int:
-    """The cells of the union of boxes of one rank, each counted once.
+    """The cells of the union of boxes of one rank, each counted once: the sum of their sizes
+    when they are pairwise disjoint (the common case: the shards of a split), else
+    :func:`geon.core.zspace.union_size`.
 
-    >>> boxes_union_size([((0,), (6,)), ((4,), (8,))])
-    8
+    >>> overlapping, touching = [((0,), (6,)), ((4,), (8,))], [((0,), (4,)), ((4,), (8,))]
+    >>> boxes_union_size(overlapping), boxes_union_size(touching)
+    (8, 8)
     """
     distinct = list(dict.fromkeys(boxes))
-    if len(distinct) == 1:
-        return box_size(distinct[0])
+    if len(distinct) <= 1:
+        return box_size(distinct[0]) if distinct else 0
+    if _disjoint(distinct):
+        return sum(map(box_size, distinct))
     return union_size(ZRange(s, e) for s, e in distinct)
+
+
+def _disjoint(boxes: list[Box]) -> bool:
+    """Whether no two boxes share a cell: ordered along some dim, each starts where the ones
+    before it end; else pair by pair."""
+    for d in range(len(boxes[0][0])):
+        ordered = sorted(boxes, key=lambda b: b[0][d])
+        reach = ordered[0][1][d]
+        for b in ordered[1:]:
+            if b[0][d] < reach:
+                break
+            reach = max(reach, b[1][d])
+        else:
+            return True
+    return all(intersect(a, b) is None for n, a in enumerate(boxes) for b in boxes[n + 1 :])
 
 
 def _box(data: Any) -> Box | None:
