@@ -275,3 +275,66 @@ def test_union_of_boxes_counts_each_cell_once() -> None:
     assert boxes_union_size(grid) == 24
     assert boxes_union_size([*grid, ((1, 1), (3, 4))]) == 24
     assert boxes_union_size([((0, 0), (2, 2)), ((1, 1), (3, 3))]) == 7
+
+
+def _planned_mlp(inputs: dict[str, Any]) -> tuple[Graph, dict[str, str]]:
+    """The unsharded MLP with a plan mapping N to the 4 devices of d, and ``inputs`` placed."""
+    from geon.core.plans import apply_plan
+
+    N, D, F = gc.Axis("N", 8), gc.Axis("D", 4), gc.Axis("F", 16)
+    x = gc.placeholder(axes=[N, D], name="x", dtype="float32")
+    w1 = gc.placeholder(axes=[D - 1, F], name="w1", dtype="float32")
+    h = gc.dot(x, w1, name="h")
+    y = gc.dot(gc.relu(h), gc.placeholder(axes=[F - 1, D], name="w2", dtype="float32"))
+    plan = {"name": "p", "mesh": {"name": "m", "axes": {"d": 4}}, "axisMapping": {"N": "d"}}
+    g = apply_plan(gc.graph([y]), {**plan, "inputs": inputs})
+    assert h.op_id is not None
+    return g, {"x": x.id, "w1": w1.id, "dot1": h.op_id}
+
+
+def test_a_weight_sharded_over_the_devices_is_all_gathered_where_it_is_read_whole() -> None:
+    # given data parallel over N, with w1 [D=4, F=16] float32 sharded over F (FSDP-like)
+    g, ids = _planned_mlp({"w1": {"over": {"F": "d"}}})
+    # then the first dot all-gathers w1 (256 bytes), produced by the input tensor itself
+    assert _collectives(g) == [
+        {
+            "kind": "all-gather",
+            "tensor": ids["w1"],
+            "producer": ids["w1"],
+            "consumer": ids["dot1"],
+            "meshAxes": ["d"],
+            "devices": 4,
+            "bytes": 256,
+            "seconds": pytest.approx(3e-6 + 0.75 * 256 / 1e9, rel=1e-9),
+        }
+    ]
+    # and each device holds its quarter of w1 as an input, the rest while the dot reads it: at
+    # the first dot, x[0:2] 32 + w1[:, 0:4] 64 + w2 256 = 352 inputs, 192 received, h 128
+    device = cost_report(g, PROFILE)["devices"][0]
+    assert (device["peakBytes"], device["memory"]) == (
+        672,
+        {"inputs": 352, "outputs": 0, "temporaries": 128, "communication": 192},
+    )
+
+
+def test_an_input_on_one_device_is_sent_to_the_others() -> None:
+    # given data parallel over N, with x [N=8, D=4] float32 on device 0 only
+    g, ids = _planned_mlp({"x": {"device": [0]}})
+    # then devices 1..3 each receive their 2 rows (32 bytes) of x from device 0
+    assert _collectives(g) == [
+        {
+            "kind": "send",
+            "tensor": ids["x"],
+            "producer": ids["x"],
+            "consumer": ids["dot1"],
+            "meshAxes": ["d"],
+            "devices": 4,
+            "bytes": 96,
+            "seconds": pytest.approx(1e-6 + 32 / 1e9, rel=1e-9),
+        }
+    ]
+
+
+def test_replicated_inputs_move_nothing() -> None:
+    g, _ = _planned_mlp({"x": "replicated", "w1": "replicated"})
+    assert _collectives(g) == []

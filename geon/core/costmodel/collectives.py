@@ -29,8 +29,11 @@ or a send, the device receiving the most bytes. ``devices`` is ``n``, the device
 (for a permute or a send, the devices sending or receiving). Every device that takes part spends
 ``seconds`` on it.
 
-Graph inputs have no producer and move nothing until a plan places them (issue 16 item 2: when
-``geon.core.plans`` writes input placements, their shards join ``_writers`` here).
+Graph inputs move only once a plan has placed them (:func:`geon.core.plans.held_regions`:
+replicated, sharded over a mesh axis, or on one device): the region each device holds counts as
+written there by the input tensor itself, which is then the collective's ``producer`` (a sharded
+weight read whole is an all-gather, as in FSDP; an input on one device read by the others, sends).
+Inputs no plan placed are replicated wherever they are read: nothing moves.
 """
 
 from __future__ import annotations
@@ -120,8 +123,15 @@ class _Written:
 
 
 def _writers(doc: PlacedDocument) -> dict[str, _Written]:
+    """The placed shards writing each tensor; a graph input a plan placed is "written" where it
+    is held, by its own tensor id (its ``producer`` in a collective)."""
+    inputs = [
+        Shard(tid, tid, device, None, (), ((tid, box),), (), (box_size(box),))
+        for tid, held in doc.held.items()
+        for device, box in held
+    ]
     out: dict[str, _Written] = {}
-    for sh in doc.shards:
+    for sh in [*doc.shards, *inputs]:
         for tid, box in sh.writes:
             w = out.get(tid) or out.setdefault(tid, _Written([], {}))
             w.shards.append((sh, box))

@@ -2,7 +2,8 @@
 it holds along the run order (not the sum of everything it ever holds), split into
 
 - ``inputs``: the distinct cells it reads of graph inputs (tensors no operation writes), held for
-  the whole run;
+  the whole run; for an input a plan placed (:func:`geon.core.plans.held_regions`), the region
+  it holds, whether it reads it or not (what it reads beyond is ``communication``);
 - ``outputs``: the distinct cells it writes of graph outputs (tensors no operation reads), held
   from the operation writing them to the end;
 - ``temporaries``: the distinct cells it writes of every other tensor, held from the operation
@@ -23,7 +24,14 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from geon.core.costmodel.placed import Box, Device, PlacedDocument, boxes_union_size, contains
+from geon.core.costmodel.placed import (
+    Box,
+    Device,
+    PlacedDocument,
+    box_size,
+    boxes_union_size,
+    contains,
+)
 
 __all__ = ["KINDS", "DeviceMemory", "imbalance_percent", "memory_ledger"]
 
@@ -86,12 +94,17 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
             if d is not None:
                 (reads.get(d) or reads.setdefault(d, _Seen())).add(n, sh.reads, sh.read_cells)
                 (writes.get(d) or writes.setdefault(d, _Seen())).add(n, sh.writes, sh.write_cells)
+    for tid, held in doc.held.items():  # placed graph inputs: held from the start
+        for d, box in held:
+            (writes.get(d) or writes.setdefault(d, _Seen())).add(0, ((tid, box),), (box_size(box),))
     allocations: dict[Device, list[tuple[str, int, int, int]]] = {d: [] for d in doc.devices()}
     for d, own in writes.items():
         found = allocations.setdefault(d, [])
         for tid, first in own.first.items():
             nbytes = own.distinct_cells(tid) * doc.element_bytes.get(tid, 0)
-            if tid in last_read:
+            if tid in doc.held:
+                found.append(("inputs", 0, end, nbytes))
+            elif tid in last_read:
                 found.append(("temporaries", first, max(last_read[tid], first), nbytes))
             else:
                 found.append(("outputs", first, end, nbytes))
@@ -107,7 +120,7 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
                 mine = own.boxes(tid)
                 only_read = boxes_union_size([*seen.boxes(tid), *mine]) - boxes_union_size(mine)
             nbytes = only_read * doc.element_bytes.get(tid, 0)
-            if tid not in written_by_any:
+            if tid not in written_by_any and tid not in doc.held:
                 found.append(("inputs", 0, end, nbytes))
             elif nbytes:
                 found.append(("communication", first, seen.last[tid], nbytes))

@@ -1,6 +1,7 @@
 """A placed document read once for the cost model (DESIGN.md §9): its Applications as
 :class:`Shard` records (device, index box, boxes read and written), its operations in run order,
-its meshes and the dtype, bytes per element and rank of each tensor.
+its meshes, the dtype, bytes per element and rank of each tensor, and the regions of the graph
+inputs a plan placed.
 
 >>> doc = read_placed(Graph())
 >>> doc.shards, doc.order, doc.meshes
@@ -28,6 +29,7 @@ from geon.core.dtypes import DTYPE_BYTES
 from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION, IPF_INDEX, OPERATION, PLACEMENT, TENSOR, Graph
 from geon.core.nodes import Node
+from geon.core.plans import held_regions
 from geon.core.sharding import Mesh
 from geon.core.zspace import ZRange, union_size
 
@@ -81,6 +83,9 @@ class PlacedDocument:
     element_bytes: dict[str, int] = field(default_factory=dict)
     dtypes: dict[str, str] = field(default_factory=dict)
     ranks: dict[str, int] = field(default_factory=dict)
+    held: dict[str, list[tuple[Device, Box]]] = field(default_factory=dict)
+    """Graph inputs a plan placed: the region each device holds (on one device, sharded or
+    replicated: :func:`geon.core.plans.held_regions`)."""
 
     def operation(self, op_id: str) -> Node:
         return self.graph.node(op_id)
@@ -292,6 +297,12 @@ def read_placed(graph: Graph) -> PlacedDocument:
         placed = shard(app, loc, device)
         doc.shards.append(placed)
         doc.by_op.setdefault(loc.op_id, []).append(placed)
+    for tid, (mesh_id, regions) in held_regions(graph).items():
+        doc.held[tid] = [
+            (device, (r.start, r.end))
+            for coords, r in regions
+            if (device := _device((mesh_id, coords), meshes, graph)) is not None
+        ]
     doc.meshes = {mid: m for mid, m in meshes.items() if m is not None}
     for op in ops.values():
         if op.id not in doc.by_op:
