@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -212,3 +214,17 @@ def test_cost_refuses_a_malformed_plan_with_exit_2(
     assert (code, out) == (2, "")
     assert err.startswith(f'geon cost: "{plan_path}" is not a plan: ')
     assert err.count("\n") == 1
+
+
+def test_python_m_geon_cost_runs_the_verb(all_gather_doc: tuple[Path, dict[str, str]]) -> None:
+    path, ids = all_gather_doc
+    done = subprocess.run(
+        [sys.executable, "-m", "geon", "cost", str(path), "--profile", "cpu-host"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert (done.returncode, done.stderr) == (0, "")
+    report = json.loads(done.stdout)
+    assert (report["profile"]["name"], report["collectives"][0]["tensor"]) == ("cpu-host", ids["a"])
