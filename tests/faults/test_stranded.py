@@ -139,10 +139,19 @@ def test_a_render_no_worker_draws_is_handed_over_then_failed(graph: Any) -> None
     )
 
 
+@pytest.fixture
+def run_for_this_thread(user: Any, graph: Any, monkeypatch: pytest.MonkeyPatch) -> Run:
+    """A queued run that no worker process hears of: the test's own thread is its worker (a
+    worker process the suite has running would otherwise take it first, and finish it at once)."""
+    monkeypatch.setattr("geon.runs.services.queueing.queue_run", lambda run_id: None)
+    return do_queue_run(check_can_run(user, graph.pk), user)
+
+
 @pytest.mark.django_db(transaction=True)
 def test_an_attempt_handed_over_while_it_ran_drops_its_outcome(
-    queued_run: Run, monkeypatch: pytest.MonkeyPatch
+    run_for_this_thread: Run, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    queued_run = run_for_this_thread
     # given a run executing in a worker thread, held in "running" for a moment
     monkeypatch.setenv("GEON_TEST_RUN_DELAY_SECONDS", "1.5")
     worker = threading.Thread(target=do_execute_run, args=(queued_run.pk,))
