@@ -1,10 +1,11 @@
 """The order of a plan's steps (DESIGN.md §7): operations in topological order, and the groups of
 Applications of one operation that may run at the same time.
 
-An operation runs after every operation writing a tensor it reads; document order breaks ties.
-In a sharded plan an operation with Applications contributes one unit per Application, in
-document order; consecutive Applications of one operation writing pairwise disjoint regions form
-a *group* that may run concurrently.
+An operation runs after every operation writing a tensor it reads; document order breaks ties
+(one rule for the executor and the cost model: :mod:`geon.core.order`). In a sharded plan an
+operation with Applications contributes one unit per Application, in document order;
+consecutive Applications of one operation writing pairwise disjoint regions form a *group* that
+may run concurrently.
 
 >>> from geon.core.zspace import ZRange
 >>> disjoint([ZRange([0], [4]), ZRange([4], [8])]), disjoint([ZRange([0], [5]), ZRange([4], [8])])
@@ -16,7 +17,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from geon.core.errors import ExecutionError, quote
-from geon.core.graph import Node, iter_selections
+from geon.core.graph import Node
+from geon.core.nodes import selected_tensor_ids
+from geon.core.order import run_order
 from geon.core.zspace import ZRange
 from geon.execute.regions import Unit
 
@@ -24,36 +27,22 @@ __all__ = ["concurrent_groups", "disjoint", "topological"]
 
 
 def topological(ops: list[Node]) -> list[Node]:
-    """``ops`` so that each runs after the operations writing what it reads (document order
-    breaks ties); an operation reading its own output or a cycle is refused."""
-    writers: dict[str, list[int]] = {}
-    for n, op in enumerate(ops):
-        for sel in iter_selections(op.body, ("outputs",)):
-            writers.setdefault(str(sel.tensor_id), []).append(n)
-    after: list[set[int]] = [set() for _ in ops]
-    for n, op in enumerate(ops):
-        for sel in iter_selections(op.body, ("inputs",)):
-            after[n].update(w for w in writers.get(str(sel.tensor_id), ()) if w != n)
-        for sel in iter_selections(op.body, ("inputs",)):
-            if sel.tensor_id in writers and n in writers[str(sel.tensor_id)]:
-                raise ExecutionError(
-                    f"operation {quote(op.id)} reads tensor {quote(sel.tensor_id)} that it "
-                    "writes; write the result to a new tensor"
-                )
-    order: list[int] = []
-    done: set[int] = set()
-    while len(order) < len(ops):
-        ready = [n for n in range(len(ops)) if n not in done and after[n] <= done]
-        if not ready:
-            stuck = [ops[n].id for n in range(len(ops)) if n not in done]
+    """``ops`` in run order (:func:`geon.core.order.run_order`); an operation reading its own
+    output or a cycle is refused."""
+    for op in ops:
+        written = selected_tensor_ids(op.body, "outputs")
+        for tid in (t for t in selected_tensor_ids(op.body, "inputs") if t in written):
             raise ExecutionError(
-                f"operations ({', '.join(quote(i) for i in stuck)}) wait on each other (a "
-                "cycle); remove the cycle (geon check reports NoTensorOperationCycles)"
+                f"operation {quote(op.id)} reads tensor {quote(tid)} that it "
+                "writes; write the result to a new tensor"
             )
-        for n in ready:
-            order.append(n)
-            done.add(n)
-    return [ops[n] for n in order]
+    order, stuck = run_order(ops)
+    if stuck:
+        raise ExecutionError(
+            f"operations ({', '.join(quote(op.id) for op in stuck)}) wait on each other (a "
+            "cycle); remove the cycle (geon check reports NoTensorOperationCycles)"
+        )
+    return order
 
 
 def concurrent_groups(units: Sequence[Unit]) -> list[tuple[int, int]]:

@@ -3,7 +3,7 @@ a small document, and the issue's numbers for the 2-layer MLP."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 import pytest
 
@@ -249,25 +249,6 @@ def test_unplaced_documents_have_no_collectives_and_no_devices() -> None:
     assert (report["collectives"], report["devices"]) == ([], [])
 
 
-@pytest.mark.parametrize("rotated", [False, True])
-def test_the_regions_that_move_are_cost_transfers(rotated: bool) -> None:
-    # given bench_cost's chain of 6 operations x 4 row shards on 4 devices, every other one
-    # shifted by a device when rotated (so every edge moves whole row blocks)
-    from benchmarks.bench_cost import placed
-    from geon.core.cost import transfers
-    from geon.core.costmodel.collectives import _edges, _writers
-
-    g = Graph.from_json(placed(6, 4, rotated))
-    doc = read_placed(g)
-    # when the moving regions are found (writers looked up by bisection along rows)
-    moves = {(e.tensor, s, t, box) for e in _edges(doc, _writers(doc)) for s, t, box in e.moves}
-    # then they are exactly geon.core.cost's transfers
-    assert moves == {
-        (t.tensor_id, t.source, t.target, (t.region.start, t.region.end)) for t in transfers(g)
-    }
-    assert (len(moves) > 0) is rotated
-
-
 def test_union_of_boxes_counts_each_cell_once() -> None:
     from geon.core.costmodel.placed import boxes_union_size
 
@@ -338,3 +319,44 @@ def test_an_input_on_one_device_is_sent_to_the_others() -> None:
 def test_replicated_inputs_move_nothing() -> None:
     g, _ = _planned_mlp({"x": "replicated", "w1": "replicated"})
     assert _collectives(g) == []
+
+
+class _Placed(NamedTuple):
+    """A shard as the rule of moving regions reads it."""
+
+    id: str
+    op_id: str
+    device: tuple[str, tuple[int, ...]] | None
+    reads: tuple[tuple[str, tuple[tuple[int, ...], tuple[int, ...]]], ...]
+    writes: tuple[tuple[str, tuple[tuple[int, ...], tuple[int, ...]]], ...]
+
+
+def _moves(shards: list[_Placed]) -> list[tuple[str, str, str, Any]]:
+    from geon.core.cost import regions_that_move, writers_of
+
+    found = regions_that_move(shards, writers_of(shards))
+    return [(tid, p.id, c.id, box) for tid, p, c, box in found]
+
+
+def test_a_region_moves_from_the_other_device_that_wrote_it() -> None:
+    # given t[0:4] written by rows on devices 0 and 1, and read whole on device 0
+    d0, d1 = ("m", (0,)), ("m", (1,))
+    p0 = _Placed("p0", "p", d0, (), (("t", ((0,), (2,))),))
+    p1 = _Placed("p1", "p", d1, (), (("t", ((2,), (4,))),))
+    c0 = _Placed("c0", "c", d0, (("t", ((0,), (4,))),), ())
+    # then the rows device 1 wrote move to device 0
+    assert _moves([p0, p1, c0]) == [("t", "p1", "c0", ((2,), (4,)))]
+
+
+def test_a_region_its_own_device_wrote_whole_does_not_move() -> None:
+    # given t[0:4] written whole on both devices (replicated), and read whole on device 0
+    d0, d1 = ("m", (0,)), ("m", (1,))
+    p0 = _Placed("p0", "p", d0, (), (("t", ((0,), (4,))),))
+    p1 = _Placed("p1", "p", d1, (), (("t", ((0,), (4,))),))
+    c0 = _Placed("c0", "c", d0, (("t", ((0,), (4,))),), ())
+    # then nothing moves: device 0 holds it already
+    assert _moves([p0, p1, c0]) == []
+    # and neither does what another shard of the same operation wrote (an operation never
+    # waits on its own output)
+    c1 = _Placed("c1", "p", d1, (("t", ((0,), (2,))),), ())
+    assert _moves([_Placed("p0", "p", d0, (), (("t", ((0,), (2,))),)), c1]) == []

@@ -1,12 +1,12 @@
 """Collectives inferred on every edge of a placed document (DESIGN.md §9, issue 16 item 3).
 
 An **edge** is a tensor written by the placed Applications of one operation (the producer) and
-read by the placed Applications of another (the consumer). A consumer shard that reads a region
-written on another device makes the edge move data (the rule of :mod:`geon.core.cost`: the
-region read, intersected with each producer shard's region written). What moves is classified
-from the regions and mesh coordinates of both sides. A mesh axis *carries* a tensor dim on one
-side when that dim's extent is a function of the coordinate on the mesh axis taking more than
-one value (the producers of ``h[N, F]`` split over ``N`` on ``dp``: ``dp`` carries ``N``):
+read by the placed Applications of another (the consumer). The regions that move are
+:func:`geon.core.cost.regions_that_move`'s (a region read that the consumer's device did not
+write, intersected with each producer shard's region written on another device). What moves is
+classified from the regions and mesh coordinates of both sides. A mesh axis *carries* a tensor
+dim on one side when that dim's extent is a function of the coordinate on the mesh axis taking
+more than one value (the producers of ``h[N, F]`` split over ``N`` on ``dp``: ``dp`` carries ``N``):
 
 - ``reduce-scatter`` / ``all-reduce``: the consumer reduces (``op:sum``, ``op:mean``, ...) dims
   of the tensor that the producers' mesh axes carry (partial sums); a reduce-scatter when the
@@ -38,23 +38,13 @@ Inputs no plan placed are replicated wherever they are read: nothing moves.
 
 from __future__ import annotations
 
-from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any
 
+from geon.core.cost import Box, Device, Written, box_size, regions_that_move, writers_of
 from geon.core.costmodel.formulas import Kind, collective_seconds, slowest_link
-from geon.core.costmodel.placed import (
-    Box,
-    Device,
-    PlacedDocument,
-    Shard,
-    box_size,
-    boxes_union_size,
-    contains,
-    intersect,
-)
+from geon.core.costmodel.placed import PlacedDocument, Shard, boxes_union_size
 from geon.core.costmodel.profiles import Link, Profile
 from geon.core.graph import IPF_SIGNATURE
 from geon.core.ops import REDUCTIONS
@@ -103,26 +93,7 @@ class _Edge:
 Entries = Sequence[tuple[Device, Box]]
 
 
-@dataclass(slots=True)
-class _Written:
-    """The placed shards writing one tensor, with their boxes per device; ``starts`` holds the
-    boxes' starts along dim 0 when, sorted by them (as ``shards`` then is), they are disjoint
-    along it (a split by rows), so a read finds its writers by bisection."""
-
-    shards: list[tuple[Shard, Box]]
-    by_device: dict[Device | None, list[Box]]
-    starts: list[int] | None = None
-
-    def overlapping(self, wanted: Box) -> list[tuple[Shard, Box]]:
-        """The shards whose box may share cells with ``wanted`` (a superset, in order)."""
-        if self.starts is None or not wanted[0]:
-            return self.shards
-        first = max(bisect_right(self.starts, wanted[0][0]) - 1, 0)
-        last = bisect_left(self.starts, wanted[1][0])
-        return self.shards[first:last]
-
-
-def _writers(doc: PlacedDocument) -> dict[str, _Written]:
+def _writers(doc: PlacedDocument) -> dict[str, Written[Shard]]:
     """The placed shards writing each tensor; a graph input a plan placed is "written" where it
     is held, by its own tensor id (its ``producer`` in a collective)."""
     inputs = [
@@ -130,41 +101,18 @@ def _writers(doc: PlacedDocument) -> dict[str, _Written]:
         for tid, held in doc.held.items()
         for device, box in held
     ]
-    out: dict[str, _Written] = {}
-    for sh in [*doc.shards, *inputs]:
-        for tid, box in sh.writes:
-            w = out.get(tid) or out.setdefault(tid, _Written([], {}))
-            w.shards.append((sh, box))
-            w.by_device.setdefault(sh.device, []).append(box)
-    for w in out.values():
-        ordered = sorted(w.shards, key=lambda item: item[1][0][:1])
-        rows = [box for _, box in ordered]
-        if rows[0][0] and all(a[1][0] <= b[0][0] for a, b in pairwise(rows)):
-            w.shards, w.starts = ordered, [box[0][0] for box in rows]
-    return out
+    return writers_of([*doc.shards, *inputs])
 
 
-def _edges(doc: PlacedDocument, writers: dict[str, _Written]) -> list[_Edge]:
-    """The edges that move data, each with its moves, in document order of the consumers."""
+def _edges(doc: PlacedDocument, writers: dict[str, Written[Shard]]) -> list[_Edge]:
+    """The edges that move data (:func:`geon.core.cost.regions_that_move`), each with its
+    moves, in document order of the consumers."""
     edges: dict[tuple[str, str, str], _Edge] = {}
-    for consumer in doc.shards:
-        for tid, wanted in consumer.reads:
-            found = writers.get(tid)
-            if found is None:
-                continue
-            own = found.by_device.get(consumer.device, ())
-            if any(contains(b, wanted) for b in own):
-                continue  # written on this device: nothing moves
-            for producer, written in found.overlapping(wanted):
-                if producer.device == consumer.device or producer.op_id == consumer.op_id:
-                    continue
-                common = intersect(written, wanted) if len(written[0]) == len(wanted[0]) else None
-                if common is None:
-                    continue
-                key = (tid, producer.op_id, consumer.op_id)
-                edge = edges.get(key) or edges.setdefault(key, _Edge(*key, []))
-                assert producer.device is not None and consumer.device is not None
-                edge.moves.append((producer.device, consumer.device, common))
+    for tid, producer, consumer, common in regions_that_move(doc.shards, writers):
+        key = (tid, producer.op_id, consumer.op_id)
+        edge = edges.get(key) or edges.setdefault(key, _Edge(*key, []))
+        assert producer.device is not None and consumer.device is not None
+        edge.moves.append((producer.device, consumer.device, common))
     return list(edges.values())
 
 
@@ -267,7 +215,7 @@ def _point_to_point(
 def _classify(
     doc: PlacedDocument,
     edge: _Edge,
-    writers: dict[str, _Written],
+    writers: dict[str, Written[Shard]],
     profile: Profile,
 ) -> Collective:
     tid = edge.tensor

@@ -24,14 +24,8 @@ from dataclasses import dataclass, field
 from itertools import accumulate
 from typing import Any
 
-from geon.core.costmodel.placed import (
-    Box,
-    Device,
-    PlacedDocument,
-    box_size,
-    boxes_union_size,
-    contains,
-)
+from geon.core.cost import Box, Device, box_size, contains
+from geon.core.costmodel.placed import PlacedDocument, boxes_union_size
 
 __all__ = ["KINDS", "DeviceMemory", "imbalance_percent", "memory_ledger"]
 

@@ -7,15 +7,14 @@ inputs a plan placed.
 >>> doc.shards, doc.order, doc.meshes
 ([], [], {})
 
-A **box** is a region as ``(start, end)`` tuples (inclusive start, exclusive end): plain tuples,
-because a plan of thousands of Applications is read on every cost request. A device is
-``(mesh id, coords)``, as in :mod:`geon.core.cost`. An Application counts when its ``Placement``
+Boxes (regions as ``(start, end)`` tuples) and devices (``(mesh id, coords)``) are
+:mod:`geon.core.cost`'s. An Application counts when its ``Placement``
 names a mesh and coordinates; an operation with no placed Application runs whole (as one
 unplaced :class:`Shard` of its own selections, ``device`` None). Malformed selections (and those
 whose rank is not their tensor's), placements and meshes are left out (the checker reports them).
 
-The **run order** is the executor's (:func:`geon.execute.schedule.topological`): waves of the
-operations whose inputs are all written, each wave in document order.
+The **run order** is the executor's (:func:`geon.core.order.run_order`): waves of the operations
+whose inputs are all written, each wave in document order; operations in a cycle are left out.
 """
 
 from __future__ import annotations
@@ -25,31 +24,17 @@ from dataclasses import dataclass, field
 from operator import le
 from typing import Any, NamedTuple
 
+from geon.core.cost import Box, Device, box_size, intersect
 from geon.core.dtypes import DTYPE_BYTES
 from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION, IPF_INDEX, OPERATION, PLACEMENT, TENSOR, Graph
 from geon.core.nodes import Node
+from geon.core.order import run_order
 from geon.core.plans import held_regions
 from geon.core.sharding import Mesh
 from geon.core.zspace import ZRange, union_size
 
-__all__ = [
-    "Box",
-    "Device",
-    "PlacedDocument",
-    "Shard",
-    "box_size",
-    "boxes_union_size",
-    "contains",
-    "intersect",
-    "read_placed",
-]
-
-Box = tuple[tuple[int, ...], tuple[int, ...]]
-"""A region: ``(start, end)``."""
-
-Device = tuple[str, tuple[int, ...]]
-"""A device of a plan: ``(mesh id, coords)``."""
+__all__ = ["PlacedDocument", "Shard", "boxes_union_size", "read_placed"]
 
 _INTS = frozenset({int})
 _MEMO = "costmodel.placed"
@@ -97,40 +82,6 @@ class PlacedDocument:
         for mesh in self.meshes.values():
             out.extend((mesh.id, mesh.coords(n)) for n in range(mesh.size))
         return out
-
-
-def box_size(box: Box) -> int:
-    """The cells of a box.
-
-    >>> box_size(((0, 2), (4, 5)))
-    12
-    """
-    n = 1
-    for a, b in zip(box[0], box[1], strict=True):
-        n *= b - a
-    return n
-
-
-def intersect(a: Box, b: Box) -> Box | None:
-    """The common box of two boxes of one rank, or None when they share no cell.
-
-    >>> intersect(((0,), (4,)), ((2,), (6,))), intersect(((0,), (2,)), ((2,), (6,)))
-    (((2,), (4,)), None)
-    """
-    start = tuple(map(max, a[0], b[0]))
-    end = tuple(map(min, a[1], b[1]))
-    if any(s >= e for s, e in zip(start, end, strict=True)):
-        return None
-    return start, end
-
-
-def contains(outer: Box, inner: Box) -> bool:
-    """Whether ``outer`` holds every cell of ``inner`` (of one rank).
-
-    >>> contains(((0,), (4,)), ((1,), (3,))), contains(((0,), (4,)), ((3,), (5,)))
-    (True, False)
-    """
-    return all(map(int.__le__, outer[0], inner[0])) and all(map(int.__le__, inner[1], outer[1]))
 
 
 def boxes_union_size(boxes: Iterable[Box]) -> int:
@@ -307,36 +258,5 @@ def read_placed(graph: Graph) -> PlacedDocument:
     for op in ops.values():
         if op.id not in doc.by_op:
             doc.by_op[op.id] = [shard(op, index.memo(op, _MEMO, local), None)]
-    doc.order = _run_order(ops, doc.by_op)
+    doc.order = [op.id for op in run_order(list(ops.values()))[0]]
     return doc
-
-
-def _run_order(ops: dict[str, Node], by_op: dict[str, list[Shard]]) -> list[str]:
-    """Operation ids in run order (waves of ready operations in document order); operations
-    in a cycle are left out (the checker reports NoTensorOperationCycles)."""
-    writers: dict[str, set[str]] = {}
-    for op_id in ops:
-        for sh in by_op[op_id]:
-            for tid, _ in sh.writes:
-                writers.setdefault(tid, set()).add(op_id)
-    waiting: dict[str, int] = {}
-    followers: dict[str, list[str]] = {}
-    for op_id in ops:
-        before = {w for sh in by_op[op_id] for tid, _ in sh.reads for w in writers.get(tid, ())}
-        before.discard(op_id)
-        waiting[op_id] = len(before)
-        for w in before:
-            followers.setdefault(w, []).append(op_id)
-    position = {op_id: n for n, op_id in enumerate(ops)}
-    wave = [op_id for op_id in ops if waiting[op_id] == 0]
-    order: list[str] = []
-    while wave:
-        order.extend(wave)
-        ready = []
-        for op_id in wave:
-            for f in followers.get(op_id, ()):
-                waiting[f] -= 1
-                if waiting[f] == 0:
-                    ready.append(f)
-        wave = sorted(ready, key=position.__getitem__)
-    return order

@@ -30,8 +30,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from geon.core.cost import Device, box_size
 from geon.core.costmodel.collectives import Collective
-from geon.core.costmodel.placed import Device, PlacedDocument, Shard, box_size
+from geon.core.costmodel.placed import PlacedDocument, Shard
 from geon.core.costmodel.profiles import Profile
 from geon.core.graph import IPF_SIGNATURE
 from geon.core.ops import REDUCTIONS, VIEWS
