@@ -36,7 +36,10 @@ devices and a shard's coordinate on that mesh axis is its part number (mesh axes
 coordinate 0); without ``over`` shards are laid out over the devices in row-major order.
 
 :func:`shard_edits` is the rule: a pure function returning the node ops a shard means (the
-websocket's ``shard`` op sends them as they are); :func:`shard` applies them. What a placed plan
+websocket's ``shard`` op sends them as they are); :func:`shard` applies them. It takes its
+parameters as JSON gives them and refuses any malformed one (a wrong type, a dim named twice in a
+``grid`` or ``over``, a mesh axis used twice) as a :class:`~geon.core.errors.GeonError` naming
+the value and what is valid, so its callers catch nothing else. What a placed plan
 costs (bytes per device, transfers, memory) is :mod:`geon.core.cost`.
 """
 
@@ -45,7 +48,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 from geon.core.checks import index_range, is_well_formed
 from geon.core.errors import DocumentError, LimitError, SplitError, quote
@@ -137,10 +140,10 @@ class Mesh:
 
 
 def _operation(graph: Graph, op_id: str) -> Node:
-    op = graph.get(op_id)
+    op = graph.get(op_id) if isinstance(op_id, str) else None
     if op is None:
         raise DocumentError(
-            f"operation {quote(op_id)} does not exist; expected the id of one of the "
+            f"operation {_shown(op_id)} does not exist; expected the id of one of the "
             f"{len(graph.of_type(OPERATION))} operations in the graph"
         )
     if op.type != OPERATION:
@@ -159,6 +162,8 @@ def _index_axes(op: Node) -> list[str]:
     axes = tag.get("axes") if isinstance(tag, dict) else None
     return [a for a in axes if isinstance(a, str)] if isinstance(axes, list) else []
 
+
+_V = TypeVar("_V")
 
 _DIM_DIGITS = 18
 """Digits of a dim number given as text (longer is no dim: ranks are at most 64)."""
@@ -286,10 +291,12 @@ def shard_edits(
     """The node ops (for :meth:`Graph.apply` or the websocket) that shard operation ``op_id``:
     remove its Applications and add one per shard; ``graph`` does not change.
 
-    Raises :class:`SplitError` or :class:`DocumentError` when the request cannot be met, and
+    Raises :class:`SplitError` or :class:`DocumentError` when the request cannot be met (a
+    parameter of the wrong type or value included: the message names it and what is valid), and
     :class:`LimitError` when it would make more than ``limit`` shards or the mesh is too large;
-    every refusal comes before any shard is built.
+    nothing else, and every refusal comes before any shard is built.
     """
+    _check_types(parts=parts, chunk=chunk, sizes=sizes, grid=grid, over=over)
     op = _operation(graph, op_id)
     irange = index_range(graph.index, op)
     if irange is None:
@@ -299,10 +306,10 @@ def shard_edits(
         )
     mesh_obj = None
     if mesh is not None:
-        node = graph.get(mesh)
+        node = graph.get(mesh) if isinstance(mesh, str) else None
         if node is None or node.type != MESH:
             raise DocumentError(
-                f"mesh {quote(mesh)} does not exist; expected the id of a Mesh node"
+                f"mesh {_shown(mesh)} does not exist; expected the id of a Mesh node"
             )
         mesh_obj = Mesh.from_node(node)
     coords: list[tuple[int, ...]] | None = None
@@ -313,11 +320,7 @@ def shard_edits(
             raise SplitError("a split over mesh axes takes no dim, parts, chunk, sizes or grid")
         shards, coords = _split_over(op, irange, mesh_obj, over, limit)
     else:
-        grid_dims = (
-            {resolve_dim(op, d, irange.rank): k for d, k in grid.items()}
-            if grid is not None
-            else None
-        )
+        grid_dims = _resolve_keys(op, irange.rank, grid, "grid") if grid is not None else None
         one_dim = resolve_dim(op, dim, irange.rank) if dim is not None else None
         shards = shard_ranges(
             irange,
@@ -338,6 +341,66 @@ def shard_edits(
     return _application_ops(graph, op, shards, mesh_obj, coords, new_id)
 
 
+def _shown(value: object) -> str:
+    """``value`` quoted for a message, also when it is not JSON (a Python caller's tuple key)."""
+    try:
+        return quote(value)
+    except (TypeError, ValueError):
+        return quote(repr(value))
+
+
+def _check_types(
+    *, parts: object, chunk: object, sizes: object, grid: object, over: object
+) -> None:
+    """Refuse split parameters of the wrong type, naming the value and the type expected
+    (:class:`SplitError`). Their values (parts >= 1, sizes summing to the length) are
+    :meth:`ZRange.split_count`'s to check; dims are :func:`resolve_dim`'s."""
+    for key, value in (("parts", parts), ("chunk", chunk)):
+        if value is not None and not _is_int(value):
+            raise SplitError(f"{key} {_shown(value)} is not an integer; expected an integer >= 1")
+    if sizes is not None and not (
+        isinstance(sizes, (list, tuple)) and all(_is_int(w) for w in sizes)
+    ):
+        raise SplitError(
+            f"sizes {_shown(sizes)} is not a list of integers; expected integers >= 0 that sum "
+            "to the length of the split dim"
+        )
+    for key, value, valid, shape in (
+        ("grid", grid, _is_int, '{dim: parts} such as {"H": 2}'),
+        ("over", over, _is_text, '{dim: mesh axis} such as {"N": "dp"}'),
+    ):
+        if value is not None and not (
+            isinstance(value, Mapping)
+            and all(_is_dim_key(d) and valid(v) for d, v in value.items())
+        ):
+            raise SplitError(f"{key} {_shown(value)} is invalid; expected {shape}")
+
+
+def _is_dim_key(value: object) -> bool:
+    return _is_int(value) or isinstance(value, str)
+
+
+def _is_text(value: object) -> bool:
+    return isinstance(value, str)
+
+
+def _resolve_keys(op: Node, rank: int, by_dim: Mapping[int | str, _V], key: str) -> dict[int, _V]:
+    """``by_dim`` (a ``grid`` or ``over``) keyed by index dim number; :class:`SplitError` when
+    two of its keys name one dim (``0`` and ``"H"``)."""
+    out: dict[int, _V] = {}
+    named: dict[int, int | str] = {}
+    for d, value in by_dim.items():
+        n = resolve_dim(op, d, rank)
+        if n in named:
+            raise SplitError(
+                f"{key} names dim {n} twice ({_shown(named[n])} and {_shown(d)}); expected "
+                "each dim at most once"
+            )
+        named[n] = d
+        out[n] = value
+    return out
+
+
 def _split_over(
     op: Node, irange: ZRange, mesh: Mesh, over: Mapping[int | str, str], limit: int
 ) -> tuple[tuple[ZRange, ...], list[tuple[int, ...]]]:
@@ -345,14 +408,21 @@ def _split_over(
     mesh axis has devices), and each shard's coordinates on the mesh (0 on axes not listed)."""
     names = mesh.axis_names()
     sizes_by_axis = dict(mesh.axes)
-    dims: dict[int, str] = {}
-    for d, axis in over.items():
+    for axis in over.values():
         if axis not in sizes_by_axis:
             raise SplitError(
                 f"mesh axis {quote(axis)} does not exist in mesh {quote(mesh.id)}; expected one "
                 "of (" + ", ".join(quote(n) for n in names) + ")"
             )
-        dims[resolve_dim(op, d, irange.rank)] = axis
+    dims = _resolve_keys(op, irange.rank, over, "over")
+    taken: dict[str, int] = {}
+    for d, axis in sorted(dims.items()):
+        if axis in taken:
+            raise SplitError(
+                f"over puts dims {taken[axis]} and {d} both on mesh axis {quote(axis)}; "
+                "expected each mesh axis at most once"
+            )
+        taken[axis] = d
     order = sorted(dims)
     counts = [sizes_by_axis[dims[d]] for d in order]
     shards = shard_ranges(irange, grid=dict(zip(order, counts, strict=True)), limit=limit)

@@ -275,12 +275,6 @@ def _shard(
         raise EditRefused("too_many_ops", f"{where}: {error}{why}") from None
     except GeonError as error:
         raise DocumentError(f"{where}: {error}") from None
-    except (TypeError, ValueError, AttributeError, KeyError) as error:
-        raise DocumentError(
-            f"{where} has a malformed parameter ({error}); expected dim (int or index axis), "
-            "parts/chunk (int), sizes (list of int), grid ({dim: parts}), mesh (a Mesh node id), "
-            "over ({dim: mesh axis})"
-        ) from None
 
 
 def expand(

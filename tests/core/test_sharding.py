@@ -8,6 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from geon.core.checks import check
 from geon.core.cost import DeviceMemory, device_bytes, device_memory, transfer_bytes, transfers
@@ -27,6 +29,7 @@ from geon.core.graph import (
 )
 from geon.core.sharding import Mesh, shard, shard_edits, shard_ranges
 from geon.core.zspace import ZRange
+from tests.core.conftest import example_text
 
 OP = "26434d32-ccbc-442f-9d78-8bf158b00c6b"
 OLD_APPS = ("2524fb44-d169-4afd-90fa-09711462e4b3", "2af709e2-c792-4712-80cc-0624ee767115")
@@ -593,3 +596,143 @@ def test_a_dim_number_too_long_to_be_one_is_a_name(loom_doc: dict[str, Any]) -> 
     with pytest.raises(SplitError) as info:
         shard(g, OP, dim="1" * 5000, parts=2)
     assert str(info.value).startswith(f'axis "{"1" * 5000}" cannot be resolved')
+
+
+# -- malformed parameters: refused as GeonError, naming the value --------------------------------
+
+MESH_XY = {
+    "op": "add_node",
+    "node": {"id": MESH_ID, "type": MESH, "body": {"name": "m", "axes": {"x": 2, "y": 2}}},
+}
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        (
+            {"dim": 0, "parts": "2"},
+            SplitError,
+            'parts "2" is not an integer; expected an integer >= 1',
+        ),
+        (
+            {"dim": 0, "chunk": True},
+            SplitError,
+            'chunk "true" is not an integer; expected an integer >= 1',
+        ),
+        (
+            {"dim": 0, "sizes": 10},
+            SplitError,
+            'sizes "10" is not a list of integers; expected integers >= 0 that sum to the '
+            "length of the split dim",
+        ),
+        (
+            {"dim": 0, "sizes": [5, "5"]},
+            SplitError,
+            'sizes "[5, "5"]" is not a list of integers; expected integers >= 0 that sum to the '
+            "length of the split dim",
+        ),
+        (
+            {"grid": [0, 2]},
+            SplitError,
+            'grid "[0, 2]" is invalid; expected {dim: parts} such as {"H": 2}',
+        ),
+        (
+            {"grid": {"0": 2.5}},
+            SplitError,
+            'grid "{"0": 2.5}" is invalid; expected {dim: parts} such as {"H": 2}',
+        ),
+        (
+            {"grid": {"0": 2, 0: 5}},
+            SplitError,
+            'grid names dim 0 twice ("0" and "0"); expected each dim at most once',
+        ),
+        (
+            {"mesh": MESH_ID, "over": "x"},
+            SplitError,
+            'over "x" is invalid; expected {dim: mesh axis} such as {"N": "dp"}',
+        ),
+        (
+            {"mesh": MESH_ID, "over": {"0": ["x"]}},
+            SplitError,
+            'over "{"0": ["x"]}" is invalid; expected {dim: mesh axis} such as {"N": "dp"}',
+        ),
+        (
+            {"mesh": MESH_ID, "over": {"0": "x", "1": "x"}},
+            SplitError,
+            'over puts dims 0 and 1 both on mesh axis "x"; expected each mesh axis at most once',
+        ),
+        (
+            {"dim": 0, "parts": 2, "mesh": ["m"]},
+            DocumentError,
+            'mesh "["m"]" does not exist; expected the id of a Mesh node',
+        ),
+        (
+            {"dim": 0, "parts": 2, "mesh": {(1,): "x"}},
+            DocumentError,
+            "mesh \"{(1,): 'x'}\" does not exist; expected the id of a Mesh node",
+        ),
+        (
+            {"op_id": [OP], "dim": 0, "parts": 2},
+            DocumentError,
+            f'operation "["{OP}"]" does not exist; expected the id of one of the 1 operations '
+            "in the graph",
+        ),
+    ],
+    ids=[
+        "parts-text",
+        "chunk-bool",
+        "sizes-int",
+        "sizes-text-item",
+        "grid-list",
+        "grid-float-parts",
+        "grid-dim-twice",
+        "over-text",
+        "over-list-axis",
+        "over-mesh-axis-twice",
+        "mesh-list",
+        "mesh-not-json",
+        "op-list",
+    ],
+)
+def test_malformed_parameters_are_refused_naming_them(
+    loom_doc: dict[str, Any], kwargs: dict[str, Any], error: type, message: str
+) -> None:
+    # given the example with a 2 x 2 mesh
+    g = Graph.from_json(loom_doc)
+    g.apply([MESH_XY])
+    before = json.dumps(g.to_json())
+    # when sharded with a malformed parameter
+    op_id = kwargs.pop("op_id", OP)
+    with pytest.raises(error) as info:
+        shard(g, op_id, new_id=ids(), **kwargs)
+    # then the refusal names it and what is valid, and nothing changed
+    assert str(info.value) == message
+    assert json.dumps(g.to_json()) == before
+
+
+JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=4),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner),
+    max_leaves=6,
+)
+SHARD_PARAMS = st.dictionaries(
+    st.sampled_from(["dim", "parts", "chunk", "sizes", "grid", "mesh", "over"]),
+    JSON_VALUES | st.sampled_from([MESH_ID, "x", "0", 0, 1, 2, [5, 5], {"0": 2}, {"1": "y"}]),
+    max_size=4,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(params=SHARD_PARAMS)
+def test_no_malformed_parameter_escapes_as_anything_but_a_geon_error(
+    params: dict[str, Any],
+) -> None:
+    # given the example with a 2 x 2 mesh (built here: hypothesis reruns the body)
+    g = Graph.from_json(json.loads(example_text()))
+    g.apply([MESH_XY])
+    # when sharded with any JSON values as parameters, then it shards or refuses as GeonError
+    try:
+        ops = shard_edits(g, OP, new_id=ids(), **params)
+    except GeonError:
+        return
+    assert [op["op"] for op in ops[:2]] == ["remove_node", "remove_node"]

@@ -204,6 +204,44 @@ def test_the_core_refuses_the_finding_before_building() -> None:
     assert list(doc.index.applications_of(op)) == []
 
 
+@pytest.mark.parametrize(
+    ("shard_op", "message"),
+    [
+        (
+            {"dim": 0, "parts": "x" * 1_000_000},
+            'edit op 0 (shard): parts "' + "x" * 77 + '..." is not an integer; expected an '
+            "integer >= 1",
+        ),
+        (
+            {"dim": 0, "sizes": {"5": 5}},
+            'edit op 0 (shard): sizes "{"5": 5}" is not a list of integers; expected integers '
+            ">= 0 that sum to the length of the split dim",
+        ),
+        (
+            {"grid": [[0, 2]]},
+            'edit op 0 (shard): grid "[[0, 2]]" is invalid; expected {dim: parts} such as {"H": 2}',
+        ),
+        (
+            {"mesh": [MESH_ID], "over": {"0": "x"}},
+            f'edit op 0 (shard): mesh "["{MESH_ID}"]" does not exist; expected the id of a Mesh '
+            "node",
+        ),
+    ],
+    ids=["parts-a-megabyte-of-text", "sizes-an-object", "grid-a-list", "mesh-a-list"],
+)
+def test_malformed_shard_parameters_are_refused_in_a_short_message(
+    loom_document: dict[str, Any], shard_op: dict[str, Any], message: str
+) -> None:
+    # given the document, when a shard op of the websocket has a malformed parameter
+    doc = Graph.from_json(loom_document)
+    before = doc.to_json()
+    with pytest.raises(DocumentError) as info:
+        expand(doc, [{"op": "shard", "operation": OP, **shard_op}])
+    # then it is refused naming the value, cut short, and nothing changed
+    assert str(info.value) == message
+    assert doc.to_json() == before
+
+
 # -- finding 8: huge integers -----------------------------------------------------------------
 
 

@@ -113,8 +113,8 @@ def _shard_ops(
     kwargs = {k: v for k, v in op.items() if k not in ("op", "operation")}
     try:
         return shard_edits(graph, op_id, **kwargs)
-    except (GeonError, TypeError, ValueError, AttributeError, KeyError) as error:
-        why = str(error) if isinstance(error, GeonError) else f"a malformed parameter ({error})"
+    except GeonError as error:
+        why = str(error)
         if mapped:
             pairs = ", ".join(f"{quote(a)} -> {quote(m)}" for a, m in kwargs["over"].items())
             why = (
