@@ -44,13 +44,20 @@ class ExecutionError(GeonError):
 
 
 def quote(value: Any, limit: int = 80) -> str:
-    """``value`` in double quotes for a message: a string as written, anything else as JSON, cut
-    to ``limit`` characters with "..." (a hostile name never makes a message long).
+    """``value`` in double quotes for a message: a string as written, anything else as JSON (as
+    Python writes it where it is not JSON), cut to ``limit`` characters with "..." (a hostile
+    name never makes a message long).
 
     >>> print(quote("W-1"), quote(["H", 2]), quote("x" * 100, limit=10))
     "W-1" "["H", 2]" "xxxxxxx..."
     """
-    text = value if isinstance(value, str) else json.dumps(value, default=repr)
+    if isinstance(value, str):
+        text = value
+    else:
+        try:
+            text = json.dumps(value, default=repr)
+        except (TypeError, ValueError):  # not JSON: a tuple key, a circular list
+            text = repr(value)
     if len(text) > limit:
         text = text[: limit - 3] + "..."
     return f'"{text}"'

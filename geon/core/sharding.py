@@ -143,7 +143,7 @@ def _operation(graph: Graph, op_id: str) -> Node:
     op = graph.get(op_id) if isinstance(op_id, str) else None
     if op is None:
         raise DocumentError(
-            f"operation {_shown(op_id)} does not exist; expected the id of one of the "
+            f"operation {quote(op_id)} does not exist; expected the id of one of the "
             f"{len(graph.of_type(OPERATION))} operations in the graph"
         )
     if op.type != OPERATION:
@@ -309,7 +309,7 @@ def shard_edits(
         node = graph.get(mesh) if isinstance(mesh, str) else None
         if node is None or node.type != MESH:
             raise DocumentError(
-                f"mesh {_shown(mesh)} does not exist; expected the id of a Mesh node"
+                f"mesh {quote(mesh)} does not exist; expected the id of a Mesh node"
             )
         mesh_obj = Mesh.from_node(node)
     coords: list[tuple[int, ...]] | None = None
@@ -341,14 +341,6 @@ def shard_edits(
     return _application_ops(graph, op, shards, mesh_obj, coords, new_id)
 
 
-def _shown(value: object) -> str:
-    """``value`` quoted for a message, also when it is not JSON (a Python caller's tuple key)."""
-    try:
-        return quote(value)
-    except (TypeError, ValueError):
-        return quote(repr(value))
-
-
 def _check_types(
     *, parts: object, chunk: object, sizes: object, grid: object, over: object
 ) -> None:
@@ -357,12 +349,12 @@ def _check_types(
     :meth:`ZRange.split_count`'s to check; dims are :func:`resolve_dim`'s."""
     for key, value in (("parts", parts), ("chunk", chunk)):
         if value is not None and not _is_int(value):
-            raise SplitError(f"{key} {_shown(value)} is not an integer; expected an integer >= 1")
+            raise SplitError(f"{key} {quote(value)} is not an integer; expected an integer >= 1")
     if sizes is not None and not (
         isinstance(sizes, (list, tuple)) and all(_is_int(w) for w in sizes)
     ):
         raise SplitError(
-            f"sizes {_shown(sizes)} is not a list of integers; expected integers >= 0 that sum "
+            f"sizes {quote(sizes)} is not a list of integers; expected integers >= 0 that sum "
             "to the length of the split dim"
         )
     for key, value, valid, shape in (
@@ -373,7 +365,7 @@ def _check_types(
             isinstance(value, Mapping)
             and all(_is_dim_key(d) and valid(v) for d, v in value.items())
         ):
-            raise SplitError(f"{key} {_shown(value)} is invalid; expected {shape}")
+            raise SplitError(f"{key} {quote(value)} is invalid; expected {shape}")
 
 
 def _is_dim_key(value: object) -> bool:
@@ -393,7 +385,7 @@ def _resolve_keys(op: Node, rank: int, by_dim: Mapping[int | str, _V], key: str)
         n = resolve_dim(op, d, rank)
         if n in named:
             raise SplitError(
-                f"{key} names dim {n} twice ({_shown(named[n])} and {_shown(d)}); expected "
+                f"{key} names dim {n} twice ({quote(named[n])} and {quote(d)}); expected "
                 "each dim at most once"
             )
         named[n] = d
