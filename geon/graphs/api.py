@@ -423,11 +423,56 @@ class TransferCost(Schema):
     bytes: int
 
 
+class CollectiveCost(Schema):
+    kind: str
+    tensor: str
+    producer: str
+    consumer: str
+    meshAxes: list[str]
+    devices: int
+    bytes: int
+    seconds: float
+
+
+class DeviceMemoryKinds(Schema):
+    inputs: int
+    outputs: int
+    temporaries: int
+    communication: int
+
+
+class DeviceLedger(Schema):
+    mesh: str
+    coords: list[int]
+    flops: float
+    computeSeconds: float
+    commSeconds: float
+    peakBytes: int
+    memory: DeviceMemoryKinds
+    overBudget: bool
+
+
+class TimeInterval(Schema):
+    lower: float
+    upper: float
+
+
+class MemorySummary(Schema):
+    capacity: float
+    imbalancePercent: float
+    overBudget: bool
+
+
 class PlanCost(Schema):
     version: int
     devices: list[DeviceCost]
     transfers: list[TransferCost]
     transferBytes: int
+    profile: dict[str, Any]
+    collectives: list[CollectiveCost]
+    ledger: list[DeviceLedger]
+    time: TimeInterval
+    memory: MemorySummary
 
 
 def plan_json(plan: Any) -> dict[str, Any]:
@@ -530,11 +575,16 @@ def generate_plan(
 
 
 @router.get("/graphs/{graph_id}/plans/{plan_id}/cost", response=answers({200: PlanCost}))
-def plan_cost(request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER) -> dict[str, Any]:
+def plan_cost(
+    request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER, profile: str | None = None
+) -> dict[str, Any]:
     """What the plan would cost on the current document: bytes per device (inputs, outputs,
-    temporaries) and bytes moved between devices. Nothing is stored."""
+    temporaries) and bytes moved between devices; under the hardware profile ``profile`` (a
+    shipped name, ``h100-sxm-8`` by default) its collectives, time interval (seconds), per-device
+    ``ledger`` (flops, compute and communication seconds, peak memory) and memory summary, as
+    ``geon cost`` prints them. Nothing is stored."""
     graph = services.check_can_view(request.user, graph_id)
-    return services.plan_cost(graph, services.plan_of(graph, plan_id))
+    return services.plan_cost(graph, services.plan_of(graph, plan_id), profile)
 
 
 @router.post("/validate", response=answers({200: ValidateOut}), auth=None)

@@ -14,7 +14,8 @@ from django.db import transaction
 
 from geon.accounts.models import Role
 from geon.core.cost import device_memory, transfer_bytes
-from geon.core.errors import GeonError
+from geon.core.costmodel import DEFAULT_PROFILE, cost_report, load_profile, shipped_profiles
+from geon.core.errors import GeonError, quote
 from geon.core.graph import APPLICATION
 from geon.core.graph import Graph as Document
 from geon.core.plans import Plan, apply_plan, plan_ops, plan_splits, read_plan
@@ -185,10 +186,21 @@ def _applications_by_operation(ops: list[dict[str, Any]]) -> dict[str, list[str]
     return made
 
 
-def plan_cost(graph: Graph, plan: ShardPlan) -> dict[str, Any]:
+def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict[str, Any]:
     """The cost model of a plan as generated on the current document (nothing is stored):
-    bytes per device and the bytes that move between devices."""
-    trial = plan_trial(live_document(graph).document, plan)
+    bytes per device and the bytes that move between devices (:mod:`geon.core.cost`), and under
+    a shipped hardware profile (:data:`DEFAULT_PROFILE` for None) its collectives, time interval,
+    per-device ledger and memory summary (:func:`geon.core.costmodel.cost_report`; the report's
+    ``devices`` are ``ledger`` here). A profile that is not shipped is a :class:`GeonError`
+    naming the shipped ones (no file is read on a request)."""
+    name = DEFAULT_PROFILE if profile is None else profile
+    if name not in shipped_profiles():
+        raise GeonError(
+            f"profile {quote(name)} is not a shipped profile; expected one of "
+            f"({', '.join(shipped_profiles())})"
+        )
+    document = live_document(graph)
+    trial = plan_trial(document.document, plan)
     devices = [
         {
             "mesh": mesh,
@@ -204,9 +216,15 @@ def plan_cost(graph: Graph, plan: ShardPlan) -> dict[str, Any]:
         {"source": list(source[1]), "target": list(target[1]), "bytes": size}
         for (source, target), size in sorted(transfer_bytes(trial).items())
     ]
+    report = cost_report(trial, load_profile(name))
     return {
-        "version": live_document(graph).version,
+        "version": document.version,
         "devices": devices,
         "transfers": moves,
         "transferBytes": sum(m["bytes"] for m in moves),
+        "profile": report["profile"],
+        "collectives": report["collectives"],
+        "ledger": report["devices"],
+        "time": report["time"],
+        "memory": report["memory"],
     }
