@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
+from geon.cli.files import read_json
 from geon.core.costmodel import cost_report, load_profile, shipped_profiles
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
@@ -44,21 +44,10 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _read_json(path: str) -> Any:
-    """The JSON in ``path``; :class:`OSError` or :class:`ValueError` with a one-line reason."""
-    try:
-        with open(path, "rb") as f:
-            return json.loads(f.read())
-    except OSError as exc:
-        raise OSError(f'cannot read "{path}": {exc.strerror or exc}') from None
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(f'"{path}" is not valid JSON: {exc}; run geon check to see why') from None
-
-
 def main(args: argparse.Namespace) -> int:
     try:
-        data = _read_json(args.file)
-        plan_data = _read_json(args.plan) if args.plan is not None else None
+        data = read_json(args.file)
+        plan_data = read_json(args.plan) if args.plan is not None else None
     except (OSError, ValueError) as exc:
         return _fail(str(exc))
     try:

@@ -19,8 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
 
+from geon.cli.files import read_json
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.plans import PlanError, apply_plan, plan_splits, read_plan
@@ -39,20 +39,9 @@ def _fail(message: str, status: int) -> int:
     return status
 
 
-def _read_json(path: str) -> Any:
-    """The JSON in ``path``; :class:`OSError` or :class:`ValueError` with a one-line reason."""
-    try:
-        with open(path, "rb") as f:
-            return json.loads(f.read())
-    except OSError as exc:
-        raise OSError(f'cannot read "{path}": {exc.strerror or exc}') from None
-    except (ValueError, RecursionError) as exc:
-        raise ValueError(f'"{path}" is not valid JSON: {exc}') from None
-
-
 def main(args: argparse.Namespace) -> int:
     try:
-        document, data = _read_json(args.file), _read_json(args.plan)
+        document, data = read_json(args.file), read_json(args.plan)
     except (OSError, ValueError) as exc:
         return _fail(str(exc), 2)
     try:
