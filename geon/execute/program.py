@@ -19,12 +19,13 @@ the first run and reused (results leave as copies). A plan is not thread-safe.
 
 from __future__ import annotations
 
+import functools
 import math
 import os
 import threading
 import time
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -227,6 +228,7 @@ class Plan:
     limits: Limits
     groups: tuple[tuple[int, int], ...] = ()  # [first, stop) step ranges that may run together
     _bound: list[Array] | None = None
+    _group_macs: dict[tuple[int, int], int] = field(default_factory=dict)
 
     @property
     def input_bytes(self) -> int:
@@ -249,17 +251,29 @@ class Plan:
         ``GEON_SHARD_WORKERS`` where it is set (capped by the group's size); one on CuPy (every
         kernel goes to one stream); otherwise :func:`threads_for_group` of the group's smallest
         :meth:`step_macs`, the CPU count and the BLAS's threads."""
+        return self._threads(first, stop, _workers_from_env(), _blas_threads)
+
+    def _threads_of_groups(self) -> dict[int, int]:
+        """:meth:`group_workers` of every group, by its first step, reading the environment and
+        asking the BLAS once for the run."""
+        forced = _workers_from_env()
+        blas = functools.cache(_blas_threads)
+        return {first: self._threads(first, stop, forced, blas) for first, stop in self.groups}
+
+    def _threads(
+        self, first: int, stop: int, forced: int | None, blas_threads: Callable[[], int]
+    ) -> int:
         apps = stop - first
         if self.backend.name == "cupy":
             return 1
-        forced = _workers_from_env()
         if forced is not None:
             return min(forced, apps)
+        macs = self._group_macs.get((first, stop))
+        if macs is None:  # a fact of the compiled plan: counted once
+            macs = min(self.step_macs(st) for st in self.steps[first:stop])
+            self._group_macs[(first, stop)] = macs
         return threads_for_group(
-            macs=min(self.step_macs(st) for st in self.steps[first:stop]),
-            applications=apps,
-            cores=shard_workers(),
-            blas_threads=_blas_threads(),
+            macs=macs, applications=apps, cores=shard_workers(), blas_threads=blas_threads()
         )
 
     def step_macs(self, st: Step) -> int:
@@ -337,7 +351,7 @@ class Plan:
     ) -> None:
         total = len(self.steps)
         clock = time.perf_counter
-        workers = {first: self.group_workers(first, stop) for first, stop in self.groups}
+        workers = self._threads_of_groups()
         groups = {first: stop for first, stop in self.groups if workers[first] > 1}
 
         def finished(n: int, st: Step, took: float) -> None:
