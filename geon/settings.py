@@ -145,7 +145,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 # Content-Security-Policy of every answer (geon.accounts.security; Django 6's SECURE_CSP shape,
 # so its own middleware can take over): scripts only from this site, no inline script or event
 # handler, no plugins, no framing. Inline styles stay allowed: the pages' <style> blocks and the
-# editor's computed styles; the API docs page widens it for its CDN (geon.api).
+# editor's computed styles. The API docs page lives under it too (Swagger UI from static files).
 SECURE_CSP: dict[str, list[str]] = {
     "default-src": ["'self'"],
     "script-src": ["'self'"],

@@ -2,7 +2,8 @@
 
 The setting has the shape of Django 6's ``SECURE_CSP`` (directive -> list of sources), so
 Django's own ``ContentSecurityPolicyMiddleware`` can replace this one after an upgrade. An answer
-that already carries a policy keeps it (the API docs page sets a wider one for its CDN).
+that already carries a policy keeps it (no view sets one today: even the API docs page serves
+Swagger UI from this site under this policy).
 
 >>> policy_header({"default-src": ["'self'"], "object-src": ["'none'"]})
 "default-src 'self'; object-src 'none'"
