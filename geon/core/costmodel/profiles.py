@@ -25,6 +25,7 @@ Shipped profiles (figures and their sources: docs/cost-model.md) are loaded by n
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 from dataclasses import dataclass
@@ -205,10 +206,21 @@ def parse_profile(data: Any) -> Profile:
 
 def shipped_profiles() -> tuple[str, ...]:
     """The names of the profiles shipped with geon, sorted."""
+    return tuple(_shipped())
+
+
+@functools.cache
+def _shipped() -> dict[str, Profile]:
+    """The shipped profiles by name, read and checked once per process (package data does not
+    change while it runs)."""
     folder = resources.files("geon.core.costmodel").joinpath("profiles")
-    return tuple(
-        sorted(p.name.removesuffix(".json") for p in folder.iterdir() if p.name.endswith(".json"))
-    )
+    found = {}
+    for path in sorted(folder.iterdir(), key=lambda p: p.name):
+        if path.name.endswith(".json"):
+            found[path.name.removesuffix(".json")] = parse_profile(
+                json.loads(path.read_text("utf-8"))
+            )
+    return found
 
 
 def load_profile(name_or_path: str | None = None) -> Profile:
@@ -217,13 +229,9 @@ def load_profile(name_or_path: str | None = None) -> Profile:
     Raises :class:`DocumentError` naming the file, or the shipped names, when it cannot be read.
     """
     name = DEFAULT_PROFILE if name_or_path is None else name_or_path
-    if name in shipped_profiles():
-        text = (
-            resources.files("geon.core.costmodel")
-            .joinpath("profiles", f"{name}.json")
-            .read_text("utf-8")
-        )
-        return parse_profile(json.loads(text))
+    shipped = _shipped()
+    if name in shipped:
+        return shipped[name]
     try:
         with open(name, "rb") as f:
             raw = f.read(MAX_PROFILE_BYTES + 1)
