@@ -124,32 +124,6 @@ def test_layer_norm_uses_the_biased_variance() -> None:
     np.testing.assert_allclose(_value(op), want, rtol=1e-14)
 
 
-def test_matches_torch_where_it_is_installed() -> None:
-    # torch is no dependency of geon: where it imports, the three kernels equal its functions;
-    # elsewhere the formulas above pin the same values
-    try:
-        import torch
-    except ImportError:
-        return
-    a = np.random.default_rng(9).standard_normal((4, 3, 5))
-    x = gc.constant(a, axes=[N, T, D])
-    t = torch.from_numpy(a)
-    pairs = [
-        (make_op("op:gelu", {"tensor": [x]}), torch.nn.functional.gelu(t)),
-        (
-            make_op("op:gelu", {"tensor": [x]}, {"approximate": "tanh"}),
-            torch.nn.functional.gelu(t, approximate="tanh"),
-        ),
-        (make_op("op:softmax", {"tensor": [x]}, {"reduction_axes": [T]}), t.softmax(dim=1)),
-        (
-            make_op("op:layer_norm", {"tensor": [x]}, {"reduction_axes": [D]}),
-            torch.nn.functional.layer_norm(t, (5,)),
-        ),
-    ]
-    for op, want in pairs:
-        np.testing.assert_allclose(_value(op), want.numpy(), rtol=1e-12, atol=1e-12)
-
-
 # --- sharded ------------------------------------------------------------------------------------
 
 
