@@ -74,6 +74,10 @@ class Run(models.Model):
     # RUN_MAX_ATTEMPTS; see geon.runs.services.sweep).
     queued = models.DateTimeField(default=timezone.now)
     attempts = models.PositiveSmallIntegerField(default=1)
+    # The Celery queue the run was sent to ("" before queues were recorded: the default one). A
+    # hand-over sends it there again, and only workers of that queue sweep it, so a deployment
+    # with separate queues (GPU and CPU workers) never hands a run to the wrong kind of worker.
+    queue = models.CharField(max_length=200, blank=True, default="")
 
     class Meta:
         ordering = ["-created", "-id"]

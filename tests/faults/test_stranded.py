@@ -12,6 +12,7 @@ import subprocess
 import sys
 import threading
 import time
+import uuid
 from datetime import timedelta
 from typing import Any
 
@@ -84,6 +85,22 @@ def test_a_run_with_a_live_worker_is_left_alone_until_its_heartbeat_is_stale(
 
 
 @pytest.mark.django_db
+def test_a_run_sent_to_another_queue_is_left_to_that_queues_workers(
+    queued_run: Run, settings: Any
+) -> None:
+    # given a run whose worker is gone, sent to the queue of another kind of worker (GPU, say)
+    assert queued_run.queue == settings.CELERY_TASK_DEFAULT_QUEUE
+    left_running(queued_run, attempts=1, pid=dead_pid())
+    Run.objects.filter(pk=queued_run.pk).update(queue="gpu")
+    # then this queue's sweep leaves it alone, and a sweep of that queue hands it back there
+    assert sweep() == {"running": 0, "queued": 0, "renders": 0}
+    settings.CELERY_TASK_DEFAULT_QUEUE = "gpu"
+    assert sweep() == {"running": 1, "queued": 0, "renders": 0}
+    run = Run.objects.get(pk=queued_run.pk)
+    assert (run.status, run.attempts, run.queue) == ("queued", 2, "gpu")
+
+
+@pytest.mark.django_db
 def test_a_queued_run_is_handed_over_only_when_no_run_started_for_a_while(
     queued_run: Run, settings: Any
 ) -> None:
@@ -140,10 +157,10 @@ def test_a_render_no_worker_draws_is_handed_over_then_failed(graph: Any) -> None
 
 
 @pytest.fixture
-def run_for_this_thread(user: Any, graph: Any, monkeypatch: pytest.MonkeyPatch) -> Run:
-    """A queued run that no worker process hears of: the test's own thread is its worker (a
-    worker process the suite has running would otherwise take it first, and finish it at once)."""
-    monkeypatch.setattr("geon.runs.services.queueing.queue_run", lambda run_id: None)
+def run_for_this_thread(user: Any, graph: Any, settings: Any) -> Run:
+    """A queued run sent to a queue no worker process consumes: the test's own thread is its
+    worker (a worker process the suite has running would otherwise take it first)."""
+    settings.CELERY_TASK_DEFAULT_QUEUE = f"nobody-{uuid.uuid4().hex[:8]}"
     return do_queue_run(check_can_run(user, graph.pk), user)
 
 
@@ -165,10 +182,6 @@ def test_an_attempt_handed_over_while_it_ran_drops_its_outcome(
     assert sweep(now=timezone.now() + timedelta(minutes=5))["running"] == 1
     worker.join(timeout=60)
     # then the first attempt's outcome is dropped: the run belongs to the attempt it was handed
-    # to, which waits for a worker (or was finished by the suite's worker process, when one runs)
+    # to, which waits for a worker of its queue
     run = Run.objects.get(pk=queued_run.pk)
-    assert run.attempts == 2
-    if run.status == "done":
-        assert run.worker_pid != os.getpid()
-    else:
-        assert (run.status, run.finished, run.progress) == ("queued", None, 0.0)
+    assert (run.status, run.attempts, run.finished, run.progress) == ("queued", 2, None, 0.0)

@@ -9,6 +9,7 @@ import uuid
 from dataclasses import dataclass
 from typing import IO, Any
 
+from django.conf import settings
 from django.contrib.auth.models import User as Account
 from django.core.files.base import File
 from django.db import transaction
@@ -160,11 +161,12 @@ def do_queue_run(request: RunRequest, user: User) -> Run:
         sharded=request.sharded,
         seed=request.seed,
         plan=request.plan,
+        queue=settings.CELERY_TASK_DEFAULT_QUEUE,
     )
     if request.inputs is not None:
         request.inputs.seek(0)
         save_file(run.inputs, f"runs/{run.pk}/inputs.npz", File(request.inputs))
         run.save(update_fields=["inputs"])
     transaction.on_commit(lambda: publish(run))
-    transaction.on_commit(lambda: queue_run(run.pk))
+    transaction.on_commit(lambda: queue_run(run.pk, run.queue))
     return run

@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 from django.conf import settings
 from django.db import connection as db_connection
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from geon.runs.models import Render, Run
@@ -31,20 +32,22 @@ def sweep(now: datetime | None = None) -> dict[str, int]:
     queued over ``GEON_RUN_REQUEUE_SECONDS`` while no run started (their message was lost), and
     renders waiting over
     :data:`~geon.runs.services.renders.RENDER_RETRY_SECONDS`. Each is handed to a worker again, or
-    failed with the reason after ``GEON_RUN_MAX_ATTEMPTS``. Returns how many of each."""
+    failed with the reason after ``GEON_RUN_MAX_ATTEMPTS``. Only runs sent to this process's
+    queue (``GEON_CELERY_QUEUE``) are swept: they go back to it. Returns how many of each."""
     now = now or timezone.now()
     requeue_before = now - timedelta(seconds=settings.GEON_RUN_REQUEUE_SECONDS)
     counts = {"running": 0, "queued": 0, "renders": 0}
+    mine = Run.objects.filter(
+        Q(queue=settings.CELERY_TASK_DEFAULT_QUEUE) | Q(queue="")
+    ).select_for_update()
     with transaction.atomic():
-        for run in Run.objects.select_for_update().filter(status=Run.Status.RUNNING):
+        for run in mine.filter(status=Run.Status.RUNNING):
             if worker_gone(run, now):
                 _hand_over_run(run, now)
                 counts["running"] += 1
         moving = Run.objects.filter(started__gte=requeue_before).exists()
         if not moving:
-            lost = Run.objects.select_for_update().filter(
-                status=Run.Status.QUEUED, queued__lt=requeue_before
-            )
+            lost = mine.filter(status=Run.Status.QUEUED, queued__lt=requeue_before)
             for run in lost:
                 _hand_over_run(run, now)
                 counts["queued"] += 1
@@ -93,9 +96,9 @@ def _hand_over_run(run: Run, now: datetime) -> None:
     run.progress = 0.0
     run.queued = now
     run.save()
-    pk = run.pk
+    pk, queue = run.pk, run.queue
     transaction.on_commit(lambda: publish(run))
-    transaction.on_commit(lambda: queue_run(pk))
+    transaction.on_commit(lambda: queue_run(pk, queue))
 
 
 def _fail_never_started(run: Run, now: datetime) -> None:

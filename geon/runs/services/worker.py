@@ -12,9 +12,9 @@ EXECUTE_RUN = "geon.runs.execute_run"
 RENDER_DIAGRAM = "geon.runs.render_diagram"
 
 
-def queue_run(run_id: int) -> None:
-    """Ask a worker to execute run ``run_id``."""
-    app.send_task(EXECUTE_RUN, args=(run_id,))
+def queue_run(run_id: int, queue: str = "") -> None:
+    """Ask a worker of ``queue`` (by default the configured one) to execute run ``run_id``."""
+    app.send_task(EXECUTE_RUN, args=(run_id,), queue=queue or None)
 
 
 def queue_render(render_id: int) -> None:
