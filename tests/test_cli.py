@@ -19,7 +19,7 @@ import pytest
 from tests.processes import free_port, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
-VERBS = ["check", "run", "render", "shard", "plan", "cost", "serve"]
+VERBS = ["check", "run", "render", "shard", "plan", "cost", "puzzle", "import", "export", "serve"]
 
 
 def geon(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:

@@ -1,6 +1,8 @@
 """The ``python -m geon`` command line: one module per verb under ``geon.cli``.
 
-Each verb module defines ``HELP`` (one line), ``add_arguments(parser)`` and ``main(args) -> int``.
+Each verb module defines ``HELP`` (one line), ``add_arguments(parser)`` and ``main(args) -> int``;
+:data:`VERBS` maps each verb to its module (``import`` is a Python keyword, so its module is
+``model_import``).
 """
 
 from __future__ import annotations
@@ -10,7 +12,18 @@ import importlib
 import sys
 from collections.abc import Sequence
 
-VERBS = ("check", "run", "render", "shard", "plan", "cost", "serve")
+VERBS = {
+    "check": "check",
+    "run": "run",
+    "render": "render",
+    "shard": "shard",
+    "plan": "plan",
+    "cost": "cost",
+    "puzzle": "puzzle",
+    "import": "model_import",
+    "export": "model_export",
+    "serve": "serve",
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -19,8 +32,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Check, shard, plan, cost, run and render geon / LoomGraph documents.",
     )
     sub = parser.add_subparsers(dest="verb", metavar="VERB", required=True)
-    for verb in VERBS:
-        module = importlib.import_module(f"geon.cli.{verb}")
+    for verb, name in VERBS.items():
+        module = importlib.import_module(f"geon.cli.{name}")
         verb_parser = sub.add_parser(verb, help=module.HELP, description=module.HELP)
         module.add_arguments(verb_parser)
         verb_parser.set_defaults(handler=module.main)
