@@ -1,0 +1,1 @@
+"""geon.interop (being built this session)."""

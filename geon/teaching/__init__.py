@@ -1,0 +1,1 @@
+"""geon.teaching (being built this session)."""
