@@ -144,24 +144,50 @@ class _Local(NamedTuple):
 
 def _selections(body: dict[str, Any], side: str, seen: dict[Box, tuple[Box, int]]) -> Selections:
     """One side's well-formed selections; equal boxes are shared through ``seen`` (box -> the
-    first equal box and its cells), so a plan's many copies of one region are held once."""
+    first equal box and its cells), so a plan's many copies of one region are held once.
+
+    The loop is the cost model's hot path (tens of thousands of selections per plan): a box is
+    looked up by its tuples first and checked in full (:func:`_box`) only when new; a hit checks
+    only that its coordinates are ints (``0.0`` and ``True`` equal ``0`` and ``1`` as keys)."""
     found: list[tuple[str, Box]] = []
     cells: list[int] = []
     selmap = body.get(side)
-    if isinstance(selmap, dict):
-        for items in selmap.values():
-            if not isinstance(items, list):
+    if type(selmap) is not dict:
+        return (), ()
+    for items in selmap.values():
+        if type(items) is not list:
+            continue
+        for item in items:
+            if type(item) is not dict:
                 continue
-            for item in items:
-                if type(item) is dict and type(tid := item.get("tensorId")) is str:
-                    box = _box(item.get("range"))
-                    if box is None:
-                        continue
-                    known = seen.get(box)
-                    if known is None:
-                        known = seen[box] = (box, box_size(box))
-                    found.append((tid, known[0]))
-                    cells.append(known[1])
+            tid = item.get("tensorId")
+            r = item.get("range")
+            if type(tid) is not str or type(r) is not dict:
+                continue
+            s, e = r.get("start"), r.get("end")
+            if type(s) is not list or type(e) is not list:
+                continue
+            key = (tuple(s), tuple(e))
+            known = seen.get(key)
+            if known is None:
+                box = _box(r)
+                if box is None:
+                    continue
+                known = seen[key] = (box, box_size(box))
+            else:
+                for x in s:
+                    if type(x) is not int:
+                        break
+                else:
+                    for x in e:
+                        if type(x) is not int:
+                            break
+                    else:
+                        found.append((tid, known[0]))
+                        cells.append(known[1])
+                continue
+            found.append((tid, known[0]))
+            cells.append(known[1])
     return tuple(found), tuple(cells)
 
 
