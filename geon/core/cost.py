@@ -7,6 +7,10 @@ writes, the bytes that move between devices, and the memory each device holds.
 A device is ``(mesh id, coords)``, where placed Applications (those with a ``Placement`` tag,
 written by :func:`geon.core.sharding.shard`) run.
 
+- :func:`read_shards`: **the one reader of placed shards** (also what
+  :func:`geon.core.costmodel.placed.read_placed` builds on): each Application as a
+  :class:`Shard` (device, index box, boxes read and written with their cells).
+
 - :func:`device_bytes`: per device, the bytes its Applications read (``inputs``) and write
   (``outputs``).
 - :func:`regions_that_move`: **the rule of which regions move** (one implementation, also what
@@ -26,8 +30,9 @@ written by :func:`geon.core.sharding.shard`) run.
   buffers of padded reads (an input whose projection reaches past its tensor is read into a
   buffer of the projection's full shape, as the executor does).
 
-Tensors of unknown dtype count 0 bytes per element, and nodes that are malformed (see the
-checker's issues) are left out.
+Tensors of unknown dtype count 0 bytes per element; malformed selections, placements naming no
+mesh (or coordinates outside it) and Applications of no operation are left out (the checker
+reports them).
 """
 
 from __future__ import annotations
@@ -36,12 +41,22 @@ from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from itertools import pairwise
-from typing import Generic, NamedTuple, Protocol, TypeVar
+from operator import le
+from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
-from geon.core.checks import is_well_formed
 from geon.core.dtypes import DTYPE_BYTES
 from geon.core.errors import GeonError
-from geon.core.graph import APPLICATION, IPF_INDEX, IPF_SIGNATURE, PLACEMENT, TENSOR, Graph, Node
+from geon.core.graph import (
+    APPLICATION,
+    IPF_INDEX,
+    IPF_SIGNATURE,
+    OPERATION,
+    PLACEMENT,
+    TENSOR,
+    Graph,
+    Node,
+)
+from geon.core.sharding import Mesh
 from geon.core.zspace import IPF, ZRange, parse_range, union_size
 
 __all__ = [
@@ -49,6 +64,8 @@ __all__ = [
     "Device",
     "DeviceMemory",
     "PlacedShard",
+    "PlacedShards",
+    "Shard",
     "Transfer",
     "Written",
     "box_size",
@@ -57,6 +74,8 @@ __all__ = [
     "device_memory",
     "index_range_of",
     "intersect",
+    "placement_device",
+    "read_shards",
     "regions_that_move",
     "transfer_bytes",
     "transfers",
@@ -64,31 +83,14 @@ __all__ = [
 ]
 
 
+_INTS = frozenset({int})
+_MEMO = "costmodel.placed"
+"""The key of a node's own reading in the graph index's memo."""
+
+
 def index_range_of(node: Node) -> ZRange | None:
     """The ``IPFIndex`` of a node as a range (None when it has none or it is malformed)."""
     return parse_range(node.tags.get(IPF_INDEX)) if node.tags else None
-
-
-def device_bytes(graph: Graph) -> dict[tuple[str, tuple[int, ...]], dict[str, int]]:
-    """Bytes read (``inputs``) and written (``outputs``) per device by placed Applications.
-
-    Keys are ``(mesh id, coords)``; tensors of unknown dtype count 0 bytes per element.
-    """
-    out: dict[tuple[str, tuple[int, ...]], dict[str, int]] = {}
-    index = graph.index
-    for app in graph.of_type(APPLICATION):
-        tag = app.tags.get(PLACEMENT) if app.tags else None
-        if not isinstance(tag, dict) or not is_well_formed(index, app):
-            continue
-        key = (tag["mesh"], tuple(int(c) for c in tag["coords"]))
-        acc = out.setdefault(key, {"inputs": 0, "outputs": 0})
-        for side in ("inputs", "outputs"):
-            for items in (app.body.get(side) or {}).values():
-                for item in items:
-                    r = parse_range(item["range"])
-                    if r is not None:
-                        acc[side] += r.size * _element_bytes(graph, item["tensorId"])
-    return out
 
 
 Device = tuple[str, tuple[int, ...]]
@@ -235,39 +237,236 @@ class DeviceMemory:
         return self.inputs + self.outputs + self.temporaries
 
 
-class _Shard(NamedTuple):
-    app: Node
+class Shard(NamedTuple):
+    """One Application (or an unplaced operation, run whole): where it runs and what it reads
+    and writes."""
+
+    id: str
     op_id: str
-    device: Device
+    device: Device | None
+    index_box: Box | None
     reads: tuple[tuple[str, Box], ...]
     writes: tuple[tuple[str, Box], ...]
+    read_cells: tuple[int, ...]
+    """The cells of each region read, in the order of ``reads``."""
+    write_cells: tuple[int, ...]
 
 
-def _placed_shards(graph: Graph) -> list[_Shard]:
-    """The well-formed, placed Applications with their selections, in document order."""
-    index = graph.index
-    out = []
-    for app in graph.of_type(APPLICATION):
-        tag = app.tags.get(PLACEMENT) if app.tags else None
-        if not isinstance(tag, dict) or not is_well_formed(index, app):
+@dataclass(slots=True)
+class PlacedShards:
+    """The shards of a document (:func:`read_shards`) and what was read on the way."""
+
+    shards: list[Shard]
+    """The placed Applications, in document order."""
+    by_op: dict[str, list[Shard]]
+    """Per operation, its placed Applications, or one unplaced shard when it has none."""
+    ops: dict[str, Node]
+    meshes: dict[str, Mesh | None]
+    element_bytes: dict[str, int]
+    dtypes: dict[str, str]
+    ranks: dict[str, int]
+
+
+def _box(data: Any) -> Box | None:
+    if type(data) is not dict:
+        return None
+    s, e = data.get("start"), data.get("end")
+    if type(s) is not list or type(e) is not list or len(s) != len(e):
+        return None
+    start, end = tuple(s), tuple(e)
+    if not (_INTS.issuperset(map(type, start)) and _INTS.issuperset(map(type, end))):
+        return None
+    return (start, end) if all(map(le, start, end)) else None
+
+
+Selections = tuple[tuple[tuple[str, Box], ...], tuple[int, ...]]
+"""Well-formed selections of one side as ``(tensor id, box)``, and the cells of each."""
+
+
+class _Local(NamedTuple):
+    """What one Application (or Operation) node says by itself, unchecked against others."""
+
+    op_id: Any
+    placement: tuple[str, tuple[int, ...]] | None
+    index_box: Box | None
+    reads: Selections
+    writes: Selections
+
+
+def _selections(body: dict[str, Any], side: str, seen: dict[Box, tuple[Box, int]]) -> Selections:
+    """One side's well-formed selections; equal boxes are shared through ``seen`` (box -> the
+    first equal box and its cells), so a plan's many copies of one region are held once.
+
+    The loop is the cost model's hot path (tens of thousands of selections per plan): a box is
+    looked up by its tuples first and checked in full (:func:`_box`) only when new; a hit checks
+    only that its coordinates are ints (``0.0`` and ``True`` equal ``0`` and ``1`` as keys)."""
+    found: list[tuple[str, Box]] = []
+    cells: list[int] = []
+    selmap = body.get(side)
+    if type(selmap) is not dict:
+        return (), ()
+    for items in selmap.values():
+        if type(items) is not list:
             continue
-        device = (str(tag["mesh"]), tuple(int(c) for c in tag["coords"]))
-        sides: dict[str, list[tuple[str, Box]]] = {"inputs": [], "outputs": []}
-        for side, found in sides.items():
-            for items in (app.body.get(side) or {}).values():
-                for item in items:
-                    r = parse_range(item["range"])
-                    if r is not None:
-                        found.append((item["tensorId"], (r.start, r.end)))
-        op_id = str(app.body.get("operationId"))
-        out.append(_Shard(app, op_id, device, tuple(sides["inputs"]), tuple(sides["outputs"])))
-    return out
+        for item in items:
+            if type(item) is not dict:
+                continue
+            tid = item.get("tensorId")
+            r = item.get("range")
+            if type(tid) is not str or type(r) is not dict:
+                continue
+            s, e = r.get("start"), r.get("end")
+            if type(s) is not list or type(e) is not list:
+                continue
+            key = (tuple(s), tuple(e))
+            known = seen.get(key)
+            if known is None:
+                box = _box(r)
+                if box is None:
+                    continue
+                known = seen[key] = (box, box_size(box))
+            else:
+                for x in s:
+                    if type(x) is not int:
+                        break
+                else:
+                    for x in e:
+                        if type(x) is not int:
+                            break
+                    else:
+                        found.append((tid, known[0]))
+                        cells.append(known[1])
+                continue
+            found.append((tid, known[0]))
+            cells.append(known[1])
+    return tuple(found), tuple(cells)
+
+
+def _local(node: Node, seen: dict[Box, tuple[Box, int]]) -> _Local:
+    tags = node.tags or {}
+    tag = tags.get(PLACEMENT)
+    placement = None
+    if isinstance(tag, dict):
+        mesh_id, coords = tag.get("mesh"), tag.get("coords")
+        if type(mesh_id) is str and type(coords) is list and _INTS.issuperset(map(type, coords)):
+            placement = (mesh_id, tuple(coords))
+    body = node.body if isinstance(node.body, dict) else {}
+    return _Local(
+        body.get("operationId", node.id),
+        placement,
+        _box(tags.get(IPF_INDEX)),
+        _selections(body, "inputs", seen),
+        _selections(body, "outputs", seen),
+    )
+
+
+def placement_device(
+    placement: tuple[str, tuple[int, ...]] | None, meshes: dict[str, Mesh | None], graph: Graph
+) -> Device | None:
+    """The device of a placement whose mesh exists (``meshes`` caches each mesh read, None when
+    it is missing or malformed) and whose coords fit it, else None."""
+    if placement is None:
+        return None
+    mesh_id, coords = placement
+    if mesh_id not in meshes:
+        node = graph.get(mesh_id)
+        try:
+            meshes[mesh_id] = Mesh.from_node(node) if node is not None else None
+        except GeonError:  # a malformed mesh is the checker's issue, not a cost
+            meshes[mesh_id] = None
+    mesh = meshes[mesh_id]
+    if mesh is None or len(coords) != len(mesh.axes):
+        return None
+    if not all(0 <= c < s for c, (_, s) in zip(coords, mesh.axes, strict=True)):
+        return None
+    return placement
+
+
+def _of_rank(sel: Selections, ranks: dict[str, int]) -> Selections:
+    """The selections whose rank is their tensor's."""
+    boxes, cells = sel
+    if all(ranks.get(t) == len(b[0]) for t, b in boxes):
+        return sel
+    kept = [n for n, (t, b) in enumerate(boxes) if ranks.get(t) == len(b[0])]
+    return tuple(boxes[n] for n in kept), tuple(cells[n] for n in kept)
+
+
+def read_shards(graph: Graph) -> PlacedShards:
+    """The **one reader of placed shards** (this module's costs and
+    :func:`geon.core.costmodel.placed.read_placed` build on it). An Application counts when its
+    ``Placement`` names a mesh that exists and coordinates that fit it and its operation exists;
+    an operation with no placed Application runs whole (one unplaced shard of its own
+    selections, ``device`` None). Malformed selections (and those whose rank is not their
+    tensor's) are left out: the checker reports them. What each node says by itself is
+    remembered on the graph's index while the node is unchanged.
+
+    >>> found = read_shards(Graph())
+    >>> found.shards, found.by_op
+    ([], {})
+    """
+    found = PlacedShards([], {}, {}, {}, {}, {}, {})
+    dtypes, element_bytes, ranks = found.dtypes, found.element_bytes, found.ranks
+    for tensor in graph.of_type(TENSOR):
+        dtype = str(tensor.body.get("dtype"))
+        dtypes[tensor.id] = dtype
+        element_bytes[tensor.id] = DTYPE_BYTES.get(dtype, 0)
+        whole = _box(tensor.body.get("range"))
+        if whole is not None:
+            ranks[tensor.id] = len(whole[0])
+    ops = found.ops
+    ops.update((op.id, op) for op in graph.of_type(OPERATION))
+    meshes = found.meshes
+    seen: dict[Box, tuple[Box, int]] = {}
+
+    def local(node: Node) -> _Local:
+        return _local(node, seen)
+
+    def shard(node: Node, loc: _Local, device: Device | None) -> Shard:
+        (reads, read_cells) = _of_rank(loc.reads, ranks)
+        (writes, write_cells) = _of_rank(loc.writes, ranks)
+        return Shard(
+            node.id, loc.op_id, device, loc.index_box, reads, writes, read_cells, write_cells
+        )
+
+    index = graph.index
+    by_op = found.by_op
+    for app in graph.of_type(APPLICATION):
+        loc = index.memo(app, _MEMO, local)
+        device = placement_device(loc.placement, meshes, graph)
+        if device is None or type(loc.op_id) is not str or loc.op_id not in ops:
+            continue
+        placed = shard(app, loc, device)
+        found.shards.append(placed)
+        by_op.setdefault(loc.op_id, []).append(placed)
+    for op in ops.values():
+        if op.id not in by_op:
+            by_op[op.id] = [shard(op, index.memo(op, _MEMO, local), None)]
+    return found
 
 
 def _element_bytes(graph: Graph, tensor_id: str) -> int:
     tensor = graph.get(tensor_id)
     dtype = tensor.body.get("dtype") if tensor is not None and tensor.type == TENSOR else None
     return DTYPE_BYTES.get(str(dtype), 0)
+
+
+def device_bytes(graph: Graph) -> dict[Device, dict[str, int]]:
+    """Bytes read (``inputs``) and written (``outputs``) per device by placed Applications.
+
+    Keys are ``(mesh id, coords)``; tensors of unknown dtype count 0 bytes per element.
+    """
+    out: dict[Device, dict[str, int]] = {}
+    found = read_shards(graph)
+    eb = found.element_bytes
+    for sh in found.shards:
+        assert sh.device is not None
+        acc = out.setdefault(sh.device, {"inputs": 0, "outputs": 0})
+        for side, boxes, cells in (
+            ("inputs", sh.reads, sh.read_cells),
+            ("outputs", sh.writes, sh.write_cells),
+        ):
+            acc[side] += sum(n * eb.get(t, 0) for (t, _), n in zip(boxes, cells, strict=True))
+    return out
 
 
 def transfers(graph: Graph) -> list[Transfer]:
@@ -277,19 +476,18 @@ def transfers(graph: Graph) -> list[Transfer]:
     >>> transfers(Graph())
     []
     """
-    shards = _placed_shards(graph)
-    return [
-        Transfer(
-            tid,
-            ZRange(*region),
-            box_size(region) * _element_bytes(graph, tid),
-            producer.app.id,
-            consumer.app.id,
-            producer.device,
-            consumer.device,
-        )
-        for tid, producer, consumer, region in regions_that_move(shards, writers_of(shards))
-    ]
+    found = read_shards(graph)
+    eb = found.element_bytes
+    out = []
+    for tid, producer, consumer, region in regions_that_move(
+        found.shards, writers_of(found.shards)
+    ):
+        source, target = producer.device, consumer.device
+        assert source is not None and target is not None  # placed shards only
+        nbytes = box_size(region) * eb.get(tid, 0)
+        moved = Transfer(tid, ZRange(*region), nbytes, producer.id, consumer.id, source, target)
+        out.append(moved)
+    return out
 
 
 def transfer_bytes(graph: Graph) -> dict[tuple[Device, Device], int]:
@@ -306,12 +504,14 @@ def device_memory(graph: Graph) -> dict[Device, DeviceMemory]:
     reads: dict[Device, dict[str, list[ZRange]]] = {}
     writes: dict[Device, dict[str, list[ZRange]]] = {}
     temporaries: dict[Device, int] = {}
-    for sh in _placed_shards(graph):
+    for sh in read_shards(graph).shards:
+        assert sh.device is not None
         for tid, (start, end) in sh.reads:
             reads.setdefault(sh.device, {}).setdefault(tid, []).append(ZRange(start, end))
         for tid, (start, end) in sh.writes:
             writes.setdefault(sh.device, {}).setdefault(tid, []).append(ZRange(start, end))
-        temporaries[sh.device] = temporaries.get(sh.device, 0) + _padded_buffers(graph, sh.app)
+        padded = _padded_buffers(graph, graph.node(sh.id))
+        temporaries[sh.device] = temporaries.get(sh.device, 0) + padded
     out = {}
     for device in sorted({*reads, *writes, *temporaries}):
         written = writes.get(device, {})

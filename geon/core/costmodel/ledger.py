@@ -21,8 +21,9 @@ busiest device's peak over the mean peak, in percent above it (``(max - mean) / 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from itertools import accumulate
 from typing import Any
+
+import numpy as np
 
 from geon.core.cost import Box, Device, box_size, contains
 from geon.core.costmodel.placed import PlacedDocument, boxes_union_size
@@ -122,17 +123,24 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
 
 
 def _peak(allocations: list[tuple[str, int, int, int]], steps: int) -> DeviceMemory:
-    """The peak step of live allocations ``(kind, first step, last step, bytes)``."""
-    deltas = {kind: [0] * (steps + 1) for kind in KINDS}
-    for kind, start, stop, nbytes in allocations:
-        deltas[kind][start] += nbytes
-        deltas[kind][stop + 1] -= nbytes
-    live = {kind: list(accumulate(deltas[kind][:steps])) for kind in KINDS}
-    totals = [sum(live[kind][s] for kind in KINDS) for s in range(steps)]
-    if not totals:
+    """The peak step of live allocations ``(kind, first step, last step, bytes)``: per kind, the
+    bytes live at each step are the running sum of each allocation's start and end deltas
+    (NumPy ``int64``, exact far beyond any device's bytes)."""
+    if not steps:
         return DeviceMemory(0, tuple((kind, 0) for kind in KINDS))
-    at = max(range(steps), key=totals.__getitem__)
-    return DeviceMemory(totals[at], tuple((kind, live[kind][at]) for kind in KINDS))
+    row = {kind: n for n, kind in enumerate(KINDS)}
+    deltas = np.zeros((len(KINDS), steps + 1), dtype=np.int64)
+    if allocations:
+        kinds, starts, stops, sizes = zip(*allocations, strict=True)
+        rows = np.fromiter(map(row.__getitem__, kinds), dtype=np.intp, count=len(kinds))
+        nbytes = np.array(sizes, dtype=np.int64)
+        np.add.at(deltas, (rows, np.array(starts, dtype=np.intp)), nbytes)
+        np.add.at(deltas, (rows, np.array(stops, dtype=np.intp) + 1), -nbytes)
+    live = np.cumsum(deltas[:, :steps], axis=1)
+    at = int(np.argmax(live.sum(axis=0)))  # the earliest peak on ties
+    return DeviceMemory(
+        int(live[:, at].sum()), tuple((kind, int(live[n, at])) for n, kind in enumerate(KINDS))
+    )
 
 
 def imbalance_percent(peaks: list[int]) -> float:

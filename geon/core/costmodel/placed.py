@@ -7,11 +7,12 @@ inputs a plan placed.
 >>> doc.shards, doc.order, doc.meshes
 ([], [], {})
 
-Boxes (regions as ``(start, end)`` tuples) and devices (``(mesh id, coords)``) are
-:mod:`geon.core.cost`'s. An Application counts when its ``Placement``
-names a mesh and coordinates; an operation with no placed Application runs whole (as one
-unplaced :class:`Shard` of its own selections, ``device`` None). Malformed selections (and those
-whose rank is not their tensor's), placements and meshes are left out (the checker reports them).
+Boxes (regions as ``(start, end)`` tuples), devices (``(mesh id, coords)``) and the shards
+themselves are :mod:`geon.core.cost`'s (:func:`geon.core.cost.read_shards`, the one reader of
+placed shards): an Application counts when its ``Placement`` names a mesh and coordinates; an
+operation with no placed Application runs whole (as one unplaced :class:`Shard` of its own
+selections, ``device`` None). Malformed selections (and those whose rank is not their
+tensor's), placements and meshes are left out (the checker reports them).
 
 The **run order** is the executor's (:func:`geon.core.order.run_order`): waves of the operations
 whose inputs are all written, each wave in document order; operations in a cycle are left out.
@@ -21,13 +22,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from operator import le
-from typing import Any, NamedTuple
 
-from geon.core.cost import Box, Device, box_size, intersect
-from geon.core.dtypes import DTYPE_BYTES
-from geon.core.errors import GeonError
-from geon.core.graph import APPLICATION, IPF_INDEX, OPERATION, PLACEMENT, TENSOR, Graph
+from geon.core.cost import Box, Device, Shard, box_size, intersect, placement_device, read_shards
+from geon.core.graph import Graph
 from geon.core.nodes import Node
 from geon.core.order import run_order
 from geon.core.plans import held_regions
@@ -35,25 +32,6 @@ from geon.core.sharding import Mesh
 from geon.core.zspace import ZRange, union_size
 
 __all__ = ["PlacedDocument", "Shard", "boxes_union_size", "read_placed"]
-
-_INTS = frozenset({int})
-_MEMO = "costmodel.placed"
-"""The key of a node's own reading in the graph index's memo."""
-
-
-class Shard(NamedTuple):
-    """One Application (or an unplaced operation, run whole): where it runs and what it reads
-    and writes."""
-
-    id: str
-    op_id: str
-    device: Device | None
-    index_box: Box | None
-    reads: tuple[tuple[str, Box], ...]
-    writes: tuple[tuple[str, Box], ...]
-    read_cells: tuple[int, ...]
-    """The cells of each region read, in the order of ``reads``."""
-    write_cells: tuple[int, ...]
 
 
 @dataclass(slots=True)
@@ -116,173 +94,27 @@ def _disjoint(boxes: list[Box]) -> bool:
     return all(intersect(a, b) is None for n, a in enumerate(boxes) for b in boxes[n + 1 :])
 
 
-def _box(data: Any) -> Box | None:
-    if type(data) is not dict:
-        return None
-    s, e = data.get("start"), data.get("end")
-    if type(s) is not list or type(e) is not list or len(s) != len(e):
-        return None
-    start, end = tuple(s), tuple(e)
-    if not (_INTS.issuperset(map(type, start)) and _INTS.issuperset(map(type, end))):
-        return None
-    return (start, end) if all(map(le, start, end)) else None
-
-
-Selections = tuple[tuple[tuple[str, Box], ...], tuple[int, ...]]
-"""Well-formed selections of one side as ``(tensor id, box)``, and the cells of each."""
-
-
-class _Local(NamedTuple):
-    """What one Application (or Operation) node says by itself, unchecked against others."""
-
-    op_id: Any
-    placement: tuple[str, tuple[int, ...]] | None
-    index_box: Box | None
-    reads: Selections
-    writes: Selections
-
-
-def _selections(body: dict[str, Any], side: str, seen: dict[Box, tuple[Box, int]]) -> Selections:
-    """One side's well-formed selections; equal boxes are shared through ``seen`` (box -> the
-    first equal box and its cells), so a plan's many copies of one region are held once.
-
-    The loop is the cost model's hot path (tens of thousands of selections per plan): a box is
-    looked up by its tuples first and checked in full (:func:`_box`) only when new; a hit checks
-    only that its coordinates are ints (``0.0`` and ``True`` equal ``0`` and ``1`` as keys)."""
-    found: list[tuple[str, Box]] = []
-    cells: list[int] = []
-    selmap = body.get(side)
-    if type(selmap) is not dict:
-        return (), ()
-    for items in selmap.values():
-        if type(items) is not list:
-            continue
-        for item in items:
-            if type(item) is not dict:
-                continue
-            tid = item.get("tensorId")
-            r = item.get("range")
-            if type(tid) is not str or type(r) is not dict:
-                continue
-            s, e = r.get("start"), r.get("end")
-            if type(s) is not list or type(e) is not list:
-                continue
-            key = (tuple(s), tuple(e))
-            known = seen.get(key)
-            if known is None:
-                box = _box(r)
-                if box is None:
-                    continue
-                known = seen[key] = (box, box_size(box))
-            else:
-                for x in s:
-                    if type(x) is not int:
-                        break
-                else:
-                    for x in e:
-                        if type(x) is not int:
-                            break
-                    else:
-                        found.append((tid, known[0]))
-                        cells.append(known[1])
-                continue
-            found.append((tid, known[0]))
-            cells.append(known[1])
-    return tuple(found), tuple(cells)
-
-
-def _local(node: Node, seen: dict[Box, tuple[Box, int]]) -> _Local:
-    tags = node.tags or {}
-    tag = tags.get(PLACEMENT)
-    placement = None
-    if isinstance(tag, dict):
-        mesh_id, coords = tag.get("mesh"), tag.get("coords")
-        if type(mesh_id) is str and type(coords) is list and _INTS.issuperset(map(type, coords)):
-            placement = (mesh_id, tuple(coords))
-    body = node.body if isinstance(node.body, dict) else {}
-    return _Local(
-        body.get("operationId", node.id),
-        placement,
-        _box(tags.get(IPF_INDEX)),
-        _selections(body, "inputs", seen),
-        _selections(body, "outputs", seen),
-    )
-
-
-def _device(
-    placement: tuple[str, tuple[int, ...]] | None, meshes: dict[str, Mesh | None], graph: Graph
-) -> Device | None:
-    """The device of a placement whose mesh exists and whose coords fit it, else None."""
-    if placement is None:
-        return None
-    mesh_id, coords = placement
-    if mesh_id not in meshes:
-        node = graph.get(mesh_id)
-        try:
-            meshes[mesh_id] = Mesh.from_node(node) if node is not None else None
-        except GeonError:  # a malformed mesh is the checker's issue, not a cost
-            meshes[mesh_id] = None
-    mesh = meshes[mesh_id]
-    if mesh is None or len(coords) != len(mesh.axes):
-        return None
-    if not all(0 <= c < s for c, (_, s) in zip(coords, mesh.axes, strict=True)):
-        return None
-    return placement
-
-
-def _of_rank(sel: Selections, ranks: dict[str, int]) -> Selections:
-    """The selections whose rank is their tensor's."""
-    boxes, cells = sel
-    if all(ranks.get(t) == len(b[0]) for t, b in boxes):
-        return sel
-    kept = [n for n, (t, b) in enumerate(boxes) if ranks.get(t) == len(b[0])]
-    return tuple(boxes[n] for n in kept), tuple(cells[n] for n in kept)
-
-
 def read_placed(graph: Graph) -> PlacedDocument:
-    """The placed document of ``graph`` (see the module docstring). What each node says by
-    itself is remembered on the graph's index while the node is unchanged, so costing a plan
-    again after an edit reads only the nodes the edit changed."""
-    doc = PlacedDocument(graph)
-    for tensor in graph.of_type(TENSOR):
-        dtype = str(tensor.body.get("dtype"))
-        doc.dtypes[tensor.id] = dtype
-        doc.element_bytes[tensor.id] = DTYPE_BYTES.get(dtype, 0)
-        whole = _box(tensor.body.get("range"))
-        if whole is not None:
-            doc.ranks[tensor.id] = len(whole[0])
-    ops = {op.id: op for op in graph.of_type(OPERATION)}
-    meshes: dict[str, Mesh | None] = {}
-    seen: dict[Box, tuple[Box, int]] = {}
-
-    def local(node: Node) -> _Local:
-        return _local(node, seen)
-
-    def shard(node: Node, loc: _Local, device: Device | None) -> Shard:
-        (reads, read_cells) = _of_rank(loc.reads, doc.ranks)
-        (writes, write_cells) = _of_rank(loc.writes, doc.ranks)
-        return Shard(
-            node.id, loc.op_id, device, loc.index_box, reads, writes, read_cells, write_cells
-        )
-
-    index = graph.index
-    for app in graph.of_type(APPLICATION):
-        loc = index.memo(app, _MEMO, local)
-        device = _device(loc.placement, meshes, graph)
-        if device is None or type(loc.op_id) is not str or loc.op_id not in ops:
-            continue
-        placed = shard(app, loc, device)
-        doc.shards.append(placed)
-        doc.by_op.setdefault(loc.op_id, []).append(placed)
+    """The placed document of ``graph`` (see the module docstring): its shards as
+    :func:`geon.core.cost.read_shards` reads them (each node's own reading is remembered on the
+    graph's index while the node is unchanged, so costing a plan again after an edit reads only
+    the nodes the edit changed), with the placed graph inputs, the meshes and the run order."""
+    found = read_shards(graph)
+    doc = PlacedDocument(
+        graph,
+        shards=found.shards,
+        by_op=found.by_op,
+        element_bytes=found.element_bytes,
+        dtypes=found.dtypes,
+        ranks=found.ranks,
+    )
+    meshes = found.meshes
     for tid, (mesh_id, regions) in held_regions(graph).items():
         doc.held[tid] = [
             (device, (r.start, r.end))
             for coords, r in regions
-            if (device := _device((mesh_id, coords), meshes, graph)) is not None
+            if (device := placement_device((mesh_id, coords), meshes, graph)) is not None
         ]
     doc.meshes = {mid: m for mid, m in meshes.items() if m is not None}
-    for op in ops.values():
-        if op.id not in doc.by_op:
-            doc.by_op[op.id] = [shard(op, index.memo(op, _MEMO, local), None)]
-    doc.order = [op.id for op in run_order(list(ops.values()))[0]]
+    doc.order = [op.id for op in run_order(list(found.ops.values()))[0]]
     return doc

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from geon.core.cost import Device, box_size
 from geon.core.costmodel.collectives import Collective
@@ -53,9 +54,9 @@ CONTRACTIONS = ("op:dot", "op:conv2d", "op:linear", "matmul")
 _CELLS_READ = (*REDUCTIONS, "row_sum")
 
 
-@dataclass(frozen=True, slots=True)
-class Work:
-    """One application's flops, bytes moved to and from memory, and seconds."""
+class Work(NamedTuple):
+    """One application's flops, bytes moved to and from memory, and seconds (a named tuple: a
+    plan has thousands of applications)."""
 
     flops: int
     bytes: int
@@ -92,40 +93,57 @@ def shard_work(doc: PlacedDocument, shard: Shard, profile: Profile, k: int = 1) 
     """The flops, bytes and seconds of one application (see the module docstring); ``k`` is
     its operation's contracted cells (:func:`_contracted_cells`, computed once per operation)."""
     kname = doc.operation(shard.op_id).body.get("kernel")
-    if kname in VIEWS:
-        return Work(0, 0, 0.0)
-    eb = doc.element_bytes
-    written = sum(shard.write_cells)
-    if kname in CONTRACTIONS:
-        cells = box_size(shard.index_box) if shard.index_box is not None else written
-        flops = 2 * cells * k
-    elif kname in _CELLS_READ:
-        flops = sum(shard.read_cells)
-    else:
-        flops = written
-    nbytes = sum(n * eb.get(t, 0) for (t, _), n in zip(shard.reads, shard.read_cells, strict=True))
-    nbytes += sum(
-        n * eb.get(t, 0) for (t, _), n in zip(shard.writes, shard.write_cells, strict=True)
-    )
-    dtype = doc.dtypes.get(shard.writes[0][0], "float32") if shard.writes else "float32"
-    dev = profile.device
-    seconds = max(
-        flops / (profile.peak(dtype) * dev.efficiency),
-        nbytes / (dev.memory_bandwidth * dev.efficiency),
-        dev.kernel_floor,
-    )
-    return Work(flops, nbytes, seconds)
+    return _Roofline(doc, profile).work(shard, kname, k)
+
+
+class _Roofline:
+    """The per-application formula with what it looks up per plan bound once: bytes per element,
+    the profile's peak per dtype and its memory bandwidth."""
+
+    def __init__(self, doc: PlacedDocument, profile: Profile) -> None:
+        dev = profile.device
+        self.eb = doc.element_bytes
+        self.dtypes = doc.dtypes
+        self.profile = profile
+        self.flops_per_s: dict[str, float] = {}
+        self.bytes_per_s = dev.memory_bandwidth * dev.efficiency
+        self.efficiency = dev.efficiency
+        self.floor = dev.kernel_floor
+
+    def work(self, shard: Shard, kname: object, k: int) -> Work:
+        if kname in VIEWS:
+            return Work(0, 0, 0.0)
+        eb = self.eb
+        written = sum(shard.write_cells)
+        if kname in CONTRACTIONS:
+            cells = box_size(shard.index_box) if shard.index_box is not None else written
+            flops = 2 * cells * k
+        elif kname in _CELLS_READ:
+            flops = sum(shard.read_cells)
+        else:
+            flops = written
+        nbytes = sum(
+            n * eb.get(t, 0) for (t, _), n in zip(shard.reads, shard.read_cells, strict=True)
+        )
+        nbytes += sum(
+            n * eb.get(t, 0) for (t, _), n in zip(shard.writes, shard.write_cells, strict=True)
+        )
+        dtype = self.dtypes.get(shard.writes[0][0], "float32") if shard.writes else "float32"
+        rate = self.flops_per_s.get(dtype)
+        if rate is None:
+            rate = self.flops_per_s[dtype] = self.profile.peak(dtype) * self.efficiency
+        return Work(flops, nbytes, max(flops / rate, nbytes / self.bytes_per_s, self.floor))
 
 
 def all_work(doc: PlacedDocument, profile: Profile) -> dict[str, Work]:
     """Every shard's work (placed or run whole), by shard id."""
     out: dict[str, Work] = {}
+    roofline = _Roofline(doc, profile)
     for op_id in doc.order:
-        shards = doc.by_op[op_id]
         kname = doc.operation(op_id).body.get("kernel")
         k = _contracted_cells(doc, op_id) if kname in CONTRACTIONS else 1
-        for sh in shards:
-            out[sh.id] = shard_work(doc, sh, profile, k)
+        for sh in doc.by_op[op_id]:
+            out[sh.id] = roofline.work(sh, kname, k)
     return out
 
 
