@@ -1,0 +1,218 @@
+"""The cost model's fast paths equal straightforward reference implementations kept here, on
+random small placed documents (hypothesis, bounded examples):
+
+- :func:`geon.core.cost.read_shards` (one look-up per selection seen before) against reading the
+  JSON selection by selection;
+- :func:`geon.core.cost.regions_that_move` (writers indexed per tensor, found by bisection along
+  rows) and :func:`geon.core.cost.transfers` against the rule spelled out on sets of cells: a
+  consumer's region read moves unless one write on its own device holds all of it, and then
+  every cell another operation's shard wrote on another device moves from there;
+- the memory ledger's peak (a NumPy running sum) against summing the live allocations at each
+  step.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from itertools import pairwise, product
+from typing import Any
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from geon.core.cost import read_shards, regions_that_move, transfers, writers_of
+from geon.core.costmodel.ledger import KINDS, _peak
+from geon.core.graph import APPLICATION, MESH, OPERATION, PLACEMENT, TENSOR, Graph
+
+MESH_ID = "00000000-0000-4000-8000-00000000f000"
+SHAPE = (8, 3)
+DEVICES = 3
+
+Cells = frozenset[tuple[int, ...]]
+
+
+def _cells(start: list[int] | tuple[int, ...], end: list[int] | tuple[int, ...]) -> Cells:
+    return frozenset(product(*(range(a, b) for a, b in zip(start, end, strict=True))))
+
+
+def _id(kind: int, n: int) -> str:
+    return f"00000000-0000-4000-8000-{kind:04d}{n:08d}"
+
+
+@st.composite
+def _box(draw: st.DrawFn) -> dict[str, list[int]]:
+    start, end = [], []
+    for extent in SHAPE:
+        a = draw(st.integers(0, extent))
+        start.append(a)
+        end.append(draw(st.integers(a, extent)))
+    return {"start": start, "end": end}
+
+
+@st.composite
+def placed_documents(draw: st.DrawFn) -> dict[str, Any]:
+    """A chain-free random placed document: each operation writes its own tensor and reads
+    earlier ones; its Applications write rows split at random cuts (the bisection path) or
+    random boxes (overlapping writers), and read random boxes, on random devices."""
+    n_ops = draw(st.integers(1, 4))
+    whole = {"start": [0, 0], "end": list(SHAPE)}
+    nodes: list[dict[str, Any]] = [
+        {"id": MESH_ID, "type": MESH, "body": {"name": "m", "axes": {"d": DEVICES}}}
+    ]
+    tensors = [_id(1, 0)]
+    nodes.append({"id": tensors[0], "type": TENSOR, "body": {"dtype": "float32", "range": whole}})
+    for k in range(n_ops):
+        out = _id(1, k + 1)
+        dtype = draw(st.sampled_from(["float32", "float16", "int64"]))
+        nodes.append({"id": out, "type": TENSOR, "body": {"dtype": dtype, "range": whole}})
+        ins = draw(st.lists(st.sampled_from(tensors), min_size=1, max_size=2))
+        op_id = _id(2, k)
+        sel = lambda t, r: {"tensorId": t, "range": r}  # noqa: E731
+        nodes.append(
+            {
+                "id": op_id,
+                "type": OPERATION,
+                "body": {
+                    "kernel": "op:add",
+                    "inputs": {"tensors": [sel(t, whole) for t in ins]},
+                    "outputs": {"result": [sel(out, whole)]},
+                },
+            }
+        )
+        n_apps = draw(st.integers(1, 4))
+        if draw(st.booleans()):  # split by rows
+            cuts = sorted(
+                draw(st.lists(st.integers(0, SHAPE[0]), min_size=n_apps - 1, max_size=n_apps - 1))
+            )
+            edges = [0, *cuts, SHAPE[0]]
+            writes = [{"start": [a, 0], "end": [b, SHAPE[1]]} for a, b in pairwise(edges)]
+        else:
+            writes = [draw(_box()) for _ in range(n_apps)]
+        for n, written in enumerate(writes):
+            nodes.append(
+                {
+                    "id": _id(3, 10 * k + n),
+                    "type": APPLICATION,
+                    "body": {
+                        "operationId": op_id,
+                        "inputs": {"tensors": [sel(t, draw(_box())) for t in ins]},
+                        "outputs": {"result": [sel(out, written)]},
+                    },
+                    "tags": {
+                        PLACEMENT: {"mesh": MESH_ID, "coords": [draw(st.integers(0, DEVICES - 1))]}
+                    },
+                }
+            )
+        tensors.append(out)
+    return {"id": _id(0, 0), "nodes": nodes}
+
+
+def _reference_shards(doc: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """Each Application's id, operation, device and selections, read from the JSON one by one."""
+    out = []
+    for node in doc["nodes"]:
+        if node["type"] != APPLICATION:
+            continue
+        tag = node["tags"][PLACEMENT]
+        sides = [
+            tuple(
+                (item["tensorId"], (tuple(item["range"]["start"]), tuple(item["range"]["end"])))
+                for items in node["body"][side].values()
+                for item in items
+            )
+            for side in ("inputs", "outputs")
+        ]
+        device = (tag["mesh"], tuple(tag["coords"]))
+        out.append((node["id"], node["body"]["operationId"], device, *sides))
+    return out
+
+
+def _reference_moves(shards: list[tuple[Any, ...]]) -> Counter[tuple[str, str, str, Cells]]:
+    """The rule of moving regions on sets of cells, every producer tried for every read."""
+    found: Counter[tuple[str, str, str, Cells]] = Counter()
+    for cid, cop, cdev, reads, _ in shards:
+        for tid, (start, end) in reads:
+            wanted = _cells(start, end)
+            writes = [
+                (pid, pop, pdev, _cells(*box))
+                for pid, pop, pdev, _, outs in shards
+                for t, box in outs
+                if t == tid
+            ]
+            if any(pdev == cdev and wanted <= cells for _, _, pdev, cells in writes):
+                continue
+            for pid, pop, pdev, cells in writes:
+                common = cells & wanted
+                if pdev != cdev and pop != cop and common:
+                    found[(tid, pid, cid, common)] += 1
+    return found
+
+
+def _reference_peak(allocations: list[tuple[str, int, int, int]], steps: int) -> tuple[Any, ...]:
+    """The earliest step with the most live bytes, summed allocation by allocation."""
+    best: tuple[int, tuple[tuple[str, int], ...]] = (0, tuple((k, 0) for k in KINDS))
+    for step in range(steps):
+        live = {k: 0 for k in KINDS}
+        for kind, first, last, nbytes in allocations:
+            if first <= step <= last:
+                live[kind] += nbytes
+        total = sum(live.values())
+        if step == 0 or total > best[0]:
+            best = (total, tuple(live.items()))
+    return best
+
+
+@settings(max_examples=60, deadline=None)
+@given(placed_documents())
+def test_read_shards_equals_reading_selection_by_selection(doc: dict[str, Any]) -> None:
+    shards = read_shards(Graph.from_json(doc)).shards
+    assert [(s.id, s.op_id, s.device, s.reads, s.writes) for s in shards] == _reference_shards(doc)
+    for s in shards:
+        assert s.read_cells == tuple(len(_cells(*box)) for _, box in s.reads)
+        assert s.write_cells == tuple(len(_cells(*box)) for _, box in s.writes)
+
+
+@settings(max_examples=100, deadline=None)
+@given(placed_documents())
+def test_regions_that_move_equal_the_rule_on_cells(doc: dict[str, Any]) -> None:
+    graph = Graph.from_json(doc)
+    shards = read_shards(graph).shards
+    fast = Counter(
+        (tid, p.id, c.id, _cells(*region))
+        for tid, p, c, region in regions_that_move(shards, writers_of(shards))
+    )
+    assert fast == _reference_moves(_reference_shards(doc))
+    bytes_of = {
+        n["id"]: {"float32": 4, "float16": 2, "int64": 8}[n["body"]["dtype"]]
+        for n in doc["nodes"]
+        if n["type"] == TENSOR
+    }
+    moved = Counter(
+        (t.tensor_id, t.producer_id, t.consumer_id, _cells(t.region.start, t.region.end))
+        for t in transfers(graph)
+    )
+    assert moved == fast
+    assert all(t.bytes == t.region.size * bytes_of[t.tensor_id] for t in transfers(graph))
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(0, 6).flatmap(
+        lambda steps: st.tuples(
+            st.just(steps),
+            st.lists(
+                st.tuples(
+                    st.sampled_from(KINDS),
+                    st.integers(0, max(steps - 1, 0)),
+                    st.integers(0, max(steps - 1, 0)),
+                    st.integers(0, 10**12),
+                ).map(lambda a: (a[0], min(a[1], a[2]), max(a[1], a[2]), a[3])),
+                max_size=12,
+            ),
+        )
+    )
+)
+def test_ledger_peak_equals_summing_each_step(case: tuple[int, list[Any]]) -> None:
+    steps, allocations = case
+    found = _peak(allocations, steps)
+    assert (found.peak, found.split) == _reference_peak(allocations, steps)
