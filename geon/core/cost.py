@@ -385,7 +385,10 @@ def placement_device(
 def _of_rank(sel: Selections, ranks: dict[str, int]) -> Selections:
     """The selections whose rank is their tensor's."""
     boxes, cells = sel
-    if all(ranks.get(t) == len(b[0]) for t, b in boxes):
+    for t, b in boxes:  # a plain loop: this runs once per side of every shard
+        if ranks.get(t) != len(b[0]):
+            break
+    else:
         return sel
     kept = [n for n, (t, b) in enumerate(boxes) if ranks.get(t) == len(b[0])]
     return tuple(boxes[n] for n in kept), tuple(cells[n] for n in kept)

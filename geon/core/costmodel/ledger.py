@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.cost import Box, Device, box_size, contains
+from geon.core.cost import Box, Device, box_size, contains, intersect
 from geon.core.costmodel.placed import PlacedDocument, boxes_union_size
 
 __all__ = ["KINDS", "DeviceMemory", "imbalance_percent", "memory_ledger"]
@@ -111,6 +111,9 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
                 only_read = seen.distinct_cells(tid)
             elif tid not in own.more and all(contains(own.box[tid], b) for b in seen.boxes(tid)):
                 only_read = 0
+            elif tid not in own.more and tid not in seen.more:  # one box each: |R| - |R ∩ W|
+                common = intersect(seen.box[tid], own.box[tid])
+                only_read = seen.cells[tid] - (box_size(common) if common is not None else 0)
             else:
                 mine = own.boxes(tid)
                 only_read = boxes_union_size([*seen.boxes(tid), *mine]) - boxes_union_size(mine)
