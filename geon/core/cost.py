@@ -69,6 +69,7 @@ __all__ = [
     "Transfer",
     "Written",
     "box_size",
+    "boxes_union_size",
     "contains",
     "device_bytes",
     "device_memory",
@@ -133,6 +134,38 @@ def contains(outer: Box, inner: Box) -> bool:
     (True, False)
     """
     return all(map(int.__le__, outer[0], inner[0])) and all(map(int.__le__, inner[1], outer[1]))
+
+
+def boxes_union_size(boxes: Iterable[Box]) -> int:
+    """The cells of the union of boxes of one rank, each counted once: the sum of their sizes
+    when they are pairwise disjoint (the common case: the shards of a split), else
+    :func:`geon.core.zspace.union_size`.
+
+    >>> overlapping, touching = [((0,), (6,)), ((4,), (8,))], [((0,), (4,)), ((4,), (8,))]
+    >>> boxes_union_size(overlapping), boxes_union_size(touching)
+    (8, 8)
+    """
+    distinct = list(dict.fromkeys(boxes))
+    if len(distinct) <= 1:
+        return box_size(distinct[0]) if distinct else 0
+    if _disjoint(distinct):
+        return sum(map(box_size, distinct))
+    return union_size(ZRange(s, e) for s, e in distinct)
+
+
+def _disjoint(boxes: list[Box]) -> bool:
+    """Whether no two boxes share a cell: ordered along some dim, each starts where the ones
+    before it end; else pair by pair."""
+    for d in range(len(boxes[0][0])):
+        ordered = sorted(boxes, key=lambda b: b[0][d])
+        reach = ordered[0][1][d]
+        for b in ordered[1:]:
+            if b[0][d] < reach:
+                break
+            reach = max(reach, b[1][d])
+        else:
+            return True
+    return all(intersect(a, b) is None for n, a in enumerate(boxes) for b in boxes[n + 1 :])
 
 
 class PlacedShard(Protocol):
@@ -447,12 +480,6 @@ def read_shards(graph: Graph) -> PlacedShards:
     return found
 
 
-def _element_bytes(graph: Graph, tensor_id: str) -> int:
-    tensor = graph.get(tensor_id)
-    dtype = tensor.body.get("dtype") if tensor is not None and tensor.type == TENSOR else None
-    return DTYPE_BYTES.get(str(dtype), 0)
-
-
 def device_bytes(graph: Graph) -> dict[Device, dict[str, int]]:
     """Bytes read (``inputs``) and written (``outputs``) per device by placed Applications.
 
@@ -504,56 +531,108 @@ def transfer_bytes(graph: Graph) -> dict[tuple[Device, Device], int]:
 
 def device_memory(graph: Graph) -> dict[Device, DeviceMemory]:
     """Per device, the bytes of inputs, outputs and temporaries (see the module docstring)."""
-    reads: dict[Device, dict[str, list[ZRange]]] = {}
-    writes: dict[Device, dict[str, list[ZRange]]] = {}
+    found = read_shards(graph)
+    eb = found.element_bytes
+    reads: dict[Device, dict[str, list[Box]]] = {}
+    writes: dict[Device, dict[str, list[Box]]] = {}
     temporaries: dict[Device, int] = {}
-    for sh in read_shards(graph).shards:
-        assert sh.device is not None
-        for tid, (start, end) in sh.reads:
-            reads.setdefault(sh.device, {}).setdefault(tid, []).append(ZRange(start, end))
-        for tid, (start, end) in sh.writes:
-            writes.setdefault(sh.device, {}).setdefault(tid, []).append(ZRange(start, end))
-        padded = _padded_buffers(graph, graph.node(sh.id))
-        temporaries[sh.device] = temporaries.get(sh.device, 0) + padded
+    padding = _Padding(graph, found)
+    for sh in found.shards:
+        d = sh.device
+        assert d is not None
+        mine = reads.get(d) or reads.setdefault(d, {})
+        for tid, box in sh.reads:
+            (mine.get(tid) or mine.setdefault(tid, [])).append(box)
+        mine = writes.get(d) or writes.setdefault(d, {})
+        for tid, box in sh.writes:
+            (mine.get(tid) or mine.setdefault(tid, [])).append(box)
+        temporaries[d] = temporaries.get(d, 0) + padding.bytes(graph.node(sh.id), sh.index_box)
     out = {}
     for device in sorted({*reads, *writes, *temporaries}):
         written = writes.get(device, {})
-        outputs = sum(
-            union_size(rs) * _element_bytes(graph, tid) for tid, rs in written.items() if rs
-        )
+        outputs = sum(boxes_union_size(bs) * eb.get(tid, 0) for tid, bs in written.items())
         inputs = 0
-        for tid, rs in reads.get(device, {}).items():
-            own = written.get(tid, [])
+        for tid, bs in reads.get(device, {}).items():
+            own = written.get(tid)
             # cells read and not written here: the union of reads and writes minus the writes
-            only_read = union_size([*rs, *own]) - union_size(own) if own else union_size(rs)
-            inputs += only_read * _element_bytes(graph, tid)
+            only_read = (
+                boxes_union_size([*bs, *own]) - boxes_union_size(own)
+                if own
+                else boxes_union_size(bs)
+            )
+            inputs += only_read * eb.get(tid, 0)
         out[device] = DeviceMemory(inputs, outputs, temporaries.get(device, 0))
     return out
 
 
-def _padded_buffers(graph: Graph, app: Node) -> int:
+class _Padding:
     """Bytes of the zero-filled buffers an application's padded reads need: for each input
     whose projection (of the application's IPFIndex through its operation's IPFSignature)
-    reaches past its tensor, the projection's full size."""
-    op_id = app.body.get("operationId")
-    op = graph.get(op_id) if isinstance(op_id, str) else None
-    shard_range = index_range_of(app)
-    sig = op.tags.get(IPF_SIGNATURE) if op is not None and op.tags else None
-    if op is None or shard_range is None or not isinstance(sig, dict):
-        return 0
-    total = 0
-    for key, items in (app.body.get("inputs") or {}).items():
-        ipfs = (sig.get("inputs") or {}).get(key)
-        if not isinstance(ipfs, list) or len(ipfs) != len(items):
-            continue
-        for item, raw in zip(items, ipfs, strict=True):
-            tensor = graph.get(item["tensorId"])
-            trange = parse_range(tensor.body.get("range")) if tensor is not None else None
-            try:
-                projected = IPF.from_json(raw).apply_range(shard_range)
-            except GeonError:  # a malformed IPF is the checker's issue, not a cost
+    reaches past its tensor, the projection's full size. Each operation's IPFs are parsed once
+    (a plan has thousands of applications of few operations)."""
+
+    def __init__(self, graph: Graph, found: PlacedShards) -> None:
+        self.graph = graph
+        self.ops = found.ops
+        self.eb = found.element_bytes
+        self.signatures: dict[str, dict[str, list[IPF | None]] | None] = {}
+        self.ranges: dict[str, ZRange | None] = {}
+
+    def _signature(self, op_id: str) -> dict[str, list[IPF | None]] | None:
+        if op_id in self.signatures:
+            return self.signatures[op_id]
+        op = self.ops.get(op_id)
+        sig = (op.tags or {}).get(IPF_SIGNATURE) if op is not None else None
+        parsed: dict[str, list[IPF | None]] | None = None
+        inputs = sig.get("inputs") if isinstance(sig, dict) else None
+        if isinstance(inputs, dict):
+            parsed = {}
+            for key, ipfs in inputs.items():
+                if isinstance(ipfs, list):
+                    parsed[key] = [self._ipf(raw) for raw in ipfs]
+        self.signatures[op_id] = parsed
+        return parsed
+
+    @staticmethod
+    def _ipf(raw: Any) -> IPF | None:
+        try:
+            return IPF.from_json(raw)
+        except GeonError:  # a malformed IPF is the checker's issue, not a cost
+            return None
+
+    def _range(self, tid: str) -> ZRange | None:
+        if tid not in self.ranges:
+            tensor = self.graph.get(tid)
+            self.ranges[tid] = (
+                parse_range(tensor.body.get("range"))
+                if tensor is not None and tensor.type == TENSOR
+                else None
+            )
+        return self.ranges[tid]
+
+    def bytes(self, app: Node, index_box: Box | None) -> int:
+        """The padded buffers' bytes of one application, whose IPFIndex is ``index_box``."""
+        op_id = app.body.get("operationId")
+        sig = self._signature(op_id) if isinstance(op_id, str) else None
+        inputs = app.body.get("inputs")
+        if sig is None or index_box is None or not isinstance(inputs, dict):
+            return 0
+        shard_range = ZRange(*index_box)
+        total = 0
+        for key, items in inputs.items():
+            ipfs = sig.get(key)
+            if ipfs is None or not isinstance(items, list) or len(ipfs) != len(items):
                 continue
-            if trange is None or trange.rank != projected.rank or trange.contains(projected):
-                continue
-            total += projected.size * _element_bytes(graph, item["tensorId"])
-    return total
+            for item, ipf in zip(items, ipfs, strict=True):
+                tid = item.get("tensorId") if isinstance(item, dict) else None
+                if ipf is None or not isinstance(tid, str):
+                    continue
+                trange = self._range(tid)
+                try:
+                    projected = ipf.apply_range(shard_range)
+                except GeonError:  # a malformed IPF is the checker's issue, not a cost
+                    continue
+                if trange is None or trange.rank != projected.rank or trange.contains(projected):
+                    continue
+                total += projected.size * self.eb.get(tid, 0)
+        return total

@@ -7,6 +7,7 @@ random small placed documents (hypothesis, bounded examples):
   rows) and :func:`geon.core.cost.transfers` against the rule spelled out on sets of cells: a
   consumer's region read moves unless one write on its own device holds all of it, and then
   every cell another operation's shard wrote on another device moves from there;
+- :func:`geon.core.cost.device_memory` (unions of boxes) against unions of sets of cells;
 - the memory ledger's peak (a NumPy running sum) against summing the live allocations at each
   step.
 """
@@ -20,7 +21,7 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from geon.core.cost import read_shards, regions_that_move, transfers, writers_of
+from geon.core.cost import device_memory, read_shards, regions_that_move, transfers, writers_of
 from geon.core.costmodel.ledger import KINDS, _peak
 from geon.core.graph import APPLICATION, MESH, OPERATION, PLACEMENT, TENSOR, Graph
 
@@ -193,6 +194,32 @@ def test_regions_that_move_equal_the_rule_on_cells(doc: dict[str, Any]) -> None:
     )
     assert moved == fast
     assert all(t.bytes == t.region.size * bytes_of[t.tensor_id] for t in transfers(graph))
+
+
+@settings(max_examples=60, deadline=None)
+@given(placed_documents())
+def test_device_memory_equals_unions_of_cells(doc: dict[str, Any]) -> None:
+    nbytes = {
+        n["id"]: {"float32": 4, "float16": 2, "int64": 8}[n["body"]["dtype"]]
+        for n in doc["nodes"]
+        if n["type"] == TENSOR
+    }
+    read: dict[Any, dict[str, set[Any]]] = {}
+    written: dict[Any, dict[str, set[Any]]] = {}
+    for _, _, device, reads, writes in _reference_shards(doc):
+        for found, side in ((read, reads), (written, writes)):
+            for tid, box in side:
+                found.setdefault(device, {}).setdefault(tid, set()).update(_cells(*box))
+    expected = {}
+    for device in {*read, *written}:
+        own = written.get(device, {})
+        outputs = sum(len(cells) * nbytes[t] for t, cells in own.items())
+        inputs = sum(
+            len(cells - own.get(t, set())) * nbytes[t] for t, cells in read.get(device, {}).items()
+        )
+        expected[device] = (inputs, outputs, 0)  # no IPFSignature here: nothing is padded
+    found = device_memory(Graph.from_json(doc))
+    assert {d: (m.inputs, m.outputs, m.temporaries) for d, m in found.items()} == expected
 
 
 @settings(max_examples=200, deadline=None)

@@ -20,16 +20,21 @@ whose inputs are all written, each wave in document order; operations in a cycle
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from geon.core.cost import Box, Device, Shard, box_size, intersect, placement_device, read_shards
+from geon.core.cost import (
+    Box,
+    Device,
+    Shard,
+    boxes_union_size,
+    placement_device,
+    read_shards,
+)
 from geon.core.graph import Graph
 from geon.core.nodes import Node
 from geon.core.order import run_order
 from geon.core.plans import held_regions
 from geon.core.sharding import Mesh
-from geon.core.zspace import ZRange, union_size
 
 __all__ = ["PlacedDocument", "Shard", "boxes_union_size", "read_placed"]
 
@@ -60,38 +65,6 @@ class PlacedDocument:
         for mesh in self.meshes.values():
             out.extend((mesh.id, mesh.coords(n)) for n in range(mesh.size))
         return out
-
-
-def boxes_union_size(boxes: Iterable[Box]) -> int:
-    """The cells of the union of boxes of one rank, each counted once: the sum of their sizes
-    when they are pairwise disjoint (the common case: the shards of a split), else
-    :func:`geon.core.zspace.union_size`.
-
-    >>> overlapping, touching = [((0,), (6,)), ((4,), (8,))], [((0,), (4,)), ((4,), (8,))]
-    >>> boxes_union_size(overlapping), boxes_union_size(touching)
-    (8, 8)
-    """
-    distinct = list(dict.fromkeys(boxes))
-    if len(distinct) <= 1:
-        return box_size(distinct[0]) if distinct else 0
-    if _disjoint(distinct):
-        return sum(map(box_size, distinct))
-    return union_size(ZRange(s, e) for s, e in distinct)
-
-
-def _disjoint(boxes: list[Box]) -> bool:
-    """Whether no two boxes share a cell: ordered along some dim, each starts where the ones
-    before it end; else pair by pair."""
-    for d in range(len(boxes[0][0])):
-        ordered = sorted(boxes, key=lambda b: b[0][d])
-        reach = ordered[0][1][d]
-        for b in ordered[1:]:
-            if b[0][d] < reach:
-                break
-            reach = max(reach, b[1][d])
-        else:
-            return True
-    return all(intersect(a, b) is None for n, a in enumerate(boxes) for b in boxes[n + 1 :])
 
 
 def read_placed(graph: Graph) -> PlacedDocument:
