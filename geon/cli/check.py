@@ -1,7 +1,9 @@
 """``geon check FILE``: check a document and print one JSON issue per line.
 
 Exit status: 0 when there is no issue of severity ``error`` (warnings are printed too), 1 when
-there is at least one, 2 when the file cannot be read. A file that is not JSON, or not a valid
+there is at least one, 2 when the file cannot be read. ``--strict-broadcasting`` reports
+``AccidentalBroadcast`` (an elementwise operation that broadcasts axes that likely mean the same
+thing) as an error instead of a warning. A file that is not JSON, or not a valid
 document, is reported as issues like any other problem.
 """
 
@@ -18,6 +20,11 @@ HELP = "check a LoomGraph / geon document and print its issues as JSON lines"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the document (JSON); - reads stdin")
+    parser.add_argument(
+        "--strict-broadcasting",
+        action="store_true",
+        help="report AccidentalBroadcast as an error (exit 1) instead of a warning",
+    )
 
 
 def main(args: argparse.Namespace) -> int:
@@ -31,7 +38,7 @@ def main(args: argparse.Namespace) -> int:
         reason = exc.strerror or str(exc)
         print(f'geon check: cannot read "{args.file}": {reason}', file=sys.stderr)
         return 2
-    issues = check_document(data)
+    issues = check_document(data, strict_broadcasting=args.strict_broadcasting)
     for issue in issues:
         print(json.dumps(issue.to_json(), ensure_ascii=False))
     return 1 if any(i.severity == "error" for i in issues) else 0

@@ -28,6 +28,8 @@ Where each rule lives
 - :mod:`~geon.core.checks.cycles`: ``NoTensorOperationCycles`` (whole graph).
 - :mod:`~geon.core.checks.axes`: ``AxisDeclarations``, ``TensorAxesAgreement``,
   ``OperationAxesInference``, ``KernelSignatureAgreement``.
+- :mod:`~geon.core.checks.broadcasting`: ``AccidentalBroadcast`` (a warning; ``check(...,
+  strict_broadcasting=True)`` makes it an error).
 - :mod:`~geon.core.checks.placement`: ``PlanPlacement``.
 - :mod:`~geon.core.checks.registry`: the constraints in reporting order, dispatch, ``check``.
 - :mod:`~geon.core.checks.incremental`: ``IncrementalChecker`` and its dependency rule.

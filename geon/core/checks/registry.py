@@ -18,12 +18,13 @@ most ``MAX_ISSUES_PER_CHECK`` per check. A constraint that raises is reported as
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import operator
 from collections.abc import Sequence
 from typing import Any
 
-from geon.core.checks import axes
+from geon.core.checks import axes, broadcasting
 from geon.core.checks.applications import application_signature, operation_application
 from geon.core.checks.coverage import coverage_exact
 from geon.core.checks.cycles import cycles
@@ -50,6 +51,7 @@ __all__ = [
     "check_document",
     "check_node",
     "run_node",
+    "strict",
 ]
 
 _ALL: frozenset[str] = frozenset()
@@ -77,7 +79,12 @@ PLACEMENT_CONSTRAINTS: tuple[Constraint, ...] = (Constraint("PlanPlacement", _AL
 def all_constraints() -> tuple[Constraint, ...]:
     """Every per-node constraint, in reporting order (read at call time, so constraints
     registered in :data:`geon.core.checks.axes.CONSTRAINTS` are always included)."""
-    return (*LOOM_CONSTRAINTS, *axes.CONSTRAINTS, *PLACEMENT_CONSTRAINTS)
+    return (
+        *LOOM_CONSTRAINTS,
+        *axes.CONSTRAINTS,
+        broadcasting.CONSTRAINT,
+        *PLACEMENT_CONSTRAINTS,
+    )
 
 
 class Dispatch:
@@ -125,10 +132,27 @@ def check_node(index: GraphIndex, node: Node) -> list[Issue]:
     return run_node(Dispatch(all_constraints()), index, node)
 
 
-def check(graph: Graph) -> list[Issue]:
+def check(graph: Graph, *, strict_broadcasting: bool = False) -> list[Issue]:
     """Every issue of ``graph``: document-level, then per node in document order, then cycles —
-    bounded per constraint and node and per check (see :mod:`geon.core.issues`)."""
-    return bound_check_issues(_check_all(graph))
+    bounded per constraint and node and per check (see :mod:`geon.core.issues`).
+
+    ``strict_broadcasting`` turns ``AccidentalBroadcast`` warnings into errors."""
+    return strict(bound_check_issues(_check_all(graph)), strict_broadcasting)
+
+
+def strict(issues: list[Issue], strict_broadcasting: bool) -> list[Issue]:
+    """``issues`` with ``AccidentalBroadcast`` warnings made errors when ``strict_broadcasting``.
+
+    >>> w = Issue(broadcasting.NAME, "DisjointOperands", "s", "m", severity="warning")
+    >>> [i.severity for i in strict([w], True)], [i.severity for i in strict([w], False)]
+    (['error'], ['warning'])
+    """
+    if not strict_broadcasting:
+        return issues
+    return [
+        dataclasses.replace(i, severity="error") if i.constraint == broadcasting.NAME else i
+        for i in issues
+    ]
 
 
 def _check_all(graph: Graph) -> list[Issue]:
@@ -142,7 +166,7 @@ def _check_all(graph: Graph) -> list[Issue]:
     return issues
 
 
-def check_document(data: Any) -> list[Issue]:
+def check_document(data: Any, *, strict_broadcasting: bool = False) -> list[Issue]:
     """Check a document that may be malformed in any way (JSON text, bytes or parsed data):
     each problem is an issue, never a traceback.
 
@@ -157,4 +181,4 @@ def check_document(data: Any) -> list[Issue]:
     found = _check_all(graph)
     if not graph.id and found and found[0].summary == "Document id is not a UUID":
         found = found[1:]  # already reported as malformed
-    return bound_check_issues(issues + found)
+    return strict(bound_check_issues(issues + found), strict_broadcasting)
