@@ -1,0 +1,546 @@
+"""ONNX model -> geon document, by axis unification (issue #20; see geon/interop/README.md).
+
+Every dim of every ONNX value is a node of a union-find; each operator proposes the unions it
+forces (elementwise broadcasting aligns from the right, a matmul's contracted dims, a transpose's
+permutation, a reduction's kept dims). A union that would give one value the same axis twice is
+skipped (``cannot-link``: attention's ``seq x seq`` scores keep two axes), and where a skipped
+union leaves an operand's axis different from what the op needs, a ``cast_axes`` relabels it.
+A class is named after a ``dim_param`` among its dims (``batch`` stays ``batch``) or
+``d<length>`` otherwise. Contractions are dual pairs: the weight of a MatMul/Gemm carries the
+contracted axis one level up (``d16+1``), so ``dot`` infers exactly the ONNX output order.
+
+Initializers become input tensors labelled with their ONNX names, their values returned in
+:attr:`Imported.weights` (the CLI writes them to an ``.npz``); scalars become inline constants.
+Every ONNX value's tensor is labelled with the value name. Name scopes (``/layers.0/attn/...``)
+become a ``Group`` tag on each operation (DESIGN.md §3 has no grouping node; unknown tags are
+kept as they are).
+
+>>> import onnx
+>>> from onnx import helper as h, TensorProto as T
+>>> g = h.make_graph([h.make_node("Relu", ["x"], ["y"], name="/blk/relu")], "g",
+...     [h.make_tensor_value_info("x", T.FLOAT, ["batch", 3])],
+...     [h.make_tensor_value_info("y", T.FLOAT, ["batch", 3])])
+>>> imp = import_onnx(h.make_model(g, opset_imports=[h.make_opsetid("", 17)]), dims={"batch": 2})
+>>> [(n.label) for n in imp.graph.nodes if n.type.endswith("Axis")]
+['batch', 'd3']
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from geon.core.axes import Axis, AxisRef, Ref
+from geon.core.builder import Tensor, constant, graph, placeholder
+from geon.core.builder import functions as F
+from geon.core.errors import GeonError
+from geon.core.graph import Graph
+
+GROUP_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
+"""The tag that keeps an operation's ONNX name scope: ``{"scope": "/layers.0/attn"}``."""
+
+MAX_NODES = 200_000
+
+UNARY = {
+    "Relu": "op:relu",
+    "Sigmoid": "op:sigmoid",
+    "Tanh": "op:tanh",
+    "Exp": "op:exp",
+    "Log": "op:log",
+    "Sqrt": "op:sqrt",
+    "Neg": "op:negative",
+    "Abs": "op:abs",
+}
+BINARY = {"Sub": F.subtract, "Div": F.divide, "Pow": F.power}
+NARY = {"Add": F.add, "Mul": F.multiply, "Max": F.maximum, "Min": F.minimum, "Sum": F.add}
+REDUCE = {
+    "ReduceSum": F.sum,
+    "ReduceMean": F.mean,
+    "ReduceMax": F.max,
+    "ReduceMin": F.min,
+    "ReduceProd": F.prod,
+}
+OTHER = {
+    "MatMul",
+    "Gemm",
+    "Transpose",
+    "Softmax",
+    "LayerNormalization",
+    "Gelu",
+    "Identity",
+    "Constant",
+}
+SUPPORTED = frozenset({*UNARY, *BINARY, *NARY, *REDUCE, *OTHER})
+"""ONNX operator types (default domain) the importer maps."""
+
+DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "boolean",
+          10: "float16", 11: "float64", 14: "complex64", 15: "complex128"}  # fmt: skip
+
+
+class OnnxImportError(GeonError):
+    """An ONNX model geon cannot import; the message names the node, value or attribute."""
+
+
+class UnsupportedOperators(OnnxImportError):
+    """The model uses operators geon does not map; the message lists them with node names."""
+
+
+@dataclass
+class Imported:
+    """The result of :func:`import_onnx`: the document, the weights by label, the output labels."""
+
+    graph: Graph
+    weights: dict[str, np.ndarray[Any, Any]] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+
+
+def _attrs(node: Any) -> dict[str, Any]:
+    import onnx
+
+    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+
+
+def _scope(node: Any) -> str | None:
+    name = node.name or ""
+    if "/" not in name.strip("/"):
+        return None
+    return name.rsplit("/", 1)[0] or None
+
+
+class _UnionFind:
+    """Dims ``(value, i)`` with cannot-link: two dims of one value never share a class."""
+
+    def __init__(self) -> None:
+        self.parent: dict[tuple[str, int], tuple[str, int]] = {}
+        self.values: dict[tuple[str, int], set[str]] = {}
+
+    def add(self, value: str, rank: int) -> None:
+        for i in range(rank):
+            key = (value, i)
+            if key not in self.parent:
+                self.parent[key] = key
+                self.values[key] = {value}
+
+    def find(self, key: tuple[str, int]) -> tuple[str, int]:
+        root = key
+        while self.parent[root] != root:
+            root = self.parent[root]
+        while self.parent[key] != root:
+            self.parent[key], key = root, self.parent[key]
+        return root
+
+    def union(self, a: tuple[str, int], b: tuple[str, int]) -> None:
+        if a not in self.parent or b not in self.parent:
+            return
+        ra, rb = self.find(a), self.find(b)
+        if ra == rb or self.values[ra] & self.values[rb]:
+            return
+        if len(self.values[ra]) < len(self.values[rb]):
+            ra, rb = rb, ra
+        self.parent[rb] = ra
+        self.values[ra] |= self.values.pop(rb)
+
+
+class _Importer:
+    def __init__(
+        self, model: Any, dims: Mapping[str, int], known: Mapping[str, Any] | None = None
+    ) -> None:
+        import onnx
+
+        self.known = dict(known or {})
+        self.inline: set[str] = set(self.known)
+        self.onnx = onnx
+        self.dims = dict(dims)
+        self.model = model
+        self.g = model.graph
+        self.opset = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+        self.shapes: dict[str, tuple[int, ...]] = {}
+        self.params: dict[tuple[str, int], str] = {}
+        self.dtype: dict[str, str] = {}
+        self.consts: dict[str, np.ndarray[Any, Any]] = {}
+        self.handles: dict[str, Tensor] = {}
+        self.uf = _UnionFind()
+        self.refs: dict[str, list[Ref]] = {}
+        self.scopes: dict[str, str] = {}
+        self.arguments = {
+            n.input[1] for n in self.g.node
+            if n.op_type in REDUCE and len(n.input) > 1 and n.input[1]
+        }  # fmt: skip
+
+    # -- shapes -------------------------------------------------------------------------
+    def check_ops(self) -> None:
+        if len(self.g.node) > MAX_NODES:
+            raise OnnxImportError(
+                f"the model has {len(self.g.node)} nodes; at most {MAX_NODES} can be imported"
+            )
+        missing: dict[str, list[str]] = {}
+        for i, n in enumerate(self.g.node):
+            if n.domain not in ("", "ai.onnx") or n.op_type not in SUPPORTED:
+                op = n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
+                missing.setdefault(op, []).append(n.name or f"#{i}")
+        if missing:
+            listed = "; ".join(f"{op} ({', '.join(names[:3])}"
+                               f"{', ...' if len(names) > 3 else ''})"
+                               for op, names in sorted(missing.items()))  # fmt: skip
+            raise UnsupportedOperators(
+                f"unsupported ONNX operators: {listed}; geon imports {', '.join(sorted(SUPPORTED))}"
+            )
+
+    def _record(self, vi: Any) -> None:
+        t = vi.type.tensor_type
+        if not t.HasField("shape"):
+            return
+        dims: list[int] = []
+        for i, d in enumerate(t.shape.dim):
+            if d.HasField("dim_value"):
+                dims.append(int(d.dim_value))
+            elif d.HasField("dim_param") and d.dim_param in self.dims:
+                dims.append(int(self.dims[d.dim_param]))
+                self.params[(vi.name, i)] = d.dim_param
+            else:
+                what = d.dim_param or "unnamed"
+                raise OnnxImportError(
+                    f'dim {i} of "{vi.name}" is {what!r} without a length; bind it, e.g. '
+                    f"--dim {d.dim_param or 'batch'}=8"
+                )
+        self.shapes[vi.name] = tuple(dims)
+        self.dtype[vi.name] = DTYPES.get(t.elem_type, "")
+
+    def infer_shapes(self) -> None:
+        from onnx import numpy_helper
+
+        for init in self.g.initializer:
+            arr = numpy_helper.to_array(init)
+            self.consts[init.name] = arr
+            self.shapes[init.name] = tuple(arr.shape)
+            self.dtype[init.name] = DTYPES.get(init.data_type, "")
+        for n in self.g.node:
+            if n.op_type == "Constant":
+                arr = _constant_value(n)
+                self.inline.add(n.output[0])
+                self.consts[n.output[0]] = arr
+                self.shapes[n.output[0]] = tuple(arr.shape)
+                self.dtype[n.output[0]] = _dtype_of(arr)
+        for name, value in self.known.items():
+            arr = np.asarray(value)
+            self.consts[name] = arr
+            self.shapes[name] = tuple(arr.shape)
+            self.dtype[name] = _dtype_of(arr)
+        # bind dim_params first, so inference propagates concrete lengths
+        for vi in self.g.input:
+            if vi.name not in self.consts and vi.name not in self.arguments:
+                self._record(vi)
+        model = self.model
+        if self.known:
+            model = self.onnx.ModelProto()
+            model.CopyFrom(self.model)
+            model.graph.initializer.extend(
+                numpy_helper.from_array(np.asarray(v), k) for k, v in self.known.items()
+            )
+        try:
+            inferred = self.onnx.shape_inference.infer_shapes(model, data_prop=True)
+        except Exception as exc:  # onnx raises its own InferenceError family
+            raise OnnxImportError(f"ONNX shape inference failed: {exc}") from None
+        for vi in [*inferred.graph.value_info, *inferred.graph.output]:
+            if vi.name not in self.shapes:
+                self._record(vi)
+        for vi in self.g.output:
+            if vi.name not in self.shapes:
+                self._record(vi)
+        for n in self.g.node:
+            for o in n.output:
+                if o and o not in self.shapes:
+                    raise OnnxImportError(
+                        f'the shape of "{o}" (output of {n.op_type} "{n.name}") is unknown '
+                        "after ONNX shape inference; geon needs static shapes"
+                    )
+        for name, dt in self.dtype.items():
+            if not dt:
+                raise OnnxImportError(f'value "{name}" has an element type geon does not know')
+        for name, shape in self.shapes.items():
+            if name in self.arguments:
+                continue
+            if 0 in shape:
+                raise OnnxImportError(
+                    f'value "{name}" has shape {shape}, with a dim of length 0; geon axes have '
+                    "length >= 1 (empty tensors are not imported)"
+                )
+            self.uf.add(name, len(shape))
+
+    # -- unification --------------------------------------------------------------------
+    def _bcast(self, ins: Sequence[str], out: str) -> None:
+        so = self.shapes[out]
+        for v in ins:
+            s = self.shapes[v]
+            for j in range(len(s)):
+                i = len(so) - len(s) + j
+                if s[j] == so[i]:
+                    self.uf.union((v, j), (out, i))
+
+    def unify(self) -> None:
+        uf = self.uf
+        for n in self.g.node:
+            op, ins = n.op_type, [i for i in n.input if i]
+            if not n.output or (not ins and op != "Constant"):
+                continue
+            out = n.output[0]
+            a = _attrs(n)
+            if op in UNARY or op in ("Gelu", "Identity", "Softmax"):
+                self._bcast(ins[:1], out)
+            elif op in BINARY or op in NARY:
+                self._bcast(ins, out)
+            elif op == "LayerNormalization":
+                self._bcast(ins, out)
+                axis = a.get("axis", -1) % len(self.shapes[ins[0]])
+                for extra in n.output[1:]:
+                    for i in range(axis):
+                        if extra:
+                            uf.union((ins[0], i), (extra, i))
+            elif op == "Transpose":
+                perm = a.get("perm", list(reversed(range(len(self.shapes[ins[0]])))))
+                for i, p in enumerate(perm):
+                    uf.union((out, i), (ins[0], p))
+            elif op == "MatMul":
+                sa, sb, so = (self.shapes[v] for v in (ins[0], ins[1], out))
+                uf.union((ins[0], len(sa) - 1), (ins[1], max(len(sb) - 2, 0)))
+                if len(sb) >= 2:
+                    uf.union((ins[1], len(sb) - 1), (out, len(so) - 1))
+                if len(sa) >= 2:
+                    uf.union((ins[0], len(sa) - 2), (out, len(so) - (2 if len(sb) >= 2 else 1)))
+                for v, s in ((ins[0], sa), (ins[1], sb)):
+                    for j in range(len(s) - 2):
+                        i = len(so) - len(s) + j
+                        if s[j] == so[i]:
+                            uf.union((v, j), (out, i))
+            elif op == "Gemm":
+                ta, tb = a.get("transA", 0), a.get("transB", 0)
+                uf.union((ins[0], 0 if ta else 1), (ins[1], 1 if tb else 0))
+                uf.union((ins[0], 1 if ta else 0), (out, 0))
+                uf.union((ins[1], 0 if tb else 1), (out, 1))
+                if len(ins) > 2:
+                    self._bcast(ins[2:3], out)
+            elif op in REDUCE:
+                axes, keep = self._reduce_axes(n, a)
+                j = 0
+                for i in range(len(self.shapes[ins[0]])):
+                    if i in axes:
+                        j += 1 if keep else 0
+                        continue
+                    uf.union((ins[0], i), (out, j))
+                    j += 1
+
+    def _reduce_axes(self, n: Any, a: Mapping[str, Any]) -> tuple[set[int], bool]:
+        rank = len(self.shapes[n.input[0]])
+        keep = bool(a.get("keepdims", 1))
+        if len(n.input) > 1 and n.input[1]:
+            if n.input[1] not in self.consts:
+                raise OnnxImportError(
+                    f'{n.op_type} "{n.name}" takes its axes from "{n.input[1]}", which is not '
+                    "a constant; geon needs the reduced axes when importing"
+                )
+            axes = [int(x) for x in self.consts[n.input[1]].reshape(-1)]
+        else:
+            axes = list(a.get("axes", []))
+        if not axes:
+            if a.get("noop_with_empty_axes", 0):
+                return set(), keep
+            axes = list(range(rank))
+        return {x % rank for x in axes}, keep
+
+    def name_axes(self) -> None:
+        members: dict[tuple[str, int], list[tuple[str, int]]] = {}
+        for key in self.uf.parent:
+            members.setdefault(self.uf.find(key), []).append(key)
+        used: set[str] = set()
+        axis_of: dict[tuple[str, int], Axis] = {}
+        order = {v.name: k for k, v in enumerate(self.g.input)}
+        for root, keys in sorted(
+            members.items(), key=lambda kv: min(order.get(k[0], 1 << 30) for k in kv[1])
+        ):
+            length = self.shapes[root[0]][root[1]]
+            names = sorted({self.params[k] for k in keys if k in self.params})
+            base = _ident(names[0]) if names else f"d{length}"
+            name, k = base, 1
+            while name in used:
+                k += 1
+                name = f"{base}_{k}"
+            used.add(name)
+            axis_of[root] = Axis(name, length)
+        for v, shape in self.shapes.items():
+            if v in self.arguments:
+                continue
+            self.refs[v] = [AxisRef(axis_of[self.uf.find((v, i))]) for i in range(len(shape))]
+
+    # -- building -----------------------------------------------------------------------
+    def leaf(self, name: str, level: Mapping[int, int] | None = None) -> Tensor:
+        refs = [r + (level or {}).get(i, 0) for i, r in enumerate(self.refs[name])]
+        if name in self.consts and (self.consts[name].size <= 1 or name in self.inline):
+            return constant(self.consts[name], axes=refs, name=name)
+        return placeholder(refs, name=name, dtype=self.dtype[name])
+
+    def get(self, name: str) -> Tensor:
+        t = self.handles.get(name)
+        if t is None:
+            raise OnnxImportError(f'value "{name}" is used before it is computed')
+        return t
+
+    def conform(self, t: Tensor, refs: Sequence[Ref], what: str) -> Tensor:
+        """``t`` relabelled (``cast_axes``) so its axes are ``refs`` position by position."""
+        if [str(r) for r in t.axes] == [str(r) for r in refs]:
+            return t
+        return F.cast_axes(t, refs)
+
+    def aligned(self, name: str, out: str) -> Tensor:
+        """Operand ``name`` of a broadcasting op with output ``out``: size-1 broadcast dims
+        dropped, the others relabelled to the output's axes."""
+        t = self.get(name)
+        s, so, ro = self.shapes[name], self.shapes[out], self.refs[out]
+        drops: dict[Any, Any] = {}
+        keep: list[Ref] = []
+        for j in range(len(s)):
+            i = len(so) - len(s) + j
+            if s[j] != so[i]:
+                drops[t.axes[j]] = 0
+            else:
+                keep.append(ro[i])
+        if drops:
+            t = F.slice(t, drops)
+        return self.conform(t, keep, name)
+
+    def finish(self, out: str, t: Tensor, node: Any) -> None:
+        want = self.refs[out]
+        if [str(r) for r in t.axes] != [str(r) for r in want]:
+            if {str(r) for r in t.axes} == {str(r) for r in want}:
+                t = F.dimshuffle(t, want)
+            else:
+                raise OnnxImportError(
+                    f'{node.op_type} "{node.name}" gives axes {[str(r) for r in t.axes]}, '
+                    f"expected {[str(r) for r in want]} for {out}"
+                )
+        if t.name is not None and t.name != out:  # an alias (Identity): its own tensor
+            t = F.cast_axes(t, want)
+        t.name = out
+        if t.dtype != self.dtype[out]:
+            raise OnnxImportError(
+                f'{node.op_type} "{node.name}" gives {t.dtype} for "{out}"; ONNX says '
+                f"{self.dtype[out]} (geon does not convert element types)"
+            )
+        self.handles[out] = t
+        if (scope := _scope(node)) is not None:
+            self.scopes[out] = scope
+
+    def build(self) -> Imported:
+        consumers: dict[str, list[Any]] = {}
+        for n in self.g.node:
+            for i in n.input:
+                consumers.setdefault(i, []).append(n)
+        weights: dict[str, np.ndarray[Any, Any]] = {}
+        inputs: list[str] = []
+        for vi in self.g.input:
+            if vi.name not in self.consts and vi.name not in self.arguments:
+                self.handles[vi.name] = self.leaf(vi.name)
+                inputs.append(vi.name)
+        for name, arr in self.consts.items():
+            if name in self.arguments:
+                continue
+            lv: dict[int, int] = {}
+            users = consumers.get(name, [])
+            if len(users) == 1 and users[0].op_type in ("MatMul", "Gemm"):
+                u = users[0]
+                if len(u.input) > 1 and u.input[1] == name and len(arr.shape) == 2:
+                    tb = _attrs(u).get("transB", 0) if u.op_type == "Gemm" else 0
+                    lv = {1 if tb else 0: 1}
+            self.handles[name] = self.leaf(name, lv)
+            if self.handles[name].value is None:
+                weights[name] = arr
+        for n in self.g.node:
+            if n.op_type == "Constant":
+                continue
+            self.node(n)
+        outs = [vi.name for vi in self.g.output]
+        doc = graph([self.get(o) for o in outs])
+        for t in self.handles.values():
+            scope = self.scopes.get(t.name or "")
+            if scope and t.op_id:
+                for node in doc.nodes:
+                    if node.id == t.op_id:
+                        node.tags[GROUP_TAG] = {"scope": scope}
+        return Imported(doc, {k: v for k, v in weights.items() if _used(doc, k)}, inputs, outs)
+
+    def node(self, n: Any) -> None:
+        from geon.interop.onnx_ops import emit
+
+        emit(self, n, _attrs(n))
+
+
+def _constant_value(n: Any) -> np.ndarray[Any, Any]:
+    from onnx import numpy_helper
+
+    a = _attrs(n)
+    if "value" in a:
+        return numpy_helper.to_array(a["value"])
+    kinds = {"value_float": np.float32, "value_floats": np.float32,
+             "value_int": np.int64, "value_ints": np.int64}  # fmt: skip
+    for key, dt in kinds.items():
+        if key in a:
+            return np.asarray(a[key], dtype=dt)
+    raise OnnxImportError(
+        f'Constant "{n.name or n.output[0]}" uses {sorted(a)}; geon imports '
+        f'"value", {", ".join(kinds)}'
+    )
+
+
+def _dtype_of(arr: np.ndarray[Any, Any]) -> str:
+    from geon.core.dtypes import dtype_name
+
+    try:
+        return dtype_name(arr.dtype)
+    except GeonError:
+        return ""
+
+
+def _used(doc: Graph, label: str) -> bool:
+    return any(node.label == label for node in doc.nodes)
+
+
+def _ident(name: str) -> str:
+    s = re.sub(r"[^A-Za-z0-9_]", "_", name)
+    return s if re.match(r"[A-Za-z_]", s) else f"a_{s}"
+
+
+def import_onnx(
+    model: Any,
+    dims: Mapping[str, int] | None = None,
+    known: Mapping[str, Any] | None = None,
+) -> Imported:
+    """Import an ONNX model (a ``ModelProto`` or a path) as a geon document.
+
+    ``dims`` binds ``dim_param`` names to lengths (``{"batch": 8}``); ``known`` gives the values
+    of graph inputs that must be known when importing (a reduction's ``axes`` input), which
+    become constants. Raises
+    :class:`UnsupportedOperators` listing the operators geon lacks with their node names, and
+    :class:`OnnxImportError` for anything else it refuses.
+    """
+    import onnx
+
+    if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
+        try:
+            model = onnx.load(model)
+        except Exception as exc:
+            raise OnnxImportError(f'cannot read "{model}" as an ONNX model: {exc}') from None
+    imp = _Importer(model, dims or {}, known)
+    imp.check_ops()
+    imp.infer_shapes()
+    imp.unify()
+    imp.name_axes()
+    try:
+        return imp.build()
+    except OnnxImportError:
+        raise
+    except GeonError as exc:
+        raise OnnxImportError(f"geon refused a mapped operator: {exc}") from None

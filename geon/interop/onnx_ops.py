@@ -1,0 +1,203 @@
+"""Per-operator mapping of the ONNX importer (:mod:`geon.interop.onnx_import`): one ONNX node
+becomes one or a few geon ops on the unified axes.
+
+MatMul with a weight of rank <= 2 is a ``dot`` (the weight's contracted axis one dual level up);
+a batched MatMul is ``multiply`` + ``sum`` (``dot`` has no shared batch axes); Gemm is ``dot``,
+times ``alpha``, plus ``beta * C``; keepdims of a reduction re-adds the length-1 axis with
+``broadcast``.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from geon.core.axes import Axis, AxisRef, Ref
+from geon.core.builder import Tensor, constant
+from geon.core.builder import functions as F
+from geon.core.builder.tensor import dot, make_op
+
+if TYPE_CHECKING:
+    from geon.interop.onnx_import import _Importer
+
+
+def _refuse(n: Any, what: str) -> None:
+    from geon.interop.onnx_import import OnnxImportError
+
+    raise OnnxImportError(f'{n.op_type} "{n.name or n.output[0]}": {what}')
+
+
+def _scalar(value: float, dtype: str) -> Tensor:
+    from geon.core.dtypes import numpy_dtype
+
+    return constant(np.asarray(value, dtype=numpy_dtype(dtype)), axes=[])
+
+
+def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
+    """Emit the geon ops of ONNX node ``n`` (attributes ``a``) into the importer."""
+    from geon.interop.onnx_import import BINARY, NARY, REDUCE, UNARY
+
+    op = n.op_type
+    ins = list(n.input)
+    out = n.output[0]
+    for extra in n.output[1:]:
+        if extra and op != "LayerNormalization":
+            _refuse(n, f'output "{extra}" is used; geon maps only the first output of {op}')
+    if op in UNARY:
+        t = make_op(UNARY[op], {"tensor": [imp.get(ins[0])]})
+    elif op == "Identity":
+        t = imp.get(ins[0])
+    elif op == "Gelu":
+        approx = a.get("approximate", b"none")
+        approx = approx.decode() if isinstance(approx, bytes) else approx
+        t = make_op("op:gelu", {"tensor": [imp.get(ins[0])]}, {"approximate": approx})
+    elif op in BINARY:
+        t = BINARY[op](imp.aligned(ins[0], out), imp.aligned(ins[1], out))
+    elif op in NARY:
+        ops = [imp.aligned(i, out) for i in ins if i]
+        t = ops[0] if len(ops) == 1 else NARY[op](*ops)
+    elif op == "Transpose":
+        x = imp.get(ins[0])
+        perm = a.get("perm", list(reversed(range(len(x.axes)))))
+        t = F.dimshuffle(x, [x.axes[p] for p in perm])
+        t = imp.conform(t, imp.refs[out], out)
+    elif op in REDUCE:
+        t = _reduce(imp, n, a, REDUCE[op])
+    elif op == "Softmax":
+        x = imp.get(ins[0])
+        axis = a.get("axis", -1 if imp.opset >= 13 else 1) % max(len(x.axes), 1)
+        axes = [x.axes[axis]] if imp.opset >= 13 else list(x.axes[axis:])
+        t = make_op("op:softmax", {"tensor": [x]}, {"reduction_axes": [str(r) for r in axes]})
+    elif op == "LayerNormalization":
+        t = _layer_norm(imp, n, a)
+    elif op == "MatMul":
+        t = _matmul(imp, n)
+    elif op == "Gemm":
+        t = _gemm(imp, n, a)
+    else:  # pragma: no cover - check_ops refuses these first
+        _refuse(n, "is not supported")
+    imp.finish(out, t, n)
+
+
+def _reduce(imp: _Importer, n: Any, a: dict[str, Any], fn: Any) -> Tensor:
+    x = imp.get(n.input[0])
+    axes, keep = imp._reduce_axes(n, a)
+    if not axes:
+        return x
+    if n.op_type == "ReduceSum" and imp.dtype[n.input[0]] == "boolean":
+        _refuse(n, "summing a boolean tensor is refused; ONNX does not define it either")
+    r = fn(x, reduction_axes=[x.axes[i] for i in sorted(axes)])
+    if keep:
+        want = imp.refs[n.output[0]]
+        r = F.broadcast(r, want)
+    return r
+
+
+def _layer_norm(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
+    x = imp.get(n.input[0])
+    axis = a.get("axis", -1) % len(x.axes)
+    norm = list(x.axes[axis:])
+    inputs: dict[str, list[Tensor]] = {"tensor": [x]}
+    for key, name in zip(("scale", "bias"), n.input[1:3], strict=False):
+        if not name:
+            continue
+        if imp.shapes[name] != tuple(r.length for r in norm):
+            _refuse(
+                n,
+                f'{key} "{name}" has shape {imp.shapes[name]}; geon needs exactly the '
+                f"normalised shape {tuple(r.length for r in norm)}",
+            )
+        inputs[key] = [imp.conform(imp.get(name), norm, name)]
+    eps = float(a.get("epsilon", 1e-5))
+    params = {"reduction_axes": [str(r) for r in norm], "epsilon": eps}
+    if len(n.output) > 1 and any(n.output[1:]):  # Mean and InvStdDev, kept dims of length 1
+        mean = F.mean(x, reduction_axes=norm)
+        var = F.mean(F.square(F.subtract(x, mean)), reduction_axes=norm)
+        dt = imp.dtype[n.input[0]]
+        inv = F.divide(_scalar(1.0, dt), F.sqrt(F.add(var, _scalar(eps, dt))))
+        for name, t in zip(n.output[1:], (mean, inv), strict=False):
+            if name:
+                imp.finish(name, F.broadcast(t, imp.refs[name]), n)
+    return make_op("op:layer_norm", inputs, params)
+
+
+def _base(r: Ref) -> str:
+    return r.axis.name if isinstance(r, AxisRef) else str(r)
+
+
+def _fresh(imp: _Importer, like: Ref, taken: set[str]) -> AxisRef:
+    name, k = f"{_base(like)}_k", 1
+    while name in taken:
+        k += 1
+        name = f"{_base(like)}_k{k}"
+    return AxisRef(Axis(name, like.length))
+
+
+def _matmul(imp: _Importer, n: Any) -> Tensor:
+    an, bn = n.input[0], n.input[1]
+    out = n.output[0]
+    sa, sb, so = imp.shapes[an], imp.shapes[bn], imp.shapes[out]
+    ro = imp.refs[out]
+    x, y = imp.get(an), imp.get(bn)
+    k_ref = x.axes[len(sa) - 1]
+    if len(sb) <= 2 and len(so) >= 1:
+        free_a = [ro[i] for i in range(len(sa) - 1)]
+        x = imp.conform(x, [*free_a, k_ref], an)
+        want_b = [k_ref + 1] + ([ro[-1]] if len(sb) == 2 else [])
+        y = imp.conform(y, want_b, bn)
+        return dot(x, y)
+    # batched: multiply + sum over a contracted axis no output holds
+    taken = {_base(r) for r in ro}
+    if _base(k_ref) in taken or k_ref.level != 0:
+        k_ref = _fresh(imp, k_ref, taken | {_base(r) for r in x.axes})
+    xa = _batched(imp, an, sa, so, ro, k_ref, left=True, other_rank=len(sb))
+    yb = _batched(imp, bn, sb, so, ro, k_ref, left=False, other_rank=len(sa))
+    return F.sum(F.multiply(xa, yb), reduction_axes=[k_ref])
+
+
+def _batched(
+    imp: _Importer, name: str, s: tuple[int, ...], so: tuple[int, ...],
+    ro: list[Ref], k_ref: Ref, *, left: bool, other_rank: int,
+) -> Tensor:  # fmt: skip
+    t = imp.get(name)
+    if len(s) == 1:
+        return imp.conform(t, [k_ref], name)
+    nbo = len(so) - 1 - (1 if other_rank >= 2 else 0)
+    drops: dict[Any, Any] = {}
+    refs: list[Ref] = []
+    nb = len(s) - 2
+    for j in range(nb):
+        i = nbo - nb + j
+        if s[j] != so[i]:
+            drops[t.axes[j]] = 0
+        else:
+            refs.append(ro[i])
+    refs += [ro[nbo], k_ref] if left else [k_ref, ro[-1]]
+    if drops:
+        t = F.slice(t, drops)
+    return imp.conform(t, refs, name)
+
+
+def _gemm(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
+    an, bn = n.input[0], n.input[1]
+    out = n.output[0]
+    ro = imp.refs[out]
+    ta, tb = a.get("transA", 0), a.get("transB", 0)
+    x, y = imp.get(an), imp.get(bn)
+    k_ref = x.axes[0 if ta else 1]
+    if k_ref.level != 0:
+        k_ref = _fresh(imp, k_ref, {_base(r) for r in ro})
+    x = imp.conform(x, [k_ref, ro[0]] if ta else [ro[0], k_ref], an)
+    y = imp.conform(y, [ro[1], k_ref + 1] if tb else [k_ref + 1, ro[1]], bn)
+    t = dot(x, y)
+    alpha, beta = float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
+    dt = imp.dtype[out]
+    if alpha != 1.0:
+        t = F.multiply(t, _scalar(alpha, dt))
+    if len(n.input) > 2 and n.input[2]:
+        c = imp.aligned(n.input[2], out)
+        if beta != 1.0:
+            c = F.multiply(c, _scalar(beta, dt))
+        t = F.add(t, c)
+    return t
