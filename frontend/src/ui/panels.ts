@@ -5,6 +5,7 @@
 import { canonical } from "../model/axes";
 import { inferOperation, splitRefs } from "../model/author";
 import { CATALOGUE, searchKernels } from "../model/catalogue";
+import { castFixOf } from "../model/fixes";
 import { declaredAxes, DTYPES, nodeById, OPERATION, ROLES, selections, TENSOR, tensorAxes, type Issue, type LoomDocument } from "../model/document";
 import { axisColor } from "../render/canvas";
 import { button, el, submit as submitButton } from "./dom";
@@ -248,10 +249,21 @@ export function issuesShown(listed: number, counts: { error: number; warning: nu
 }
 
 /**
- * The issues panel. The server may send only the first issues with the full counts
- * (``counts``): the title counts them all and a line says how many are listed.
+ * The one-click fix an issue offers: the button's label and its tooltip, or null. An
+ * AccidentalBroadcast warning offers "Insert cast_axes" (model/fixes.ts builds the edit).
  */
-export function createIssuesPanel(onJump: (nodeId: string) => void): {
+export function issueFix(issue: Issue): { label: string; title: string } | null {
+  const fix = castFixOf(issue);
+  if (!fix) return null;
+  return { label: "Insert cast_axes", title: `relabel ${fix.fromAxis} as ${fix.toAxis} before the operation (one undo step)` };
+}
+
+/**
+ * The issues panel. The server may send only the first issues with the full counts
+ * (``counts``): the title counts them all and a line says how many are listed. ``onFix``, when
+ * given, runs an issue's one-click fix (see :func:`issueFix`).
+ */
+export function createIssuesPanel(onJump: (nodeId: string) => void, onFix?: (issue: Issue) => void): {
   element: HTMLElement;
   update(issues: Issue[], doc: LoomDocument | null, counts: { error: number; warning: number }): void;
 } {
@@ -281,6 +293,13 @@ export function createIssuesPanel(onJump: (nodeId: string) => void): {
             el("span", { class: "geon-issue-where", text: `${issue.constraint}${where ? ` · ${where}` : ""}` }),
             el("span", { class: "geon-issue-message", text: issue.message }),
           );
+          const fix = onFix ? issueFix(issue) : null;
+          if (fix && onFix) {
+            const b = button(fix.label, fix.title, () => onFix(issue), "geon-issue-fix");
+            b.addEventListener("click", (e) => e.stopPropagation());
+            b.addEventListener("keydown", (e) => e.stopPropagation());
+            item.append(b);
+          }
           const jump = (): void => {
             if (target) onJump(target);
           };
