@@ -569,7 +569,10 @@ class _Padding:
     """Bytes of the zero-filled buffers an application's padded reads need: for each input
     whose projection (of the application's IPFIndex through its operation's IPFSignature)
     reaches past its tensor, the projection's full size. Each operation's IPFs are parsed once
-    (a plan has thousands of applications of few operations)."""
+    (a plan has thousands of applications of few operations), and an input whose projection of
+    the operation's whole IPFIndex fits its tensor is not projected again for an application
+    whose IPFIndex lies inside the operation's (a projection of a sub-box lies inside the
+    projection of the box: affine images and their windows grow with the box)."""
 
     def __init__(self, graph: Graph, found: PlacedShards) -> None:
         self.graph = graph
@@ -577,6 +580,8 @@ class _Padding:
         self.eb = found.element_bytes
         self.signatures: dict[str, dict[str, list[IPF | None]] | None] = {}
         self.ranges: dict[str, ZRange | None] = {}
+        self.op_boxes: dict[str, Box | None] = {}
+        self.fits: dict[tuple[str, str, int, str], bool] = {}
 
     def _signature(self, op_id: str) -> dict[str, list[IPF | None]] | None:
         if op_id in self.signatures:
@@ -610,22 +615,53 @@ class _Padding:
             )
         return self.ranges[tid]
 
+    def _fits(self, op_id: str, key: str, n: int, tid: str, ipf: IPF, op_box: Box) -> bool:
+        """Whether input ``n`` of ``key`` projects the operation's whole IPFIndex into its
+        tensor ``tid`` (remembered per operation, input and tensor)."""
+        slot = (op_id, key, n, tid)
+        fits = self.fits.get(slot)
+        if fits is None:
+            trange = self._range(tid)
+            try:
+                projected = ipf.apply_range(ZRange(*op_box))
+            except GeonError:
+                projected = None
+            fits = self.fits[slot] = (
+                projected is not None
+                and trange is not None
+                and trange.rank == projected.rank
+                and trange.contains(projected)
+            )
+        return fits
+
     def bytes(self, app: Node, index_box: Box | None) -> int:
         """The padded buffers' bytes of one application, whose IPFIndex is ``index_box``."""
         op_id = app.body.get("operationId")
-        sig = self._signature(op_id) if isinstance(op_id, str) else None
         inputs = app.body.get("inputs")
-        if sig is None or index_box is None or not isinstance(inputs, dict):
+        if not isinstance(op_id, str) or index_box is None or not isinstance(inputs, dict):
+            return 0
+        sig = self._signature(op_id)
+        if sig is None:
             return 0
         shard_range = ZRange(*index_box)
+        if op_id not in self.op_boxes:
+            op = self.ops.get(op_id)
+            self.op_boxes[op_id] = _box((op.tags or {}).get(IPF_INDEX)) if op is not None else None
+        op_box = self.op_boxes[op_id]
+        if op_box is not None and not (
+            len(op_box[0]) == len(index_box[0]) and contains(op_box, index_box)
+        ):
+            op_box = None  # the application reaches past its operation: project it
         total = 0
         for key, items in inputs.items():
             ipfs = sig.get(key)
             if ipfs is None or not isinstance(items, list) or len(ipfs) != len(items):
                 continue
-            for item, ipf in zip(items, ipfs, strict=True):
+            for n, (item, ipf) in enumerate(zip(items, ipfs, strict=True)):
                 tid = item.get("tensorId") if isinstance(item, dict) else None
                 if ipf is None or not isinstance(tid, str):
+                    continue
+                if op_box is not None and self._fits(op_id, key, n, tid, ipf, op_box):
                     continue
                 trange = self._range(tid)
                 try:
