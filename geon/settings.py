@@ -170,6 +170,9 @@ INSTALLED_APPS = [
     "channels",
     # django-ninja's static files: Swagger UI for /api/v1/docs, served from this site (no CDN).
     "ninja",
+    # Accounts (geon/accounts/README.md): sign-up, email verification, password reset.
+    "allauth",
+    "allauth.account",
     "geon.accounts",
     "geon.graphs",
     "geon.runs",
@@ -186,6 +189,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "allauth.account.middleware.AccountMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
 ]
 
@@ -344,6 +348,57 @@ if REDIS_URL:
     }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- accounts (django-allauth; geon/accounts/README.md) ------------------------------------
+
+AUTHENTICATION_BACKENDS = [
+    "django.contrib.auth.backends.ModelBackend",
+    # sign-in by username or email address
+    "allauth.account.auth_backends.AuthenticationBackend",
+]
+# Who may sign up: "open" (anyone), "invite" (only through an invitation to a graph or a team),
+# "closed" (nobody; an administrator creates accounts).
+GEON_SIGNUP = env_choice("GEON_SIGNUP", "invite", ("open", "invite", "closed")).lower()
+ACCOUNT_ADAPTER = "geon.accounts.adapter.GeonAccountAdapter"
+ACCOUNT_LOGIN_METHODS = {"username", "email"}
+ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
+ACCOUNT_UNIQUE_EMAIL = True
+# "mandatory": no sign-in before the address is confirmed; "optional": a confirmation is sent.
+ACCOUNT_EMAIL_VERIFICATION = env_choice(
+    "GEON_EMAIL_VERIFICATION", "optional", ("mandatory", "optional", "none")
+).lower()
+ACCOUNT_PREVENT_ENUMERATION = True  # reset and sign-up never say whether an address is known
+ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True
+ACCOUNT_LOGOUT_ON_PASSWORD_CHANGE = False
+ACCOUNT_SESSION_REMEMBER = True
+# allauth's own rate limits (per address / per account, in its "count/period/key" form) beside
+# geon's sign-in throttle, which the login page keeps (geon.accounts.throttle).
+ACCOUNT_RATE_LIMITS = {
+    "login_failed": "10/m/ip,5/5m/key",
+    "signup": "20/m/ip",
+    "reset_password": "20/m/ip,5/m/key",
+    "reset_password_from_key": "20/m/ip",
+    "confirm_email": "1/3m/key",
+    "change_password": "5/m/user",
+}
+
+# Email: to the console unless GEON_EMAIL_HOST names an SMTP server.
+EMAIL_HOST = env_str("GEON_EMAIL_HOST", "")
+if EMAIL_HOST:
+    EMAIL_BACKEND = "django.core.mail.backends.smtp.EmailBackend"
+    EMAIL_PORT = env_int("GEON_EMAIL_PORT", 587, minimum=1)
+    EMAIL_HOST_USER = env_str("GEON_EMAIL_USER", "")
+    EMAIL_HOST_PASSWORD = env_str("GEON_EMAIL_PASSWORD", "")
+    EMAIL_USE_TLS = env_bool("GEON_EMAIL_TLS", True)
+    EMAIL_USE_SSL = env_bool("GEON_EMAIL_SSL", False)
+    EMAIL_TIMEOUT = 20
+else:
+    EMAIL_BACKEND = env_str("GEON_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+    EMAIL_FILE_PATH = str(DATA_DIR / "mail")
+DEFAULT_FROM_EMAIL = env_str("GEON_EMAIL_FROM", "geon <geon@localhost>")
+
+# Days an invitation link to a graph or a team stays valid.
+GEON_INVITATION_DAYS = env_int("GEON_INVITATION_DAYS", 14, minimum=1)
 
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "graph-list"

@@ -4,17 +4,20 @@ Websocket routes live in :mod:`geon.graphs.routing`."""
 
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
-from django.urls import path
+from django.urls import include, path
 
 from geon.accounts.api import router as tokens_router
-from geon.accounts.views import SignInView
+from geon.accounts.views import SignInView, account_page
 from geon.api import api, docs_script
+from geon.graphs import sharing_views
 from geon.graphs import views as graph_views
 from geon.graphs.api import router as graphs_router
+from geon.graphs.sharing_api import router as sharing_router
 from geon.runs import views as run_views
 from geon.runs.api import router as runs_router
 
 api.add_router("", graphs_router)
+api.add_router("", sharing_router)
 api.add_router("", tokens_router)
 api.add_router("", runs_router)
 
@@ -23,6 +26,13 @@ urlpatterns = [
     path("graphs/<uuid:graph_id>/", graph_views.graph_editor, name="graph-editor"),
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),
+    path("accounts/profile/", account_page, name="account"),
+    # django-allauth: sign-up, email verification, password reset and change, email addresses
+    # (its own login page stays behind geon's, which is throttled and keeps the name "login")
+    path("accounts/", include("allauth.urls")),
+    path("invite/<str:key>/", sharing_views.invitation, name="invitation"),
+    path("s/<str:key>/", sharing_views.shared_link, name="shared-link"),
+    path("teams/", sharing_views.teams_page, name="teams"),
     path("healthz", run_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/docs.js", docs_script, name="api-docs-script"),

@@ -47,12 +47,13 @@ from django.utils import timezone
 from geon.graphs.edits import EditRefused
 from geon.graphs.protocol import CLIENT_MESSAGES, InvalidMessage, message_errors, parse_message
 from geon.graphs.services import presence
-from geon.graphs.services.access import AccessDenied, GraphNotFound, check_access
+from geon.graphs.services.access import AccessDenied, GraphNotFound
 from geon.graphs.services.documents import current_version_number, snapshot
 from geon.graphs.services.editing import Applied, EditRequest
 from geon.graphs.services.feeds import Delivered, Feed, Item, feed_of_event, follow, unfollow
 from geon.graphs.services.publishing import graph_group
 from geon.graphs.services.queue import UNAVAILABLE, EditQueue
+from geon.graphs.services.sharing import check_link_access, share_link_key
 
 log = logging.getLogger(__name__)
 
@@ -118,12 +119,18 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
 
     async def connect(self) -> None:
         user = self.scope["user"]
-        if not user.is_authenticated:
+        # "anyone with the link can view": ?link=<key> of a live share link opens the graph
+        # read-only, signed in or not (a signed-in member keeps their own role)
+        self.link_key = share_link_key(self.scope)
+        self.link_only = False
+        if not user.is_authenticated and self.link_key is None:
             await self.refuse(CLOSE_UNAUTHENTICATED, "not signed in")
             return
         graph_id = self.scope["url_route"]["kwargs"]["graph_id"]
         try:
-            graph, role = await database_sync_to_async(check_access)(user, graph_id)
+            graph, role, self.link_only = await database_sync_to_async(check_link_access)(
+                user, graph_id, self.link_key
+            )
         except GraphNotFound:
             await self.refuse(CLOSE_NOT_FOUND, "no such graph, or no role on it")
             return
@@ -146,10 +153,11 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         await self.accept()
         since = timezone.now()
         self.client_id = uuid.uuid4().hex[:12]
-        self.me = {
+        signed_in = user.is_authenticated
+        self.me: dict[str, Any] = {
             "client": self.client_id,
-            "user": user.get_username(),
-            "name": user.get_full_name() or user.get_username(),
+            "user": user.get_username() if signed_in else "",
+            "name": (user.get_full_name() or user.get_username()) if signed_in else "visitor",
             "selection": [],
             "cursor": None,
         }
@@ -190,7 +198,9 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         """The graph's members, owner or existence changed (on some process): check this
         user's role again; tell them a new one, or close when there is none."""
         try:
-            _, role = await database_sync_to_async(check_access)(self.scope["user"], self.graph_id)
+            _, role, self.link_only = await database_sync_to_async(check_link_access)(
+                self.scope["user"], self.graph_id, self.link_key
+            )
         except GraphNotFound:
             await self.revoke()
             return
@@ -272,6 +282,14 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
     async def receive_edit(self, content: dict[str, Any]) -> None:
         edit_id = content["id"]
         user = self.scope["user"]
+        if self.link_only:
+            await self.reject(
+                edit_id,
+                "forbidden",
+                f'you opened graph "{self.graph_title}" through a view-only link; ask its owner '
+                "for a role to edit it",
+            )
+            return
         if not self.edit_limit.take():
             rate = settings.GEON_WS_EDITS_PER_SECOND
             await self.reject(
@@ -359,7 +377,14 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         if message["client"] == self.client_id:
             return
         presence.heard(str(self.graph_id), message, listening=self.group is not None)
-        await self.send_json(message)
+        await self.send_json(self.unnamed(message))
+
+    def unnamed(self, entry: dict[str, Any]) -> dict[str, Any]:
+        """``entry`` as this client may see it: a visitor who is not signed in (through a share
+        link) sees no names of others."""
+        if self.scope["user"].is_authenticated:
+            return entry
+        return {**entry, "user": "", "name": "someone"}
 
     async def graph_applied(self, event: dict[str, Any]) -> None:
         """A batch of edits was stored: every client gets each ``applied``, in version order
@@ -378,7 +403,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
     async def send_snapshot(self, message: dict[str, Any]) -> None:
         """Send a ``snapshot`` (:func:`~geon.graphs.services.documents.snapshot`) with this
         client's own parts: who is connected and this user's role."""
-        present = presence.present(str(self.graph_id))
+        present = [self.unnamed(p) for p in presence.present(str(self.graph_id))]
         await self.send_json({**message, "present": present, "role": self.role})
 
     async def send_error(self, code: str, message: str, edit_id: str | None = None) -> None:

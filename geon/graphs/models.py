@@ -202,3 +202,72 @@ class ShardPlan(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.graph})"
+
+
+def new_key() -> str:
+    """An unguessable key for an invitation or a share link (256 random bits)."""
+    import secrets
+
+    return secrets.token_urlsafe(32)
+
+
+class Invitation(models.Model):
+    """An invitation sent to an email address with no account yet: following its link
+    (``/invite/<key>/``) lets the person sign up (whatever ``GEON_SIGNUP`` is short of
+    ``closed``) and gives them ``role`` on ``graph``, or membership of ``team`` with ``role``.
+    Accepting or revoking deletes nothing but sets ``accepted`` / removes the row."""
+
+    key = models.CharField(max_length=64, unique=True, default=new_key, editable=False)
+    email = models.EmailField()
+    role = models.CharField(max_length=16, choices=Role.choices, default=Role.VIEWER)
+    graph = models.ForeignKey(
+        Graph, on_delete=models.CASCADE, null=True, blank=True, related_name="invitations"
+    )
+    team = models.ForeignKey(
+        Team, on_delete=models.CASCADE, null=True, blank=True, related_name="invitations"
+    )
+    invited_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="invitations_sent"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    expires = models.DateTimeField()
+    accepted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="invitations_accepted",
+    )
+
+    class Meta:
+        ordering = ["created"]
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(graph__isnull=False, team__isnull=True)
+                | models.Q(graph__isnull=True, team__isnull=False),
+                name="invitation_to_graph_or_team",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.email} to {self.graph or self.team} ({self.role})"
+
+
+class ShareLink(models.Model):
+    """ "Anyone with the link can view": an unguessable, revocable key that opens the graph
+    read-only (``/s/<key>/``) for anyone, signed in or not. Revoking keeps the row
+    (``revoked`` set) so that the link shows a clear page rather than a bare 404."""
+
+    key = models.CharField(max_length=64, unique=True, default=new_key, editable=False)
+    graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="share_links")
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="share_links"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    revoked = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["created"]
+
+    def __str__(self) -> str:
+        return f"link to {self.graph} ({'revoked' if self.revoked else 'live'})"

@@ -1,0 +1,98 @@
+"""Pages of sharing (issue 17): an invitation link (``/invite/<key>/``) and a share link
+(``/s/<key>/``); and the teams page (``/teams/``).
+
+An invitation link followed while signed out remembers its key in the session and sends the
+person to sign up (or, with an account, to sign in); once signed in, the same page accepts the
+invitation and lands them on the graph with its role. A share link opens the editor read-only
+for anyone; a revoked one shows a page saying it was turned off (410).
+"""
+
+from __future__ import annotations
+
+from django.contrib.auth.decorators import login_required
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from geon.accounts.adapter import INVITATION_SESSION_KEY
+from geon.accounts.models import Role
+from geon.core.errors import GeonError
+from geon.graphs.models import Graph
+from geon.graphs.services import sharing
+from geon.graphs.services.access import GraphNotFound
+
+
+def invitation(request: HttpRequest, key: str) -> HttpResponse:
+    """Follow an invitation: sign up (or in) first, then land on its graph with its role."""
+    try:
+        found = sharing.pending_invitation(key)
+    except sharing.InvitationNotFound as error:
+        request.session.pop(INVITATION_SESSION_KEY, None)
+        context = {"title": "Invitation not valid", "message": str(error)}
+        return render(request, "graphs/link_closed.html", context, status=404)
+    if not request.user.is_authenticated:
+        request.session[INVITATION_SESSION_KEY] = key
+        return redirect(f"{reverse('account_signup')}?email={found.email}")
+    accepted = sharing.do_accept_invitation(request.user, key)
+    request.session.pop(INVITATION_SESSION_KEY, None)
+    if accepted.graph is not None:
+        return redirect("graph-editor", graph_id=accepted.graph.pk)
+    return redirect("teams")
+
+
+def shared_link(request: HttpRequest, key: str) -> HttpResponse:
+    """The graph of a live share link, read-only; a revoked link's page says so (410)."""
+    try:
+        graph = sharing.link_graph(key)
+    except sharing.LinkRevoked as error:
+        context = {"title": "This link was turned off", "message": str(error)}
+        return render(request, "graphs/link_closed.html", context, status=410)
+    except GraphNotFound as error:
+        context = {"title": "This link does not work", "message": str(error)}
+        return render(request, "graphs/link_closed.html", context, status=404)
+    page: dict[str, object] = {
+        "graph": graph,
+        "ws_path": f"/ws/graphs/{graph.pk}/?link={key}",
+        "read_only": True,
+    }
+    return render(request, "graphs/editor.html", page)
+
+
+@login_required
+def teams_page(request: HttpRequest) -> HttpResponse:
+    """The teams page: the user's teams, their members and graphs; create a team, add a member
+    or change a team role, remove one. POST ``action`` = ``create`` | ``member`` | ``remove``."""
+    error = None
+    if request.method == "POST":
+        action = request.POST.get("action")
+        team = request.POST.get("team", "")
+        try:
+            if action == "create":
+                sharing.do_create_team(request.user, request.POST.get("name", ""))
+            elif action == "member":
+                username, role = request.POST.get("username", ""), request.POST.get("role")
+                sharing.do_set_team_member(request.user, team, username, role)
+            elif action == "remove":
+                sharing.do_remove_team_member(request.user, team, request.POST.get("username"))
+            else:
+                error = f'action "{action}" is not known; expected create, member or remove'
+        except GeonError as refused:
+            error = str(refused)
+        if error is None:
+            return redirect("teams")
+    teams = [
+        {
+            "name": t.name,
+            "members": sharing.team_rows(t),
+            "graphs": list(
+                Graph.objects.filter(team=t).order_by("title").values_list("title", flat=True)
+            ),
+            "manages": any(
+                m["user"] == request.user.get_username() and m["role"] == Role.OWNER
+                for m in sharing.team_rows(t)
+            ),
+        }
+        for t in sharing.my_teams(request.user)
+    ]
+    context = {"teams": teams, "error": error, "roles": Role.values}
+    return render(request, "graphs/teams.html", context, status=400 if error else 200)
