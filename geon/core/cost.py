@@ -326,13 +326,17 @@ class _Local(NamedTuple):
     writes: Selections
 
 
-def _selections(body: dict[str, Any], side: str, seen: dict[Box, tuple[Box, int]]) -> Selections:
-    """One side's well-formed selections; equal boxes are shared through ``seen`` (box -> the
-    first equal box and its cells), so a plan's many copies of one region are held once.
+def _selections(
+    body: dict[str, Any], side: str, seen: dict[tuple[int, ...], tuple[Box, int]]
+) -> Selections:
+    """One side's well-formed selections; equal boxes are shared through ``seen`` (starts then
+    ends, as one tuple -> the first equal box and its cells), so a plan's many copies of one
+    region are held once.
 
     The loop is the cost model's hot path (tens of thousands of selections per plan): a box is
-    looked up by its tuples first and checked in full (:func:`_box`) only when new; a hit checks
-    only that its coordinates are ints (``0.0`` and ``True`` equal ``0`` and ``1`` as keys)."""
+    looked up by its coordinates first and checked in full (:func:`_box`) only when new; a hit
+    checks only that its coordinates are ints (``0.0`` and ``True`` equal ``0`` and ``1`` as
+    keys) and that start and end have one rank."""
     found: list[tuple[str, Box]] = []
     cells: list[int] = []
     selmap = body.get(side)
@@ -349,33 +353,23 @@ def _selections(body: dict[str, Any], side: str, seen: dict[Box, tuple[Box, int]
             if type(tid) is not str or type(r) is not dict:
                 continue
             s, e = r.get("start"), r.get("end")
-            if type(s) is not list or type(e) is not list:
+            if type(s) is not list or type(e) is not list or len(s) != len(e):
                 continue
-            key = (tuple(s), tuple(e))
+            key = (*s, *e)
             known = seen.get(key)
             if known is None:
                 box = _box(r)
                 if box is None:
                     continue
                 known = seen[key] = (box, box_size(box))
-            else:
-                for x in s:
-                    if type(x) is not int:
-                        break
-                else:
-                    for x in e:
-                        if type(x) is not int:
-                            break
-                    else:
-                        found.append((tid, known[0]))
-                        cells.append(known[1])
+            elif not _INTS.issuperset(map(type, key)):
                 continue
             found.append((tid, known[0]))
             cells.append(known[1])
     return tuple(found), tuple(cells)
 
 
-def _local(node: Node, seen: dict[Box, tuple[Box, int]]) -> _Local:
+def _local(node: Node, seen: dict[tuple[int, ...], tuple[Box, int]]) -> _Local:
     tags = node.tags or {}
     tag = tags.get(PLACEMENT)
     placement = None
@@ -452,7 +446,7 @@ def read_shards(graph: Graph) -> PlacedShards:
     ops = found.ops
     ops.update((op.id, op) for op in graph.of_type(OPERATION))
     meshes = found.meshes
-    seen: dict[Box, tuple[Box, int]] = {}
+    seen: dict[tuple[int, ...], tuple[Box, int]] = {}
 
     def local(node: Node) -> _Local:
         return _local(node, seen)

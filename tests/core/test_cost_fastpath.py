@@ -243,3 +243,36 @@ def test_ledger_peak_equals_summing_each_step(case: tuple[int, list[Any]]) -> No
     steps, allocations = case
     found = _peak(allocations, steps)
     assert (found.peak, found.split) == _reference_peak(allocations, steps)
+
+
+def test_a_box_seen_before_is_still_refused_with_float_or_bool_coordinates() -> None:
+    # given two Applications selecting rows [0, 4) of the output, the second writing its
+    # coordinates as 0.0 and True (equal to 0 and 1 as dict keys, not ints in a document)
+    whole = {"start": [0, 0], "end": list(SHAPE)}
+    out, op_id = _id(1, 1), _id(2, 0)
+    good = {"start": [0, 1], "end": [4, 3]}
+    nodes: list[dict[str, Any]] = [
+        {"id": MESH_ID, "type": MESH, "body": {"name": "m", "axes": {"d": DEVICES}}},
+        {"id": out, "type": TENSOR, "body": {"dtype": "float32", "range": whole}},
+        {"id": op_id, "type": OPERATION, "body": {"kernel": "op:add", "inputs": {}}},
+    ]
+    for n, box in enumerate([good, {"start": [0.0, True], "end": [4, 3]}, good]):
+        nodes.append(
+            {
+                "id": _id(3, n),
+                "type": APPLICATION,
+                "body": {
+                    "operationId": op_id,
+                    "inputs": {},
+                    "outputs": {"result": [{"tensorId": out, "range": box}]},
+                },
+                "tags": {PLACEMENT: {"mesh": MESH_ID, "coords": [0]}},
+            }
+        )
+    # when its shards are read, then the float and bool box is left out, the others kept
+    shards = read_shards(Graph.from_json({"id": _id(0, 0), "nodes": nodes})).shards
+    assert [s.writes for s in shards] == [
+        ((out, ((0, 1), (4, 3))),),
+        (),
+        ((out, ((0, 1), (4, 3))),),
+    ]
