@@ -232,6 +232,11 @@ def _inputs_problem(student: Graph, inputs: Mapping[str, Any]) -> str | None:
                 f"input {quote(label)} has axes ({', '.join(tensor_axes(t))}); the puzzle gives it "
                 f"({', '.join(spec['axes'])})"
             )
+        if t.body.get("dtype") != spec["dtype"]:
+            return (
+                f"input {quote(label)} has dtype {t.body.get('dtype')}; the puzzle gives it "
+                f"{spec['dtype']}"
+            )
     return None
 
 

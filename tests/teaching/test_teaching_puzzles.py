@@ -138,3 +138,31 @@ def test_the_cells_per_draw_are_bounded_before_work_starts() -> None:
         puzzle["axes"][name] = {"min": 1, "max": MAX_AXIS_LENGTH}
     with pytest.raises(PuzzleError, match="cells"):
         check_puzzle(puzzle, puzzle["reference"])
+
+
+def test_a_solution_may_order_axes_its_own_way() -> None:
+    # given broadcast_add solved with x declared as (W, H): the same axes, another layout
+    from geon import core as gc
+
+    puzzle = _load(PUZZLE_DIR / "broadcast_add.json")
+    H, W = gc.Axis("H", 2), gc.Axis("W", 3)
+    x = gc.placeholder(axes=[W, H], name="x", dtype="float64")
+    b = gc.placeholder(axes=[W], name="b", dtype="float64")
+    solution = gc.graph([gc.add(x, b, name="mine")]).to_json()
+    # then it is solved: axes compare as a set, values in the reference's order
+    assert check_puzzle(puzzle, solution, draws=20).to_json() == {"solved": True, "draws": 20}
+
+
+def test_an_input_of_another_dtype_is_named() -> None:
+    puzzle = _load(PUZZLE_DIR / "row_sums.json")
+    result = check_puzzle(puzzle, _retyped(puzzle["reference"], "x", "float32"))
+    assert not result.solved and result.message is not None
+    assert 'input "x" has dtype float32; the puzzle gives it float64' in result.message
+
+
+def _retyped(doc: Any, label: str, dtype: str) -> Any:
+    doc = copy.deepcopy(doc)
+    for node in doc["nodes"]:
+        if node.get("label") == label:
+            node["body"]["dtype"] = dtype
+    return doc
