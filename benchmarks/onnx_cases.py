@@ -91,6 +91,39 @@ def run_case(case: Any) -> Outcome:
     return Outcome(case.name, op, True)
 
 
+def roundtrip_case(case: Any) -> Outcome:
+    """Import ``case.model``, export it back to ONNX, run that in onnxruntime and compare."""
+    import onnxruntime as ort
+
+    from geon.core.errors import GeonError
+    from geon.interop.onnx_export import to_onnx
+    from geon.interop.onnx_import import import_onnx
+
+    op = _case_op(case)
+    names = [vi.name for vi in case.model.graph.input]
+    axes_inputs = {n.input[1] for n in case.model.graph.node
+                   if n.op_type.startswith("Reduce") and len(n.input) > 1}  # fmt: skip
+    try:
+        for inputs, expected in case.data_sets:
+            feeds = dict(zip(names, inputs, strict=False))
+            known = {k: v for k, v in feeds.items() if k in axes_inputs}
+            imp = import_onnx(case.model, known=known)
+            model = to_onnx(imp.graph, weights=imp.weights)
+            session = ort.InferenceSession(model.SerializeToString())
+            wanted = [i.name for i in session.get_inputs()]
+            got = session.run(None, {k: v for k, v in feeds.items() if k in wanted})
+            by_name = dict(zip([o.name for o in session.get_outputs()], got, strict=True))
+            for vi, want in zip(case.model.graph.output, expected, strict=True):
+                g = by_name.get(vi.name)
+                if g is None or g.shape != np.asarray(want).shape:
+                    return Outcome(case.name, op, False, f'output "{vi.name}" differs in shape')
+                if not np.allclose(g, want, rtol=1e-3, atol=1e-7, equal_nan=True):
+                    return Outcome(case.name, op, False, f'output "{vi.name}" differs')
+    except GeonError as exc:
+        return Outcome(case.name, op, False, f"refused: {exc}")
+    return Outcome(case.name, op, True)
+
+
 def run_cases() -> list[Outcome]:
     """Every supported case's outcome."""
     return [run_case(c) for c in supported_cases()]

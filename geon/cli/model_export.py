@@ -1,17 +1,78 @@
-"""Scaffold for the ``model_export`` verb (being built this session; replaced before it lands)."""
+"""``geon export FILE.json --to onnx|numpy|einsum|python -o OUT [--weights W.npz]``.
+
+Exports a document (:mod:`geon.interop.export`): ``onnx`` writes an ONNX model that
+onnxruntime runs with the same results (``--weights`` puts those values in as initializers;
+without it, every leaf is a graph input named by its label); ``numpy`` a standalone script
+(``python OUT --inputs in.npz --out out.npz``); ``einsum`` one line per contraction; ``python``
+geon builder code that rebuilds the graph. Exit status 0 on success, 2 when the document or the
+request is refused (one line on stderr says why).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
+import zipfile
+from typing import Any
+
+import numpy as np
+
+from geon.core.errors import GeonError
+from geon.core.graph import Graph
 
 HELP = "export a geon document as ONNX, NumPy, einsum or Python"
+FORMATS = ("onnx", "numpy", "einsum", "python")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs="*")
+    parser.add_argument("file", metavar="FILE.json", help="the document")
+    parser.add_argument(
+        "--to", required=True, metavar="FORMAT", help="onnx, numpy, einsum or python"
+    )
+    parser.add_argument("-o", "--out", metavar="OUT", required=True, help="the file to write")
+    parser.add_argument("--weights", metavar="W.npz", help="values of leaves, by label (onnx)")
+
+
+def _fail(message: str) -> int:
+    print(f"geon export: {message}", file=sys.stderr)
+    return 2
 
 
 def main(args: argparse.Namespace) -> int:
-    print("not built yet", file=sys.stderr)
-    return 2
+    """Read the document, export it, write the result."""
+    from geon.interop.export import export
+
+    if args.to not in FORMATS:
+        return _fail(f'--to "{args.to}" is unknown; expected one of {", ".join(FORMATS)}')
+    try:
+        with open(args.file, "rb") as f:
+            data: Any = json.loads(f.read())
+    except OSError as exc:
+        return _fail(f'cannot read "{args.file}": {exc.strerror or exc}')
+    except (ValueError, RecursionError) as exc:
+        return _fail(f'"{args.file}" is not valid JSON: {exc}')
+    weights: dict[str, Any] | None = None
+    try:
+        if args.weights is not None:
+            try:
+                with np.load(args.weights, allow_pickle=False) as npz:
+                    weights = {k: npz[k] for k in npz.files}
+            except (OSError, ValueError, zipfile.BadZipFile, EOFError, AttributeError) as exc:
+                return _fail(f'cannot read "{args.weights}" as an .npz file: {exc}')
+        graph = Graph.from_json(data)
+        result = export(graph, args.to, weights)
+    except GeonError as exc:
+        return _fail(str(exc))
+    except Exception as exc:  # a bug must still reach the user as one line, not a traceback
+        return _fail(f"the export failed unexpectedly ({type(exc).__name__}: {exc})")
+    try:
+        if args.to == "onnx":
+            with open(args.out, "wb") as f:
+                f.write(result.SerializeToString())
+        else:
+            with open(args.out, "w") as f:
+                f.write(result if result.endswith("\n") else result + "\n")
+    except OSError as exc:
+        return _fail(f'cannot write "{args.out}": {exc.strerror or exc}')
+    return 0

@@ -1,17 +1,89 @@
-"""Scaffold for the ``model_import`` verb (being built this session; replaced before it lands)."""
+"""``geon import MODEL.onnx -o OUT.json [--weights W.npz] [--dim NAME=N ...]``.
+
+Imports an ONNX model as a geon document (:func:`geon.interop.onnx_import.import_onnx`): every
+dim gets a named axis by unification, tensors are labelled with the ONNX value names, and the
+initializers' values are written to ``--weights`` (default: ``OUT.npz`` beside the document;
+keys = tensor labels = ONNX initializer names). ``--dim batch=8`` binds a ``dim_param``.
+Prints one JSON line: the counts of axes, tensors and operations, the inputs, the weights and
+the outputs. Exit status 0 on success, 2 when the model is refused (one line on stderr says why,
+for unsupported operators the list of them with their node names).
+"""
 
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import sys
+
+import numpy as np
+
+from geon.core.errors import GeonError
 
 HELP = "import an ONNX model as a geon document"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("rest", nargs="*")
+    parser.add_argument("model", metavar="MODEL.onnx", help="the ONNX model")
+    parser.add_argument("-o", "--out", metavar="OUT.json", required=True, help="the document")
+    parser.add_argument("--weights", metavar="W.npz", help="initializer values (OUT.npz)")
+    parser.add_argument(
+        "--dim", metavar="NAME=N", action="append", default=[], help="bind a dim_param"
+    )
+
+
+def _fail(message: str) -> int:
+    print(f"geon import: {message}", file=sys.stderr)
+    return 2
+
+
+def _dims(items: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        name, _, value = item.partition("=")
+        try:
+            n = int(value)
+        except ValueError:
+            n = 0
+        if not name or n < 1:
+            raise GeonError(f'--dim "{item}" is invalid; expected NAME=N with N >= 1, e.g. batch=8')
+        out[name] = n
+    return out
 
 
 def main(args: argparse.Namespace) -> int:
-    print("not built yet", file=sys.stderr)
-    return 2
+    """Import, write the document and the weights, print the summary."""
+    from geon.interop.onnx_import import import_onnx
+
+    if not os.path.isfile(args.model):
+        return _fail(f'cannot read "{args.model}": no such file')
+    weights_path = args.weights or os.path.splitext(args.out)[0] + ".npz"
+    try:
+        imported = import_onnx(args.model, dims=_dims(args.dim))
+    except GeonError as exc:
+        return _fail(str(exc))
+    except Exception as exc:  # a bug must still reach the user as one line, not a traceback
+        return _fail(f"the import failed unexpectedly ({type(exc).__name__}: {exc})")
+    doc = imported.graph
+    try:
+        with open(args.out, "w") as f:
+            json.dump(doc.to_json(), f, indent=1)
+        np.savez(weights_path, **imported.weights)  # type: ignore[arg-type]
+    except OSError as exc:
+        return _fail(f"cannot write the output: {exc.strerror or exc}")
+    kinds: dict[str, int] = {}
+    for node in doc.nodes:
+        kind = node.type.rsplit("/", 1)[-1]
+        kinds[kind] = kinds.get(kind, 0) + 1
+    summary = {
+        "document": args.out,
+        "weights": weights_path,
+        "axes": kinds.get("Axis", 0),
+        "tensors": kinds.get("Tensor", 0),
+        "operations": kinds.get("Operation", 0),
+        "inputs": imported.inputs,
+        "initializers": sorted(imported.weights),
+        "outputs": imported.outputs,
+    }
+    sys.stdout.write(json.dumps(summary) + "\n")
+    return 0

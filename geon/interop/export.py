@@ -1,0 +1,264 @@
+"""Export a geon document: a standalone NumPy script, einsum strings per contraction, and geon
+builder Python code that rebuilds the graph (ONNX is :mod:`geon.interop.onnx_export`).
+
+Every export reads the document through :func:`geon.interop.program.read` (leaves, operations
+in run order, axes per tensor). Operands of elementwise ops are aligned by axis name (transposed
+and given length-1 dims where an axis is missing), as geon's elementwise rule says.
+
+>>> from geon import core as gc
+>>> H, W, N = gc.Axis("H", 2), gc.Axis("W", 3), gc.Axis("N", 4)
+>>> x = gc.placeholder(axes=[H, W], name="x")
+>>> y = gc.placeholder(axes=[W + 1, N], name="y")
+>>> print(to_einsum(gc.graph([gc.dot(x, y, name="z")])))
+z = einsum("ab,bc->ac", x, y)  # (H, W)·(W+1, N) -> (H, N)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from geon.core.graph import Graph
+from geon.interop.program import ExportError, Op, Program, einsum_of, read, reduced
+
+UNARY_NP = {
+    "op:negative": "np.negative({x})",
+    "op:abs": "np.abs({x})",
+    "op:exp": "np.exp({x})",
+    "op:log": "np.log({x})",
+    "op:sqrt": "np.sqrt({x})",
+    "op:square": "np.square({x})",
+    "op:tanh": "np.tanh({x})",
+    "op:sigmoid": "1.0 / (1.0 + np.exp(-{x}))",
+    "op:relu": "np.maximum({x}, 0)",
+}
+NARY_NP = {
+    "op:add": "np.add",
+    "op:multiply": "np.multiply",
+    "op:maximum": "np.maximum",
+    "op:minimum": "np.minimum",
+    "op:subtract": "np.subtract",
+    "op:divide": "np.divide",
+    "op:power": "np.power",
+}
+REDUCE_NP = {"op:sum": "sum", "op:prod": "prod", "op:max": "max", "op:min": "min",
+             "op:mean": "mean"}  # fmt: skip
+
+_HEADER = '''"""{title} (written by python -m geon export --to numpy).
+
+Run: python {{this file}} --inputs in.npz --out out.npz  (keys = tensor labels)
+"""
+
+import argparse
+import math
+
+import numpy as np
+
+
+def align(x, src, dst):
+    """x with axes src, transposed to dst's order, with length-1 dims for dst's other axes."""
+    kept = [a for a in dst if a in src]
+    x = np.transpose(x, [src.index(a) for a in kept])
+    return x.reshape([x.shape[kept.index(a)] if a in src else 1 for a in dst])
+
+
+_erf = np.vectorize(math.erf)
+
+'''
+
+_FOOTER = """
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--inputs", required=True)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    with np.load(args.inputs) as data:
+        inputs = {{k: data[k] for k in data.files}}
+    np.savez(args.out, **model(inputs))
+"""
+
+
+def _ax(axes: list[str]) -> str:
+    return "(" + ", ".join(axes) + ")"
+
+
+def _np_line(p: Program, op: Op) -> str:
+    r = op.result
+    k = op.kernel
+    ins = [t for ts in op.inputs.values() for t in ts]
+    if k in NARY_NP:
+        args = [f"align({t.var}, {t.axes!r}, {r.axes!r})" for t in ins]
+        expr = args[0]
+        for a in args[1:]:
+            expr = f"{NARY_NP[k]}({expr}, {a})"
+        return f"{r.var} = np.asarray({expr}, dtype=np.{_np_dtype(r.dtype)})"
+    x = ins[0] if ins else None
+    if k in UNARY_NP and x is not None:
+        return f"{r.var} = {UNARY_NP[k].format(x=x.var)}"
+    if k == "op:gelu" and x is not None:
+        if op.params.get("approximate") == "tanh":
+            return (f"{r.var} = 0.5 * {x.var} * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * "
+                    f"({x.var} + 0.044715 * {x.var} ** 3)))")  # fmt: skip
+        erf = f"_erf({x.var} / math.sqrt(2.0))"
+        return f"{r.var} = (0.5 * {x.var} * (1.0 + {erf})).astype({x.var}.dtype)"
+    if k == "op:dot":
+        xs, ys = op.inputs["x"][0], op.inputs["y"][0]
+        return f'{r.var} = np.einsum("{einsum_of(p, op)}", {xs.var}, {ys.var})'
+    if k in REDUCE_NP and x is not None:
+        red = reduced(op)
+        idx = tuple(x.axes.index(a) for a in red)
+        kept = [a for a in x.axes if a not in red]
+        return (f"{r.var} = align(np.{REDUCE_NP[k]}({x.var}, axis={idx}), {kept!r}, "
+                f"{r.axes!r})")  # fmt: skip
+    if k == "op:softmax" and x is not None:
+        idx = tuple(x.axes.index(a) for a in reduced(op))
+        return (f"{r.var} = np.exp({x.var} - {x.var}.max(axis={idx}, keepdims=True)); "
+                f"{r.var} = {r.var} / {r.var}.sum(axis={idx}, keepdims=True)")  # fmt: skip
+    if k == "op:layer_norm" and x is not None:
+        idx = tuple(x.axes.index(a) for a in reduced(op))
+        eps = op.params.get("epsilon", 1e-5)
+        line = (f"_m = {x.var}.mean(axis={idx}, keepdims=True); "
+                f"{r.var} = ({x.var} - _m) / np.sqrt((({x.var} - _m) ** 2).mean(axis={idx}, "
+                f"keepdims=True) + {eps!r})")  # fmt: skip
+        for key, opname in (("scale", "*"), ("bias", "+")):
+            for t in op.inputs.get(key, []):
+                line += f"; {r.var} = {r.var} {opname} align({t.var}, {t.axes!r}, {x.axes!r})"
+        return line
+    if k in ("op:cast_axes", "op:flatten", "op:unflatten") and x is not None:
+        return f"{r.var} = np.reshape({x.var}, {tuple(r.shape)!r})"
+    if k == "op:transpose" and x is not None:
+        return f"{r.var} = np.transpose({x.var})"
+    if k == "op:dimshuffle" and x is not None:
+        return f"{r.var} = align({x.var}, {x.axes!r}, {r.axes!r})"
+    if k == "op:broadcast" and x is not None:
+        return (f"{r.var} = np.broadcast_to(align({x.var}, {x.axes!r}, {r.axes!r}), "
+                f"{tuple(r.shape)!r})")  # fmt: skip
+    if k == "op:slice" and x is not None:
+        return f"{r.var} = {x.var}[{_index(op, x.axes)}]"
+    raise ExportError(f'operation on "{r.label or r.id}" ({k}) has no NumPy form here')
+
+
+def _index(op: Op, axes: list[str]) -> str:
+    parts = []
+    for a in axes:
+        s = op.params.get("slices", {}).get(a)
+        if s is None:
+            parts.append(":")
+        elif isinstance(s, int):
+            parts.append(str(s))
+        else:
+            start, stop, step = s.get("start"), s.get("stop"), s.get("step")
+            parts.append(
+                f"{'' if start is None else start}:{'' if stop is None else stop}"
+                f"{'' if step is None else ':' + str(step)}"
+            )
+    return ", ".join(parts) + ("," if len(parts) == 1 else "")
+
+
+def _np_dtype(dtype: str) -> str:
+    return "bool_" if dtype == "boolean" else dtype
+
+
+def to_numpy(graph: Graph, title: str = "geon model") -> str:
+    """A standalone NumPy script computing ``graph``: ``model(inputs) -> outputs`` by label."""
+    p = read(graph)
+    lines = [_HEADER.format(title=title), "def model(inputs):"]
+    lines.append('    """The outputs (by label) of the document, from its inputs (by label)."""')
+    for t in p.leaves:
+        key = t.label or t.id
+        if t.value is not None:
+            lines.append(
+                f"    {t.var} = np.asarray({t.value.tolist()!r}, dtype=np.{_np_dtype(t.dtype)})"
+            )
+        else:
+            lines.append(f"    {t.var} = np.asarray(inputs[{key!r}])  # {_ax(t.axes)}")
+    for op in p.ops:
+        lines.append(f"    {_np_line(p, op)}  # {op.kernel} -> {_ax(op.result.axes)}")
+    outs = ", ".join(f"{(t.label or t.id)!r}: {t.var}" for t in p.outputs)
+    lines.append(f"    return {{{outs}}}")
+    return "\n".join(lines) + _FOOTER.format()
+
+
+def to_einsum(graph: Graph) -> str:
+    """One line per ``dot``: its einsum string, operands and axes."""
+    p = read(graph)
+    out = []
+    for op in p.ops:
+        if op.kernel != "op:dot":
+            continue
+        x, y, r = op.inputs["x"][0], op.inputs["y"][0], op.result
+        out.append(
+            f'{r.var} = einsum("{einsum_of(p, op)}", {x.var}, {y.var})  # {_ax(x.axes)}·'
+            f"{_ax(y.axes)} -> {_ax(r.axes)}"
+        )
+    return "\n".join(out)
+
+
+def to_python(graph: Graph) -> str:
+    """geon builder code (DESIGN.md §8) that rebuilds ``graph``'s operations and axes."""
+    p = read(graph)
+    lines = [
+        '"""Rebuilds the document with geon\'s builder (python -m geon export --to python)."""',
+        "",
+        "import numpy as np",
+        "",
+        "from geon import core as gc",
+        "from geon.core.builder.tensor import make_op",
+        "",
+        "AX = {",
+    ]
+    for a in p.axes:
+        extra = "".join(f", {k}={a[k]!r}" for k in ("roles", "cls", "batch", "doc") if a.get(k))
+        lines.append(f"    {a['name']!r}: gc.Axis({a['name']!r}, {a['length']!r}{extra}),")
+    lines += [
+        "}",
+        "",
+        "",
+        "def R(ref):",
+        '    """The axis reference written ref ("W", "W-1", "W+1")."""',
+        "    for sign in ('+', '-'):",
+        "        name, s, k = ref.rpartition(sign)",
+        "        if s and k.isdigit() and name in AX:",
+        "            return AX[name] + int(k) if sign == '+' else AX[name] - int(k)",
+        "    return AX[ref] - 0",
+        "",
+        "",
+        "def build():",
+        '    """The output tensors (geon builder handles) of the document."""',
+    ]
+    for t in p.leaves:
+        refs = "[" + ", ".join(f"R({a!r})" for a in t.axes) + "]"
+        if t.value is not None:
+            lines.append(
+                f"    {t.var} = gc.constant(np.asarray({t.value.tolist()!r}, "
+                f"dtype={_np_dtype(t.dtype)!r}), axes={refs}, name={t.label!r})"
+            )
+        else:
+            lines.append(
+                f"    {t.var} = gc.placeholder(axes={refs}, name={t.label!r}, dtype={t.dtype!r})"
+            )
+    for op in p.ops:
+        ins = ", ".join(f"{k!r}: [{', '.join(t.var for t in ts)}]" for k, ts in op.inputs.items())
+        lines.append(
+            f"    {op.result.var} = make_op({op.kernel!r}, {{{ins}}}, {op.params!r}, "
+            f"list(AX.values()), name={op.result.label!r})"
+        )
+    lines.append(f"    return [{', '.join(t.var for t in p.outputs)}]")
+    lines += ["", "", "graph = gc.graph(build())", ""]
+    return "\n".join(lines)
+
+
+def export(graph: Graph, to: str, weights: dict[str, Any] | None = None) -> Any:
+    """Export to ``numpy``, ``einsum`` or ``python`` (text) or ``onnx`` (a ModelProto, with
+    ``weights`` by label as initializers)."""
+    if to == "numpy":
+        return to_numpy(graph)
+    if to == "einsum":
+        return to_einsum(graph)
+    if to == "python":
+        return to_python(graph)
+    if to == "onnx":
+        from geon.interop.onnx_export import to_onnx
+
+        return to_onnx(graph, weights=weights)
+    raise ExportError(f'export format "{to}" is unknown; expected onnx, numpy, einsum or python')

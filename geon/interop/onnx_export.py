@@ -1,0 +1,203 @@
+"""geon document -> ONNX model (opset 18), runnable in onnxruntime with the same results.
+
+Graph inputs are the document's leaves that hold no constant (named by their labels, shapes
+from their axes, ``dim_param``-free), constants become initializers, outputs are the tensors no
+operation reads. ``dot`` is an ONNX ``Einsum`` (its einsum string), elementwise operands are
+aligned by axis name (``Transpose`` then ``Reshape`` with length-1 dims), reductions are
+``Reduce*`` with ``axes`` inputs, softmax and layer norm are written out over their named axes
+(``ReduceMax``/``Exp``/``ReduceSum``, ``ReduceMean``/``Sqrt``), GELU as ``Erf`` (or the tanh
+form).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from geon.core.graph import Graph
+from geon.interop.program import ExportError, Op, Program, Tensor, einsum_of, read, reduced
+
+OPSET = 18
+ELEM = {"float32": 1, "uint8": 2, "int8": 3, "int16": 5, "int32": 6, "int64": 7, "boolean": 9,
+        "float16": 10, "float64": 11, "complex64": 14, "complex128": 15}  # fmt: skip
+NARY = {"op:add": "Add", "op:multiply": "Mul", "op:maximum": "Max", "op:minimum": "Min",
+        "op:subtract": "Sub", "op:divide": "Div", "op:power": "Pow"}  # fmt: skip
+UNARY = {"op:negative": "Neg", "op:abs": "Abs", "op:exp": "Exp", "op:log": "Log",
+         "op:sqrt": "Sqrt", "op:tanh": "Tanh", "op:sigmoid": "Sigmoid",
+         "op:relu": "Relu"}  # fmt: skip
+REDUCE = {"op:sum": "ReduceSum", "op:prod": "ReduceProd", "op:max": "ReduceMax",
+          "op:min": "ReduceMin", "op:mean": "ReduceMean"}  # fmt: skip
+
+
+class _Writer:
+    def __init__(self, p: Program) -> None:
+        from onnx import helper
+
+        self.h = helper
+        self.p = p
+        self.nodes: list[Any] = []
+        self.inits: list[Any] = []
+        self.n = 0
+
+    def fresh(self, hint: str) -> str:
+        self.n += 1
+        return f"_{hint}_{self.n}"
+
+    def const(self, value: Any, dtype: Any = np.int64) -> str:
+        from onnx import numpy_helper
+
+        name = self.fresh("c")
+        self.inits.append(numpy_helper.from_array(np.asarray(value, dtype=dtype), name))
+        return name
+
+    def node(self, op: str, ins: list[str], out: str | None = None, **attrs: Any) -> str:
+        out = out or self.fresh(op.lower())
+        self.nodes.append(self.h.make_node(op, ins, [out], **attrs))
+        return out
+
+    def align(self, t: Tensor, dst: list[str]) -> str:
+        kept = [a for a in dst if a in t.axes]
+        name = self.p_name(t)
+        perm = [t.axes.index(a) for a in kept]
+        if perm != list(range(len(perm))):
+            name = self.node("Transpose", [name], perm=perm)
+        if len(kept) != len(dst):
+            shape = [t.shape[t.axes.index(a)] if a in t.axes else 1 for a in dst]
+            name = self.node("Reshape", [name, self.const(shape)])
+        return name
+
+    def p_name(self, t: Tensor) -> str:
+        return t.label or t.var
+
+    def scalar(self, value: float, like: Tensor) -> str:
+        return self.const(value, np.dtype(_np(like.dtype)))
+
+
+def _np(dtype: str) -> str:
+    return "bool" if dtype == "boolean" else dtype
+
+
+def _emit(w: _Writer, op: Op) -> None:
+    r = op.result
+    out = w.p_name(r)
+    k = op.kernel
+    ins = [t for ts in op.inputs.values() for t in ts]
+    x = ins[0] if ins else None
+    if k in NARY:
+        names = [w.align(t, r.axes) for t in ins]
+        acc = names[0]
+        for i, nm in enumerate(names[1:]):
+            acc = w.node(NARY[k], [acc, nm], out if i == len(names) - 2 else None)
+        if len(names) == 1:
+            w.node("Identity", [acc], out)
+    elif x is None:
+        raise ExportError(f'operation on "{r.label or r.id}" ({k}) has no operand')
+    elif k in UNARY:
+        w.node(UNARY[k], [w.p_name(x)], out)
+    elif k == "op:square":
+        w.node("Mul", [w.p_name(x), w.p_name(x)], out)
+    elif k == "op:gelu":
+        xn = w.p_name(x)
+        if op.params.get("approximate") == "tanh":
+            cube = w.node("Mul", [w.node("Mul", [xn, xn]), xn])
+            inner = w.node("Add", [xn, w.node("Mul", [cube, w.scalar(0.044715, x)])])
+            th = w.node("Tanh", [w.node("Mul", [inner, w.scalar(np.sqrt(2 / np.pi), x)])])
+        else:
+            th = w.node("Erf", [w.node("Div", [xn, w.scalar(np.sqrt(2.0), x)])])
+        one = w.node("Add", [th, w.scalar(1.0, x)])
+        w.node("Mul", [w.node("Mul", [xn, one]), w.scalar(0.5, x)], out)
+    elif k == "op:dot":
+        xs, ys = op.inputs["x"][0], op.inputs["y"][0]
+        w.node("Einsum", [w.p_name(xs), w.p_name(ys)], out, equation=einsum_of(w.p, op))
+    elif k in REDUCE:
+        red = reduced(op)
+        kept = [a for a in x.axes if a not in red]
+        axes = w.const([x.axes.index(a) for a in red])
+        tmp = w.node(REDUCE[k], [w.p_name(x), axes], keepdims=0)
+        w.node("Identity", [w.align(Tensor("", tmp, tmp, r.dtype, kept, r.shape), r.axes)], out)
+    elif k == "op:softmax":
+        axes = w.const([x.axes.index(a) for a in reduced(op)])
+        xn = w.p_name(x)
+        e = w.node("Exp", [w.node("Sub", [xn, w.node("ReduceMax", [xn, axes], keepdims=1)])])
+        w.node("Div", [e, w.node("ReduceSum", [e, axes], keepdims=1)], out)
+    elif k == "op:layer_norm":
+        axes = w.const([x.axes.index(a) for a in reduced(op)])
+        xn = w.p_name(x)
+        d = w.node("Sub", [xn, w.node("ReduceMean", [xn, axes], keepdims=1)])
+        var = w.node("ReduceMean", [w.node("Mul", [d, d]), axes], keepdims=1)
+        eps = w.scalar(float(op.params.get("epsilon", 1e-5)), x)
+        y = w.node("Div", [d, w.node("Sqrt", [w.node("Add", [var, eps])])])
+        for key, onnx_op in (("scale", "Mul"), ("bias", "Add")):
+            for t in op.inputs.get(key, []):
+                y = w.node(onnx_op, [y, w.align(t, x.axes)])
+        w.node("Identity", [y], out)
+    elif k in ("op:cast_axes", "op:flatten", "op:unflatten"):
+        w.node("Reshape", [w.p_name(x), w.const(r.shape)], out)
+    elif k == "op:transpose":
+        w.node("Transpose", [w.p_name(x)], out, perm=list(reversed(range(len(x.axes)))))
+    elif k == "op:dimshuffle":
+        w.node("Identity", [w.align(x, r.axes)], out)
+    elif k == "op:broadcast":
+        w.node("Expand", [w.align(x, r.axes), w.const(r.shape)], out)
+    elif k == "op:slice":
+        _slice(w, op, x, out)
+    else:
+        raise ExportError(f'operation on "{r.label or r.id}" ({k}) has no ONNX form here')
+
+
+def _slice(w: _Writer, op: Op, x: Tensor, out: str) -> None:
+    starts, ends, axes, steps, drop = [], [], [], [], []
+    for i, a in enumerate(x.axes):
+        s = op.params.get("slices", {}).get(a)
+        if s is None:
+            continue
+        if isinstance(s, int):
+            s = {"start": s % x.shape[i], "stop": s % x.shape[i] + 1, "step": 1}
+            drop.append(i)
+        start, stop, step = s.get("start"), s.get("stop"), s.get("step") or 1
+        starts.append(0 if start is None else start)
+        ends.append((x.shape[i] if step > 0 else -(2**62)) if stop is None else stop)
+        axes.append(i)
+        steps.append(step)
+    name = w.node(
+        "Slice", [w.p_name(x), w.const(starts), w.const(ends), w.const(axes), w.const(steps)]
+    )
+    if drop:
+        name = w.node("Squeeze", [name, w.const(drop)])
+    w.node("Identity", [name], out)
+
+
+def to_onnx(
+    graph: Graph, name: str = "geon", weights: dict[str, np.ndarray[Any, Any]] | None = None
+) -> Any:
+    """The ONNX ``ModelProto`` of ``graph`` (see the module docstring); leaves whose label is
+    in ``weights`` become initializers holding those values."""
+    from onnx import helper, numpy_helper
+
+    p = read(graph)
+    w = _Writer(p)
+    inputs = []
+    for t in p.leaves:
+        value = t.value if t.value is not None else (weights or {}).get(t.label or "")
+        if value is not None:
+            if tuple(np.shape(value)) != tuple(t.shape):
+                raise ExportError(
+                    f'weight "{t.label}" has shape {np.shape(value)}; the tensor has {t.shape}'
+                )
+            arr = np.asarray(value, dtype=np.dtype(_np(t.dtype)))
+            if t in p.outputs:  # an initializer cannot be a graph output in onnxruntime
+                w.inits.append(numpy_helper.from_array(arr, w.p_name(t) + "_value"))
+                w.node("Identity", [w.p_name(t) + "_value"], w.p_name(t))
+            else:
+                w.inits.append(numpy_helper.from_array(arr, w.p_name(t)))
+        else:
+            inputs.append(helper.make_tensor_value_info(w.p_name(t), ELEM[t.dtype], t.shape))
+    for op in p.ops:
+        _emit(w, op)
+    outputs = [helper.make_tensor_value_info(w.p_name(t), ELEM[t.dtype], t.shape)
+               for t in p.outputs]  # fmt: skip
+    g = helper.make_graph(w.nodes, name, inputs, outputs, initializer=w.inits)
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", OPSET)])
+    model.ir_version = 8
+    return model
