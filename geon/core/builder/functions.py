@@ -309,3 +309,66 @@ def conv2d(
         declared_axes(items),
         name,
     )
+
+
+def gelu(x: Any, *, approximate: str = "none", name: str | None = None) -> Tensor:
+    """GELU, ``x·Φ(x)``: the exact erf form (``"none"``) or the ``"tanh"`` approximation.
+
+    >>> from geon.core.builder import Axis, constant, evaluate
+    >>> x = constant([-1.0, 0.0, 1.0], axes=[Axis("H", 3)])
+    >>> [round(float(v), 4) for v in evaluate(gelu(x))]
+    [-0.1587, 0.0, 0.8413]
+    """
+    params = {} if approximate == "none" else {"approximate": approximate}
+    return make_op("op:gelu", {"tensor": [as_tensor(x)]}, params, (), name)
+
+
+def softmax(
+    x: Any, reduction_axes: Iterable[RefLike] | RefLike, *, name: str | None = None
+) -> Tensor:
+    """Softmax over ``reduction_axes``: ``exp(x - max) / sum(exp(x - max))``; axes kept.
+
+    >>> from geon.core.builder import Axis, constant, evaluate
+    >>> H = Axis("H", 2)
+    >>> evaluate(softmax(constant([0.0, 0.0], axes=[H]), [H])).tolist()
+    [0.5, 0.5]
+    """
+    items = (
+        [reduction_axes]
+        if isinstance(reduction_axes, (Axis, AxisRef, CompositeRef))
+        else list(reduction_axes)
+    )
+    params = {"reduction_axes": [ref_str(i) for i in items]}
+    return make_op("op:softmax", {"tensor": [as_tensor(x)]}, params, declared_axes(items), name)
+
+
+def layer_norm(
+    x: Any,
+    reduction_axes: Iterable[RefLike] | RefLike,
+    *,
+    scale: Any = None,
+    bias: Any = None,
+    epsilon: float = 1e-05,
+    name: str | None = None,
+) -> Tensor:
+    """Layer norm over ``reduction_axes``: ``(x - mean) / sqrt(var + epsilon) * scale + bias``
+    (biased variance, as PyTorch's ``nn.LayerNorm``); ``scale`` and ``bias`` have exactly the
+    normalised axes.
+
+    >>> from geon.core.builder import Axis, constant, evaluate
+    >>> D = Axis("D", 2)
+    >>> [round(float(v), 3) for v in evaluate(layer_norm(constant([1.0, 3.0], axes=[D]), [D]))]
+    [-1.0, 1.0]
+    """
+    items = (
+        [reduction_axes]
+        if isinstance(reduction_axes, (Axis, AxisRef, CompositeRef))
+        else list(reduction_axes)
+    )
+    inputs: dict[str, list[Tensor]] = {"tensor": [as_tensor(x)]}
+    if scale is not None:
+        inputs["scale"] = [as_tensor(scale)]
+    if bias is not None:
+        inputs["bias"] = [as_tensor(bias)]
+    params = {"reduction_axes": [ref_str(i) for i in items], "epsilon": epsilon}
+    return make_op("op:layer_norm", inputs, params, declared_axes(items), name)
