@@ -11,6 +11,7 @@ import { action, shortcutLabel } from "../actions/actions";
 import type { EditorState } from "../model/state";
 import { CLOSE_SIGNED_OUT } from "../sync/socket";
 import { button, el } from "./dom";
+import { createShareDialog } from "./share";
 
 export interface Toolbar {
   element: HTMLElement;
@@ -23,6 +24,15 @@ interface OutputSummary {
   shape: number[];
   dtype: string;
   sum?: number | string;
+}
+
+/** The Share button, when the page offers sharing (`data-share` on #geon-editor: a signed-in
+ * owner's editor); it opens the Share dialog (./share.ts). */
+export function shareButton(root: HTMLElement | null = document.getElementById("geon-editor")): HTMLButtonElement | null {
+  if (!root || root.dataset.share !== "1") return null;
+  const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
+  const dialog = createShareDialog({ graphId: root.dataset.graphId ?? "", csrf, me: root.dataset.user ?? "" });
+  return button("Share", "Share the graph: people, roles, invitations, a view-only link", () => void dialog.open(), "geon-share-button");
 }
 
 /** One line about a finished run's outputs: label, shape and sum of each (at most three). */
@@ -82,6 +92,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
   const search = el("input", { type: "search", placeholder: "Search graph (/)", "aria-label": "search the graph", class: "geon-search" });
   const found = el("span", { class: "geon-found muted small" });
   const people = el("span", { class: "geon-present", "aria-label": "who is here" });
+  const share = shareButton();
   const run = button("Run", "Run the graph on the worker", onRun, "geon-run primary");
   const status = el("span", { class: "geon-run-status", role: "status" });
   const result = el("span", { class: "geon-run-result" });
@@ -104,6 +115,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
     group(search, found),
     el("span", { class: "geon-spacer" }),
     people,
+    ...(share ? [share] : []),
     el("span", { class: "geon-group geon-run-group" }, run, status, result),
   );
   return {

@@ -1,0 +1,15 @@
+import { describe, expect, it } from "vitest";
+import { errorText, invitedText } from "./share";
+
+describe("share dialog wording", () => {
+  it("shows the envelope's message, or names the status", () => {
+    expect(errorText({ error: { code: "forbidden", message: 'your role is "editor"' } }, 403)).toBe('your role is "editor"');
+    expect(errorText(null, 502)).toBe("the server answered 502");
+  });
+
+  it("says a username was added and an email invited, without telling whether it is known", () => {
+    expect(invitedText("bob", "added", "editor")).toBe("bob is now an editor");
+    expect(invitedText("bob", "added", "viewer")).toBe("bob is now a viewer");
+    expect(invitedText("eve@example.org", "invited", "reviewer")).toBe("an invitation was sent to eve@example.org (if it is new to geon) as reviewer");
+  });
+});
