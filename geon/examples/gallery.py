@@ -76,7 +76,7 @@ def _cast_axes() -> Graph:
     H, K = gc.Axis("H", 3), gc.Axis("K", 3)
     a = gc.constant([1.0, 2.0, 3.0], axes=[H], name="a")
     b = gc.constant([10.0, 20.0, 30.0], axes=[K], name="b")
-    outer = gc.add(a, b, name="outer sum (H, K)")
+    outer = gc.add(gc.broadcast(a, [H, K], name="a over (H, K)"), b, name="outer sum (H, K)")
     same = gc.add(a, gc.cast_axes(b, [H], name="b as H"), name="elementwise (H)")
     return gc.graph([outer, same])
 
@@ -153,8 +153,10 @@ EXAMPLES: dict[str, Example] = {
     ),
     "cast-axes": Example(
         "cast_axes avoids the accidental outer product",
-        "a has axis H and b has K, both of length 3. a + b is an outer sum over (H, K). "
-        "Relabelling b as H first (cast_axes, no data moves) gives the elementwise sum.",
+        "a has axis H and b has K, both of length 3. a + b alone would be an outer sum over "
+        "(H, K), and the checker warns about it (AccidentalBroadcast: the operands share no "
+        "axis). Broadcasting a to (H, K) first says the outer sum is meant; relabelling b as H "
+        "(cast_axes, no data moves) gives the elementwise sum.",
         _cast_axes,
     ),
     "mlp": Example(

@@ -1,5 +1,7 @@
 """The example gallery a new user sees first: the loom example, then the named-axes examples
-of :mod:`geon.examples.gallery` (built with the authoring API).
+of :mod:`geon.examples.gallery` (built with the authoring API), then the transformer block of
+:mod:`geon.examples.transformer` with its shard plans (``Example.plans``, the REST ShardPlan
+shape), which the seeding saves as ShardPlan rows.
 
 >>> [e.key for e in examples()][0]
 'loom_sharded_add'
@@ -12,6 +14,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
+from geon.examples import transformer
 from geon.examples.gallery import EXAMPLES
 
 #: Titles of the JSON documents shipped in ``geon/examples``, in gallery order.
@@ -22,23 +25,37 @@ JSON_EXAMPLES = {
 
 @dataclass(frozen=True, slots=True)
 class Example:
-    """One gallery entry: a stable key, a title, what to look at, and a LoomGraph document."""
+    """One gallery entry: a stable key, a title, what to look at, a LoomGraph document, and the
+    shard plans saved with it."""
 
     key: str
     title: str
     description: str
     document: dict[str, Any]
+    plans: tuple[dict[str, Any], ...] = ()
 
 
 def examples() -> list[Example]:
-    """Every gallery example: the loom documents first, then the named-axes examples."""
+    """Every gallery example: the loom documents, the named-axes examples, the transformer."""
     folder = resources.files("geon") / "examples"
     loom = [
         Example(key, title, "", json.loads((folder / f"{key}.json").read_text(encoding="utf-8")))
         for key, title in JSON_EXAMPLES.items()
     ]
     named = [
-        Example(key, example.title, example.description, example.build().to_json())
+        Example(
+            key,
+            example.title,
+            example.description,
+            example.build().to_json(),
+        )
         for key, example in EXAMPLES.items()
     ]
-    return loom + named
+    block = Example(
+        "transformer-block",
+        transformer.TITLE,
+        transformer.DESCRIPTION,
+        transformer.transformer_block().to_json(),
+        tuple(transformer.PLANS),
+    )
+    return [*loom, *named, block]
