@@ -394,7 +394,7 @@ if EMAIL_HOST:
     EMAIL_TIMEOUT = 20
 else:
     EMAIL_BACKEND = env_str("GEON_EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
-    EMAIL_FILE_PATH = str(DATA_DIR / "mail")
+    EMAIL_FILE_PATH = env_str("GEON_EMAIL_FILE_PATH", str(DATA_DIR / "mail"))
 DEFAULT_FROM_EMAIL = env_str("GEON_EMAIL_FROM", "geon <geon@localhost>")
 
 # Days an invitation link to a graph or a team stays valid.

@@ -159,7 +159,7 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
     el("p", {}, linkBox, el("label", { for: "geon-share-link", text: " Anyone with the link can view" })),
     el("p", {}, linkUrl, copy),
     note,
-    el("p", {}, button("Done", "Close the dialog", () => dialog.close(), "primary")),
+    el("p", {}, button("Done", "Close the dialog", () => dialog.close(), "primary geon-share-done")),
   );
   return {
     element: dialog,

