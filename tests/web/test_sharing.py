@@ -288,3 +288,44 @@ def test_sign_in_by_email_and_reset_reveals_nothing(
     unknown = other.post("/accounts/password/reset/", {"email": "nobody@example.org"})
     assert known.status_code == unknown.status_code == 302
     assert known["Location"] == unknown["Location"]
+
+
+def test_teams_page_creates_a_team_adds_a_member_and_names_errors(
+    client: Client, user: User, other_user: User
+) -> None:
+    client.force_login(user)
+    assert client.post("/teams/", {"action": "create", "name": "Kernels"}).status_code == 302
+    answer = client.post(
+        "/teams/", {"action": "member", "team": "Kernels", "username": "bob", "role": "editor"}
+    )
+    assert answer.status_code == 302
+    team = Team.objects.get(name="Kernels")
+    assert sorted(
+        TeamMembership.objects.filter(team=team).values_list("user__username", "role")
+    ) == [
+        ("ann", "owner"),
+        ("bob", "editor"),
+    ]
+    page = client.get("/teams/")
+    assert b"Kernels" in page.content and b"bob" in page.content
+    refused = client.post(
+        "/teams/", {"action": "member", "team": "Kernels", "username": "bob", "role": "boss"}
+    )
+    assert refused.status_code == 400 and b"role &quot;boss&quot; is not known" in refused.content
+    # the last owner cannot leave; bob can
+    assert (
+        client.post(
+            "/teams/", {"action": "remove", "team": "Kernels", "username": "ann"}
+        ).status_code
+        == 400
+    )
+    client.force_login(other_user)
+    assert (
+        client.post(
+            "/teams/", {"action": "remove", "team": "Kernels", "username": "bob"}
+        ).status_code
+        == 302
+    )
+    assert list(
+        TeamMembership.objects.filter(team=team).values_list("user__username", flat=True)
+    ) == ["ann"]
