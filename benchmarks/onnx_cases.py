@@ -56,6 +56,19 @@ def supported_cases() -> list[Any]:
     return out
 
 
+ARGUMENT_OPS = ("Reshape", "Squeeze", "Unsqueeze", "Gather")
+
+
+def arguments(case: Any) -> set[str]:
+    """Graph inputs that are a node's axes, shape or indices: geon needs them when importing
+    (the cases feed them at run time; an exported model holds them as constants)."""
+    return {
+        n.input[1]
+        for n in case.model.graph.node
+        if (n.op_type.startswith("Reduce") or n.op_type in ARGUMENT_OPS) and len(n.input) > 1
+    }
+
+
 def run_case(case: Any) -> Outcome:
     """Import ``case.model``, run every data set on geon's executor and compare."""
     from geon.core.errors import GeonError
@@ -65,9 +78,7 @@ def run_case(case: Any) -> Outcome:
     op = _case_op(case)
     try:
         names = [vi.name for vi in case.model.graph.input]
-        # a reduction's axes arrive as a graph input here; geon needs them when importing
-        axes_inputs = {n.input[1] for n in case.model.graph.node
-                       if n.op_type.startswith("Reduce") and len(n.input) > 1}  # fmt: skip
+        axes_inputs = arguments(case)
         for inputs, expected in case.data_sets:
             feeds = dict(zip(names, inputs, strict=False))
             known = {k: v for k, v in feeds.items() if k in axes_inputs}
@@ -101,8 +112,7 @@ def roundtrip_case(case: Any) -> Outcome:
 
     op = _case_op(case)
     names = [vi.name for vi in case.model.graph.input]
-    axes_inputs = {n.input[1] for n in case.model.graph.node
-                   if n.op_type.startswith("Reduce") and len(n.input) > 1}  # fmt: skip
+    axes_inputs = arguments(case)
     try:
         for inputs, expected in case.data_sets:
             feeds = dict(zip(names, inputs, strict=False))

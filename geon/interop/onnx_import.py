@@ -39,6 +39,7 @@ from geon.core.builder import Tensor, constant, graph, placeholder
 from geon.core.builder import functions as F
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
+from geon.interop.onnx_rewrite import gelu_patterns, reshape_groups
 
 GROUP_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
 """The tag that keeps an operation's ONNX name scope: ``{"scope": "/layers.0/attn"}``."""
@@ -65,6 +66,11 @@ REDUCE = {
     "ReduceProd": F.prod,
 }
 OTHER = {
+    "Reshape",
+    "Squeeze",
+    "Unsqueeze",
+    "Gather",
+    "Erf",
     "MatMul",
     "Gemm",
     "Transpose",
@@ -167,19 +173,17 @@ class _Importer:
         self.uf = _UnionFind()
         self.refs: dict[str, list[Ref]] = {}
         self.scopes: dict[str, str] = {}
-        self.arguments = {
-            n.input[1] for n in self.g.node
-            if n.op_type in REDUCE and len(n.input) > 1 and n.input[1]
-        }  # fmt: skip
+        self.nodes = list(self.g.node)
+        self.arguments: set[str] = set()
 
     # -- shapes -------------------------------------------------------------------------
     def check_ops(self) -> None:
-        if len(self.g.node) > MAX_NODES:
+        if len(self.nodes) > MAX_NODES:
             raise OnnxImportError(
-                f"the model has {len(self.g.node)} nodes; at most {MAX_NODES} can be imported"
+                f"the model has {len(self.nodes)} nodes; at most {MAX_NODES} can be imported"
             )
         missing: dict[str, list[str]] = {}
-        for i, n in enumerate(self.g.node):
+        for i, n in enumerate(self.nodes):
             if n.domain not in ("", "ai.onnx") or n.op_type not in SUPPORTED:
                 op = n.op_type if n.domain in ("", "ai.onnx") else f"{n.domain}.{n.op_type}"
                 missing.setdefault(op, []).append(n.name or f"#{i}")
@@ -191,7 +195,7 @@ class _Importer:
                 f"unsupported ONNX operators: {listed}; geon imports {', '.join(sorted(SUPPORTED))}"
             )
 
-    def _record(self, vi: Any) -> None:
+    def _record(self, vi: Any, strict: bool = True) -> None:
         t = vi.type.tensor_type
         if not t.HasField("shape"):
             return
@@ -202,6 +206,8 @@ class _Importer:
             elif d.HasField("dim_param") and d.dim_param in self.dims:
                 dims.append(int(self.dims[d.dim_param]))
                 self.params[(vi.name, i)] = d.dim_param
+            elif not strict:
+                return
             else:
                 what = d.dim_param or "unnamed"
                 raise OnnxImportError(
@@ -235,24 +241,77 @@ class _Importer:
         for vi in self.g.input:
             if vi.name not in self.consts and vi.name not in self.arguments:
                 self._record(vi)
-        model = self.model
-        if self.known:
-            model = self.onnx.ModelProto()
-            model.CopyFrom(self.model)
-            model.graph.initializer.extend(
-                numpy_helper.from_array(np.asarray(v), k) for k, v in self.known.items()
-            )
+        self._infer(self.nodes)
+
+    def _infer(self, nodes: list[Any]) -> None:
+        """ONNX shape inference on ``nodes`` with the inputs' dims bound and every constant
+        known; records the values whose shapes come out static."""
+        from onnx import helper, numpy_helper
+
+        h = helper
+        inputs = [
+            h.make_tensor_value_info(vi.name, vi.type.tensor_type.elem_type, self.shapes[vi.name])
+            for vi in self.g.input
+            if vi.name in self.shapes and vi.name not in self.consts
+        ]
+        inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in self.consts.items()]
+        graph = h.make_graph(nodes, "g", inputs, list(self.g.output), initializer=inits)
+        model = h.make_model(graph, opset_imports=list(self.model.opset_import))
+        model.ir_version = self.model.ir_version
         try:
             inferred = self.onnx.shape_inference.infer_shapes(model, data_prop=True)
         except Exception as exc:  # onnx raises its own InferenceError family
             raise OnnxImportError(f"ONNX shape inference failed: {exc}") from None
         for vi in [*inferred.graph.value_info, *inferred.graph.output]:
             if vi.name not in self.shapes:
-                self._record(vi)
+                self._record(vi, strict=False)
+
+    def fold(self) -> None:
+        """Compute the nodes whose inputs are all known (shape arithmetic: Shape, Gather,
+        Concat, Unsqueeze... of constants) with ONNX's reference evaluator; they leave the
+        graph, their outputs become inline constants."""
+        from onnx.reference import ReferenceEvaluator
+
+        keep = []
+        for n in self.nodes:
+            ins = [i for i in n.input if i]
+            if n.op_type == "Constant":
+                keep.append(n)
+                continue
+            if n.op_type == "Shape" and ins and ins[0] not in self.shapes:
+                self._infer(keep)
+            if n.op_type == "Shape" and ins and ins[0] in self.shapes:
+                a = _attrs(n)
+                shape = self.shapes[ins[0]][a.get("start", 0) : a.get("end")]
+                outs: Any = [np.asarray(shape, dtype=np.int64)]
+            elif ins and all(i in self.inline and self.consts[i].size <= 4096 for i in ins):
+                try:
+                    outs = ReferenceEvaluator(n).run(None, {i: self.consts[i] for i in ins})
+                except Exception as exc:
+                    raise OnnxImportError(
+                        f'{n.op_type} "{n.name}" on constants could not be computed: {exc}'
+                    ) from None
+            else:
+                keep.append(n)
+                continue
+            for o, v in zip(n.output, outs, strict=False):
+                arr = np.asarray(v)
+                self.consts[o], self.shapes[o], self.dtype[o] = arr, arr.shape, _dtype_of(arr)
+                self.inline.add(o)
+        self.nodes = keep
+        self._infer(keep)
         for vi in self.g.output:
             if vi.name not in self.shapes:
                 self._record(vi)
-        for n in self.g.node:
+        self.arguments = {
+            n.input[1] for n in self.nodes
+            if n.op_type in (*REDUCE, "Reshape", "Squeeze", "Unsqueeze", "Gather")
+            and len(n.input) > 1 and n.input[1]
+        }  # fmt: skip
+
+    def check_shapes(self) -> None:
+        """Every value has a static shape and a known element type; the union-find gets them."""
+        for n in self.nodes:
             for o in n.output:
                 if o and o not in self.shapes:
                     raise OnnxImportError(
@@ -260,10 +319,11 @@ class _Importer:
                         "after ONNX shape inference; geon needs static shapes"
                     )
         for name, dt in self.dtype.items():
-            if not dt:
+            if not dt and name not in self.arguments and name in self._used_names():
                 raise OnnxImportError(f'value "{name}" has an element type geon does not know')
+        used = self._used_names()
         for name, shape in self.shapes.items():
-            if name in self.arguments:
+            if name in self.arguments or name not in used:
                 continue
             if 0 in shape:
                 raise OnnxImportError(
@@ -284,7 +344,7 @@ class _Importer:
 
     def unify(self) -> None:
         uf = self.uf
-        for n in self.g.node:
+        for n in self.nodes:
             op, ins = n.op_type, [i for i in n.input if i]
             if not n.output or (not ins and op != "Constant"):
                 continue
@@ -324,6 +384,14 @@ class _Importer:
                 uf.union((ins[1], 0 if tb else 1), (out, 1))
                 if len(ins) > 2:
                     self._bcast(ins[2:3], out)
+            elif op == "Reshape":
+                for group in reshape_groups(self.shapes[ins[0]], self.shapes[out]):
+                    if len(group[0]) == 1 and len(group[1]) == 1:
+                        uf.union((ins[0], group[0][0]), (out, group[1][0]))
+            elif op in ("Squeeze", "Unsqueeze", "Gather"):
+                kept = self.kept_dims(n)
+                for i, j in kept.items():
+                    uf.union((ins[0], i), (out, j))
             elif op in REDUCE:
                 axes, keep = self._reduce_axes(n, a)
                 j = 0
@@ -333,6 +401,46 @@ class _Importer:
                         continue
                     uf.union((ins[0], i), (out, j))
                     j += 1
+
+    def axes_argument(self, n: Any, what: str) -> list[int]:
+        """The constant ``axes`` (or ``indices``) of ``n``: its second input or attribute."""
+        if len(n.input) > 1 and n.input[1]:
+            if n.input[1] not in self.consts:
+                raise OnnxImportError(
+                    f'{n.op_type} "{n.name}" takes its {what} from "{n.input[1]}", which is not '
+                    "a constant; geon needs them when importing"
+                )
+            return [int(v) for v in self.consts[n.input[1]].reshape(-1)]
+        return [int(v) for v in _attrs(n).get("axes", [])]
+
+    def kept_dims(self, n: Any) -> dict[int, int]:
+        """Squeeze/Unsqueeze/Gather (scalar index): input dim -> output dim for the dims kept."""
+        rank_in, rank_out = len(self.shapes[n.input[0]]), len(self.shapes[n.output[0]])
+        if n.op_type == "Gather":
+            idx = self.consts.get(n.input[1])
+            if idx is None or idx.ndim != 0:
+                raise OnnxImportError(
+                    f'Gather "{n.name}" with indices "{n.input[1]}" of shape '
+                    f"{None if idx is None else idx.shape}; geon imports a Gather by one "
+                    "constant scalar index (embedding lookups need a gather kernel)"
+                )
+            axis = _attrs(n).get("axis", 0) % rank_in
+            dropped = {axis}
+        elif n.op_type == "Squeeze":
+            axes = self.axes_argument(n, "axes")
+            shape = self.shapes[n.input[0]]
+            dropped = {x % rank_in for x in axes} if axes else {
+                i for i, d in enumerate(shape) if d == 1}  # fmt: skip
+        else:
+            added = {x % rank_out for x in self.axes_argument(n, "axes")}
+            outs = [j for j in range(rank_out) if j not in added]
+            return dict(zip(range(rank_in), outs, strict=True))
+        ins = [i for i in range(rank_in) if i not in dropped]
+        return dict(zip(ins, range(rank_out), strict=True))
+
+    def _used_names(self) -> set[str]:
+        used = {i for n in self.nodes for i in n.input} | {o for n in self.nodes for o in n.output}
+        return used | {vi.name for vi in self.g.output}
 
     def _reduce_axes(self, n: Any, a: Mapping[str, Any]) -> tuple[set[int], bool]:
         rank = len(self.shapes[n.input[0]])
@@ -372,7 +480,7 @@ class _Importer:
             used.add(name)
             axis_of[root] = Axis(name, length)
         for v, shape in self.shapes.items():
-            if v in self.arguments:
+            if v in self.arguments or ((v, 0) not in self.uf.parent and shape):
                 continue
             self.refs[v] = [AxisRef(axis_of[self.uf.find((v, i))]) for i in range(len(shape))]
 
@@ -436,7 +544,7 @@ class _Importer:
 
     def build(self) -> Imported:
         consumers: dict[str, list[Any]] = {}
-        for n in self.g.node:
+        for n in self.nodes:
             for i in n.input:
                 consumers.setdefault(i, []).append(n)
         weights: dict[str, np.ndarray[Any, Any]] = {}
@@ -446,7 +554,7 @@ class _Importer:
                 self.handles[vi.name] = self.leaf(vi.name)
                 inputs.append(vi.name)
         for name, arr in self.consts.items():
-            if name in self.arguments:
+            if name in self.arguments or name not in self.refs:
                 continue
             lv: dict[int, int] = {}
             users = consumers.get(name, [])
@@ -458,7 +566,7 @@ class _Importer:
             self.handles[name] = self.leaf(name, lv)
             if self.handles[name].value is None:
                 weights[name] = arr
-        for n in self.g.node:
+        for n in self.nodes:
             if n.op_type == "Constant":
                 continue
             self.node(n)
@@ -534,8 +642,11 @@ def import_onnx(
         except Exception as exc:
             raise OnnxImportError(f'cannot read "{model}" as an ONNX model: {exc}') from None
     imp = _Importer(model, dims or {}, known)
-    imp.check_ops()
     imp.infer_shapes()
+    imp.fold()
+    gelu_patterns(imp)
+    imp.check_ops()
+    imp.check_shapes()
     imp.unify()
     imp.name_axes()
     try:

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from geon.core.axes import Axis, AxisRef, Ref
+from geon.core.axes import Axis, AxisRef, CompositeRef, Ref
 from geon.core.builder import Tensor, constant
 from geon.core.builder import functions as F
 from geon.core.builder.tensor import dot, make_op
@@ -73,11 +73,65 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
         t = _layer_norm(imp, n, a)
     elif op == "MatMul":
         t = _matmul(imp, n)
+    elif op == "Reshape":
+        t = _reshape(imp, n)
+    elif op in ("Squeeze", "Unsqueeze", "Gather"):
+        t = _kept(imp, n)
     elif op == "Gemm":
         t = _gemm(imp, n, a)
+    elif op == "Erf":
+        _refuse(n, "geon has no erf kernel; Erf is imported only inside GELU, "
+                   "x * 0.5 * (1 + erf(x / sqrt(2)))")  # fmt: skip
     else:  # pragma: no cover - check_ops refuses these first
         _refuse(n, "is not supported")
     imp.finish(out, t, n)
+
+
+def _kept(imp: _Importer, n: Any) -> Tensor:
+    x = imp.get(n.input[0])
+    kept = imp.kept_dims(n)
+    ro = imp.refs[n.output[0]]
+    drops: dict[Any, Any] = {}
+    if n.op_type == "Gather":
+        idx = int(imp.consts[n.input[1]])
+        drops = {x.axes[i]: idx for i in range(len(x.axes)) if i not in kept}
+    else:
+        drops = {x.axes[i]: 0 for i in range(len(x.axes)) if i not in kept}
+    if drops:
+        x = F.slice(x, drops)
+    x = imp.conform(x, [ro[j] for _, j in sorted(kept.items())], n.input[0])
+    if len(x.axes) != len(ro):
+        x = F.broadcast(x, ro)
+    return x
+
+
+def _reshape(imp: _Importer, n: Any) -> Tensor:
+    from geon.interop.onnx_rewrite import reshape_groups
+
+    x = imp.get(n.input[0])
+    s, so = imp.shapes[n.input[0]], imp.shapes[n.output[0]]
+    ro = imp.refs[n.output[0]]
+    ones: dict[Any, Any] = {x.axes[i]: 0 for i, d in enumerate(s) if d == 1}
+    if ones:
+        x = F.slice(x, ones)
+    out_refs: list[Any] = []
+    for gi, go in reshape_groups(s, so):
+        offset = len(out_refs)
+        refs_now = list(x.axes)
+        if len(gi) > 1:
+            x = F.flatten(x, refs_now[offset : offset + len(gi)])
+        target = [ro[j] for j in go]
+        whole: Ref = target[0] if len(go) == 1 else CompositeRef.of(target)
+        now = list(x.axes)
+        if str(now[offset]) != str(whole):
+            now[offset] = whole
+            x = F.cast_axes(x, now)
+        if len(go) > 1:
+            x = F.unflatten(x, [CompositeRef.of(target)])
+        out_refs += target
+    if len(out_refs) != len(ro):
+        x = F.broadcast(x, ro)
+    return x
 
 
 def _reduce(imp: _Importer, n: Any, a: dict[str, Any], fn: Any) -> Tensor:

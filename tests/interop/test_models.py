@@ -37,6 +37,23 @@ def test_mlp_runs_equal_to_onnxruntime_and_round_trips() -> None:
     _check("mlp")
 
 
+def test_transformer_encoder_layer_runs_equal_to_onnxruntime_and_round_trips() -> None:
+    # shape arithmetic (Shape, Gather, Concat...) is folded, reshapes become flatten/unflatten,
+    # PyTorch's erf GELU becomes op:gelu
+    _check("encoder")
+
+
+def test_encoder_axes_keep_batch_and_name_scopes() -> None:
+    imp = import_onnx(MODELS / "encoder.onnx", dims={"batch": 2})
+    axes = {n.label for n in imp.graph.nodes if n.type.endswith("/Axis")}
+    assert "batch" in axes
+    group = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
+    scopes = {n.tags[group]["scope"] for n in imp.graph.nodes if group in n.tags}
+    assert "/layer/self_attn" in scopes
+    kernels = {n.body["kernel"] for n in imp.graph.nodes if n.type.endswith("/Operation")}
+    assert {"op:gelu", "op:layer_norm", "op:softmax", "op:unflatten", "op:flatten"} <= kernels
+
+
 def test_models_stay_small() -> None:
     for path in MODELS.glob("*.onnx"):
         assert path.stat().st_size < 1_000_000, path.name
