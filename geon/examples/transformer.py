@@ -79,7 +79,8 @@ def block(seed: int = 16) -> gc.Tensor:
     rng = np.random.default_rng(seed)
 
     def weight(name: str, axes: list[Any], fan_in: int) -> gc.Tensor:
-        shape = tuple(a.length if isinstance(a, gc.Axis) else a.axis.length for a in axes)
+        # every axis here is bound: its length is one of SIZES, found by its name
+        shape = tuple(s[(a if isinstance(a, gc.Axis) else a.axis).name] for a in axes)
         values = (rng.normal(size=shape) / np.sqrt(fan_in)).round(3)
         return gc.constant(values, axes=axes, name=name)
 
