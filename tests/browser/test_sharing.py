@@ -124,6 +124,7 @@ def test_invite_sign_up_live_edits_demotion_and_links(
     visitor.goto(link)
     open_editor(visitor)
     visitor.wait_for_function("() => window.geon.state().role === 'viewer'")
+    visitor.wait_for_function("() => window.geon.boxes().length > 0")  # the graph is drawn
     assert visitor.locator(".geon-link-note").count() == 1
     assert "eve" not in (visitor.locator(".geon-present").text_content() or "")
     screenshots(visitor, "sharing")("04-link")
