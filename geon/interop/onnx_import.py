@@ -254,7 +254,14 @@ class _Importer:
             for vi in self.g.input
             if vi.name in self.shapes and vi.name not in self.consts
         ]
-        inits = [numpy_helper.from_array(np.asarray(v), k) for k, v in self.consts.items()]
+        # weights need only their shapes; small constants their values (shape arithmetic)
+        inits = []
+        for k, v in self.consts.items():
+            if k in self.inline or v.size <= 64:
+                inits.append(numpy_helper.from_array(np.asarray(v), k))
+            else:
+                elem = helper.np_dtype_to_tensor_dtype(v.dtype)
+                inputs.append(h.make_tensor_value_info(k, elem, v.shape))
         graph = h.make_graph(nodes, "g", inputs, list(self.g.output), initializer=inits)
         model = h.make_model(graph, opset_imports=list(self.model.opset_import))
         model.ir_version = self.model.ir_version
@@ -572,13 +579,13 @@ class _Importer:
             self.node(n)
         outs = [vi.name for vi in self.g.output]
         doc = graph([self.get(o) for o in outs])
+        by_id = {node.id: node for node in doc.nodes}
         for t in self.handles.values():
             scope = self.scopes.get(t.name or "")
-            if scope and t.op_id:
-                for node in doc.nodes:
-                    if node.id == t.op_id:
-                        node.tags[GROUP_TAG] = {"scope": scope}
-        return Imported(doc, {k: v for k, v in weights.items() if _used(doc, k)}, inputs, outs)
+            if scope and t.op_id and t.op_id in by_id:
+                by_id[t.op_id].tags[GROUP_TAG] = {"scope": scope}
+        labels = {node.label for node in doc.nodes}
+        return Imported(doc, {k: v for k, v in weights.items() if k in labels}, inputs, outs)
 
     def node(self, n: Any) -> None:
         from geon.interop.onnx_ops import emit
@@ -610,10 +617,6 @@ def _dtype_of(arr: np.ndarray[Any, Any]) -> str:
         return dtype_name(arr.dtype)
     except GeonError:
         return ""
-
-
-def _used(doc: Graph, label: str) -> bool:
-    return any(node.label == label for node in doc.nodes)
 
 
 def _ident(name: str) -> str:
