@@ -329,3 +329,17 @@ def test_teams_page_creates_a_team_adds_a_member_and_names_errors(
     assert list(
         TeamMembership.objects.filter(team=team).values_list("user__username", flat=True)
     ) == ["ann"]
+
+
+def test_graph_list_marks_each_row_mine_shared_or_team(
+    client: Client, user: User, other_user: User, graph: Graph
+) -> None:
+    from geon.graphs.services import do_create_graph
+
+    own = do_create_graph(owner=other_user, title="Bob graph", document=graph.current_version.snapshot)
+    Membership.objects.create(graph=graph, user=other_user, role="viewer")
+    client.force_login(other_user)
+    page = client.get("/").content.decode()
+    scopes = dict(re.findall(r'data-title="([^"]+)" data-scope="(\w+)"', page))
+    assert scopes == {"Loom add": "shared", own.title: "mine"}
+    assert 'href="#team"' in page
