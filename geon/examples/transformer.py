@@ -56,7 +56,8 @@ Open the **Plans** panel to compare the three saved plans (mesh of 2 devices eac
   columns (each device computes its heads and its half of F with no communication); the output
   projection and W2 contract the split axis (row-parallel), so each device holds a partial sum
   and one **all-reduce** per layer — after attention's output projection and after the MLP —
-  adds them. Two all-reduces of a (B, N, D) activation per block.
+  adds them. Two all-reduces of a (B, N, D) activation per block. The weights are placed split
+  the same way (`inputs`), so each device stores half of every weight matrix.
 - **Model axis split (worse on purpose)** maps the model width D to `tp`. Layer norm needs all
   of D, and the projections contract D, so every layer has to gather what the last one split:
   activations move between devices at every step, and the block costs more than Megatron.
@@ -128,6 +129,12 @@ PLANS: list[dict[str, Any]] = [
         "name": "Megatron tensor parallel",
         "mesh": {"name": "tp mesh", "axes": {"tp": 2}},
         "axisMapping": {"H": "tp", "F": "tp"},
+        # each device holds its heads' columns of Wq, Wk, Wv and rows of Wo, and its half of F
+        # in W1 (columns) and W2 (rows): the weights are sharded, not replicated
+        "inputs": {
+            **{w: {"over": {"H": "tp"}} for w in ("Wq", "Wk", "Wv", "Wo")},
+            **{w: {"over": {"F": "tp"}} for w in ("W1", "W2")},
+        },
     },
     {
         "name": "Model axis split (worse on purpose)",
