@@ -76,6 +76,8 @@ def run_op(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
             return np.asarray(UFUNCS[k.name](inputs["tensor"][0]))
     if k.family == "normalization":
         return _normalization(inf, inputs)
+    if inf.kernel == "op:dot_partial":
+        return _partial_dot(inf, inputs["x"][0], inputs["y"][0])
     if k.family == "dot":
         return _einsum_dot(inf, inputs["x"][0], inputs["y"][0])
     if k.family == "reduction":
@@ -124,6 +126,22 @@ def _normalization(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
                 out = out * w if key == "scale" else out + w
     shaped = out.reshape([x.shape[d] for d in kept + reduced])
     return np.transpose(shaped, np.argsort(kept + reduced))
+
+
+def _partial_dot(inf: Inference, x: Array, y: Array) -> Array:
+    """``op:dot_partial``: the dot of each part ``p`` of the split axis (elements
+    ``[chunk·p, chunk·(p+1))`` of both operands), stacked along the parts axis."""
+    parts = inf.plan["parts"]
+    chunk, i, j = parts["chunk"], parts["x"], parts["y"]
+    whole = infer(
+        "op:dot", {"x": [inf.operand("x")], "y": [inf.operand("y")]}
+    )  # the dot of one part: same pairs and result order
+    out = []
+    for p in range(inf.result.shape[0]):
+        xs = np.take(x, range(chunk * p, chunk * (p + 1)), axis=i)
+        ys = np.take(y, range(chunk * p, chunk * (p + 1)), axis=j)
+        out.append(_einsum_dot(whole, xs, ys))
+    return np.stack(out)
 
 
 def _einsum_dot(inf: Inference, x: Array, y: Array) -> Array:

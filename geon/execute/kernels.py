@@ -153,6 +153,8 @@ def lower_named(
             return _deliver(be, xp.astype(r, dtype), out, dtype)
 
         return elementwise
+    if inf.kernel == "op:dot_partial":
+        return _lower_dot_partial(be, inf, shapes, out_shape, cast, dtype)
     if k.family == "dot":
         return _lower_dot(be, inf, shapes, out_shape, cast, None if direct else dtype)
     if k.family == "reduction":
@@ -212,8 +214,59 @@ def _lower_dot(
 
 def _free(inf: Inference, key: str) -> list[int]:
     """An operand's free dims in the order of the result columns they become."""
-    cols = [(d.column, i) for i, d in enumerate(inf.operand_dims(key)) if d.column is not None]
+    split = inf.plan.get("parts", {}).get(key)
+    cols = [
+        (d.column, i)
+        for i, d in enumerate(inf.operand_dims(key))
+        if d.column is not None and i != split
+    ]
     return [i for _, i in sorted(cols)]
+
+
+def _lower_dot_partial(
+    be: Backend,
+    inf: Inference,
+    shapes: Sequence[Shape],
+    out_shape: Shape,
+    cast: Callable[[list[Array]], None],
+    dtype: Any,
+) -> KernelFn:
+    """``op:dot_partial`` as one batched matmul: the split contracted dim of each operand is
+    cut into (parts, chunk), the parts become the batch and lead the result. Works on any
+    application's region: its parts count is the region's first dim."""
+    xp = be.xp
+    parts = inf.plan["parts"]
+    chunk = int(parts["chunk"])
+    pairs = [(int(i), int(j)) for i, j in inf.plan["pairs"]]
+    pairs.sort(key=lambda ij: ij[0] != parts["x"])  # the split pair first
+    x_free, y_free = _free(inf, "x"), _free(inf, "y")
+    y_first = inf.plan["lower"] == "y"
+    a_key = 1 if y_first else 0
+    a_free, a_con = (y_free, [j for _, j in pairs]) if y_first else (x_free, [i for i, _ in pairs])
+    b_free, b_con = (x_free, [i for i, _ in pairs]) if y_first else (y_free, [j for _, j in pairs])
+    sa, sb = shapes[a_key], shapes[1 - a_key]
+    q = out_shape[0]
+    if sa[a_con[0]] != q * chunk:
+        raise ExecutionError(
+            f"op:dot_partial reads {sa[a_con[0]]} elements of the split axis for {q} parts of "
+            f"{chunk}; expected {q * chunk}"
+        )
+    m = math.prod(sa[d] for d in a_free)
+    n = math.prod(sb[d] for d in b_free)
+    rest = math.prod(sa[d] for d in a_con) // (q or 1)
+    perm_a, perm_b = a_free + a_con, b_con + b_free
+
+    def dot_partial(args: Sequence[Array], out: Array | None) -> Array:
+        ops = list(args)
+        cast(ops)
+        a = xp.permute_dims(ops[a_key], perm_a)
+        b = xp.permute_dims(ops[1 - a_key], perm_b)
+        a = xp.permute_dims(xp.reshape(a, (m, q, rest)), (1, 0, 2))
+        b = xp.reshape(b, (q, rest, n))
+        r = xp.reshape(xp.matmul(a, b), tuple(out_shape))
+        return _deliver(be, r, out, dtype)
+
+    return dot_partial
 
 
 def _lower_reduction(

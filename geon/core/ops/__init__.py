@@ -36,6 +36,7 @@ kernel                 params
 =====================  ===========================================================================
 n-ary / binary         ``{"axes"?: [ref...]}`` — another order of the inferred result axes
 gelu                   ``{"approximate"?: "none" | "tanh"}`` — the exact erf form by default
+dot_partial            ``{"parts": {"axis": F, "into": P}}`` — partial products over P parts of F
 reductions             ``{"reduction_axes"?: [ref...], "out_axes"?: [ref...]}`` — neither = all
 softmax                ``{"reduction_axes": [ref...]}`` — the axes normalised over
 layer_norm             ``{"reduction_axes": [ref...], "epsilon"?: number}`` — default 1e-05
@@ -52,6 +53,7 @@ conv2d                 ``{"out_axes": [ref...], "stride"?: n | [sh, sw], "paddin
 
 - n-ary / binary: ``align`` — per operand, the result position of each of its dims;
 - dot: ``pairs`` — ``[x dim, y dim]`` per contracted pair; ``lower`` — ``"x"`` or ``"y"``;
+  dot_partial adds ``parts`` — ``{"x": dim, "y": dim, "chunk": n}``, the split pair and its chunk;
 - reductions: ``reduced`` — the input dims reduced (the rest keep their order via ``dims``);
 - softmax, layer_norm: ``reduced`` — the operand dims normalised over; ``scale`` / ``bias`` —
   per dim of that input, the operand dim it is;

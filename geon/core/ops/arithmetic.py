@@ -202,3 +202,77 @@ def infer_reduction(
     params = {"reduction_axes": ref_names(r for r in a if r in reduced), "out_axes": ref_names(out)}
     plan = {"reduced": [i for i, r in enumerate(a) if r not in result]}
     return make_inference(k, ins, result, result, params, {"tensor": [dims]}, plan=plan)
+
+
+def infer_dot_partial(
+    k: Kernel, ins: Operands, x: Axes, y: Axes, p: Mapping[str, Any], res: Resolver
+) -> Inference:
+    """``op:dot_partial``: the dot's partial products over equal parts of one contracted axis.
+
+    ``params.parts = {"axis": F, "into": P}`` names the contracted axis ``F`` (its name; the pair
+    holding it) and the declared axis ``P`` counting the parts. The index space and the result are
+    ``(P, <the dot's result axes>)``; the operand dims of ``F`` read ``chunk = len(F) / len(P)``
+    elements starting at ``chunk·p`` (row coefficient ``chunk``, shape ``chunk``), so summing the
+    result over ``P`` gives the dot (:mod:`geon.core.plans.contract` writes that pair).
+
+    >>> from geon.core.axes import Axis
+    >>> from geon.core.ops import infer
+    >>> N, F, P = Axis("N", 2), Axis("F", 6), Axis("F_over_tp", 3)
+    >>> inf = infer("op:dot_partial", {"x": [Axes.of([N, F])], "y": [Axes.of([F - 1])]},
+    ...             {"parts": {"axis": "F", "into": "F_over_tp"}}, {"F_over_tp": P})
+    >>> str(inf.result), inf.signature()["inputs"]["x"][0]["affineMap"]["projection"]
+    ('(F_over_tp, N)', [[0, 1], [2, 0]])
+    """
+    only_params(p, ("parts",), k.name)
+    parts = p.get("parts")
+    if not isinstance(parts, Mapping) or set(parts) != {"axis", "into"}:
+        raise KernelError(
+            f'{k.name} params "parts" is "{parts!r}"; expected {{"axis": contracted axis name, '
+            '"into": the declared axis counting the parts}'
+        )
+    base = infer_dot(k, ins, x, y)
+    name = parts["axis"]
+    pair = next(
+        (
+            (i, j)
+            for i, j in base.plan["pairs"]
+            if isinstance(x[i], AxisRef) and x[i].axis.name == name
+        ),
+        None,
+    )
+    if pair is None:
+        contracted = [str(x[i]) for i, _ in base.plan["pairs"]]
+        raise AxisError(
+            f'{k.name} parts axis "{name}" is not contracted by this dot; expected one of '
+            f"{quote_axes(contracted)}"
+        )
+    into = res.ref(parts["into"], f'{k.name} params "parts" "into"')
+    if not isinstance(into, AxisRef) or into.axis.name in {
+        r.axis.name for r in base.result if isinstance(r, AxisRef)
+    }:
+        raise AxisError(f'{k.name} parts axis "{into}" must be a new plain axis of its own')
+    length, count = x[pair[0]].length, into.length
+    if length is None or count is None or count < 1 or length % count:
+        raise KernelError(
+            f'{k.name} cannot split "{name}" of length {length} into {count} equal parts; the '
+            "parts count must divide the length"
+        )
+    chunk = length // count
+    part = Dim(terms=((0, chunk),), extent=chunk)
+
+    def shifted(dims: tuple[Dim, ...], split: int) -> tuple[Dim, ...]:
+        return tuple(
+            part
+            if n == split
+            else Dim(terms=tuple((c + 1, s) for c, s in d.terms), extent=d.extent)
+            for n, d in enumerate(dims)
+        )
+
+    result = Axes((into, *base.result))
+    dims = {
+        "x": [shifted(base.operand_dims("x"), pair[0])],
+        "y": [shifted(base.operand_dims("y"), pair[1])],
+    }
+    plan = {**base.plan, "parts": {"x": pair[0], "y": pair[1], "chunk": chunk}}
+    params = {"parts": {"axis": name, "into": str(into)}}
+    return make_inference(k, ins, result, result, params, dims, plan=plan)

@@ -80,6 +80,12 @@ def _catalogue() -> dict[str, Kernel]:
     for name in UNARY:
         out[name] = Kernel(name, "unary", ("tensor",), doc="elementwise, unary")
     out["op:dot"] = Kernel("op:dot", "dot", ("x", "y"), doc="dual-axis contraction")
+    out["op:dot_partial"] = Kernel(
+        "op:dot_partial",
+        "dot",
+        ("x", "y"),
+        doc="a dot's partial products over equal parts of one contracted axis (summed after)",
+    )
     for name in REDUCTIONS:
         out[name] = Kernel(name, "reduction", ("tensor",), doc="reduction over named axes")
     out["op:softmax"] = Kernel(

@@ -11,7 +11,13 @@ from typing import Any
 
 from geon.core.axes import Axes, Axis
 from geon.core.errors import AxisError, KernelError, ShapeError
-from geon.core.ops.arithmetic import infer_dot, infer_elementwise, infer_reduction, infer_unary
+from geon.core.ops.arithmetic import (
+    infer_dot,
+    infer_dot_partial,
+    infer_elementwise,
+    infer_reduction,
+    infer_unary,
+)
 from geon.core.ops.catalogue import check_io, kernel
 from geon.core.ops.conv import infer_conv2d
 from geon.core.ops.inference import Inference
@@ -48,6 +54,8 @@ def infer(
         return infer_elementwise(k, ins, p, res)
     if k.family == "unary":
         return infer_unary(k, ins, operands[0], p)
+    if k.name == "op:dot_partial":
+        return infer_dot_partial(k, ins, operands[0], operands[1], p, res)
     if k.family == "dot":
         only_params(p, (), k.name)
         return infer_dot(k, ins, operands[0], operands[1])

@@ -13,6 +13,7 @@ import { conv2d } from "./conv";
 import { identity, type Derived, type Inference } from "./inference";
 import { fail, InferenceError, pyRepr, quoted } from "./messages";
 import { normalization } from "./normalization";
+import { dotPartial } from "./partial";
 import { Resolver } from "./params";
 import { flatten, pad, slice, unflatten, view } from "./views";
 
@@ -32,7 +33,7 @@ export interface KernelInfo {
 export const MIRRORED = new Set([
   "op:add", "op:multiply", "op:maximum", "op:minimum", "op:subtract", "op:divide", "op:power",
   "op:negative", "op:abs", "op:exp", "op:log", "op:sqrt", "op:square", "op:tanh", "op:sigmoid", "op:relu", "op:gelu",
-  "op:dot", "op:sum", "op:prod", "op:max", "op:min", "op:mean", "op:softmax", "op:layer_norm",
+  "op:dot", "op:dot_partial", "op:sum", "op:prod", "op:max", "op:min", "op:mean", "op:softmax", "op:layer_norm",
   "op:cast_axes", "op:broadcast", "op:dimshuffle", "op:transpose",
   "op:slice", "op:pad", "op:flatten", "op:unflatten", "op:conv2d",
 ]);
@@ -65,6 +66,7 @@ function derive(k: KernelInfo, operands: string[][], keys: string[], p: Record<s
     case "unary":
       return unary(k.name, a, p);
     case "dot":
+      if (k.name === "op:dot_partial") return dotPartial(k.name, a, operands[1]!, p, res, declared);
       return dot(k.name, a, operands[1]!, p);
     case "reduction":
       return reduction(k.name, a, p, res);
