@@ -39,60 +39,28 @@ from geon.core.builder import Tensor, constant, graph, placeholder
 from geon.core.builder import functions as F
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
+from geon.interop.onnx_common import (
+    BINARY,
+    DTYPES,
+    MAX_NODES,
+    NARY,
+    OTHER,
+    REDUCE,
+    SUPPORTED,
+    UNARY,
+    OnnxImportError,
+    UnsupportedOperators,
+)
+from geon.interop.onnx_common import attrs as _attrs
 from geon.interop.onnx_rewrite import gelu_patterns, reshape_groups
 
 GROUP_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
 """The tag that keeps an operation's ONNX name scope: ``{"scope": "/layers.0/attn"}``."""
 
-MAX_NODES = 200_000
-
-UNARY = {
-    "Relu": "op:relu",
-    "Sigmoid": "op:sigmoid",
-    "Tanh": "op:tanh",
-    "Exp": "op:exp",
-    "Log": "op:log",
-    "Sqrt": "op:sqrt",
-    "Neg": "op:negative",
-    "Abs": "op:abs",
-}
-BINARY = {"Sub": F.subtract, "Div": F.divide, "Pow": F.power}
-NARY = {"Add": F.add, "Mul": F.multiply, "Max": F.maximum, "Min": F.minimum, "Sum": F.add}
-REDUCE = {
-    "ReduceSum": F.sum,
-    "ReduceMean": F.mean,
-    "ReduceMax": F.max,
-    "ReduceMin": F.min,
-    "ReduceProd": F.prod,
-}
-OTHER = {
-    "Reshape",
-    "Squeeze",
-    "Unsqueeze",
-    "Gather",
-    "Erf",
-    "MatMul",
-    "Gemm",
-    "Transpose",
-    "Softmax",
-    "LayerNormalization",
-    "Gelu",
-    "Identity",
-    "Constant",
-}
-SUPPORTED = frozenset({*UNARY, *BINARY, *NARY, *REDUCE, *OTHER})
-"""ONNX operator types (default domain) the importer maps."""
-
-DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "boolean",
-          10: "float16", 11: "float64", 14: "complex64", 15: "complex128"}  # fmt: skip
-
-
-class OnnxImportError(GeonError):
-    """An ONNX model geon cannot import; the message names the node, value or attribute."""
-
-
-class UnsupportedOperators(OnnxImportError):
-    """The model uses operators geon does not map; the message lists them with node names."""
+__all__ = [
+    "BINARY", "DTYPES", "GROUP_TAG", "MAX_NODES", "NARY", "OTHER", "REDUCE", "SUPPORTED",
+    "UNARY", "Imported", "OnnxImportError", "UnsupportedOperators", "import_onnx",
+]  # fmt: skip
 
 
 @dataclass
@@ -103,12 +71,6 @@ class Imported:
     weights: dict[str, np.ndarray[Any, Any]] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
-
-
-def _attrs(node: Any) -> dict[str, Any]:
-    import onnx
-
-    return {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
 
 
 def _scope(node: Any) -> str | None:
@@ -391,6 +353,17 @@ class _Importer:
                 uf.union((ins[1], 0 if tb else 1), (out, 1))
                 if len(ins) > 2:
                     self._bcast(ins[2:3], out)
+            elif op == "Einsum":
+                from geon.interop.onnx_rewrite import einsum_terms
+
+                terms, result = einsum_terms(n, [len(self.shapes[i]) for i in ins])
+                seen: dict[str, tuple[str, int]] = {}
+                for v, letters in [*zip(ins, terms, strict=True), (out, result)]:
+                    for i, c in enumerate(letters):
+                        if c in seen:
+                            uf.union(seen[c], (v, i))
+                        else:
+                            seen[c] = (v, i)
             elif op == "Reshape":
                 for group in reshape_groups(self.shapes[ins[0]], self.shapes[out]):
                     if len(group[0]) == 1 and len(group[1]) == 1:

@@ -9,7 +9,7 @@ times ``alpha``, plus ``beta * C``; keepdims of a reduction re-adds the length-1
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -18,12 +18,11 @@ from geon.core.builder import Tensor, constant
 from geon.core.builder import functions as F
 from geon.core.builder.tensor import dot, make_op
 
-if TYPE_CHECKING:
-    from geon.interop.onnx_import import _Importer
+_Importer = Any  # geon.interop.onnx_import._Importer (imported there, not here: no cycle)
 
 
 def _refuse(n: Any, what: str) -> None:
-    from geon.interop.onnx_import import OnnxImportError
+    from geon.interop.onnx_common import OnnxImportError
 
     raise OnnxImportError(f'{n.op_type} "{n.name or n.output[0]}": {what}')
 
@@ -36,7 +35,7 @@ def _scalar(value: float, dtype: str) -> Tensor:
 
 def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
     """Emit the geon ops of ONNX node ``n`` (attributes ``a``) into the importer."""
-    from geon.interop.onnx_import import BINARY, NARY, REDUCE, UNARY
+    from geon.interop.onnx_common import BINARY, NARY, REDUCE, UNARY
 
     op = n.op_type
     ins = list(n.input)
@@ -75,6 +74,8 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
         t = _matmul(imp, n)
     elif op == "Reshape":
         t = _reshape(imp, n)
+    elif op == "Einsum":
+        t = _einsum(imp, n)
     elif op in ("Squeeze", "Unsqueeze", "Gather"):
         t = _kept(imp, n)
     elif op == "Gemm":
@@ -103,6 +104,33 @@ def _kept(imp: _Importer, n: Any) -> Tensor:
     if len(x.axes) != len(ro):
         x = F.broadcast(x, ro)
     return x
+
+
+def _einsum(imp: _Importer, n: Any) -> Tensor:
+    """One operand: a sum and a transpose; two: a ``dot`` (the second operand's contracted axes
+    one dual level up) when no letter is shared and kept, else ``multiply`` + ``sum``."""
+    from geon.interop.onnx_rewrite import einsum_terms
+
+    ins = list(n.input)
+    terms, result = einsum_terms(n, [len(imp.shapes[i]) for i in ins])
+    out = n.output[0]
+    ref: dict[str, Ref] = {c: imp.refs[out][i] for i, c in enumerate(result)}
+    for v, letters in zip(ins, terms, strict=True):
+        for i, c in enumerate(letters):
+            ref.setdefault(c, imp.get(v).axes[i])
+    ops = [imp.conform(imp.get(v), [ref[c] for c in t], v) for v, t in zip(ins, terms, strict=True)]
+    summed = [c for c in dict.fromkeys("".join(terms)) if c not in result]
+    if len(ops) == 2:
+        shared = set(terms[0]) & set(terms[1])
+        if shared and not shared & set(result) and set(summed) == shared:
+            y = imp.conform(
+                ops[1], [ref[c] + 1 if c in shared else ref[c] for c in terms[1]], ins[1]
+            )
+            return dot(ops[0], y)
+        t = F.multiply(ops[0], ops[1])
+    else:
+        t = ops[0]
+    return F.sum(t, reduction_axes=[ref[c] for c in summed]) if summed else t
 
 
 def _reshape(imp: _Importer, n: Any) -> Tensor:

@@ -4,10 +4,9 @@ erf form of GELU folded into one ``Gelu`` node, and the dim groups of a ``Reshap
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-if TYPE_CHECKING:
-    from geon.interop.onnx_import import _Importer
+_Importer = Any  # geon.interop.onnx_import._Importer (imported there, not here: no cycle)
 
 
 def reshape_groups(s: tuple[int, ...], so: tuple[int, ...]) -> list[tuple[list[int], list[int]]]:
@@ -40,7 +39,7 @@ def reshape_groups(s: tuple[int, ...], so: tuple[int, ...]) -> list[tuple[list[i
 
 
 def _error(message: str) -> Exception:
-    from geon.interop.onnx_import import OnnxImportError
+    from geon.interop.onnx_common import OnnxImportError
 
     return OnnxImportError(message)
 
@@ -98,3 +97,40 @@ def gelu_patterns(imp: _Importer) -> None:
         )
     imp.nodes = [replace.get(id(n), n) for n in imp.nodes
                   if id(n) not in drop or id(n) in replace]  # fmt: skip
+
+
+def einsum_terms(n: Any, ranks: list[int]) -> tuple[list[str], str]:
+    """The letters of each operand and of the result of an ``Einsum`` node (explicit ``->``, no
+    ellipsis, no letter twice in one term, one or two operands); refused otherwise.
+
+    >>> from onnx import helper
+    >>> einsum_terms(helper.make_node("Einsum", ["a", "b"], ["c"], equation="ij, jk"), [2, 2])
+    (['ij', 'jk'], 'ik')
+    """
+    from onnx import helper
+
+    eq = ""
+    for a in n.attribute:
+        if a.name == "equation":
+            value = helper.get_attribute_value(a)
+            eq = value.decode() if isinstance(value, bytes) else str(value)
+    eq = eq.replace(" ", "")
+    lhs, arrow, rhs = eq.partition("->")
+    terms = lhs.split(",")
+    if not arrow:  # implicit output: the letters used once, in alphabetical order
+        letters = "".join(terms)
+        rhs = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    bad = (
+        "..." in eq
+        or len(terms) not in (1, 2)
+        or len(terms) != len(ranks)
+        or any(len(t) != r for t, r in zip(terms, ranks, strict=False))
+        or any(len(set(t)) != len(t) for t in [*terms, rhs])
+        or not set(rhs) <= set("".join(terms))
+    )
+    if bad:
+        raise _error(
+            f'Einsum "{n.name}" equation "{eq}" is refused; geon imports one or two operands '
+            "with explicit letters, none repeated within a term (no ellipsis, no diagonal)"
+        )
+    return terms, rhs
