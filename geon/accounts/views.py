@@ -20,6 +20,7 @@ from django.contrib.auth.views import LoginView
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
+from geon.accounts.adapter import pending_invitation_url
 from geon.accounts.models import ApiToken
 from geon.accounts.throttle import SignInThrottle, refusal_message
 
@@ -55,6 +56,10 @@ class SignInView(LoginView):
     form_class = ThrottledSignIn
     template_name = "accounts/login.html"
     redirect_authenticated_user = True
+
+    def get_success_url(self) -> str:
+        """A followed invitation first (it lands on its graph), else ``next`` or the list."""
+        return pending_invitation_url(self.request) or super().get_success_url()
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         """The form, and whether to offer sign-up (``GEON_SIGNUP=open``)."""

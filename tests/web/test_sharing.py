@@ -336,10 +336,34 @@ def test_graph_list_marks_each_row_mine_shared_or_team(
 ) -> None:
     from geon.graphs.services import do_create_graph
 
-    own = do_create_graph(owner=other_user, title="Bob graph", document=graph.current_version.snapshot)
+    own = do_create_graph(
+        owner=other_user, title="Bob graph", document=graph.current_version.snapshot
+    )
     Membership.objects.create(graph=graph, user=other_user, role="viewer")
     client.force_login(other_user)
     page = client.get("/").content.decode()
     scopes = dict(re.findall(r'data-title="([^"]+)" data-scope="(\w+)"', page))
     assert scopes == {"Loom add": "shared", own.title: "mine"}
     assert 'href="#team"' in page
+
+
+def test_an_invitation_followed_then_signed_in_lands_on_the_graph(
+    client: Client, user: User, other_user: User, graph: Graph, password: str
+) -> None:
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    invitation = Invitation.objects.create(
+        email="bob.old@example.org",
+        role="editor",
+        graph=graph,
+        invited_by=user,
+        expires=timezone.now() + timedelta(days=1),
+    )
+    visitor = Client()
+    assert visitor.get(f"/invite/{invitation.key}/").status_code == 302
+    signed_in = visitor.post("/accounts/login/", {"username": "bob", "password": password})
+    assert signed_in["Location"] == f"/invite/{invitation.key}/"
+    assert visitor.get(signed_in["Location"])["Location"] == f"/graphs/{graph.pk}/"
+    assert members(graph) == [("bob", "editor")]
