@@ -104,7 +104,12 @@ def test_each_plan_runs_sharded_equal_to_the_logical_run(files: dict[str, Path],
     assert (logical.returncode, sharded.returncode) == (0, 0), sharded.stderr
     got = json.loads(sharded.stdout)
     assert got["max_abs_diff"] == {"y": 0.0}
-    assert got["outputs"] == json.loads(logical.stdout)["outputs"]
+    # the placed document computes the same values (to rounding) as the plain one
+    (want,) = json.loads(logical.stdout)["outputs"]
+    (out,) = got["outputs"]
+    assert (out["label"], out["shape"]) == (want["label"], want["shape"])
+    for key in ("sum", "min", "max"):
+        assert out[key] == pytest.approx(want[key], rel=1e-12), key
 
 
 def whole(name: str) -> dict[str, list[str]]:
