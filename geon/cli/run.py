@@ -1,9 +1,14 @@
-"""``geon run FILE [--inputs in.npz] [--sharded] [--out out.npz] [--backend B] [--seed N]``.
+"""``geon run FILE [--inputs in.npz] [--weights W.npz] [--sharded] [--out out.npz] [--backend B]
+[--seed N]``.
 
 Runs a document on the executor (:func:`geon.execute.run`). Inputs come from ``--inputs`` (an
 ``.npz`` whose keys are tensor labels, or ids where a label is missing or not unique; loaded
-without pickles); inputs it does not hold are generated from ``--seed`` (default 0 when there is
-no ``--inputs``; with ``--inputs`` every input must be there unless ``--seed`` is given).
+without pickles) and from the weights: ``--weights``, or else the ``.npz`` beside ``FILE`` with
+its name (``model.json`` -> ``model.npz``, where ``geon import`` writes a model's initializers)
+when it exists; a weight also given in ``--inputs`` is refused with its name. Only the weights'
+arrays that name an input tensor of the document are read from the sibling file. Inputs that
+neither holds are generated from ``--seed`` (default 0 when there is no ``--inputs``; with
+``--inputs`` every input must be there unless ``--seed`` is given).
 ``--out`` writes every tensor that no operation reads, keyed the same way. With ``--sharded`` the
 document runs logically and Application by Application, and ONE JSON object is printed on stdout:
 ``{"outputs": [...], "max_abs_diff": {label: float}}`` (each output: id, label, shape, dtype and
@@ -16,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import zipfile
 from typing import Any
@@ -24,6 +30,7 @@ import numpy as np
 
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
+from geon.core.plans import graph_inputs
 
 HELP = "run a document logically, or sharded and checked against the logical run"
 
@@ -31,6 +38,9 @@ HELP = "run a document logically, or sharded and checked against the logical run
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the document (JSON)")
     parser.add_argument("--inputs", metavar="IN.npz", help="input arrays keyed by tensor label")
+    parser.add_argument(
+        "--weights", metavar="W.npz", help="more input arrays (default: FILE's .npz, if any)"
+    )
     parser.add_argument(
         "--sharded", action="store_true", help="run Application by Application and diff"
     )
@@ -56,6 +66,18 @@ def _load_npz(path: str) -> dict[str, np.ndarray[Any, Any]]:
         raise GeonError(f'cannot read "{path}": {exc.strerror or exc}') from None
     except (ValueError, zipfile.BadZipFile, EOFError) as exc:
         raise GeonError(f'"{path}" is not a readable .npz file: {exc}') from None
+
+
+def _weights(args: argparse.Namespace, graph: Graph) -> dict[str, np.ndarray[Any, Any]]:
+    """The arrays of ``--weights``, or of the ``.npz`` beside the document (those that name an
+    input tensor of it), or none."""
+    if args.weights is not None:
+        return _load_npz(args.weights)
+    beside = os.path.splitext(args.file)[0] + ".npz"
+    if not os.path.isfile(beside) or beside in (args.inputs, args.out):
+        return {}
+    names = {t.label for t in graph_inputs(graph)} | {t.id for t in graph_inputs(graph)}
+    return {k: v for k, v in _load_npz(beside).items() if k in names}
 
 
 def main(args: argparse.Namespace) -> int:
@@ -85,6 +107,14 @@ def main(args: argparse.Namespace) -> int:
                 f"{errors[0].message}; run geon check {args.file} to see them all"
             )
         inputs = _load_npz(args.inputs) if args.inputs is not None else None
+        weights = _weights(args, graph)
+        if weights:
+            both = sorted(set(weights) & set(inputs or {}))
+            if both:
+                raise GeonError(
+                    f'"{both[0]}" is in both --inputs and the weights; give each array once'
+                )
+            inputs = {**(inputs or {}), **weights}
         if inputs is None and seed is None:
             seed = 0
         result = run(graph, inputs, seed=seed, sharded=args.sharded, backend=args.backend)

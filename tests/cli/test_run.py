@@ -236,3 +236,35 @@ def test_cupy_backend_without_cupy_is_one_line(
         'geon run: backend "cupy" is not available: CuPy is not installed (pip install '
         'geon[gpu]); available backends: ("numpy", "array_api_strict")\n',
     )
+
+
+MLP_ONNX = ROOT / "tests" / "interop" / "models" / "mlp.onnx"
+
+
+def test_an_imported_model_runs_with_its_weights_beside_it_as_onnxruntime_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given a PyTorch MLP exported to ONNX (scripts/export_models.py), imported: the document and
+    # its initializers' .npz beside it, keyed by ONNX names
+    import onnxruntime as ort
+
+    doc = tmp_path / "mlp.json"
+    assert main(["import", str(MLP_ONNX), "-o", str(doc), "--dim", "batch=4"]) == 0
+    x = np.random.default_rng(0).standard_normal((4, 16)).astype(np.float32)
+    np.savez(tmp_path / "in.npz", x=x)
+    capsys.readouterr()
+    # when it runs with only the model's input in --inputs, as issue #20 writes it
+    code, _, err = _run(
+        capsys, str(doc), "--inputs", str(tmp_path / "in.npz"), "--out", str(tmp_path / "o.npz")
+    )
+    # then the weights came from mlp.npz and the output, under its ONNX name, is onnxruntime's
+    assert (code, err) == (0, "")
+    (expected,) = ort.InferenceSession(str(MLP_ONNX)).run(None, {"x": x})
+    with np.load(tmp_path / "o.npz") as out:
+        np.testing.assert_allclose(out["y"], expected, rtol=1e-5, atol=1e-6)
+    # and a weight given twice is refused with its name
+    np.savez(tmp_path / "w.npz", **{"0.weight": np.zeros((32, 16), np.float32)})
+    np.savez(tmp_path / "in2.npz", x=x, **{"0.weight": np.zeros((32, 16), np.float32)})
+    both = ("--inputs", str(tmp_path / "in2.npz"), "--weights", str(tmp_path / "w.npz"))
+    code, _, err = _run(capsys, str(doc), *both)
+    assert code == 2 and '"0.weight" is in both --inputs and the weights' in err
