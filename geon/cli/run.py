@@ -5,10 +5,10 @@ Runs a document on the executor (:func:`geon.execute.run`). Inputs come from ``-
 ``.npz`` whose keys are tensor labels, or ids where a label is missing or not unique; loaded
 without pickles) and from the weights: ``--weights``, or else the ``.npz`` beside ``FILE`` with
 its name (``model.json`` -> ``model.npz``, where ``geon import`` writes a model's initializers)
-when it exists; a weight also given in ``--inputs`` is refused with its name. Only the weights'
-arrays that name an input tensor of the document are read from the sibling file. Inputs that
-neither holds are generated from ``--seed`` (default 0 when there is no ``--inputs``; with
-``--inputs`` every input must be there unless ``--seed`` is given).
+when it exists. A weight of ``--weights`` also given in ``--inputs`` is refused with its name;
+the sibling file only fills the input tensors of the document that ``--inputs`` leaves out.
+Inputs that neither holds are generated from ``--seed`` (default 0 when there is no
+``--inputs``; with ``--inputs`` every input must be there unless ``--seed`` is given).
 ``--out`` writes every tensor that no operation reads, keyed the same way. With ``--sharded`` the
 document runs logically and Application by Application, and ONE JSON object is printed on stdout:
 ``{"outputs": [...], "max_abs_diff": {label: float}}`` (each output: id, label, shape, dtype and
@@ -70,14 +70,15 @@ def _load_npz(path: str) -> dict[str, np.ndarray[Any, Any]]:
 
 def _weights(args: argparse.Namespace, graph: Graph) -> dict[str, np.ndarray[Any, Any]]:
     """The arrays of ``--weights``, or of the ``.npz`` beside the document (those that name an
-    input tensor of it), or none."""
+    input tensor of it that ``--inputs`` does not hold), or none."""
     if args.weights is not None:
         return _load_npz(args.weights)
     beside = os.path.splitext(args.file)[0] + ".npz"
     if not os.path.isfile(beside) or beside in (args.inputs, args.out):
         return {}
+    given = set(_load_npz(args.inputs)) if args.inputs is not None else set()
     names = {t.label for t in graph_inputs(graph)} | {t.id for t in graph_inputs(graph)}
-    return {k: v for k, v in _load_npz(beside).items() if k in names}
+    return {k: v for k, v in _load_npz(beside).items() if k in names and k not in given}
 
 
 def main(args: argparse.Namespace) -> int:
