@@ -8,12 +8,14 @@ many parts as mesh axis ``dp`` has devices, part ``k`` on coordinate ``k`` of ``
 of them at once (a grid), unless two of them name the same mesh axis: that is refused, naming
 the entries to drop. A ``spec`` entry for an operation overrides the mapping for it.
 
-An operation that *reads* a mapped axis that is not one of its index axes — a contracted axis
-(the ``F`` of ``dot(h[F, N], W2[F-1, D])``) or a reduced one (a ``sum`` over it) — cannot be
-split over it yet: it runs whole, and is listed in :attr:`PlanSplits.not_split` with the
-reason, never silently. So is an operation without ``IndexAxes`` that reads a mapped axis.
-Operations that neither have nor read a mapped axis run whole, as every operation a plan does
-not name does.
+A dot whose *contracted* axis is mapped (the ``F`` of ``dot(h[N, F], W2[F-1, D])``) is first
+rewritten into partial products and a sum (:mod:`.contract`, done by :func:`~.write.apply_plan`
+and :func:`~.write.plan_ops` before this rule runs): the partial products are split over the
+parts axis ``F_over_tp``, and the sum reads its parts axis whole. Any other operation that
+*reads* a mapped axis that is not one of its index axes (a ``sum`` over it) runs whole, and
+is listed in :attr:`PlanSplits.not_split` with the reason, never silently.
+So is an operation without ``IndexAxes`` that reads a mapped axis. Operations that neither
+have nor read a mapped axis run whole, as every operation a plan does not name does.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import Any
 from geon.core.errors import quote
 from geon.core.graph import INDEX_AXES, OPERATION, TENSOR_AXES, Graph, Node
 from geon.core.nodes import axis_names_of_ref, selected_tensor_ids, split_level
+from geon.core.plans.contract import CONTRACTED_SPLIT, contracted_axes
 from geon.core.plans.model import Plan, PlanError, ShardSpec
 
 __all__ = ["NotSplit", "PlanSplits", "plan_splits"]
@@ -71,6 +74,18 @@ def _read_axes(graph: Graph, op: Node) -> set[str]:
     return names
 
 
+def _parts_axes(op: Node) -> set[str]:
+    """The axes a contracted split's operations read but are split by design: the sum reads the
+    parts axis whole, the partial products read ``F`` one chunk per part."""
+    tag = op.tags.get(CONTRACTED_SPLIT) if op.tags else None
+    if not isinstance(tag, dict):
+        return set()
+    params = op.body.get("params", {})
+    if "original" in tag:  # the sum: it reads the parts axis whole
+        return set(params.get("reduction_axes", []))
+    return {params.get("parts", {}).get("axis")}  # the partial products: F is cut by the parts
+
+
 def _axes_in_use(graph: Graph) -> set[str]:
     names = set(graph.index.axis_names())
     for node in graph.nodes:
@@ -100,7 +115,7 @@ def _mapped_split(
     operation: a spec, a refusal to split, or nothing. Linear in the operation's axes."""
     index = _index_axes(op)
     bases = {split_level(ref)[0] for ref in index}
-    read = _read_axes(graph, op)
+    read = _read_axes(graph, op) - _parts_axes(op) - set(contracted_axes(graph, op))
     reduced = sorted(
         (mapping[a][0], a, mapping[a][1]) for a in read if a in mapping and a not in bases
     )

@@ -2,7 +2,9 @@
 server sends as one edit) and :func:`apply_plan` (a copy of the document with them applied, for
 the CLI and the cost model).
 
-A plan says how the whole graph is split. Its ops, in order:
+A plan says how the whole graph is split. Its ops, in order (after the rewrite of the dots
+whose contracted axis it splits, and the restoration of those an earlier plan split:
+:func:`~geon.core.plans.contract.contract_plan`):
 
 0. the Mesh node (added, or updated when the document already has one with that id: its axes
    cleared first when they change, so the mesh has exactly the plan's axes, in its order);
@@ -25,6 +27,7 @@ from typing import Any
 
 from geon.core.errors import GeonError, quote
 from geon.core.graph import MESH, OPERATION, Graph
+from geon.core.plans.contract import contract_plan
 from geon.core.plans.inputs import input_ops
 from geon.core.plans.mapping import PlanSplits, plan_splits
 from geon.core.plans.model import Plan, PlanError, read_plan
@@ -67,7 +70,8 @@ def plan_ops(graph: Graph, plan: Plan, mesh_id: str) -> list[dict[str, Any]]:
     """The edit ops that write ``plan`` into ``graph`` with its Mesh node ``mesh_id`` (see the
     module docstring); ``graph`` does not change. :class:`PlanError` when the axis mapping or the
     inputs do not fit the document; a ``shard`` op that does not fit is refused when applied."""
-    return _ops(graph, plan, plan_splits(graph, plan), mesh_id)
+    work, plan, rewrite = contract_plan(graph, plan)
+    return rewrite + _ops(work, plan, plan_splits(work, plan), mesh_id)
 
 
 def _as_plan(plan: Plan | Mapping[str, Any]) -> Plan:
@@ -89,10 +93,9 @@ def apply_plan(
     >>> len(out.of_type(APPLICATION)), out.check(), len(g.of_type(APPLICATION))
     (2, [], 0)
     """
-    plan = _as_plan(plan)
-    splits = plan_splits(graph, plan)
-    ops = _ops(graph, plan, splits, mesh_id or default_mesh_id(plan))
-    trial = graph.copy()
+    trial, plan, _ = contract_plan(graph, _as_plan(plan))
+    splits = plan_splits(trial, plan)
+    ops = _ops(trial, plan, splits, mesh_id or default_mesh_id(plan))
     rest: list[dict[str, Any]] = []
     for number, op in enumerate(ops):
         if op["op"] != "shard":

@@ -1,0 +1,337 @@
+"""Splitting a contracted axis (issue 16 item 1): a dot becomes partial products and a sum.
+
+A dot ``out = dot(x, y)`` whose contracted axis ``F`` is split into ``P`` parts over mesh axis
+``tp`` is rewritten, in valid LoomGraph form, into two operations:
+
+- ``op:dot_partial`` (a new Operation) with ``params.parts = {"axis": "F", "into": "F_over_tp"}``
+  writing a new partial tensor ``[F_over_tp, <out's axes>]``; ``F_over_tp`` is a new declared Axis
+  of length ``P``; the operands' ``F`` dims read ``chunk = len(F) / P`` elements from
+  ``chunk·p`` (row coefficient ``chunk``, see :func:`geon.core.ops.arithmetic.infer_dot_partial`);
+- ``op:sum`` over ``F_over_tp`` writing the ORIGINAL output tensor, with the ORIGINAL operation's
+  id, so its consumers are untouched.
+
+Equal parts only: ``len(F) % P`` must be 0, else :class:`PlanError` naming ``F``, its length and
+``P``. The sum carries the :data:`CONTRACTED_SPLIT` tag with the original operation (label, body,
+tags) and the ids the rewrite added, so :func:`restore_ops` puts the dot back exactly; a plan
+written without the split restores it first (switching plans is lossless).
+
+>>> from geon import core as gc
+>>> N, D, F = gc.Axis("N", 4), gc.Axis("D", 3), gc.Axis("F", 6)
+>>> h = gc.placeholder(axes=[N, F], name="h")
+>>> y = gc.dot(h, gc.placeholder(axes=[F - 1, D], name="w2"), name="y")
+>>> g = gc.graph([y])
+>>> op = g.of_type(OPERATION)[0].id
+>>> split = g.copy(); _ = split.apply(contract_ops(split, op, "F", "tp", 2))
+>>> sorted(n.body["kernel"] for n in split.of_type(OPERATION)), split.check()
+(['op:dot_partial', 'op:sum'], [])
+>>> back = split.copy(); _ = back.apply(restore_ops(back))
+>>> back.to_json() == g.to_json()
+True
+"""
+
+from __future__ import annotations
+
+import copy
+import uuid
+from dataclasses import replace
+from typing import Any
+
+from geon.core.axes import Axes, Axis
+from geon.core.errors import GeonError, quote
+from geon.core.graph import (
+    AXIS,
+    INDEX_AXES,
+    IPF_INDEX,
+    IPF_SIGNATURE,
+    OPERATION,
+    TENSOR,
+    TENSOR_AXES,
+    Graph,
+    Node,
+)
+from geon.core.nodes import GEON_TAG_PREFIX
+from geon.core.ops import infer
+from geon.core.plans.model import Plan, PlanError, ShardSpec
+
+__all__ = [
+    "CONTRACTED_SPLIT",
+    "contract_ops",
+    "contract_plan",
+    "contracted_axes",
+    "parts_axis_name",
+    "restore_ops",
+]
+
+CONTRACTED_SPLIT = GEON_TAG_PREFIX + "ContractedSplit"
+"""The tag on the ``op:sum`` of a rewritten dot: ``{"original": {"label", "body", "tags"},
+"partial": {"operation", "tensor"}, "axis": {"id", "added"}, "meshAxis"}``."""
+
+_NAMESPACE = uuid.UUID("0b7f3c2e-58a1-5d4e-9c6a-1f2e3d4c5b6a")
+
+
+def parts_axis_name(axis: str, mesh_axis: str) -> str:
+    """The generated name of the parts axis: ``F`` over ``tp`` -> ``F_over_tp``."""
+    return f"{axis}_over_{mesh_axis}"
+
+
+def _declared(graph: Graph) -> dict[str, Axis]:
+    return {n.body["name"]: Axis.from_json(n.body) for n in graph.of_type(AXIS)}
+
+
+def _axes_of(graph: Graph, tensor_id: str, declared: dict[str, Axis]) -> Axes:
+    node = graph.get(tensor_id)
+    tag = node.tags.get(TENSOR_AXES) if node is not None and node.tags else None
+    if not isinstance(tag, dict):
+        raise PlanError(
+            f"tensor {quote(tensor_id)} has no TensorAxes tag; a split needs named axes"
+        )
+    return Axes.parse(tag["axes"], declared)
+
+
+def contracted_axes(graph: Graph, op: Node) -> list[str]:
+    """The names of the axes a plain ``op:dot`` contracts ([] for any other operation)."""
+    if op.body.get("kernel") != "op:dot":
+        return []
+    declared = _declared(graph)
+    try:
+        x = _axes_of(graph, op.body["inputs"]["x"][0]["tensorId"], declared)
+        y = _axes_of(graph, op.body["inputs"]["y"][0]["tensorId"], declared)
+        inf = infer("op:dot", {"x": [x], "y": [y]}, None, declared)
+    except (GeonError, KeyError, IndexError, TypeError):
+        return []
+    return [x[i].axes[0].name for i, _ in inf.plan["pairs"]]
+
+
+def contract_ops(
+    graph: Graph, op_id: str, axis: str, mesh_axis: str, parts: int
+) -> list[dict[str, Any]]:
+    """The edit ops rewriting dot ``op_id`` into partial products over ``parts`` equal parts of
+    its contracted axis ``axis`` and a sum (module docstring); :class:`PlanError` naming the
+    operation, the axis, its length and ``parts`` when it does not fit."""
+    op = graph.get(op_id)
+    if op is None or op.type != OPERATION:
+        raise PlanError(f"operation {quote(op_id)} is not in the document")
+    if axis not in contracted_axes(graph, op):
+        raise PlanError(
+            f"operation {quote(op.label or op_id)} does not contract axis {quote(axis)}; only an "
+            "op:dot can be split over a contracted axis (it contracts "
+            f"({', '.join(quote(a) for a in contracted_axes(graph, op))}))"
+        )
+    declared = _declared(graph)
+    length = declared[axis].length
+    if length is None or parts < 1 or length % parts:
+        raise PlanError(
+            f"operation {quote(op.label or op_id)}: contracted axis {quote(axis)} of length "
+            f"{length} cannot be split into {parts} equal parts over mesh axis {quote(mesh_axis)}; "
+            f"use a mesh axis size that divides {length}"
+        )
+    name = parts_axis_name(axis, mesh_axis)
+    ops: list[dict[str, Any]] = []
+    found = declared.get(name)
+    axis_node = next((n for n in graph.of_type(AXIS) if n.body.get("name") == name), None)
+    added = axis_node is None
+    if found is not None and found.length != parts:
+        raise PlanError(
+            f"axis {quote(name)} is declared with length {found.length}; the split of "
+            f"{quote(axis)} over {quote(mesh_axis)} needs {parts} parts; rename that axis"
+        )
+    axis_id = (
+        axis_node.id if axis_node is not None else str(uuid.uuid5(_NAMESPACE, f"{op_id}:{name}"))
+    )
+    parts_axis = Axis(name, parts)
+    declared[name] = parts_axis
+    if added:
+        body = parts_axis.to_json()
+        ops.append(
+            {"op": "add_node", "node": {"id": axis_id, "type": AXIS, "label": name, "body": body}}
+        )
+    x = _axes_of(graph, op.body["inputs"]["x"][0]["tensorId"], declared)
+    y = _axes_of(graph, op.body["inputs"]["y"][0]["tensorId"], declared)
+    params = {"parts": {"axis": axis, "into": name}}
+    partial = infer("op:dot_partial", {"x": [x], "y": [y]}, params, declared)
+    out_sel = op.body["outputs"]["result"][0]
+    out = graph.get(out_sel["tensorId"])
+    assert out is not None
+    tensor_id = str(uuid.uuid5(_NAMESPACE, f"{op_id}:partial-tensor"))
+    partial_id = str(uuid.uuid5(_NAMESPACE, f"{op_id}:partial-op"))
+    shape = [parts, *[r.length or 0 for r in partial.result[1:]]]
+    whole = {"start": [0] * len(shape), "end": shape}
+    tensor_body = {"dtype": out.body.get("dtype", "float32"), "range": whole}
+    ops.append(
+        {
+            "op": "add_node",
+            "node": {
+                "id": tensor_id,
+                "type": TENSOR,
+                "label": f"{out.label or 'out'} partial",
+                "body": tensor_body,
+                "tags": {TENSOR_AXES: {"axes": list(partial.result.names)}},
+            },
+        }
+    )
+    ops.append(
+        {
+            "op": "add_node",
+            "node": {
+                "id": partial_id,
+                "type": OPERATION,
+                "label": "op:dot_partial",
+                "body": {
+                    "kernel": "op:dot_partial",
+                    "params": partial.params,
+                    "inputs": copy.deepcopy(op.body["inputs"]),
+                    "outputs": {"result": [{"tensorId": tensor_id, "range": whole}]},
+                },
+                "tags": {
+                    INDEX_AXES: partial.index_json(),
+                    IPF_INDEX: partial.index_range(),
+                    IPF_SIGNATURE: partial.signature(),
+                    CONTRACTED_SPLIT: {"sum": op_id},
+                },
+            },
+        }
+    )
+    total = infer("op:sum", {"tensor": [partial.result]}, {"reduction_axes": [name]}, declared)
+    original = {"label": op.label, "body": copy.deepcopy(op.body), "tags": copy.deepcopy(op.tags)}
+    ops.extend({"op": "remove_node", "id": a.id} for a in graph.index.applications_of(op_id))
+    ops.append(
+        _replace(
+            op,
+            {
+                "label": "op:sum",
+                "body": {
+                    "kernel": "op:sum",
+                    "params": total.params,
+                    "inputs": {"tensor": [{"tensorId": tensor_id, "range": whole}]},
+                    "outputs": {"result": [copy.deepcopy(out_sel)]},
+                },
+                "tags": {
+                    INDEX_AXES: total.index_json(),
+                    IPF_INDEX: total.index_range(),
+                    IPF_SIGNATURE: total.signature(),
+                    CONTRACTED_SPLIT: {
+                        "original": original,
+                        "partial": {"operation": partial_id, "tensor": tensor_id},
+                        "axis": {"id": axis_id, "added": added},
+                        "meshAxis": mesh_axis,
+                    },
+                },
+            },
+        )
+    )
+    return ops
+
+
+def _patch(old: Any, new: Any) -> Any:
+    """The JSON merge patch (RFC 7386) turning ``old`` into ``new``."""
+    if not isinstance(old, dict) or not isinstance(new, dict):
+        return copy.deepcopy(new)
+    out: dict[str, Any] = {k: None for k in old if k not in new}
+    for k, v in new.items():
+        if k not in old or old[k] != v:
+            out[k] = _patch(old[k], v) if k in old else copy.deepcopy(v)
+    return out
+
+
+def _replace(op: Node, new: dict[str, Any]) -> dict[str, Any]:
+    """An ``update_node`` giving ``op`` the label, body and tags of ``new`` in place (same id,
+    same position in the document)."""
+    return {
+        "op": "update_node",
+        "id": op.id,
+        "label": new["label"],
+        "body": _patch(op.body, new["body"]),
+        "tags": _patch(op.tags or {}, new["tags"] or {}),
+    }
+
+
+def restore_ops(graph: Graph) -> list[dict[str, Any]]:
+    """The edit ops that put every rewritten dot back exactly as it was (same id, label, body and
+    tags), removing its partial operation, partial tensor and (when the rewrite added it) the
+    parts axis; [] when nothing is rewritten. Applications of the removed nodes go too."""
+    ops: list[dict[str, Any]] = []
+    for op in graph.of_type(OPERATION):
+        tag = op.tags.get(CONTRACTED_SPLIT) if op.tags else None
+        if not isinstance(tag, dict) or "original" not in tag:
+            continue
+        partial = tag["partial"]
+        for node_id in (op_id for op_id in (partial["operation"], op.id)):
+            ops.extend(
+                {"op": "remove_node", "id": a.id} for a in graph.index.applications_of(node_id)
+            )
+        ops.append(_replace(op, tag["original"]))
+        ops.append({"op": "remove_node", "id": partial["operation"]})
+        ops.append({"op": "remove_node", "id": partial["tensor"]})
+    axes_added = {
+        t["axis"]["id"]
+        for o in graph.of_type(OPERATION)
+        for t in [o.tags.get(CONTRACTED_SPLIT) if o.tags else None]
+        if isinstance(t, dict) and t.get("axis", {}).get("added")
+    }
+    ops.extend({"op": "remove_node", "id": a} for a in sorted(axes_added))
+    return ops
+
+
+def contract_plan(graph: Graph, plan: Plan) -> tuple[Graph, Plan, list[dict[str, Any]]]:
+    """Rewrite for ``plan``: a copy of ``graph`` with every earlier contracted split restored and
+    the plan's own applied, the plan as it reads on that copy, and the edit ops that did it.
+
+    A dot is rewritten when the plan maps one of its contracted axes: its ``spec`` entry's
+    ``over`` names it, or (without a spec entry) the ``axisMapping`` does. Its partial products
+    are then split over the parts axis (``F_over_tp`` -> ``tp``) and the dot's other mapped
+    index axes; its sum keeps the dot's index-axis entries. :class:`PlanError` when one dot
+    would be split over two contracted axes."""
+    work = graph.copy()
+    ops = restore_ops(work)
+    work.apply(ops)
+    sizes = dict(plan.mesh_axes)
+    mapping = dict(plan.axis_mapping)
+    spec = dict(plan.spec)
+    extra_mapping: list[tuple[str, str]] = []
+    new_spec: list[tuple[str, ShardSpec]] = []
+    for op in work.of_type(OPERATION):
+        contracted = contracted_axes(work, op)
+        if not contracted:
+            continue
+        entry = spec.get(op.id)
+        if entry is not None:
+            over = dict(entry.over or ())
+        else:
+            over = {a: m for a, m in mapping.items() if a in contracted}
+        hits = [(a, m) for a, m in over.items() if a in contracted]
+        if not hits:
+            continue
+        if len(hits) > 1:
+            shown = ", ".join(f"{quote(a)} -> {quote(m)}" for a, m in hits)
+            raise PlanError(
+                f"operation {quote(op.label or op.id)}: the plan splits two of its contracted "
+                f"axes ({shown}); split at most one contracted axis per dot"
+            )
+        axis, mesh_axis = hits[0]
+        if mesh_axis not in sizes:
+            raise PlanError(
+                f"operation {quote(op.label or op.id)}: mesh axis {quote(mesh_axis)} is not in "
+                f"the mesh; expected one of ({', '.join(quote(m) for m in sizes)})"
+            )
+        rewrite = contract_ops(work, op.id, axis, mesh_axis, sizes[mesh_axis])
+        work.apply(rewrite)
+        ops.extend(rewrite)
+        partial = next(
+            o for o in rewrite if o["op"] == "add_node" and o["node"]["type"] == OPERATION
+        )
+        name = parts_axis_name(axis, mesh_axis)
+        if entry is not None:
+            rest = tuple((a, m) for a, m in over.items() if a != axis)
+            new_spec.append((partial["node"]["id"], ShardSpec(over=((name, mesh_axis), *rest))))
+            spec.pop(op.id)
+            if rest:
+                new_spec.append((op.id, ShardSpec(over=rest)))
+        elif name not in mapping:
+            extra_mapping.append((name, mesh_axis))
+            mapping[name] = mesh_axis
+    out = replace(
+        plan,
+        axis_mapping=plan.axis_mapping + tuple(extra_mapping),
+        spec=tuple(spec.items()) + tuple(new_spec),
+    )
+    return work, out, ops
