@@ -320,15 +320,19 @@ def contract_plan(graph: Graph, plan: Plan) -> tuple[Graph, Plan, list[dict[str,
             o for o in rewrite if o["op"] == "add_node" and o["node"]["type"] == OPERATION
         )
         name = parts_axis_name(axis, mesh_axis)
+        whole = ShardSpec(dim=0, parts=1)  # the sum on one device: the partials reduce to it
         if entry is not None:
             rest = tuple((a, m) for a, m in over.items() if a != axis)
             new_spec.append((partial["node"]["id"], ShardSpec(over=((name, mesh_axis), *rest))))
             spec.pop(op.id)
-            if rest:
-                new_spec.append((op.id, ShardSpec(over=rest)))
-        elif name not in mapping:
+            new_spec.append((op.id, ShardSpec(over=rest) if rest else whole))
+            continue
+        if name not in mapping:
             extra_mapping.append((name, mesh_axis))
             mapping[name] = mesh_axis
+        index = work.get(op.id).tags[INDEX_AXES]["axes"]  # type: ignore[union-attr]
+        if not any(a.split("-")[0].split("+")[0] in mapping for a in index):
+            new_spec.append((op.id, whole))
     out = replace(
         plan,
         axis_mapping=plan.axis_mapping + tuple(extra_mapping),
