@@ -318,6 +318,9 @@ def shard_edits(
             raise SplitError("splitting over mesh axes needs a mesh; none was given")
         if dim is not None or parts is not None or chunk is not None or sizes is not None or grid:
             raise SplitError("a split over mesh axes takes no dim, parts, chunk, sizes or grid")
+        contracted = _contracted_split(graph, op, mesh_obj, over, new_id, limit)
+        if contracted is not None:
+            return contracted
         shards, coords = _split_over(op, irange, mesh_obj, over, limit)
     else:
         grid_dims = _resolve_keys(op, irange.rank, grid, "grid") if grid is not None else None
@@ -339,6 +342,64 @@ def shard_edits(
                 )
             coords = [mesh_obj.coords(n) for n in range(len(shards))]
     return _application_ops(graph, op, shards, mesh_obj, coords, new_id)
+
+
+def _contracted_split(
+    graph: Graph,
+    op: Node,
+    mesh: Mesh,
+    over: Mapping[int | str, str],
+    new_id: Callable[[], str],
+    limit: int,
+) -> list[dict[str, Any]] | None:
+    """A split over a dot's *contracted* axis (``over={"F": "tp"}`` on ``dot(h[N, F],
+    W2[F-1, D])``): the dot becomes partial products over ``F_over_tp`` and a sum with its id
+    (:mod:`geon.core.plans.contract`), the partial products split over ``F_over_tp`` and the
+    other entries, the sum over the other entries or on one device. None when ``over`` names
+    no contracted axis of ``op``."""
+    # imported here: geon.core.plans imports this module
+    from geon.core.plans.contract import contract_ops, contracted_axes, parts_axis_name
+    from geon.core.plans.model import PlanError
+
+    names = contracted_axes(graph, op)
+    hits = [k for k in over if isinstance(k, str) and k in names]
+    if not hits:
+        return None
+    if len(hits) > 1:
+        raise SplitError(
+            f"operation {quote(op.label or op.id)}: split at most one contracted axis of a dot; "
+            f"got {', '.join(quote(h) for h in hits)}"
+        )
+    axis, mesh_axis = hits[0], over[hits[0]]
+    sizes = dict(mesh.axes)
+    if mesh_axis not in sizes:
+        raise SplitError(
+            f"mesh axis {quote(mesh_axis)} is not in mesh {quote(mesh.id)}; expected one of "
+            f"({', '.join(quote(a) for a in sizes)})"
+        )
+    try:
+        ops = contract_ops(graph, op.id, axis, mesh_axis, sizes[mesh_axis])
+    except PlanError as error:
+        raise SplitError(str(error)) from None
+    work = graph.copy()
+    work.apply(ops)
+    partial = next(
+        o["node"]["id"] for o in ops if o["op"] == "add_node" and o["node"]["type"] == OPERATION
+    )
+    rest = {k: v for k, v in over.items() if k != axis}
+    more = shard_edits(
+        work,
+        partial,
+        mesh=mesh.id,
+        over={parts_axis_name(axis, mesh_axis): mesh_axis, **rest},
+        new_id=new_id,
+        limit=limit,
+    )
+    work.apply(more)
+    ops += more
+    whole: dict[str, Any] = {"over": rest} if rest else {"dim": 0, "parts": 1}
+    ops += shard_edits(work, op.id, mesh=mesh.id, new_id=new_id, limit=limit, **whole)
+    return ops
 
 
 def _check_types(
