@@ -344,6 +344,24 @@ def shard_edits(
     return _application_ops(graph, op, shards, mesh_obj, coords, new_id)
 
 
+ContractedSplitter = Callable[
+    [Graph, Node, Mesh, Mapping[int | str, str], Callable[[], str], int],
+    "list[dict[str, Any]] | None",
+]
+"""Rewrites a split over a dot's contracted axis, or answers None (``over`` names none)."""
+
+_CONTRACTED_SPLITTERS: list[ContractedSplitter] = []
+
+
+def register_contracted_splitter(splitter: ContractedSplitter) -> None:
+    """Let :func:`shard_edits` split a dot over a contracted axis with ``splitter``
+    (:func:`geon.core.plans.contract.contracted_shard_edits`, registered when
+    :mod:`geon.core.plans` is imported: the rewrite lives there, and this module may not import
+    it, since plans import sharding)."""
+    if splitter not in _CONTRACTED_SPLITTERS:
+        _CONTRACTED_SPLITTERS.append(splitter)
+
+
 def _contracted_split(
     graph: Graph,
     op: Node,
@@ -352,54 +370,11 @@ def _contracted_split(
     new_id: Callable[[], str],
     limit: int,
 ) -> list[dict[str, Any]] | None:
-    """A split over a dot's *contracted* axis (``over={"F": "tp"}`` on ``dot(h[N, F],
-    W2[F-1, D])``): the dot becomes partial products over ``F_over_tp`` and a sum with its id
-    (:mod:`geon.core.plans.contract`), the partial products split over ``F_over_tp`` and the
-    other entries, the sum over the other entries or on one device. None when ``over`` names
-    no contracted axis of ``op``."""
-    # imported here: geon.core.plans imports this module
-    from geon.core.plans.contract import contract_ops, contracted_axes, parts_axis_name
-    from geon.core.plans.model import PlanError
-
-    names = contracted_axes(graph, op)
-    hits = [k for k in over if isinstance(k, str) and k in names]
-    if not hits:
-        return None
-    if len(hits) > 1:
-        raise SplitError(
-            f"operation {quote(op.label or op.id)}: split at most one contracted axis of a dot; "
-            f"got {', '.join(quote(h) for h in hits)}"
-        )
-    axis, mesh_axis = hits[0], over[hits[0]]
-    sizes = dict(mesh.axes)
-    if mesh_axis not in sizes:
-        raise SplitError(
-            f"mesh axis {quote(mesh_axis)} is not in mesh {quote(mesh.id)}; expected one of "
-            f"({', '.join(quote(a) for a in sizes)})"
-        )
-    try:
-        ops = contract_ops(graph, op.id, axis, mesh_axis, sizes[mesh_axis])
-    except PlanError as error:
-        raise SplitError(str(error)) from None
-    work = graph.copy()
-    work.apply(ops)
-    partial = next(
-        o["node"]["id"] for o in ops if o["op"] == "add_node" and o["node"]["type"] == OPERATION
-    )
-    rest = {k: v for k, v in over.items() if k != axis}
-    more = shard_edits(
-        work,
-        partial,
-        mesh=mesh.id,
-        over={parts_axis_name(axis, mesh_axis): mesh_axis, **rest},
-        new_id=new_id,
-        limit=limit,
-    )
-    work.apply(more)
-    ops += more
-    whole: dict[str, Any] = {"over": rest} if rest else {"dim": 0, "parts": 1}
-    ops += shard_edits(work, op.id, mesh=mesh.id, new_id=new_id, limit=limit, **whole)
-    return ops
+    for splitter in _CONTRACTED_SPLITTERS:
+        found = splitter(graph, op, mesh, over, new_id, limit)
+        if found is not None:
+            return found
+    return None
 
 
 def _check_types(

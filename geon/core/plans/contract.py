@@ -33,11 +33,12 @@ from __future__ import annotations
 
 import copy
 import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
 from geon.core.axes import Axes, Axis
-from geon.core.errors import GeonError, quote
+from geon.core.errors import GeonError, SplitError, quote
 from geon.core.graph import (
     AXIS,
     INDEX_AXES,
@@ -52,12 +53,14 @@ from geon.core.graph import (
 from geon.core.nodes import GEON_TAG_PREFIX
 from geon.core.ops import infer
 from geon.core.plans.model import Plan, PlanError, ShardSpec
+from geon.core.sharding import Mesh, shard_edits
 
 __all__ = [
     "CONTRACTED_SPLIT",
     "contract_ops",
     "contract_plan",
     "contracted_axes",
+    "contracted_shard_edits",
     "parts_axis_name",
     "restore_ops",
 ]
@@ -339,3 +342,58 @@ def contract_plan(graph: Graph, plan: Plan) -> tuple[Graph, Plan, list[dict[str,
         spec=tuple(spec.items()) + tuple(new_spec),
     )
     return work, out, ops
+
+
+def contracted_shard_edits(
+    graph: Graph,
+    op: Node,
+    mesh: Mesh,
+    over: Mapping[int | str, str],
+    new_id: Callable[[], str],
+    limit: int,
+) -> list[dict[str, Any]] | None:
+    """A split over a dot's *contracted* axis (``over={"F": "tp"}`` on ``dot(h[N, F],
+    W2[F-1, D])``): the dot becomes partial products over ``F_over_tp`` and a sum with its id
+    (:func:`contract_ops`), the partial products split over ``F_over_tp`` and the
+    other entries, the sum over the other entries or on one device. None when ``over`` names
+    no contracted axis of ``op``. :func:`geon.core.sharding.shard_edits` calls it (registered
+    by :mod:`geon.core.plans`), so the editor's ``shard`` edit takes the same rewrite."""
+    names = contracted_axes(graph, op)
+    hits = [k for k in over if isinstance(k, str) and k in names]
+    if not hits:
+        return None
+    if len(hits) > 1:
+        raise SplitError(
+            f"operation {quote(op.label or op.id)}: split at most one contracted axis of a dot; "
+            f"got {', '.join(quote(h) for h in hits)}"
+        )
+    axis, mesh_axis = hits[0], over[hits[0]]
+    sizes = dict(mesh.axes)
+    if mesh_axis not in sizes:
+        raise SplitError(
+            f"mesh axis {quote(mesh_axis)} is not in mesh {quote(mesh.id)}; expected one of "
+            f"({', '.join(quote(a) for a in sizes)})"
+        )
+    try:
+        ops = contract_ops(graph, op.id, axis, mesh_axis, sizes[mesh_axis])
+    except PlanError as error:
+        raise SplitError(str(error)) from None
+    work = graph.copy()
+    work.apply(ops)
+    partial = next(
+        o["node"]["id"] for o in ops if o["op"] == "add_node" and o["node"]["type"] == OPERATION
+    )
+    rest = {k: v for k, v in over.items() if k != axis}
+    more = shard_edits(
+        work,
+        partial,
+        mesh=mesh.id,
+        over={parts_axis_name(axis, mesh_axis): mesh_axis, **rest},
+        new_id=new_id,
+        limit=limit,
+    )
+    work.apply(more)
+    ops += more
+    whole: dict[str, Any] = {"over": rest} if rest else {"dim": 0, "parts": 1}
+    ops += shard_edits(work, op.id, mesh=mesh.id, new_id=new_id, limit=limit, **whole)
+    return ops

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+import geon.core.plans  # noqa: F401  (registers the contracted split with the shard edit)
 from geon import core as gc
 from geon.core.errors import SplitError
 from geon.core.graph import MESH, OPERATION, Graph
