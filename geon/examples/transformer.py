@@ -59,8 +59,10 @@ Open the **Plans** panel to compare the three saved plans (mesh of 2 devices eac
   adds them. Two all-reduces of a (B, N, D) activation per block. The weights are placed split
   the same way (`inputs`), so each device stores half of every weight matrix.
 - **Model axis split (worse on purpose)** maps the model width D to `tp`. Layer norm needs all
-  of D, and the projections contract D, so every layer has to gather what the last one split:
-  activations move between devices at every step, and the block costs more than Megatron.
+  of D, so it cannot split at all and runs whole; and Q, K, V and W1 all *contract* D, so each
+  of them ends in partial sums and an all-reduce: four all-reduces instead of two, the one
+  after W1 twice as large (F is twice D), and the block costs more time than Megatron.
+  Split the axes a layer *produces* (heads, F), not the one it *contracts* first.
 """
 
 _D = "D"

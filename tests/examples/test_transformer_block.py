@@ -124,17 +124,15 @@ def test_data_parallel_splits_every_operation_over_the_batch() -> None:
     assert whole("Data parallel") == {}
 
 
-def test_megatron_leaves_only_the_two_row_parallel_dots_to_the_all_reduce() -> None:
+def test_megatron_splits_every_operation() -> None:
     # Column-parallel Q, K, V and W1 split over heads H and hidden F; the output projection
-    # contracts H and W2 contracts F: each device's partial sum needs an all-reduce (one per
-    # layer). Until contracted-axis splits land these two run whole.
-    assert whole("Megatron tensor parallel") == {"attn out": ["H"], "mlp out": ["F"]}
+    # and W2 contract the split axis and become partial products plus a sum.
+    assert whole("Megatron tensor parallel") == {}
 
 
-def test_the_model_axis_split_cannot_split_a_projection() -> None:
-    # Every projection contracts D (q, k, v, W1) or writes it (the output projection and W2
-    # keep D as an index axis and do split); layer norm normalises over D.
-    assert set(whole("Model axis split (worse on purpose)")) >= {"ln1", "q", "k", "v", "ln2", "up"}
+def test_the_model_axis_split_leaves_the_layer_norms_whole() -> None:
+    # layer norm normalises over D, so D is not one of its index axes
+    assert whole("Model axis split (worse on purpose)") == {"ln1": ["D"], "ln2": ["D"]}
 
 
 def cost(files: dict[str, Path], name: str) -> dict[str, Any]:
@@ -151,3 +149,46 @@ def test_data_parallel_moves_nothing_in_the_forward_pass(files: dict[str, Path])
     assert report["collectives"] == []
     assert [d["memory"]["communication"] for d in report["devices"]] == [0, 0]
     assert [d["flops"] for d in report["devices"]] == [report["devices"][0]["flops"]] * 2
+
+
+def collectives(files: dict[str, Path], name: str) -> list[tuple[str, str, str, list[str], int]]:
+    """(kind, producer's output label, consumer's output label, mesh axes, bytes) per
+    collective of the plan's cost report."""
+    names = labels(Graph.from_json(json.loads(files[name].read_text(encoding="utf-8"))))
+    return sorted(
+        (c["kind"], names[c["producer"]], names[c["consumer"]], c["meshAxes"], c["bytes"])
+        for c in cost(files, name)["collectives"]
+    )
+
+
+# One (B, N, D) float64 activation: 2 * 4 * 8 values of 8 bytes.
+ACTIVATION = SIZES["B"] * SIZES["N"] * SIZES["D"] * 8
+
+
+def test_megatron_has_one_all_reduce_per_layer(files: dict[str, Path]) -> None:
+    # By hand (Shoeybi et al., "Megatron-LM", 2019, section 3): attention's output projection
+    # and the MLP's W2 contract the split axis (H, F), so each device holds a partial (B, N, D)
+    # sum, and one all-reduce over tp adds each; nothing else moves (Q, K, V, W1 are
+    # column-parallel, the softmax and GELU stay on their heads / their half of F).
+    assert collectives(files, "Megatron tensor parallel") == [
+        ("all-reduce", "attn out partial", "attn out", ["tp"], ACTIVATION),
+        ("all-reduce", "mlp out partial", "mlp out", ["tp"], ACTIVATION),
+    ]
+
+
+def test_the_model_axis_split_reduces_at_every_projection(files: dict[str, Path]) -> None:
+    # By hand: q, k, v (B, N, H, E) and W1's output (B, N, F) contract D, each an all-reduce of
+    # its partial products; H * E = D, so q, k, v move one activation each, W1's twice that.
+    assert collectives(files, "Model axis split (worse on purpose)") == [
+        ("all-reduce", "k partial", "k", ["tp"], ACTIVATION),
+        ("all-reduce", "q partial", "q", ["tp"], ACTIVATION),
+        ("all-reduce", "up partial", "up", ["tp"], 2 * ACTIVATION),
+        ("all-reduce", "v partial", "v", ["tp"], ACTIVATION),
+    ]
+
+
+def test_the_worse_plan_costs_more_time_than_megatron(files: dict[str, Path]) -> None:
+    megatron = cost(files, "Megatron tensor parallel")["time"]
+    worse = cost(files, "Model axis split (worse on purpose)")["time"]
+    assert worse["upper"] > megatron["upper"]
+    assert worse["lower"] >= megatron["lower"]
