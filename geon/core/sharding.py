@@ -318,9 +318,6 @@ def shard_edits(
             raise SplitError("splitting over mesh axes needs a mesh; none was given")
         if dim is not None or parts is not None or chunk is not None or sizes is not None or grid:
             raise SplitError("a split over mesh axes takes no dim, parts, chunk, sizes or grid")
-        contracted = _contracted_split(graph, op, mesh_obj, over, new_id, limit)
-        if contracted is not None:
-            return contracted
         shards, coords = _split_over(op, irange, mesh_obj, over, limit)
     else:
         grid_dims = _resolve_keys(op, irange.rank, grid, "grid") if grid is not None else None
@@ -342,39 +339,6 @@ def shard_edits(
                 )
             coords = [mesh_obj.coords(n) for n in range(len(shards))]
     return _application_ops(graph, op, shards, mesh_obj, coords, new_id)
-
-
-ContractedSplitter = Callable[
-    [Graph, Node, Mesh, Mapping[int | str, str], Callable[[], str], int],
-    "list[dict[str, Any]] | None",
-]
-"""Rewrites a split over a dot's contracted axis, or answers None (``over`` names none)."""
-
-_CONTRACTED_SPLITTERS: list[ContractedSplitter] = []
-
-
-def register_contracted_splitter(splitter: ContractedSplitter) -> None:
-    """Let :func:`shard_edits` split a dot over a contracted axis with ``splitter``
-    (:func:`geon.core.plans.contract.contracted_shard_edits`, registered when
-    :mod:`geon.core.plans` is imported: the rewrite lives there, and this module may not import
-    it, since plans import sharding)."""
-    if splitter not in _CONTRACTED_SPLITTERS:
-        _CONTRACTED_SPLITTERS.append(splitter)
-
-
-def _contracted_split(
-    graph: Graph,
-    op: Node,
-    mesh: Mesh,
-    over: Mapping[int | str, str],
-    new_id: Callable[[], str],
-    limit: int,
-) -> list[dict[str, Any]] | None:
-    for splitter in _CONTRACTED_SPLITTERS:
-        found = splitter(graph, op, mesh, over, new_id, limit)
-        if found is not None:
-            return found
-    return None
 
 
 def _check_types(

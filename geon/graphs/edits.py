@@ -13,7 +13,7 @@ ops that :func:`expand` turns into node ops:
   ``slices`` and ``pad``).
 - ``{"op": "shard", "operation", "dim"?, "parts"?, "chunk"?, "sizes"?, "grid"?, "mesh"?,
   "over"?}``: replaces the operation's Applications by one per shard
-  (the ops :func:`geon.core.sharding.shard_edits` returns), in the same atomic edit.
+  (the ops :func:`geon.core.plans.shard_op_edits` returns), in the same atomic edit.
 
 Bounds: the node ops a ``shard`` makes (its Applications and the removal of the old ones) count,
 with the ops before it in the edit, against ``GEON_MAX_OPS_PER_EDIT``; more is refused with
@@ -48,7 +48,7 @@ from geon.core.graph import AXIS, INDEX_AXES, LAYOUT, OPERATION, TENSOR_AXES, Ch
 from geon.core.graph import Graph as Document
 from geon.core.limits import INT64_MAX, INT64_MIN, MAX_PIECES, in_int64, show_int
 from geon.core.nodes import split_level
-from geon.core.sharding import shard_edits
+from geon.core.plans import shard_op_edits
 from geon.core.zspace import TooManyPieces
 
 _SHARD_FIELDS = ("op", "operation", "dim", "parts", "chunk", "sizes", "grid", "mesh", "over")
@@ -264,7 +264,7 @@ def _shard(
     replaced = len(doc.index.applications_of(op_id))
     budget = max(0, max_ops - used - replaced)
     try:
-        return shard_edits(doc, op_id, new_id=new_id, limit=min(MAX_PIECES, budget), **kwargs)
+        return shard_op_edits(doc, op_id, new_id=new_id, limit=min(MAX_PIECES, budget), **kwargs)
     except TooManyPieces as error:
         why = (
             f" (an edit makes at most {max_ops} node ops: its earlier ops take {used} and "

@@ -19,10 +19,10 @@ the CLI (``python -m geon plan``), the server (``geon.graphs.services.plans``) a
   :func:`input_placements` and :func:`held_regions` (the region each device holds);
 - :mod:`.write`: :func:`plan_ops` and :func:`apply_plan`;
 - :mod:`.contract`: splits of a dot's contracted axis (partial products and a sum), also for
-  the ``shard`` edit (registered with :func:`geon.core.sharding.register_contracted_splitter`).
+  the ``shard`` edit (:func:`shard_op_edits`, which the server's edits call).
 """
 
-from geon.core.plans.contract import contracted_shard_edits
+from geon.core.plans.contract import shard_op_edits
 from geon.core.plans.inputs import (
     INPUT_PLACEMENT,
     InputPlacement,
@@ -33,9 +33,6 @@ from geon.core.plans.inputs import (
 from geon.core.plans.mapping import NotSplit, PlanSplits, plan_splits
 from geon.core.plans.model import InputLayout, Plan, PlanError, ShardSpec, read_plan
 from geon.core.plans.write import apply_plan, default_mesh_id, plan_ops
-from geon.core.sharding import register_contracted_splitter
-
-register_contracted_splitter(contracted_shard_edits)
 
 __all__ = [
     "INPUT_PLACEMENT",
@@ -54,4 +51,5 @@ __all__ = [
     "plan_ops",
     "plan_splits",
     "read_plan",
+    "shard_op_edits",
 ]

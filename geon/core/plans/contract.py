@@ -50,7 +50,8 @@ from geon.core.graph import (
     Graph,
     Node,
 )
-from geon.core.nodes import GEON_TAG_PREFIX
+from geon.core.limits import MAX_PIECES
+from geon.core.nodes import GEON_TAG_PREFIX, MESH
 from geon.core.ops import infer
 from geon.core.plans.model import Plan, PlanError, ShardSpec
 from geon.core.sharding import Mesh, shard_edits
@@ -63,6 +64,7 @@ __all__ = [
     "contracted_shard_edits",
     "parts_axis_name",
     "restore_ops",
+    "shard_op_edits",
 ]
 
 CONTRACTED_SPLIT = GEON_TAG_PREFIX + "ContractedSplit"
@@ -356,8 +358,8 @@ def contracted_shard_edits(
     W2[F-1, D])``): the dot becomes partial products over ``F_over_tp`` and a sum with its id
     (:func:`contract_ops`), the partial products split over ``F_over_tp`` and the
     other entries, the sum over the other entries or on one device. None when ``over`` names
-    no contracted axis of ``op``. :func:`geon.core.sharding.shard_edits` calls it (registered
-    by :mod:`geon.core.plans`), so the editor's ``shard`` edit takes the same rewrite."""
+    no contracted axis of ``op``. :func:`shard_op_edits` calls it, so the editor's ``shard``
+    edit takes the same rewrite."""
     names = contracted_axes(graph, op)
     hits = [k for k in over if isinstance(k, str) and k in names]
     if not hits:
@@ -397,3 +399,29 @@ def contracted_shard_edits(
     whole: dict[str, Any] = {"over": rest} if rest else {"dim": 0, "parts": 1}
     ops += shard_edits(work, op.id, mesh=mesh.id, new_id=new_id, limit=limit, **whole)
     return ops
+
+
+def shard_op_edits(
+    graph: Graph,
+    op_id: str,
+    *,
+    new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+    limit: int = MAX_PIECES,
+    **split: Any,
+) -> list[dict[str, Any]]:
+    """The node ops of the ``shard`` edit: :func:`geon.core.sharding.shard_edits`, except that
+    a split ``over`` a dot's contracted axis is the rewrite of :func:`contracted_shard_edits`.
+    Malformed requests are left to ``shard_edits``, which refuses them by name."""
+    op = graph.get(op_id) if isinstance(op_id, str) else None
+    mesh, over = split.get("mesh"), split.get("over")
+    node = graph.get(mesh) if isinstance(mesh, str) else None
+    named = isinstance(over, Mapping) and all(
+        isinstance(k, str) and isinstance(v, str) for k, v in over.items()
+    )
+    on_mesh = node is not None and node.type == MESH and set(split) <= {"mesh", "over"}
+    if named and on_mesh and op is not None and op.type == OPERATION:
+        assert node is not None and isinstance(over, Mapping)
+        found = contracted_shard_edits(graph, op, Mesh.from_node(node), over, new_id, limit)
+        if found is not None:
+            return found
+    return shard_edits(graph, op_id, new_id=new_id, limit=limit, **split)

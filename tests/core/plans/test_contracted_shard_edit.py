@@ -9,7 +9,7 @@ import geon.core.plans  # noqa: F401  (registers the contracted split with the s
 from geon import core as gc
 from geon.core.errors import SplitError
 from geon.core.graph import MESH, OPERATION, Graph
-from geon.core.sharding import shard_edits
+from geon.core.plans import shard_op_edits
 from geon.execute import run
 
 MESH_ID = "00000000-0000-4000-8000-00000000c0de"
@@ -30,7 +30,7 @@ def test_shard_over_a_contracted_axis_rewrites_and_runs_equal() -> None:
     graph = mlp()
     dot2 = graph.of_type(OPERATION)[2].id
     # when the shard edit names its contracted F
-    graph.apply(shard_edits(graph, dot2, mesh=MESH_ID, over={"F": "tp"}))
+    graph.apply(shard_op_edits(graph, dot2, mesh=MESH_ID, over={"F": "tp"}))
     # then it is partial products on the 3 tp devices and a sum with the dot's id
     kernels = sorted(op.body["kernel"] for op in graph.of_type(OPERATION))
     assert kernels == ["op:dot", "op:dot_partial", "op:relu", "op:sum"]
@@ -45,4 +45,4 @@ def test_unequal_parts_are_refused_by_the_shard_edit() -> None:
     graph = mlp(f=5)
     dot2 = graph.of_type(OPERATION)[2].id
     with pytest.raises(SplitError, match='"F" of length 5 cannot be split into 3 equal parts'):
-        shard_edits(graph, dot2, mesh=MESH_ID, over={"F": "tp"})
+        shard_op_edits(graph, dot2, mesh=MESH_ID, over={"F": "tp"})
