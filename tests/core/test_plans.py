@@ -58,21 +58,19 @@ def test_mapping_the_batch_axis_splits_every_operation_over_it() -> None:
     assert graph.of_type(APPLICATION) == []  # the document given is not changed
 
 
-def test_mapping_the_hidden_axis_leaves_the_contracting_dot_whole_and_says_so() -> None:
+def test_mapping_the_hidden_axis_splits_the_contracting_dot_into_partial_products() -> None:
     graph = mlp()
     dot1, relu, dot2 = operations(graph)
     placed = apply_plan(graph, plan(axisMapping={"F": "tp"}))
     # the first dot and relu have F among their index axes: three shards over tp
     assert coords(placed, dot1) == coords(placed, relu) == [[0, 0], [0, 1], [0, 2]]
-    # the second dot contracts F: it runs whole and is listed with the reason
-    assert placed.index.applications_of(dot2) == []
-    [whole] = plan_splits(graph, read_plan(plan(axisMapping={"F": "tp"}))).not_split
-    assert whole.to_json() == {
-        "operation": dot2,
-        "axes": ["F"],
-        "reason": 'it contracts or reduces "F" (mesh axis "tp"): reads it, but its index axes '
-        'are ("D", "N"); splits of a contracted axis are not supported yet, so it runs whole',
-    }
+    # the second dot contracts F: its partial products run one part of F per tp device, and a
+    # sum under the dot's id (and output) adds them up
+    assert placed.node(dot2).body["kernel"] == "op:sum"
+    [partial] = [o for o in placed.of_type(OPERATION) if o.body["kernel"] == "op:dot_partial"]
+    assert coords(placed, partial.id) == [[0, 0], [0, 1], [0, 2]]
+    assert coords(placed, dot2) == [[0, 0]]
+    assert plan_splits(graph, read_plan(plan(axisMapping={"F": "tp"}))).not_split == ()
     assert placed.check() == []
 
 
@@ -99,7 +97,8 @@ def test_an_operation_matching_two_mappings_is_split_over_both() -> None:
     placed = apply_plan(graph, plan(axisMapping={"N": "dp", "F": "tp"}))
     grid = [[dp, tp] for dp in range(2) for tp in range(3)]
     assert sorted(coords(placed, dot1)) == sorted(coords(placed, relu)) == grid
-    assert placed.index.applications_of(dot2) == []
+    # the second dot's sum (it contracts F) is split over N only
+    assert sorted(coords(placed, dot2)) == [[0, 0], [1, 0]]
     assert placed.check() == []
 
 
@@ -117,10 +116,11 @@ def test_a_spec_entry_overrides_the_mapping() -> None:
 
 def test_operations_a_plan_does_not_split_lose_their_applications() -> None:
     graph = mlp()
-    dot2 = operations(graph)[2]
-    shard(graph, dot2, dim="D", parts=3)
-    placed = apply_plan(graph, plan(axisMapping={"F": "tp"}))
-    assert placed.index.applications_of(dot2) == []
+    relu = operations(graph)[1]
+    shard(graph, relu, dim="N", parts=2)
+    # relu has no D: a plan over D leaves it whole
+    placed = apply_plan(graph, plan(axisMapping={"D": "tp"}))
+    assert placed.index.applications_of(relu) == []
 
 
 def test_writing_a_plan_again_reuses_its_mesh() -> None:

@@ -9,7 +9,7 @@ import numpy as np
 
 from geon import core as gc
 from geon.core.builder import Tensor
-from geon.core.builder.tensor import make_op
+from geon.core.builder.tensor import declared_axes, make_op
 
 H, W, N, C = gc.Axis("H", 4), gc.Axis("W", 3), gc.Axis("N", 2), gc.Axis("C", 5)
 
@@ -107,6 +107,17 @@ CASES: dict[str, Callable[[], Tensor]] = {
     "dot-outer": lambda: gc.dot(gc.constant(_f(4), axes=[H]), gc.constant(_f(3, seed=1), axes=[W])),
     "dot-int32": lambda: gc.dot(
         gc.constant(_i(4, 3), axes=[H, W - 1]), gc.constant(_i(3, 2, seed=1), axes=[W, N])
+    ),
+    # the partial products of a dot split over its contracted H in 2 parts (issue 16)
+    "dot-partial": lambda: make_op(
+        "op:dot_partial",
+        {
+            "x": [gc.constant(_f(3, 4), axes=[W, H - 1])],
+            "y": [gc.constant(_f(4, 2, seed=1), axes=[H, N])],
+        },
+        {"parts": {"axis": "H", "into": "H_over_tp"}},
+        declared_axes([gc.Axis("H_over_tp", 2)]),
+        None,
     ),
     "sum": lambda: gc.sum(x_hw(), reduction_axes=[H]),
     "sum-all": lambda: gc.sum(x_hw()),
