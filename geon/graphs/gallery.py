@@ -35,6 +35,20 @@ class Example:
     plans: tuple[dict[str, Any], ...] = ()
 
 
+def listing() -> list[tuple[str, str, str]]:
+    """``(key, title, description)`` of every example, in gallery order, without building any
+    document (the graph list shows it on every visit).
+
+    >>> [key for key, _, _ in listing()] == [e.key for e in examples()]
+    True
+    """
+    return [
+        *((key, title, "") for key, title in JSON_EXAMPLES.items()),
+        *((key, e.title, e.description) for key, e in EXAMPLES.items()),
+        ("transformer-block", transformer.TITLE, transformer.DESCRIPTION),
+    ]
+
+
 def examples() -> list[Example]:
     """Every gallery example: the loom documents, the named-axes examples, the transformer."""
     folder = resources.files("geon") / "examples"

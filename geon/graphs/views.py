@@ -6,16 +6,34 @@ import uuid
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import redirect, render
+from django.views.decorators.http import require_POST
 
 from geon.graphs import services
+from geon.graphs.gallery import listing
 
 
 @login_required
 def graph_list(request: HttpRequest) -> HttpResponse:
     # oldest first: the gallery's own order, then the user's graphs as they were made
     graphs = services.visible_graphs(request.user).order_by("created", "title")
-    return render(request, "graphs/list.html", {"graphs": graphs})
+    gallery = [
+        {"key": key, "title": title, "summary": description.split("\n\n")[0]}
+        for key, title, description in listing()
+    ]
+    return render(request, "graphs/list.html", {"graphs": graphs, "gallery": gallery})
+
+
+@login_required
+@require_POST
+def gallery_open(request: HttpRequest, key: str) -> HttpResponse:
+    """Open the gallery example ``key`` as the person's own copy (made on first use, with its
+    title, description and shard plans), in the editor."""
+    try:
+        graph, _ = services.do_load_example(request.user, key)
+    except KeyError as error:
+        raise Http404(error.args[0]) from None
+    return redirect("graph-editor", graph_id=graph.pk)
 
 
 @login_required

@@ -84,3 +84,27 @@ def test_a_stranger_cannot_read_anothers_copy(django_user_model: Any) -> None:
     client = Client()
     client.force_login(bob)
     assert client.get(f"{API}/graphs/{graph.pk}/plans").status_code == 404
+
+
+def test_the_graph_list_offers_every_example_and_open_makes_the_persons_copy(
+    django_user_model: Any,
+) -> None:
+    # given a fresh account, signed in, with no graph
+    person = fresh(django_user_model, "first-visit")
+    browser = Client()
+    browser.force_login(person)
+    # then its graph list is not empty: every example is offered, with an Open button
+    page = browser.get("/").content.decode()
+    for example in examples():
+        assert f'data-example="{example.key}"' in page
+        assert f'action="/gallery/{example.key}/open/"' in page
+    # when it opens the transformer block, it lands in the editor on its own copy, plans and all
+    answer = browser.post(f"/gallery/{KEY}/open/")
+    graph = Graph.objects.get(owner=person, example=KEY)
+    assert (answer.status_code, answer["Location"]) == (302, f"/graphs/{graph.pk}/")
+    assert ShardPlan.objects.filter(graph=graph).count() == len(PLANS)
+    # and opening it again comes back to the same copy; an unknown example is a 404
+    assert browser.post(f"/gallery/{KEY}/open/")["Location"] == f"/graphs/{graph.pk}/"
+    assert Graph.objects.filter(owner=person).count() == 1
+    assert browser.post("/gallery/nope/open/").status_code == 404
+    assert browser.get(f"/gallery/{KEY}/open/").status_code == 405

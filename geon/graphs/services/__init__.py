@@ -33,7 +33,7 @@ from geon.graphs.services.access import (
 )
 from geon.graphs.services.documents import document_issues, live_document, parse_document
 from geon.graphs.services.editing import Applied, EditRequest, do_apply_edit, do_apply_edits
-from geon.graphs.services.gallery import do_load_gallery
+from geon.graphs.services.gallery import do_load_example, do_load_gallery
 from geon.graphs.services.graphs import (
     VersionNotFound,
     check_title,
@@ -78,6 +78,7 @@ __all__ = [
     "do_delete_plan",
     "do_drop_graph",
     "do_generate_plan",
+    "do_load_example",
     "do_load_gallery",
     "do_remove_member",
     "do_save_plan",
