@@ -29,8 +29,10 @@ def graph_list(request: HttpRequest) -> HttpResponse:
 def gallery_open(request: HttpRequest, key: str) -> HttpResponse:
     """Open the gallery example ``key`` as the person's own copy (made on first use, with its
     title, description and shard plans), in the editor."""
+    person = request.user
+    assert person.is_authenticated  # login_required
     try:
-        graph, _ = services.do_load_example(request.user, key)
+        graph, _ = services.do_load_example(person, key)
     except KeyError as error:
         raise Http404(error.args[0]) from None
     return redirect("graph-editor", graph_id=graph.pk)
