@@ -587,6 +587,18 @@ def plan_cost(
     return services.plan_cost(graph, services.plan_of(graph, plan_id), profile)
 
 
+@router.get("/profiles", response=answers({200: dict[str, Any]}), auth=None)
+def list_profiles(request: HttpRequest) -> dict[str, Any]:
+    """The shipped hardware profiles (device FLOP/s, memory capacity, links) by name, and the
+    default one, so an editor can offer them as the ``?profile=`` of a plan's cost."""
+    from geon.core.costmodel.profiles import DEFAULT_PROFILE, load_profile, shipped_profiles
+
+    return {
+        "default": DEFAULT_PROFILE,
+        "profiles": [load_profile(name).to_json() for name in shipped_profiles()],
+    }
+
+
 @router.post("/validate", response=answers({200: ValidateOut}), auth=None)
 def validate(request: HttpRequest, document: Any = RAW_BODY) -> dict[str, Any]:
     """Check a LoomGraph document without storing it: every issue (none means it is clean).
