@@ -43,6 +43,7 @@ __all__ = [
     "describe",
     "local_slices",
     "operands_of",
+    "read_of",
     "reader",
 ]
 
@@ -214,9 +215,9 @@ def reader(unit: Unit, read: Read, info: TensorInfo, be: Backend) -> Reader:
     region = read.region
     if read.inside == region:
         if region.shape == info.shape:
-            return lambda values: values[t]
+            return _knowing(lambda values: values[t], read)
         idx = info.local(region)
-        return lambda values: values[t][idx]
+        return _knowing(lambda values: values[t][idx], read)
     if unit.kernel not in ZERO_FILL_KERNELS:
         raise ExecutionError(
             f"{describe(unit)} reads {region} of tensor {quote(info.name)}, which lies at "
@@ -236,4 +237,17 @@ def reader(unit: Unit, read: Read, info: TensorInfo, be: Backend) -> Reader:
         z[dst] = values[t][src]
         return z
 
-    return padded
+    return _knowing(padded, read)
+
+
+def _knowing(fn: Reader, read: Read) -> Reader:
+    """``fn``, remembering the :class:`Read` it fetches (for :func:`read_of`)."""
+    fn.geon_read = read  # type: ignore[attr-defined]
+    return fn
+
+
+def read_of(fn: Reader) -> Read | None:
+    """The :class:`Read` a :func:`reader` fetches (the region a step reads, for measuring what
+    a sharded run moves between devices); None for any other function."""
+    found = getattr(fn, "geon_read", None)
+    return found if isinstance(found, Read) else None

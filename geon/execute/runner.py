@@ -29,20 +29,24 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.dtypes import numpy_dtype
+from geon.core.cost import Box, boxes_union_size, contains, intersect
+from geon.core.dtypes import DTYPE_BYTES, numpy_dtype
 from geon.core.errors import ExecutionError, GeonError, LimitError, ShapeError, quote
 from geon.core.graph import Graph
+from geon.core.nodes import PLACEMENT
+from geon.core.zspace import ZRange
 from geon.execute.backend import Backend, select_backend
 from geon.execute.limits import Limits, format_bytes
 from geon.execute.plan import Plan, compile_graph
 from geon.execute.program import Progress
-from geon.execute.regions import TensorInfo
+from geon.execute.regions import TensorInfo, read_of
 
 __all__ = [
     "RunResult",
     "evaluate_graph",
     "generate_input",
     "max_abs_diff",
+    "measure_moves",
     "resolve_inputs",
     "run",
     "run_compiled",
@@ -135,7 +139,8 @@ def resolve_inputs(
 @dataclass(frozen=True, slots=True)
 class RunResult:
     """What a run gives back: host copies of the outputs by tensor id, their keys (labels),
-    timings, memory figures and, for sharded runs, the max abs difference per output key."""
+    timings, memory figures and, for sharded runs, the max abs difference per output key and
+    ``measured``: what moved between devices per edge (:func:`measure_moves`)."""
 
     outputs: dict[str, HostArray]
     keys: dict[str, str]
@@ -145,6 +150,7 @@ class RunResult:
     memory: dict[str, int]
     max_abs_diff: dict[str, float] | None = None
     logical: dict[str, HostArray] | None = field(default=None, repr=False)
+    measured: dict[tuple[str, str, str], Moved] | None = None
 
     def by_key(self) -> dict[str, HostArray]:
         """The outputs keyed as in ``.npz`` files (labels, ids where not unique)."""
@@ -226,7 +232,10 @@ def run(
     logical, shard_plan = compile_run(
         graph, sharded=sharded, backend=backend, limits=limits, outputs=outputs
     )
-    return run_compiled(logical, shard_plan, inputs, seed=seed, on_progress=on_progress)
+    result = run_compiled(logical, shard_plan, inputs, seed=seed, on_progress=on_progress)
+    if shard_plan is None:
+        return result
+    return dataclasses.replace(result, measured=measure_moves(graph, shard_plan))
 
 
 def compile_run(
@@ -375,3 +384,113 @@ def _tensor_nodes(graph: Graph) -> list[Any]:
     from geon.core.graph import TENSOR
 
     return graph.of_type(TENSOR)
+
+
+@dataclass(frozen=True, slots=True)
+class Moved:
+    """What one edge (tensor, producer, consumer) of a sharded run moved between devices, in
+    bytes, measured three ways from the run's own steps (geon/execute/README.md): ``moved``, the
+    union of the regions the consumer's Applications read that an Application of the producer
+    wrote on another device; ``read``, the union of every region the consumer's Applications
+    read of the tensor (what a gather or an all-to-all delivers); ``reduced``, the union of the
+    regions the consumer's Applications write (what a reduction of partial sums produces)."""
+
+    moved: int
+    read: int
+    reduced: int
+
+    def payload(self, kind: str) -> int:
+        """The measure comparable with a collective's predicted ``bytes`` (docs/cost-model.md):
+        ``reduced`` for an all-reduce or a reduce-scatter, ``read`` for an all-gather or an
+        all-to-all, ``moved`` for a permute or a send."""
+        if kind in ("all-reduce", "reduce-scatter"):
+            return self.reduced
+        if kind in ("all-gather", "all-to-all"):
+            return self.read
+        return self.moved
+
+    def to_json(self) -> dict[str, int]:
+        """The three measures by name."""
+        return {"moved": self.moved, "read": self.read, "reduced": self.reduced}
+
+
+Device = tuple[str, tuple[int, ...]]
+
+
+def measure_moves(graph: Graph, plan: Plan) -> dict[tuple[str, str, str], Moved]:
+    """Per edge ``(tensor id, producer id, consumer id)``, the bytes a sharded ``plan`` of
+    ``graph`` moved between devices (:class:`Moved`), from the regions its steps read and
+    write and the device (Placement coords) of each step's Application. A graph input a plan
+    placed counts as written where it is held (:func:`geon.core.plans.held_regions`), by the
+    input tensor itself; other inputs are replicated and move nothing. A region read moves
+    unless one step on the reader's device wrote all of it; then each overlap with a region
+    another device wrote (by another operation) moves."""
+    from geon.core.plans import held_regions
+
+    def device(app_id: str | None) -> Device | None:
+        node = graph.get(app_id) if app_id is not None else None
+        where = node.tags.get(PLACEMENT) if node is not None and node.tags else None
+        if not isinstance(where, dict) or not isinstance(where.get("coords"), list):
+            return None
+        return str(where.get("mesh")), tuple(int(c) for c in where["coords"])
+
+    def box(region: ZRange) -> Box:
+        return tuple(region.start), tuple(region.end)
+
+    by_id = {t.id: t for t in plan.tensors}
+    written: dict[int, list[tuple[str, Device, Box]]] = {}
+    for tid, (mesh_id, held) in held_regions(graph).items():
+        if tid in by_id:
+            index = by_id[tid].index
+            written[index] = [(tid, (mesh_id, tuple(c)), box(r)) for c, r in held]
+    steps = [(st, device(st.application_id)) for st in plan.steps]
+    for st, dev in steps:
+        if dev is None:
+            continue
+        region = _written(plan.tensors[st.out], st.out_index)
+        written.setdefault(st.out, []).append((st.operation_id, dev, region))
+    moved: dict[tuple[str, str, str], list[Box]] = {}
+    for st, dev in steps:
+        for r in st.reads:
+            read = read_of(r)
+            if dev is None or read is None or read.tensor not in written:
+                continue
+            wanted = box(read.inside)
+            found = written[read.tensor]
+            if any(d == dev and contains(b, wanted) for _, d, b in found):
+                continue
+            for producer, d, b in found:
+                common = intersect(b, wanted) if d != dev and producer != st.operation_id else None
+                if common is not None:
+                    key = (plan.tensors[read.tensor].id, producer, st.operation_id)
+                    moved.setdefault(key, []).append(common)
+    out: dict[tuple[str, str, str], Moved] = {}
+    for key, boxes in moved.items():
+        tensor = by_id[key[0]]
+        consumer = [(st, dev) for st, dev in steps if st.operation_id == key[2] and dev]
+        reads = [
+            box(found.inside)
+            for st, _ in consumer
+            for found in map(read_of, st.reads)
+            if found is not None and found.tensor == tensor.index
+        ]
+        results = [(plan.tensors[st.out], st) for st, _ in consumer]
+        made = [_written(info, st.out_index) for info, st in results]
+        out_bytes = max((DTYPE_BYTES[info.dtype] for info, _ in results), default=0)
+        eb = DTYPE_BYTES[tensor.dtype]
+        out[key] = Moved(
+            boxes_union_size(boxes) * eb,
+            boxes_union_size(reads) * eb,
+            boxes_union_size(made) * out_bytes,
+        )
+    return out
+
+
+def _written(info: TensorInfo, index: tuple[slice, ...] | None) -> Box:
+    """The absolute region a step writes: its slices of the tensor's array, or all of it."""
+    if index is None:
+        return tuple(info.range.start), tuple(info.range.end)
+    return (
+        tuple(int(s.start) + a for s, a in zip(index, info.start, strict=True)),
+        tuple(int(s.stop) + a for s, a in zip(index, info.start, strict=True)),
+    )
