@@ -57,6 +57,37 @@ def execute_document(
     )
 
 
+def compared_collectives(
+    document: dict[str, Any], result: execute.RunResult
+) -> list[dict[str, Any]]:
+    """The collectives the cost model predicts for ``document``
+    (:func:`geon.core.costmodel.infer_collectives`) beside the bytes the sharded run measured
+    on the same edge (:func:`geon.execute.runner.measure_moves`, the measure of the kind's
+    payload; 0 where nothing moved there); ``[]`` for a logical run."""
+    if not result.sharded or result.measured is None:
+        return []
+    from geon.core.costmodel import infer_collectives, load_profile, read_placed
+
+    graph = Document.from_json(document)
+    out = []
+    for c in infer_collectives(read_placed(graph), load_profile()):
+        moved = result.measured.get((c.tensor, c.producer, c.consumer))
+        tensor = graph.get(c.tensor)
+        out.append(
+            {
+                "kind": c.kind,
+                "tensor": c.tensor,
+                "tensorLabel": tensor.label if tensor is not None else None,
+                "producer": c.producer,
+                "consumer": c.consumer,
+                "meshAxes": list(c.mesh_axes),
+                "predictedBytes": c.bytes,
+                "measuredBytes": moved.payload(c.kind) if moved is not None else 0,
+            }
+        )
+    return out
+
+
 def do_execute_run(run_id: int) -> None:
     """Execute a queued run (in the worker). Idempotent: a finished run is left as it is, and
     one that a live worker runs too. While it runs, a thread refreshes its heartbeat."""
@@ -112,6 +143,7 @@ def _execute(run: Run, progress: Callable[[execute.Progress], None]) -> None:
             inputs=_stored_inputs(run),
         )
         summary = result.summary()
+        summary["collectives"] = compared_collectives(run.graph_version.document, result)
         run.timings = {**run.timings, **summary.pop("timings")}
         run.result = summary
         buffer = io.BytesIO()
