@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { heatColor } from "./runPanel";
+import { collectiveRows, formatBytes, heatColor } from "./runPanel";
 
 describe("heat map colours", () => {
   it("runs blue (min) through white (middle) to red (max), grey for a missing value", () => {
@@ -8,5 +8,37 @@ describe("heat map colours", () => {
     expect(heatColor(10, 0, 10)).toBe("rgb(220,38,38)");
     expect(heatColor(3, 3, 3)).toBe("rgb(248,250,252)");
     expect(heatColor(null, 0, 1)).toBe("#9ca3af");
+  });
+});
+
+describe("collectives of a sharded run", () => {
+  const gather = {
+    kind: "all-gather",
+    tensor: "4f1c0a52-0000-4000-8000-000000000001",
+    tensorLabel: "a",
+    producer: "4f1c0a52-0000-4000-8000-000000000002",
+    consumer: "4f1c0a52-0000-4000-8000-000000000003",
+    meshAxes: ["d"],
+    predictedBytes: 512,
+    measuredBytes: 512,
+  };
+
+  it("shows each collective by tensor label with predicted and measured bytes, marking a difference", () => {
+    const rows = collectiveRows([gather, { ...gather, kind: "send", tensorLabel: null, meshAxes: [], predictedBytes: 3 * 1024 * 1024, measuredBytes: 96 }]);
+    expect(rows).toEqual([
+      { collective: "all-gather over d", tensor: "a", predicted: "512 B", measured: "512 B", differs: false },
+      { collective: "send", tensor: "unnamed tensor", predicted: "3 MiB", measured: "96 B", differs: true },
+    ]);
+    // ids never reach a person
+    expect(JSON.stringify(rows)).not.toContain("4f1c0a52");
+  });
+
+  it("has no rows for a logical run or a run from before collectives were measured", () => {
+    expect(collectiveRows([])).toEqual([]);
+    expect(collectiveRows(undefined)).toEqual([]);
+  });
+
+  it("formats bytes in binary units", () => {
+    expect([formatBytes(0), formatBytes(1023), formatBytes(1536), formatBytes(2 ** 30)]).toEqual(["0 B", "1023 B", "1.5 KiB", "1 GiB"]);
   });
 });
