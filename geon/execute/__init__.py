@@ -13,7 +13,8 @@
 Public surface: :func:`run` (what the CLI and the Celery task call), :func:`evaluate_graph`
 (what ``gc.evaluate`` calls; the reference evaluator's contract), :func:`compile_graph` and
 :class:`Plan` (compile once, run many times), :class:`Limits`, :func:`select_backend`,
-:func:`plan_memory`. See ``README.md`` in this package for the design.
+:func:`plan_memory`, :func:`measure_moves` (what a sharded run moved between devices). See
+``README.md`` in this package for the design.
 """
 
 from __future__ import annotations
@@ -25,11 +26,13 @@ from geon.execute.plan import Plan, compile_graph
 from geon.execute.program import Progress
 from geon.execute.regions import TensorInfo
 from geon.execute.runner import (
+    Moved,
     RunResult,
     compile_run,
     evaluate_graph,
     generate_input,
     max_abs_diff,
+    measure_moves,
     resolve_inputs,
     run,
     run_compiled,
@@ -42,6 +45,7 @@ __all__ = [
     "Buffer",
     "Limits",
     "MemoryPlan",
+    "Moved",
     "Plan",
     "Progress",
     "RunResult",
@@ -53,6 +57,7 @@ __all__ = [
     "evaluate_graph",
     "generate_input",
     "max_abs_diff",
+    "measure_moves",
     "plan_memory",
     "resolve_inputs",
     "run",

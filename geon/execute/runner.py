@@ -38,10 +38,11 @@ from geon.core.zspace import ZRange
 from geon.execute.backend import Backend, select_backend
 from geon.execute.limits import Limits, format_bytes
 from geon.execute.plan import Plan, compile_graph
-from geon.execute.program import Progress
+from geon.execute.program import Progress, Step
 from geon.execute.regions import TensorInfo, read_of
 
 __all__ = [
+    "Moved",
     "RunResult",
     "evaluate_graph",
     "generate_input",
@@ -464,17 +465,21 @@ def measure_moves(graph: Graph, plan: Plan) -> dict[tuple[str, str, str], Moved]
                 if common is not None:
                     key = (plan.tensors[read.tensor].id, producer, st.operation_id)
                     moved.setdefault(key, []).append(common)
+    by_op: dict[str, list[Step]] = {}
+    for st, dev in steps:
+        if dev is not None:
+            by_op.setdefault(st.operation_id, []).append(st)
     out: dict[tuple[str, str, str], Moved] = {}
     for key, boxes in moved.items():
         tensor = by_id[key[0]]
-        consumer = [(st, dev) for st, dev in steps if st.operation_id == key[2] and dev]
+        consumer = by_op[key[2]]
         reads = [
             box(found.inside)
-            for st, _ in consumer
+            for st in consumer
             for found in map(read_of, st.reads)
             if found is not None and found.tensor == tensor.index
         ]
-        results = [(plan.tensors[st.out], st) for st, _ in consumer]
+        results = [(plan.tensors[st.out], st) for st in consumer]
         made = [_written(info, st.out_index) for info, st in results]
         out_bytes = max((DTYPE_BYTES[info.dtype] for info, _ in results), default=0)
         eb = DTYPE_BYTES[tensor.dtype]
