@@ -50,7 +50,7 @@ describe("references", () => {
 
 describe("searchKernels", () => {
   it.each([
-    ["dot", ["op:dot"]],
+    ["dot", ["op:dot", "op:dot_partial"]],
     ["reduction", ["op:sum", "op:prod", "op:max", "op:min", "op:mean"]],
     ["binary elementwise", ["op:subtract", "op:divide", "op:power"]],
   ])("%s", (query, want) => {
