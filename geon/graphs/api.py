@@ -45,6 +45,7 @@ PATH_NUMBER = Path(..., ge=1, le=INT64_MAX)
 
 class GraphIn(Schema):
     title: str = Field(max_length=200)
+    description: str = Field(default="", max_length=20_000)
     document: dict[str, Any]
 
 
@@ -60,6 +61,7 @@ class GraphSummary(Schema):
 
 
 class GraphOut(GraphSummary):
+    description: str
     document: dict[str, Any]
     issues: list[dict[str, Any]]
 
@@ -71,6 +73,7 @@ class GraphList(Schema):
 class GraphPatch(Schema):
     baseVersion: Positive
     title: str | None = Field(default=None, max_length=200)
+    description: str | None = Field(default=None, max_length=20_000)
     document: dict[str, Any] | None = None
     message: str = Field(default="", max_length=500)
 
@@ -172,7 +175,12 @@ def summary(graph: Graph, user: Any) -> dict[str, Any]:
 
 def detail(graph: Graph, user: Any) -> dict[str, Any]:
     live = services.live_document(graph)
-    return {**summary(graph, user), "document": live.document.to_json(), "issues": live.issues()}
+    return {
+        **summary(graph, user),
+        "description": graph.description,
+        "document": live.document.to_json(),
+        "issues": live.issues(),
+    }
 
 
 def version_summary(version: GraphVersion) -> dict[str, Any]:
@@ -196,7 +204,12 @@ def create_graph(request: HttpRequest, payload: GraphIn) -> Status[dict[str, Any
     """Store a new graph (you own it) with ``document`` as version 1."""
     title = services.check_title(payload.title)
     services.parse_document(payload.document)
-    graph = services.do_create_graph(owner=request.user, title=title, document=payload.document)  # type: ignore[arg-type]
+    graph = services.do_create_graph(
+        owner=request.user,  # type: ignore[arg-type]
+        title=title,
+        document=payload.document,
+        description=payload.description,
+    )
     return Status(201, detail(graph, request.user))
 
 
@@ -227,6 +240,7 @@ def update_graph(request: HttpRequest, graph_id: str, payload: GraphPatch) -> di
         title=payload.title,
         document=payload.document,
         message=payload.message,
+        description=payload.description,
     )
     graph = services.check_can_view(request.user, graph.pk)
     return detail(graph, request.user)

@@ -24,6 +24,9 @@ class Graph(models.Model):
         Team, null=True, blank=True, on_delete=models.SET_NULL, related_name="graphs"
     )
     title = models.CharField(max_length=200)
+    # What the graph is and how to read it, in Markdown (the gallery's explanations, an author's
+    # notes); shown in full in the editor's About panel.
+    description = models.TextField(blank=True, default="")
     # The gallery example this graph was loaded from ("" for the user's own graphs): makes
     # loading the gallery idempotent.
     example = models.CharField(max_length=100, blank=True, default="")

@@ -31,7 +31,8 @@ def test_a_fresh_account_opens_an_example_as_its_own_copy(django_user_model: Any
     assert (created, created_again, again.pk) == (True, False, graph.pk)
     assert (graph.owner, graph.title, graph.example) == (person, TITLE, KEY)
     assert graph.current_version is not None
-    assert graph.current_version.message == DESCRIPTION
+    assert graph.description == DESCRIPTION.strip()
+    assert graph.current_version.message == f'opened from the gallery example "{TITLE}"'
     rows = ShardPlan.objects.filter(graph=graph).order_by("name")
     assert [(p.name, p.mesh["axes"], p.axis_mapping) for p in rows] == sorted(
         (p["name"], p["mesh"]["axes"], p["axisMapping"]) for p in PLANS

@@ -92,7 +92,7 @@ def test_saving_a_plan_with_a_mapping_and_inputs_needs_an_editor(
     assert (stored.axis_mapping, stored.inputs) == (PLAN["axisMapping"], PLAN["inputs"])
 
 
-def test_generating_a_mapped_plan_writes_it_and_lists_what_it_left_whole(
+def test_generating_a_mapped_plan_writes_it_and_splits_the_contracted_axis_too(
     as_user: Any, graph: Graph
 ) -> None:
     client = as_user("editor")
@@ -100,21 +100,16 @@ def test_generating_a_mapped_plan_writes_it_and_lists_what_it_left_whole(
     response = post(client, f"/graphs/{graph.pk}/plans/{plan['id']}/generate", {"baseVersion": 1})
     assert (response.status_code, response.json()["issues"]) == (200, [])
     nodes = document(graph)["nodes"]
-    dot1, relu, dot2 = (n["id"] for n in nodes if n["type"] == OPERATION)
+    ops = {n["body"]["kernel"]: n["id"] for n in nodes if n["type"] == OPERATION}
+    assert sorted(ops) == ["op:dot", "op:dot_partial", "op:relu", "op:sum"]
     apps = [n for n in nodes if n["type"] == APPLICATION]
-    # the first dot and relu are split over F on tp; the second dot contracts F and runs whole
-    assert [(a["body"]["operationId"], a["tags"][PLACEMENT]["coords"]) for a in apps] == [
-        (op, [0, tp]) for op in (dot1, relu) for tp in range(3)
-    ]
-    not_split = [
-        {
-            "operation": dot2,
-            "axes": ["F"],
-            "reason": 'it contracts or reduces "F" (mesh axis "tp"): reads it, but its index '
-            'axes are ("D", "N"); splits of a contracted axis are not supported yet, so it '
-            "runs whole",
-        }
-    ]
+    # the first dot and relu are split over F on tp; the second dot contracts F, so it becomes
+    # partial products split over tp and a sum of them on one device (issue 16 item 1)
+    placed_apps = {(a["body"]["operationId"], tuple(a["tags"][PLACEMENT]["coords"])) for a in apps}
+    assert placed_apps == {
+        (ops[kernel], (0, tp)) for kernel in ("op:dot", "op:relu", "op:dot_partial") for tp in range(3)
+    } | {(ops["op:sum"], (0, 0))}
+    not_split: list[dict[str, Any]] = []
     assert response.json()["notSplit"] == not_split
     assert ShardPlan.objects.get().applications["notSplit"] == not_split
     # and where the inputs live is in the document

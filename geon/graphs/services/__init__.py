@@ -36,6 +36,7 @@ from geon.graphs.services.editing import Applied, EditRequest, do_apply_edit, do
 from geon.graphs.services.gallery import do_load_example, do_load_gallery
 from geon.graphs.services.graphs import (
     VersionNotFound,
+    check_description,
     check_title,
     do_create_graph,
     do_delete_graph,
@@ -70,6 +71,7 @@ __all__ = [
     "check_can_view",
     "check_member",
     "check_plan",
+    "check_description",
     "check_title",
     "do_apply_edit",
     "do_apply_edits",

@@ -25,7 +25,8 @@ def _load(owner: Account, example: Example) -> tuple[Graph, bool]:
         owner=owner,
         title=example.title,
         document=example.document,
-        message=example.description or "loaded from the gallery",
+        description=example.description,
+        message=f'opened from the gallery example "{example.title}"',
         example=example.key,
     )
     for plan in example.plans:

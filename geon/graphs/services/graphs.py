@@ -33,6 +33,8 @@ from geon.graphs.services.members import MemberNotFound
 from geon.graphs.services.publishing import publish
 
 TITLE_MAX = 200
+#: The longest description a graph may have, in characters.
+DESCRIPTION_MAX = 20_000
 
 #: A hook called with a graph's id inside the transaction that deletes it, while its rows are
 #: still there: it reads what it must remove and removes it with ``transaction.on_commit``.
@@ -63,6 +65,17 @@ def check_title(title: Any) -> str:
     return title.strip()
 
 
+def check_description(description: Any) -> str:
+    """A description is a string of at most :data:`DESCRIPTION_MAX` characters (Markdown)."""
+    if not isinstance(description, str) or len(description) > DESCRIPTION_MAX:
+        shown = description[:40] + "…" if isinstance(description, str) else description
+        raise DocumentError(
+            f'description "{shown}" is not valid; expected a string of at most '
+            f"{DESCRIPTION_MAX} characters"
+        )
+    return description.strip()
+
+
 @transaction.atomic
 def do_create_graph(
     *,
@@ -71,9 +84,12 @@ def do_create_graph(
     document: dict[str, Any],
     message: str = "",
     example: str = "",
+    description: str = "",
 ) -> Graph:
     """Store a new graph with ``document`` as its version 1 (inputs already checked)."""
-    graph = Graph.objects.create(owner=owner, title=title, example=example)
+    graph = Graph.objects.create(
+        owner=owner, title=title, description=check_description(description), example=example
+    )
     version = GraphVersion.objects.create(
         graph=graph, number=1, snapshot=document, author=owner, message=message
     )
@@ -115,14 +131,17 @@ def do_update_graph(
     title: str | None = None,
     document: dict[str, Any] | None = None,
     message: str = "",
+    description: str | None = None,
 ) -> Graph:
-    """Change the title and/or replace the whole document (as a new version), if ``user`` may
-    edit and ``base_version`` is current. Live clients get a fresh ``snapshot``."""
+    """Change the title, the description and/or replace the whole document (as a new version),
+    if ``user`` may edit and ``base_version`` is current. Live clients get a fresh ``snapshot``."""
     with transaction.atomic():
         graph = check_can(user, graph_id, Role.EDITOR, lock=True)
         current = check_base_version(graph, base_version)
         if title is not None:
             graph.title = check_title(title)
+        if description is not None:
+            graph.description = check_description(description)
         if document is not None:
             new = parse_document(document)
             old = live_document(graph).document

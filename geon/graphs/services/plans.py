@@ -167,7 +167,7 @@ def do_generate_plan(
     )
     plan.applications = {
         "version": applied.version,
-        "mesh": ops[0]["node"]["id"] if ops[0]["op"] == "add_node" else ops[0]["id"],
+        "mesh": mesh_id_of(plan),
         "operations": _applications_by_operation(applied.ops),
         "notSplit": [entry.to_json() for entry in whole],
     }
