@@ -9,6 +9,7 @@ import { effectOutcome } from "./actions/effects";
 import { addOperationAction, addTensorAction, deleteAction, pasteAction, relayoutAction, type Build, type Seen } from "./actions/edits";
 import { AuthorError, declareAxis, editAxis, removeAxis } from "./model/author";
 import { copyNodes, type Clip } from "./model/clipboard";
+import { castAxesFix } from "./model/fixes";
 import { searchNodes, type GraphView, type LoomDocument } from "./model/document";
 import { EditError } from "./model/edits";
 import { axesWithIssues } from "./model/issues";
@@ -109,7 +110,13 @@ export class Editor implements Commands {
       applyOperation: (id, label, params) => this.perform("edit operation", (doc) => editOperation(doc, id, label, params)),
       openProjection: (id) => this.openProjection(id),
     });
-    this.issuesPanel = createIssuesPanel((id) => this.jumpTo(id));
+    this.issuesPanel = createIssuesPanel(
+      (id) => this.jumpTo(id),
+      (issue) => void this.perform("insert cast_axes", (doc) => {
+        const fix = castAxesFix(doc, issue);
+        return { ops: fix.ops, select: [fix.castId] };
+      }),
+    );
     this.shardsPanel = createShardsPanel({
       shard: (request) => this.sync.shard(request),
       removeApplication: (id) => void this.perform("remove application", () => [{ op: "remove_node", id }]),

@@ -1,0 +1,60 @@
+"""The accidental-broadcast warning's one-click fix in the editor (issue 19 item 2): the seed's
+``[C1, N] + [C2, N]`` pitfall shows an ``AccidentalBroadcast`` row with a fix button; the button
+inserts a ``cast_axes`` as one server-checked edit, the warning goes, and one undo brings it back."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from geon import core as gc
+from tests.browser.helpers import off_loop, open_graph, screenshots, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+ACCIDENTAL = "[data-constraint='AccidentalBroadcast']"
+
+
+def pitfall() -> dict[str, Any]:
+    C1, C2, N = gc.Axis("C1", 3), gc.Axis("C2", 3), gc.Axis("N", 4)
+    a = gc.placeholder(axes=[C1, N], name="a")
+    b = gc.placeholder(axes=[C2, N], name="b")
+    return gc.graph([gc.add(a, b, name="a+b")]).to_json()
+
+
+def titles(tab: Page) -> list[str]:
+    return sorted(b["title"] for b in tab.evaluate("window.geon.boxes()"))
+
+
+def test_the_fix_inserts_cast_axes_and_one_undo_takes_it_back(
+    daphne_server: str, user: Any, password: str, page: tuple[Page, list[str]]
+) -> None:
+    from geon.graphs.services import do_create_graph
+
+    graph = off_loop(lambda: do_create_graph(owner=user, title="pitfall", document=pitfall()))
+    tab, errors = page
+    shot = screenshots(tab, "broadcast-fix")
+    sign_in(tab, daphne_server, "ann", password)
+    open_graph(tab, daphne_server, str(graph.pk))
+    # given the pitfall: the Issues panel warns, names both axes and offers the fix
+    row = tab.wait_for_selector(f"{ACCIDENTAL}.warning")
+    assert "C1" in row.inner_text() and "C2" in row.inner_text()
+    before = titles(tab)
+    assert "op:cast_axes" not in before
+    shot("01-warning")
+    # when ann clicks the fix
+    tab.click(f"{ACCIDENTAL} .geon-issue-fix")
+    # then the server accepted one edit that inserted a cast_axes, and the warning is gone
+    tab.wait_for_function("() => window.geon.state().version === 2")
+    tab.wait_for_selector(ACCIDENTAL, state="detached")
+    after = titles(tab)
+    assert "op:cast_axes" in after and len(after) == len(before) + 2  # the cast and its output
+    shot("02-fixed")
+    # and one undo takes the whole fix back
+    tab.evaluate("window.geon.run('undo')")
+    tab.wait_for_function("() => window.geon.state().version === 3")
+    tab.wait_for_selector(f"{ACCIDENTAL}.warning")
+    assert titles(tab) == before
+    assert errors == []
