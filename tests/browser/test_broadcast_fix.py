@@ -1,6 +1,6 @@
 """The accidental-broadcast warning's one-click fix in the editor (issue 19 item 2): the seed's
 ``[C1, N] + [C2, N]`` pitfall shows an ``AccidentalBroadcast`` row with a fix button; the button
-inserts a ``cast_axes`` as one server-checked edit, the warning goes, and one undo brings it back."""
+inserts a ``cast_axes`` as one server-checked edit, the warning goes, one undo brings it back."""
 
 from __future__ import annotations
 

@@ -107,7 +107,9 @@ def test_generating_a_mapped_plan_writes_it_and_splits_the_contracted_axis_too(
     # partial products split over tp and a sum of them on one device (issue 16 item 1)
     placed_apps = {(a["body"]["operationId"], tuple(a["tags"][PLACEMENT]["coords"])) for a in apps}
     assert placed_apps == {
-        (ops[kernel], (0, tp)) for kernel in ("op:dot", "op:relu", "op:dot_partial") for tp in range(3)
+        (ops[kernel], (0, tp))
+        for kernel in ("op:dot", "op:relu", "op:dot_partial")
+        for tp in range(3)
     } | {(ops["op:sum"], (0, 0))}
     not_split: list[dict[str, Any]] = []
     assert response.json()["notSplit"] == not_split
