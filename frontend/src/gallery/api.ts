@@ -144,8 +144,16 @@ export class PlansApi extends RestClient {
     return this.call("POST", `${this.path}/${id}/generate`, { baseVersion, editId });
   }
 
-  /** What the plan costs on the graph's current version (nothing is stored). */
-  cost(id: number): Promise<PlanCost> {
-    return this.call("GET", `${this.path}/${id}/cost`);
+  /** What the plan costs on the graph's current version (nothing is stored), under the shipped
+   * hardware ``profile`` (the server's default when not given). */
+  cost(id: number, profile?: string): Promise<PlanCost> {
+    const query = profile ? `?profile=${encodeURIComponent(profile)}` : "";
+    return this.call("GET", `${this.path}/${id}/cost${query}`);
+  }
+
+  /** The shipped hardware profiles' names and the default one (``GET /profiles``). */
+  async profiles(): Promise<{ default: string; names: string[] }> {
+    const answer = await this.call<{ default: string; profiles: { name: string }[] }>("GET", "/profiles");
+    return { default: answer.default, names: answer.profiles.map((p) => p.name) };
   }
 }
