@@ -442,6 +442,9 @@ class CollectiveCost(Schema):
     tensor: str
     producer: str
     consumer: str
+    tensorLabel: str
+    producerLabel: str
+    consumerLabel: str
     meshAxes: list[str]
     devices: int
     bytes: int

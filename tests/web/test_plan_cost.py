@@ -68,6 +68,10 @@ def test_an_input_held_on_one_device_is_sent_to_the_other(
         ("send", ["x"], 2, 120)
     ]
     assert body["collectives"][0]["seconds"] == pytest.approx(seconds, rel=1e-9)
+    # named as a person reads them: the tensor's label, its producer's (the input itself) and
+    # its consumer's (the unlabelled add, by its kernel)
+    c = body["collectives"][0]
+    assert (c["tensorLabel"], c["producerLabel"], c["consumerLabel"]) == ("t0", "t0", "op:add")
     assert [d["commSeconds"] for d in body["ledger"]] == [pytest.approx(seconds, rel=1e-9)] * 2
 
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { APPLICATION, INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, type LoomDocument, type LoomNode, type Range } from "./document";
-import { compareRows, currentPlans, describeEntry, entryOf, evenSizes, opsToPlan, planFromDocument, shardsOf, showBytes, type Plan, type PlanCost } from "./plans";
+import { collectiveCounts, compareRows, currentPlans, describeEntry, entryOf, evenSizes, opsToPlan, planFromDocument, shardsOf, showBytes, showSeconds, type Collective, type Plan, type PlanCost } from "./plans";
 
 const r = (start: number[], end: number[]): Range => ({ start, end });
 
@@ -136,6 +136,36 @@ describe("comparing two plans", () => {
       "op:negative → z",
       "tail → z",
     ]);
+  });
+
+  it("adds step time, collectives and device memory when both costs carry a profile", () => {
+    const collective = (kind: string, bytes: number): Collective => ({ kind, tensor: "z", producer: "op", consumer: "tail", tensorLabel: "z", producerLabel: "dot", consumerLabel: "tail", meshAxes: ["tp"], devices: 2, bytes, seconds: 1e-5 });
+    const profiled = (upper: number, collectives: Collective[], peak: number, over: boolean): PlanCost => ({
+      ...cost([96, 96], []),
+      profile: { name: "h100-sxm-8", device: { memory: 1000 } },
+      collectives,
+      ledger: [{ mesh: "m", coords: [0], flops: 1, computeSeconds: upper / 2, commSeconds: upper / 2, peakBytes: peak, overBudget: over }],
+      time: { lower: upper / 2, upper },
+      memory: { capacity: 1000, imbalancePercent: 0, overBudget: over },
+    });
+    const ca = profiled(2e-3, [collective("all-reduce", 2048), collective("all-reduce", 2048), collective("all-gather", 512)], 2000, true);
+    const cb = profiled(5e-4, [], 900, false);
+    const rows = compareRows(doc([]), { plan: a, cost: ca }, { plan: b, cost: cb }).filter((x) => x.kind === "cost").slice(5, 11);
+    expect(rows.map((x) => [x.label, x.a, x.b, x.better])).toEqual([
+      ["step time, at most (h100-sxm-8)", "2 ms", "500 µs", "b"],
+      ["step time, at least", "1 ms", "250 µs", "b"],
+      ["collectives", "all-reduce ×2, all-gather ×1", "none", "b"],
+      ["bytes in collectives", "4.5 KiB", "0 B", "b"],
+      ["peak memory, with temporaries", "2 KiB", "900 B", "b"],
+      ["device memory", "over 1000 B", "fits", "b"],
+    ]);
+    // without a profile on both sides, no such rows
+    expect(compareRows(doc([]), { plan: a, cost: ca }, { plan: b, cost: cost([1], []) }).some((x) => x.label === "collectives")).toBe(false);
+  });
+
+  it("shows seconds and collective counts as people read them", () => {
+    expect([0, 8.5e-7, 1.23e-5, 4.5e-3, 1.2].map(showSeconds)).toEqual(["0 s", "850 ns", "12.3 µs", "4.5 ms", "1.2 s"]);
+    expect(collectiveCounts([])).toBe("none");
   });
 
   it("describes every kind of entry", () => {

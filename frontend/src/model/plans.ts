@@ -38,7 +38,7 @@ export interface DeviceCost {
   total: number;
 }
 
-export interface PlanCost {
+export interface PlanCost extends Partial<ProfiledCost> {
   version: number;
   devices: DeviceCost[];
   transfers: { source: number[]; target: number[]; bytes: number }[];
@@ -237,6 +237,42 @@ export function opsToPlan(doc: LoomDocument, plan: Pick<Plan, "spec" | "mesh">):
   return ops;
 }
 
+/** One collective the cost model infers on an edge (geon.core.costmodel, issue 16 item 3). */
+export interface Collective {
+  kind: string;
+  tensor: string;
+  producer: string;
+  consumer: string;
+  /** The names a person reads (the planned document's labels, else kernels). */
+  tensorLabel: string;
+  producerLabel: string;
+  consumerLabel: string;
+  meshAxes: string[];
+  devices: number;
+  bytes: number;
+  seconds: number;
+}
+
+/** One device's line of the cost model's ledger: its work, its time and its peak memory. */
+export interface LedgerRow {
+  mesh: string;
+  coords: number[];
+  flops: number;
+  computeSeconds: number;
+  commSeconds: number;
+  peakBytes: number;
+  overBudget: boolean;
+}
+
+/** A plan's cost under a hardware profile (REST ``GET .../plans/<id>/cost?profile=``). */
+export interface ProfiledCost {
+  profile: { name: string; device: { memory: number } };
+  collectives: Collective[];
+  ledger: LedgerRow[];
+  time: { lower: number; upper: number };
+  memory: { capacity: number; imbalancePercent: number; overBudget: boolean };
+}
+
 /** One line for how an entry splits an operation: "H into 2", "grid H×N 2×2", "whole". */
 export function describeEntry(entry: SpecEntry | undefined): string {
   if (!entry) return "whole";
@@ -253,6 +289,23 @@ export function showBytes(n: number): string {
   if (n < 1024 * 1024) return `${Number((n / 1024).toFixed(1))} KiB`;
   if (n < 1024 ** 3) return `${Number((n / 1024 ** 2).toFixed(1))} MiB`;
   return `${Number((n / 1024 ** 3).toFixed(1))} GiB`;
+}
+
+/** Seconds as people read them: "850 ns", "12.3 µs", "4.5 ms", "1.20 s". */
+export function showSeconds(t: number): string {
+  if (t === 0) return "0 s";
+  if (t < 1e-6) return `${Number((t * 1e9).toPrecision(3))} ns`;
+  if (t < 1e-3) return `${Number((t * 1e6).toPrecision(3))} µs`;
+  if (t < 1) return `${Number((t * 1e3).toPrecision(3))} ms`;
+  return `${Number(t.toPrecision(3))} s`;
+}
+
+/** The collectives by kind, most first: "all-reduce ×2, all-gather ×1" ("none" for none). */
+export function collectiveCounts(collectives: readonly Collective[]): string {
+  const counts = new Map<string, number>();
+  for (const c of collectives) counts.set(c.kind, (counts.get(c.kind) ?? 0) + 1);
+  const sorted = [...counts].sort((x, y) => y[1] - x[1] || x[0].localeCompare(y[0]));
+  return sorted.length ? sorted.map(([kind, n]) => `${kind} ×${n}`).join(", ") : "none";
 }
 
 export interface CompareRow {
@@ -293,6 +346,7 @@ export function compareRows(doc: LoomDocument | null, a: { plan: Plan; cost: Pla
     figure("bytes moved", a.cost.transferBytes, b.cost.transferBytes, showBytes),
     figure("peak memory per device", peak(a.cost), peak(b.cost), showBytes),
     figure("memory on all devices", sum(a.cost), sum(b.cost), showBytes),
+    ...profiledRows(a.cost, b.cost, figure),
   ];
   // per device (by coordinates): its total memory in each plan
   const coords = [...new Set([...a.cost.devices, ...b.cost.devices].map((d) => JSON.stringify(d.coords)))].sort();
@@ -311,6 +365,25 @@ export function compareRows(doc: LoomDocument | null, a: { plan: Plan; cost: Pla
     rows.push({ kind: "operation", label: operationName(doc, id), a: sa, b: sb, better: null, differs: sa !== sb });
   }
   return rows;
+}
+
+/** The rows of two costs under the same hardware profile: step time, collectives and the
+ * ledger's peak memory against the device's capacity (none when either cost has no profile). */
+function profiledRows(a: PlanCost, b: PlanCost, figure: (label: string, x: number, y: number, show?: (n: number) => string) => CompareRow): CompareRow[] {
+  if (!a.time || !b.time || !a.collectives || !b.collectives || !a.ledger || !b.ledger || !a.memory || !b.memory) return [];
+  const peak = (c: PlanCost) => Math.max(0, ...(c.ledger ?? []).map((d) => d.peakBytes));
+  const moved = (c: PlanCost) => (c.collectives ?? []).reduce((s, x) => s + x.bytes, 0);
+  const fits = (c: PlanCost) => (c.memory?.overBudget ? `over ${showBytes(c.memory.capacity)}` : "fits");
+  const over = (c: PlanCost) => (c.memory?.overBudget ? 1 : 0);
+  const profile = a.profile?.name ?? "";
+  return [
+    figure(`step time, at most (${profile})`, a.time.upper, b.time.upper, showSeconds),
+    figure("step time, at least", a.time.lower, b.time.lower, showSeconds),
+    { ...figure("collectives", a.collectives.length, b.collectives.length), a: collectiveCounts(a.collectives), b: collectiveCounts(b.collectives) },
+    figure("bytes in collectives", moved(a), moved(b), showBytes),
+    figure("peak memory, with temporaries", peak(a), peak(b), showBytes),
+    { ...figure("device memory", over(a), over(b)), a: fits(a), b: fits(b) },
+  ];
 }
 
 /** The plans whose applications the document has now. */

@@ -7,7 +7,8 @@
 
 import { PlansApi } from "../gallery/api";
 import type { LoomDocument } from "../model/document";
-import { compareRows, currentPlans, describeEntry, opsToPlan, planFromDocument, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { compareRows, currentPlans, describeEntry, opsToPlan, planFromDocument, showBytes, showSeconds, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
 
 export interface PlansOptions {
@@ -45,16 +46,19 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   const list = el("ul", { class: "geon-plan-list", "aria-label": "shard plans" });
   const pickA = el("select", { class: "geon-compare-a", "aria-label": "first plan to compare" });
   const pickB = el("select", { class: "geon-compare-b", "aria-label": "second plan to compare" });
+  const profile = el("select", { class: "geon-profile", "aria-label": "hardware profile", title: "The hardware the plans are timed on (remembered in this browser)" });
   const compareForm = el(
     "form",
     { class: "geon-compare-form" },
     pickA,
     el("span", { class: "small muted", text: "vs" }),
     pickB,
+    el("label", { class: "small muted geon-profile-label", text: "on" }, profile),
     submit("Compare", "Compare the two plans' costs side by side", "geon-compare-go"),
   );
   const table = el("div", { class: "geon-compare", "aria-live": "polite" });
-  const element = el("section", { class: "geon-panel geon-plans", "aria-label": "shard plans" }, el("h2", { text: "Plans" }), save, message, note, list, compareForm, table);
+  const ledgers = el("div", { class: "geon-ledgers", "aria-live": "polite" });
+  const element = el("section", { class: "geon-panel geon-plans", "aria-label": "shard plans" }, el("h2", { text: "Plans" }), save, message, note, list, compareForm, table, ledgers);
 
   let plans: Plan[] = [];
   let doc: LoomDocument | null = null;
@@ -64,6 +68,15 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   let busy = false;
   /** The plan whose edit was sent and is not in the document yet. */
   let switching: number | null = null;
+
+  let profilesLoaded = false;
+  const loadProfiles = async (): Promise<void> => {
+    if (profilesLoaded) return;
+    profilesLoaded = true;
+    const shipped = await api.profiles();
+    const chosen = chosenProfile(window.localStorage, shipped.names, shipped.default);
+    profile.replaceChildren(...shipped.names.map((n) => el("option", { value: n, text: n, ...(n === chosen ? { selected: "" } : {}) })));
+  };
 
   const say = (error: string, info = ""): void => {
     message.textContent = error;
@@ -254,12 +267,59 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       return;
     }
     void attempt(async () => {
-      const [ca, cb] = await Promise.all([api.cost(a.id), api.cost(b.id)]);
+      const on = profile.value || undefined;
+      const [ca, cb] = await Promise.all([api.cost(a.id, on), api.cost(b.id, on)]);
       showTable(a, ca, b, cb);
+      showLedgers([[a, ca], [b, cb]]);
       compared = { a: a.id, b: b.id, version: ca.version };
       return "";
     });
   });
+
+  profile.addEventListener("change", () => {
+    rememberProfile(window.localStorage, profile.value);
+    if (compared) compareForm.requestSubmit();
+  });
+
+  /** Under the table, each plan's collectives (what moves, over which mesh axes, how long) and
+   * its device ledger (work, time and peak memory per device, over the capacity marked). */
+  const showLedgers = (costs: [Plan, PlanCost][]): void => {
+        ledgers.replaceChildren(
+      ...costs.map(([plan, cost]) => {
+        const head = (...names: string[]) => el("thead", {}, el("tr", {}, ...names.map((n) => el("th", { scope: "col", text: n }))));
+        const collectives = (cost.collectives ?? []).map((c) =>
+          el(
+            "li",
+            { class: "geon-collective", "data-kind": c.kind },
+            el("span", { class: "geon-collective-what", text: `${c.kind}${c.meshAxes.length ? ` over ${c.meshAxes.join(", ")}` : ""}` }),
+            el("span", { class: "geon-collective-size", text: `${showBytes(c.bytes)} · ${showSeconds(c.seconds)}` }),
+            el("span", { class: "geon-collective-where small muted", text: `${c.tensorLabel}: ${c.producerLabel} → ${c.consumerLabel}` }),
+          ),
+        );
+        const capacity = cost.memory?.capacity ?? Infinity;
+        const devices = (cost.ledger ?? []).map((d) =>
+          el(
+            "tr",
+            { class: `geon-ledger-row${d.overBudget ? " over" : ""}` },
+            el("th", { scope: "row", text: `(${d.coords.join(", ")})` }),
+            el("td", { text: showSeconds(d.computeSeconds) }),
+            el("td", { text: showSeconds(d.commSeconds) }),
+            el("td", { text: showBytes(d.peakBytes), ...(d.overBudget ? { title: `over the device's ${showBytes(capacity)}` } : {}) }),
+          ),
+        );
+        const summary = `${plan.name}: ${collectives.length} collective${collectives.length === 1 ? "" : "s"}, ${devices.length} device${devices.length === 1 ? "" : "s"}${cost.memory?.overBudget ? ", over memory" : ""}`;
+        return el(
+          "details",
+          { class: "geon-ledger", "data-plan": plan.name },
+          el("summary", { text: summary }),
+          collectives.length
+            ? el("ul", { class: "geon-collectives", "aria-label": "collectives on the plan's edges" }, ...collectives)
+            : el("p", { class: "small muted", text: "No collectives: nothing moves between devices." }),
+          el("table", { class: "geon-ledger-table" }, el("caption", { class: "small muted", text: `Per device on ${cost.profile?.name ?? "the default profile"} (memory ${showBytes(capacity)} each)` }), head("device", "compute", "comm.", "peak"), el("tbody", {}, ...devices)),
+        );
+      }),
+    );
+  };
 
   const showTable = (a: Plan, ca: PlanCost, b: Plan, cb: PlanCost): void => {
     const rows = compareRows(doc, { plan: a, cost: ca }, { plan: b, cost: cb });
@@ -295,6 +355,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       if (!loaded) {
         loaded = true;
         reloadShown();
+        void loadProfiles().catch((e: Error) => say(e.message));
       }
       // which plans the document matches changes only with the document or the list
       if (doc !== seenDoc || plans !== seenPlans) {

@@ -176,6 +176,25 @@ def do_generate_plan(
     return applied, plan
 
 
+def _named(document: Document, collective: dict[str, Any]) -> dict[str, Any]:
+    """A collective with the names a person reads beside its ids: the tensor's label and its
+    producer's and consumer's labels (their kernel when unlabelled), from the planned document,
+    which holds the partial products a contracted split adds."""
+
+    def name(node_id: str) -> str:
+        node = document.get(node_id)
+        if node is None:
+            return node_id
+        return node.label or str(node.body.get("kernel") or node_id)
+
+    return {
+        **collective,
+        "tensorLabel": name(collective["tensor"]),
+        "producerLabel": name(collective["producer"]),
+        "consumerLabel": name(collective["consumer"]),
+    }
+
+
 def _applications_by_operation(ops: list[dict[str, Any]]) -> dict[str, list[str]]:
     """The ids of the Applications that ``ops`` add, by the id of their operation."""
     made: dict[str, list[str]] = {}
@@ -223,7 +242,7 @@ def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict
         "transfers": moves,
         "transferBytes": sum(m["bytes"] for m in moves),
         "profile": report["profile"],
-        "collectives": report["collectives"],
+        "collectives": [_named(trial, c) for c in report["collectives"]],
         "ledger": report["devices"],
         "time": report["time"],
         "memory": report["memory"],

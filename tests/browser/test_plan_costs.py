@@ -1,0 +1,87 @@
+"""A reviewer compares the transformer block's plans in the editor (issue 16 items 3-7): under a
+chosen hardware profile the comparison shows step time, the collectives by kind and the peak
+memory, Megatron's all-reduces appear in its collectives table and data parallel's devices each
+hold a replica of the weights; the profile choice survives a reload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from geon.core.costmodel.profiles import DEFAULT_PROFILE, shipped_profiles
+from geon.examples.transformer import TITLE
+from tests.browser.helpers import open_graph, screenshots, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+DP, MEGATRON = "Data parallel", "Megatron tensor parallel"
+
+
+def rows(tab: Page) -> dict[str, list[str]]:
+    """The comparison's cost rows: label -> [plan A's figure, plan B's figure]."""
+    return {
+        r[0]: r[1:]
+        for r in tab.eval_on_selector_all(
+            ".geon-compare-row.cost",
+            "(rs) => rs.map((r) => [...r.children].map((c) => c.textContent.replace(' ✓', '')))",
+        )
+    }
+
+
+def compare(tab: Page) -> None:
+    tab.select_option(".geon-compare-a", label=DP)
+    tab.select_option(".geon-compare-b", label=MEGATRON)
+    tab.click(".geon-compare-go")
+    tab.wait_for_selector(".geon-ledger")
+
+
+def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
+    daphne_server: str,
+    user: Any,
+    password: str,
+    gallery: dict[str, str],
+    page: tuple[Page, list[str]],
+) -> None:
+    tab, errors = page
+    shot = screenshots(tab, "plan-costs")
+    sign_in(tab, daphne_server, "ann", password)
+    open_graph(tab, daphne_server, gallery[TITLE])
+    # given the shipped profiles offered, the default chosen
+    tab.wait_for_selector(".geon-profile option", state="attached")
+    offered = tab.eval_on_selector_all(".geon-profile option", "(os) => os.map((o) => o.value)")
+    assert offered == list(shipped_profiles())
+    assert tab.input_value(".geon-profile") == DEFAULT_PROFILE
+    # when ann compares data parallel with Megatron
+    compare(tab)
+    table = rows(tab)
+    # then both step-time bounds, the collectives by kind and the memory verdict are compared
+    assert f"step time, at most ({DEFAULT_PROFILE})" in table
+    assert "step time, at least" in table
+    dp, megatron = table["collectives"]
+    assert "all-reduce" in megatron and dp != megatron
+    assert set(table["device memory"]) <= {"fits"} | {
+        v for v in table["device memory"] if v.startswith("over ")
+    }
+    # and each plan's ledger lists its devices, Megatron's collectives table its all-reduces
+    mega = tab.locator(f".geon-ledger[data-plan='{MEGATRON}']")
+    mega.locator("summary").click()
+    kinds = mega.locator(".geon-collective").evaluate_all("(rs) => rs.map((r) => r.dataset.kind)")
+    assert "all-reduce" in kinds
+    assert mega.locator(".geon-ledger-row").count() == 2
+    tab.locator(".geon-plans").screenshot(path=str(shot("01-compared").with_suffix(".panel.png")))
+    shot("01-compared")
+
+    # when ann picks another profile, the comparison is computed again on it, and remembered
+    other = next(p for p in shipped_profiles() if p != DEFAULT_PROFILE)
+    tab.select_option(".geon-profile", other)
+    tab.wait_for_function(
+        "(p) => [...document.querySelectorAll('.geon-compare-row.cost th')]"
+        ".some((th) => th.textContent.includes(p))",
+        arg=other,
+    )
+    tab.reload()
+    tab.wait_for_selector(".geon-profile option", state="attached")
+    assert tab.input_value(".geon-profile") == other
+    assert errors == []
