@@ -15,7 +15,7 @@ import { EditError } from "./model/edits";
 import { axesWithIssues } from "./model/issues";
 import { editOperation, editProjection, editTensor } from "./model/nodeEdits";
 import type { EditorState } from "./model/state";
-import type { Scene } from "./render/canvas";
+import type { EdgeLabel, Scene } from "./render/canvas";
 import type { Layout } from "./render/layout";
 import { LiveLayout } from "./render/liveLayout";
 import { Painter } from "./render/painter";
@@ -25,6 +25,7 @@ import { bounds, centreOn, fit, zoomAt, type Viewport } from "./render/viewport"
 import { Controller } from "./sync/controller";
 import { cancel, idle, type Effect, type Tool } from "./tools/tools";
 import { bindCanvas, bindKeys } from "./ui/input";
+import { edgeLabels } from "./ui/costs";
 import { createDiagram } from "./ui/diagram";
 import { el } from "./ui/dom";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
@@ -65,6 +66,8 @@ export class Editor implements Commands {
   });
   /** The parts of the scene that change with the document, selection or status (not with the view). */
   private cached: SceneContent | null = null;
+  /** The edges carrying collectives under the document's current plan (drawn on the canvas). */
+  collectives: ReadonlyMap<string, EdgeLabel> = new Map();
   private panelsDirty = true;
   private readonly painter: Painter;
   private readonly toast = el("div", { class: "geon-toast", role: "alert" });
@@ -132,6 +135,11 @@ export class Editor implements Commands {
                 return editId === null ? "the graph has not loaded yet" : { editId, baseVersion: this.sync.session.version! };
               },
               cancelSwitch: (editId) => this.sync.cancelExpanded(editId),
+              onCollectives: (_plan, collectives) => {
+                this.collectives = edgeLabels(collectives);
+                this.cached = null;
+                this.invalidate();
+              },
             }
           : undefined,
     });
@@ -360,7 +368,7 @@ export class Editor implements Commands {
     const doc = this.sync.session.document;
     if (!doc || !this.view) return null;
     if (!this.cached || this.cached.view !== this.view) {
-      this.cached = sceneContent({ doc, view: this.view, issues: this.sync.issues(), present: this.sync.session.present, selected: this.selected, found: this.found });
+      this.cached = sceneContent({ doc, view: this.view, issues: this.sync.issues(), present: this.sync.session.present, selected: this.selected, found: this.found, collectives: this.collectives });
     }
     return { ...this.cached, layout: this.layout, vp: this.vp, size: this.size(), tool: this.tool };
   }

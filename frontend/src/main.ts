@@ -16,6 +16,8 @@ export interface GeonTestApi {
   draws(): number;
   /** Each drawn box in canvas CSS pixels. */
   boxes(): DrawnBox[];
+  /** The edges drawn with the current plan's collectives ("tensor->operation"), and their labels. */
+  edgeLabels(): { edge: string; text: string; width: number; bytes: number }[];
   colors: typeof COLORS;
   axisColor(axis: string): string;
   /** The id of the node with this label (null when none). */
@@ -84,6 +86,7 @@ function mount(root: HTMLElement): void {
       }),
     draws: () => editor.draws,
     boxes: () => drawnBoxes(editor),
+    edgeLabels: () => [...editor.collectives].map(([edge, label]) => ({ edge, ...label })),
     colors: COLORS,
     axisColor: (axis) => axisColor(axis, editor.scene()?.axisOrder ?? []),
     nodeId: (label) => byLabel(label)?.id ?? null,

@@ -84,4 +84,28 @@ def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
     tab.reload()
     tab.wait_for_selector(".geon-profile option", state="attached")
     assert tab.input_value(".geon-profile") == other
+
+    # when ann switches the document to Megatron's plan (a mapped plan: the server places it)
+    assert tab.locator(f".geon-plan[data-plan='{MEGATRON}'] .geon-plan-current").count() == 0
+    tab.locator(f".geon-plan[data-plan='{MEGATRON}'] .geon-plan-switch").click()
+    tab.wait_for_function("() => window.geon.edgeLabels().length === 2", timeout=20_000)
+    # then the two edges into the sums carry their all-reduce, over tp, thicker than plain edges
+    tab.wait_for_selector(f".geon-plan[data-plan='{MEGATRON}'] .geon-plan-current")
+    assert tab.locator(".geon-plan-current").count() == 1
+    labels = tab.evaluate("window.geon.edgeLabels()")
+    assert all(label["text"].startswith("all-reduce over tp · ") for label in labels)
+    assert all(label["width"] > 2 for label in labels)
+    tab.wait_for_function("() => window.geon.boxes().some((b) => b.title === 'attn out partial')")
+    tab.evaluate("window.geon.run('zoomToFit')")
+    shot("02-megatron-edges")
+    # and close up, the edge into the attention's sum reads its collective
+    tab.wait_for_function("() => window.geon.boxes().some((b) => b.title === 'attn out partial')")
+    box = next(b for b in tab.evaluate("window.geon.boxes()") if b["title"] == "attn out partial")
+    tab.evaluate(
+        "([x, y]) => { const v = window.geon.state().viewport;"
+        " window.geon.setViewport({ scale: 1, dx: 60 - (x - v.dx) / v.scale,"
+        " dy: 300 - (y - v.dy) / v.scale }); }",
+        [box["x"], box["y"]],
+    )
+    shot("03-collective-label")
     assert errors == []

@@ -3,7 +3,7 @@
 // the side-by-side comparison of two plans with the server's cost of each. Pure functions of the
 // document and the plans; the panel (ui/plans.ts) calls the server and shows what they return.
 
-import { IPF_INDEX, IPF_SIGNATURE, INDEX_AXES, nodeById, OPERATION, selections, type LoomDocument, type LoomNode, type Range } from "./document";
+import { APPLICATION, IPF_INDEX, IPF_SIGNATURE, INDEX_AXES, nodeById, OPERATION, selections, type LoomDocument, type LoomNode, type Range } from "./document";
 import { applicationsByOperation, applicationsOf, showRange, type ApplicationView } from "./shards";
 
 /** How one operation is split: the keys the server's plan spec (and the ``shard`` op) accept. */
@@ -26,7 +26,35 @@ export interface Plan {
   name: string;
   mesh: Mesh;
   spec: Record<string, SpecEntry>;
-  applications?: Record<string, unknown>;
+  /** Logical axis -> mesh axis, for every operation the spec does not name (issue 16 item 2). */
+  axisMapping?: Record<string, string>;
+  /** Where graph inputs live, by label. */
+  inputs?: Record<string, unknown>;
+  /** What the server wrote when it last generated the plan: its Applications by operation. */
+  applications?: { operations?: Record<string, string[]> } & Record<string, unknown>;
+}
+
+/** Whether the server must generate the plan to know its applications: it maps axes or places
+ * inputs, which only the server's planner expands (the editor diffs per-operation specs alone). */
+export function isMapped(plan: Plan): boolean {
+  return Object.keys(plan.axisMapping ?? {}).length > 0 || Object.keys(plan.inputs ?? {}).length > 0;
+}
+
+/** One line for what a plan does: "N→dp, F→tp" for a mapping, else how many operations it splits. */
+export function describePlan(plan: Plan): string {
+  const devices = Object.values(plan.mesh.axes).reduce((n, k) => n * k, 1);
+  const mapping = Object.entries(plan.axisMapping ?? {}).map(([a, m]) => `${a}→${m}`);
+  const split = Object.values(plan.spec).filter((e) => describeEntry(e) !== "whole").length;
+  const what = mapping.length ? `maps ${mapping.join(", ")}` : `${split} of ${Object.keys(plan.spec).length} operations split`;
+  return `${devices} devices · ${what}`;
+}
+
+/** Whether the document holds exactly the Applications the server wrote when it last generated
+ * ``plan`` (none of them removed, none added since). */
+function generatedIn(doc: LoomDocument, plan: Plan): boolean {
+  const wanted = new Set(Object.values(plan.applications?.operations ?? {}).flat());
+  const present = doc.nodes.filter((n) => n.type === APPLICATION).map((n) => n.id);
+  return wanted.size > 0 && present.length === wanted.size && present.every((id) => wanted.has(id));
 }
 
 export interface DeviceCost {
@@ -390,6 +418,7 @@ function profiledRows(a: PlanCost, b: PlanCost, figure: (label: string, x: numbe
 export function currentPlans(doc: LoomDocument, plans: Plan[]): number[] {
   return plans
     .filter((p) => {
+      if (isMapped(p)) return generatedIn(doc, p);
       try {
         return opsToPlan(doc, p).length === 0;
       } catch {

@@ -24,6 +24,7 @@ export const COLORS = {
   text: "#1d2430",
   subtext: "#5b6677",
   search: "#f5b700",
+  collective: "#7c3aed",
 } as const;
 
 /** One colour per axis, by order of declaration (the same on every client). */
@@ -40,6 +41,14 @@ export interface PresenceMark {
   selection: string[];
 }
 
+/** An edge that carries collectives under the document's current plan (ui/costs.ts). */
+export interface EdgeLabel {
+  text: string;
+  /** Stroke width in screen pixels at scale 1, growing with the bytes moved. */
+  width: number;
+  bytes: number;
+}
+
 export interface Scene {
   view: GraphView;
   layout: Layout;
@@ -53,6 +62,8 @@ export interface Scene {
   tool: Tool;
   presence: readonly PresenceMark[];
   found: ReadonlySet<string>;
+  /** Edges carrying collectives, by "tensor->operation" (empty without a current plan). */
+  collectives: ReadonlyMap<string, EdgeLabel>;
 }
 
 const DETAIL_SCALE = 0.45;
@@ -98,6 +109,56 @@ function edgePath(ctx: CanvasRenderingContext2D, a: Rect, b: Rect, detailed: boo
     const c = Math.max(30, Math.abs(x1 - x0) / 2);
     ctx.bezierCurveTo(x0 + c, y0, x1 - c, y1, x1, y1);
   } else ctx.lineTo(x1, y1);
+}
+
+interface EdgeText {
+  text: string;
+  x: number;
+  y: number;
+}
+
+/** Edges that carry collectives, over the plain ones: thicker with their bytes and in the
+ * collective colour; close up, where their labels go (drawn over the boxes, see below). */
+function drawCollectives(ctx: CanvasRenderingContext2D, scene: Scene, seen: Rect, detailed: boolean): EdgeText[] {
+  const scale = Math.max(scene.vp.scale, 0.5);
+  const labels: EdgeText[] = [];
+  ctx.strokeStyle = COLORS.collective;
+  for (const e of scene.view.edges) {
+    const label = scene.collectives.get(`${e.from}->${e.to}`);
+    const a = rectOf(scene, e.from);
+    const b = rectOf(scene, e.to);
+    if (!label || !a || !b) continue;
+    if (!intersects({ x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), w: Math.abs(b.x - a.x) + b.w + a.w, h: Math.abs(b.y - a.y) + b.h + a.h }, seen)) continue;
+    ctx.beginPath();
+    edgePath(ctx, a, b, detailed, isBackEdge(a, b) ? backRunY(scene, e.from, e.to, a, b) : undefined);
+    ctx.lineWidth = label.width / scale;
+    ctx.stroke();
+    // above the middle of the edge, clear of the boxes' rows
+    if (detailed) labels.push({ text: label.text, x: (a.x + a.w + b.x) / 2, y: Math.min(a.y, b.y) - 14 });
+  }
+  return labels;
+}
+
+/** The collective labels, in pill shapes, over everything else. */
+function drawEdgeLabels(ctx: CanvasRenderingContext2D, labels: readonly EdgeText[]): void {
+  if (!labels.length) return;
+  ctx.font = "600 11px system-ui, sans-serif";
+  ctx.textAlign = "center";
+  ctx.textBaseline = "middle";
+  for (const { text, x, y } of labels) {
+    const w = ctx.measureText(text).width + 12;
+    ctx.fillStyle = "#f5f3ff";
+    ctx.strokeStyle = COLORS.collective;
+    ctx.lineWidth = 1;
+    ctx.beginPath();
+    ctx.roundRect(x - w / 2, y - 10, w, 20, 6);
+    ctx.fill();
+    ctx.stroke();
+    ctx.fillStyle = "#5b21b6";
+    ctx.fillText(text, x, y);
+  }
+  ctx.textAlign = "start";
+  ctx.textBaseline = "alphabetic";
 }
 
 function arrowHead(ctx: CanvasRenderingContext2D, b: Rect): void {
@@ -331,6 +392,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
     ctx.fillStyle = COLORS.edge;
     ctx.fill();
   }
+  const edgeLabels = scene.collectives.size ? drawCollectives(ctx, scene, seen, detailed) : [];
 
   let drawn = 0;
   if (detailed) {
@@ -370,6 +432,8 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
     }
     if (vp.scale >= TITLE_SCALE) drawTitles(ctx, scene, ratio, seen);
   }
+
+  drawEdgeLabels(ctx, edgeLabels);
 
   const tool = scene.tool;
   if (tool.kind === "connecting") {

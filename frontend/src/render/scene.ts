@@ -4,7 +4,7 @@
 
 import { declaredAxes, issuesByNode, type GraphView, type Issue, type LoomDocument } from "../model/document";
 import { issueAxesByNode } from "../model/issues";
-import { AXIS_PALETTE, type Scene } from "./canvas";
+import { AXIS_PALETTE, type EdgeLabel, type Scene } from "./canvas";
 
 export type SceneContent = Omit<Scene, "vp" | "size" | "tool" | "layout">;
 
@@ -23,9 +23,11 @@ export interface SceneInput {
   present: readonly { user: string; selection?: string[] }[];
   selected: readonly string[];
   found: readonly string[];
+  /** The current plan's collectives by edge (ui/costs.ts ``edgeLabels``); none by default. */
+  collectives?: ReadonlyMap<string, EdgeLabel>;
 }
 
-export function sceneContent({ doc, view, issues, present, selected, found }: SceneInput): SceneContent {
+export function sceneContent({ doc, view, issues, present, selected, found, collectives }: SceneInput): SceneContent {
   return {
     view,
     selected: new Set(selected),
@@ -35,5 +37,6 @@ export function sceneContent({ doc, view, issues, present, selected, found }: Sc
     // our own entry never changes after the snapshot (the server does not echo it), so it holds no selection
     presence: present.filter((p) => p.selection?.length).map((p) => ({ user: p.user, color: personColor(p.user), selection: p.selection ?? [] })),
     found: new Set(found),
+    collectives: collectives ?? new Map(),
   };
 }

@@ -7,7 +7,7 @@
 
 import { PlansApi } from "../gallery/api";
 import type { LoomDocument } from "../model/document";
-import { compareRows, currentPlans, describeEntry, opsToPlan, planFromDocument, showBytes, showSeconds, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, planFromDocument, showBytes, showSeconds, type Collective, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
 
@@ -21,6 +21,9 @@ export interface PlansOptions {
   cancelSwitch(editId: string): void;
   /** The REST base (tests); "/api/v1" by default. */
   api?: string;
+  /** The collectives of the plan the document has now (its name), under the chosen profile,
+   * after each change of document, plan list or profile; ``null`` and none without such a plan. */
+  onCollectives?(plan: string | null, collectives: Collective[]): void;
 }
 
 export interface PlansSection {
@@ -76,6 +79,35 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     const shipped = await api.profiles();
     const chosen = chosenProfile(window.localStorage, shipped.names, shipped.default);
     profile.replaceChildren(...shipped.names.map((n) => el("option", { value: n, text: n, ...(n === chosen ? { selected: "" } : {}) })));
+    refreshCollectives();
+  };
+
+  /** The current plan's collectives, fetched once the document has been still for a moment. */
+  let collectivesKey = "";
+  let collectivesTimer: number | undefined;
+  const refreshCollectives = (): void => {
+    if (!options.onCollectives || !doc) return;
+    const ids = new Set(currentPlans(doc, plans));
+    const plan = plans.find((p) => ids.has(p.id)) ?? null;
+    const key = plan ? `${plan.id}:${version}:${profile.value}` : "";
+    if (key === collectivesKey) return;
+    collectivesKey = key;
+    window.clearTimeout(collectivesTimer);
+    if (!plan) {
+      options.onCollectives(null, []);
+      return;
+    }
+    collectivesTimer = window.setTimeout(() => {
+      api.cost(plan.id, profile.value || undefined).then(
+        (cost) => {
+          if (key === collectivesKey) options.onCollectives?.(plan.name, cost.collectives ?? []);
+        },
+        () => {
+          // a refused cost (the plan no longer fits) draws no collectives; the compare form says why
+          if (key === collectivesKey) options.onCollectives?.(plan.name, []);
+        },
+      );
+    }, 300);
   };
 
   const say = (error: string, info = ""): void => {
@@ -110,14 +142,13 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     shownKey = JSON.stringify([plans, [...current]]);
     list.replaceChildren(
       ...plans.map((p) => {
-        const sharded = Object.values(p.spec).filter((e) => describeEntry(e) !== "whole").length;
         const title = el("span", { class: "geon-plan-title", text: p.name });
         const row = el(
           "li",
           { class: "geon-plan", "data-plan": p.name },
           title,
           ...(current.has(p.id) ? [el("span", { class: "geon-plan-current", text: "current", title: "The document's applications are this plan's" })] : []),
-          el("span", { class: "geon-plan-info small muted", text: `${Object.values(p.mesh.axes).reduce((n, k) => n * k, 1)} devices · ${sharded} of ${Object.keys(p.spec).length} operations split` }),
+          el("span", { class: "geon-plan-info small muted", text: describePlan(p) }),
         );
         const actions = el("span", { class: "geon-plan-actions" });
         const switchTo = button("Switch", `Give the document plan "${p.name}"'s applications`, () => switchPlan(p), "geon-plan-switch");
@@ -152,18 +183,20 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   const reload = async (): Promise<void> => {
     plans = await api.list();
     render();
+    refreshCollectives();
   };
 
   const switchPlan = (p: Plan): void => {
     if (!doc) return;
-    let ops: PlanOp[];
+    let ops: PlanOp[] = [];
+    const mapped = isMapped(p);
     try {
-      ops = opsToPlan(doc, p);
+      if (!mapped) ops = opsToPlan(doc, p);
     } catch (e) {
       say((e as Error).message);
       return;
     }
-    if (!ops.length) {
+    if (mapped ? currentPlans(doc, [p]).length > 0 : !ops.length) {
       say("", `The document already has plan "${p.name}"'s applications.`);
       return;
     }
@@ -174,7 +207,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       return;
     }
     switching = p.id;
-    say("", `Switching to plan "${p.name}": ${ops.filter((o) => o.op === "shard").length} split, ${ops.filter((o) => o.op === "remove_node").length} applications removed…`);
+    say("", mapped ? `Switching to plan "${p.name}": the server places it by its axis mapping…` : `Switching to plan "${p.name}": ${ops.filter((o) => o.op === "shard").length} split, ${ops.filter((o) => o.op === "remove_node").length} applications removed…`);
     void attempt(async () => {
       try {
         await api.generate(p.id, started.baseVersion, started.editId);
@@ -278,6 +311,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
 
   profile.addEventListener("change", () => {
     rememberProfile(window.localStorage, profile.value);
+    refreshCollectives();
     if (compared) compareForm.requestSubmit();
   });
 
@@ -362,6 +396,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
         seenDoc = doc;
         seenPlans = plans;
         if (JSON.stringify([plans, currentPlans(doc, plans)]) !== shownKey) render();
+        refreshCollectives();
       }
       const caption = table.querySelector("caption");
       if (compared && version !== null && version !== compared.version) {
