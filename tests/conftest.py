@@ -12,12 +12,9 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -40,10 +37,9 @@ import django  # noqa: E402 - only after the environment above is in place
 django.setup()  # pytest-django then finds the apps ready in its pytest_configure
 
 from geon.cli.serve import daphne_command  # noqa: E402
-from tests.processes import free_port, stop_process  # noqa: E402
+from tests.processes import Child, free_port, start_child, stop_process  # noqa: E402
 
 PASSWORD = "correct horse battery staple"
-START_TIMEOUT = 60.0
 
 
 #: The tests a database marker keeps to that database (``make test`` runs the suite on SQLite,
@@ -151,42 +147,6 @@ def subprocess_env(django_db_setup: None, django_db_blocker: Any) -> dict[str, s
     return env
 
 
-@dataclass
-class Child:
-    """A child process started by the suite, with its log file."""
-
-    process: subprocess.Popen[bytes]
-    log: Path
-    name: str = ""
-
-    @property
-    def pid(self) -> int:
-        return self.process.pid
-
-    def output(self) -> str:
-        return self.log.read_text(encoding="utf-8", errors="replace")
-
-
-def _start(
-    name: str, command: list[str], env: dict[str, str], ready: Callable[[Child], bool]
-) -> Child:
-    log = DATA_DIR / f"{name}.log"
-    with log.open("wb") as out:
-        process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
-    child = Child(process, log)
-    deadline = time.monotonic() + START_TIMEOUT
-    while not ready(child):
-        if process.poll() is not None or time.monotonic() > deadline:
-            _stop(child)
-            raise RuntimeError(f"{name} did not start; its log:\n{child.output()}")
-        time.sleep(0.1)
-    return child
-
-
-def _stop(child: Child) -> None:
-    stop_process(child.process)
-
-
 @pytest.fixture(scope="session")
 def celery_worker(subprocess_env: dict[str, str]) -> Iterator[Child]:
     """A real ``celery -A geon worker`` process on the test broker and database."""
@@ -196,10 +156,10 @@ def celery_worker(subprocess_env: dict[str, str]) -> Iterator[Child]:
         "-Q", os.environ["GEON_CELERY_QUEUE"], f"--hostname={hostname}",
         "--without-gossip", "--without-mingle",
     ]  # fmt: skip
-    child = _start("worker", command, subprocess_env, lambda c: " ready." in c.output())
+    child = start_child("worker", command, subprocess_env, lambda c: " ready." in c.output())
     child.name = hostname
     yield child
-    _stop(child)
+    stop_process(child.process)
 
 
 @pytest.fixture(scope="session")
@@ -212,6 +172,6 @@ def daphne_server(subprocess_env: dict[str, str]) -> Iterator[str]:
         with socket.socket() as s:
             return s.connect_ex(("127.0.0.1", port)) == 0
 
-    child = _start("daphne", command, subprocess_env, listening)
+    child = start_child("daphne", command, subprocess_env, listening)
     yield f"http://127.0.0.1:{port}"
-    _stop(child)
+    stop_process(child.process)

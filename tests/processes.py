@@ -6,9 +6,17 @@ name (it would run a second time, with another data folder).
 
 from __future__ import annotations
 
+import os
 import signal
 import socket
 import subprocess
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+START_TIMEOUT = 60.0
 
 
 def free_port() -> int:
@@ -32,3 +40,38 @@ def stop_process(
             process.kill()
             process.wait()
     return process.returncode
+
+
+@dataclass
+class Child:
+    """A child process started by the suite, with its log file."""
+
+    process: subprocess.Popen[bytes]
+    log: Path
+    name: str = ""
+
+    @property
+    def pid(self) -> int:
+        return self.process.pid
+
+    def output(self) -> str:
+        return self.log.read_text(encoding="utf-8", errors="replace")
+
+
+def start_child(
+    name: str, command: list[str], env: dict[str, str], ready: Callable[[Child], bool]
+) -> Child:
+    """Start ``command`` from the repository root, its output in ``<name>.log`` in the suite's
+    data folder (``GEON_DATA_DIR``), and wait until ``ready``; a RuntimeError with its log when
+    it exits or is not ready within a minute."""
+    log = Path(os.environ["GEON_DATA_DIR"]) / f"{name}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(command, env=env, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT)
+    child = Child(process, log)
+    deadline = time.monotonic() + START_TIMEOUT
+    while not ready(child):
+        if process.poll() is not None or time.monotonic() > deadline:
+            stop_process(process)
+            raise RuntimeError(f"{name} did not start; its log:\n{child.output()}")
+        time.sleep(0.1)
+    return child

@@ -7,6 +7,7 @@ clear page."""
 
 from __future__ import annotations
 
+import os
 import re
 import socket
 import time
@@ -19,12 +20,12 @@ from playwright.sync_api import Page
 
 from geon.cli.serve import daphne_command
 from tests.browser.helpers import Browsers, screenshots, sign_in
-from tests.conftest import DATA_DIR, Child, _start, _stop
-from tests.processes import free_port
+from tests.processes import Child, free_port, start_child, stop_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
-MAIL = DATA_DIR / "sharing-mail"
+MAIL = Path(os.environ["GEON_DATA_DIR"]) / "sharing-mail"
+"""Where the module's Daphne writes its mail (in the suite's data folder, set by conftest)."""
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +44,9 @@ def mail_server(subprocess_env: dict[str, str]) -> Iterator[str]:
         with socket.socket() as s:
             return s.connect_ex(("127.0.0.1", port)) == 0
 
-    child = _start("daphne-sharing", daphne_command("127.0.0.1", port), env, listening)
+    child = start_child("daphne-sharing", daphne_command("127.0.0.1", port), env, listening)
     yield f"http://127.0.0.1:{port}"
-    _stop(child)
+    stop_process(child.process)
 
 
 def mailed_link(to: str) -> str:
