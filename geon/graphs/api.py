@@ -5,7 +5,10 @@
 - ``POST /graphs/<id>/edits``: the websocket's edit ops over HTTP (rebased like live edits);
 - ``GET /graphs/<id>/versions``, ``GET /graphs/<id>/versions/<n>``,
   ``GET /graphs/<id>/versions/<a>/diff/<b>``: node-level differences;
-- ``GET /graphs/<id>/export`` and ``POST /graphs/import``: LoomGraph JSON as it is;
+- ``GET /graphs/<id>/export`` and ``POST /graphs/import``: LoomGraph JSON as it is, with the
+  graph's title and description in a top-level ``About`` tag (:mod:`.services.copies`), saved
+  as ``<title slug>.json``; import takes the tag off and uses it;
+- ``POST /graphs/<id>/duplicate``: a copy of yours, with the description;
 - ``GET /graphs/<id>/members``, ``PUT/DELETE /graphs/<id>/members/<username>`` (role
   ``owner``), ``POST /graphs/<id>/owner`` (the owner hands the graph over);
 - ``POST /validate``: check a posted document without storing it;
@@ -20,16 +23,20 @@ from datetime import datetime
 from typing import Annotated, Any
 
 from django.http import HttpRequest, JsonResponse
+from django.utils.text import slugify
 from ninja import Body, Path, Router, Schema, Status
 from pydantic import Field
 
 from geon.core.checks import check_document as check_raw_document
+from geon.core.errors import DocumentError
 from geon.core.graph import Graph as Document
 from geon.core.limits import INT64_MAX, INT64_MIN
 from geon.envelope import answers
 from geon.graphs import services
 from geon.graphs.edits import diff
 from geon.graphs.models import Graph, GraphVersion, Membership
+from geon.graphs.services import copies
+from geon.graphs.services.graphs import DESCRIPTION_MAX, TITLE_MAX
 
 router = Router(tags=["graphs"])
 
@@ -70,10 +77,16 @@ class GraphList(Schema):
     graphs: list[GraphSummary]
 
 
+#: The OpenAPI shape of a title and of a description; the service checks them (and its refusal
+#: names the value, which pydantic's would not).
+TITLE_SCHEMA = {"type": "string", "maxLength": TITLE_MAX}
+DESCRIPTION_SCHEMA = {"type": "string", "maxLength": DESCRIPTION_MAX}
+
+
 class GraphPatch(Schema):
     baseVersion: Positive
-    title: str | None = Field(default=None, max_length=200)
-    description: str | None = Field(default=None, max_length=20_000)
+    title: Any = Field(default=None, json_schema_extra=TITLE_SCHEMA)
+    description: Any = Field(default=None, json_schema_extra=DESCRIPTION_SCHEMA)
     document: dict[str, Any] | None = None
     message: str = Field(default="", max_length=500)
 
@@ -215,12 +228,25 @@ def create_graph(request: HttpRequest, payload: GraphIn) -> Status[dict[str, Any
 
 @router.post("/graphs/import", response=answers({201: GraphOut}))
 def import_graph(
-    request: HttpRequest, title: str, document: dict[str, Any] = RAW_BODY
+    request: HttpRequest, title: str | None = None, document: dict[str, Any] = RAW_BODY
 ) -> Status[dict[str, Any]]:
-    """Store a LoomGraph JSON document (the request body, as exported) as a new graph."""
-    clean = services.check_title(title)
+    """Store a LoomGraph JSON document (the request body, as exported) as a new graph. Its
+    top-level ``About`` tag, when there, gives the description and the title (``title``, when
+    given, wins) and is not stored."""
+    document, about_title, description = copies.split_about(document)
+    if title is None and about_title is None:
+        raise DocumentError(
+            f'the document has no "{copies.ABOUT_TAG}" tag with a title; expected a title '
+            "(?title=...) or that tag"
+        )
+    clean = services.check_title(about_title if title is None else title)
     services.parse_document(document)
-    graph = services.do_create_graph(owner=request.user, title=clean, document=document)  # type: ignore[arg-type]
+    graph = services.do_create_graph(
+        owner=request.user,  # type: ignore[arg-type]
+        title=clean,
+        document=document,
+        description=description,
+    )
     return Status(201, detail(graph, request.user))
 
 
@@ -278,11 +304,23 @@ def edit_graph(request: HttpRequest, graph_id: str, payload: EditIn) -> dict[str
 
 @router.get("/graphs/{graph_id}/export", response=answers({200: dict[str, Any]}))
 def export_graph(request: HttpRequest, graph_id: str) -> JsonResponse:
-    """The current document as LoomGraph JSON, as a file to save."""
+    """The current document as LoomGraph JSON with the title and description in its top-level
+    ``About`` tag, as a file named after the title (``graph.json`` when nothing of it is left
+    in ASCII)."""
     graph = services.check_can_view(request.user, graph_id)
-    response = JsonResponse(services.live_document(graph).document.to_json())
-    response["Content-Disposition"] = f'attachment; filename="{graph.pk}.json"'
+    document = services.live_document(graph).document.to_json()
+    response = JsonResponse(copies.with_about(document, graph.title, graph.description))
+    name = slugify(graph.title) or "graph"
+    response["Content-Disposition"] = f'attachment; filename="{name}.json"'
     return response
+
+
+@router.post("/graphs/{graph_id}/duplicate", response=answers({201: GraphOut}))
+def duplicate_graph(request: HttpRequest, graph_id: str) -> Status[dict[str, Any]]:
+    """A new graph of yours with the current document and description of one you may view,
+    titled "<title> (copy)"."""
+    graph = copies.do_duplicate_graph(request.user, graph_id)
+    return Status(201, detail(graph, request.user))
 
 
 @router.get("/graphs/{graph_id}/versions", response=answers({200: VersionList}))

@@ -9,19 +9,34 @@ from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_POST
 
+from geon.accounts.models import Role
 from geon.graphs import services
 from geon.graphs.gallery import listing
+
+
+def about(description: str) -> dict[str, str]:
+    r"""A description (Markdown) as the list shows it: ``summary`` (its first paragraph) and
+    ``full`` (the whole text, shown on request; empty when the summary is all of it).
+
+    >>> about("Two layers.\n\nThe *first* is wide.")
+    {'summary': 'Two layers.', 'full': 'Two layers.\n\nThe *first* is wide.'}
+    >>> about("One line.")
+    {'summary': 'One line.', 'full': ''}
+    """
+    text = description.strip()
+    summary = text.split("\n\n")[0].strip()
+    return {"summary": summary, "full": text if text != summary else ""}
 
 
 @login_required
 def graph_list(request: HttpRequest) -> HttpResponse:
     # oldest first: the gallery's own order, then the user's graphs as they were made
     graphs = services.visible_graphs(request.user).order_by("created", "title")
+    rows = [{"graph": graph, **about(graph.description)} for graph in graphs]
     gallery = [
-        {"key": key, "title": title, "summary": description.split("\n\n")[0]}
-        for key, title, description in listing()
+        {"key": key, "title": title, **about(description)} for key, title, description in listing()
     ]
-    return render(request, "graphs/list.html", {"graphs": graphs, "gallery": gallery})
+    return render(request, "graphs/list.html", {"rows": rows, "gallery": gallery})
 
 
 @login_required
@@ -44,8 +59,11 @@ def graph_editor(request: HttpRequest, graph_id: uuid.UUID) -> HttpResponse:
         graph = services.check_can_view(request.user, graph_id)
     except services.GraphNotFound as error:
         raise Http404(str(error)) from None
+    role = services.role_on(request.user, graph)
     context = {
         "graph": graph,
         "ws_path": f"/ws/graphs/{graph.pk}/",
+        # the About panel lets editors change the title and description (the API checks again)
+        "can_edit": role is not None and Role.rank(role) >= Role.rank(Role.EDITOR),
     }
     return render(request, "graphs/editor.html", context)

@@ -16,6 +16,7 @@ from geon.core.graph import PLACEMENT
 from geon.graphs import services
 from geon.graphs.models import Graph, GraphVersion, Membership, ShardPlan
 from geon.graphs.services import document_issues
+from geon.graphs.services.copies import ABOUT_TAG
 
 pytestmark = pytest.mark.django_db
 
@@ -381,9 +382,11 @@ def test_export_then_import_round_trips_the_document(
     client = as_user("viewer")
     exported = client.get(f"{API}/graphs/{graph.pk}/export")
     assert exported.status_code == 200
-    assert exported["Content-Disposition"] == f'attachment; filename="{graph.pk}.json"'
-    # the same document, keys in their order too (PostgreSQL's jsonb would reorder them)
-    assert json.dumps(exported.json()) == json.dumps(loom_document)
+    assert exported["Content-Disposition"] == 'attachment; filename="loom-add.json"'
+    # the same document, keys in their order too (PostgreSQL's jsonb would reorder them), with
+    # the title and description after them (tests/web/test_graph_description.py)
+    about = {"tags": {ABOUT_TAG: {"title": "Loom add", "description": ""}}}
+    assert json.dumps(exported.json()) == json.dumps({**loom_document, **about})
     imported = client.post(
         f"{API}/graphs/import?title=Copy", exported.content, content_type="application/json"
     )
