@@ -103,7 +103,9 @@ def test_each_plan_runs_sharded_equal_to_the_logical_run(files: dict[str, Path],
     sharded = geon("run", "--sharded", str(files[name]))
     assert (logical.returncode, sharded.returncode) == (0, 0), sharded.stderr
     got = json.loads(sharded.stdout)
-    assert got["max_abs_diff"] == {"y": 0.0}
+    # equal within float tolerance: a split contracted axis sums its parts in another order
+    assert set(got["max_abs_diff"]) == {"y"}
+    assert got["max_abs_diff"]["y"] <= 1e-12
     # the placed document computes the same values (to rounding) as the plain one
     (want,) = json.loads(logical.stdout)["outputs"]
     (out,) = got["outputs"]
