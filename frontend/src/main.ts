@@ -3,6 +3,7 @@
 
 import "./ui/editor.css";
 import { Editor } from "./editor";
+import { mountAbout } from "./ui/about";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
 import type { EditorState } from "./model/state";
@@ -73,6 +74,7 @@ function mount(root: HTMLElement): void {
     graphId: root.dataset.graphId ?? "",
     offline: root.dataset.offline === "1",
   });
+  mountAbout(root, csrf);
   const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
     state: () =>
