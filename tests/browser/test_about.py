@@ -1,5 +1,5 @@
 """The About panel of the editor (issue 21, "Explanations cut off"): a gallery graph's whole
-description rendered from Markdown, the title edited in place by its owner (Enter saves, a
+description rendered from Markdown (and in the graph list, under "Full description"), the title edited in place by its owner (Enter saves, a
 refusal is shown under it, Escape puts the saved title back), the description edited as
 Markdown, and a viewer who reads both and can change neither."""
 
@@ -41,8 +41,22 @@ def test_the_about_panel_shows_the_whole_description_and_editors_change_the_titl
     off_loop(lambda: Membership.objects.create(graph_id=graph_id, user=other_user, role="viewer"))
     tab = browsers.new_page()
     shot = screenshots(tab, "about")
-    # given ann in the editor of her copy of the transformer block
+    # given ann, whose list shows the first paragraph of her copy's description as Markdown
     sign_in(tab, daphne_server, "ann", password)
+    listed = tab.locator(f'table.graphs tr[data-title="{BLOCK}"] .graph-about')
+    assert listed.locator(".graph-about-summary strong").text_content() == "x (B, N, D)"
+    assert not listed.locator(".graph-about-full").is_visible()
+    # when she asks for the full description, the whole text is there
+    listed.get_by_text("Full description").click()
+    assert listed.locator(".graph-about-full ol > li").count() == 4
+    assert not listed.locator(".graph-about-summary").is_visible()
+    assert (
+        listed.locator(".graph-about-full")
+        .inner_text()
+        .endswith("Split the axes a layer produces (heads, F), not the one it contracts first.")
+    )
+    shot("00-list")
+    # given ann in the editor of her copy of the transformer block
     open_graph(tab, daphne_server, graph_id)
     # when she clicks the title in the header
     tab.click("header .graph-title")

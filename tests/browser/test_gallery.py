@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Dialog, Page
 
+from geon.graphs.services.copies import ABOUT_TAG
 from tests.browser.helpers import screenshots, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -58,30 +59,37 @@ def test_graphs_are_renamed_duplicated_exported_imported_and_deleted_from_the_li
         row(tab, "Loom sum").locator("button[data-act=duplicate]").click()
     assert titles(tab) == ["Loom sum", "Loom sum (copy)"]
     shot("01-list")
-    # when she exports the original, she gets its LoomGraph document as it is
+    # when she exports the original, she gets its LoomGraph document as it is, with its title
+    # and description in the About tag, in a file named after the title
     with tab.expect_download() as download:
         row(tab, "Loom sum").locator("[data-act=export]").click()
+    assert download.value.suggested_filename == "loom-sum.json"
     saved = tmp_path / "exported.json"
     download.value.save_as(saved)
-    assert json.loads(saved.read_text(encoding="utf-8")) == loom_document
-    # when she imports that file, it opens in the editor as a new graph with the same nodes
+    about = {"title": "Loom sum", "description": ""}
+    assert json.loads(saved.read_text(encoding="utf-8")) == {
+        **loom_document,
+        "tags": {ABOUT_TAG: about},
+    }
+    # when she imports that file (renamed), it opens in the editor as a new graph with the same
+    # nodes and the title the file carries
     imported = tmp_path / "loom again.json"
     imported.write_text(saved.read_text(encoding="utf-8"), encoding="utf-8")
     tab.set_input_files(".gallery-import", str(imported))
     tab.wait_for_url(f"{daphne_server}/graphs/*/")
     tab.wait_for_function("() => window.geon && window.geon.state().version === 1")
-    assert tab.text_content(".graph-title") == "loom again"
+    assert tab.text_content(".graph-title") == "Loom sum"
     assert tab.evaluate("window.geon.state().document") == loom_document
     # when she deletes the copy (after saying no once)
     tab.goto(f"{daphne_server}/")
     answers.append(None)
     row(tab, "Loom sum (copy)").locator("button[data-act=delete]").click()
-    assert titles(tab) == ["Loom sum", "Loom sum (copy)", "loom again"]
+    assert titles(tab) == ["Loom sum", "Loom sum (copy)", "Loom sum"]
     answers.extend([""])
     with tab.expect_navigation():
         row(tab, "Loom sum (copy)").locator("button[data-act=delete]").click()
     # then it is gone
-    assert titles(tab) == ["Loom sum", "loom again"]
+    assert titles(tab) == ["Loom sum", "Loom sum"]
     # when she imports a file that is not JSON, she is told so and nothing is stored
     broken = tmp_path / "notes.json"
     broken.write_text("not json", encoding="utf-8")
@@ -91,6 +99,6 @@ def test_graphs_are_renamed_duplicated_exported_imported_and_deleted_from_the_li
     assert message.text_content() == (
         '"notes.json" is not JSON; expected a LoomGraph document {"id", "nodes": [...]}'
     )
-    assert titles(tab) == ["Loom sum", "loom again"]
+    assert titles(tab) == ["Loom sum", "Loom sum"]
     shot("02-after")
     assert errors == []

@@ -24,6 +24,17 @@ export function importTitle(filename: string): string {
   return base || "Imported graph";
 }
 
+/** The top-level tag of an exported document with the graph's title and description. */
+export const ABOUT_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/About";
+
+/** The title an exported document carries in its About tag, or null when it has none. */
+export function aboutTitle(doc: LoomDocument): string | null {
+  const tags = (doc as { tags?: unknown }).tags;
+  const about = tags && typeof tags === "object" ? (tags as Record<string, unknown>)[ABOUT_TAG] : undefined;
+  const title = about && typeof about === "object" ? (about as { title?: unknown }).title : undefined;
+  return typeof title === "string" && title.trim() ? title : null;
+}
+
 /** Parse an import file; refuses anything that is not a LoomGraph document, saying why. */
 export function parseImport(filename: string, text: string): LoomDocument {
   let value: unknown;
@@ -88,9 +99,11 @@ export class GraphsApi extends RestClient {
     return this.call("PATCH", `/graphs/${id}`, { baseVersion: g.version, title });
   }
 
-  /** Store a LoomGraph document as it is, as a new graph. */
-  import(title: string, document: LoomDocument): Promise<GraphInfo> {
-    return this.call("POST", `/graphs/import?title=${encodeURIComponent(title)}`, document);
+  /** Store a LoomGraph document as it is, as a new graph; with no ``title``, the server takes
+   * the one in the document's About tag (as exported). */
+  import(title: string | null, document: LoomDocument): Promise<GraphInfo> {
+    const query = title === null ? "" : `?title=${encodeURIComponent(title)}`;
+    return this.call("POST", `/graphs/import${query}`, document);
   }
 
   exportUrl(id: string): string {
@@ -101,9 +114,9 @@ export class GraphsApi extends RestClient {
     return this.call("DELETE", `/graphs/${id}`);
   }
 
-  async duplicate(id: string): Promise<GraphInfo> {
-    const g = await this.get(id);
-    return this.create(`${g.title} (copy)`, g.document!);
+  /** A copy of yours titled "<title> (copy)", with the document and the description. */
+  duplicate(id: string): Promise<GraphInfo> {
+    return this.call("POST", `/graphs/${id}/duplicate`);
   }
 }
 

@@ -1,9 +1,21 @@
 // The graph list page: New, Import, and per graph Rename, Duplicate, Export, Delete, all through
-// the REST API; the page reloads to show the result (the list itself is rendered by Django).
+// the REST API; the page reloads to show the result (the list itself is rendered by Django, the
+// descriptions' Markdown here).
 
-import { ApiError, emptyDocument, GraphsApi, importTitle, parseImport } from "./api";
+import { renderMarkdown, renderMarkdownInline } from "../ui/markdown";
+import { aboutTitle, ApiError, emptyDocument, GraphsApi, importTitle, parseImport } from "./api";
+
+/** The descriptions (Markdown text from the page) as HTML: summaries inline, full texts as blocks. */
+function renderDescriptions(root: HTMLElement): void {
+  for (const node of root.querySelectorAll<HTMLElement>("[data-markdown]")) {
+    const text = node.textContent ?? "";
+    node.innerHTML = node.dataset.markdown === "inline" ? renderMarkdownInline(text) : renderMarkdown(text);
+    node.classList.add("markdown");
+  }
+}
 
 function mount(root: HTMLElement): void {
+  renderDescriptions(root);
   const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
   const api = new GraphsApi(root.dataset.api ?? "/api/v1", csrf);
   const message = root.querySelector<HTMLElement>(".gallery-message")!;
@@ -33,7 +45,8 @@ function mount(root: HTMLElement): void {
     if (!f) return;
     void attempt(async () => {
       const doc = parseImport(f.name, await f.text());
-      const g = await api.import(importTitle(f.name), doc);
+      // the title the file carries (an export's), else the file's name
+      const g = await api.import(aboutTitle(doc) === null ? importTitle(f.name) : null, doc);
       window.location.assign(editorUrl(g.id));
     });
   });
