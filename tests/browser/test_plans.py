@@ -176,6 +176,13 @@ def test_save_compare_and_switch_shard_plans(
         ["bytes moved", "0 B", "0 B"],
         ["peak memory per device", "240 B", "240 B"],
         ["memory on all devices", "392 B", "368 B better"],
+        # under the default hardware profile: two kernel floors each, nothing moves, all fits
+        ["step time, at most (h100-sxm-8)", "10 µs", "10 µs"],
+        ["step time, at least", "10 µs", "10 µs"],
+        ["collectives", "none", "none"],
+        ["bytes in collectives", "0 B", "0 B"],
+        ["peak memory, with temporaries", "240 B", "240 B"],
+        ["device memory", "fits", "fits"],
         ["device (0)", "240 B", "240 B"],
         ["device (1)", "152 B", "128 B better"],
         # and per operation, how each plan splits it
