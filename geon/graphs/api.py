@@ -26,6 +26,7 @@ from django.http import HttpRequest, JsonResponse
 from django.utils.text import slugify
 from ninja import Body, Path, Router, Schema, Status
 from pydantic import Field
+from pydantic.json_schema import JsonDict
 
 from geon.core.checks import check_document as check_raw_document
 from geon.core.errors import DocumentError
@@ -79,8 +80,8 @@ class GraphList(Schema):
 
 #: The OpenAPI shape of a title and of a description; the service checks them (and its refusal
 #: names the value, which pydantic's would not).
-TITLE_SCHEMA = {"type": "string", "maxLength": TITLE_MAX}
-DESCRIPTION_SCHEMA = {"type": "string", "maxLength": DESCRIPTION_MAX}
+TITLE_SCHEMA: JsonDict = {"type": "string", "maxLength": TITLE_MAX}
+DESCRIPTION_SCHEMA: JsonDict = {"type": "string", "maxLength": DESCRIPTION_MAX}
 
 
 class GraphPatch(Schema):

@@ -1,14 +1,14 @@
 """The About panel of the editor (issue 21, "Explanations cut off"): a gallery graph's whole
-description rendered from Markdown (and in the graph list, under "Full description"), the title edited in place by its owner (Enter saves, a
-refusal is shown under it, Escape puts the saved title back), the description edited as
-Markdown, and a viewer who reads both and can change neither."""
+description rendered from Markdown (and in the graph list, under "Full description"), the title
+edited in place by its owner (Enter saves, a refusal is shown under it, Escape puts the saved
+title back), the description edited as Markdown, and a viewer who reads both and can change
+neither."""
 
 from __future__ import annotations
 
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page
 
 from tests.browser.helpers import Browsers, off_loop, open_graph, screenshots, sign_in
 
