@@ -81,6 +81,7 @@ def test_the_about_panel_shows_the_whole_description_and_editors_change_the_titl
     error = about.locator(".geon-about-error").first
     error.filter(has_text="not valid").wait_for()
     assert error.text_content() == TITLE_REFUSED
+    shot("02-refused")
     assert stored(graph_id) == (BLOCK, description)
     # Escape puts the saved title back (and keeps the panel open)
     title.press("Escape")
@@ -102,7 +103,7 @@ def test_the_about_panel_shows_the_whole_description_and_editors_change_the_titl
     text.locator("em", has_text="block").wait_for()
     assert text.locator("ul > li").all_text_contents() == ["attention", "MLP"]
     assert stored(graph_id) == ("My transformer", "One *block*:\n\n- attention\n- MLP")
-    shot("02-edited")
+    shot("03-edited")
     # Escape closes the panel
     title.press("Escape")
     about.wait_for(state="hidden")
@@ -123,7 +124,7 @@ def test_the_about_panel_shows_the_whole_description_and_editors_change_the_titl
     assert seen.locator(".geon-about-readonly").text_content() == (
         "Only the graph's editors can change its title and description."
     )
-    screenshots(viewer, "about")("03-viewer")
+    screenshots(viewer, "about")("04-viewer")
     # the one refusal (the blank title), as the page saw it and as its console said it
     assert browsers.errors == [
         f"page 1: 422 {daphne_server}/api/v1/graphs/{graph_id}",
