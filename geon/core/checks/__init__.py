@@ -28,6 +28,8 @@ Where each rule lives
 - :mod:`~geon.core.checks.cycles`: ``NoTensorOperationCycles`` (whole graph).
 - :mod:`~geon.core.checks.axes`: ``AxisDeclarations``, ``TensorAxesAgreement``,
   ``OperationAxesInference``, ``KernelSignatureAgreement``.
+- :mod:`~geon.core.checks.runnable`: ``OperationPorts``, ``PositionalKernelAgreement`` (what
+  the executor needs of an operation that the others leave unchecked, issue 21).
 - :mod:`~geon.core.checks.broadcasting`: ``AccidentalBroadcast`` (a warning; ``check(...,
   strict_broadcasting=True)`` makes it an error).
 - :mod:`~geon.core.checks.placement`: ``PlanPlacement``.

@@ -24,7 +24,7 @@ import operator
 from collections.abc import Sequence
 from typing import Any
 
-from geon.core.checks import axes, broadcasting
+from geon.core.checks import axes, broadcasting, runnable
 from geon.core.checks.applications import application_signature, operation_application
 from geon.core.checks.coverage import coverage_exact
 from geon.core.checks.cycles import cycles
@@ -82,6 +82,7 @@ def all_constraints() -> tuple[Constraint, ...]:
     return (
         *LOOM_CONSTRAINTS,
         *axes.CONSTRAINTS,
+        *runnable.CONSTRAINTS,
         broadcasting.CONSTRAINT,
         *PLACEMENT_CONSTRAINTS,
     )

@@ -1,0 +1,263 @@
+"""What the executor needs of an operation that the other constraints leave unchecked (issue 21:
+"a graph without error issues must run"), so that a graph that checks clean is never refused by
+:func:`geon.execute.compile_run`.
+
+>>> import numpy as np
+>>> from geon import core as gc
+>>> from geon.core.graph import OPERATION, Graph
+>>> g = gc.graph([gc.constant(np.ones(2), axes=[gc.Axis("H", 2)]) * 2.0])
+>>> g.check()
+[]
+>>> palette = {"id": "00000000-0000-4000-8000-000000000001", "type": OPERATION,
+...     "label": "add_1", "body": {"kernel": "op:add", "inputs": {}, "outputs": {}}}
+>>> bare = Graph.from_json({"id": "00000000-0000-4000-8000-000000000000", "nodes": [palette]})
+>>> [i.message for i in bare.check()][0]  # doctest: +NORMALIZE_WHITESPACE
+'operation "add_1" (op:add) has no input "tensors"; connect a tensor to its "tensors" input or
+ delete the operation'
+
+- ``OperationPorts`` (Operations with a catalogue kernel that
+  ``OperationAxesInference`` does not judge — nothing connected, or only tensors without
+  ``TensorAxes``): the input keys are the kernel's, each required key holds one tensor (an n-ary
+  kernel at least two), and the operation writes exactly one tensor, in ``"result"``. An
+  operation added from the palette with nothing connected is reported here.
+- ``PositionalKernelAgreement`` (the same operations once their ports are right, when no tensor
+  they touch has ``TensorAxes``): the kernel runs positionally, which only the elementwise kernels
+  and ``op:linear``, ``matmul`` and ``row_sum`` do, and an elementwise kernel's operand
+  selections broadcast (NumPy's rule, from the right) to the shape of the selection it writes, or
+  to as many elements — for the operation and for each of its Applications.
+
+A named operation (one with a tensor tagged with ``TensorAxes``) is judged by
+``OperationAxesInference`` alone, which reports the same port problems in its own words; the
+checks here then stay silent, so that one problem is one issue. Custom kernels (not in the
+catalogue) are loom's and check clean; the executor refuses them (they have no implementation),
+and that is the one exception to "no error issue, then it runs".
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterator, Sequence
+
+from geon.core.checks.axes import infer_operation
+from geon.core.checks.fastpath import is_well_formed
+from geon.core.checks.messages import context, issue, names
+from geon.core.errors import quote
+from geon.core.graph import APPLICATION, OPERATION, TENSOR, TENSOR_AXES, GraphIndex, Node
+from geon.core.graph import iter_selections as selections_of
+from geon.core.issues import Constraint, Issue
+from geon.core.ops import CATALOGUE, Kernel
+from geon.core.zspace import parse_range
+
+__all__ = ["CONSTRAINTS", "PORTS", "POSITIONAL", "operation_name"]
+
+PORTS = "OperationPorts"
+POSITIONAL = "PositionalKernelAgreement"
+
+ELEMENTWISE = ("nary", "binary", "unary")
+"""The kernel families the executor runs on tensors without axes, besides ``positional``."""
+
+Shape = tuple[int, ...]
+
+
+def operation_name(node: Node) -> str:
+    """How an issue names an operation: its label, else its kernel, else its id."""
+    kernel = node.body.get("kernel") if isinstance(node.body, dict) else None
+    return node.label or (kernel if isinstance(kernel, str) and kernel else node.id)
+
+
+def _judged_here(index: GraphIndex, node: Node) -> Kernel | None:
+    """The catalogue kernel of a well-formed operation that ``OperationAxesInference`` leaves to
+    these checks (nothing named connected), or None."""
+    kname = node.body.get("kernel")
+    if not isinstance(kname, str) or kname not in CATALOGUE or not is_well_formed(index, node):
+        return None
+    if infer_operation(index, node) != (None, None):
+        return None  # named: OperationAxesInference reports its ports and axes
+    return CATALOGUE[kname]
+
+
+def _keys(node: Node, side: str) -> dict[str, int]:
+    """How many selections each key of one side holds, in document order."""
+    out: dict[str, int] = {}
+    raw = node.body.get(side)
+    if isinstance(raw, dict):
+        for key, items in raw.items():
+            out[key] = len(items) if isinstance(items, list) else 0
+    return out
+
+
+def _ports(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    k = _judged_here(index, node)
+    if k is None:
+        return
+    yield from _port_issues(node, k)
+
+
+def _port_issues(node: Node, k: Kernel) -> Iterator[Issue]:
+    who = f"operation {quote(operation_name(node))} ({k.name})"
+    inputs, outputs = _keys(node, "inputs"), _keys(node, "outputs")
+
+    def found(summary: str, message: str, where: str, **params: object) -> Issue:
+        return issue(
+            PORTS,
+            "KernelError",
+            summary,
+            f"{who} {message}",
+            (node.id,),
+            (context("Operation", node.id, where, {"kernel": k.name}),),
+            {"kernel": k.name, **params},
+        )
+
+    for key, n in inputs.items():
+        if key not in k.inputs and n:
+            yield found(
+                "Operation has an input its kernel does not read",
+                f"has an input {quote(key)}, which {k.name} does not read; expected inputs "
+                f"{names(k.inputs)}; disconnect the tensors from {quote(key)}",
+                f".body.inputs.{key}",
+                key=key,
+            )
+    for key in k.inputs:
+        n = inputs.get(key, 0)
+        if n == 0 and key not in k.optional:
+            yield found(
+                "Operation input is not connected",
+                f"has no input {quote(key)}; connect a tensor to its {quote(key)} input or delete "
+                "the operation",
+                ".body.inputs",
+                key=key,
+            )
+        elif k.variadic and n == 1:
+            yield found(
+                "Operation needs another input",
+                f"reads 1 tensor as {quote(key)}; expected at least two; connect another tensor "
+                "to it or delete the operation",
+                f".body.inputs.{key}",
+                key=key,
+                count=n,
+            )
+        elif not k.variadic and n > 1:
+            yield found(
+                "Operation input holds several tensors",
+                f"reads {n} tensors as {quote(key)}; expected exactly one; disconnect all but one",
+                f".body.inputs.{key}",
+                key=key,
+                count=n,
+            )
+    for key, n in outputs.items():
+        if key != "result" and n:
+            yield found(
+                "Operation has an output its kernel does not write",
+                f'has an output {quote(key)}; expected only "result"; disconnect the tensors '
+                f"from {quote(key)}",
+                f".body.outputs.{key}",
+                key=key,
+            )
+    written = outputs.get("result", 0)
+    if written == 0:
+        yield found(
+            "Operation writes no tensor",
+            'writes no tensor; connect its "result" output to a tensor (the editor creates it '
+            "once every input is connected) or delete the operation",
+            ".body.outputs",
+            key="result",
+        )
+    elif written > 1:
+        yield found(
+            "Operation writes several tensors",
+            f'writes {written} tensors as "result"; expected exactly one; disconnect all but one',
+            ".body.outputs.result",
+            key="result",
+            count=written,
+        )
+
+
+def _positional(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    k = _judged_here(index, node)
+    if k is None or any(True for _ in _port_issues(node, k)):
+        return
+    tensors = [index.get(s.tensor_id) for s in selections_of(node.body)]
+    if any(t is None or t.type != TENSOR or not is_well_formed(index, t) for t in tensors):
+        return  # TensorOperationAgreement reports it
+    who = f"operation {quote(operation_name(node))} ({k.name})"
+    if any(t is not None and t.tags and TENSOR_AXES in t.tags for t in tensors):
+        return  # OperationAxesInference judges a mix of named and positional tensors
+    if k.named and k.family not in ELEMENTWISE:
+        labels = list(dict.fromkeys(t.label or t.id for t in tensors if t is not None))
+        yield issue(
+            POSITIONAL,
+            "AxisError",
+            "Kernel needs named axes",
+            f"{who} reads and writes tensors without TensorAxes {names(labels)}; {k.name} works "
+            "on named axes; give every tensor it reads and writes its axes",
+            (node.id,),
+            (context("Operation", node.id, ".body", {"kernel": k.name}),),
+            {"kernel": k.name},
+        )
+        return
+    if k.family not in ELEMENTWISE:
+        return
+    sources: list[tuple[Node, str]] = [(node, "operation")]
+    for app in index.applications_of(node.id):
+        if app.type == APPLICATION and is_well_formed(index, app):
+            sources.append((app, f"application {quote(app.label or app.id)} of the operation"))
+    for owner, what in sources:
+        found = _elementwise_problem(owner, k)
+        if found is not None:
+            yield issue(
+                POSITIONAL,
+                "ShapeError",
+                "Operand shapes do not broadcast to the result",
+                f"{who}: the {what} {found}; select regions whose shapes agree or are 1 from "
+                "the right, or give the tensors axes",
+                (node.id, *(() if owner is node else (owner.id,))),
+                (context("Selections", owner.id, ".body", None),),
+                {"kernel": k.name},
+            )
+
+
+def _elementwise_problem(owner: Node, k: Kernel) -> str | None:
+    """What keeps an elementwise kernel from running positionally on ``owner``'s selections, or
+    None: the executor's rule (:func:`geon.execute.kernels.lower_positional`)."""
+    ins: list[Shape] = []
+    for key in k.inputs:
+        for s in selections_of(owner.body, ("inputs",)):
+            if s.key == key:
+                r = parse_range(s.range)
+                if r is None:
+                    return None  # malformed: another constraint's
+                ins.append(r.shape)
+    outs = [parse_range(s.range) for s in selections_of(owner.body, ("outputs",))]
+    if len(outs) != 1 or outs[0] is None:
+        return None
+    out = outs[0].shape
+    shape = broadcast_shape(ins)
+    shown = ", ".join(str(list(s)) for s in ins)
+    if shape is None:
+        return f"reads shapes ({shown}), which do not broadcast together"
+    if shape != out and math.prod(shape) != math.prod(out):
+        return f"reads shapes ({shown}), which broadcast to {list(shape)}, but writes {list(out)}"
+    return None
+
+
+def broadcast_shape(shapes: Sequence[Shape]) -> Shape | None:
+    """NumPy's broadcast of ``shapes`` (aligned from the right), or None when they clash.
+
+    >>> broadcast_shape([(2, 3), (3,)]), broadcast_shape([(2, 3), (2,)])
+    ((2, 3), None)
+    """
+    rank = max((len(s) for s in shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s, start=rank - len(s)):
+            if n != 1 and out[i] not in (1, n):
+                return None
+            out[i] = n if n != 1 else out[i]
+    return tuple(out)
+
+
+CONSTRAINTS: tuple[Constraint, ...] = (
+    Constraint(PORTS, frozenset({OPERATION}), _ports),
+    Constraint(POSITIONAL, frozenset({OPERATION}), _positional),
+)
+"""The constraints of this module, registered after the axis constraints."""
