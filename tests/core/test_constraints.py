@@ -299,6 +299,7 @@ EXPECTED: list[tuple[str, list[Triple]]] = [
                 "Tensor is written by more than one operation",
                 [Z, OP, N9],
             ),
+            ("OperationPorts", "Operation input is not connected", [N9]),  # issue 21
         ],
     ),
     (

@@ -24,7 +24,8 @@
   they touch has ``TensorAxes``): the kernel runs positionally, which only the elementwise kernels
   and ``op:linear``, ``matmul`` and ``row_sum`` do, and an elementwise kernel's operand
   selections broadcast (NumPy's rule, from the right) to the shape of the selection it writes, or
-  to as many elements — for the operation and for each of its Applications.
+  to as many elements — for the operation and for each of its Applications that agrees with it
+  (a disagreeing one is the application constraints' issue).
 
 A named operation (one with a tensor tagged with ``TensorAxes``) is judged by
 ``OperationAxesInference`` alone, which reports the same port problems in its own words; the
@@ -38,6 +39,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
+from geon.core.checks.applications import application_signature, operation_application
 from geon.core.checks.axes import infer_operation
 from geon.core.checks.fastpath import is_well_formed
 from geon.core.checks.messages import context, issue, names
@@ -199,7 +201,7 @@ def _positional(index: GraphIndex, node: Node) -> Iterator[Issue]:
         return
     sources: list[tuple[Node, str]] = [(node, "operation")]
     for app in index.applications_of(node.id):
-        if app.type == APPLICATION and is_well_formed(index, app):
+        if _agrees(index, app):
             sources.append((app, f"application {quote(app.label or app.id)} of the operation"))
     for owner, what in sources:
         found = _elementwise_problem(owner, k)
@@ -214,6 +216,17 @@ def _positional(index: GraphIndex, node: Node) -> Iterator[Issue]:
                 (context("Selections", owner.id, ".body", None),),
                 {"kernel": k.name},
             )
+
+
+def _agrees(index: GraphIndex, app: Node) -> bool:
+    """Whether an application is judged here: well-formed and in agreement with its operation
+    (a disagreement is reported once, by the application constraints)."""
+    return (
+        app.type == APPLICATION
+        and is_well_formed(index, app)
+        and not operation_application(index, app)
+        and not application_signature(index, app)
+    )
 
 
 def _elementwise_problem(owner: Node, k: Kernel) -> str | None:
