@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterator, Sequence
+from operator import sub
 
 from geon.core.checks.applications import application_signature, operation_application
 from geon.core.checks.axes import infer_operation
@@ -199,23 +200,29 @@ def _positional(index: GraphIndex, node: Node) -> Iterator[Issue]:
         return
     if k.family not in ELEMENTWISE:
         return
-    sources: list[tuple[Node, str]] = [(node, "operation")]
+    found_at: list[tuple[Node, str, str]] = []
+    found = _elementwise_problem(node, k)
+    if found is not None:
+        found_at.append((node, "operation", found))
     for app in index.applications_of(node.id):
-        if _agrees(index, app):
-            sources.append((app, f"application {quote(app.label or app.id)} of the operation"))
-    for owner, what in sources:
-        found = _elementwise_problem(owner, k)
-        if found is not None:
-            yield issue(
-                POSITIONAL,
-                "ShapeError",
-                "Operand shapes do not broadcast to the result",
-                f"{who}: the {what} {found}; select regions whose shapes agree or are 1 from "
-                "the right, or give the tensors axes",
-                (node.id, *(() if owner is node else (owner.id,))),
-                (context("Selections", owner.id, ".body", None),),
-                {"kernel": k.name},
-            )
+        # the shapes first (cheap); the application's agreement only where they clash
+        if app.type != APPLICATION or not is_well_formed(index, app):
+            continue
+        found = _elementwise_problem(app, k)
+        if found is not None and _agrees(index, app):
+            what = f"application {quote(app.label or app.id)} of the operation"
+            found_at.append((app, what, found))
+    for owner, what, problem in found_at:
+        yield issue(
+            POSITIONAL,
+            "ShapeError",
+            "Operand shapes do not broadcast to the result",
+            f"{who}: the {what} {problem}; select regions whose shapes agree or are 1 from "
+            "the right, or give the tensors axes",
+            (node.id, *(() if owner is node else (owner.id,))),
+            (context("Selections", owner.id, ".body", None),),
+            {"kernel": k.name},
+        )
 
 
 def _agrees(index: GraphIndex, app: Node) -> bool:
@@ -229,28 +236,56 @@ def _agrees(index: GraphIndex, app: Node) -> bool:
     )
 
 
+def _shape(raw: object) -> Shape | None:
+    """A selection range's shape: read straight off ``{start, end}`` lists of ints (the common,
+    well-formed case, on every application of every operation), else through
+    :func:`geon.core.zspace.parse_range`; None when malformed (another constraint's issue)."""
+    if isinstance(raw, dict):
+        start, end = raw.get("start"), raw.get("end")
+        if type(start) is list and type(end) is list and len(start) == len(end):
+            try:
+                return tuple(map(sub, end, start))
+            except TypeError:
+                pass  # not numbers: parse_range says what is wrong
+    r = parse_range(raw)
+    return None if r is None else r.shape
+
+
+def _side(owner: Node, side: str) -> dict[str, list[object]]:
+    raw = owner.body.get(side) if isinstance(owner.body, dict) else None
+    return raw if isinstance(raw, dict) else {}
+
+
 def _elementwise_problem(owner: Node, k: Kernel) -> str | None:
     """What keeps an elementwise kernel from running positionally on ``owner``'s selections, or
     None: the executor's rule (:func:`geon.execute.kernels.lower_positional`)."""
     ins: list[Shape] = []
+    inputs = _side(owner, "inputs")
     for key in k.inputs:
-        for s in selections_of(owner.body, ("inputs",)):
-            if s.key == key:
-                r = parse_range(s.range)
-                if r is None:
-                    return None  # malformed: another constraint's
-                ins.append(r.shape)
-    outs = [parse_range(s.range) for s in selections_of(owner.body, ("outputs",))]
-    if len(outs) != 1 or outs[0] is None:
+        items = inputs.get(key)
+        for item in items if isinstance(items, list) else ():
+            shape = _shape(item.get("range")) if isinstance(item, dict) else None
+            if shape is None:
+                return None  # malformed: another constraint's
+            ins.append(shape)
+    written = [
+        item
+        for items in _side(owner, "outputs").values()
+        if isinstance(items, list)
+        for item in items
+    ]
+    if len(written) != 1 or not isinstance(written[0], dict):
         return None
-    out = outs[0].shape
+    out = _shape(written[0].get("range"))
+    if out is None:
+        return None
     shape = broadcast_shape(ins)
+    if shape == out or (shape is not None and math.prod(shape) == math.prod(out)):
+        return None
     shown = ", ".join(str(list(s)) for s in ins)
     if shape is None:
         return f"reads shapes ({shown}), which do not broadcast together"
-    if shape != out and math.prod(shape) != math.prod(out):
-        return f"reads shapes ({shown}), which broadcast to {list(shape)}, but writes {list(out)}"
-    return None
+    return f"reads shapes ({shown}), which broadcast to {list(shape)}, but writes {list(out)}"
 
 
 def broadcast_shape(shapes: Sequence[Shape]) -> Shape | None:
