@@ -70,6 +70,7 @@ class GraphSummary(Schema):
 
 class GraphOut(GraphSummary):
     description: str
+    strictBroadcasting: bool
     document: dict[str, Any]
     issues: list[dict[str, Any]]
 
@@ -88,6 +89,8 @@ class GraphPatch(Schema):
     baseVersion: Positive
     title: Any = Field(default=None, json_schema_extra=TITLE_SCHEMA)
     description: Any = Field(default=None, json_schema_extra=DESCRIPTION_SCHEMA)
+    # checked by the service, which names a bad value (like title and description)
+    strictBroadcasting: Any = Field(default=None, json_schema_extra={"type": "boolean"})
     document: dict[str, Any] | None = None
     message: str = Field(default="", max_length=500)
 
@@ -192,6 +195,7 @@ def detail(graph: Graph, user: Any) -> dict[str, Any]:
     return {
         **summary(graph, user),
         "description": graph.description,
+        "strictBroadcasting": graph.strict_broadcasting,
         "document": live.document.to_json(),
         "issues": live.issues(),
     }
@@ -268,6 +272,7 @@ def update_graph(request: HttpRequest, graph_id: str, payload: GraphPatch) -> di
         document=payload.document,
         message=payload.message,
         description=payload.description,
+        strict_broadcasting=payload.strictBroadcasting,
     )
     graph = services.check_can_view(request.user, graph.pk)
     return detail(graph, request.user)

@@ -27,6 +27,8 @@ class Graph(models.Model):
     # What the graph is and how to read it, in Markdown (the gallery's explanations, an author's
     # notes); shown in full in the editor's About panel.
     description = models.TextField(blank=True, default="")
+    # Accidental broadcasts (constraint AccidentalBroadcast) are errors rather than warnings.
+    strict_broadcasting = models.BooleanField(default=False)
     # The gallery example this graph was loaded from ("" for the user's own graphs): makes
     # loading the gallery idempotent.
     example = models.CharField(max_length=100, blank=True, default="")

@@ -122,7 +122,7 @@ def test_the_about_panel_shows_the_whole_description_and_editors_change_the_titl
     assert seen.locator("input, textarea").count() == 0
     assert seen.get_by_role("button", name="Edit description").count() == 0
     assert seen.locator(".geon-about-readonly").text_content() == (
-        "Only the graph's editors can change its title and description."
+        "Only the graph's editors can change its title, description and settings."
     )
     screenshots(viewer, "about")("04-viewer")
     # the one refusal (the blank title), as the page saw it and as its console said it

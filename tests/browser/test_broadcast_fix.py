@@ -1,6 +1,7 @@
 """The accidental-broadcast warning's one-click fix in the editor (issue 19 item 2): the seed's
 ``[C1, N] + [C2, N]`` pitfall shows an ``AccidentalBroadcast`` row with a fix button; the button
-inserts a ``cast_axes`` as one server-checked edit, the warning goes, one undo brings it back."""
+inserts a ``cast_axes`` as one server-checked edit, the warning goes, one undo brings it back;
+the graph's "strict broadcasting" setting (About) makes the same issue an error."""
 
 from __future__ import annotations
 
@@ -57,4 +58,16 @@ def test_the_fix_inserts_cast_axes_and_one_undo_takes_it_back(
     tab.wait_for_function("() => window.geon.state().version === 3")
     tab.wait_for_selector(f"{ACCIDENTAL}.warning")
     assert titles(tab) == before
+
+    # when ann makes the graph strict about broadcasting (About, one checkbox)
+    tab.click(".graph-about-open")
+    tab.check(".geon-about-strict")
+    # then the same issue is an error, on her editor at once, and the setting holds on reload
+    tab.wait_for_selector(f"{ACCIDENTAL}.error")
+    tab.keyboard.press("Escape")
+    shot("03-strict")
+    tab.reload()
+    tab.wait_for_selector(f"{ACCIDENTAL}.error")
+    tab.click(".graph-about-open")
+    assert tab.is_checked(".geon-about-strict")
     assert errors == []

@@ -3,7 +3,8 @@
 // Editors change the title in place (Enter saves, Escape puts the saved one back) and the
 // description in a textarea (Save, or Ctrl+Enter; Cancel or Escape); each is a PATCH of
 // /api/v1/graphs/<id> on the current version, and a refusal is shown under the field with the
-// typed text kept. Viewers read both. The page gives the description (a json_script) and
+// typed text kept. Editors also switch the graph's "strict broadcasting" (AccidentalBroadcast
+// as an error; the server sends every editor the re-checked issues). Viewers read all of it. The page gives the description (a json_script) and
 // whether the user may edit (data-can-edit); the server checks the role again.
 
 import "./about.css";
@@ -14,6 +15,7 @@ import { renderMarkdown } from "./markdown";
 export interface About {
   title: string;
   description: string;
+  strictBroadcasting: boolean;
 }
 
 /** PATCH of the title and/or description, based on the version current just before. */
@@ -47,6 +49,7 @@ export function mountAbout(root: HTMLElement, csrf: string): AboutPanel {
   const saved: About = {
     title: header?.textContent ?? "",
     description: given ? (JSON.parse(given) as string) : "",
+    strictBroadcasting: root.dataset.strictBroadcasting === "1",
   };
 
   const titleError = el("p", { class: "geon-about-error", role: "alert" });
@@ -59,6 +62,20 @@ export function mountAbout(root: HTMLElement, csrf: string): AboutPanel {
   const saveButton = button("Save", "Save the description (Ctrl+Enter)", () => void saveDescription(), "primary");
   const cancelButton = button("Cancel", "Keep the saved description (Escape)", () => stopEditing());
   const editing = el("div", { class: "geon-about-editing", hidden: "" }, textarea, el("div", { class: "geon-about-actions" }, saveButton, cancelButton));
+  const strictBox = el("input", { type: "checkbox", class: "geon-about-strict", id: "geon-about-strict" });
+  const strictError = el("p", { class: "geon-about-error", role: "alert" });
+  const strictText = "Strict broadcasting: an accidental broadcast (operands that share no axis, or two equal-length axes that likely mean the same) is an error, not a warning";
+  const strictState = el("p", { class: "geon-about-setting muted small" });
+  const strictRow = canEdit ? el("div", { class: "geon-about-setting" }, strictBox, el("label", { for: "geon-about-strict", text: ` ${strictText}` }), strictError) : strictState;
+  strictBox.addEventListener("change", () => {
+    const wanted = strictBox.checked;
+    strictBox.disabled = true;
+    void save({ strictBroadcasting: wanted }, strictError).then(() => {
+      strictBox.disabled = false;
+      strictBox.checked = saved.strictBroadcasting;
+    strictState.textContent = `${strictText}: ${saved.strictBroadcasting ? "on" : "off"}.`;
+    });
+  });
   const close = button("Close", "Close (Escape)", () => element.close());
   const element = el(
     "dialog",
@@ -66,7 +83,8 @@ export function mountAbout(root: HTMLElement, csrf: string): AboutPanel {
     el("div", { class: "geon-about-head" }, canEdit ? titleInput : titleView, close),
     titleError,
     rendered,
-    ...(canEdit ? [editing, descriptionError, editButton] : [el("p", { class: "muted small geon-about-readonly", text: "Only the graph's editors can change its title and description." })]),
+    ...(canEdit ? [editing, descriptionError, editButton] : [el("p", { class: "muted small geon-about-readonly", text: "Only the graph's editors can change its title, description and settings." })]),
+    strictRow,
   );
   element.addEventListener("click", (e) => {
     if (e.target === element) element.close();
@@ -76,6 +94,8 @@ export function mountAbout(root: HTMLElement, csrf: string): AboutPanel {
     rendered.innerHTML = saved.description.trim() ? renderMarkdown(saved.description) : "";
     if (!saved.description.trim()) rendered.append(el("p", { class: "muted", text: "No description yet." }));
     titleView.textContent = saved.title;
+    strictBox.checked = saved.strictBroadcasting;
+    strictState.textContent = `${strictText}: ${saved.strictBroadcasting ? "on" : "off"}.`;
     if (header) header.textContent = saved.title;
     document.title = `${saved.title} · geon`;
   }
@@ -86,6 +106,7 @@ export function mountAbout(root: HTMLElement, csrf: string): AboutPanel {
       const answer = await api.update(patch);
       saved.title = answer.title;
       saved.description = answer.description;
+      saved.strictBroadcasting = answer.strictBroadcasting;
       show();
       return true;
     } catch (e) {

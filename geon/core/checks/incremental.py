@@ -25,7 +25,7 @@ from typing import Any
 
 from geon.core.checks.cycles import cycle_components, cycle_issues, dataflow
 from geon.core.checks.documents import envelope_issues
-from geon.core.checks.registry import Dispatch, all_constraints, run_node
+from geon.core.checks.registry import Dispatch, all_constraints, run_node, strict
 from geon.core.graph import AXIS, OPERATION, Change, Graph, Node, node_references
 from geon.core.issues import Issue, bound_check_issues
 
@@ -45,8 +45,10 @@ class IncrementalChecker:
     []
     """
 
-    def __init__(self, graph: Graph) -> None:
+    def __init__(self, graph: Graph, *, strict_broadcasting: bool = False) -> None:
         self.graph = graph
+        self.strict_broadcasting = strict_broadcasting
+        """Report ``AccidentalBroadcast`` as an error (the graph's "strict broadcasting")."""
         self._dispatch = Dispatch(all_constraints())
         self._by_node: dict[str, list[Issue]] = {}
         self._dataflow: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
@@ -78,7 +80,7 @@ class IncrementalChecker:
             for nid in index.in_document_order(self._by_node):
                 out.extend(self._by_node[nid])
             out.extend(self._cycles)
-            self._cache = bound_check_issues(out)
+            self._cache = strict(bound_check_issues(out), self.strict_broadcasting)
         return list(self._cache)
 
     def apply(self, ops: Sequence[Mapping[str, Any]]) -> list[Issue]:

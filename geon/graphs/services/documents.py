@@ -18,7 +18,7 @@ from typing import Any
 
 from django.conf import settings
 
-from geon.core.checks import IncrementalChecker
+from geon.core.checks import IncrementalChecker, check
 from geon.core.graph import Graph as Document
 from geon.core.issues import Issue
 from geon.graphs.models import Graph, GraphVersion
@@ -30,9 +30,12 @@ def parse_document(document: Any) -> Document:
     return Document.from_json(document)
 
 
-def document_issues(document: dict[str, Any]) -> list[dict[str, Any]]:
+def document_issues(
+    document: dict[str, Any], *, strict_broadcasting: bool = False
+) -> list[dict[str, Any]]:
     """Every issue the checker finds in a stored document, as JSON (DESIGN.md §5)."""
-    return [issue.to_json() for issue in parse_document(document).check()]
+    found = check(parse_document(document), strict_broadcasting=strict_broadcasting)
+    return [issue.to_json() for issue in found]
 
 
 @dataclass
@@ -95,7 +98,10 @@ def live_document(graph: Graph) -> LiveDocument:
             _LIVE.move_to_end(graph.pk)
             return live
     document = GraphVersion.objects.get(pk=version.pk).document
-    live = LiveDocument(version.number, IncrementalChecker(Document.from_json(document)))
+    checker = IncrementalChecker(
+        Document.from_json(document), strict_broadcasting=graph.strict_broadcasting
+    )
+    live = LiveDocument(version.number, checker)
     with _LIVE_LOCK:
         _LIVE[graph.pk] = live
         while len(_LIVE) > LIVE_MAX:

@@ -132,9 +132,11 @@ def do_update_graph(
     document: dict[str, Any] | None = None,
     message: str = "",
     description: str | None = None,
+    strict_broadcasting: bool | None = None,
 ) -> Graph:
-    """Change the title, the description and/or replace the whole document (as a new version),
-    if ``user`` may edit and ``base_version`` is current. Live clients get a fresh ``snapshot``."""
+    """Change the title, the description, the "strict broadcasting" setting and/or replace the
+    whole document (as a new version), if ``user`` may edit and ``base_version`` is current.
+    Live clients get a fresh ``snapshot`` when the document or its issues change."""
     with transaction.atomic():
         graph = check_can(user, graph_id, Role.EDITOR, lock=True)
         current = check_base_version(graph, base_version)
@@ -142,6 +144,17 @@ def do_update_graph(
             graph.title = check_title(title)
         if description is not None:
             graph.description = check_description(description)
+        restrict = strict_broadcasting is not None and (
+            strict_broadcasting != graph.strict_broadcasting
+        )
+        if restrict:
+            if not isinstance(strict_broadcasting, bool):
+                raise DocumentError(
+                    f'strictBroadcasting "{strict_broadcasting}" is not valid; expected true or '
+                    "false"
+                )
+            graph.strict_broadcasting = strict_broadcasting
+            forget_live(graph.pk)  # its issues are rebuilt with the setting
         if document is not None:
             new = parse_document(document)
             old = live_document(graph).document
@@ -156,7 +169,7 @@ def do_update_graph(
             graph.current_version = version
             forget_live(graph.pk)
         graph.save()
-        if document is not None:
+        if document is not None or restrict:
             pk = graph.pk
             transaction.on_commit(lambda: _publish_snapshot(pk))
     return graph
