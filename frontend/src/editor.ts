@@ -379,7 +379,7 @@ export class Editor implements Commands {
     const state = this.state();
     const issues = state.issues;
     const colors = new Map(this.sync.session.present.map((p) => [p.user, personColor(p.user)]));
-    this.toolbar.update(state, { canUndo: this.sync.history.canUndo, canRedo: this.sync.history.canRedo, found: this.found.length, colors, me: this.options.user });
+    this.toolbar.update(state, { canUndo: this.sync.history.canUndo, canRedo: this.sync.history.canRedo, found: this.found.length, colors, me: this.options.user, readOnly: this.sync.readOnly() });
     this.axesPanel.update(doc, axesWithIssues(issues));
     this.inspector.update(doc, this.selected, issues);
     this.projection.update(doc, this.selected);

@@ -112,6 +112,16 @@ def test_the_about_panel_shows_the_whole_description_and_editors_change_the_titl
     viewer = browsers.new_page()
     sign_in(viewer, daphne_server, "bob", password)
     open_graph(viewer, daphne_server, graph_id)
+    # the toolbar says he reads only, and its editing controls are off with the reason why
+    # (issue 21, "role-blind editor")
+    viewer.wait_for_selector(".geon-role:not([hidden])")
+    assert viewer.text_content(".geon-role") == "viewer · read-only"
+    reason = "you are a viewer on this graph, so edits are refused; an owner can make you an editor"
+    for control in (".geon-act-newTensor", ".geon-act-palette", ".geon-act-undo"):
+        assert viewer.is_disabled(control), control
+        assert viewer.get_attribute(control, "title") == reason, control
+    assert tab.locator(".geon-role").is_hidden()  # ann edits: no badge, controls on
+    assert tab.is_enabled(".geon-act-newTensor")
     # when he opens About from its button
     viewer.click("header .graph-about-open")
     seen = viewer.locator(DIALOG)

@@ -16,7 +16,7 @@ import { createShareDialog } from "./share";
 export interface Toolbar {
   element: HTMLElement;
   search: HTMLInputElement;
-  update(state: EditorState, extra: { canUndo: boolean; canRedo: boolean; found: number; colors: Map<string, string>; me: string }): void;
+  update(state: EditorState, extra: { canUndo: boolean; canRedo: boolean; found: number; colors: Map<string, string>; me: string; readOnly: string | null }): void;
 }
 
 interface OutputSummary {
@@ -75,6 +75,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
     const a = action(name);
     const b = button(label, `${a.title} (${shortcutLabel(a, mac)})`, () => runAction(name), `geon-act-${name} ${cls}`);
     b.dataset.action = name;
+    b.dataset.title = b.title;
     return b;
   };
   const connection = el("span", { class: "geon-connection", role: "status" });
@@ -83,6 +84,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
   const signIn = el("a", { class: "geon-sign-in", text: "sign in" });
 
   const version = el("span", { class: "geon-version" });
+  const role = el("span", { class: "geon-role", role: "status" });
   const issues = el("span", { class: "geon-issues" });
   const undo = act("undo", "↶ Undo");
   const redo = act("redo", "↷ Redo");
@@ -109,7 +111,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
   const element = el(
     "div",
     { class: "geon-toolbar", role: "toolbar" },
-    group(connection, version, issues),
+    group(connection, role, version, issues),
     group(undo, redo),
     group(tensor, op, fit),
     group(search, found),
@@ -136,8 +138,14 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
       issues.textContent = state.version === null ? "" : counts.text;
       issues.title = counts.title;
       issues.dataset.count = String(state.issueCounts.error + state.issueCounts.warning);
-      undo.disabled = !extra.canUndo;
-      redo.disabled = !extra.canRedo;
+      // a viewer's or reviewer's role, and the editing controls they cannot use, with the reason
+      role.textContent = state.role && extra.readOnly ? `${state.role} · read-only` : "";
+      role.title = extra.readOnly ?? "";
+      role.hidden = !role.textContent;
+      for (const b of [undo, redo, tensor, op]) b.title = extra.readOnly ?? b.dataset.title ?? b.title;
+      undo.disabled = !extra.canUndo || extra.readOnly !== null;
+      redo.disabled = !extra.canRedo || extra.readOnly !== null;
+      tensor.disabled = op.disabled = extra.readOnly !== null;
       found.textContent = search.value ? `${extra.found} found` : "";
       people.replaceChildren(
         ...state.present.map((p) => {
