@@ -30,8 +30,8 @@ def about(description: str) -> dict[str, str]:
 
 @login_required
 def graph_list(request: HttpRequest) -> HttpResponse:
-    # oldest first: the gallery's own order, then the user's graphs as they were made
-    graphs = services.visible_graphs(request.user).order_by("created", "title")
+    # most recently changed first (issue 21: a new graph is at the top, not below the gallery's)
+    graphs = services.visible_graphs(request.user).order_by("-updated", "title")
     rows = [{"graph": graph, **about(graph.description)} for graph in graphs]
     gallery = [
         {"key": key, "title": title, **about(description)} for key, title, description in listing()

@@ -57,7 +57,8 @@ def test_graphs_are_renamed_duplicated_exported_imported_and_deleted_from_the_li
     # when she duplicates it
     with tab.expect_navigation():
         row(tab, "Loom sum").locator("button[data-act=duplicate]").click()
-    assert titles(tab) == ["Loom sum", "Loom sum (copy)"]
+    # (most recently changed first: the copy on top)
+    assert titles(tab) == ["Loom sum (copy)", "Loom sum"]
     shot("01-list")
     # when she exports the original, she gets its LoomGraph document as it is, with its title
     # and description in the About tag, in a file named after the title
@@ -84,7 +85,7 @@ def test_graphs_are_renamed_duplicated_exported_imported_and_deleted_from_the_li
     tab.goto(f"{daphne_server}/")
     answers.append(None)
     row(tab, "Loom sum (copy)").locator("button[data-act=delete]").click()
-    assert titles(tab) == ["Loom sum", "Loom sum (copy)", "Loom sum"]
+    assert titles(tab) == ["Loom sum", "Loom sum (copy)", "Loom sum"]  # the import on top
     answers.extend([""])
     with tab.expect_navigation():
         row(tab, "Loom sum (copy)").locator("button[data-act=delete]").click()
