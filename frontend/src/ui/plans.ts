@@ -98,6 +98,13 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       return;
     }
     collectivesTimer = window.setTimeout(() => {
+      if (busy) {
+        // a save, switch, rename or delete is under way: ask again once the list is reloaded
+        collectivesKey = "";
+        collectivesTimer = window.setTimeout(refreshCollectives, 300);
+        return;
+      }
+      if (!plans.some((p) => p.id === plan.id) || key !== collectivesKey) return;
       api.cost(plan.id, profile.value || undefined).then(
         (cost) => {
           if (key === collectivesKey) options.onCollectives?.(plan.name, cost.collectives ?? []);
