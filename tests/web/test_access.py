@@ -31,7 +31,7 @@ CHECKS = {
 
 
 def denied(role: str, graph: Any, needed: list[str]) -> str:
-    return f'your role on graph "{graph.pk}" is "{role}"; this needs ' + " or ".join(
+    return f'your role on graph "{graph.title}" is "{role}"; this needs ' + " or ".join(
         f'"{r}"' for r in needed
     )
 

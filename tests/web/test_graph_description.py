@@ -128,7 +128,7 @@ def test_a_viewer_cannot_change_the_description(
     answer = patch(signed_in(client, other_user), described, {"baseVersion": 1, "description": ""})
     assert (answer.status_code, answer.json()["error"]["message"]) == (
         403,
-        f'your role on graph "{described.pk}" is "viewer"; this needs "editor" or "owner"',
+        f'your role on graph "{described.title}" is "viewer"; this needs "editor" or "owner"',
     )
     assert state(described) == before
 

@@ -37,7 +37,7 @@ def forbidden(graph: Any, role: str, needed: str) -> dict[str, Any]:
     return {
         "error": {
             "code": "forbidden",
-            "message": f'your role on graph "{graph.pk}" is "{role}"; this needs {needed}',
+            "message": f'your role on graph "{graph.title}" is "{role}"; this needs {needed}',
         }
     }
 

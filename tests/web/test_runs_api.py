@@ -115,7 +115,7 @@ def test_who_may_queue_a_run(
         assert (run.graph_version, bool(run.inputs)) == (graph.current_version, False)
         return
     expected = (
-        error(403, "forbidden", f'your role on graph "{graph.pk}" is "viewer"; this needs '
+        error(403, "forbidden", f'your role on graph "{graph.title}" is "viewer"; this needs '
               '"editor" or "owner"')
         if persona == "viewer"
         else not_found(graph)

@@ -113,7 +113,7 @@ def role_refusal(graph: Graph, role: str | None, needed: str) -> GeonError | Non
     if Role.rank(role) < Role.rank(needed):
         allowed = [r for r in Role.values if Role.rank(r) >= Role.rank(needed)]
         return AccessDenied(
-            f'your role on graph "{graph.pk}" is "{role}"; this needs '
+            f'your role on graph "{graph.title}" is "{role}"; this needs '
             + " or ".join(f'"{r}"' for r in allowed)
         )
     return None
