@@ -368,7 +368,8 @@ async def test_a_viewer_may_watch_but_not_edit(
         "type": "rejected",
         "id": "b1",
         "reason": "forbidden",
-        "message": f'your role on graph "{graph.title}" is "{role}"; this needs "editor" or "owner"',
+        "message": f'your role on graph "{graph.title}" is "{role}"; '
+        'this needs "editor" or "owner"',
         "version": 1,
     }
     assert await ann.nothing()
