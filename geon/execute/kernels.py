@@ -38,6 +38,7 @@ from typing import Any
 
 import numpy as np
 
+from geon.core.checks.runnable import broadcast_shape
 from geon.core.dtypes import compute_dtype
 from geon.core.errors import ExecutionError
 from geon.core.ops import CATALOGUE, Inference
@@ -534,17 +535,6 @@ def _lower_conv(
 # Positional (loom) kernels
 
 
-def _broadcast_shape(shapes: Sequence[Shape]) -> Shape | None:
-    rank = max((len(s) for s in shapes), default=0)
-    out = [1] * rank
-    for s in shapes:
-        for i, n in enumerate(s, start=rank - len(s)):
-            if n != 1 and out[i] not in (1, n):
-                return None
-            out[i] = n if n != 1 else out[i]
-    return tuple(out)
-
-
 def lower_positional(
     be: Backend,
     kernel: str,
@@ -571,7 +561,7 @@ def lower_positional(
 
     family = CATALOGUE[kernel].family
     if family in ELEMENTWISE_FAMILIES:
-        shape = _broadcast_shape(flat)
+        shape = broadcast_shape(flat)
         if shape is None:
             raise ExecutionError(
                 f"{kernel} cannot broadcast operand shapes {tuple(flat)} together; expected "
