@@ -1,7 +1,7 @@
 """The per-graph "strict broadcasting" setting (issue 19 item 2): off, the seed's
 ``[C1, N] + [C2, N]`` pitfall is an ``AccidentalBroadcast`` warning; an editor's PATCH turns it
-on and the same issue comes back as an error (REST and the live document); a bad value is
-refused by name and changes nothing; a viewer cannot change it."""
+on and the same issue comes back as an error (REST and the live document) and a run is refused
+for it; a bad value is refused by name and changes nothing; a viewer cannot change it."""
 
 from __future__ import annotations
 
@@ -87,3 +87,19 @@ def test_a_viewer_cannot_change_it(client: Client, graph: Graph, other_user: Any
     assert patch(client, graph, {"strictBroadcasting": True}).status_code == 403
     graph.refresh_from_db()
     assert graph.strict_broadcasting is False
+
+
+def test_a_strict_graph_with_an_accidental_broadcast_is_not_run(
+    client: Client, user: Any, graph: Graph
+) -> None:
+    client.force_login(user)
+    patch(client, graph, {"strictBroadcasting": True})
+    answer = client.post(
+        f"{API}/graphs/{graph.pk}/runs", json.dumps({"version": 1}), content_type="application/json"
+    )
+    assert answer.status_code == 409, answer.json()
+    error = answer.json()["error"]
+    assert error["code"] == "graph_has_errors"
+    assert error["message"] == (
+        'graph "pitfall" version 1 has 1 error issue(s); fix them before running'
+    )

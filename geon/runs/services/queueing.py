@@ -125,8 +125,10 @@ def _check_plan(graph: Graph, plan: Any) -> ShardPlan | None:
 
 
 def _check_no_errors(graph: Graph, stored: GraphVersion) -> None:
-    """Refuse (409) a version whose document has error issues."""
-    errors = [i for i in document_issues(stored.document) if i["severity"] == "error"]
+    """Refuse (409) a version whose document has error issues (accidental broadcasts among them
+    when the graph is strict about broadcasting)."""
+    found = document_issues(stored.document, strict_broadcasting=graph.strict_broadcasting)
+    errors = [i for i in found if i["severity"] == "error"]
     if errors:
         raise RunRefused(
             "graph_has_errors",
