@@ -188,11 +188,11 @@ def test_a_run_the_executor_cannot_do_fails_with_its_message(
     run = Run.objects.create(graph_version=custom.current_version, requested_by=user)
     # when it executes
     do_execute_run(run.pk)
-    # then it failed with a message naming the kernel
+    # then it failed with a message naming the operation by its label, and the kernel
     run.refresh_from_db()
     assert (run.status, run.error, run.result, run.progress) == (
         "failed",
-        f'operation "{op["id"]}" has kernel "my:blend", which the executor does not implement; '
+        f'operation "{op["label"]}" has kernel "my:blend", which the executor does not implement; '
         'expected a catalogue kernel such as "op:add"',
         {},
         0.0,

@@ -670,7 +670,7 @@ def test_results_of_an_unfinished_run_are_not_ready(
     client.force_login(user)
     response = client.get(f"{API}/runs/{run.pk}/results.npz")
     assert (response.status_code, response.json()) == error(
-        409, "results_not_ready", message.format(run=run.pk, op=op["id"])
+        409, "results_not_ready", message.format(run=run.pk, op=op["label"])
     )
 
 
