@@ -147,9 +147,10 @@ def author_a_dot(tab: Page, shot: Callable[[str], Any]) -> None:
     )
     tab.mouse.up()
     state = settled(tab, "s.version === 8")
-    # then the output tensor is inferred as [H, N], and the server finds nothing wrong
-    assert tab.evaluate("window.geon.axesOf('dot_out')") == ["H", "N"]
-    assert box(tab, "dot_out")["chips"] == ["H", "N"]
+    # then the output tensor, named x·y after its operands, is inferred as [H, N], and the
+    # server finds nothing wrong
+    assert tab.evaluate("window.geon.axesOf('x·y')") == ["H", "N"]
+    assert box(tab, "x·y")["chips"] == ["H", "N"]
     assert state["issues"] == []
     assert tab.text_content(".geon-issues") == "0 issues"
     shot("04-dot-output")

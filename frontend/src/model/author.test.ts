@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addOperation, addTensor, AuthorError, connectInput, declareAxis, deleteNodes, editAxis, inferOperation, rederive, removeAxis, setTensorAxes } from "./author";
+import { addOperation, addTensor, AuthorError, connectInput, declareAxis, deleteNodes, editAxis, inferOperation, outputLabel, rederive, removeAxis, setTensorAxes, uniqueLabel } from "./author";
 import { copyNodes, pasteNodes } from "./clipboard";
 import { declaredAxes, INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, LAYOUT, nodeById, selections, TENSOR_AXES, tensorAxes, tensorRange, type LoomDocument } from "./document";
 import { applyOps, invertOps, type EditOp } from "./edits";
@@ -36,6 +36,25 @@ function story(): { doc: LoomDocument; x: string; y: string; dot: string } {
 }
 
 const outputOf = (doc: LoomDocument, op: string) => nodeById(doc).get(selections(nodeById(doc).get(op)!.body.outputs).get("result")![0]!.tensorId)!;
+
+describe("names of new outputs (issue 21: names, not dot_out twice)", () => {
+  it("names a dot's output after its operands, and a second one apart", () => {
+    const { doc, x, y, dot } = story();
+    expect(outputOf(doc, dot).label).toBe("x·y");
+    // a second dot of the same tensors gets "x·y 2"
+    const second = addOperation(doc, "op:dot", { x: 300, y: 200 });
+    let more = run(doc, second.ops);
+    more = run(more, connectInput(more, x, second.id));
+    more = run(more, connectInput(more, y, second.id));
+    expect(outputOf(more, second.id).label).toBe("x·y 2");
+  });
+
+  it("writes a formula for infix kernels and a call for the others, short or generic", () => {
+    expect([outputLabel(empty, "op:add", ["a", "b"]), outputLabel(empty, "op:relu", ["h"]), outputLabel(empty, "op:sum", ["x"])]).toEqual(["a+b", "relu(h)", "sum(x)"]);
+    expect(outputLabel(empty, "op:multiply", ["a very long tensor name", "another long one"])).toBe("multiply_out");
+    expect(uniqueLabel({ id: "g", nodes: [{ id: "1", type: "t", label: "z", body: {} }, { id: "2", type: "t", label: "z 2", body: {} }] }, "z")).toBe("z 3");
+  });
+});
 
 describe("axes", () => {
   it("declares an axis as an Axis node", () => {

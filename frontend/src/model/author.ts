@@ -229,6 +229,25 @@ export function setTensorAxes(doc: LoomDocument, id: string, refs: string[]): Ed
 
 // --- operations -------------------------------------------------------------------------------
 
+/** Infix symbols of the kernels whose results read best as a formula. */
+const INFIX: Record<string, string> = { "op:dot": "·", "op:add": "+", "op:subtract": "-", "op:multiply": "*", "op:divide": "/" };
+
+/** ``base``, or ``base 2``, ``base 3``... : the first label no node of ``doc`` has. */
+export function uniqueLabel(doc: LoomDocument, base: string): string {
+  const taken = new Set(doc.nodes.map((n) => n.label));
+  if (!taken.has(base)) return base;
+  for (let i = 2; ; i++) if (!taken.has(`${base} ${i}`)) return `${base} ${i}`;
+}
+
+/** A new operation output's label, from its operands' labels: "x·w1", "a+b", "relu(h)",
+ * "sum(x)" (a long one falls back to "dot_out"), unique in ``doc``. */
+export function outputLabel(doc: LoomDocument, kernel: string, operands: readonly string[]): string {
+  const short = kernel.replace(/^op:/, "");
+  const symbol = INFIX[kernel];
+  const formula = symbol && operands.length >= 2 ? operands.join(symbol) : `${short}(${operands.join(", ")})`;
+  return uniqueLabel(doc, formula.length <= 32 ? formula : `${short}_out`);
+}
+
 export function addOperation(doc: LoomDocument, kernel: string, at?: Point, connect: string[] = []): { ops: EditOp[]; id: string } {
   const k = CATALOGUE.get(kernel);
   if (!k || !k.named) throw new AuthorError(`kernel "${kernel}" is not in the catalogue; expected one of ("op:add", "op:dot", ...)`);
@@ -343,10 +362,17 @@ export function deriveOperation(doc: LoomDocument, opId: string): { ops: EditOp[
     select(inputs);
     return { ops, inference };
   }
+  // the operands in the kernel's order (x before y whatever order the document lists them in)
+  const seen = new Map<string, number>();
+  const read = inference.operands.map((o) => {
+    const pos = seen.get(o.key) ?? 0;
+    seen.set(o.key, pos + 1);
+    return inputs[o.key]![pos]!;
+  });
   let outId = outNode?.id;
   if (!outNode) {
     outId = uuid();
-    const label = `${String(op.body.kernel).replace("op:", "")}_out`;
+    const label = outputLabel(doc, String(op.body.kernel), read.map((s) => nodes.get(s.tensorId)?.label ?? "?"));
     const dtype = String(nodes.get(Object.values(inputs)[0]?.[0]?.tensorId ?? "")?.body.dtype ?? "float32");
     const tags: Record<string, unknown> = { [TENSOR_AXES]: { axes: inference.result } };
     const at = op.tags?.[LAYOUT] as Point | undefined;
@@ -355,13 +381,6 @@ export function deriveOperation(doc: LoomDocument, opId: string): { ops: EditOp[
   } else if (!same(tensorAxes(outNode), inference.result) || !same(tensorRange(outNode), outRange)) {
     ops.push({ op: "update_node", id: outNode.id, body: { range: outRange }, tags: { [TENSOR_AXES]: { axes: inference.result } } });
   }
-  // the operands in the kernel's order (x before y whatever order the document lists them in)
-  const seen = new Map<string, number>();
-  const read = inference.operands.map((o) => {
-    const pos = seen.get(o.key) ?? 0;
-    seen.set(o.key, pos + 1);
-    return inputs[o.key]![pos]!;
-  });
   const ranges = [...read.map((s) => s.range), outRange];
   const signature = deriveSignature(inference, declared, ranges.map((r) => r.start));
   const windows = deriveSelections(signature, extent as number[], ranges);
