@@ -6,6 +6,7 @@ at 1280x800, and the toolbar stays on one line after a run."""
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 import pytest
@@ -244,7 +245,11 @@ def test_save_compare_and_switch_shard_plans(
     # then only "columns" is left, and the document keeps its applications
     assert plan_rows(tab) == [["columns", ""]]
     assert app_ranges(tab, "x·y") == rows
-    # the only failed request is the refused save (the server answers 409 with its envelope)
+    # the only failed request is the refused save (the server answers 409 with its envelope);
+    # the other tab may ask the cost of "rows" (its current plan, for the canvas' collectives)
+    # just before it hears that ann deleted it: that 404 draws nothing, and is left out here
+    rows_cost = re.compile(r"page 2: (404 \S+/plans/\d+/cost\?profile=\S+|.*404 \(Not Found\))$")
+    errors = [e for e in errors if not rows_cost.match(e)]
     assert errors == [
         f"page 1: 409 {daphne_server}/api/v1/graphs/{graph_id}/plans",
         "page 1: Failed to load resource: the server responded with a status of 409 (Conflict)",

@@ -47,6 +47,8 @@ describe("names of new outputs (issue 21: names, not dot_out twice)", () => {
     more = run(more, connectInput(more, x, second.id));
     more = run(more, connectInput(more, y, second.id));
     expect(outputOf(more, second.id).label).toBe("x·y 2");
+    // and the second dot itself is told apart from the first
+    expect(nodeById(more).get(second.id)!.label).toBe("op:dot 2");
   });
 
   it("writes a formula for infix kernels and a call for the others, short or generic", () => {

@@ -254,7 +254,9 @@ export function addOperation(doc: LoomDocument, kernel: string, at?: Point, conn
   const id = uuid();
   const tags: Record<string, unknown> = {};
   if (at) tags[LAYOUT] = { x: Math.round(at.x), y: Math.round(at.y) };
-  const node: LoomNode = { id, type: OPERATION, label: kernel, body: { kernel, inputs: {}, outputs: {} }, tags };
+  // labelled by its kernel, told apart from the graph's other ones ("op:dot 2"), so that
+  // messages and panels can name it
+  const node: LoomNode = { id, type: OPERATION, label: uniqueLabel(doc, kernel), body: { kernel, inputs: {}, outputs: {} }, tags };
   let ops: EditOp[] = [{ op: "add_node", node }];
   for (const tensorId of connect) ops = [...ops, ...connectInput(applyOps(doc, ops), tensorId, id)];
   return { ops, id };
