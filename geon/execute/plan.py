@@ -63,6 +63,11 @@ from geon.execute.storage import Storage, Uses, plan_storage, uses_of
 __all__ = ["Plan", "compile_graph"]
 
 
+def _named(op: Node) -> str:
+    """An operation as a refusal names it: its label, else its id, quoted."""
+    return quote(op.label or op.id)
+
+
 def compile_graph(
     graph: Graph,
     *,
@@ -278,7 +283,7 @@ class _Compiler:
         info = self.by_id.get(tid) if isinstance(tid, str) else None
         if info is None:
             raise ExecutionError(
-                f"operation {quote(op.label or op.id)} {where} references tensor {quote(tid)}, which does not "
+                f"operation {_named(op)} {where} references tensor {quote(tid)}, which does not "
                 "exist; expected the id of a Tensor node"
             )
         return info
@@ -287,7 +292,7 @@ class _Compiler:
         kname = op.body.get("kernel")
         if not isinstance(kname, str) or kname not in CATALOGUE:
             raise ExecutionError(
-                f"operation {quote(op.label or op.id)} has kernel {quote(kname)}, which the executor does not "
+                f"operation {_named(op)} has kernel {quote(kname)}, which the executor does not "
                 'implement; expected a catalogue kernel such as "op:add"'
             )
         apps = self.graph.index.applications_of(op.id) if self.sharded else []
@@ -295,7 +300,7 @@ class _Compiler:
         outs = list(iter_selections(op.body, ("outputs",)))
         if len(outs) != 1 or outs[0].key != "result":
             raise ExecutionError(
-                f"operation {quote(op.label or op.id)} writes {len(outs)} selections; expected exactly one, "
+                f"operation {_named(op)} writes {len(outs)} selections; expected exactly one, "
                 '"result"'
             )
         in_infos = [self._tensor(s.tensor_id, op, f"input {quote(s.key)}") for s in ins]
@@ -312,16 +317,16 @@ class _Compiler:
         try:
             inf = infer(kname, grouped, op.body.get("params"), self.declared)
         except GeonError as exc:
-            raise ExecutionError(f"operation {quote(op.label or op.id)} ({kname}): {exc}") from None
+            raise ExecutionError(f"operation {_named(op)} ({kname}): {exc}") from None
         if out_axes is not None and set(out_axes) != set(inf.result):
             raise ExecutionError(
-                f"operation {quote(op.label or op.id)} ({kname}) writes tensor {quote(out_info.name)} "
+                f"operation {_named(op)} ({kname}) writes tensor {quote(out_info.name)} "
                 f"with axes {out_axes}; the kernel infers {inf.result} (geon check reports "
                 "OperationAxesInference)"
             )
         if out_axes is not None and list(out_axes) != list(inf.result):
             raise ExecutionError(
-                f"operation {quote(op.label or op.id)} ({kname}) writes tensor {quote(out_info.name)} "
+                f"operation {_named(op)} ({kname}) writes tensor {quote(out_info.name)} "
                 f"with axes {out_axes} in another order than the inferred {inf.result}; add a "
                 "dimshuffle"
             )
@@ -340,7 +345,7 @@ class _Compiler:
             r = parse_range(app.tags.get(IPF_INDEX) if app.tags else None)
             if r is None or r.rank != len(full):
                 raise ExecutionError(
-                    f"application {quote(app.id)} of operation {quote(op.label or op.id)} has no valid "
+                    f"application {quote(app.id)} of operation {_named(op)} has no valid "
                     f"IPFIndex of rank {len(full)}; shard the operation again"
                 )
             ranges.append((app, r))
@@ -399,7 +404,7 @@ class _Compiler:
         if CATALOGUE[kname].named and CATALOGUE[kname].family not in ELEMENTWISE_FAMILIES:
             missing = [i.name for i in (*in_infos, out_info) if self._axes(i) is None]
             raise ExecutionError(
-                f"operation {quote(op.label or op.id)} ({kname}) needs named axes, but tensor "
+                f"operation {_named(op)} ({kname}) needs named axes, but tensor "
                 f"{quote(missing[0])} has no TensorAxes; tag every tensor it reads and writes "
                 "with its axes"
             )
@@ -436,7 +441,7 @@ class _Compiler:
         r = parse_range(data)
         if r is None or r.rank != len(info.shape):
             raise ExecutionError(
-                f"operation {quote(op.label or op.id)} selects {quote(data)} of tensor {quote(info.name)}; "
+                f"operation {_named(op)} selects {quote(data)} of tensor {quote(info.name)}; "
                 f"expected a range of rank {len(info.shape)}"
             )
         return r
