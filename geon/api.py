@@ -16,6 +16,7 @@ the exceptions it maps onto the one error envelope.
 from __future__ import annotations
 
 import logging
+import re
 from typing import Any
 
 from django.core.exceptions import RequestDataTooBig
@@ -103,14 +104,49 @@ def docs_script(request: HttpRequest) -> HttpResponse:
     return render(request, "api/docs.js", content_type="text/javascript")
 
 
+#: A JSON escape that may stand for NUL or half of a surrogate pair (a cheap test on raw bytes:
+#: browsers send other text as UTF-8, so most bodies skip the walk of :func:`_unstorable`).
+_SUSPECT_ESCAPE = re.compile(rb"\\u(?:0000|[dD][89a-fA-F])")
+
+
+def _unstorable(value: Any) -> str | None:
+    """The first string of ``value`` (keys too) that no database text can hold: one with a NUL
+    character, or a lone UTF-16 surrogate (not UTF-8); None when there is none."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            if "\x00" in item:
+                return "a NUL character (\\u0000)"
+            try:
+                item.encode("utf-8")
+            except UnicodeEncodeError:
+                return "an unpaired surrogate (a \\ud800-\\udfff escape without its pair)"
+    return None
+
+
 class StrictJSON(Parser):
     """Request bodies are read like websocket frames (:func:`geon.graphs.protocol.parse_message`):
     ``NaN`` and ``Infinity`` (which Python's ``json`` accepts but no browser can read back),
     integers past Python's digit limit and nesting deeper than its bound are refused with a 400
-    that says which."""
+    that says which. So are strings no database column can store (PostgreSQL refuses NUL in
+    text, and a lone surrogate is not UTF-8): refused here, once, rather than failing later."""
 
     def parse_body(self, request: HttpRequest) -> Any:
-        return parse_message(request.body, "the request body")
+        value = parse_message(request.body, "the request body")
+        if _SUSPECT_ESCAPE.search(request.body):
+            found = _unstorable(value)
+            if found is not None:
+                raise InvalidMessage(
+                    f"the request body holds a string with {found}; expected text without NUL "
+                    "characters or unpaired surrogates"
+                )
+        return value
 
 
 api = NinjaAPI(
