@@ -50,6 +50,10 @@ def test_the_fix_inserts_cast_axes_and_one_undo_takes_it_back(
     # then the server accepted one edit that inserted a cast_axes, and the warning is gone
     tab.wait_for_function("() => window.geon.state().version === 2")
     tab.wait_for_selector(ACCIDENTAL, state="detached")
+    # (boxes are drawn once the layout has placed them)
+    tab.wait_for_function(
+        "(n) => window.geon.boxes().length === n", arg=len(before) + 2, timeout=15_000
+    )
     after = titles(tab)
     assert "op:cast_axes" in after and len(after) == len(before) + 2  # the cast and its output
     shot("02-fixed")
@@ -57,6 +61,7 @@ def test_the_fix_inserts_cast_axes_and_one_undo_takes_it_back(
     tab.evaluate("window.geon.run('undo')")
     tab.wait_for_function("() => window.geon.state().version === 3")
     tab.wait_for_selector(f"{ACCIDENTAL}.warning")
+    tab.wait_for_function("(n) => window.geon.boxes().length === n", arg=len(before))
     assert titles(tab) == before
 
     # when ann makes the graph strict about broadcasting (About, one checkbox)
