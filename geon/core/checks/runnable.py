@@ -226,14 +226,9 @@ def _positional(index: GraphIndex, node: Node) -> Iterator[Issue]:
 
 
 def _agrees(index: GraphIndex, app: Node) -> bool:
-    """Whether an application is judged here: well-formed and in agreement with its operation
-    (a disagreement is reported once, by the application constraints)."""
-    return (
-        app.type == APPLICATION
-        and is_well_formed(index, app)
-        and not operation_application(index, app)
-        and not application_signature(index, app)
-    )
+    """Whether a well-formed application agrees with its operation (a disagreement is reported
+    once, by the application constraints)."""
+    return not operation_application(index, app) and not application_signature(index, app)
 
 
 def _shape(raw: object) -> Shape | None:
