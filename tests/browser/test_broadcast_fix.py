@@ -10,19 +10,12 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from geon import core as gc
 from tests.browser.helpers import off_loop, open_graph, screenshots, sign_in
+from tests.web.test_strict_broadcasting import pitfall
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 ACCIDENTAL = "[data-constraint='AccidentalBroadcast']"
-
-
-def pitfall() -> dict[str, Any]:
-    C1, C2, N = gc.Axis("C1", 3), gc.Axis("C2", 3), gc.Axis("N", 4)
-    a = gc.placeholder(axes=[C1, N], name="a")
-    b = gc.placeholder(axes=[C2, N], name="b")
-    return gc.graph([gc.add(a, b, name="a+b")]).to_json()
 
 
 def titles(tab: Page) -> list[str]:
