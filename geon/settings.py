@@ -176,6 +176,7 @@ INSTALLED_APPS = [
     "geon.accounts",
     "geon.graphs",
     "geon.runs",
+    "geon.reviews",
 ]
 
 MIDDLEWARE = [

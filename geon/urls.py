@@ -13,6 +13,8 @@ from geon.graphs import sharing_views
 from geon.graphs import views as graph_views
 from geon.graphs.api import router as graphs_router
 from geon.graphs.sharing_api import router as sharing_router
+from geon.reviews import views as review_views
+from geon.reviews.api import router as reviews_router
 from geon.runs import views as run_views
 from geon.runs.api import router as runs_router
 
@@ -20,6 +22,7 @@ api.add_router("", graphs_router)
 api.add_router("", sharing_router)
 api.add_router("", tokens_router)
 api.add_router("", runs_router)
+api.add_router("", reviews_router)
 
 urlpatterns = [
     path("", graph_views.graph_list, name="graph-list"),
@@ -34,6 +37,7 @@ urlpatterns = [
     path("invite/<str:key>/", sharing_views.invitation, name="invitation"),
     path("s/<str:key>/", sharing_views.shared_link, name="shared-link"),
     path("teams/", sharing_views.teams_page, name="teams"),
+    path("reviews/", review_views.reviews_page, name="reviews-for-me"),
     path("healthz", run_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/docs.js", docs_script, name="api-docs-script"),

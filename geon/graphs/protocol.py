@@ -38,6 +38,9 @@ Server -> client (:data:`SERVER_MESSAGES`):
 - ``run`` ``{event: queued|progress|done|failed, run}``.
 - ``plans`` ``{author}`` to every client when the graph's shard plans were saved, changed,
   generated or deleted (through the REST API): the editor reloads its list.
+- ``review`` ``{event: opened|thread|comment|resolved|verdict|state|applied, review}`` to every
+  client when a review of the graph changed (``review`` is its summary, docs/reviews.md; the
+  reviews app publishes it through the feeds of :mod:`geon.graphs.services.feeds`).
 - ``pong`` ``{id}``.
 - ``error`` ``{code, message, error: {code, message}, id?}`` (the code and message twice: at
   the top, and in ``error`` as before) for a frame that is not a valid message
@@ -80,6 +83,20 @@ MAX_DEPTH = 64
 #: The most node ids a ``presence`` selection may name.
 SELECTION_MAX = 1000
 
+#: A review's summary in a ``review`` event (docs/reviews.md; the REST API's review without
+#: its threads): the fields the editor reads to refresh what it shows.
+REVIEW: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "title", "state", "activity", "openThreads", "verdicts"],
+    "properties": {
+        "id": {"type": "integer"},
+        "title": {"type": "string"},
+        "state": {"enum": ["open", "approved", "changes_requested", "closed"]},
+        "activity": {"type": "integer"},
+        "openThreads": {"type": "integer"},
+        "verdicts": {"type": "array", "items": {"type": "object"}},
+    },
+}
 _RUN_STATUSES = ["queued", "running", "done", "failed"]
 _TIME = {"type": ["string", "null"]}
 _ROLES = ["viewer", "reviewer", "editor", "owner"]
@@ -269,6 +286,17 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
             "type": {"const": "run"},
             "event": {"enum": ["queued", "progress", "done", "failed"]},
             "run": RUN,
+        },
+    },
+    "review": {
+        "type": "object",
+        "required": ["type", "event", "review"],
+        "properties": {
+            "type": {"const": "review"},
+            "event": {
+                "enum": ["opened", "thread", "comment", "resolved", "verdict", "state", "applied"]
+            },
+            "review": REVIEW,
         },
     },
     "error": {

@@ -29,6 +29,7 @@ SHARED: dict[str, dict[str, Any]] = {
     "RunInfo": protocol.RUN,
     "IssueCounts": protocol.ISSUE_COUNTS,
     "Cursor": protocol.CURSOR,
+    "ReviewSummary": protocol.REVIEW,
 }
 
 #: Values whose schema in the protocol is only an envelope, and the editor's type for them:

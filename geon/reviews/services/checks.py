@@ -1,0 +1,165 @@
+"""Checks of untrusted review input: bodies, reviewers, anchors and suggestions, each refusal
+naming the bad value and what is valid."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from django.contrib.auth.models import User as Account
+
+from geon.accounts.models import Role
+from geon.core.errors import GeonError, quote
+from geon.core.nodes import LAYOUT, OPERATION
+from geon.graphs.models import Graph
+from geon.graphs.protocol import CLIENT_MESSAGES, message_errors
+from geon.graphs.services.access import roles_on
+from geon.reviews.services.reading import Context, anchor_subject
+
+#: The longest comment, thread body or review description (characters of Markdown).
+BODY_MAX = 20_000
+#: The most reviewers one review asks, and ops one suggestion carries.
+REVIEWERS_MAX = 50
+SUGGESTION_OPS_MAX = 200
+#: ``@name`` in a body: a mention when ``name`` is a graph member's username.
+MENTION = re.compile(r"(?<![\w.])@([\w.@+-]{1,150})")
+
+
+def check_body(body: Any, what: str = "body", *, empty: bool = False) -> str:
+    """A Markdown body: a string of at most :data:`BODY_MAX` characters, not blank unless
+    ``empty``."""
+    if not isinstance(body, str) or len(body) > BODY_MAX or not (empty or body.strip()):
+        shown = body[:40] + "…" if isinstance(body, str) else body
+        blank = "" if empty else "non-blank "
+        raise GeonError(
+            f"{what} {quote(shown)} is not valid; expected a {blank}string of at most "
+            f"{BODY_MAX} characters (Markdown)"
+        )
+    return body
+
+
+def members_of(graph: Graph) -> dict[str, Account]:
+    """Everyone with a role on the graph, by username."""
+    people = {graph.owner.get_username(): graph.owner}
+    for m in graph.memberships.select_related("user"):
+        people[m.user.get_username()] = m.user
+    if graph.team is not None:
+        for t in graph.team.memberships.select_related("user"):
+            people.setdefault(t.user.get_username(), t.user)
+    return people
+
+
+def check_reviewers(graph: Graph, names: Any) -> list[Account]:
+    """The accounts of ``names``, each a reviewer (or more) of the graph."""
+    if not isinstance(names, list) or len(names) > REVIEWERS_MAX:
+        raise GeonError(
+            f"reviewers {quote(names)} is not valid; expected a list of at most "
+            f"{REVIEWERS_MAX} usernames of the graph's members"
+        )
+    members = members_of(graph)
+    roles = roles_on(list(members.values()), graph)
+    found = []
+    for name in dict.fromkeys(names):
+        account = members.get(name) if isinstance(name, str) else None
+        if account is None:
+            raise GeonError(
+                f"reviewer {quote(name)} has no role on graph {quote(graph.title)}; invite them "
+                f"first (Share), then ask them. Members: {', '.join(sorted(members))}"
+            )
+        if Role.rank(roles[account.pk] or Role.VIEWER) < Role.rank(Role.REVIEWER):
+            raise GeonError(
+                f"{quote(name)} is a viewer of graph {quote(graph.title)} and cannot review; "
+                "give them the role reviewer (or editor) first"
+            )
+        found.append(account)
+    return found
+
+
+def check_anchor(anchor: Any, context: Context) -> tuple[dict[str, Any], str, Any]:
+    """A thread's anchor, checked against the current document: ``(anchor, its name for
+    people, its position on the canvas or None)``."""
+    kinds = ("node", "axis", "edge", "region")
+    if not isinstance(anchor, dict) or not anchor or set(anchor) - set(kinds):
+        raise GeonError(
+            f"anchor {quote(anchor)} is not valid; expected an object with one of "
+            + ", ".join(f'"{k}"' for k in kinds)
+        )
+    nodes = context.nodes
+    region = anchor.get("region")
+    if region is not None:
+        op = region.get("operation") if isinstance(region, dict) else None
+        start, end = (
+            (region.get("start"), region.get("end")) if isinstance(region, dict) else (0, 0)
+        )
+        node = nodes.get(op) if isinstance(op, str) else None
+        if node is None or not isinstance(op, str) or node["fields"]["type"] != OPERATION:
+            raise GeonError(f"anchor region {quote(region)} does not name an operation")
+        if not (isinstance(start, list) and isinstance(end, list) and _is_box(start, end)):
+            raise GeonError(
+                f"anchor region {quote(region)} is not valid; expected start and end lists of "
+                "the same length (at most 32) of integers with 0 <= start <= end"
+            )
+        return (
+            {"region": {"operation": op, "start": start, "end": end}},
+            f"{node['name']} · window {_box(start, end)}",
+            _position(context, op),
+        )
+    if "edge" in anchor:
+        edge = anchor["edge"]
+        ends = [edge.get(k) for k in ("from", "to")] if isinstance(edge, dict) else []
+        ids = [e for e in ends if isinstance(e, str) and e in nodes]
+        if len(ids) != 2:
+            raise GeonError(f"anchor edge {quote(edge)} does not join two nodes of the graph")
+        return (
+            {"edge": {"from": ids[0], "to": ids[1]}},
+            " → ".join(nodes[e]["name"] for e in ids),
+            _position(context, ids[1]),
+        )
+    if "node" in anchor:
+        node_id = anchor["node"]
+        if not isinstance(node_id, str) or node_id not in nodes:
+            raise GeonError(f"anchor node {quote(node_id)} is not a node of the graph")
+        return {"node": node_id}, nodes[node_id]["name"], _position(context, node_id)
+    axis = anchor.get("axis")
+    found = anchor_subject({"axis": axis}, nodes) if isinstance(axis, str) else None
+    if found is None:
+        raise GeonError(f"anchor axis {quote(axis)} is not an axis of the graph")
+    return {"axis": axis}, f"axis {axis}", None
+
+
+def _is_box(start: Any, end: Any) -> bool:
+    return (
+        isinstance(start, list)
+        and isinstance(end, list)
+        and len(start) == len(end) <= 32
+        and all(type(v) is int for v in [*start, *end])
+        and all(0 <= a <= b for a, b in zip(start, end, strict=True))
+    )
+
+
+def _box(start: list[int], end: list[int]) -> str:
+    return "[" + ", ".join(f"{a}:{b}" for a, b in zip(start, end, strict=True)) + "]"
+
+
+def _position(context: Context, node_id: str) -> Any:
+    for node in context.document.get("nodes", []):
+        if node.get("id") == node_id:
+            return (node.get("tags") or {}).get(LAYOUT)
+    return None
+
+
+def check_suggestion(suggestion: Any) -> dict[str, Any] | None:
+    """A suggestion ``{"ops": [...]}`` in the websocket's edit form (None: none)."""
+    if suggestion is None:
+        return None
+    ops = suggestion.get("ops") if isinstance(suggestion, dict) else None
+    if not isinstance(ops, list) or not 1 <= len(ops) <= SUGGESTION_OPS_MAX:
+        raise GeonError(
+            f'suggestion {quote(suggestion)} is not valid; expected {{"ops": [...]}} with 1 '
+            f"to {SUGGESTION_OPS_MAX} edit ops"
+        )
+    edit = {"type": "edit", "id": "suggestion", "baseVersion": 1, "ops": ops}
+    problems = message_errors(edit, CLIENT_MESSAGES)
+    if problems:
+        raise GeonError("suggestion is not a valid edit: " + "; ".join(problems))
+    return {"ops": ops}
