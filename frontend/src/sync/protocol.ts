@@ -7,7 +7,7 @@ import type { EditOp } from "../model/edits";
 
 export type Message = ServerMessage | ClientMessage;
 export type ServerMessage =
-  SnapshotMessage | AppliedMessage | RejectedMessage | PresenceMessage | AccessMessage | PongMessage | PlansMessage | RunMessage | ErrorMessage;
+  SnapshotMessage | AppliedMessage | RejectedMessage | PresenceMessage | AccessMessage | PongMessage | PlansMessage | RunMessage | ReviewMessage | ErrorMessage;
 export type Cursor = {
   x: number;
   y: number;
@@ -127,6 +127,23 @@ export interface RunInfo {
   workerPid: number | null;
   [k: string]: unknown;
 }
+export interface ReviewMessage {
+  type: "review";
+  event: "opened" | "thread" | "comment" | "resolved" | "verdict" | "state" | "applied";
+  review: ReviewSummary;
+  [k: string]: unknown;
+}
+export interface ReviewSummary {
+  id: number;
+  title: string;
+  state: "open" | "approved" | "changes_requested" | "closed";
+  activity: number;
+  openThreads: number;
+  verdicts: {
+    [k: string]: unknown;
+  }[];
+  [k: string]: unknown;
+}
 export interface ErrorMessage {
   type: "error";
   code: string;
@@ -166,4 +183,4 @@ export interface PingMessage {
 }
 
 /** Every `type` of a server message. */
-export const SERVER_MESSAGE_TYPES: ReadonlySet<string> = new Set(["snapshot", "applied", "rejected", "presence", "access", "pong", "plans", "run", "error"]);
+export const SERVER_MESSAGE_TYPES: ReadonlySet<string> = new Set(["snapshot", "applied", "rejected", "presence", "access", "pong", "plans", "run", "review", "error"]);
