@@ -131,6 +131,18 @@ class Node:
         """The value of tag ``url`` or ``default``."""
         return self.tags.get(url, default)
 
+    @property
+    def name(self) -> str:
+        """How people read the node (issue 21: names, never ids, wherever a person reads):
+        its label, else an axis's or mesh's name, else an operation's kernel, else its id."""
+        if self.label:
+            return self.label
+        body = self.body if isinstance(self.body, dict) else {}
+        for key in ("name", "kernel"):
+            if isinstance(body.get(key), str) and body[key]:
+                return str(body[key])
+        return self.id
+
     @classmethod
     def from_json(cls, data: Any, *, where: str = "node") -> Node:
         """Load a node; raises :class:`DocumentError` naming the bad field."""

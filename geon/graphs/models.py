@@ -96,6 +96,10 @@ class GraphVersion(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     message = models.CharField(max_length=500, blank=True, default="")
+    # What the edit did, in a few words by name ("split "dot 2" into 2; renamed "W" to "V""), and
+    # whether it only moved nodes (folded in the history): geon.core.history.summarize.
+    summary = models.CharField(max_length=300, blank=True, default="")
+    layout_only = models.BooleanField(default=False)
     # What changed from the previous version: {node id: ["*"] (added or removed) or the fields
     # ("label", "body.<key>", "tags.<url>")}. Rebasing an edit reads it instead of documents.
     touched = models.JSONField(default=dict, blank=True)

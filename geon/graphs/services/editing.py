@@ -20,6 +20,7 @@ from django.db import transaction
 from geon.accounts.models import Role
 from geon.core.errors import GeonError
 from geon.core.graph import Change
+from geon.core.history import summarize
 from geon.graphs.edits import EditRefused, touched_by_changes
 from geon.graphs.models import Graph, GraphVersion
 from geon.graphs.services.access import User, not_found, role_refusal, roles_on
@@ -205,12 +206,15 @@ class _Batch:
         self.number += 1
         self.live.version = self.number
         user = request.user
+        summary, layout_only = summarize(changes, self.live.document.get)
         version = GraphVersion(
             graph=self.graph,
             number=self.number,
             ops=node_ops,
             author=user if isinstance(user, Account) else None,
             message=request.message,
+            summary=summary,
+            layout_only=layout_only,
             touched=touched_by_changes(changes),
             edit_id=key[1] if key is not None else None,
         )

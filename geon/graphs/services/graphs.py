@@ -18,7 +18,9 @@ from django.db import transaction
 
 from geon.accounts.models import Role
 from geon.core.errors import DocumentError
+from geon.core.graph import Change
 from geon.core.graph import Graph as Document
+from geon.core.history import summarize
 from geon.graphs.edits import EditRefused, diff
 from geon.graphs.models import Graph, GraphVersion, Membership
 from geon.graphs.services.access import (
@@ -158,12 +160,17 @@ def do_update_graph(
         if document is not None:
             new = parse_document(document)
             old = live_document(graph).document
+            ids = [n.id for n in old.nodes] + [n.id for n in new.nodes if n.id not in old]
+            changes = [Change(i, old.get(i), new.get(i)) for i in ids if old.get(i) != new.get(i)]
+            summary, layout_only = summarize(changes, new.get)
             version = GraphVersion.objects.create(
                 graph=graph,
                 number=current.number + 1,
                 snapshot=document,
                 author=user if isinstance(user, Account) else None,
                 message=message,
+                summary=summary,
+                layout_only=layout_only,
                 touched=touched_of_diff(old, new),
             )
             graph.current_version = version
