@@ -3,7 +3,8 @@
 - ``GET/POST /graphs``; ``GET/PATCH/DELETE /graphs/<id>`` (a write names ``baseVersion``;
   a stale one answers 409 with the current ``version``);
 - ``POST /graphs/<id>/edits``: the websocket's edit ops over HTTP (rebased like live edits);
-- ``GET /graphs/<id>/versions``, ``GET /graphs/<id>/versions/<n>``,
+- ``GET /graphs/<id>/versions`` (each with its summary), ``GET /graphs/<id>/versions/<n>``,
+  ``POST /graphs/<id>/versions/<n>/restore`` (its document as a new version),
   ``GET /graphs/<id>/versions/<a>/diff/<b>``: node-level differences;
 - ``GET /graphs/<id>/export`` and ``POST /graphs/import``: LoomGraph JSON as it is, with the
   graph's title and description in a top-level ``About`` tag (:mod:`.services.copies`), saved
@@ -123,6 +124,9 @@ class VersionSummary(Schema):
     number: int
     author: str | None
     message: str
+    # what the version did by name, and whether it only moved nodes (geon.core.history)
+    summary: str
+    layoutOnly: bool
     created: datetime
 
 
@@ -206,6 +210,8 @@ def version_summary(version: GraphVersion) -> dict[str, Any]:
         "number": version.number,
         "author": version.author.get_username() if version.author else None,
         "message": version.message,
+        "summary": version.summary,
+        "layoutOnly": version.layout_only,
         "created": version.created,
     }
 
@@ -345,6 +351,28 @@ def get_version(request: HttpRequest, graph_id: str, number: int = PATH_NUMBER) 
     graph = services.check_can_view(request.user, graph_id)
     version = services.version_of(graph, number)
     return {**version_summary(version), "document": version.document}
+
+
+class RestoreIn(Schema):
+    baseVersion: Positive
+
+
+@router.post("/graphs/{graph_id}/versions/{number}/restore", response=answers({200: GraphOut}))
+def restore_version(
+    request: HttpRequest, graph_id: str, payload: RestoreIn, number: int = PATH_NUMBER
+) -> dict[str, Any]:
+    """Store version ``number``'s document as a new version based on ``baseVersion`` (editor
+    and up; a stale base is 409): nothing is lost, the restore is itself a version."""
+    graph = services.check_can_edit(request.user, graph_id)
+    old = services.version_of(graph, number)
+    services.do_update_graph(
+        request.user,
+        graph_id,
+        base_version=payload.baseVersion,
+        document=old.document,
+        message=f"restored version {number}",
+    )
+    return detail(services.check_can_view(request.user, graph_id), request.user)
 
 
 @router.get("/graphs/{graph_id}/versions/{base}/diff/{target}", response=answers({200: DiffOut}))
