@@ -4,6 +4,7 @@
 import "./ui/editor.css";
 import { Editor } from "./editor";
 import { mountAbout } from "./ui/about";
+import { mountHistory } from "./ui/history";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
 import type { EditorState } from "./model/state";
@@ -75,6 +76,7 @@ function mount(root: HTMLElement): void {
     offline: root.dataset.offline === "1",
   });
   mountAbout(root, csrf);
+  mountHistory(root, csrf);
   const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
     state: () =>

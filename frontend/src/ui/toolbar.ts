@@ -83,7 +83,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
   const retry = button("retry now", "Try to reconnect now", onRetry, "geon-retry link");
   const signIn = el("a", { class: "geon-sign-in", text: "sign in" });
 
-  const version = el("span", { class: "geon-version" });
+  const version = el("button", { type: "button", class: "geon-version", title: "History: every version, what it did, view or restore one" });
   const role = el("span", { class: "geon-role", role: "status" });
   const issues = el("span", { class: "geon-issues" });
   const undo = act("undo", "↶ Undo");
