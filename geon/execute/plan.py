@@ -64,8 +64,8 @@ __all__ = ["Plan", "compile_graph"]
 
 
 def _named(op: Node) -> str:
-    """An operation as a refusal names it: its label, else its id, quoted."""
-    return quote(op.label or op.id)
+    """An operation as a refusal names it (:attr:`Node.name`), quoted."""
+    return quote(op.name)
 
 
 def compile_graph(

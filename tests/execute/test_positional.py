@@ -171,11 +171,11 @@ def test_positional_named_kernel_is_refused() -> None:
         {"tensor": ["x"]},
         "z",
     )
-    # when it runs / then the error names the operation and the tensor
+    # when it runs / then the error names the operation (by its kernel: no label) and the tensor
     with pytest.raises(ExecutionError) as exc:
         run(g, {"x": X})
     assert str(exc.value) == (
-        'operation "00000000-0000-4000-8000-999999999999" (op:sum) needs named axes, but tensor '
+        'operation "op:sum" (op:sum) needs named axes, but tensor '
         '"x" has no TensorAxes; tag every tensor it reads and writes with its axes'
     )
 
@@ -204,6 +204,6 @@ def test_custom_kernel_is_refused() -> None:
     with pytest.raises(ExecutionError) as exc:
         run(g, {"x": ROW})
     assert str(exc.value) == (
-        'operation "00000000-0000-4000-8000-999999999999" has kernel "my:frobnicate", which the '
+        'operation "my:frobnicate" has kernel "my:frobnicate", which the '
         'executor does not implement; expected a catalogue kernel such as "op:add"'
     )

@@ -51,7 +51,7 @@ from geon.core.issues import Constraint, Issue
 from geon.core.ops import CATALOGUE, Kernel
 from geon.core.zspace import parse_range
 
-__all__ = ["CONSTRAINTS", "PORTS", "POSITIONAL", "operation_name"]
+__all__ = ["CONSTRAINTS", "PORTS", "POSITIONAL"]
 
 PORTS = "OperationPorts"
 POSITIONAL = "PositionalKernelAgreement"
@@ -60,12 +60,6 @@ ELEMENTWISE = ("nary", "binary", "unary")
 """The kernel families the executor runs on tensors without axes, besides ``positional``."""
 
 Shape = tuple[int, ...]
-
-
-def operation_name(node: Node) -> str:
-    """How an issue names an operation: its label, else its kernel, else its id."""
-    kernel = node.body.get("kernel") if isinstance(node.body, dict) else None
-    return node.label or (kernel if isinstance(kernel, str) and kernel else node.id)
 
 
 def _judged_here(index: GraphIndex, node: Node) -> Kernel | None:
@@ -97,7 +91,7 @@ def _ports(index: GraphIndex, node: Node) -> Iterator[Issue]:
 
 
 def _port_issues(node: Node, k: Kernel) -> Iterator[Issue]:
-    who = f"operation {quote(operation_name(node))} ({k.name})"
+    who = f"operation {quote(node.name)} ({k.name})"
     inputs, outputs = _keys(node, "inputs"), _keys(node, "outputs")
 
     def found(summary: str, message: str, where: str, **params: object) -> Issue:
@@ -182,7 +176,7 @@ def _positional(index: GraphIndex, node: Node) -> Iterator[Issue]:
     tensors = [index.get(s.tensor_id) for s in selections_of(node.body)]
     if any(t is None or t.type != TENSOR or not is_well_formed(index, t) for t in tensors):
         return  # TensorOperationAgreement reports it
-    who = f"operation {quote(operation_name(node))} ({k.name})"
+    who = f"operation {quote(node.name)} ({k.name})"
     if any(t is not None and t.tags and TENSOR_AXES in t.tags for t in tensors):
         return  # OperationAxesInference judges a mix of named and positional tensors
     if k.named and k.family not in ELEMENTWISE:

@@ -183,9 +183,7 @@ def _named(document: Document, collective: dict[str, Any]) -> dict[str, Any]:
 
     def name(node_id: str) -> str:
         node = document.get(node_id)
-        if node is None:
-            return node_id
-        return node.label or str(node.body.get("kernel") or node_id)
+        return node.name if node is not None else node_id
 
     return {
         **collective,
