@@ -18,6 +18,7 @@ from django.db.models import F
 from geon.core.approval import fingerprint
 from geon.core.errors import GeonError, quote
 from geon.graphs import services as graphs
+from geon.graphs.models import Graph
 from geon.graphs.services.access import User
 from geon.graphs.services.graphs import check_title
 from geon.graphs.services.plans import plan_of
@@ -153,21 +154,27 @@ def thread_of(review: Review, thread_id: int) -> Thread:
     return found
 
 
+def _reviewing(
+    user: User, graph_id: uuid.UUID | str, review_id: int, thread_id: int
+) -> tuple[Graph, Account, Review, Thread]:
+    """The graph, account, review and thread of a reviewer's write to a thread."""
+    graph = graphs.check_can_review(user, graph_id)
+    review = review_of(graph, review_id)
+    return graph, account(user), review, thread_of(review, thread_id)
+
+
 @transaction.atomic
 def do_add_comment(
     user: User, graph_id: uuid.UUID | str, review_id: int, thread_id: int, body: Any
 ) -> Comment:
     """A reply in a thread (reviewer and up)."""
-    graph = graphs.check_can_review(user, graph_id)
-    user = account(user)
-    review = review_of(graph, review_id)
-    thread = thread_of(review, thread_id)
+    graph, person, review, thread = _reviewing(user, graph_id, review_id, thread_id)
     text = check_body(body)
     comment = Comment.objects.create(
-        thread=thread, author=user, body=text, version=Context(graph, user).version
+        thread=thread, author=person, body=text, version=Context(graph, person).version
     )
-    _touched(review, user, "comment")
-    mail_mentions(graph, review, user, text)
+    _touched(review, person, "comment")
+    mail_mentions(graph, review, person, text)
     return comment
 
 
@@ -176,15 +183,12 @@ def do_resolve_thread(
     user: User, graph_id: uuid.UUID | str, review_id: int, thread_id: int, resolved: Any
 ) -> Thread:
     """Resolve or reopen a thread (reviewer and up)."""
-    graph = graphs.check_can_review(user, graph_id)
-    user = account(user)
-    review = review_of(graph, review_id)
-    thread = thread_of(review, thread_id)
+    _, person, review, thread = _reviewing(user, graph_id, review_id, thread_id)
     if not isinstance(resolved, bool):
         raise GeonError(f"resolved {quote(resolved)} is not valid; expected true or false")
     thread.resolved = resolved
     thread.save(update_fields=["resolved"])
-    _touched(review, user, "resolved")
+    _touched(review, person, "resolved")
     return thread
 
 
