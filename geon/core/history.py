@@ -79,13 +79,11 @@ def summarize(
             elif fields == ["label"] or fields == ["label", "layout"]:
                 clauses.append(f'renamed "{old.name}" to "{new.name}"')
             elif fields:
-                shown = [f for f in fields if f != "layout"]
-                clauses.append(f'changed "{new.name}": {", ".join(shown)}')
-    for operation, count in splits.items():
-        clauses.insert(0, f'split "{operation}" into {count}')
-    for operation in unsplit:
-        if operation not in splits:
-            clauses.append(f'removed the split of "{operation}"')
+                listed = ", ".join(f for f in fields if f != "layout")
+                clauses.append(f'changed "{new.name}": {listed}')
+    for split, count in splits.items():
+        clauses.insert(0, f'split "{split}" into {count}')
+    clauses += [f'removed the split of "{name}"' for name in unsplit if name not in splits]
     layout_only = not clauses and bool(moved)
     if moved:
         clauses.append(f'moved "{moved[0]}"' if len(moved) == 1 else f"moved {len(moved)} nodes")
