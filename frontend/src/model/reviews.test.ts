@@ -1,0 +1,105 @@
+import { describe, expect, it } from "vitest";
+import { OPERATION, TENSOR, type LoomDocument } from "./document";
+import { anchorNode, anchorText, canEditReviews, canReview, latestVerdicts, mergeSummary, openReviewsText, selectionAnchor, staleText, stateLabel, unreadCount, type ReviewSummary, type Verdict } from "./reviews";
+
+function summary(id: number, state: ReviewSummary["state"], unread = 0): ReviewSummary {
+  return { id, title: `review ${id}`, description: "", state, plan: null, version: 1, currentVersion: 1, author: "alice", reviewers: ["bob"], created: "", updated: "", unread, activity: 0, openThreads: 0, verdicts: [] };
+}
+
+function verdict(user: string, kind: Verdict["verdict"], stale = false, staleBecause: string[] = []): Verdict {
+  return { id: 1, user, verdict: kind, body: "", version: 3, stale, staleBecause, created: "" };
+}
+
+const doc: LoomDocument = {
+  id: "g",
+  nodes: [
+    { id: "op1", type: OPERATION, label: "dot 2", body: { kernel: "dot" } },
+    { id: "op2", type: OPERATION, body: { kernel: "relu" } },
+    { id: "t1", type: TENSOR, body: { name: "x" } },
+  ],
+};
+
+describe("review words", () => {
+  it.each([
+    ["open", "open"],
+    ["approved", "approved"],
+    ["changes_requested", "changes requested"],
+    ["closed", "closed"],
+  ] as const)("state %s reads %s", (state, words) => {
+    expect(stateLabel(state)).toBe(words);
+  });
+
+  it("counts every review not closed as open", () => {
+    expect(openReviewsText([])).toBe("no open reviews");
+    expect(openReviewsText([summary(1, "open"), summary(2, "closed")])).toBe("1 open review");
+    expect(openReviewsText([summary(1, "approved"), summary(2, "changes_requested"), summary(3, "closed")])).toBe("2 open reviews");
+  });
+
+  it("says why an approval is stale, and nothing for a fresh one", () => {
+    expect(staleText(verdict("bob", "approve"))).toBe("");
+    expect(staleText(verdict("bob", "approve", true, ['"dot 2": tags.Placement']))).toBe('stale since version 3: "dot 2": tags.Placement');
+    expect(staleText(verdict("bob", "approve", true))).toBe("stale since version 3: the plan changed");
+  });
+
+  it("keeps each reviewer's latest verdict", () => {
+    const latest = latestVerdicts([verdict("bob", "request_changes"), verdict("carol", "comment"), verdict("bob", "approve")]);
+    expect(latest.map((v) => `${v.user}:${v.verdict}`)).toEqual(["bob:approve", "carol:comment"]);
+  });
+});
+
+describe("unread and live summaries", () => {
+  it("adds the server's unread counts and the live events, except the review being read", () => {
+    const reviews = [summary(1, "open", 2), summary(2, "open", 1)];
+    expect(unreadCount(reviews, new Map(), null)).toBe(3);
+    expect(unreadCount(reviews, new Map([[1, 2], [9, 1]]), null)).toBe(6);
+    expect(unreadCount(reviews, new Map([[1, 2]]), 1)).toBe(1);
+  });
+
+  it("replaces a known summary in place and puts a new one first", () => {
+    const reviews = [summary(2, "open"), summary(1, "open")];
+    expect(mergeSummary(reviews, summary(1, "approved")).map((r) => `${r.id}:${r.state}`)).toEqual(["2:open", "1:approved"]);
+    expect(mergeSummary(reviews, summary(3, "open")).map((r) => r.id)).toEqual([3, 2, 1]);
+  });
+});
+
+describe("roles", () => {
+  it.each([
+    ["viewer", false, false],
+    ["reviewer", true, false],
+    ["editor", true, true],
+    ["owner", true, true],
+    [null, false, false],
+  ] as const)("a %s reviews: %s, opens and applies: %s", (role, review, edit) => {
+    expect(canReview(role)).toBe(review);
+    expect(canEditReviews(role)).toBe(edit);
+  });
+});
+
+describe("anchors", () => {
+  it("takes the server's label, else names the anchor from the document", () => {
+    expect(anchorText({ node: "op1" }, "dot 2 · output", doc)).toBe("dot 2 · output");
+    expect(anchorText({ node: "op1" }, "", doc)).toBe("dot 2");
+    expect(anchorText({ node: "op2" }, "", doc)).toBe("relu");
+    expect(anchorText({ node: "t1" }, "", doc)).toBe("x");
+    expect(anchorText({ node: "gone" }, "", doc)).toBe("removed node gone");
+    expect(anchorText({ edge: { from: "t1", to: "op2" } }, "", doc)).toBe("x → relu");
+    expect(anchorText({ axis: "H" }, "", null)).toBe("axis H");
+    expect(anchorText({ region: { operation: "op1", start: [0, 0], end: [4, 8] } }, "", doc)).toBe("dot 2 · window [0, 0]–[4, 8]");
+  });
+
+  it("shows the node, the region's operation or the edge's head", () => {
+    expect(anchorNode({ node: "t1" })).toBe("t1");
+    expect(anchorNode({ region: { operation: "op1", start: [0], end: [1] } })).toBe("op1");
+    expect(anchorNode({ edge: { from: "t1", to: "op2" } })).toBe("op2");
+    expect(anchorNode({ axis: "H" })).toBeNull();
+  });
+
+  it("comments on the window shown, else the one selected node, else says why not", () => {
+    expect(selectionAnchor(doc, ["t1"], { operation: "op1", start: [0, 0], end: [2, 4] })).toEqual({ region: { operation: "op1", start: [0, 0], end: [2, 4] } });
+    expect(selectionAnchor(doc, ["t1"], null)).toEqual({ node: "t1" });
+    expect(selectionAnchor(doc, [], null)).toBe("select a node (or open an operation's projection window) to comment on it");
+    expect(selectionAnchor(doc, ["t1", "op1"], null)).toBe("select one node to comment on, not 2");
+    expect(selectionAnchor(doc, ["gone"], null)).toBe("the selected node is no longer in the graph");
+    expect(selectionAnchor(null, ["t1"], null)).toBe("the graph has not loaded yet");
+  });
+});

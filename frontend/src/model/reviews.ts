@@ -1,0 +1,223 @@
+// Reviews of shard plans (issue 18, docs/reviews.md): the JSON shapes the REST API answers and
+// the pure rules the Reviews panel shows them by: a state's words, how many reviews are open and
+// unread, who may do what, a thread's anchor in words when the server gave none, and the anchor
+// of "Comment on selection". Nothing here fetches or draws.
+
+import { OPERATION, nodeById, type LoomDocument, type LoomNode } from "./document";
+import type { EditOp } from "./edits";
+
+export type ReviewState = "open" | "approved" | "changes_requested" | "closed";
+export type VerdictKind = "approve" | "request_changes" | "comment";
+export type Role = "viewer" | "reviewer" | "editor" | "owner";
+
+/** A range of an operation's index space (start inclusive, end exclusive). */
+export interface RegionAnchor {
+  operation: string;
+  start: number[];
+  end: number[];
+}
+
+/** What a thread is pinned to: at most one of these. */
+export interface Anchor {
+  node?: string;
+  axis?: string;
+  edge?: { from: string; to: string };
+  region?: RegionAnchor;
+}
+
+export interface Comment {
+  id: number;
+  author: string | null;
+  body: string;
+  bodyHtml?: string;
+  version: number;
+  created: string;
+}
+
+export interface Thread {
+  id: number;
+  anchor: Anchor;
+  anchorLabel: string;
+  body: string;
+  author: string | null;
+  version: number;
+  resolved: boolean;
+  outdated: boolean;
+  removed: boolean;
+  changes: string[];
+  lastPosition: { x: number; y: number } | null;
+  suggestion: { ops: EditOp[] } | null;
+  appliedVersion: number | null;
+  comments: Comment[];
+}
+
+export interface Verdict {
+  id: number;
+  user: string | null;
+  verdict: VerdictKind;
+  body: string;
+  version: number;
+  stale: boolean;
+  staleBecause: string[];
+  created: string;
+}
+
+/** A review as listed (everything but its threads). */
+export interface ReviewSummary {
+  id: number;
+  title: string;
+  description: string;
+  state: ReviewState;
+  plan: { id: number; name: string } | null;
+  version: number;
+  currentVersion: number;
+  author: string | null;
+  reviewers: string[];
+  created: string;
+  updated: string;
+  unread: number;
+  activity: number;
+  openThreads: number;
+  verdicts: Verdict[];
+}
+
+export interface Review extends ReviewSummary {
+  threads: Thread[];
+}
+
+/** One guardrail that refused an approval. */
+export interface Guardrail {
+  name: string;
+  message: string;
+}
+
+const STATE_WORDS: Record<ReviewState, string> = {
+  open: "open",
+  approved: "approved",
+  changes_requested: "changes requested",
+  closed: "closed",
+};
+
+const VERDICT_WORDS: Record<VerdictKind, string> = {
+  approve: "approved",
+  request_changes: "requested changes",
+  comment: "commented",
+};
+
+/** A review's state as people read it ("changes requested"). */
+export function stateLabel(state: ReviewState): string {
+  return STATE_WORDS[state] ?? state;
+}
+
+/** A verdict as a verb ("approved", "requested changes", "commented"). */
+export function verdictLabel(verdict: VerdictKind): string {
+  return VERDICT_WORDS[verdict] ?? verdict;
+}
+
+/** Reviews still under way: every one not closed (approved and changes requested are still open to more verdicts). */
+export function openReviews(reviews: readonly ReviewSummary[]): number {
+  return reviews.filter((r) => r.state !== "closed").length;
+}
+
+/** The panel's header count: "no open reviews", "1 open review", "2 open reviews". */
+export function openReviewsText(reviews: readonly ReviewSummary[]): string {
+  const n = openReviews(reviews);
+  return n === 0 ? "no open reviews" : `${n} open review${n === 1 ? "" : "s"}`;
+}
+
+/**
+ * The unread badge: the server's unread count of each review, plus the live events that came
+ * for reviews since they were fetched (``live``: review id -> events not yet counted by the
+ * server), except for the review being read now (``reading``).
+ */
+export function unreadCount(reviews: readonly ReviewSummary[], live: ReadonlyMap<number, number>, reading: number | null): number {
+  let total = 0;
+  for (const r of reviews) if (r.id !== reading) total += r.unread + (live.get(r.id) ?? 0);
+  for (const [id, n] of live) if (id !== reading && !reviews.some((r) => r.id === id)) total += n;
+  return total;
+}
+
+/** ``summary`` in the list: replaced where it is, else first (the list is newest first). */
+export function mergeSummary(reviews: readonly ReviewSummary[], summary: ReviewSummary): ReviewSummary[] {
+  const at = reviews.findIndex((r) => r.id === summary.id);
+  if (at < 0) return [summary, ...reviews];
+  return reviews.map((r, i) => (i === at ? { ...r, ...summary } : r));
+}
+
+/** Who may comment and give verdicts: reviewers, editors and owners. */
+export function canReview(role: Role | null): boolean {
+  return role === "reviewer" || role === "editor" || role === "owner";
+}
+
+/** Who may open and close reviews and apply suggestions: editors and owners. */
+export function canEditReviews(role: Role | null): boolean {
+  return role === "editor" || role === "owner";
+}
+
+/** How people read a node: its label, then its body's name, then its kernel, then its id. */
+export function nodeName(node: LoomNode): string {
+  const body = node.body ?? {};
+  if (node.label) return node.label;
+  if (typeof body.name === "string" && body.name) return body.name;
+  if (typeof body.kernel === "string" && body.kernel) return body.kernel;
+  return node.id;
+}
+
+/**
+ * A thread's anchor in words: the server's ``anchorLabel`` when it gave one, else from the
+ * document (a removed node is named by its id, which is all that is left of it).
+ */
+export function anchorText(anchor: Anchor, label: string, doc: LoomDocument | null): string {
+  if (label) return label;
+  const nodes = doc ? nodeById(doc) : new Map<string, LoomNode>();
+  const name = (id: string) => {
+    const n = nodes.get(id);
+    return n ? nodeName(n) : `removed node ${id}`;
+  };
+  if (anchor.region) return `${name(anchor.region.operation)} · window [${anchor.region.start.join(", ")}]–[${anchor.region.end.join(", ")}]`;
+  if (anchor.edge) return `${name(anchor.edge.from)} → ${name(anchor.edge.to)}`;
+  if (anchor.node) return name(anchor.node);
+  if (anchor.axis) return `axis ${anchor.axis}`;
+  return "the whole graph";
+}
+
+/** The node the canvas shows for an anchor ("Show"): the node, the region's operation, the edge's head; null for an axis. */
+export function anchorNode(anchor: Anchor): string | null {
+  return anchor.node ?? anchor.region?.operation ?? anchor.edge?.to ?? null;
+}
+
+/** What the projection window shows: an operation and the range of its index space in view (the pick or the whole space). */
+export interface ShownWindow {
+  operation: string;
+  start: number[];
+  end: number[];
+}
+
+/**
+ * The anchor of "Comment on selection": the region the projection window shows (an operation's
+ * output window), else the one selected node; a string says why there is none.
+ */
+export function selectionAnchor(doc: LoomDocument | null, selected: readonly string[], window: ShownWindow | null): Anchor | string {
+  if (!doc) return "the graph has not loaded yet";
+  const nodes = nodeById(doc);
+  if (window && nodes.get(window.operation)?.type === OPERATION) {
+    return { region: { operation: window.operation, start: [...window.start], end: [...window.end] } };
+  }
+  if (selected.length !== 1) return selected.length ? `select one node to comment on, not ${selected.length}` : "select a node (or open an operation's projection window) to comment on it";
+  if (!nodes.has(selected[0]!)) return "the selected node is no longer in the graph";
+  return { node: selected[0]! };
+}
+
+/** Why a verdict is stale, in one line: "stale: dot 2's Placement changed since version 13". */
+export function staleText(v: Verdict): string {
+  if (!v.stale) return "";
+  const why = v.staleBecause.length ? v.staleBecause.join("; ") : "the plan changed";
+  return `stale since version ${v.version}: ${why}`;
+}
+
+/** Each reviewer's latest verdict (the ones the state is derived from), oldest first. */
+export function latestVerdicts(verdicts: readonly Verdict[]): Verdict[] {
+  const latest = new Map<string, Verdict>();
+  for (const v of verdicts) latest.set(v.user ?? "", v);
+  return [...latest.values()];
+}

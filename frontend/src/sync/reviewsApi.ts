@@ -1,0 +1,121 @@
+// The REST client of a graph's reviews (docs/reviews.md): list, open, read, close and reopen
+// reviews; threads, comments, resolve, apply a suggestion; verdicts; mark read; and the graph's
+// members (the reviewers to choose from). Every failure becomes a ReviewsError with the server's
+// sentence and code; a guardrail refusal (409 "guardrail") carries each guardrail that held.
+
+import { ApiError } from "../gallery/api";
+import type { Anchor, Comment, Guardrail, Review, ReviewSummary, Role, Thread, Verdict, VerdictKind } from "../model/reviews";
+import type { EditOp } from "../model/edits";
+
+/** A refusal of the reviews API: the server's message, its code and, for "guardrail", which held. */
+export class ReviewsError extends ApiError {
+  constructor(
+    message: string,
+    readonly code: string,
+    readonly status: number,
+    readonly guardrails: Guardrail[] = [],
+  ) {
+    super(message);
+  }
+}
+
+export interface NewReview {
+  title: string;
+  description: string;
+  plan: number | null;
+  reviewers: string[];
+}
+
+export interface Member {
+  user: string;
+  role: Role;
+}
+
+export class ReviewsApi {
+  constructor(
+    private readonly base: string,
+    private readonly csrf: string,
+    private readonly graphId: string,
+  ) {}
+
+  private get graph(): string {
+    return `/graphs/${this.graphId}`;
+  }
+
+  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
+    let response: Response;
+    try {
+      response = await fetch(`${this.base}${path}`, {
+        method,
+        headers: { "Content-Type": "application/json", "X-CSRFToken": this.csrf, Accept: "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        credentials: "same-origin",
+      });
+    } catch {
+      throw new ReviewsError("the server could not be reached; try again", "unreachable", 0);
+    }
+    let json: unknown = null;
+    try {
+      json = await response.json();
+    } catch {
+      /* no JSON body */
+    }
+    if (!response.ok) {
+      const error = (json as { error?: { message?: unknown; code?: unknown; guardrails?: unknown } } | null)?.error;
+      const message = typeof error?.message === "string" ? error.message : `the server answered ${response.status} ${response.statusText}`;
+      const guardrails = Array.isArray(error?.guardrails) ? (error.guardrails as Guardrail[]) : [];
+      throw new ReviewsError(message, typeof error?.code === "string" ? error.code : String(response.status), response.status, guardrails);
+    }
+    return json as T;
+  }
+
+  async list(): Promise<ReviewSummary[]> {
+    return (await this.call<{ reviews: ReviewSummary[] }>("GET", `${this.graph}/reviews`)).reviews;
+  }
+
+  get(id: number): Promise<Review> {
+    return this.call("GET", `${this.graph}/reviews/${id}`);
+  }
+
+  open(review: NewReview): Promise<Review> {
+    const body: Record<string, unknown> = { title: review.title, description: review.description, reviewers: review.reviewers };
+    if (review.plan !== null) body.plan = review.plan;
+    return this.call("POST", `${this.graph}/reviews`, body);
+  }
+
+  /** Close or reopen. */
+  setState(id: number, state: "open" | "closed"): Promise<Review> {
+    return this.call("PATCH", `${this.graph}/reviews/${id}`, { state });
+  }
+
+  addThread(id: number, anchor: Anchor, body: string, suggestion: EditOp[] | null): Promise<Thread> {
+    return this.call("POST", `${this.graph}/reviews/${id}/threads`, { anchor, body, ...(suggestion ? { suggestion: { ops: suggestion } } : {}) });
+  }
+
+  reply(id: number, thread: number, body: string): Promise<Comment> {
+    return this.call("POST", `${this.graph}/reviews/${id}/threads/${thread}/comments`, { body });
+  }
+
+  resolve(id: number, thread: number, resolved: boolean): Promise<Thread> {
+    return this.call("PATCH", `${this.graph}/reviews/${id}/threads/${thread}`, { resolved });
+  }
+
+  /** Apply the thread's suggestion as one edit on ``baseVersion``; its websocket ``applied`` carries ``editId``. */
+  apply(id: number, thread: number, baseVersion: number, editId: string): Promise<{ thread: Thread; version: number; ops: EditOp[] }> {
+    return this.call("POST", `${this.graph}/reviews/${id}/threads/${thread}/apply`, { baseVersion, editId });
+  }
+
+  verdict(id: number, verdict: VerdictKind, body: string): Promise<Verdict> {
+    return this.call("POST", `${this.graph}/reviews/${id}/verdicts`, { verdict, body });
+  }
+
+  markRead(id: number): Promise<unknown> {
+    return this.call("POST", `${this.graph}/reviews/${id}/read`);
+  }
+
+  /** Who can be asked to review: the owner and every member but viewers, by username. */
+  async reviewers(): Promise<string[]> {
+    const answer = await this.call<{ owner: string; members: Member[] }>("GET", `${this.graph}/members`);
+    return [answer.owner, ...answer.members.filter((m) => m.role !== "viewer").map((m) => m.user)];
+  }
+}
