@@ -21,8 +21,20 @@ BODY_MAX = 20_000
 #: The most reviewers one review asks, and ops one suggestion carries.
 REVIEWERS_MAX = 50
 SUGGESTION_OPS_MAX = 200
+#: The most of each kind a graph, a review or a thread holds (a long discussion is closed and
+#: a new one opened): every answer that lists them stays bounded.
+COUNTS_MAX = {"reviews": 500, "threads": 500, "comments": 500, "verdicts": 500}
 #: ``@name`` in a body: a mention when ``name`` is a graph member's username.
 MENTION = re.compile(r"(?<![\w.])@([\w.@+-]{1,150})")
+
+
+def check_room(kind: str, existing: int, where: str) -> None:
+    """Refuse one more ``kind`` (``"threads"`` ...) where ``existing`` are already held."""
+    most = COUNTS_MAX[kind]
+    if existing >= most:
+        raise GeonError(
+            f"{where} already holds {existing} {kind}, the most it may; close it and open another"
+        )
 
 
 def check_body(body: Any, what: str = "body", *, empty: bool = False) -> str:

@@ -28,6 +28,7 @@ from geon.reviews.services.checks import (
     check_anchor,
     check_body,
     check_reviewers,
+    check_room,
     check_suggestion,
 )
 from geon.reviews.services.guardrails import check_guardrails
@@ -79,6 +80,7 @@ def do_open_review(
     user = account(user)
     plan = plan_of(graph, plan_id) if plan_id is not None else None
     accounts = check_reviewers(graph, reviewers)
+    check_room("reviews", Review.objects.filter(graph=graph).count(), f"graph {quote(graph.title)}")
     review = Review.objects.create(
         graph=graph,
         plan=plan,
@@ -128,6 +130,7 @@ def do_add_thread(
     graph = graphs.check_can_review(user, graph_id)
     user = account(user)
     review = review_of(graph, review_id)
+    check_room("threads", review.threads.count(), f"review {quote(review.title)}")
     context = Context(graph, user)
     checked, name, position = check_anchor(anchor, context)
     text = check_body(body)
@@ -169,6 +172,7 @@ def do_add_comment(
 ) -> Comment:
     """A reply in a thread (reviewer and up)."""
     graph, person, review, thread = _reviewing(user, graph_id, review_id, thread_id)
+    check_room("comments", thread.comments.count(), f"this thread of review {quote(review.title)}")
     text = check_body(body)
     comment = Comment.objects.create(
         thread=thread, author=person, body=text, version=Context(graph, person).version
@@ -208,6 +212,7 @@ def do_give_verdict(
         )
     if review.closed:
         raise GeonError(f"review {quote(review.title)} is closed; reopen it first")
+    check_room("verdicts", review.verdicts.count(), f"review {quote(review.title)}")
     text = check_body(body, "summary", empty=True)
     context = Context(graph, user)
     if verdict == Verdict.Kind.APPROVE:
