@@ -14,6 +14,8 @@ import { searchNodes, type GraphView, type LoomDocument } from "./model/document
 import { EditError } from "./model/edits";
 import { axesWithIssues } from "./model/issues";
 import { editOperation, editProjection, editTensor } from "./model/nodeEdits";
+import { operationProjection } from "./model/projection";
+import { anchorNode, type Anchor, type ReviewSummary, type Role, type ShownWindow } from "./model/reviews";
 import type { EditorState } from "./model/state";
 import type { EdgeLabel, Scene } from "./render/canvas";
 import type { Layout } from "./render/layout";
@@ -30,6 +32,7 @@ import { createDiagram } from "./ui/diagram";
 import { el } from "./ui/dom";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
 import { createProjectionWindow } from "./ui/projection";
+import { createReviewsPanel, type ReviewsPanel } from "./ui/reviews";
 import { createRunPanel } from "./ui/runPanel";
 import { createShardsPanel } from "./ui/shards";
 import { createToolbar } from "./ui/toolbar";
@@ -78,6 +81,10 @@ export class Editor implements Commands {
   private readonly projection;
   private readonly diagram;
   private readonly runPanel;
+  /** The Reviews panel (null offline: the benchmark page has no server). */
+  readonly reviews: ReviewsPanel | null = null;
+  /** The operation whose projection window was opened last (the window may be closed since). */
+  private projectionOp: string | null = null;
   private readonly issuesPanel;
   private readonly palette;
   private readonly tensorDialog;
@@ -95,6 +102,7 @@ export class Editor implements Commands {
         },
         flash: (message) => this.flash(message),
         plansChanged: () => this.shardsPanel.reloadPlans(),
+        reviewChanged: (event, review) => this.reviews?.event(event, review as unknown as ReviewSummary),
         selection: () => this.selected,
       },
       options.offline,
@@ -151,7 +159,25 @@ export class Editor implements Commands {
     this.toolbar.element.querySelector(".geon-act-zoomToFit")?.after(this.diagram.tab);
     const stage = el("div", { class: "geon-stage" }, canvas, minimap, this.projection.element, this.toast, this.diagram.element);
     const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
-    const right = el("aside", { class: "geon-side geon-right" }, this.shardsPanel.element, this.issuesPanel.element, this.runPanel.element);
+    if (options.graphId && !options.offline) {
+      this.reviews = createReviewsPanel({
+        graphId: options.graphId,
+        csrf: options.csrf,
+        role: () => this.sync.state().role as Role | null,
+        doc: () => this.sync.session.document,
+        version: () => this.sync.session.version,
+        selected: () => this.selected,
+        window: () => this.shownWindow(),
+        show: (anchor) => this.showAnchor(anchor),
+        // the server applies the suggestion (REST); its applied, with this id, is one undo step
+        beginApply: (name) => {
+          const editId = this.sync.expectExpanded("review", name);
+          return editId === null ? "the graph has not loaded yet" : { editId, baseVersion: this.sync.session.version! };
+        },
+        cancelApply: (editId) => this.sync.cancelExpanded(editId),
+      });
+    }
+    const right = el("aside", { class: "geon-side geon-right" }, ...(this.reviews ? [this.reviews.element] : []), this.shardsPanel.element, this.issuesPanel.element, this.runPanel.element);
     root.append(this.toolbar.element, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
     bindCanvas(canvas, minimap, this);
     bindKeys(this);
@@ -301,8 +327,30 @@ export class Editor implements Commands {
 
   /** Open the projection window of an operation (the inspector's "Index space & projections"). */
   openProjection(id: string): void {
+    this.projectionOp = id;
     this.projection.update(this.sync.session.document, this.selected);
     this.projection.open(id);
+  }
+
+  /**
+   * The window of the operation the projection window shows, for "Comment on selection": the
+   * index range of the selected application of it, else its whole index space; null when the
+   * window is closed.
+   */
+  private shownWindow(): ShownWindow | null {
+    const doc = this.sync.session.document;
+    if (!doc || !this.projection.visible || this.projectionOp === null) return null;
+    const view = operationProjection(doc, this.projectionOp);
+    const app = view?.applications.find((a) => this.selected.includes(a.id));
+    const range = app?.index ?? view?.indexRange;
+    return range ? { operation: this.projectionOp, start: [...range.start], end: [...range.end] } : null;
+  }
+
+  /** A review thread's "Show": select and centre the node it is pinned to. */
+  private showAnchor(anchor: Anchor): void {
+    const id = anchorNode(anchor);
+    if (id !== null && this.layout.rects.has(id)) this.jumpTo(id);
+    else this.flash(id === null ? "this thread is pinned to an axis, not to a node on the canvas" : "that node is no longer in the graph");
   }
 
   jumpTo(id: string): void {
@@ -386,6 +434,7 @@ export class Editor implements Commands {
     this.issuesPanel.update(issues, doc, state.issueCounts);
     this.shardsPanel.update(doc, this.selected, issues, version);
     this.runPanel.update(state.run);
+    this.reviews?.update();
     if (this.diagram.visible && version !== null) this.diagram.show(version);
   }
 

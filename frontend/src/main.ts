@@ -7,6 +7,7 @@ import { mountAbout } from "./ui/about";
 import { mountHistory } from "./ui/history";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
+import type { ReviewSummary } from "./model/reviews";
 import type { EditorState } from "./model/state";
 import { COLORS, axisColor } from "./render/canvas";
 import { toScreen, type Viewport } from "./render/viewport";
@@ -34,6 +35,8 @@ export interface GeonTestApi {
   /** Paint now; returns the milliseconds it took. */
   paint(): number;
   loadDocument(doc: LoomDocument): void;
+  /** The reviews the Reviews panel lists (newest first), as the server and live events last said. */
+  reviews(): ReviewSummary[];
   /** Every box in graph coordinates, and the edges as [from, to] (what the benchmark's floor draws). */
   scene(): { rects: { id: string; x: number; y: number; w: number; h: number }[]; edges: [string, string][] };
 }
@@ -107,6 +110,7 @@ function mount(root: HTMLElement): void {
       return editor.lastPaintMs;
     },
     loadDocument: (doc) => editor.loadDocument(doc),
+    reviews: () => structuredClone(editor.reviews?.reviews() ?? []),
     scene: () => ({
       rects: [...editor.layout.rects].map(([id, r]) => ({ id, ...r })),
       edges: (editor.view?.edges ?? []).map((e) => [e.from, e.to] as [string, string]),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { OPERATION, TENSOR, type LoomDocument } from "./document";
-import { anchorNode, anchorText, canEditReviews, canReview, latestVerdicts, mergeSummary, openReviewsText, selectionAnchor, staleText, stateLabel, unreadCount, type ReviewSummary, type Verdict } from "./reviews";
+import { anchorNode, anchorText, canEditReviews, canReview, latestVerdicts, mergeSummary, openReviewsText, selectionAnchor, staleText, stateLabel, suggestionText, unreadCount, type ReviewSummary, type Verdict } from "./reviews";
 
 function summary(id: number, state: ReviewSummary["state"], unread = 0): ReviewSummary {
   return { id, title: `review ${id}`, description: "", state, plan: null, version: 1, currentVersion: 1, author: "alice", reviewers: ["bob"], created: "", updated: "", unread, activity: 0, openThreads: 0, verdicts: [] };
@@ -48,11 +48,15 @@ describe("review words", () => {
 });
 
 describe("unread and live summaries", () => {
-  it("adds the server's unread counts and the live events, except the review being read", () => {
-    const reviews = [summary(1, "open", 2), summary(2, "open", 1)];
+  it("counts each review's changes since this user read it, but the review being read", () => {
+    const reviews = [{ ...summary(1, "open", 2), activity: 5 }, { ...summary(2, "open", 1), activity: 4 }];
     expect(unreadCount(reviews, new Map(), null)).toBe(3);
-    expect(unreadCount(reviews, new Map([[1, 2], [9, 1]]), null)).toBe(6);
-    expect(unreadCount(reviews, new Map([[1, 2]]), 1)).toBe(1);
+    // read as fetched (review 1 at 3 of 5), then a live event raised review 1's activity by two; review 2 was read since
+    expect(unreadCount([{ ...reviews[0]!, activity: 7 }, reviews[1]!], new Map([[1, 3], [2, 4]]), null)).toBe(4);
+    expect(unreadCount(reviews, new Map(), 1)).toBe(1);
+    // a review first heard of from a live event (no unread in its summary): all of it is unread
+    const heard = { ...summary(3, "open"), activity: 2, unread: undefined as unknown as number };
+    expect(unreadCount([heard], new Map(), null)).toBe(2);
   });
 
   it("replaces a known summary in place and puts a new one first", () => {
@@ -101,5 +105,14 @@ describe("anchors", () => {
     expect(selectionAnchor(doc, ["t1", "op1"], null)).toBe("select one node to comment on, not 2");
     expect(selectionAnchor(doc, ["gone"], null)).toBe("the selected node is no longer in the graph");
     expect(selectionAnchor(null, ["t1"], null)).toBe("the graph has not loaded yet");
+  });
+});
+
+describe("suggestions in words", () => {
+  it("names the operation a split applies to, and any other op by kind", () => {
+    expect(suggestionText([{ op: "shard", operation: "op1", dim: "N", parts: 2 } as never], doc)).toBe("split dot 2 along N into 2 parts");
+    expect(suggestionText([{ op: "shard", operation: "op1", dim: "N", chunk: 8 } as never], doc)).toBe("split dot 2 along N in chunks of 8");
+    expect(suggestionText([{ op: "shard", operation: "op1", grid: { H: 2, N: 2 } } as never], doc)).toBe("split dot 2 on a grid H=2, N=2");
+    expect(suggestionText([{ op: "remove_node", id: "t1" }, { op: "update_node", id: "gone", patch: {} }] as never, doc)).toBe("remove node x; update node node gone");
   });
 });

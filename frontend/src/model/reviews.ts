@@ -126,14 +126,21 @@ export function openReviewsText(reviews: readonly ReviewSummary[]): string {
 }
 
 /**
- * The unread badge: the server's unread count of each review, plus the live events that came
- * for reviews since they were fetched (``live``: review id -> events not yet counted by the
- * server), except for the review being read now (``reading``).
+ * The activity of review ``r`` this user has read: ``readAt``'s when the panel knows it (a
+ * fetch said how many were unread, or the user read it since), else none of it (a review first
+ * heard of from a live event, whose summary does not say what this user has read).
  */
-export function unreadCount(reviews: readonly ReviewSummary[], live: ReadonlyMap<number, number>, reading: number | null): number {
+export function readActivity(r: ReviewSummary, readAt: ReadonlyMap<number, number>): number {
+  return readAt.get(r.id) ?? (typeof r.unread === "number" ? r.activity - r.unread : 0);
+}
+
+/**
+ * The unread badge: the changes of each review (its ``activity``) since this user read it, but
+ * the review being read now (``reading``); live events raise a review's activity.
+ */
+export function unreadCount(reviews: readonly ReviewSummary[], readAt: ReadonlyMap<number, number>, reading: number | null): number {
   let total = 0;
-  for (const r of reviews) if (r.id !== reading) total += r.unread + (live.get(r.id) ?? 0);
-  for (const [id, n] of live) if (id !== reading && !reviews.some((r) => r.id === id)) total += n;
+  for (const r of reviews) if (r.id !== reading) total += Math.max(0, r.activity - readActivity(r, readAt));
   return total;
 }
 
@@ -220,4 +227,24 @@ export function latestVerdicts(verdicts: readonly Verdict[]): Verdict[] {
   const latest = new Map<string, Verdict>();
   for (const v of verdicts) latest.set(v.user ?? "", v);
   return [...latest.values()];
+}
+
+/** A suggestion in words: "split dot 2 along N into 2 parts", else what its ops do by kind. */
+export function suggestionText(ops: readonly EditOp[], doc: LoomDocument | null): string {
+  const nodes = doc ? nodeById(doc) : new Map<string, LoomNode>();
+  const name = (id: unknown) => {
+    const n = typeof id === "string" ? nodes.get(id) : undefined;
+    return n ? nodeName(n) : `node ${String(id)}`;
+  };
+  const words = ops.map((op) => {
+    const o = op as unknown as Record<string, unknown>;
+    if (o.op === "shard") {
+      if (o.grid && typeof o.grid === "object") return `split ${name(o.operation)} on a grid ${Object.entries(o.grid as Record<string, number>).map(([a, k]) => `${a}=${k}`).join(", ")}`;
+      const how = o.parts !== undefined ? `into ${String(o.parts)} parts` : `in chunks of ${String(o.chunk)}`;
+      return `split ${name(o.operation)} along ${String(o.dim)} ${how}`;
+    }
+    const node = o.node as { id?: unknown } | undefined;
+    return `${String(o.op).replace(/_/g, " ")} ${name(o.id ?? node?.id)}`;
+  });
+  return words.join("; ");
 }

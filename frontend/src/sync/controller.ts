@@ -13,7 +13,7 @@ import { invertOps, type EditOp } from "../model/edits";
 import { predictIssues } from "../model/issues";
 import { applyRun, countIssues, initialState, READ_ONLY_ROLES, type EditorState, type LinkState } from "../model/state";
 import { backoffDelay } from "./backoff";
-import type { RunInfo, ServerMessage } from "./protocol";
+import type { ReviewMessage, RunInfo, ServerMessage } from "./protocol";
 import { startRun } from "./runs";
 import { Session } from "./session";
 import { GraphSocket, refusalMessage, socketUrl } from "./socket";
@@ -33,6 +33,8 @@ export interface ControllerHooks {
   flash(message: string): void;
   /** The graph's shard plans changed on the server. */
   plansChanged(): void;
+  /** A review of the graph changed (docs/reviews.md, Live events): what happened and its summary. */
+  reviewChanged?(event: ReviewMessage["event"], review: ReviewMessage["review"]): void;
   /** The node ids this user has selected (announced again after a reconnect). */
   selection(): string[];
 }
@@ -184,6 +186,9 @@ export class Controller {
         break;
       case "plans":
         this.hooks.plansChanged();
+        break;
+      case "review":
+        this.hooks.reviewChanged?.(msg.event, msg.review);
         break;
       case "pong":
         break;

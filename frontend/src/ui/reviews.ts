@@ -1,0 +1,422 @@
+// The Reviews panel of the editor (issue 18, docs/reviews.md): the graph's reviews ("2 open
+// reviews", an unread badge that live events raise), a form to open one (editors and owners: a
+// title, the plan under review or the whole graph, reviewers from the graph's members, a
+// description), and the review shown: its threads (ui/reviewThread.ts), "Comment on selection"
+// (a thread pinned to the selected node, or to the output window the projection window shows,
+// optionally with a suggested split), its verdicts with the stale ones marked and why, and the
+// verdict form, which lists each guardrail that refused an approval. Roles decide what shows:
+// viewers read; reviewers comment and give verdicts; editors and owners also open, close and
+// reopen reviews and apply suggestions (the server checks every role again).
+//
+// Live: the websocket's ``review`` messages (``event``) refresh the list and the review shown;
+// after each new version the panel fetches them again (debounced), so approvals that went stale
+// show without a reload.
+
+import "./reviews.css";
+import { PlansApi } from "../gallery/api";
+import type { LoomDocument } from "../model/document";
+import type { EditOp } from "../model/edits";
+import { canEditReviews, canReview, mergeSummary, openReviewsText, selectionAnchor, staleText, stateLabel, unreadCount, verdictLabel, anchorText, nodeName, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
+import { indexAxesOf } from "../model/shards";
+import { ReviewsApi, ReviewsError } from "../sync/reviewsApi";
+import { button, el, submit } from "./dom";
+import { renderMarkdown } from "./markdown";
+import { threadView, type ThreadContext } from "./reviewThread";
+
+export interface ReviewsOptions {
+  graphId: string;
+  csrf: string;
+  /** The REST base (tests); "/api/v1" by default. */
+  api?: string;
+  role(): Role | null;
+  doc(): LoomDocument | null;
+  version(): number | null;
+  selected(): string[];
+  /** The operation and index range the projection window shows, or null when it is closed. */
+  window(): ShownWindow | null;
+  /** Select and centre an anchor's node on the canvas. */
+  show(anchor: Anchor): void;
+  /** An apply of a suggestion named ``name`` is about to be posted: the edit id its ``applied``
+   * will carry and the version it is based on, or why it cannot start. */
+  beginApply(name: string): { editId: string; baseVersion: number } | string;
+  /** The server refused the apply: its ``applied`` will never come. */
+  cancelApply(editId: string): void;
+}
+
+export interface ReviewsPanel {
+  element: HTMLElement;
+  /** The editor's state changed (document, version, role, selection). */
+  update(): void;
+  /** A websocket ``review`` message. */
+  event(event: string, summary: ReviewSummary): void;
+  /** The reviews listed. */
+  reviews(): ReviewSummary[];
+}
+
+/** How long after a new version the reviews are fetched again (a burst of edits asks once). */
+const REFETCH_MS = 400;
+
+const VERDICTS: [VerdictKind, string][] = [
+  ["approve", "Approve"],
+  ["request_changes", "Request changes"],
+  ["comment", "Comment"],
+];
+
+function errorText(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}
+
+export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
+  const api = new ReviewsApi(options.api ?? "/api/v1", options.csrf, options.graphId);
+  const plansApi = new PlansApi(options.api ?? "/api/v1", options.csrf, options.graphId);
+  let reviews: ReviewSummary[] = [];
+  let shown: Review | null = null;
+  const readAt = new Map<number, number>();
+  const drafts = new Map<number, string>();
+  let loadedVersion: number | null = null;
+  let role: Role | null = null;
+  let timer: ReturnType<typeof setTimeout> | null = null;
+
+  const count = el("span", { class: "geon-reviews-count small muted", role: "status" });
+  const unread = el("span", { class: "geon-reviews-unread", title: "changes to reviews you have not read", hidden: "" });
+  const newButton = button("New review", "Ask reviewers to review a plan or the whole graph", () => void openForm(), "geon-small geon-review-new-open");
+  const error = el("p", { class: "geon-form-error geon-reviews-error", role: "alert" });
+  const list = el("ul", { class: "geon-review-list", "aria-label": "reviews of this graph, newest first" });
+  const view = el("div", { class: "geon-review-view", hidden: "" });
+
+  // --- the New review form ---------------------------------------------------------------
+  const title = el("input", { class: "geon-review-title", "aria-label": "review title", placeholder: "title", maxlength: "200", required: "" });
+  const plan = el("select", { class: "geon-review-plan", "aria-label": "plan under review" });
+  const people = el("fieldset", { class: "geon-review-reviewers" }, el("legend", { class: "small muted", text: "Reviewers" }));
+  const description = el("textarea", { class: "geon-review-description", rows: "2", placeholder: "what to look at (Markdown)", "aria-label": "review description" });
+  const formError = el("p", { class: "geon-form-error", role: "alert" });
+  const form = el(
+    "form",
+    { class: "geon-review-new", hidden: "" },
+    title,
+    el("label", { class: "small muted", text: "Plan " }, plan),
+    people,
+    description,
+    formError,
+    el("div", { class: "geon-review-form-actions" }, submit("Open review", "Open the review and tell the reviewers", "primary geon-review-open"), button("Cancel", "Close the form", () => (form.hidden = true), "geon-small")),
+  );
+  form.addEventListener("submit", (e) => {
+    e.preventDefault();
+    void openReview();
+  });
+
+  const element = el(
+    "section",
+    { class: "geon-panel geon-reviews", "aria-label": "reviews" },
+    el("div", { class: "geon-reviews-head" }, el("h2", { text: "Reviews" }), count, unread, newButton),
+    form,
+    error,
+    list,
+    view,
+  );
+
+  async function openForm(): Promise<void> {
+    form.hidden = false;
+    formError.textContent = "";
+    title.focus();
+    try {
+      const [plans, names] = await Promise.all([plansApi.list(), api.reviewers()]);
+      plan.replaceChildren(el("option", { value: "", text: "the whole graph" }), ...plans.map((p) => el("option", { value: String(p.id), text: p.name })));
+      if (plans.length) plan.value = String(plans[0]!.id);
+      people.replaceChildren(
+        el("legend", { class: "small muted", text: "Reviewers" }),
+        ...names.map((n) => el("label", { class: "geon-review-reviewer small", "data-user": n }, el("input", { type: "checkbox", value: n }), ` ${n}`)),
+      );
+    } catch (e) {
+      formError.textContent = errorText(e);
+    }
+  }
+
+  async function openReview(): Promise<void> {
+    const reviewers = [...people.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.value);
+    try {
+      const review = await api.open({ title: title.value.trim(), description: description.value, plan: plan.value ? Number(plan.value) : null, reviewers });
+      form.hidden = true;
+      title.value = description.value = "";
+      reviews = mergeSummary(reviews, review);
+      await show(review.id);
+    } catch (e) {
+      formError.textContent = errorText(e);
+    }
+  }
+
+  // --- "Comment on selection" ----------------------------------------------------------------
+  const anchorNote = el("p", { class: "geon-thread-new-anchor small muted" });
+  const threadText = el("textarea", { class: "geon-thread-new-text", rows: "2", placeholder: "Comment (Markdown, @name mentions)", "aria-label": "comment on the selection" });
+  const suggest = el("input", { type: "checkbox", class: "geon-suggest" });
+  const suggestAxis = el("select", { class: "geon-suggest-axis", "aria-label": "suggested split axis" });
+  const suggestParts = el("input", { class: "geon-suggest-parts", value: "2", size: "3", "aria-label": "suggested number of parts" });
+  const suggestRow = el("label", { class: "geon-suggest-row small" }, suggest, " Suggest: split along ", suggestAxis, " into ", suggestParts, " parts");
+  const threadError = el("p", { class: "geon-form-error", role: "alert" });
+  const threadForm = el("form", { class: "geon-thread-new" }, anchorNote, threadText, suggestRow, threadError, submit("Comment on selection", "Open a thread pinned to the selected node or to the window the projection window shows", "primary geon-thread-new-send"));
+  let anchorOp: string | null = null;
+  threadForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    void addThread();
+  });
+
+  /** The anchor "Comment on selection" would use now, and the operation a split suggestion would apply to. */
+  function currentAnchor(): Anchor | string {
+    return selectionAnchor(options.doc(), options.selected(), options.window());
+  }
+
+  function refreshAnchorNote(): void {
+    const doc = options.doc();
+    const anchor = currentAnchor();
+    anchorNote.textContent = typeof anchor === "string" ? anchor : `on ${anchorText(anchor, "", doc)}`;
+    const op = typeof anchor === "string" ? null : (anchor.region?.operation ?? (anchor.node && doc?.nodes.find((n) => n.id === anchor.node && "kernel" in (n.body ?? {})) ? anchor.node : null));
+    suggestRow.hidden = op === null;
+    if (op !== anchorOp) {
+      anchorOp = op;
+      suggestAxis.replaceChildren(...(op && doc ? indexAxesOf(doc, op).map((a) => el("option", { value: a, text: a })) : []));
+    }
+  }
+
+  async function addThread(): Promise<void> {
+    if (!shown) return;
+    const anchor = currentAnchor();
+    if (typeof anchor === "string") return void (threadError.textContent = anchor);
+    if (!threadText.value.trim()) return void (threadError.textContent = "write a comment first");
+    let suggestion: EditOp[] | null = null;
+    if (suggest.checked && anchorOp) {
+      const parts = Number(suggestParts.value.trim());
+      if (!Number.isInteger(parts) || parts < 1) return void (threadError.textContent = `parts "${suggestParts.value}" is not a whole number of at least 1`);
+      suggestion = [{ op: "shard", operation: anchorOp, dim: suggestAxis.value, parts } as unknown as EditOp];
+    }
+    try {
+      await api.addThread(shown.id, anchor, threadText.value, suggestion);
+      threadText.value = "";
+      suggest.checked = false;
+      threadError.textContent = "";
+      await refetchShown();
+    } catch (e) {
+      threadError.textContent = errorText(e);
+    }
+  }
+
+  // --- the verdict form --------------------------------------------------------------------
+  const verdictKind = el("select", { class: "geon-verdict-kind", "aria-label": "verdict" }, ...VERDICTS.map(([v, t]) => el("option", { value: v, text: t })));
+  const verdictText = el("textarea", { class: "geon-verdict-text", rows: "2", placeholder: "Summary (Markdown)", "aria-label": "verdict summary" });
+  const verdictError = el("p", { class: "geon-form-error geon-verdict-error", role: "alert" });
+  const guardrails = el("ul", { class: "geon-guardrails", "aria-label": "guardrails that refused the approval" });
+  const verdictForm = el("form", { class: "geon-verdict-form" }, el("div", { class: "geon-verdict-row" }, verdictKind, submit("Give verdict", "Give the verdict at the current version", "primary geon-verdict-send")), verdictText, verdictError, guardrails);
+  verdictForm.addEventListener("submit", (e) => {
+    e.preventDefault();
+    void giveVerdict();
+  });
+
+  async function giveVerdict(): Promise<void> {
+    if (!shown) return;
+    verdictError.textContent = "";
+    guardrails.replaceChildren();
+    try {
+      await api.verdict(shown.id, verdictKind.value as VerdictKind, verdictText.value);
+      verdictText.value = "";
+      await refetchShown();
+    } catch (e) {
+      verdictError.textContent = errorText(e);
+      if (e instanceof ReviewsError && e.code === "guardrail") guardrails.replaceChildren(...e.guardrails.map((g) => el("li", { class: "geon-guardrail", "data-guardrail": g.name, text: g.message })));
+    }
+  }
+
+  // --- loading -----------------------------------------------------------------------------
+  async function loadList(): Promise<void> {
+    try {
+      reviews = await api.list();
+      for (const r of reviews) readAt.set(r.id, r.activity - r.unread);
+      error.textContent = "";
+    } catch (e) {
+      error.textContent = errorText(e);
+    }
+    renderList();
+  }
+
+  async function refetchShown(): Promise<void> {
+    if (!shown) return;
+    const id = shown.id;
+    try {
+      const review = await api.get(id);
+      if (shown?.id !== id) return; // another review was opened meanwhile
+      shown = review;
+      reviews = mergeSummary(reviews, review);
+      readAt.set(id, review.activity);
+      void api.markRead(id).catch(() => undefined); // the badge is this page's; the mark only helps the next load
+      error.textContent = "";
+    } catch (e) {
+      error.textContent = errorText(e);
+    }
+    renderList();
+    renderShown();
+  }
+
+  async function show(id: number): Promise<void> {
+    shown = { ...(reviews.find((r) => r.id === id) as ReviewSummary), threads: [] };
+    verdictError.textContent = "";
+    guardrails.replaceChildren();
+    await refetchShown();
+  }
+
+  function scheduleRefetch(): void {
+    if (timer !== null) clearTimeout(timer);
+    timer = setTimeout(() => {
+      timer = null;
+      void loadList().then(refetchShown);
+    }, REFETCH_MS);
+  }
+
+  // --- drawing -----------------------------------------------------------------------------
+  function stateChip(state: Review["state"]): HTMLElement {
+    return el("span", { class: `geon-review-state state-${state}`, "data-state": state, text: stateLabel(state) });
+  }
+
+  function meta(r: ReviewSummary): string {
+    const asks = r.reviewers.length ? `asks ${r.reviewers.join(", ")}` : "no reviewers";
+    return `${r.plan ? r.plan.name : "whole graph"} · by ${r.author ?? "someone"} · ${asks}`;
+  }
+
+  function renderList(): void {
+    count.textContent = openReviewsText(reviews);
+    const n = unreadCount(reviews, readAt, shown?.id ?? null);
+    unread.textContent = String(n);
+    unread.hidden = n === 0;
+    unread.setAttribute("aria-label", `${n} unread`);
+    newButton.hidden = !canEditReviews(role);
+    list.hidden = shown !== null;
+    list.replaceChildren(
+      ...reviews.map((r) => {
+        const item = el(
+          "li",
+          { class: "geon-review", "data-review": r.title },
+          el("button", { type: "button", class: "geon-review-link", text: r.title, title: `Open the review "${r.title}"` }),
+          stateChip(r.state),
+          el("span", { class: "geon-review-meta small muted", text: meta(r) }),
+        );
+        item.querySelector("button")!.addEventListener("click", () => void show(r.id));
+        return item;
+      }),
+    );
+    if (!reviews.length) list.append(el("li", { class: "small muted", text: "No reviews yet." }));
+  }
+
+  function verdictItem(v: Verdict): HTMLElement {
+    const item = el("li", { class: `geon-verdict${v.stale ? " geon-verdict-stale" : ""}`, "data-user": v.user ?? "", "data-verdict": v.verdict }, el("span", { class: "geon-verdict-who", text: `${v.user ?? "someone"} ${verdictLabel(v.verdict)} at version ${v.version}` }));
+    if (v.stale) item.append(el("span", { class: "geon-verdict-mark", text: "stale", title: staleText(v) }), el("p", { class: "geon-verdict-why small muted", text: staleText(v) }));
+    if (v.body) {
+      const body = el("div", { class: "geon-verdict-body" });
+      body.innerHTML = renderMarkdown(v.body);
+      item.append(body);
+    }
+    return item;
+  }
+
+  const threadActions = {
+    show: (anchor: Anchor) => options.show(anchor),
+    reply: async (t: Thread, body: string) => {
+      try {
+        await api.reply(shown!.id, t.id, body);
+        await refetchShown();
+        return null;
+      } catch (e) {
+        return errorText(e);
+      }
+    },
+    resolve: (t: Thread, resolved: boolean) => void write(() => api.resolve(shown!.id, t.id, resolved)),
+    apply: (t: Thread) => void applySuggestion(t),
+  };
+
+  async function write(call: () => Promise<unknown>): Promise<void> {
+    try {
+      await call();
+      await refetchShown();
+    } catch (e) {
+      error.textContent = errorText(e);
+    }
+  }
+
+  async function applySuggestion(t: Thread): Promise<void> {
+    const doc = options.doc();
+    const op = t.anchor.region?.operation ?? t.anchor.node;
+    const node = op ? doc?.nodes.find((n) => n.id === op) : undefined;
+    const begun = options.beginApply(`apply suggestion on ${node ? nodeName(node) : t.anchorLabel}`);
+    if (typeof begun === "string") return void (error.textContent = begun);
+    try {
+      await api.apply(shown!.id, t.id, begun.baseVersion, begun.editId);
+      await refetchShown();
+    } catch (e) {
+      options.cancelApply(begun.editId);
+      error.textContent = errorText(e);
+    }
+  }
+
+  function renderShown(): void {
+    view.hidden = shown === null;
+    if (!shown) return view.replaceChildren();
+    const r = shown;
+    const back = button("‹ All reviews", "Back to the list of reviews", () => {
+      shown = null;
+      renderList();
+      renderShown();
+    }, "geon-small geon-review-back");
+    const head = el("div", { class: "geon-review-head" }, el("h3", { class: "geon-review-title-text", text: r.title }), stateChip(r.state));
+    const parts: HTMLElement[] = [back, head, el("p", { class: "geon-review-meta small muted", text: `${meta(r)} · from version ${r.version} (now ${r.currentVersion})` })];
+    if (r.description) {
+      const d = el("div", { class: "geon-review-description-text" });
+      d.innerHTML = renderMarkdown(r.description);
+      parts.push(d);
+    }
+    if (canEditReviews(role)) {
+      const closed = r.state === "closed";
+      parts.push(button(closed ? "Reopen review" : "Close review", closed ? "Open the review again" : "Close the review (no more verdicts are asked)", () => void write(() => api.setState(r.id, closed ? "open" : "closed")), "geon-small geon-review-close"));
+    }
+    const ctx: ThreadContext = { doc: options.doc(), canReview: canReview(role), canEdit: canEditReviews(role), drafts };
+    const open = r.threads.filter((t) => !t.resolved).length;
+    parts.push(el("h4", { text: `Threads (${open} open)` }), el("ul", { class: "geon-threads" }, ...r.threads.map((t) => threadView(t, ctx, threadActions))));
+    if (canReview(role) && r.state !== "closed") {
+      refreshAnchorNote();
+      parts.push(threadForm);
+    }
+    parts.push(el("h4", { text: "Verdicts" }), el("ul", { class: "geon-verdicts" }, ...r.verdicts.map(verdictItem)));
+    if (!r.verdicts.length) parts.push(el("p", { class: "small muted", text: "No verdicts yet." }));
+    if (canReview(role) && r.state !== "closed") parts.push(verdictForm);
+    // a rebuild keeps the focus where the user was typing
+    const focused = document.activeElement;
+    view.replaceChildren(...parts);
+    if (focused instanceof HTMLElement && !view.contains(focused)) {
+      const thread = focused.closest<HTMLElement>(".geon-thread")?.dataset.thread;
+      if (thread) view.querySelector<HTMLElement>(`.geon-thread[data-thread="${thread}"] textarea`)?.focus();
+    }
+  }
+
+  return {
+    element,
+    update() {
+      const version = options.version();
+      const nowRole = options.role();
+      if (nowRole !== role) {
+        role = nowRole;
+        renderList();
+        renderShown();
+      }
+      if (version === null || version === loadedVersion) {
+        if (shown && !threadForm.hidden) refreshAnchorNote();
+        return;
+      }
+      const first = loadedVersion === null;
+      loadedVersion = version;
+      if (first) void loadList();
+      else scheduleRefetch();
+      if (shown) refreshAnchorNote();
+    },
+    event(_event, summary) {
+      reviews = mergeSummary(reviews, summary);
+      if (shown?.id === summary.id) void refetchShown();
+      else renderList();
+    },
+    reviews: () => reviews.map((r) => ({ ...r })),
+  };
+}
