@@ -1,0 +1,290 @@
+"""Plan against plan (issue 18, "Diffs"): two placed documents, each a plan written into the same
+document (:func:`geon.core.plans.apply_plan`), compared under one hardware profile.
+
+>>> from geon import core as gc
+>>> from geon.core.costmodel import load_profile
+>>> from geon.core.plans import apply_plan
+>>> N, D = gc.Axis("N", 4), gc.Axis("D", 3)
+>>> g = gc.graph([gc.relu(gc.placeholder(axes=[N, D], name="x"), name="h")])
+>>> whole = {"name": "one", "mesh": {"name": "m", "axes": {"dp": 2}}}
+>>> dp = {**whole, "name": "dp", "axisMapping": {"N": "dp"}}
+>>> a, b = apply_plan(g, whole, mesh_id="m1"), apply_plan(g, dp, mesh_id="m2")
+>>> diff = plan_diff(a, b, load_profile("cpu-host"), base_mesh="m1", target_mesh="m2")
+>>> [(p["operationLabel"], p["before"]["split"], p["after"]["split"]) for p in diff["placements"]]
+[('op:relu → h', {}, {'N': 2})]
+>>> [d["device"] for d in diff["devices"]]
+['device 0', 'device 1']
+
+Nodes are matched by id (a plan's partial products have ids made from their dot's id, so two
+plans that both split a contracted axis make the same ones):
+
+- ``placements``: every operation of either document placed differently, as
+  ``{"operation", "operationLabel", "before", "after"}`` (the label: its name and what it
+  writes, ``op:dot → q``); a side is ``{"split": {index axis:
+  parts}, "meshAxes": {index axis: mesh axis}, "mesh": mesh name or None, "devices": [coords]}``
+  (:func:`placement_of`), or None where that plan's document has no such operation;
+- ``collectives``: matched by kind, edge (tensor, producer, consumer) and mesh axes; ``added``
+  and ``removed`` are collectives (the cost model's JSON with ``tensorLabel``, ``producerLabel``
+  and ``consumerLabel``), ``changed`` are ``{"before", "after", "bytesDelta", "secondsDelta"}``
+  whose bytes, seconds or devices differ;
+- ``devices``: every device of either plan, ``{"device", "before", "after", "peakBytesDelta",
+  "secondsDelta"}``, a side being ``{"mesh", "coords", "peakBytes", "computeSeconds",
+  "commSeconds", "seconds"}`` (``seconds``: compute and communication) or None where that plan
+  does not use it (a missing side counts as 0 in the deltas). A plan's own mesh (``base_mesh``,
+  ``target_mesh``: two plans have two Mesh nodes) is the same devices in both: its devices are
+  matched by their row-major number, ``device 0`` ...; any other mesh's devices by mesh and
+  number (``"<mesh name> device 0"``);
+- ``time``: the step time interval (seconds) ``{"before", "after", "delta"}``, each
+  ``{"lower", "upper"}``.
+
+Deltas are ``after - before``.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Any
+
+from geon.core.cost import Box, Device, Shard, read_shards
+from geon.core.costmodel import Profile, cost_report
+from geon.core.graph import Graph
+from geon.core.nodes import INDEX_AXES, Node, selected_tensor_ids
+from geon.core.sharding import Mesh
+
+__all__ = ["named_collective", "placement_of", "plan_diff"]
+
+_FIGURES = ("bytes", "seconds", "devices")
+"""What makes a matched collective changed."""
+
+
+def plan_diff(
+    base: Graph,
+    target: Graph,
+    profile: Profile,
+    *,
+    base_mesh: str | None = None,
+    target_mesh: str | None = None,
+) -> dict[str, Any]:
+    """Placed document ``base`` (before) against ``target`` (after) under ``profile`` (see the
+    module docstring); ``base_mesh`` and ``target_mesh`` are the ids of the plans' own meshes."""
+    before, after = cost_report(base, profile), cost_report(target, profile)
+    return {
+        "placements": _placements(base, target),
+        "collectives": _collectives(
+            [named_collective(base, c) for c in before["collectives"]],
+            [named_collective(target, c) for c in after["collectives"]],
+        ),
+        "devices": _devices(
+            _device_rows(base, before["devices"], base_mesh),
+            _device_rows(target, after["devices"], target_mesh),
+        ),
+        "time": {
+            "before": before["time"],
+            "after": after["time"],
+            "delta": {k: after["time"][k] - before["time"][k] for k in ("lower", "upper")},
+        },
+    }
+
+
+def named_collective(graph: Graph, collective: dict[str, Any]) -> dict[str, Any]:
+    """A collective of ``graph``'s cost with the names a person reads beside its ids: its
+    tensor's, producer's and consumer's (:attr:`Node.name`; the id of a node not in ``graph``)."""
+
+    def name(node_id: str) -> str:
+        node = graph.get(node_id)
+        return node.name if node is not None else node_id
+
+    return {
+        **collective,
+        "tensorLabel": name(collective["tensor"]),
+        "producerLabel": name(collective["producer"]),
+        "consumerLabel": name(collective["consumer"]),
+    }
+
+
+# -- placements -------------------------------------------------------------------------------
+
+
+def _index_names(op: Node, rank: int) -> list[str]:
+    """The names of an operation's index dims: its ``IndexAxes``, else ``dim 0``, ``dim 1``..."""
+    tag = op.tags.get(INDEX_AXES) if op.tags else None
+    axes = tag.get("axes") if isinstance(tag, dict) else None
+    if isinstance(axes, list) and len(axes) == rank and all(isinstance(a, str) for a in axes):
+        return list(axes)
+    return [f"dim {d}" for d in range(rank)]
+
+
+def _mesh_axis_of(placed: list[tuple[Device, Box]], dim: int, mesh: Mesh) -> str | None:
+    """The mesh axis whose coordinate alone decides which part of ``dim`` a shard runs, when
+    one does."""
+    for k, (axis, size) in enumerate(mesh.axes):
+        if size < 2:
+            continue
+        parts: dict[int, set[tuple[int, int]]] = defaultdict(set)
+        for (_, coords), (start, end) in placed:
+            parts[coords[k]].add((start[dim], end[dim]))
+        if all(len(p) == 1 for p in parts.values()) and len(set().union(*parts.values())) > 1:
+            return axis
+    return None
+
+
+def placement_of(op: Node, shards: list[Shard], meshes: dict[str, Mesh | None]) -> dict[str, Any]:
+    """How an operation runs, from its shards (:func:`geon.core.cost.read_shards`): the parts
+    of each index dim it is cut into (dims cut in one part left out), the mesh axis each cut
+    dim is spread over (when one mesh axis decides it), its mesh's name and the coordinates of
+    its devices. An operation run whole, unplaced, has no split, no mesh and no devices."""
+    placed = [
+        (sh.device, sh.index_box)
+        for sh in shards
+        if sh.device is not None and sh.index_box is not None
+    ]
+    if not placed:
+        return {"split": {}, "meshAxes": {}, "mesh": None, "devices": []}
+    rank = len(placed[0][1][0])
+    names = _index_names(op, rank)
+    mesh_ids = {mesh_id for (mesh_id, _), _ in placed}
+    mesh = meshes.get(next(iter(mesh_ids))) if len(mesh_ids) == 1 else None
+    split: dict[str, int] = {}
+    mesh_axes: dict[str, str] = {}
+    for d in range(rank):
+        cuts = {(start[d], end[d]) for _, (start, end) in placed}
+        if len(cuts) < 2:
+            continue
+        split[names[d]] = len(cuts)
+        axis = _mesh_axis_of(placed, d, mesh) if mesh is not None else None
+        if axis is not None:
+            mesh_axes[names[d]] = axis
+    shown = {m.name or m.id for mid in mesh_ids if (m := meshes.get(mid)) is not None}
+    return {
+        "split": split,
+        "meshAxes": mesh_axes,
+        "mesh": ", ".join(sorted(shown)) or None,
+        "devices": [list(coords) for _, coords in sorted({device for device, _ in placed})],
+    }
+
+
+def _placements(base: Graph, target: Graph) -> list[dict[str, Any]]:
+    """The operations of either document placed differently, in the target's document order,
+    then those only the base has."""
+    old, new = read_shards(base), read_shards(target)
+    out = []
+    for op_id in [*new.ops, *(i for i in old.ops if i not in new.ops)]:
+        op = new.ops.get(op_id) or old.ops[op_id]
+        before = placement_of(op, old.by_op[op_id], old.meshes) if op_id in old.ops else None
+        after = placement_of(op, new.by_op[op_id], new.meshes) if op_id in new.ops else None
+        if before != after:
+            label = _operation_label(target if op_id in new.ops else base, op)
+            out.append(
+                {"operation": op_id, "operationLabel": label, "before": before, "after": after}
+            )
+    return out
+
+
+def _operation_label(graph: Graph, op: Node) -> str:
+    """An operation as people read it in a table: its name and what it writes (``op:dot → q``),
+    as the editor's plan comparison shows it."""
+    outs = [
+        node.name if (node := graph.get(tid)) is not None else tid
+        for tid in selected_tensor_ids(op.body, "outputs")
+    ]
+    return f"{op.name} → {', '.join(outs)}" if outs else op.name
+
+
+# -- collectives ------------------------------------------------------------------------------
+
+
+def _key(collective: dict[str, Any]) -> tuple[Any, ...]:
+    c = collective
+    return (c["kind"], c["tensor"], c["producer"], c["consumer"], tuple(c["meshAxes"]))
+
+
+def _collectives(
+    before: list[dict[str, Any]], after: list[dict[str, Any]]
+) -> dict[str, list[dict[str, Any]]]:
+    """Added (in the after's order), removed (in the before's) and changed collectives; two
+    collectives with one key (never on one edge today) are matched in order."""
+    waiting: dict[tuple[Any, ...], list[dict[str, Any]]] = defaultdict(list)
+    for c in before:
+        waiting[_key(c)].append(c)
+    added, changed = [], []
+    for c in after:
+        olds = waiting[_key(c)]
+        if not olds:
+            added.append(c)
+            continue
+        old = olds.pop(0)
+        if any(old[f] != c[f] for f in _FIGURES):
+            changed.append(
+                {
+                    "before": old,
+                    "after": c,
+                    "bytesDelta": c["bytes"] - old["bytes"],
+                    "secondsDelta": c["seconds"] - old["seconds"],
+                }
+            )
+    removed = [c for olds in waiting.values() for c in olds]
+    order = {id(c): n for n, c in enumerate(before)}
+    removed.sort(key=lambda c: order[id(c)])
+    return {"added": added, "removed": removed, "changed": changed}
+
+
+# -- devices ----------------------------------------------------------------------------------
+
+
+def _number(coords: Iterable[int], mesh: Mesh) -> int:
+    """A device's row-major number on its mesh."""
+    n = 0
+    for c, (_, size) in zip(coords, mesh.axes, strict=True):
+        n = n * size + c
+    return n
+
+
+def _device_rows(
+    graph: Graph, ledger: list[dict[str, Any]], plan_mesh: str | None
+) -> dict[tuple[str | None, int], tuple[str, dict[str, Any]]]:
+    """The cost report's devices by their key (None for the plan's own mesh, else the mesh id;
+    and the device's number), each with its name and its side of the diff."""
+    meshes = {n.id: Mesh.from_node(n) for n in graph.nodes if n.id in {d["mesh"] for d in ledger}}
+    rows = {}
+    for d in ledger:
+        mesh = meshes[d["mesh"]]
+        number = _number(d["coords"], mesh)
+        own = d["mesh"] == plan_mesh
+        name = f"device {number}" if own else f"{mesh.name or mesh.id} device {number}"
+        rows[(None if own else d["mesh"], number)] = (
+            name,
+            {
+                "mesh": mesh.name or mesh.id,
+                "coords": d["coords"],
+                "peakBytes": d["peakBytes"],
+                "computeSeconds": d["computeSeconds"],
+                "commSeconds": d["commSeconds"],
+                "seconds": d["computeSeconds"] + d["commSeconds"],
+            },
+        )
+    return rows
+
+
+def _devices(
+    before: dict[tuple[str | None, int], tuple[str, dict[str, Any]]],
+    after: dict[tuple[str | None, int], tuple[str, dict[str, Any]]],
+) -> list[dict[str, Any]]:
+    """Every device of either plan: the plans' own meshes first, by number, then the others."""
+    keys = sorted(before.keys() | after.keys(), key=lambda k: (k[0] is not None, k[0] or "", k[1]))
+    out = []
+    for key in keys:
+        old = before[key][1] if key in before else None
+        new = after[key][1] if key in after else None
+        name = (after.get(key) or before[key])[0]
+        zero = {"peakBytes": 0, "seconds": 0.0}
+        out.append(
+            {
+                "device": name,
+                "before": old,
+                "after": new,
+                "peakBytesDelta": (new or zero)["peakBytes"] - (old or zero)["peakBytes"],
+                "secondsDelta": (new or zero)["seconds"] - (old or zero)["seconds"],
+            }
+        )
+    return out
