@@ -171,7 +171,11 @@ def _placements(base: Graph, target: Graph) -> list[dict[str, Any]]:
     out = []
     for op_id in [*new.ops, *(i for i in old.ops if i not in new.ops)]:
         op = new.ops.get(op_id) or old.ops[op_id]
-        before = placement_of(op, old.by_op[op_id], old.meshes) if op_id in old.ops else None
+        # each side names the dims by its own operation: a contracted split's parts axis is
+        # named after the plan's mesh axis (F_over_tp)
+        before = (
+            placement_of(old.ops[op_id], old.by_op[op_id], old.meshes) if op_id in old.ops else None
+        )
         after = placement_of(op, new.by_op[op_id], new.meshes) if op_id in new.ops else None
         if before != after:
             label = _operation_label(target if op_id in new.ops else base, op)
