@@ -177,6 +177,7 @@ INSTALLED_APPS = [
     "geon.graphs",
     "geon.runs",
     "geon.reviews",
+    "geon.learn",
 ]
 
 MIDDLEWARE = [

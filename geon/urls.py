@@ -13,6 +13,8 @@ from geon.graphs import sharing_views
 from geon.graphs import views as graph_views
 from geon.graphs.api import router as graphs_router
 from geon.graphs.sharing_api import router as sharing_router
+from geon.learn import views as learn_views
+from geon.learn.api import router as learn_router
 from geon.reviews import views as review_views
 from geon.reviews.api import router as reviews_router
 from geon.runs import views as run_views
@@ -23,6 +25,7 @@ api.add_router("", sharing_router)
 api.add_router("", tokens_router)
 api.add_router("", runs_router)
 api.add_router("", reviews_router)
+api.add_router("", learn_router)
 
 urlpatterns = [
     path("", graph_views.graph_list, name="graph-list"),
@@ -38,6 +41,8 @@ urlpatterns = [
     path("s/<str:key>/", sharing_views.shared_link, name="shared-link"),
     path("teams/", sharing_views.teams_page, name="teams"),
     path("reviews/", review_views.reviews_page, name="reviews-for-me"),
+    path("learn/", learn_views.lessons_page, name="lessons"),
+    path("learn/<slug:key>/", learn_views.open_lesson, name="lesson-open"),
     path("healthz", run_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/docs.js", docs_script, name="api-docs-script"),

@@ -13,10 +13,14 @@ from geon.graphs.services.documents import parse_document
 from geon.graphs.services.graphs import do_create_graph
 from geon.graphs.services.plans import do_save_plan
 
-__all__ = ["do_load_example", "do_load_gallery"]
+__all__ = ["do_load_copy", "do_load_example", "do_load_gallery"]
 
 
-def _load(owner: Account, example: Example) -> tuple[Graph, bool]:
+def do_load_copy(
+    owner: Account, example: Example, origin: str = "gallery example"
+) -> tuple[Graph, bool]:
+    """``owner``'s own copy of ``example`` (a gallery example, or a lesson's graph: ``origin``
+    says which in the first version's message), made once per owner and key: (graph, created)."""
     graph = Graph.objects.filter(owner=owner, example=example.key).first()
     if graph is not None:
         return graph, False
@@ -26,7 +30,7 @@ def _load(owner: Account, example: Example) -> tuple[Graph, bool]:
         title=example.title,
         document=example.document,
         description=example.description,
-        message=f'opened from the gallery example "{example.title}"',
+        message=f'opened from the {origin} "{example.title}"',
         example=example.key,
     )
     for plan in example.plans:
@@ -49,7 +53,7 @@ def do_load_gallery(owner: Account) -> list[tuple[Graph, bool]]:
 
     Idempotent: an example already loaded for this owner is left as it is (with its edits).
     """
-    return [_load(owner, example) for example in examples()]
+    return [do_load_copy(owner, example) for example in examples()]
 
 
 @transaction.atomic
@@ -61,4 +65,4 @@ def do_load_example(owner: Account, key: str) -> tuple[Graph, bool]:
     if key not in by_key:
         valid = ", ".join(f'"{k}"' for k in by_key)
         raise KeyError(f'gallery example "{key}" does not exist; expected one of ({valid})')
-    return _load(owner, by_key[key])
+    return do_load_copy(owner, by_key[key])

@@ -1,0 +1,52 @@
+"""REST endpoints of lessons under ``/api/v1/`` (issue 19):
+
+- ``GET /lessons``: every lesson (key, title, summary, steps) — for anyone, signed in or not;
+- ``GET /lessons/<key>``: one lesson;
+- ``POST /lessons/<key>/steps/<n>/check`` ``{"graph": id}``: whether the graph (one you may
+  view, at its current version) does what step ``n`` asks: ``{"passed", "message"}``.
+"""
+
+from __future__ import annotations
+
+import uuid
+from typing import Any
+
+from django.http import HttpRequest
+from ninja import Router, Schema
+
+from geon.envelope import answers
+from geon.graphs.api import PATH_NUMBER
+from geon.learn import services
+from geon.teaching.lessons import LESSONS
+
+router = Router(tags=["lessons"])
+
+
+class CheckIn(Schema):
+    graph: uuid.UUID
+
+
+class CheckOut(Schema):
+    passed: bool
+    message: str
+
+
+@router.get("/lessons", response=answers({200: dict[str, Any]}), auth=None)
+def list_lessons(request: HttpRequest) -> dict[str, Any]:
+    """Every lesson, in teaching order."""
+    return {"lessons": [lesson.to_json() for lesson in LESSONS.values()]}
+
+
+@router.get("/lessons/{key}", response=answers({200: dict[str, Any]}), auth=None)
+def get_lesson(request: HttpRequest, key: str) -> dict[str, Any]:
+    """One lesson with its steps."""
+    return services.lesson_of(key).to_json()
+
+
+@router.post("/lessons/{key}/steps/{step}/check", response=answers({200: CheckOut}))
+def check_step(
+    request: HttpRequest, key: str, payload: CheckIn, step: int = PATH_NUMBER
+) -> dict[str, Any]:
+    """Check step ``step``'s task on a graph you may view."""
+    result = services.check_step(request.user, key, step, payload.graph)
+    return {"passed": result.passed, "message": result.message}

@@ -1,0 +1,60 @@
+"""Lessons for a person: their own copy of a lesson's graph (made once, kept with its edits),
+and a step's task checked on the current version of a graph they may view."""
+
+from __future__ import annotations
+
+import uuid
+
+from django.contrib.auth.models import User as Account
+from django.db import transaction
+
+from geon.core.errors import GeonError, quote
+from geon.graphs import services as graphs
+from geon.graphs.gallery import Example
+from geon.graphs.models import Graph
+from geon.graphs.services.access import User
+from geon.graphs.services.gallery import do_load_copy
+from geon.teaching.lessons import LESSONS, Lesson, TaskResult, check_task
+
+#: A lesson's copy remembers its lesson under this prefix (``Graph.example``).
+PREFIX = "lesson:"
+
+
+class LessonNotFound(graphs.GraphNotFound):
+    """No such lesson, or no such step of it (404)."""
+
+
+def lesson_of(key: str) -> Lesson:
+    if key not in LESSONS:
+        valid = ", ".join(f'"{k}"' for k in LESSONS)
+        raise LessonNotFound(f"lesson {quote(key)} does not exist; expected one of ({valid})")
+    return LESSONS[key]
+
+
+@transaction.atomic
+def do_open_lesson(person: Account, key: str) -> tuple[Graph, bool]:
+    """``person``'s own copy of the lesson's graph, with its plans: (graph, created)."""
+    lesson = lesson_of(key)
+    example = Example(
+        PREFIX + lesson.key,
+        lesson.title,
+        f"**Lesson: {lesson.title}.** {lesson.summary}",
+        lesson.build().to_json(),
+        lesson.plans,
+    )
+    return do_load_copy(person, example, origin="lesson")
+
+
+def check_step(user: User, key: str, step: int, graph_id: uuid.UUID | str) -> TaskResult:
+    """Whether the current version of ``graph_id`` (one ``user`` may view) does what step
+    ``step`` (1-based) of the lesson asks."""
+    lesson = lesson_of(key)
+    if not 1 <= step <= len(lesson.steps):
+        raise LessonNotFound(
+            f"lesson {quote(lesson.title)} has steps 1 to {len(lesson.steps)}, not {step}"
+        )
+    graph = graphs.check_can_view(user, graph_id)
+    task = lesson.steps[step - 1].task
+    if task is None:
+        raise GeonError(f"step {step} of lesson {quote(lesson.title)} has no task to check")
+    return check_task(task, graphs.live_document(graph).document)
