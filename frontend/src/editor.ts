@@ -163,6 +163,7 @@ export class Editor implements Commands {
       this.reviews = createReviewsPanel({
         graphId: options.graphId,
         csrf: options.csrf,
+        initial: Number(new URLSearchParams(window.location.search).get("review")) || null,
         role: () => this.sync.state().role as Role | null,
         doc: () => this.sync.session.document,
         version: () => this.sync.session.version,

@@ -29,7 +29,6 @@ export interface Comment {
   id: number;
   author: string | null;
   body: string;
-  bodyHtml?: string;
   version: number;
   created: string;
 }
@@ -48,7 +47,9 @@ export interface Thread {
   lastPosition: { x: number; y: number } | null;
   suggestion: { ops: EditOp[] } | null;
   appliedVersion: number | null;
+  /** The replies (the thread's ``body`` is its first comment). */
   comments: Comment[];
+  created: string;
 }
 
 export interface Verdict {

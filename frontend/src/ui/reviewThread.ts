@@ -50,10 +50,11 @@ export function threadView(t: Thread, ctx: ThreadContext, act: ThreadActions): H
   if (anchorNode(t.anchor) !== null && !t.removed) head.append(button("Show", `Select ${label} on the canvas`, () => act.show(t.anchor), "geon-small geon-thread-show"));
   const parts: HTMLElement[] = [head];
   if (t.outdated) parts.push(el("p", { class: "geon-thread-changes small muted", text: outdatedText(t) }));
-  for (const c of t.comments) {
+  // the thread's body is its first comment; ``comments`` are the replies
+  for (const c of [{ id: 0, author: t.author, body: t.body, version: t.version, created: t.created }, ...t.comments]) {
     const body = el("div", { class: "geon-comment-body" });
     body.innerHTML = renderMarkdown(c.body);
-    parts.push(el("div", { class: "geon-comment", "data-comment": String(c.id) }, el("div", { class: "geon-comment-by small muted", text: byline(c.author, c.version, c.created) }), body));
+    parts.push(el("div", { class: "geon-comment", ...(c.id ? { "data-comment": String(c.id) } : {}) }, el("div", { class: "geon-comment-by small muted", text: byline(c.author, c.version, c.created) }), body));
   }
   if (t.suggestion) parts.push(suggestionView(t, ctx, act));
   if (ctx.canReview && !t.resolved) parts.push(replyForm(t, ctx, act));

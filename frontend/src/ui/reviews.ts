@@ -28,6 +28,8 @@ export interface ReviewsOptions {
   csrf: string;
   /** The REST base (tests); "/api/v1" by default. */
   api?: string;
+  /** The review to show once the list has loaded (the page's ``?review=<id>``, from "Reviews for me"). */
+  initial?: number | null;
   role(): Role | null;
   doc(): LoomDocument | null;
   version(): number | null;
@@ -408,7 +410,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       }
       const first = loadedVersion === null;
       loadedVersion = version;
-      if (first) void loadList();
+      if (first) void loadList().then(() => (options.initial && reviews.some((r) => r.id === options.initial) ? show(options.initial) : undefined));
       else scheduleRefetch();
       if (shown) refreshAnchorNote();
     },

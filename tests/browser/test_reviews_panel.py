@@ -1,0 +1,172 @@
+"""The editor's Reviews panel (issue 18), two people in two browser contexts against a live
+Daphne: ann opens a review of the transformer block's Megatron plan asking bob; bob pins a thread
+to the second dot's output window with a suggested split; ann applies it as one undo step; an
+approval with the thread unresolved is refused by the guardrail; bob resolves it and approves; a
+layout move keeps the approval, a placement change makes it stale in both pages without a
+reload."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from geon.core.graph import LAYOUT
+from geon.examples.transformer import TITLE
+from geon.graphs.models import Membership
+from tests.browser.helpers import ARTIFACTS, Browsers, open_graph, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+MEGATRON, DP = "Megatron tensor parallel", "Data parallel"
+REVIEW = "Megatron split of the block"
+
+
+@pytest.fixture
+def block(user: Any, other_user: Any, gallery: dict[str, str]) -> str:
+    """ann's transformer block, which bob may review."""
+    graph_id = gallery[TITLE]
+    Membership.objects.create(graph_id=graph_id, user=other_user, role="reviewer")
+    return graph_id
+
+
+def review_shown(tab: Page) -> Any:
+    """The review the panel lists, as window.geon says."""
+    return tab.evaluate("window.geon.reviews()")[0]
+
+
+def state_chip(tab: Page) -> str:
+    return tab.text_content(".geon-review-view .geon-review-head .geon-review-state") or ""
+
+
+def test_a_plan_review_from_opening_to_a_stale_approval(
+    daphne_server: str, password: str, block: str, browsers: Browsers
+) -> None:
+    ann, bob = browsers.new_page(), browsers.new_page()
+    sign_in(ann, daphne_server, "ann", password)
+    sign_in(bob, daphne_server, "bob", password)
+    open_graph(ann, daphne_server, block)
+    open_graph(bob, daphne_server, block)
+    assert ann.text_content(".geon-reviews-count") == "no open reviews"
+    # a reviewer is not offered to open reviews
+    assert bob.locator(".geon-review-new-open").is_hidden()
+
+    # when ann opens a review of the Megatron plan asking bob
+    ann.click(".geon-review-new-open")
+    ann.fill(".geon-review-title", REVIEW)
+    ann.wait_for_selector(f".geon-review-plan option:text('{MEGATRON}')", state="attached")
+    ann.select_option(".geon-review-plan", label=MEGATRON)
+    ann.check(".geon-review-reviewer[data-user='bob'] input")
+    ann.fill(".geon-review-description", "Does the **tp** split of the heads hold?")
+    ann.click(".geon-review-open")
+    # then she sees it open, and bob's panel lists it live with an unread badge
+    ann.wait_for_selector(".geon-review-view:not([hidden]) .geon-review-title-text")
+    assert state_chip(ann) == "open"
+    bob.wait_for_selector(f".geon-review[data-review='{REVIEW}']")
+    assert bob.text_content(".geon-reviews-count") == "1 open review"
+    assert bob.text_content(".geon-reviews-unread") == "1"
+    meta = bob.text_content(f".geon-review[data-review='{REVIEW}'] .geon-review-meta")
+    assert meta == f"{MEGATRON} · by ann · asks bob"
+
+    # when bob opens it, the badge clears
+    bob.click(f".geon-review[data-review='{REVIEW}'] .geon-review-link")
+    bob.wait_for_selector(".geon-review-view:not([hidden]) .geon-thread-new")
+    assert bob.locator(".geon-reviews-unread").is_hidden()
+    assert bob.inner_html(".geon-review-description-text").strip() == (
+        "<p>Does the <strong>tp</strong> split of the heads hold?</p>"
+    )
+
+    # when bob opens the second dot's projection window and comments on it with a split
+    dots = bob.evaluate(
+        "window.geon.state().document.nodes"
+        ".filter((n) => n.body.kernel === 'op:dot').map((n) => n.id)"
+    )
+    second = dots[1]
+    bob.evaluate("(id) => window.geon.select([id])", second)
+    bob.click(".geon-open-projection")
+    bob.wait_for_selector(".geon-projection:not([hidden])")
+    bob.evaluate("(id) => window.geon.select([id])", second)
+    anchor = bob.text_content(".geon-thread-new-anchor") or ""
+    assert anchor.startswith("on ") and " · window [" in anchor
+    bob.fill(".geon-thread-new-text", "Split this one over **B** instead")
+    bob.check(".geon-suggest")
+    bob.select_option(".geon-suggest-axis", "B")
+    bob.fill(".geon-suggest-parts", "2")
+    bob.click(".geon-thread-new-send")
+    bob.wait_for_selector(".geon-thread")
+    label = bob.get_attribute(".geon-thread", "data-anchor") or ""
+    assert " · window " in label
+    # then ann sees the thread live, with the suggestion she may apply
+    ann.wait_for_selector(".geon-thread .geon-apply-suggestion")
+    operation = label.split(" · ")[0]
+    assert ann.text_content(".geon-suggestion-text") == f"split {operation} along B into 2 parts"
+    assert ann.inner_html(".geon-thread .geon-comment-body").strip() == (
+        "<p>Split this one over <strong>B</strong> instead</p>"
+    )
+    assert bob.locator(".geon-apply-suggestion").count() == 0  # a reviewer does not apply
+    before = ann.evaluate("window.geon.state().document")
+    version = ann.evaluate("window.geon.state().version")
+
+    # when ann applies the suggestion
+    ann.click(".geon-apply-suggestion")
+    ann.wait_for_function("(v) => window.geon.state().version === v + 1", arg=version)
+    # then it is one step of her history, and the thread says it was applied
+    ann.wait_for_function("() => window.geon.state().history.undo.length === 1")
+    assert ann.evaluate("window.geon.state().history.undo")[0].startswith("apply suggestion on ")
+    ann.wait_for_selector(".geon-suggestion-applied")
+    # when she undoes it, the document is as before in one step
+    ann.locator("canvas.geon-canvas").focus()
+    ann.keyboard.press("Control+z")
+    ann.wait_for_function("(v) => window.geon.state().version === v + 2", arg=version)
+    nodes = ann.evaluate("window.geon.state().document.nodes")
+    assert sorted(n["id"] for n in nodes) == sorted(n["id"] for n in before["nodes"])
+
+    # when bob approves with the thread unresolved, the guardrail refuses and says why
+    bob.select_option(".geon-verdict-kind", "approve")
+    bob.click(".geon-verdict-send")
+    bob.wait_for_selector(".geon-guardrail")
+    assert bob.locator(".geon-guardrail").all_text_contents() == [
+        f'1 thread(s) are not resolved (on "{label}"); resolve them first'
+    ]
+    assert bob.locator(".geon-verdict").count() == 0
+
+    # when bob resolves the thread and approves
+    bob.click(".geon-thread-resolve")
+    bob.wait_for_selector(".geon-thread-resolved")
+    bob.fill(".geon-verdict-text", "The tp split holds.")
+    bob.click(".geon-verdict-send")
+    # then both pages show the review approved
+    bob.wait_for_selector(".geon-verdict[data-verdict='approve']")
+    assert bob.locator(".geon-guardrail").count() == 0
+    ann.wait_for_selector(".geon-verdict[data-verdict='approve']")
+    assert state_chip(ann) == state_chip(bob) == "approved"
+    ann.screenshot(path=str(ARTIFACTS / "reviews-panel-approved.png"))
+
+    # when ann moves a node, the approval holds
+    version = ann.evaluate("window.geon.state().version")
+    move = {"op": "update_node", "id": dots[0], "tags": {LAYOUT: {"x": 40.0, "y": 40.0}}}
+    assert ann.evaluate("(op) => window.geon.edit('move', [op])", move) is None
+    bob.wait_for_function("(v) => window.geon.state().version === v + 1", arg=version)
+    bob.wait_for_function(
+        "(v) => window.geon.reviews()[0].currentVersion === v + 1", arg=version, timeout=5000
+    )
+    assert bob.locator(".geon-verdict-stale").count() == 0
+    assert review_shown(bob)["state"] == "approved"
+
+    # when ann switches the document to the data-parallel plan (placements change)
+    ann.locator(f".geon-plan[data-plan='{DP}'] .geon-plan-switch").click()
+    # then the approval is stale in both pages, without a reload, and says what changed
+    for tab in (ann, bob):
+        tab.wait_for_selector(".geon-verdict-stale", timeout=20_000)
+        assert tab.text_content(".geon-verdict-stale .geon-verdict-mark") == "stale"
+        why = tab.text_content(".geon-verdict-stale .geon-verdict-why") or ""
+        assert why.startswith("stale since version ")
+        tab.wait_for_function("() => window.geon.reviews()[0].state === 'open'")
+    assert state_chip(ann) == state_chip(bob) == "open"
+    # and the only failed request was the refused approval
+    verdicts = f"{daphne_server}/api/v1/graphs/{block}/reviews/{review_shown(bob)['id']}/verdicts"
+    assert sorted(browsers.errors) == [
+        f"page 2: 409 {verdicts}",
+        "page 2: Failed to load resource: the server responded with a status of 409 (Conflict)",
+    ]
