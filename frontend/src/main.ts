@@ -5,6 +5,7 @@ import "./ui/editor.css";
 import { Editor } from "./editor";
 import { mountAbout } from "./ui/about";
 import { mountHistory } from "./ui/history";
+import { mountLesson } from "./ui/lesson";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
 import type { ReviewSummary } from "./model/reviews";
@@ -80,6 +81,16 @@ function mount(root: HTMLElement): void {
   });
   mountAbout(root, csrf);
   mountHistory(root, csrf);
+  // a lesson's step selects its nodes once the document is there (tried for up to 10 s)
+  const selectLabels = (labels: string[], tries = 50): void => {
+    const doc = editor.sync.session.document;
+    if (!doc) {
+      if (tries > 0) setTimeout(() => selectLabels(labels, tries - 1), 200);
+      return;
+    }
+    editor.setSelection(doc.nodes.filter((n) => n.label !== undefined && labels.includes(n.label)).map((n) => n.id));
+  };
+  void mountLesson({ graphId: root.dataset.graphId ?? "", csrf, select: selectLabels });
   const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
     state: () =>

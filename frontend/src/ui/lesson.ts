@@ -1,0 +1,113 @@
+// The Lesson panel (issue 19, item 3): when the editor opens a lesson's copy of a graph
+// (``?lesson=<key>&step=<n>``, from /learn/), the steps show at the top of the left side: the
+// step's text (Markdown), its nodes selected on the canvas, Back / Next, and for a step with a
+// task, Check, which asks the server whether the graph (as stored now) does what the task says.
+// The URL follows the step, so a link reopens the lesson exactly there.
+
+import "./lesson.css";
+import { ApiError, RestClient } from "../gallery/api";
+import { button, el } from "./dom";
+import { renderMarkdown } from "./markdown";
+
+export interface LessonStep {
+  title: string;
+  text: string;
+  highlight: string[];
+  task: Record<string, unknown> | null;
+}
+
+export interface Lesson {
+  key: string;
+  title: string;
+  summary: string;
+  steps: LessonStep[];
+}
+
+export class LessonsApi extends RestClient {
+  lesson(key: string): Promise<Lesson> {
+    return this.call("GET", `/lessons/${encodeURIComponent(key)}`);
+  }
+
+  check(key: string, step: number, graph: string): Promise<{ passed: boolean; message: string }> {
+    return this.call("POST", `/lessons/${encodeURIComponent(key)}/steps/${step}/check`, { graph });
+  }
+}
+
+/** The step a URL asks for, within 1..count (a bad or missing one is 1). */
+export function stepFromUrl(search: string, count: number): number {
+  const n = Number(new URLSearchParams(search).get("step"));
+  return Number.isInteger(n) && n >= 1 && n <= count ? n : 1;
+}
+
+export interface LessonOptions {
+  graphId: string;
+  csrf: string;
+  /** Select the nodes with these labels on the canvas (those that exist). */
+  select(labels: string[]): void;
+}
+
+/** Mount the panel when the page's URL names a lesson; returns null otherwise. */
+export async function mountLesson(options: LessonOptions): Promise<HTMLElement | null> {
+  const key = new URLSearchParams(location.search).get("lesson");
+  if (!key) return null;
+  const api = new LessonsApi("/api/v1", options.csrf);
+  const element = el("section", { class: "geon-panel geon-lesson", "aria-label": "lesson" });
+  document.querySelector(".geon-left")?.prepend(element);
+  let lesson: Lesson;
+  try {
+    lesson = await api.lesson(key);
+  } catch (e) {
+    element.append(el("p", { class: "geon-form-error", role: "alert", text: e instanceof ApiError ? e.message : String(e) }));
+    return element;
+  }
+  let at = stepFromUrl(location.search, lesson.steps.length);
+  const result = el("p", { class: "geon-lesson-result", role: "status" });
+
+  const show = (): void => {
+    const step = lesson.steps[at - 1]!;
+    const url = new URL(location.href);
+    url.searchParams.set("step", String(at));
+    history.replaceState(null, "", url);
+    const body = el("div", { class: "geon-lesson-text markdown" });
+    body.innerHTML = renderMarkdown(step.text);
+    result.textContent = "";
+    result.className = "geon-lesson-result";
+    const check = button("Check", "Ask the server whether the graph does what this step asks", () => void run(), "primary geon-lesson-check");
+    const back = button("← Back", "The step before", () => go(-1), "geon-lesson-back");
+    back.hidden = at === 1;
+    element.replaceChildren(
+      el("h2", { text: `Lesson · ${lesson.title}` }),
+      el("p", { class: "geon-lesson-count muted small", text: `step ${at} of ${lesson.steps.length}` }),
+      el("h3", { class: "geon-lesson-title", text: step.title }),
+      body,
+      ...(step.task ? [check, result] : []),
+      el(
+        "div",
+        { class: "geon-lesson-nav" },
+        back,
+        at < lesson.steps.length ? button("Next →", "The next step", () => go(1), "geon-lesson-next") : el("a", { class: "geon-lesson-done", href: "/learn/", text: "All lessons" }),
+      ),
+    );
+    if (step.highlight.length) options.select(step.highlight);
+  };
+
+  const go = (by: number): void => {
+    at = Math.max(1, Math.min(lesson.steps.length, at + by));
+    show();
+  };
+
+  const run = async (): Promise<void> => {
+    result.textContent = "Checking…";
+    try {
+      const answer = await api.check(lesson.key, at, options.graphId);
+      result.textContent = answer.message;
+      result.className = `geon-lesson-result ${answer.passed ? "passed" : "failed"}`;
+    } catch (e) {
+      result.textContent = e instanceof ApiError ? e.message : String(e);
+      result.className = "geon-lesson-result failed";
+    }
+  };
+
+  show();
+  return element;
+}

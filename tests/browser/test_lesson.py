@@ -1,0 +1,62 @@
+"""A lesson in the editor (issue 19, item 3), in headless Chromium against a live Daphne: from
+the Lessons page a student opens "dot and duals" as their own copy, steps through with the
+step's nodes selected and the URL following, fails the task's check with a message by name,
+fixes the graph, and passes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from playwright.sync_api import Page
+
+from tests.browser.helpers import ARTIFACTS, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+FIX_X = """() => {
+  const x = window.geon.nodeId("x");
+  return window.geon.edit("x gets W-1", [{op: "update_node", id: x,
+    tags: {"urn:geon:2026-11:tag_types.jsd#/tags/TensorAxes": {axes: ["H", "W-1"]}}}]);
+}"""
+
+
+def test_a_student_steps_through_a_lesson_and_passes_its_task(
+    daphne_server: str, user: Any, password: str, page: tuple[Page, list[str]]
+) -> None:
+    tab, errors = page
+    sign_in(tab, daphne_server, "ann", password)
+    tab.click("header.site >> text=Lessons")
+    tab.click("[data-lesson='dot-and-duals'] >> text=Start")
+    tab.wait_for_selector(".geon-lesson-title")
+    tab.wait_for_function("() => window.geon && window.geon.state().selected.length === 2")
+    # step 1 selects x and the dot
+    selected = tab.evaluate("window.geon.state().selected")
+    assert sorted(selected) == sorted(
+        tab.evaluate("[window.geon.nodeId('x'), window.geon.nodeId('x·y')]")
+    )
+    assert tab.text_content(".geon-lesson-count") == "step 1 of 3"
+    tab.click(".geon-lesson-next")
+    tab.click(".geon-lesson-next")
+    assert tab.text_content(".geon-lesson-title") == "Fix it"
+    assert tab.url.endswith("?lesson=dot-and-duals&step=3")
+    # the check fails and says why, by name
+    tab.click(".geon-lesson-check")
+    tab.wait_for_selector(".geon-lesson-result.failed")
+    assert (
+        tab.text_content(".geon-lesson-result")
+        == '"x" has the axes (H, W); the task asks for (H, W-1)'
+    )
+    # after the fix (one edit, stored), it passes
+    assert tab.evaluate(FIX_X) is None
+    tab.wait_for_function(
+        "() => window.geon.state().version === 2 && window.geon.state().issues.length === 0"
+    )
+    tab.click(".geon-lesson-check")
+    tab.wait_for_selector(".geon-lesson-result.passed")
+    tab.screenshot(path=str(ARTIFACTS / "lesson.png"))
+    # and the link reopens the lesson at that step
+    tab.reload()
+    tab.wait_for_selector(".geon-lesson-title")
+    assert tab.text_content(".geon-lesson-title") == "Fix it"
+    assert errors == []
