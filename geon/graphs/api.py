@@ -12,6 +12,8 @@
 - ``POST /graphs/<id>/duplicate``: a copy of yours, with the description;
 - ``GET /graphs/<id>/members``, ``PUT/DELETE /graphs/<id>/members/<username>`` (role
   ``owner``), ``POST /graphs/<id>/owner`` (the owner hands the graph over);
+- ``GET /graphs/<id>/plans/<a>/diff/<b>``: plan ``a`` against plan ``b`` on the current
+  document: placements, collectives, devices and step time (:mod:`.services.plan_diff`);
 - ``POST /validate``: check a posted document without storing it;
 
 Views only translate HTTP; checks and writes are in :mod:`geon.graphs.services`.
@@ -37,7 +39,8 @@ from geon.envelope import answers
 from geon.graphs import services
 from geon.graphs.edits import diff
 from geon.graphs.models import Graph, GraphVersion, Membership
-from geon.graphs.services import copies
+from geon.graphs.plan_schemas import PlanCost, PlanDiffOut
+from geon.graphs.services import copies, plan_diff
 from geon.graphs.services.graphs import DESCRIPTION_MAX, TITLE_MAX
 
 router = Router(tags=["graphs"])
@@ -494,76 +497,6 @@ class GenerateOut(Schema):
     notSplit: list[NotSplitOut]
 
 
-class DeviceCost(Schema):
-    mesh: str
-    coords: list[int]
-    inputs: int
-    outputs: int
-    temporaries: int
-    total: int
-
-
-class TransferCost(Schema):
-    source: list[int]
-    target: list[int]
-    bytes: int
-
-
-class CollectiveCost(Schema):
-    kind: str
-    tensor: str
-    producer: str
-    consumer: str
-    tensorLabel: str
-    producerLabel: str
-    consumerLabel: str
-    meshAxes: list[str]
-    devices: int
-    bytes: int
-    seconds: float
-
-
-class DeviceMemoryKinds(Schema):
-    inputs: int
-    outputs: int
-    temporaries: int
-    communication: int
-
-
-class DeviceLedger(Schema):
-    mesh: str
-    coords: list[int]
-    flops: float
-    computeSeconds: float
-    commSeconds: float
-    peakBytes: int
-    memory: DeviceMemoryKinds
-    overBudget: bool
-
-
-class TimeInterval(Schema):
-    lower: float
-    upper: float
-
-
-class MemorySummary(Schema):
-    capacity: float
-    imbalancePercent: float
-    overBudget: bool
-
-
-class PlanCost(Schema):
-    version: int
-    devices: list[DeviceCost]
-    transfers: list[TransferCost]
-    transferBytes: int
-    profile: dict[str, Any]
-    collectives: list[CollectiveCost]
-    ledger: list[DeviceLedger]
-    time: TimeInterval
-    memory: MemorySummary
-
-
 def plan_json(plan: Any) -> dict[str, Any]:
     return {
         "id": plan.pk,
@@ -674,6 +607,23 @@ def plan_cost(
     ``geon cost`` prints them. Nothing is stored."""
     graph = services.check_can_view(request.user, graph_id)
     return services.plan_cost(graph, services.plan_of(graph, plan_id), profile)
+
+
+@router.get("/graphs/{graph_id}/plans/{base}/diff/{target}", response=answers({200: PlanDiffOut}))
+def diff_plans(
+    request: HttpRequest,
+    graph_id: str,
+    base: int = PATH_NUMBER,
+    target: int = PATH_NUMBER,
+    profile: str | None = None,
+) -> dict[str, Any]:
+    """Plan ``base`` (before) against plan ``target`` (after), both as generated on the current
+    document and costed under the hardware profile ``profile`` (as a plan's cost): operations
+    placed differently, collectives added, removed and changed (bytes, seconds, deltas), each
+    device's peak memory and busy seconds, and the step time. Nothing is stored."""
+    graph = services.check_can_view(request.user, graph_id)
+    old, new = services.plan_of(graph, base), services.plan_of(graph, target)
+    return plan_diff.diff_plans(graph, old, new, profile)
 
 
 @router.get("/profiles", response=answers({200: dict[str, Any]}), auth=None)

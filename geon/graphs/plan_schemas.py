@@ -1,0 +1,145 @@
+"""The JSON shapes of a shard plan's cost (``GET /graphs/<id>/plans/<id>/cost``, issue 16) and of
+plan against plan (``GET /graphs/<id>/plans/<a>/diff/<b>``, issue 18: docs/reviews.md "Plan
+diff"), for the OpenAPI schema and the response check of :mod:`geon.graphs.api`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ninja import Schema
+
+
+class DeviceCost(Schema):
+    mesh: str
+    coords: list[int]
+    inputs: int
+    outputs: int
+    temporaries: int
+    total: int
+
+
+class TransferCost(Schema):
+    source: list[int]
+    target: list[int]
+    bytes: int
+
+
+class CollectiveCost(Schema):
+    kind: str
+    tensor: str
+    producer: str
+    consumer: str
+    tensorLabel: str
+    producerLabel: str
+    consumerLabel: str
+    meshAxes: list[str]
+    devices: int
+    bytes: int
+    seconds: float
+
+
+class DeviceMemoryKinds(Schema):
+    inputs: int
+    outputs: int
+    temporaries: int
+    communication: int
+
+
+class DeviceLedger(Schema):
+    mesh: str
+    coords: list[int]
+    flops: float
+    computeSeconds: float
+    commSeconds: float
+    peakBytes: int
+    memory: DeviceMemoryKinds
+    overBudget: bool
+
+
+class TimeInterval(Schema):
+    lower: float
+    upper: float
+
+
+class MemorySummary(Schema):
+    capacity: float
+    imbalancePercent: float
+    overBudget: bool
+
+
+class PlanCost(Schema):
+    version: int
+    devices: list[DeviceCost]
+    transfers: list[TransferCost]
+    transferBytes: int
+    profile: dict[str, Any]
+    collectives: list[CollectiveCost]
+    ledger: list[DeviceLedger]
+    time: TimeInterval
+    memory: MemorySummary
+
+
+class PlanRef(Schema):
+    id: int
+    name: str
+
+
+class PlacementSide(Schema):
+    split: dict[str, int]
+    meshAxes: dict[str, str]
+    mesh: str | None
+    devices: list[list[int]]
+
+
+class PlacementChange(Schema):
+    operation: str
+    operationLabel: str
+    before: PlacementSide | None
+    after: PlacementSide | None
+
+
+class CollectiveChange(Schema):
+    before: CollectiveCost
+    after: CollectiveCost
+    bytesDelta: int
+    secondsDelta: float
+
+
+class CollectivesDiff(Schema):
+    added: list[CollectiveCost]
+    removed: list[CollectiveCost]
+    changed: list[CollectiveChange]
+
+
+class DeviceSide(Schema):
+    mesh: str
+    coords: list[int]
+    peakBytes: int
+    computeSeconds: float
+    commSeconds: float
+    seconds: float
+
+
+class DeviceChange(Schema):
+    device: str
+    before: DeviceSide | None
+    after: DeviceSide | None
+    peakBytesDelta: int
+    secondsDelta: float
+
+
+class TimeChange(Schema):
+    before: TimeInterval
+    after: TimeInterval
+    delta: TimeInterval
+
+
+class PlanDiffOut(Schema):
+    base: PlanRef
+    target: PlanRef
+    profile: str
+    version: int
+    placements: list[PlacementChange]
+    collectives: CollectivesDiff
+    devices: list[DeviceChange]
+    time: TimeChange
