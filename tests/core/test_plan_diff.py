@@ -77,7 +77,7 @@ def test_placements_show_the_split_axes_mesh_axes_and_devices_by_name(block: Gra
     rows = {p["operationLabel"]: (p["before"], p["after"]) for p in diff["placements"]}
     dp = {"split": {"B": 2}, "meshAxes": {"B": "dp"}, "mesh": "dp mesh", "devices": [[0], [1]]}
     tp = {"split": {"H": 2}, "meshAxes": {"H": "tp"}, "mesh": "tp mesh", "devices": [[0], [1]]}
-    whole = {"split": {}, "meshAxes": {}, "mesh": None, "devices": []}
+    whole: dict[str, Any] = {"split": {}, "meshAxes": {}, "mesh": None, "devices": []}
     # Q is split by heads instead of batch; layer norm, split by batch, runs whole under Megatron
     assert rows["op:dot → q"] == (dp, tp)
     assert rows["op:layer_norm → ln1"] == (dp, whole)
