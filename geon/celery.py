@@ -1,4 +1,5 @@
-"""The Celery application: ``celery -A geon worker`` runs the tasks of ``geon.runs.tasks``.
+"""The Celery application: ``celery -A geon worker`` runs the tasks of ``geon.runs.tasks`` and
+``geon.learn.tasks`` (puzzle checks).
 
 Configuration comes from Django settings (``CELERY_*``): geon's ``geonfs://`` transport
 (:mod:`geon.runs.broker`, kombu's filesystem transport with atomic writes) under
@@ -21,4 +22,4 @@ broker.register()
 
 app = Celery("geon")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["geon.runs"])
+app.autodiscover_tasks(["geon.runs", "geon.learn"])

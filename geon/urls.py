@@ -43,6 +43,7 @@ urlpatterns = [
     path("reviews/", review_views.reviews_page, name="reviews-for-me"),
     path("learn/", learn_views.lessons_page, name="lessons"),
     path("learn/<slug:key>/", learn_views.open_lesson, name="lesson-open"),
+    path("learn/puzzles/<slug:key>/", learn_views.open_puzzle, name="puzzle-open"),
     path("healthz", run_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/docs.js", docs_script, name="api-docs-script"),

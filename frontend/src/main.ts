@@ -6,6 +6,7 @@ import { Editor } from "./editor";
 import { mountAbout } from "./ui/about";
 import { mountHistory } from "./ui/history";
 import { mountLesson } from "./ui/lesson";
+import { mountPuzzle } from "./ui/puzzle";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
 import type { ReviewSummary } from "./model/reviews";
@@ -91,6 +92,7 @@ function mount(root: HTMLElement): void {
     editor.setSelection(doc.nodes.filter((n) => n.label !== undefined && labels.includes(n.label)).map((n) => n.id));
   };
   void mountLesson({ graphId: root.dataset.graphId ?? "", csrf, select: selectLabels });
+  void mountPuzzle(root.dataset.graphId ?? "", csrf);
   const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
     state: () =>

@@ -8,6 +8,7 @@ node but its ``label`` and its presentation tags (``Layout``, ``Group``, ``About
 ranges, projections and placements are covered; moving, renaming, grouping and annotating are
 not.
 
+>>> from geon.core.nodes import OPERATION
 >>> op = {"id": "o", "type": OPERATION, "label": "dot 2", "body": {"kernel": "op:dot"},
 ...       "tags": {LAYOUT: {"x": 1, "y": 2}}}
 >>> moved = {**op, "label": "dot two", "tags": {LAYOUT: {"x": 9, "y": 9}}}

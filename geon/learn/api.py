@@ -3,7 +3,11 @@
 - ``GET /lessons``: every lesson (key, title, summary, steps) — for anyone, signed in or not;
 - ``GET /lessons/<key>``: one lesson;
 - ``POST /lessons/<key>/steps/<n>/check`` ``{"graph": id}``: whether the graph (one you may
-  view, at its current version) does what step ``n`` asks: ``{"passed", "message"}``.
+  view, at its current version) does what step ``n`` asks: ``{"passed", "message"}``;
+- ``GET /puzzles``, ``GET /puzzles/<key>`` (for anyone; never the reference);
+- ``POST /puzzles/<key>/attempts`` ``{"graph": id}``: a worker checks the graph's current
+  version as a solution (202, the attempt ``queued``); ``GET /puzzles/attempts/<id>``: yours,
+  ``done`` with ``{"solved", "draws", "counterexample"?}`` or ``failed`` with ``error``.
 """
 
 from __future__ import annotations
@@ -12,11 +16,11 @@ import uuid
 from typing import Any
 
 from django.http import HttpRequest
-from ninja import Router, Schema
+from ninja import Router, Schema, Status
 
 from geon.envelope import answers
 from geon.graphs.api import PATH_NUMBER
-from geon.learn import services
+from geon.learn import puzzles, services
 from geon.teaching.lessons import LESSONS
 
 router = Router(tags=["lessons"])
@@ -50,3 +54,28 @@ def check_step(
     """Check step ``step``'s task on a graph you may view."""
     result = services.check_step(request.user, key, step, payload.graph)
     return {"passed": result.passed, "message": result.message}
+
+
+@router.get("/puzzles", response=answers({200: dict[str, Any]}), auth=None)
+def list_puzzles(request: HttpRequest) -> dict[str, Any]:
+    """Every shipped puzzle (what a student sees; the reference stays on the server)."""
+    return {"puzzles": [puzzles.puzzle_json(key) for key in puzzles.puzzles()]}
+
+
+@router.get("/puzzles/{key}", response=answers({200: dict[str, Any]}), auth=None)
+def get_puzzle(request: HttpRequest, key: str) -> dict[str, Any]:
+    """One puzzle."""
+    return puzzles.puzzle_json(key)
+
+
+@router.post("/puzzles/{key}/attempts", response=answers({202: dict[str, Any]}))
+def queue_attempt(request: HttpRequest, key: str, payload: CheckIn) -> Status[dict[str, Any]]:
+    """Have a worker check the graph's current version as a solution of puzzle ``key``."""
+    attempt = puzzles.do_queue_attempt(request.user, key, payload.graph)
+    return Status(202, puzzles.attempt_json(attempt))
+
+
+@router.get("/puzzles/attempts/{attempt_id}", response=answers({200: dict[str, Any]}))
+def get_attempt(request: HttpRequest, attempt_id: int = PATH_NUMBER) -> dict[str, Any]:
+    """One of your checks, as the worker left it."""
+    return puzzles.attempt_json(puzzles.get_attempt(request.user, attempt_id))

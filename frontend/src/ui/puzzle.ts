@@ -1,0 +1,99 @@
+// The Puzzle panel (issue 19, item 4): when the editor opens a puzzle's graph (``?puzzle=<key>``,
+// from /learn/), the puzzle shows at the top of the left side: what to build, the kernels
+// allowed, and Check, which has a worker run the graph against the hidden reference on 50 random
+// draws of the axis lengths; the answer is "solved" or the first difference, in axis names.
+
+import "./lesson.css";
+import { ApiError, RestClient } from "../gallery/api";
+import { button, el } from "./dom";
+import { renderMarkdown } from "./markdown";
+
+export interface Puzzle {
+  key: string;
+  title: string;
+  description: string;
+  allowedKernels: string[];
+}
+
+export interface Attempt {
+  id: number;
+  status: "queued" | "done" | "failed";
+  solved: boolean;
+  result: { solved?: boolean; draws?: number; counterexample?: { axes: Record<string, number>; message: string } };
+  error: string;
+}
+
+export class PuzzlesApi extends RestClient {
+  puzzle(key: string): Promise<Puzzle> {
+    return this.call("GET", `/puzzles/${encodeURIComponent(key)}`);
+  }
+
+  attempt(key: string, graph: string): Promise<Attempt> {
+    return this.call("POST", `/puzzles/${encodeURIComponent(key)}/attempts`, { graph });
+  }
+
+  get(id: number): Promise<Attempt> {
+    return this.call("GET", `/puzzles/attempts/${id}`);
+  }
+}
+
+/** What a finished attempt says to the student. */
+export function verdict(a: Attempt): { solved: boolean; text: string } {
+  if (a.status === "failed") return { solved: false, text: `The check could not run: ${a.error}` };
+  if (a.solved) return { solved: true, text: `Solved: your graph matches the reference on all ${a.result.draws ?? 0} draws.` };
+  const c = a.result.counterexample;
+  if (!c) return { solved: false, text: "Not solved yet." };
+  const lengths = Object.entries(c.axes).map(([k, v]) => `${k}=${v}`).join(", ");
+  return { solved: false, text: lengths ? `Not yet. With ${lengths}: ${c.message}` : `Not yet: ${c.message}` };
+}
+
+/** Mount the panel when the page's URL names a puzzle; returns null otherwise. */
+export async function mountPuzzle(graphId: string, csrf: string, wait = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<HTMLElement | null> {
+  const key = new URLSearchParams(location.search).get("puzzle");
+  if (!key) return null;
+  const api = new PuzzlesApi("/api/v1", csrf);
+  const element = el("section", { class: "geon-panel geon-lesson geon-puzzle", "aria-label": "puzzle" });
+  document.querySelector(".geon-left")?.prepend(element);
+  const result = el("p", { class: "geon-lesson-result", role: "status" });
+  let tries = 0;
+  try {
+    const puzzle = await api.puzzle(key);
+    const text = el("div", { class: "geon-lesson-text markdown" });
+    text.innerHTML = renderMarkdown(puzzle.description);
+    const count = el("p", { class: "geon-puzzle-tries muted small" });
+    const check = button("Check", "A worker runs your graph against the reference on 50 random draws", () => void run(), "primary geon-puzzle-check");
+    const run = async (): Promise<void> => {
+      check.disabled = true;
+      result.className = "geon-lesson-result";
+      result.textContent = "Checking on 50 draws…";
+      try {
+        let a = await api.attempt(key, graphId);
+        for (let i = 0; a.status === "queued" && i < 120; i++) {
+          await wait(500);
+          a = await api.get(a.id);
+        }
+        const said = a.status === "queued" ? { solved: false, text: "The worker has not answered yet; try again in a moment." } : verdict(a);
+        result.textContent = said.text;
+        result.className = `geon-lesson-result ${said.solved ? "passed" : "failed"}`;
+        count.textContent = `${++tries} ${tries === 1 ? "check" : "checks"} in this visit`;
+      } catch (e) {
+        result.textContent = e instanceof ApiError ? e.message : String(e);
+        result.className = "geon-lesson-result failed";
+      }
+      check.disabled = false;
+    };
+    element.append(
+      el("h2", { text: "Puzzle" }),
+      el("h3", { class: "geon-lesson-title", text: puzzle.title }),
+      text,
+      el("p", { class: "muted small", text: `Kernels you may use: ${puzzle.allowedKernels.join(", ")}` }),
+      check,
+      result,
+      count,
+      el("div", { class: "geon-lesson-nav" }, el("a", { href: "/learn/", text: "All puzzles" })),
+    );
+  } catch (e) {
+    element.append(el("p", { class: "geon-form-error", role: "alert", text: e instanceof ApiError ? e.message : String(e) }));
+  }
+  return element;
+}

@@ -1,0 +1,157 @@
+"""Puzzles for a person (issue 19, item 4): the shipped puzzles of :mod:`geon.teaching`, each
+opened as the person's own graph (the axes declared and the inputs placed, nothing else), and
+checked by a worker on the graph's current version (:class:`~geon.learn.models.Attempt`).
+
+A check is the property check of :func:`geon.teaching.puzzles.check_puzzle`: at least 50 draws
+of axis lengths (1 included) and values, the first difference explained in axis names."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from django.contrib.auth.models import User as Account
+from django.db import transaction
+from django.utils import timezone
+
+from geon import core as gc
+from geon.celery import app
+from geon.core.errors import quote
+from geon.core.nodes import split_level
+from geon.graphs import services as graphs
+from geon.graphs.gallery import Example
+from geon.graphs.models import Graph
+from geon.graphs.services.access import User
+from geon.graphs.services.gallery import do_load_copy
+from geon.learn.models import Attempt
+from geon.teaching.puzzles import PuzzleError, check_puzzle
+
+#: A puzzle's copy remembers its puzzle under this prefix (``Graph.example``).
+PREFIX = "puzzle:"
+#: The registered name of the worker's task (:mod:`geon.learn.tasks`).
+CHECK_ATTEMPT = "geon.learn.check_attempt"
+#: Draws per check (the issue asks for at least 50).
+DRAWS = 50
+#: The most checks of one puzzle by one person still queued at once.
+QUEUED_MAX = 3
+
+
+class PuzzleNotFound(graphs.GraphNotFound):
+    """No such puzzle, or no such attempt of yours (404)."""
+
+
+@cache
+def puzzles() -> dict[str, dict[str, Any]]:
+    """The shipped puzzles by key, in the order of their titles."""
+    folder = resources.files("geon.teaching") / "puzzles"
+    found = {
+        path.name.removesuffix(".json"): json.loads(path.read_text(encoding="utf-8"))
+        for path in folder.iterdir()
+        if path.name.endswith(".json")
+    }
+    return dict(sorted(found.items(), key=lambda item: item[1]["title"]))
+
+
+def puzzle_of(key: str) -> dict[str, Any]:
+    if key not in puzzles():
+        valid = ", ".join(f'"{k}"' for k in puzzles())
+        raise PuzzleNotFound(f"puzzle {quote(key)} does not exist; expected one of ({valid})")
+    return puzzles()[key]
+
+
+def puzzle_json(key: str) -> dict[str, Any]:
+    """What a student sees of a puzzle (not its reference)."""
+    p = puzzle_of(key)
+    return {
+        "key": key,
+        "title": p["title"],
+        "description": p["description"],
+        "axes": p["axes"],
+        "inputs": p["inputs"],
+        "allowedKernels": p["allowedKernels"],
+    }
+
+
+def starting_graph(puzzle: dict[str, Any]) -> dict[str, Any]:
+    """The student's start: every axis declared (at a small length in its range) and every
+    input placed with its label and axes."""
+    axes = {
+        name: gc.Axis(name, min(span["max"], max(span["min"], 3)))
+        for name, span in puzzle["axes"].items()
+    }
+    tensors = []
+    for label, spec in puzzle["inputs"].items():
+        refs = []
+        for ref in spec["axes"]:
+            name, level = split_level(ref)
+            refs.append(axes[name] + int(level) if level else axes[name])
+        tensors.append(gc.placeholder(axes=refs, name=label, dtype=spec["dtype"]))
+    return dict(gc.graph(tensors).to_json())
+
+
+@transaction.atomic
+def do_open_puzzle(person: Account, key: str) -> tuple[Graph, bool]:
+    """``person``'s own graph for the puzzle (made once): (graph, created)."""
+    p = puzzle_of(key)
+    example = Example(
+        PREFIX + key, p["title"], f"**Puzzle.** {p['description']}", starting_graph(p)
+    )
+    return do_load_copy(person, example, origin="puzzle")
+
+
+def attempt_json(attempt: Attempt) -> dict[str, Any]:
+    return {
+        "id": attempt.pk,
+        "puzzle": attempt.puzzle,
+        "version": attempt.version,
+        "status": attempt.status,
+        "solved": attempt.solved,
+        "result": attempt.result,
+        "error": attempt.error,
+        "created": attempt.created.isoformat(),
+    }
+
+
+def do_queue_attempt(user: User, key: str, graph_id: uuid.UUID | str) -> Attempt:
+    """Queue a check of the current version of ``graph_id`` (one ``user`` may view) as a
+    solution of puzzle ``key``; refused while :data:`QUEUED_MAX` of theirs wait."""
+    puzzle_of(key)
+    graph = graphs.check_can_view(user, graph_id)
+    waiting = Attempt.objects.filter(user_id=user.pk, puzzle=key, status=Attempt.Status.QUEUED)
+    if waiting.count() >= QUEUED_MAX:
+        raise graphs.AccessDenied(
+            f"{QUEUED_MAX} checks of this puzzle are still waiting for the worker; wait for them"
+        )
+    assert graph.current_version is not None
+    attempt = Attempt.objects.create(
+        user_id=user.pk, puzzle=key, graph=graph, version=graph.current_version.number
+    )
+    transaction.on_commit(lambda: app.send_task(CHECK_ATTEMPT, args=(attempt.pk,)))
+    return attempt
+
+
+def get_attempt(user: User, attempt_id: int) -> Attempt:
+    found = Attempt.objects.filter(pk=attempt_id, user_id=user.pk or 0).first()
+    if found is None:
+        raise PuzzleNotFound(f'check "{attempt_id}" does not exist or is not yours')
+    return found
+
+
+def do_check_attempt(attempt_id: int) -> None:
+    """The worker's side: check a queued attempt and store the answer (idempotent)."""
+    attempt = Attempt.objects.select_related("graph").filter(pk=attempt_id).first()
+    if attempt is None or attempt.status != Attempt.Status.QUEUED:
+        return
+    document = graphs.version_of(attempt.graph, attempt.version).document
+    try:
+        result = check_puzzle(puzzle_of(attempt.puzzle), document, draws=DRAWS)
+    except PuzzleError as error:
+        attempt.status, attempt.error = Attempt.Status.FAILED, str(error)
+    else:
+        attempt.status, attempt.solved = Attempt.Status.DONE, result.solved
+        attempt.result = result.to_json()
+    attempt.finished = timezone.now()
+    attempt.save()
