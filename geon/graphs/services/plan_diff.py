@@ -6,24 +6,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from geon.core.costmodel import DEFAULT_PROFILE, load_profile, shipped_profiles
-from geon.core.errors import GeonError, quote
+from geon.core.costmodel import load_profile
 from geon.core.plan_diff import plan_diff
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.documents import live_document
-from geon.graphs.services.plans import mesh_id_of, plan_trial
-
-
-def _profile_name(profile: str | None) -> str:
-    """A shipped profile's name (:data:`DEFAULT_PROFILE` for None); a :class:`GeonError` naming
-    the shipped ones otherwise, as a plan's cost answers (no file is read on a request)."""
-    name = DEFAULT_PROFILE if profile is None else profile
-    if name not in shipped_profiles():
-        raise GeonError(
-            f"profile {quote(name)} is not a shipped profile; expected one of "
-            f"({', '.join(shipped_profiles())})"
-        )
-    return name
+from geon.graphs.services.plans import check_profile, mesh_id_of, plan_trial
 
 
 def diff_plans(
@@ -33,7 +20,7 @@ def diff_plans(
     ``profile``: ``{"base": {"id", "name"}, "target": {...}, "profile": name, "version", ...}``
     with the core's placements, collectives, devices and time. A plan that does not fit the
     document is refused as generating it would be (``invalid_edit``, naming the plan)."""
-    name = _profile_name(profile)
+    name = check_profile(profile)
     live = live_document(graph)
     before = plan_trial(live.document, base)
     after = plan_trial(live.document, target)

@@ -203,6 +203,18 @@ def _applications_by_operation(ops: list[dict[str, Any]]) -> dict[str, list[str]
     return made
 
 
+def check_profile(profile: str | None) -> str:
+    """A shipped profile's name (:data:`DEFAULT_PROFILE` for None); a :class:`GeonError` naming
+    the shipped ones otherwise (no file is read on a request)."""
+    name = DEFAULT_PROFILE if profile is None else profile
+    if name not in shipped_profiles():
+        raise GeonError(
+            f"profile {quote(name)} is not a shipped profile; expected one of "
+            f"({', '.join(shipped_profiles())})"
+        )
+    return name
+
+
 def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict[str, Any]:
     """The cost model of a plan as generated on the current document (nothing is stored):
     bytes per device and the bytes that move between devices (:mod:`geon.core.cost`), and under
@@ -210,12 +222,7 @@ def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict
     per-device ledger and memory summary (:func:`geon.core.costmodel.cost_report`; the report's
     ``devices`` are ``ledger`` here). A profile that is not shipped is a :class:`GeonError`
     naming the shipped ones (no file is read on a request)."""
-    name = DEFAULT_PROFILE if profile is None else profile
-    if name not in shipped_profiles():
-        raise GeonError(
-            f"profile {quote(name)} is not a shipped profile; expected one of "
-            f"({', '.join(shipped_profiles())})"
-        )
+    name = check_profile(profile)
     document = live_document(graph)
     trial = plan_trial(document.document, plan)
     devices = [

@@ -10,7 +10,7 @@ from geon.core.errors import GeonError, quote
 from geon.graphs import services as graphs
 from geon.graphs.models import Graph
 from geon.graphs.services.access import User
-from geon.graphs.services.plans import DEFAULT_PROFILE, plan_cost, shipped_profiles
+from geon.graphs.services.plans import DEFAULT_PROFILE, check_profile, plan_cost, shipped_profiles
 from geon.reviews.models import Review, ReviewSettings
 from geon.reviews.services.reading import Context
 
@@ -59,12 +59,7 @@ def do_change_settings(
                 raise GeonError(f"{name} {quote(value)} is not valid; expected true or false")
             setattr(found, SWITCHES[name], value)
         elif name == "profile":
-            if value not in shipped_profiles():
-                raise GeonError(
-                    f"profile {quote(value)} is not a shipped profile; expected one of "
-                    + ", ".join(shipped_profiles())
-                )
-            found.profile = value
+            found.profile = check_profile(value if isinstance(value, str) else repr(value))
         else:
             raise GeonError(
                 f"setting {quote(name)} is not known; expected " + ", ".join([*SWITCHES, "profile"])
