@@ -87,8 +87,11 @@ def test_a_plan_review_from_opening_to_a_stale_approval(
     bob.click(".geon-open-projection")
     bob.wait_for_selector(".geon-projection:not([hidden])")
     bob.evaluate("(id) => window.geon.select([id])", second)
-    anchor = bob.text_content(".geon-thread-new-anchor") or ""
-    assert anchor.startswith("on ") and " · window [" in anchor
+    # then the comment would be pinned to the window the projection window shows
+    bob.wait_for_function(
+        "() => document.querySelector('.geon-thread-new-anchor').textContent"
+        ".startsWith('on op:dot · window [')"
+    )
     bob.fill(".geon-thread-new-text", "Split this one over **B** instead")
     bob.check(".geon-suggest")
     bob.select_option(".geon-suggest-axis", "B")
@@ -105,6 +108,18 @@ def test_a_plan_review_from_opening_to_a_stale_approval(
         "<p>Split this one over <strong>B</strong> instead</p>"
     )
     assert bob.locator(".geon-apply-suggestion").count() == 0  # a reviewer does not apply
+    # when bob comments in a verdict, ann sees it live
+    bob.select_option(".geon-verdict-kind", "comment")
+    bob.fill(".geon-verdict-text", "Fine apart from the **K** projection.")
+    bob.click(".geon-verdict-send")
+    ann.wait_for_selector(".geon-verdict[data-verdict='comment']")
+    assert ann.text_content(".geon-verdict-who") == "bob commented at version 1"
+    # when ann shows the thread's anchor, the operation is selected on the canvas
+    ann.click(".geon-thread-show")
+    assert ann.evaluate("window.geon.state().selected") == [second]
+    ann.set_viewport_size({"width": 1400, "height": 900})
+    ann.wait_for_timeout(300)  # the canvas follows the new size on the next frame
+    ann.screenshot(path=str(ARTIFACTS / "reviews-panel-in-progress.png"))
     before = ann.evaluate("window.geon.state().document")
     version = ann.evaluate("window.geon.state().version")
 
@@ -129,7 +144,7 @@ def test_a_plan_review_from_opening_to_a_stale_approval(
     assert bob.locator(".geon-guardrail").all_text_contents() == [
         f'1 thread(s) are not resolved (on "{label}"); resolve them first'
     ]
-    assert bob.locator(".geon-verdict").count() == 0
+    assert bob.locator(".geon-verdict").count() == 1
 
     # when bob resolves the thread and approves
     bob.click(".geon-thread-resolve")
@@ -170,3 +185,25 @@ def test_a_plan_review_from_opening_to_a_stale_approval(
         f"page 2: 409 {verdicts}",
         "page 2: Failed to load resource: the server responded with a status of 409 (Conflict)",
     ]
+
+
+@pytest.fixture
+def asked(user: Any, block: str) -> Any:
+    """ann's review of her block, asking bob."""
+    from geon.reviews.services.writing import do_open_review
+
+    return do_open_review(user, block, REVIEW, ["bob"])
+
+
+def test_the_review_in_the_address_opens_in_the_panel(
+    daphne_server: str, password: str, block: str, asked: Any, browsers: Browsers
+) -> None:
+    bob = browsers.new_page()
+    sign_in(bob, daphne_server, "bob", password)
+    # when bob opens the editor at ?review=<id> (as "Reviews for me" links it)
+    bob.goto(f"{daphne_server}/graphs/{block}/?review={asked.pk}")
+    # then the panel shows that review, and nothing is left unread
+    bob.wait_for_selector(".geon-review-view:not([hidden]) .geon-review-title-text")
+    assert bob.text_content(".geon-review-title-text") == REVIEW
+    assert bob.locator(".geon-reviews-unread").is_hidden()
+    assert browsers.errors == []

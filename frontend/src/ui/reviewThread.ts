@@ -57,14 +57,8 @@ export function threadView(t: Thread, ctx: ThreadContext, act: ThreadActions): H
     parts.push(el("div", { class: "geon-comment", ...(c.id ? { "data-comment": String(c.id) } : {}) }, el("div", { class: "geon-comment-by small muted", text: byline(c.author, c.version, c.created) }), body));
   }
   if (t.suggestion) parts.push(suggestionView(t, ctx, act));
-  if (ctx.canReview && !t.resolved) parts.push(replyForm(t, ctx, act));
-  if (ctx.canReview) {
-    parts.push(
-      t.resolved
-        ? button("Reopen", "Reopen the thread (it counts as unresolved again)", () => act.resolve(t, false), "geon-small geon-thread-reopen")
-        : button("Resolve", "Mark the thread resolved", () => act.resolve(t, true), "geon-small geon-thread-resolve"),
-    );
-  }
+  if (ctx.canReview && !t.resolved) parts.push(replyForm(t, ctx, act, button("Resolve", "Mark the thread resolved", () => act.resolve(t, true), "geon-small geon-thread-resolve")));
+  else if (ctx.canReview) parts.push(button("Reopen", "Reopen the thread (it counts as unresolved again)", () => act.resolve(t, false), "geon-small geon-thread-reopen"));
   return el("li", { class: classes.join(" "), "data-thread": String(t.id), "data-anchor": label }, ...parts);
 }
 
@@ -76,12 +70,12 @@ function suggestionView(t: Thread, ctx: ThreadContext, act: ThreadActions): HTML
   return box;
 }
 
-function replyForm(t: Thread, ctx: ThreadContext, act: ThreadActions): HTMLElement {
+function replyForm(t: Thread, ctx: ThreadContext, act: ThreadActions, resolve: HTMLElement): HTMLElement {
   const text = el("textarea", { class: "geon-thread-reply-text", rows: "2", placeholder: "Reply (Markdown, @name mentions)", "aria-label": `reply to the thread on ${t.anchorLabel}` });
   text.value = ctx.drafts.get(t.id) ?? "";
   text.addEventListener("input", () => ctx.drafts.set(t.id, text.value));
   const error = el("p", { class: "geon-form-error", role: "alert" });
-  const form = el("form", { class: "geon-thread-reply" }, text, error, submit("Reply", "Add the reply to the thread", "geon-small geon-thread-reply-send"));
+  const form = el("form", { class: "geon-thread-reply" }, text, error, el("div", { class: "geon-thread-actions" }, submit("Reply", "Add the reply to the thread", "geon-small geon-thread-reply-send"), resolve));
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     if (!text.value.trim()) {

@@ -153,9 +153,12 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
   const suggest = el("input", { type: "checkbox", class: "geon-suggest" });
   const suggestAxis = el("select", { class: "geon-suggest-axis", "aria-label": "suggested split axis" });
   const suggestParts = el("input", { class: "geon-suggest-parts", value: "2", size: "3", "aria-label": "suggested number of parts" });
-  const suggestRow = el("label", { class: "geon-suggest-row small" }, suggest, " Suggest: split along ", suggestAxis, " into ", suggestParts, " parts");
+  const suggestHow = el("span", { class: "geon-suggest-how", hidden: "" }, "along ", suggestAxis, " into ", suggestParts, " parts");
+  const suggestRow = el("div", { class: "geon-suggest-row small" }, el("label", {}, suggest, " Suggest a split"), suggestHow);
+  suggest.addEventListener("change", () => (suggestHow.hidden = !suggest.checked));
   const threadError = el("p", { class: "geon-form-error", role: "alert" });
-  const threadForm = el("form", { class: "geon-thread-new" }, anchorNote, threadText, suggestRow, threadError, submit("Comment on selection", "Open a thread pinned to the selected node or to the window the projection window shows", "primary geon-thread-new-send"));
+  const threadSend = submit("Comment on selection", "Open a thread pinned to the selected node or to the window the projection window shows", "primary geon-thread-new-send");
+  const threadForm = el("form", { class: "geon-thread-new" }, anchorNote, threadText, suggestRow, threadError, threadSend);
   let anchorOp: string | null = null;
   threadForm.addEventListener("submit", (e) => {
     e.preventDefault();
@@ -171,6 +174,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     const doc = options.doc();
     const anchor = currentAnchor();
     anchorNote.textContent = typeof anchor === "string" ? anchor : `on ${anchorText(anchor, "", doc)}`;
+    threadSend.disabled = typeof anchor === "string";
     const op = typeof anchor === "string" ? null : (anchor.region?.operation ?? (anchor.node && doc?.nodes.find((n) => n.id === anchor.node && "kernel" in (n.body ?? {})) ? anchor.node : null));
     suggestRow.hidden = op === null;
     if (op !== anchorOp) {
@@ -194,6 +198,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       await api.addThread(shown.id, anchor, threadText.value, suggestion);
       threadText.value = "";
       suggest.checked = false;
+      suggestHow.hidden = true;
       threadError.textContent = "";
       await refetchShown();
     } catch (e) {
