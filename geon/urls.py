@@ -42,8 +42,12 @@ urlpatterns = [
     path("teams/", sharing_views.teams_page, name="teams"),
     path("reviews/", review_views.reviews_page, name="reviews-for-me"),
     path("learn/", learn_views.lessons_page, name="lessons"),
-    path("learn/<slug:key>/", learn_views.open_lesson, name="lesson-open"),
     path("learn/puzzles/<slug:key>/", learn_views.open_puzzle, name="puzzle-open"),
+    path("learn/classes/", learn_views.classes_page, name="classes"),
+    path("learn/classes/<int:class_id>/", learn_views.class_page, name="class"),
+    path("learn/join/<str:key>/", learn_views.join_class, name="class-join"),
+    # after the fixed paths above: a lesson's key is any slug
+    path("learn/<slug:key>/", learn_views.open_lesson, name="lesson-open"),
     path("healthz", run_views.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/docs.js", docs_script, name="api-docs-script"),

@@ -31,3 +31,48 @@ class Attempt(models.Model):
 
     class Meta:
         ordering = ["-created", "-id"]
+
+
+class LessonCheck(models.Model):
+    """One check of a lesson step's task on a student's graph, and whether it passed."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    lesson = models.CharField(max_length=100)
+    step = models.PositiveIntegerField()
+    passed = models.BooleanField()
+    created = models.DateTimeField(auto_now_add=True)
+
+
+class Classroom(models.Model):
+    """A teacher's class: students join by its link (``key``) and work on the lessons and
+    puzzles assigned to it, each on their own copy."""
+
+    name = models.CharField(max_length=100)
+    teacher = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="classes_taught"
+    )
+    key = models.CharField(max_length=64, unique=True)
+    students = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="classes")
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+
+class Assignment(models.Model):
+    """A lesson or puzzle a class is asked to do."""
+
+    class Kind(models.TextChoices):
+        LESSON = "lesson"
+        PUZZLE = "puzzle"
+
+    classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="assignments")
+    kind = models.CharField(max_length=8, choices=Kind.choices)
+    key = models.CharField(max_length=100)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["created", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["classroom", "kind", "key"], name="assigned_once")
+        ]

@@ -120,6 +120,7 @@ def do_queue_attempt(user: User, key: str, graph_id: uuid.UUID | str) -> Attempt
     solution of puzzle ``key``; refused while :data:`QUEUED_MAX` of theirs wait."""
     puzzle_of(key)
     graph = graphs.check_can_view(user, graph_id)
+    assert user.pk is not None  # check_can_view refuses anonymous users
     waiting = Attempt.objects.filter(user_id=user.pk, puzzle=key, status=Attempt.Status.QUEUED)
     if waiting.count() >= QUEUED_MAX:
         raise graphs.AccessDenied(

@@ -14,6 +14,7 @@ from geon.graphs.gallery import Example
 from geon.graphs.models import Graph
 from geon.graphs.services.access import User
 from geon.graphs.services.gallery import do_load_copy
+from geon.learn.models import LessonCheck
 from geon.teaching.lessons import LESSONS, Lesson, TaskResult, check_task
 
 #: A lesson's copy remembers its lesson under this prefix (``Graph.example``).
@@ -57,4 +58,7 @@ def check_step(user: User, key: str, step: int, graph_id: uuid.UUID | str) -> Ta
     task = lesson.steps[step - 1].task
     if task is None:
         raise GeonError(f"step {step} of lesson {quote(lesson.title)} has no task to check")
-    return check_task(task, graphs.live_document(graph).document)
+    result = check_task(task, graphs.live_document(graph).document)
+    assert user.pk is not None  # check_can_view refuses anonymous users
+    LessonCheck.objects.create(user_id=user.pk, lesson=key, step=step, passed=result.passed)
+    return result

@@ -8,7 +8,9 @@ from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
-from geon.learn import puzzles, services
+from geon.core.errors import GeonError
+from geon.learn import classes, puzzles, services
+from geon.learn.models import Classroom
 from geon.teaching.lessons import LESSONS
 
 
@@ -36,3 +38,65 @@ def open_lesson(request: HttpRequest, key: str) -> HttpResponse:
         raise Http404(str(error)) from None
     step = request.GET.get("step", "1")
     return redirect(f"/graphs/{graph.pk}/?lesson={key}&step={step if step.isdigit() else 1}")
+
+
+@login_required
+def classes_page(request: HttpRequest) -> HttpResponse:
+    """The classes one teaches (with a form for a new one) and those one is in."""
+    error = None
+    if request.method == "POST":
+        try:
+            made = classes.do_create_class(request.user, request.POST.get("name"))  # type: ignore[arg-type]
+        except GeonError as refused:
+            error = str(refused)
+        else:
+            return redirect("class", class_id=made.pk)
+    context = {
+        "taught": Classroom.objects.filter(teacher_id=request.user.pk),
+        "joined": Classroom.objects.filter(students=request.user.pk),
+        "error": error,
+    }
+    return render(request, "learn/classes.html", context)
+
+
+@login_required
+def class_page(request: HttpRequest, class_id: int) -> HttpResponse:
+    """A class: for its teacher the join link, the assign form and the dashboard; for a
+    student the work assigned, each linked to their own copy."""
+    try:
+        classroom, teaches = classes.class_of(request.user, class_id)  # type: ignore[arg-type]
+    except classes.ClassNotFound as missing:
+        raise Http404(str(missing)) from None
+    error = None
+    if request.method == "POST" and teaches:
+        try:
+            classes.do_assign(request.user, class_id, request.POST.get("item"))  # type: ignore[arg-type]
+        except GeonError as refused:
+            error = str(refused)
+        else:
+            return redirect("class", class_id=class_id)
+    assignments = [
+        {"title": classes.item_title(a), "link": classes.item_link(a)}
+        for a in classroom.assignments.all()
+    ]
+    context = {
+        "classroom": classroom,
+        "teaches": teaches,
+        "assignments": assignments,
+        "rows": classes.progress(classroom) if teaches else [],
+        "join": request.build_absolute_uri(f"/learn/join/{classroom.key}/"),
+        "items": [(f"lesson:{k}", f"Lesson: {v.title}") for k, v in LESSONS.items()]
+        + [(f"puzzle:{k}", f"Puzzle: {p['title']}") for k, p in puzzles.puzzles().items()],
+        "error": error,
+    }
+    return render(request, "learn/class.html", context)
+
+
+@login_required
+def join_class(request: HttpRequest, key: str) -> HttpResponse:
+    """Join the class of this link, then see its work."""
+    try:
+        classroom = classes.do_join(request.user, key)  # type: ignore[arg-type]
+    except classes.ClassNotFound as error:
+        raise Http404(str(error)) from None
+    return redirect("class", class_id=classroom.pk)
