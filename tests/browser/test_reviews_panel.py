@@ -108,6 +108,14 @@ def test_a_plan_review_from_opening_to_a_stale_approval(
         "<p>Split this one over <strong>B</strong> instead</p>"
     )
     assert bob.locator(".geon-apply-suggestion").count() == 0  # a reviewer does not apply
+    # when ann replies, bob sees the reply in the thread live
+    ann.fill(".geon-thread-reply-text", "Good catch, @bob")
+    ann.click(".geon-thread-reply-send")
+    bob.wait_for_function(
+        "() => document.querySelectorAll('.geon-thread .geon-comment').length === 2"
+    )
+    replies = bob.locator(".geon-thread .geon-comment-body").all_text_contents()
+    assert [r.strip() for r in replies] == ["Split this one over B instead", "Good catch, @bob"]
     # when bob comments in a verdict, ann sees it live
     bob.select_option(".geon-verdict-kind", "comment")
     bob.fill(".geon-verdict-text", "Fine apart from the **K** projection.")
@@ -206,4 +214,33 @@ def test_the_review_in_the_address_opens_in_the_panel(
     bob.wait_for_selector(".geon-review-view:not([hidden]) .geon-review-title-text")
     assert bob.text_content(".geon-review-title-text") == REVIEW
     assert bob.locator(".geon-reviews-unread").is_hidden()
+    assert browsers.errors == []
+
+
+@pytest.fixture
+def viewer(django_user_model: Any, password: str, block: str) -> Any:
+    """carol, who may only look at ann's block."""
+    carol = django_user_model.objects.create_user("carol", password=password)
+    Membership.objects.create(graph_id=block, user=carol, role="viewer")
+    return carol
+
+
+def test_a_viewer_reads_a_review_and_is_offered_nothing_to_do(
+    daphne_server: str, password: str, block: str, asked: Any, viewer: Any, browsers: Browsers
+) -> None:
+    carol = browsers.new_page()
+    sign_in(carol, daphne_server, "carol", password)
+    open_graph(carol, daphne_server, block)
+    # when carol opens the review
+    carol.click(f".geon-review[data-review='{REVIEW}'] .geon-review-link")
+    carol.wait_for_selector(".geon-review-view:not([hidden]) .geon-review-title-text")
+    # then she reads it, and no control to open, comment, judge or close shows
+    assert state_chip(carol) == "open"
+    for control in (
+        ".geon-review-new-open",
+        ".geon-thread-new",
+        ".geon-verdict-form",
+        ".geon-review-close",
+    ):
+        assert carol.locator(control).is_hidden(), control
     assert browsers.errors == []

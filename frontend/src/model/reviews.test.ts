@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { OPERATION, TENSOR, type LoomDocument } from "./document";
-import { anchorNode, anchorText, canEditReviews, canReview, latestVerdicts, mergeSummary, openReviewsText, selectionAnchor, staleText, stateLabel, suggestionText, unreadCount, type ReviewSummary, type Verdict } from "./reviews";
+import { anchorNode, anchorText, canEditReviews, canReview, mergeSummary, openReviewsText, outdatedText, selectionAnchor, staleText, stateLabel, suggestionText, unreadCount, type ReviewSummary, type Verdict } from "./reviews";
 
 function summary(id: number, state: ReviewSummary["state"], unread = 0): ReviewSummary {
   return { id, title: `review ${id}`, description: "", state, plan: null, version: 1, currentVersion: 1, author: "alice", reviewers: ["bob"], created: "", updated: "", unread, activity: 0, openThreads: 0, verdicts: [] };
@@ -41,10 +41,11 @@ describe("review words", () => {
     expect(staleText(verdict("bob", "approve", true))).toBe("stale since version 3: the plan changed");
   });
 
-  it("keeps each reviewer's latest verdict", () => {
-    const latest = latestVerdicts([verdict("bob", "request_changes"), verdict("carol", "comment"), verdict("bob", "approve")]);
-    expect(latest.map((v) => `${v.user}:${v.verdict}`)).toEqual(["bob:approve", "carol:comment"]);
+  it("says what changed under an outdated thread, or that its anchor is gone", () => {
+    expect(outdatedText({ removed: false, changes: ["body.kernel", "tags.Placement"], version: 3 })).toBe("changed since version 3: body.kernel, tags.Placement");
+    expect(outdatedText({ removed: true, changes: [], version: 3 })).toBe("its anchor was removed from the graph");
   });
+
 });
 
 describe("unread and live summaries", () => {

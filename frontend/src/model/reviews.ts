@@ -131,7 +131,7 @@ export function openReviewsText(reviews: readonly ReviewSummary[]): string {
  * fetch said how many were unread, or the user read it since), else none of it (a review first
  * heard of from a live event, whose summary does not say what this user has read).
  */
-export function readActivity(r: ReviewSummary, readAt: ReadonlyMap<number, number>): number {
+function readActivity(r: ReviewSummary, readAt: ReadonlyMap<number, number>): number {
   return readAt.get(r.id) ?? (typeof r.unread === "number" ? r.activity - r.unread : 0);
 }
 
@@ -223,11 +223,10 @@ export function staleText(v: Verdict): string {
   return `stale since version ${v.version}: ${why}`;
 }
 
-/** Each reviewer's latest verdict (the ones the state is derived from), oldest first. */
-export function latestVerdicts(verdicts: readonly Verdict[]): Verdict[] {
-  const latest = new Map<string, Verdict>();
-  for (const v of verdicts) latest.set(v.user ?? "", v);
-  return [...latest.values()];
+/** What happened to an outdated thread's anchor: "changed since version 3: body.kernel, tags.Placement", or that it was removed. */
+export function outdatedText(t: Pick<Thread, "removed" | "changes" | "version">): string {
+  if (t.removed) return "its anchor was removed from the graph";
+  return t.changes.length ? `changed since version ${t.version}: ${t.changes.join(", ")}` : `changed since version ${t.version}`;
 }
 
 /** A suggestion in words: "split dot 2 along N into 2 parts", else what its ops do by kind. */

@@ -6,7 +6,7 @@
 // (ui/reviews.ts) does the REST calls.
 
 import type { LoomDocument } from "../model/document";
-import { anchorNode, anchorText, suggestionText, type Anchor, type Thread } from "../model/reviews";
+import { anchorNode, anchorText, outdatedText, suggestionText, type Anchor, type Thread } from "../model/reviews";
 import { button, el, submit } from "./dom";
 import { renderMarkdown } from "./markdown";
 
@@ -32,12 +32,6 @@ export interface ThreadContext {
 function byline(author: string | null, version: number, created: string): string {
   const when = created ? new Date(created).toLocaleString() : "";
   return `${author ?? "someone"} · version ${version}${when ? ` · ${when}` : ""}`;
-}
-
-/** What the anchor's change was: "changed since it was written: body.kernel, tags.Placement". */
-export function outdatedText(t: Thread): string {
-  if (t.removed) return "its anchor was removed from the graph";
-  return t.changes.length ? `changed since version ${t.version}: ${t.changes.join(", ")}` : `changed since version ${t.version}`;
 }
 
 export function threadView(t: Thread, ctx: ThreadContext, act: ThreadActions): HTMLElement {
