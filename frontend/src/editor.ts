@@ -169,7 +169,7 @@ export class Editor implements Commands {
         version: () => this.sync.session.version,
         selected: () => this.selected,
         window: () => this.shownWindow(),
-        show: (anchor) => this.showAnchor(anchor),
+        show: (anchor, lastPosition) => this.showAnchor(anchor, lastPosition),
         // the server applies the suggestion (REST); its applied, with this id, is one undo step
         beginApply: (name) => {
           const editId = this.sync.expectExpanded("review", name);
@@ -347,11 +347,16 @@ export class Editor implements Commands {
     return range ? { operation: this.projectionOp, start: [...range.start], end: [...range.end] } : null;
   }
 
-  /** A review thread's "Show": select and centre the node it is pinned to. */
-  private showAnchor(anchor: Anchor): void {
+  /** A review thread's "Show": select and centre the node it is pinned to, or where it was when it has been removed. */
+  private showAnchor(anchor: Anchor, lastPosition: { x: number; y: number } | null): void {
     const id = anchorNode(anchor);
-    if (id !== null && this.layout.rects.has(id)) this.jumpTo(id);
-    else this.flash(id === null ? "this thread is pinned to an axis, not to a node on the canvas" : "that node is no longer in the graph");
+    if (id !== null && this.layout.rects.has(id)) return this.jumpTo(id);
+    if (id !== null && lastPosition) {
+      const { width, height } = this.size();
+      this.vp = centreOn(this.vp, { ...lastPosition, w: 0, h: 0 }, width, height);
+      this.invalidate();
+    }
+    this.flash(id === null ? "this thread is pinned to an axis, not to a node on the canvas" : "the node this thread is pinned to was removed; this is where it was");
   }
 
   jumpTo(id: string): void {

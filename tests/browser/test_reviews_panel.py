@@ -244,3 +244,35 @@ def test_a_viewer_reads_a_review_and_is_offered_nothing_to_do(
     ):
         assert carol.locator(control).is_hidden(), control
     assert browsers.errors == []
+
+
+APPLICATION = "2524fb44-d169-4afd-90fa-09711462e4b3"  # the first of the loom add's two
+
+
+@pytest.fixture
+def removed(user: Any, graph: Any) -> Any:
+    """A review of the loom add with a thread on an application that was removed since."""
+    from geon.graphs.services import do_apply_edit
+    from geon.reviews.services.writing import do_add_thread, do_open_review
+
+    review = do_open_review(user, graph.pk, "Two halves", [])
+    do_add_thread(user, graph.pk, review.pk, {"node": APPLICATION}, "Is this half right?")
+    do_apply_edit(user, graph.pk, 1, [{"op": "remove_node", "id": APPLICATION}])
+    return review
+
+
+def test_a_thread_whose_anchor_was_removed_says_so(
+    daphne_server: str, password: str, graph: Any, removed: Any, browsers: Browsers
+) -> None:
+    ann = browsers.new_page()
+    sign_in(ann, daphne_server, "ann", password)
+    ann.goto(f"{daphne_server}/graphs/{graph.pk}/?review={removed.pk}")
+    ann.wait_for_selector(".geon-thread")
+    # then the thread is marked removed, says so, and offers nothing to show on the canvas
+    assert ann.get_attribute(".geon-thread", "class") == (
+        "geon-thread geon-thread-outdated geon-thread-removed"
+    )
+    assert ann.text_content(".geon-thread-mark") == "removed"
+    assert ann.text_content(".geon-thread-changes") == "its anchor was removed from the graph"
+    assert ann.locator(".geon-thread-show").count() == 0
+    assert browsers.errors == []

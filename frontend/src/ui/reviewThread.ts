@@ -11,8 +11,8 @@ import { button, el, submit } from "./dom";
 import { renderMarkdown } from "./markdown";
 
 export interface ThreadActions {
-  /** Select and centre the anchor's node on the canvas. */
-  show(anchor: Anchor): void;
+  /** Select and centre the anchor's node on the canvas; for a removed one, centre where it was (``lastPosition``). */
+  show(anchor: Anchor, lastPosition: Thread["lastPosition"]): void;
   /** Answers an error message, or null when the reply was stored. */
   reply(thread: Thread, body: string): Promise<string | null>;
   resolve(thread: Thread, resolved: boolean): void;
@@ -41,7 +41,10 @@ export function threadView(t: Thread, ctx: ThreadContext, act: ThreadActions): H
   if (t.removed) head.append(el("span", { class: "geon-thread-mark removed", text: "removed", title: outdatedText(t) }));
   else if (t.outdated) head.append(el("span", { class: "geon-thread-mark outdated", text: "outdated", title: outdatedText(t) }));
   if (t.resolved) head.append(el("span", { class: "geon-thread-mark resolved", text: "resolved" }));
-  if (anchorNode(t.anchor) !== null && !t.removed) head.append(button("Show", `Select ${label} on the canvas`, () => act.show(t.anchor), "geon-small geon-thread-show"));
+  if (anchorNode(t.anchor) !== null && (!t.removed || t.lastPosition)) {
+    const title = t.removed ? `Show where ${label} was on the canvas` : `Select ${label} on the canvas`;
+    head.append(button("Show", title, () => act.show(t.anchor, t.lastPosition), "geon-small geon-thread-show"));
+  }
   const parts: HTMLElement[] = [head];
   if (t.outdated) parts.push(el("p", { class: "geon-thread-changes small muted", text: outdatedText(t) }));
   // the thread's body is its first comment; ``comments`` are the replies

@@ -36,8 +36,8 @@ export interface ReviewsOptions {
   selected(): string[];
   /** The operation and index range the projection window shows, or null when it is closed. */
   window(): ShownWindow | null;
-  /** Select and centre an anchor's node on the canvas. */
-  show(anchor: Anchor): void;
+  /** Select and centre an anchor's node on the canvas; for a removed node, centre where it was. */
+  show(anchor: Anchor, lastPosition: { x: number; y: number } | null): void;
   /** An apply of a suggestion named ``name`` is about to be posted: the edit id its ``applied``
    * will carry and the version it is based on, or why it cannot start. */
   beginApply(name: string): { editId: string; baseVersion: number } | string;
@@ -322,7 +322,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
   }
 
   const threadActions = {
-    show: (anchor: Anchor) => options.show(anchor),
+    show: (anchor: Anchor, lastPosition: Thread["lastPosition"]) => options.show(anchor, lastPosition),
     reply: async (t: Thread, body: string) => {
       try {
         await api.reply(shown!.id, t.id, body);
