@@ -276,3 +276,45 @@ def test_a_thread_whose_anchor_was_removed_says_so(
     assert ann.text_content(".geon-thread-changes") == "its anchor was removed from the graph"
     assert ann.locator(".geon-thread-show").count() == 0
     assert browsers.errors == []
+
+
+T0, T1 = "2fa3fe28-2d47-47b6-8767-27c7dadbb18c", "0308d788-0064-4494-9c18-6e4c3d078b13"
+
+
+@pytest.fixture
+def two_suggestions(user: Any, graph: Any) -> Any:
+    """A review of the loom add with two threads suggesting new names for its inputs."""
+    from geon.reviews.services.writing import do_add_thread, do_open_review
+
+    review = do_open_review(user, graph.pk, "Names", [])
+    for node, label in ((T0, "lhs"), (T1, "rhs")):
+        rename = {"ops": [{"op": "update_node", "id": node, "label": label}]}
+        do_add_thread(user, graph.pk, review.pk, {"node": node}, f"Call it {label}", rename)
+    return review
+
+
+def test_several_suggestions_apply_as_one_undo_step(
+    daphne_server: str, password: str, graph: Any, two_suggestions: Any, browsers: Browsers
+) -> None:
+    ann = browsers.new_page()
+    sign_in(ann, daphne_server, "ann", password)
+    ann.goto(f"{daphne_server}/graphs/{graph.pk}/?review={two_suggestions.pk}")
+    ann.wait_for_selector(".geon-apply-all")
+    assert ann.text_content(".geon-apply-all") == "Apply all 2 suggestions"
+    # when ann applies them all
+    ann.click(".geon-apply-all")
+    # then both inputs are renamed in one version, which is one step of her history
+    ann.wait_for_function("() => window.geon.state().version === 2")
+    ann.wait_for_function("() => window.geon.nodeId('lhs') && window.geon.nodeId('rhs')")
+    ann.wait_for_function("() => window.geon.state().history.undo.length === 1")
+    assert ann.evaluate("window.geon.state().history.undo") == ["apply 2 suggestions (t0, t1)"]
+    ann.wait_for_function(
+        "() => document.querySelectorAll('.geon-suggestion-applied').length === 2"
+    )
+    assert ann.locator(".geon-apply-all").count() == 0
+    # when she undoes, both names come back at once
+    ann.locator("canvas.geon-canvas").focus()
+    ann.keyboard.press("Control+z")
+    ann.wait_for_function("() => window.geon.state().version === 3")
+    assert ann.evaluate("[window.geon.nodeId('t0'), window.geon.nodeId('t1')]") == [T0, T1]
+    assert browsers.errors == []

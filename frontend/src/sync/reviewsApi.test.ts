@@ -35,6 +35,12 @@ describe("the reviews REST client", () => {
     expect(calls).toEqual([{ url: "/api/v1/graphs/g1/reviews/3/threads/7/apply", method: "POST", body: { baseVersion: 4, editId: "review-abc" } }]);
   });
 
+  it("applies several suggestions as one edit", async () => {
+    const calls = mockFetch(answer(200, { threads: [7, 8], version: 5, ops: [] }));
+    await api.applyMany([7, 8], 4, "review-abc");
+    expect(calls).toEqual([{ url: "/api/v1/graphs/g1/reviews/apply", method: "POST", body: { threads: [7, 8], baseVersion: 4, editId: "review-abc" } }]);
+  });
+
   it("turns a guardrail refusal into an error listing each guardrail", async () => {
     const guardrails = [{ name: "requireResolvedThreads", message: "1 thread is unresolved" }];
     mockFetch(answer(409, { error: { code: "guardrail", message: "the approval is refused", guardrails } }));

@@ -105,6 +105,11 @@ export class ReviewsApi {
     return this.call("POST", `${this.graph}/reviews/${id}/threads/${thread}/apply`, { baseVersion, editId });
   }
 
+  /** Apply several threads' suggestions as one edit on ``baseVersion`` (one version, one undo step). */
+  applyMany(threads: number[], baseVersion: number, editId: string): Promise<{ threads: number[]; version: number; ops: EditOp[] }> {
+    return this.call("POST", `${this.graph}/reviews/apply`, { threads, baseVersion, editId });
+  }
+
   verdict(id: number, verdict: VerdictKind, body: string): Promise<Verdict> {
     return this.call("POST", `${this.graph}/reviews/${id}/verdicts`, { verdict, body });
   }

@@ -333,7 +333,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       }
     },
     resolve: (t: Thread, resolved: boolean) => void write(() => api.resolve(shown!.id, t.id, resolved)),
-    apply: (t: Thread) => void applySuggestion(t),
+    apply: (t: Thread) => void applySuggestion([t]),
   };
 
   async function write(call: () => Promise<unknown>): Promise<void> {
@@ -345,14 +345,19 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     }
   }
 
-  async function applySuggestion(t: Thread): Promise<void> {
+  /** Apply one thread's suggestion, or several as one edit: either way one version and one undo step. */
+  async function applySuggestion(threads: Thread[]): Promise<void> {
     const doc = options.doc();
-    const op = t.anchor.region?.operation ?? t.anchor.node;
-    const node = op ? doc?.nodes.find((n) => n.id === op) : undefined;
-    const begun = options.beginApply(`apply suggestion on ${node ? nodeName(node) : t.anchorLabel}`);
+    const named = threads.map((t) => {
+      const op = t.anchor.region?.operation ?? t.anchor.node;
+      const node = op ? doc?.nodes.find((n) => n.id === op) : undefined;
+      return node ? nodeName(node) : t.anchorLabel;
+    });
+    const begun = options.beginApply(threads.length === 1 ? `apply suggestion on ${named[0]}` : `apply ${threads.length} suggestions (${named.join(", ")})`);
     if (typeof begun === "string") return void (error.textContent = begun);
     try {
-      await api.apply(shown!.id, t.id, begun.baseVersion, begun.editId);
+      if (threads.length === 1) await api.apply(shown!.id, threads[0]!.id, begun.baseVersion, begun.editId);
+      else await api.applyMany(threads.map((t) => t.id), begun.baseVersion, begun.editId);
       await refetchShown();
     } catch (e) {
       options.cancelApply(begun.editId);
@@ -382,7 +387,10 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     }
     const ctx: ThreadContext = { doc: options.doc(), canReview: canReview(role), canEdit: canEditReviews(role), drafts };
     const open = r.threads.filter((t) => !t.resolved).length;
-    parts.push(el("h4", { text: `Threads (${open} open)` }), el("ul", { class: "geon-threads" }, ...r.threads.map((t) => threadView(t, ctx, threadActions))));
+    parts.push(el("h4", { text: `Threads (${open} open)` }));
+    const pending = r.threads.filter((t) => t.suggestion && t.appliedVersion === null);
+    if (ctx.canEdit && pending.length > 1) parts.push(button(`Apply all ${pending.length} suggestions`, "Apply every suggestion not applied yet as one edit (one undo step)", () => void applySuggestion(pending), "geon-small geon-apply-all"));
+    parts.push(el("ul", { class: "geon-threads" }, ...r.threads.map((t) => threadView(t, ctx, threadActions))));
     if (canReview(role) && r.state !== "closed") {
       refreshAnchorNote();
       parts.push(threadForm);
