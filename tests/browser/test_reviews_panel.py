@@ -138,6 +138,8 @@ def test_a_plan_review_from_opening_to_a_stale_approval(
     ann.wait_for_function("() => window.geon.state().history.undo.length === 1")
     assert ann.evaluate("window.geon.state().history.undo")[0].startswith("apply suggestion on ")
     ann.wait_for_selector(".geon-suggestion-applied")
+    # and the thread is outdated: its operation's split changed
+    ann.wait_for_selector(".geon-thread-outdated")
     # when she undoes it, the document is as before in one step
     ann.locator("canvas.geon-canvas").focus()
     ann.keyboard.press("Control+z")

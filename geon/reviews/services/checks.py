@@ -133,7 +133,7 @@ def check_anchor(anchor: Any, context: Context) -> tuple[dict[str, Any], str, An
             raise GeonError(f"anchor node {quote(node_id)} is not a node of the graph")
         return {"node": node_id}, nodes[node_id]["name"], _position(context, node_id)
     axis = anchor.get("axis")
-    found = anchor_subject({"axis": axis}, nodes) if isinstance(axis, str) else None
+    found = anchor_subject({"axis": axis}, context) if isinstance(axis, str) else None
     if found is None:
         raise GeonError(f"anchor axis {quote(axis)} is not an axis of the graph")
     return {"axis": axis}, f"axis {axis}", None

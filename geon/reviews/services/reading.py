@@ -46,6 +46,16 @@ class Context:
     def nodes(self) -> dict[str, dict[str, Any]]:
         return approval_subject(self.document)["nodes"]
 
+    @cached_property
+    def applications(self) -> dict[str, dict[str, Any]]:
+        """The subject fields of each operation's applications, by operation id."""
+        found: dict[str, dict[str, Any]] = {}
+        for key, node in self.nodes.items():
+            operation = node["fields"].get("body.operationId")
+            if isinstance(operation, str):
+                found.setdefault(operation, {})[key] = node["fields"]
+        return found
+
     def subject(self, plan: dict[str, Any] | None) -> dict[str, Any]:
         return {"nodes": self.nodes, "plan": approval_subject({}, plan)["plan"]}
 
@@ -111,15 +121,21 @@ def verdict_json(verdict: Verdict, review: Review, context: Context) -> dict[str
     }
 
 
-def anchor_subject(anchor: dict[str, Any], nodes: dict[str, dict[str, Any]]) -> Any:
-    """What a thread's anchor is in a document's subject nodes (None: it was removed)."""
+def anchor_subject(anchor: dict[str, Any], context: Context) -> Any:
+    """What a thread's anchor is in the current document's subject (None: it was removed). An
+    operation's subject includes its applications (their splits and placements): a suggestion
+    that splits it again outdates a thread about it."""
+    nodes = context.nodes
     if "edge" in anchor:
         ends = [nodes.get(anchor["edge"]["from"]), nodes.get(anchor["edge"]["to"])]
         return None if None in ends else {"from": ends[0], "to": ends[1]}
-    if "region" in anchor:
-        return nodes.get(anchor["region"]["operation"])
-    if "node" in anchor:
-        return nodes.get(anchor["node"])
+    node_id = anchor["region"]["operation"] if "region" in anchor else anchor.get("node")
+    if node_id is not None:
+        node = nodes.get(node_id)
+        applications = context.applications.get(node_id)
+        if node is None or not applications:
+            return node
+        return {"name": node["name"], "fields": {**node["fields"], "applications": applications}}
     for node in nodes.values():
         if node["fields"].get("body.name") == anchor["axis"] and "body.length" in node["fields"]:
             return node
@@ -138,7 +154,7 @@ def _changed_fields(before: Any, after: Any) -> list[str]:
 
 
 def thread_json(thread: Thread, context: Context) -> dict[str, Any]:
-    now = anchor_subject(thread.anchor, context.nodes)
+    now = anchor_subject(thread.anchor, context)
     removed = now is None
     changes = [] if removed else _changed_fields(thread.anchor_fields, now)
     comments = list(thread.comments.all())

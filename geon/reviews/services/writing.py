@@ -138,7 +138,7 @@ def do_add_thread(
         review=review,
         anchor=checked,
         anchor_name=name[:300],
-        anchor_fields=anchor_subject(checked, context.nodes),
+        anchor_fields=anchor_subject(checked, context),
         last_position=position,
         suggestion=check_suggestion(suggestion),
         author=user,
