@@ -30,6 +30,8 @@ import { bindCanvas, bindKeys } from "./ui/input";
 import { edgeLabels } from "./ui/costs";
 import { createDiagram } from "./ui/diagram";
 import { el } from "./ui/dom";
+import { createContextMenu } from "./ui/help";
+import { menuItems } from "./ui/menus";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
 import { createProjectionWindow } from "./ui/projection";
 import { createReviewsPanel, type ReviewsPanel } from "./ui/reviews";
@@ -47,8 +49,14 @@ export interface EditorOptions {
   offline: boolean;
 }
 
+/** The actions a read-only role cannot use (the right-click menu disables them). */
+const EDITING = new Set(["paste", "palette", "newTensor", "newAxis", "delete", "relayout"]);
+
 export class Editor implements Commands {
   readonly sync: Controller;
+  /** What the page adds to the editor's commands (main.ts: help, history, explain). */
+  readonly extras: { help?: () => void; history?: () => void; explain?: (id: string) => void } = {};
+  private readonly contextMenu = createContextMenu();
   tool: Tool = idle();
   selected: string[] = [];
   vp: Viewport = { scale: 1, dx: 0, dy: 0 };
@@ -311,6 +319,24 @@ export class Editor implements Commands {
 
   runAction(name: string): void {
     action(name).run(this);
+  }
+
+  help(): void {
+    this.extras.help?.();
+  }
+
+  history(): void {
+    this.extras.history?.();
+  }
+
+  /** The right-click menu of a node (selected first) or of the canvas; editing is disabled, with the reason, for a read-only role. */
+  menu(id: string | null, x: number, y: number): void {
+    if (id && !this.selected.includes(id)) this.setSelection([id]);
+    const kind = id ? (this.view?.boxes.find((b) => b.id === id)?.kind ?? "node") : null;
+    const readOnly = this.sync.readOnly() ?? undefined;
+    const explain = this.extras.explain;
+    const node = id ? { explain: explain && (() => explain(id)), projection: () => this.openProjection(id) } : {};
+    this.contextMenu.show(x, y, menuItems(kind, (name) => this.runAction(name), node, (a) => (EDITING.has(a) ? readOnly : undefined)));
   }
 
   /** What the user sees, for the actions that read it. */

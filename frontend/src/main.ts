@@ -2,8 +2,10 @@
 // ``window.geon`` so browser tests can drive and read the editor without scraping pixels.
 
 import "./ui/editor.css";
+import { ACTIONS } from "./actions/actions";
 import { Editor } from "./editor";
 import { mountAbout } from "./ui/about";
+import { EDITOR_TOUR, createHelp, createTour } from "./ui/help";
 import { mountHistory } from "./ui/history";
 import { mountLesson } from "./ui/lesson";
 import { mountPuzzle } from "./ui/puzzle";
@@ -81,7 +83,26 @@ function mount(root: HTMLElement): void {
     offline: root.dataset.offline === "1",
   });
   mountAbout(root, csrf);
-  mountHistory(root, csrf);
+  const history = mountHistory(root, csrf);
+  const tour = createTour(EDITOR_TOUR);
+  const help = createHelp(ACTIONS, () => tour.start());
+  editor.extras.history = () => void history.open();
+  editor.extras.help = () => help.open();
+  // until the tour was seen in this browser, the toolbar's help button offers it
+  const helpButton = root.querySelector<HTMLButtonElement>(".geon-act-help");
+  if (helpButton && !tour.seen()) {
+    const title = helpButton.title;
+    helpButton.textContent = "Tour";
+    helpButton.classList.add("geon-tour-new");
+    helpButton.title = "New here? A 1-minute tour of the editor (then ? shows every shortcut)";
+    helpButton.addEventListener("click", (e) => {
+      e.stopImmediatePropagation();
+      helpButton.textContent = "?";
+      helpButton.title = title;
+      helpButton.classList.remove("geon-tour-new");
+      tour.start();
+    }, { once: true, capture: true });
+  }
   // a lesson's step selects its nodes once the document is there (tried for up to 10 s)
   const selectLabels = (labels: string[], tries = 50): void => {
     const doc = editor.sync.session.document;

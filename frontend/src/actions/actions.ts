@@ -16,6 +16,8 @@ export interface Commands {
   newAxis(): void;
   focusSearch(): void;
   cancel(): void;
+  help(): void;
+  history(): void;
 }
 
 export interface Action {
@@ -42,6 +44,8 @@ export const ACTIONS: Action[] = [
   { name: "newAxis", title: "Declare an axis", keys: ["a"], run: (c) => c.newAxis() },
   { name: "search", title: "Search the graph", keys: ["/", "Mod+f"], run: (c) => c.focusSearch() },
   { name: "cancel", title: "Cancel / clear the selection", keys: ["Escape"], run: (c) => c.cancel() },
+  { name: "history", title: "History: every version, view or restore one", keys: ["h"], run: (c) => c.history() },
+  { name: "help", title: "Shortcuts and help", keys: ["?", "Shift+?"], run: (c) => c.help() },
 ];
 
 export interface KeyLike {

@@ -21,11 +21,13 @@ export interface InputHost {
   apply(effect: Effect): void;
   cancel(): void;
   invalidate(): void;
+  /** The right-click menu for the node under the pointer (null: the canvas), at client x, y. */
+  menu(id: string | null, x: number, y: number): void;
 }
 
 /** Pointer, wheel and minimap events drive ``host``'s tool and viewport. */
 export function bindCanvas(canvas: HTMLCanvasElement, minimap: HTMLCanvasElement, host: InputHost): void {
-  const pointer = (e: PointerEvent | WheelEvent): { screen: Point; world: Point } => {
+  const pointer = (e: MouseEvent): { screen: Point; world: Point } => {
     const box = canvas.getBoundingClientRect();
     const screen = { x: e.clientX - box.left, y: e.clientY - box.top };
     return { screen, world: toWorld(screen, host.vp) };
@@ -55,6 +57,12 @@ export function bindCanvas(canvas: HTMLCanvasElement, minimap: HTMLCanvasElement
     step(pointerUp(host.tool, hitTest(host.view, host.layout, world, host.vp.scale)));
   });
   canvas.addEventListener("pointercancel", () => host.cancel());
+  canvas.addEventListener("contextmenu", (e) => {
+    if (!host.view) return;
+    e.preventDefault();
+    const hit = hitTest(host.view, host.layout, pointer(e).world, host.vp.scale);
+    host.menu(hit?.id ?? null, e.clientX, e.clientY);
+  });
   canvas.addEventListener(
     "wheel",
     (e) => {

@@ -91,6 +91,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
   const tensor = act("newTensor", "+ Tensor");
   const op = act("palette", "+ Operation");
   const fit = act("zoomToFit", "Fit");
+  const help = act("help", "?");
   const search = el("input", { type: "search", placeholder: "Search graph (/)", "aria-label": "search the graph", class: "geon-search" });
   const found = el("span", { class: "geon-found muted small" });
   const people = el("span", { class: "geon-present", "aria-label": "who is here" });
@@ -116,6 +117,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
     group(tensor, op, fit),
     group(search, found),
     el("span", { class: "geon-spacer" }),
+    help,
     people,
     ...(share ? [share] : []),
     el("span", { class: "geon-group geon-run-group" }, run, status, result),
