@@ -30,6 +30,11 @@ api.add_router("", learn_router)
 urlpatterns = [
     path("", graph_views.graph_list, name="graph-list"),
     path("graphs/<uuid:graph_id>/", graph_views.graph_editor, name="graph-editor"),
+    path(
+        "graphs/<uuid:graph_id>/diff/<int:base>/<int:target>/",
+        graph_views.graph_diff,
+        name="graph-diff",
+    ),
     path("gallery/<slug:key>/open/", graph_views.gallery_open, name="gallery-open"),
     path("accounts/login/", SignInView.as_view(), name="login"),
     path("accounts/logout/", auth_views.LogoutView.as_view(), name="logout"),

@@ -54,6 +54,19 @@ def gallery_open(request: HttpRequest, key: str) -> HttpResponse:
 
 
 @login_required
+def graph_diff(request: HttpRequest, graph_id: uuid.UUID, base: int, target: int) -> HttpResponse:
+    """Two versions of a graph side by side, read-only (viewers and up; others: 404); the page
+    asks the API for the documents and the difference, which refuses a missing version."""
+    try:
+        graph = services.check_can_view(request.user, graph_id)
+        for number in (base, target):
+            services.version_of(graph, number)
+    except services.GraphNotFound as error:
+        raise Http404(str(error)) from None
+    return render(request, "graphs/diff.html", {"graph": graph, "base": base, "target": target})
+
+
+@login_required
 def graph_editor(request: HttpRequest, graph_id: uuid.UUID) -> HttpResponse:
     try:
         graph = services.check_can_view(request.user, graph_id)

@@ -1,0 +1,67 @@
+// The diff page's model (issue 18, "Diffs"): from the server's node-level difference of two
+// versions, each node's status (added, removed, changed) and the list of changes by name.
+
+import type { LoomDocument } from "../model/document";
+
+export type Status = "added" | "removed" | "changed";
+
+export interface VersionDiff {
+  base: number;
+  target: number;
+  added: string[];
+  removed: string[];
+  changed: { id: string; fields: string[] }[];
+}
+
+/** Each changed node's status. */
+export function statuses(diff: VersionDiff): Map<string, Status> {
+  const found = new Map<string, Status>();
+  for (const id of diff.added) found.set(id, "added");
+  for (const id of diff.removed) found.set(id, "removed");
+  for (const c of diff.changed) found.set(c.id, "changed");
+  return found;
+}
+
+/** How people read a field name ("tags.urn:…/Layout" -> "Layout", "body.kernel" -> "kernel"). */
+export function fieldName(field: string): string {
+  const last = field.split("/").pop() ?? field;
+  return last.startsWith("body.") ? last.slice(5) : last.startsWith("tags.") ? last.slice(5) : last;
+}
+
+/** A node's name in either document: its label, an axis's name, an operation's kernel, its kind. */
+export function nodeName(id: string, ...docs: (LoomDocument | null)[]): string {
+  for (const doc of docs) {
+    const node = doc?.nodes.find((n) => n.id === id);
+    if (!node) continue;
+    const body = (node.body ?? {}) as Record<string, unknown>;
+    const kind = node.type.split("/").pop() ?? "node";
+    return node.label || (typeof body.name === "string" ? body.name : "") || (typeof body.kernel === "string" ? body.kernel : "") || kind;
+  }
+  return id;
+}
+
+export interface ChangeRow {
+  id: string;
+  status: Status;
+  name: string;
+  /** The fields that changed (changed nodes only). */
+  fields: string[];
+  /** Only the canvas position changed. */
+  moved: boolean;
+}
+
+/** The changes, by name: added, removed, then changed (moves last). */
+export function changeRows(diff: VersionDiff, before: LoomDocument | null, after: LoomDocument | null): ChangeRow[] {
+  const rows: ChangeRow[] = [
+    ...diff.added.map((id) => ({ id, status: "added" as const, name: nodeName(id, after), fields: [], moved: false })),
+    ...diff.removed.map((id) => ({ id, status: "removed" as const, name: nodeName(id, before), fields: [], moved: false })),
+    ...diff.changed.map((c) => {
+      const fields = [...new Set(c.fields.map(fieldName))];
+      return { id: c.id, status: "changed" as const, name: nodeName(c.id, after, before), fields, moved: fields.every((f) => f === "Layout") };
+    }),
+  ];
+  return rows.sort((a, b) => Number(a.moved) - Number(b.moved));
+}
+
+/** The colour of each status on the canvas and in the legend. */
+export const STATUS_COLORS: Record<Status, string> = { added: "#1f9d55", removed: "#d64545", changed: "#d9911a" };

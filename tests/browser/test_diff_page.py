@@ -1,0 +1,83 @@
+"""The diff page (issue 18 "Diffs", issue 21's history "View"), in headless Chromium against a
+live Daphne: two versions of the transformer block drawn read-only, the added node ringed green
+and the changed one amber, the changes listed by name; Before / After / Side by side with one
+pan and zoom for both canvases. Strangers get 404, as for the editor."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.test import Client
+from playwright.sync_api import Page
+
+from geon.core.graph import LAYOUT, TENSOR, TENSOR_AXES
+from geon.graphs.services import do_apply_edit, live_document
+from geon.graphs.services.gallery import do_load_example
+from tests.browser.helpers import ARTIFACTS, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+NEW = "5f1c1c1c-0000-4000-8000-0000000000aa"
+
+
+@pytest.fixture
+def changed(user: Any) -> Any:
+    """ann's transformer block with, in version 2, the output tensor y renamed "out" and a new
+    tensor "bias" beside it."""
+    graph, _ = do_load_example(user, "transformer-block")
+    y = next(n for n in live_document(graph).document.nodes if n.label == "y")
+    bias = {
+        "id": NEW,
+        "type": TENSOR,
+        "label": "bias",
+        "body": {"dtype": "float32", "range": {"start": [0], "end": [8]}},
+        "tags": {TENSOR_AXES: {"axes": ["D"]}, LAYOUT: {"x": 40.0, "y": 40.0}},
+    }
+    ops = [{"op": "update_node", "id": y.id, "label": "out"}, {"op": "add_node", "node": bias}]
+    do_apply_edit(user, graph.pk, 1, ops)
+    return graph, y.id
+
+
+def test_two_versions_side_by_side(
+    daphne_server: str, user: Any, password: str, changed: Any, page: tuple[Page, list[str]]
+) -> None:
+    graph, y = changed
+    tab, errors = page
+    tab.set_viewport_size({"width": 1400, "height": 900})
+    sign_in(tab, daphne_server, "ann", password)
+    tab.goto(f"{daphne_server}/graphs/{graph.pk}/diff/1/2/")
+    tab.wait_for_function("() => window.geonDiff && window.geonDiff.ready()")
+    assert tab.evaluate("window.geonDiff.statuses()") == {NEW: "added", y: "changed"}
+    rows = tab.eval_on_selector_all(".geon-diff-changes li", "els => els.map(e => e.textContent)")
+    assert rows == ["bias added", "out changed: label"]
+    assert tab.evaluate("window.geonDiff.mode()") == "side"
+    assert tab.locator(".geon-diff-pane:not([hidden])").count() == 2
+    tab.wait_for_timeout(300)
+    tab.screenshot(path=str(ARTIFACTS / "diff-page.png"))
+    # one pan moves both canvases (one viewport)
+    before = tab.evaluate("window.geonDiff.viewport()")
+    box = tab.locator(".geon-diff-pane canvas").first.bounding_box()
+    assert box is not None
+    tab.mouse.move(box["x"] + 100, box["y"] + 100)
+    tab.mouse.down()
+    tab.mouse.move(box["x"] + 160, box["y"] + 130)
+    tab.mouse.up()
+    after = tab.evaluate("window.geonDiff.viewport()")
+    moved = (after["dx"] - before["dx"], after["dy"] - before["dy"])
+    assert moved == pytest.approx((60, 30))
+    # keys switch what is shown
+    tab.keyboard.press("b")
+    assert tab.evaluate("window.geonDiff.mode()") == "before"
+    assert tab.locator(".geon-diff-pane:not([hidden]) h2").text_content() == "version 1"
+    tab.keyboard.press("a")
+    assert tab.locator(".geon-diff-pane:not([hidden]) h2").text_content() == "version 2"
+    assert errors == []
+
+
+def test_strangers_do_not_see_a_diff(client: Client, other_user: Any, changed: Any) -> None:
+    graph, _ = changed
+    client.force_login(other_user)
+    assert client.get(f"/graphs/{graph.pk}/diff/1/2/").status_code == 404
+    client.logout()
+    assert client.get(f"/graphs/{graph.pk}/diff/1/2/").status_code == 302
