@@ -18,6 +18,7 @@ from geon.core.costmodel import DEFAULT_PROFILE, cost_report, load_profile, ship
 from geon.core.errors import GeonError, quote
 from geon.core.graph import APPLICATION
 from geon.core.graph import Graph as Document
+from geon.core.plan_diff import named_collective
 from geon.core.plans import Plan, apply_plan, plan_ops, plan_splits, read_plan
 from geon.graphs.edits import EditRefused
 from geon.graphs.models import Graph, ShardPlan
@@ -176,23 +177,6 @@ def do_generate_plan(
     return applied, plan
 
 
-def _named(document: Document, collective: dict[str, Any]) -> dict[str, Any]:
-    """A collective with the names a person reads beside its ids: the tensor's label and its
-    producer's and consumer's labels (their kernel when unlabelled), from the planned document,
-    which holds the partial products a contracted split adds."""
-
-    def name(node_id: str) -> str:
-        node = document.get(node_id)
-        return node.name if node is not None else node_id
-
-    return {
-        **collective,
-        "tensorLabel": name(collective["tensor"]),
-        "producerLabel": name(collective["producer"]),
-        "consumerLabel": name(collective["consumer"]),
-    }
-
-
 def _applications_by_operation(ops: list[dict[str, Any]]) -> dict[str, list[str]]:
     """The ids of the Applications that ``ops`` add, by the id of their operation."""
     made: dict[str, list[str]] = {}
@@ -247,7 +231,7 @@ def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict
         "transfers": moves,
         "transferBytes": sum(m["bytes"] for m in moves),
         "profile": report["profile"],
-        "collectives": [_named(trial, c) for c in report["collectives"]],
+        "collectives": [named_collective(trial, c) for c in report["collectives"]],
         "ledger": report["devices"],
         "time": report["time"],
         "memory": report["memory"],
