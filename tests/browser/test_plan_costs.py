@@ -70,6 +70,14 @@ def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
     kinds = mega.locator(".geon-collective").evaluate_all("(rs) => rs.map((r) => r.dataset.kind)")
     assert "all-reduce" in kinds
     assert mega.locator(".geon-ledger-row").count() == 2
+    # and what changes from data parallel to Megatron: its two all-reduces added, by name
+    summary = tab.text_content(".geon-plan-diff > summary")
+    assert summary == f'From "{DP}" to "{MEGATRON}": 2 collectives added, 0 removed, 0 changed'
+    added = tab.eval_on_selector_all(".geon-plan-diff-added", "(rs) => rs.map((r) => r.textContent)")
+    assert [line.split(" · ")[1].split(":")[0] for line in added] == [
+        "attn out partial",
+        "mlp out partial",
+    ]
     tab.locator(".geon-plans").screenshot(path=str(shot("01-compared").with_suffix(".panel.png")))
     shot("01-compared")
 

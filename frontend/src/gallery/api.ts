@@ -2,6 +2,7 @@
 // import and export. Every failure becomes one sentence for the page, from the server's
 // {"error": {"code", "message"}} when there is one.
 
+import type { PlanDiff } from "../ui/planDiff";
 import type { LoomDocument } from "../model/document";
 import type { Mesh, Plan, PlanCost, SpecEntry } from "../model/plans";
 
@@ -162,6 +163,12 @@ export class PlansApi extends RestClient {
   cost(id: number, profile?: string): Promise<PlanCost> {
     const query = profile ? `?profile=${encodeURIComponent(profile)}` : "";
     return this.call("GET", `${this.path}/${id}/cost${query}`);
+  }
+
+  /** Plan ``a`` against plan ``b`` on the current version (``GET .../plans/<a>/diff/<b>``). */
+  diff(a: number, b: number, profile?: string): Promise<PlanDiff> {
+    const query = profile ? `?profile=${encodeURIComponent(profile)}` : "";
+    return this.call("GET", `${this.path}/${a}/diff/${b}${query}`);
   }
 
   /** The shipped hardware profiles' names and the default one (``GET /profiles``). */

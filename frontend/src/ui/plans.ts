@@ -6,6 +6,7 @@
 // changes nothing.
 
 import { PlansApi } from "../gallery/api";
+import { renderPlanDiff } from "./planDiff";
 import type { LoomDocument } from "../model/document";
 import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, planFromDocument, showBytes, showSeconds, type Collective, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
@@ -308,9 +309,10 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     }
     void attempt(async () => {
       const on = profile.value || undefined;
-      const [ca, cb] = await Promise.all([api.cost(a.id, on), api.cost(b.id, on)]);
+      const [ca, cb, diff] = await Promise.all([api.cost(a.id, on), api.cost(b.id, on), api.diff(a.id, b.id, on)]);
       showTable(a, ca, b, cb);
       showLedgers([[a, ca], [b, cb]]);
+      ledgers.prepend(renderPlanDiff(diff));
       compared = { a: a.id, b: b.id, version: ca.version };
       return "";
     });

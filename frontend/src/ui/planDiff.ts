@@ -1,0 +1,82 @@
+// What changes from one plan to another (issue 18, "Diffs": plan against plan), under the Plans
+// panel's comparison: the collectives added, removed and changed (by the names people read, with
+// bytes and time), the operations placed differently, and the step time and busiest device's
+// memory before and after. The figures are the server's (GET .../plans/<a>/diff/<b>).
+
+import "./planDiff.css";
+import { showBytes, showSeconds } from "../model/plans";
+import { el } from "./dom";
+
+export interface DiffCollective {
+  kind: string;
+  meshAxes: string[];
+  bytes: number;
+  seconds: number;
+  tensorLabel: string;
+  producerLabel: string;
+  consumerLabel: string;
+}
+
+interface Side {
+  peakBytes: number;
+  seconds: number;
+}
+
+export interface PlanDiff {
+  base: { name: string };
+  target: { name: string };
+  placements: { operation: string; operationLabel: string }[];
+  collectives: { added: DiffCollective[]; removed: DiffCollective[]; changed: { before: DiffCollective; after: DiffCollective; bytesDelta: number; secondsDelta: number }[] };
+  devices: { device: string; before: Side | null; after: Side | null; peakBytesDelta: number; secondsDelta: number }[];
+  time: { before: { lower: number; upper: number }; after: { lower: number; upper: number }; delta: { lower: number; upper: number } };
+}
+
+/** One collective as a line: "all-reduce over tp · attn out: op:dot → op:sum · 512 B, 1.2 µs". */
+export function collectiveLine(c: DiffCollective): string {
+  const over = c.meshAxes.length ? ` over ${c.meshAxes.join(", ")}` : "";
+  return `${c.kind}${over} · ${c.tensorLabel}: ${c.producerLabel} → ${c.consumerLabel} · ${showBytes(c.bytes)}, ${showSeconds(c.seconds)}`;
+}
+
+/** A signed change: "+1.2 µs", "−512 B", "no change". */
+export function signed(delta: number, show: (v: number) => string): string {
+  if (delta === 0) return "no change";
+  return `${delta > 0 ? "+" : "−"}${show(Math.abs(delta))}`;
+}
+
+/** The busiest device's peak memory on each side. */
+export function peaks(diff: PlanDiff): { before: number; after: number } {
+  const most = (side: "before" | "after") => Math.max(0, ...diff.devices.map((d) => d[side]?.peakBytes ?? 0));
+  return { before: most("before"), after: most("after") };
+}
+
+/** The operations placed differently, the first few by name: "a; b; c; and 18 more". */
+export function placedLine(labels: string[], shown = 4): string {
+  if (!labels.length) return "none";
+  const rest = labels.length - shown;
+  return labels.slice(0, shown).join("; ") + (rest > 0 ? `; and ${rest} more` : "");
+}
+
+/** The block shown under the comparison table. */
+export function renderPlanDiff(diff: PlanDiff): HTMLElement {
+  const { added, removed, changed } = diff.collectives;
+  const list = (cls: string, sign: string, items: string[]) => items.map((text) => el("li", { class: `geon-plan-diff-${cls}` }, el("span", { class: "geon-plan-diff-sign", text: sign }), text));
+  const memory = peaks(diff);
+  const steps = [
+    `step time ${showSeconds(diff.time.before.upper)} → ${showSeconds(diff.time.after.upper)} (${signed(diff.time.delta.upper, showSeconds)}, no overlap)`,
+    `busiest device ${showBytes(memory.before)} → ${showBytes(memory.after)} (${signed(memory.after - memory.before, showBytes)})`,
+    `${diff.placements.length} operation${diff.placements.length === 1 ? "" : "s"} placed differently`,
+  ];
+  const lines = [
+    ...list("added", "+", added.map(collectiveLine)),
+    ...list("removed", "−", removed.map(collectiveLine)),
+    ...list("changed", "~", changed.map((c) => `${collectiveLine(c.after)} (${signed(c.bytesDelta, showBytes)})`)),
+  ];
+  return el(
+    "details",
+    { class: "geon-plan-diff", open: "" },
+    el("summary", { text: `From "${diff.base.name}" to "${diff.target.name}": ${added.length} collective${added.length === 1 ? "" : "s"} added, ${removed.length} removed, ${changed.length} changed` }),
+    el("ul", { class: "geon-plan-diff-summary small" }, ...steps.map((s) => el("li", { text: s }))),
+    lines.length ? el("ul", { class: "geon-plan-diff-collectives" }, ...lines) : el("p", { class: "small muted", text: "The same collectives move in both plans." }),
+    el("p", { class: "small muted", text: `Placed differently: ${placedLine(diff.placements.map((p) => p.operationLabel))}` }),
+  );
+}
