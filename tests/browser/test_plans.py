@@ -320,9 +320,11 @@ def test_the_toolbar_stays_one_line_after_a_run(
     before = tab.evaluate(TOOLBAR_LINES)
     assert (before["lines"], before["inside"], before["overflow"]) == (1, True, False)
 
-    # when ann runs the graph from the keyboard: Tab from the search field reaches Share (the
-    # owner's, beside the people present), then Run
+    # when ann runs the graph from the keyboard: Tab from the search field reaches Help (the
+    # tour, on a first visit), Share (the owner's, beside the people present), then Run
     tab.focus(".geon-search")
+    tab.keyboard.press("Tab")
+    assert tab.evaluate("document.activeElement.classList.contains('geon-act-help')")
     tab.keyboard.press("Tab")
     assert tab.evaluate("document.activeElement.classList.contains('geon-share-button')")
     tab.keyboard.press("Tab")
