@@ -193,6 +193,13 @@ def _lower_dot(
     n = math.prod(sb[d] for d in b_free)
     pa = None if _is_identity(perm_a) else perm_a
     pb = None if _is_identity(perm_b) else perm_b
+    # the matmul writes the first operand's free columns, then the other's; params.axes may ask
+    # for another order of the result, which a permutation of that product gives
+    columns = [_column(inf, "xy"[first], d) for d in a_free] + [
+        _column(inf, "xy"[1 - first], d) for d in b_free
+    ]
+    reorder = None if _is_identity(columns) else [columns.index(c) for c in range(len(columns))]
+    made_shape = tuple(out_shape[c] for c in columns)
 
     def dot(args: Sequence[Array], out: Array | None) -> Array:
         ops = list(args)
@@ -206,11 +213,21 @@ def _lower_dot(
             a = xp.reshape(a, (m, kk))
         if b.shape != (kk, n):
             b = xp.reshape(b, (kk, n))
+        if reorder is not None:
+            made = xp.permute_dims(be.matmul(a, b, None, made_shape), reorder)
+            return _deliver(be, made, out, recast if recast is not None else made.dtype)
         if recast is not None:
             return _deliver(be, xp.astype(be.matmul(a, b, None, out_shape), recast), out, recast)
         return be.matmul(a, b, out, out_shape)
 
     return dot
+
+
+def _column(inf: Inference, key: str, dim: int) -> int:
+    """The result column an operand's free dim becomes."""
+    column = inf.operand_dims(key)[dim].column
+    assert column is not None
+    return column
 
 
 def _free(inf: Inference, key: str) -> list[int]:

@@ -152,8 +152,8 @@ def test_binary_needs_exactly_one_tensor_per_key() -> None:
 def test_unknown_param_is_refused() -> None:
     H = Axis("H", 2)
     with pytest.raises(KernelError) as e:
-        infer("op:dot", {"x": [Axes.of([H])], "y": [Axes.of([H - 1])]}, {"axes": ["H"]})
-    assert str(e.value) == 'op:dot has unknown param "axes"; expected no params'
+        infer("op:dot", {"x": [Axes.of([H])], "y": [Axes.of([H - 1])]}, {"order": ["H"]})
+    assert str(e.value) == 'op:dot has unknown param "order"; expected ("axes")'
 
 
 def test_signature_offsets_follow_the_tensor_start() -> None:

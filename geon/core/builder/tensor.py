@@ -282,9 +282,14 @@ def unary(kernel: str, x: Any, name: str | None) -> Tensor:
     return make_op(kernel, {"tensor": [as_tensor(x)]}, {}, (), name)
 
 
-def dot(x: Any, y: Any, *, name: str | None = None) -> Tensor:
-    """Contract ``A^k`` in one operand with ``A^(k+1)`` in the other (DESIGN.md §2)."""
-    return make_op("op:dot", {"x": [as_tensor(x)], "y": [as_tensor(y)]}, {}, (), name)
+def dot(
+    x: Any, y: Any, *, axes: Iterable[RefLike] | None = None, name: str | None = None
+) -> Tensor:
+    """Contract ``A^k`` in one operand with ``A^(k+1)`` in the other (DESIGN.md §2); ``axes``
+    orders the result's axes (the same set as the default order, e.g. ``[N, H]``)."""
+    params = {"axes": [str(to_ref(a)) for a in axes]} if axes is not None else {}
+    inputs = {"x": [as_tensor(x)], "y": [as_tensor(y)]}
+    return make_op("op:dot", inputs, params, declared_axes(axes or ()), name)
 
 
 def transpose(x: Any, *, name: str | None = None) -> Tensor:

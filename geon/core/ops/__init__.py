@@ -35,6 +35,8 @@ Params (JSON, as stored in ``Operation.body.params``; axis references are string
 kernel                 params
 =====================  ===========================================================================
 n-ary / binary         ``{"axes"?: [ref...]}`` — another order of the inferred result axes
+dot                    ``{"axes"?: [ref...]}`` — another order of the result axes (default: the
+                       free axes of the operand holding the lower levels, then the other's)
 gelu                   ``{"approximate"?: "none" | "tanh"}`` — the exact erf form by default
 dot_partial            ``{"parts": {"axis": F, "into": P}}`` — partial products over P parts of F
 reductions             ``{"reduction_axes"?: [ref...], "out_axes"?: [ref...]}`` — neither = all

@@ -10,7 +10,7 @@ reductions (DESIGN.md §2: result axes, dual-level contraction, reduction axes).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from geon.core.axes import Axes, AxisRef, Ref, quote_axes
@@ -86,18 +86,8 @@ def infer_elementwise(
                 m.append(found)
         maps.append(m)
     params: dict[str, Any] = {}
-    if "axes" in p:
-        order = res.refs(p["axes"], f'{k.name} params "axes"')
-        no_duplicates(order, f'{k.name} params "axes"')
-        missing = [r for r in result if r not in order]
-        extra = [r for r in order if r not in result]
-        if missing or extra:
-            raise AxisError(
-                f"{k.name} params axes {quote_axes(order)} are not an order of the result axes "
-                f"{quote_axes(result)}"
-                + (f"; missing {quote_axes(missing)}" if missing else "")
-                + (f"; not in the result {quote_axes(extra)}" if extra else "")
-            )
+    order = result_order(k, result, p, res)
+    if order is not None:
         perm = [order.index(r) for r in result]
         maps = [[perm[i] for i in m] for m in maps]
         result = order
@@ -110,7 +100,38 @@ def infer_elementwise(
     return make_inference(k, ins, out, out, params, in_dims, plan={"align": maps})
 
 
-def infer_dot(k: Kernel, ins: Operands, x: Axes, y: Axes) -> Inference:
+def result_order(
+    k: Kernel, result: Sequence[Ref], p: Mapping[str, Any], res: Resolver
+) -> list[Ref] | None:
+    """``params.axes``: another order of the inferred ``result`` axes (None when not given);
+    an :class:`AxisError` names what is missing from it or not in the result."""
+    if "axes" not in p:
+        return None
+    order = res.refs(p["axes"], f'{k.name} params "axes"')
+    no_duplicates(order, f'{k.name} params "axes"')
+    missing = [r for r in result if r not in order]
+    extra = [r for r in order if r not in result]
+    if missing or extra:
+        raise AxisError(
+            f"{k.name} params axes {quote_axes(order)} are not an order of the result axes "
+            f"{quote_axes(result)}"
+            + (f"; missing {quote_axes(missing)}" if missing else "")
+            + (f"; not in the result {quote_axes(extra)}" if extra else "")
+        )
+    return list(order)
+
+
+def infer_dot(
+    k: Kernel,
+    ins: Operands,
+    x: Axes,
+    y: Axes,
+    p: Mapping[str, Any] | None = None,
+    res: Resolver | None = None,
+) -> Inference:
+    """``op:dot``: pairs each axis with its dual across the operands and sums over them; the
+    result is x's free axes then y's (y's first when y holds every lower level), or
+    ``params.axes``, another order of them."""
     # Pair x's A^k with y's A^(k+1) or A^(k-1); record which side holds the lower level.
     pairs: list[tuple[int, int, str]] = []  # (x dim, y dim, "x" | "y": side of the lower level)
     y_partner: dict[int, int] = {}
@@ -151,6 +172,11 @@ def infer_dot(k: Kernel, ins: Operands, x: Axes, y: Axes) -> Inference:
         )
     y_first = sides == {"y"}
     result = Axes(tuple(free_y + free_x) if y_first else tuple(free_x + free_y))
+    params: dict[str, Any] = {}
+    order = result_order(k, list(result), p, res) if p and res is not None else None
+    if order is not None:
+        result = Axes(tuple(order))
+        params["axes"] = ref_names(order)
     col = {r: c for c, r in enumerate(result)}
     x_dims = tuple(
         Dim(extent=a) if i in paired_x else Dim(terms=((col[a], 1),)) for i, a in enumerate(x)
@@ -159,7 +185,8 @@ def infer_dot(k: Kernel, ins: Operands, x: Axes, y: Axes) -> Inference:
         Dim(extent=b) if j in paired_y else Dim(terms=((col[b], 1),)) for j, b in enumerate(y)
     )
     plan = {"pairs": [[i, j] for i, j, _ in pairs], "lower": "y" if y_first else "x"}
-    return make_inference(k, ins, result, result, {}, {"x": [x_dims], "y": [y_dims]}, plan=plan)
+    dims = {"x": [x_dims], "y": [y_dims]}
+    return make_inference(k, ins, result, result, params, dims, plan=plan)
 
 
 def infer_reduction(

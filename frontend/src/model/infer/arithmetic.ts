@@ -67,29 +67,36 @@ export function elementwise(kname: string, operands: string[][], p: Record<strin
     }
     maps.push(m);
   }
-  if ("axes" in p) {
-    const what = `${kname} params "axes"`;
-    const order = res.refs(p.axes, what);
-    noDups(order, what);
-    const missing = result.filter((r) => !order.includes(r));
-    const extra = order.filter((r) => !result.includes(r));
-    if (missing.length || extra.length) {
-      fail(
-        "AxisError",
-        `${kname} params axes ${quoted(order)} are not an order of the result axes ${quoted(result)}` +
-          (missing.length ? `; missing ${quoted(missing)}` : "") +
-          (extra.length ? `; not in the result ${quoted(extra)}` : ""),
-      );
-    }
+  const order = resultOrder(kname, result, p, res);
+  if (order) {
     const perm = result.map((r) => order.indexOf(r));
     return { result: order, dims: maps.map((m) => m.map((i) => follows(perm[i]!))) };
   }
   return { result, dims: maps.map((m) => m.map((i) => follows(i))) };
 }
 
-/** op:dot: pairs, then x's free axes and y's (or y's then x's when y holds every lower level). */
-export function dot(kname: string, x: string[], y: string[], p: Record<string, unknown>): Derived {
-  only(p, [], kname);
+/** params.axes: another order of the inferred result axes (null when not given), or an AxisError naming what is missing or extra. */
+export function resultOrder(kname: string, result: string[], p: Record<string, unknown>, res: Resolver): string[] | null {
+  if (!("axes" in p)) return null;
+  const what = `${kname} params "axes"`;
+  const order = res.refs(p.axes, what);
+  noDups(order, what);
+  const missing = result.filter((r) => !order.includes(r));
+  const extra = order.filter((r) => !result.includes(r));
+  if (missing.length || extra.length) {
+    fail(
+      "AxisError",
+      `${kname} params axes ${quoted(order)} are not an order of the result axes ${quoted(result)}` +
+        (missing.length ? `; missing ${quoted(missing)}` : "") +
+        (extra.length ? `; not in the result ${quoted(extra)}` : ""),
+    );
+  }
+  return order;
+}
+
+/** op:dot: pairs, then x's free axes and y's (or y's then x's when y holds every lower level), or params.axes: another order of them. */
+export function dot(kname: string, x: string[], y: string[], p: Record<string, unknown>, res?: Resolver): Derived {
+  only(p, ["axes"], kname);
   const pairs: [number, number, "x" | "y"][] = [];
   const yPartner = new Map<number, number>();
   x.forEach((a, i) => {
@@ -129,7 +136,8 @@ export function dot(kname: string, x: string[], y: string[], p: Record<string, u
       `dot pairs disagree on which operand holds the lower level: "${x[lx[0]]}" of x pairs with "${y[lx[1]]}" of y, but "${y[ly[1]]}" of y pairs with "${x[ly[0]]}" of x; put every lower level on one side, e.g. write "${y[ly[1]]}" in x and "${x[ly[0]]}" in y`,
     );
   }
-  const result = sides.has("y") && sides.size === 1 ? [...freeY, ...freeX] : [...freeX, ...freeY];
+  const natural = sides.has("y") && sides.size === 1 ? [...freeY, ...freeX] : [...freeX, ...freeY];
+  const result = (res && resultOrder(kname, natural, p, res)) || natural;
   return {
     result,
     dims: [x.map((a, i) => (px.has(i) ? whole(a) : follows(result.indexOf(a)))), y.map((b, j) => (py.has(j) ? whole(b) : follows(result.indexOf(b))))],

@@ -67,7 +67,7 @@ function derive(k: KernelInfo, operands: string[][], keys: string[], p: Record<s
       return unary(k.name, a, p);
     case "dot":
       if (k.name === "op:dot_partial") return dotPartial(k.name, a, operands[1]!, p, res, declared);
-      return dot(k.name, a, operands[1]!, p);
+      return dot(k.name, a, operands[1]!, p, res);
     case "reduction":
       return reduction(k.name, a, p, res);
     case "conv":
