@@ -7,6 +7,7 @@ import { Editor } from "./editor";
 import { mountAbout } from "./ui/about";
 import { EDITOR_TOUR, createHelp, createTour } from "./ui/help";
 import { mountHistory } from "./ui/history";
+import { createStepper } from "./teach/stepper";
 import { mountLesson } from "./ui/lesson";
 import { mountPuzzle } from "./ui/puzzle";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
@@ -88,6 +89,25 @@ function mount(root: HTMLElement): void {
   const help = createHelp(ACTIONS, () => tour.start());
   editor.extras.history = () => void history.open();
   editor.extras.help = () => help.open();
+  // "Explain step by step" (the operation's right-click menu); ?explain=<id> reopens it
+  const explain = (id: string): void => {
+    const doc = editor.sync.session.document;
+    if (!doc) return;
+    const url = new URL(location.href);
+    url.searchParams.set("explain", id);
+    window.history.replaceState(null, "", url);
+    createStepper(doc, id, () => {
+      url.searchParams.delete("explain");
+      window.history.replaceState(null, "", url);
+    }).show();
+  };
+  editor.extras.explain = explain;
+  const asked = new URLSearchParams(location.search).get("explain");
+  const explainWhenLoaded = (tries = 50): void => {
+    if (editor.sync.session.document) explain(asked!);
+    else if (tries > 0) setTimeout(() => explainWhenLoaded(tries - 1), 200);
+  };
+  if (asked) explainWhenLoaded();
   // until the tour was seen in this browser, the toolbar's help button offers it
   const helpButton = root.querySelector<HTMLButtonElement>(".geon-act-help");
   if (helpButton && !tour.seen()) {

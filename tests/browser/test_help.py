@@ -57,12 +57,13 @@ def test_shortcuts_menu_and_tour(
     assert tab.text_content(".geon-help dt[data-action='redo']") == "Ctrl+Shift+ZCtrl+Y"
     tab.screenshot(path=str(ARTIFACTS / "help-overlay.png"))
     tab.keyboard.press("Escape")
-    # right-click on the operation: its own commands, then copy and delete
+    # right-click on the operation: its own commands (explain, index space), then copy and delete
     x, y = box_centre(tab, "op:add")
     tab.mouse.click(x, y, button="right")
     tab.wait_for_selector(".geon-menu:not([hidden])")
     labels = tab.eval_on_selector_all(".geon-menu-item span", "els => els.map(e => e.textContent)")
-    assert labels[:1] == ["Index space & projections"] and "Delete the selection" in labels
+    assert labels[:2] == ["Explain step by step", "Index space & projections"]
+    assert "Delete the selection" in labels
     assert tab.evaluate("window.geon.state().selected") == [
         tab.evaluate("window.geon.nodeId('op:add')")
     ]

@@ -20,7 +20,7 @@ const ON_CANVAS = ["paste", "palette", "newTensor", "newAxis", "selectAll", "zoo
 export function menuItems(kind: string | null, run: (action: string) => void, node: NodeCommands = {}, disabled: (action: string) => string | undefined = () => undefined, mac = false): MenuItem[] {
   const names = kind === null ? ON_CANVAS : ON_NODE;
   const own: MenuItem[] = [];
-  if (kind === "operation" && node.explain) own.push({ label: "Explain step by step", keys: "E", run: node.explain });
+  if (kind === "operation" && node.explain) own.push({ label: "Explain step by step", run: node.explain });
   if (kind === "operation" && node.projection) own.push({ label: "Index space & projections", run: node.projection });
   if (kind !== null && node.comment) own.push({ label: "Comment in a review…", run: node.comment });
   const registered = names.flatMap((name) => ACTIONS.filter((a) => a.name === name)).map((a) => ({ label: a.title, keys: keyLabel(a.keys[0] ?? "", mac), disabled: disabled(a.name), run: () => run(a.name) }));

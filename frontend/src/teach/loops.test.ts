@@ -1,0 +1,91 @@
+import { describe, expect, it } from "vitest";
+import { refLength, type AxisDecl } from "../model/axes";
+import { CATALOGUE } from "../model/catalogue";
+import { inferAxes } from "../model/infer/dispatch";
+import { loopsOf, sampleValue, steps, type Loops } from "./loops";
+
+const declared = (lengths: Record<string, number>) => new Map<string, AxisDecl>(Object.entries(lengths).map(([name, length]) => [name, { name, length }]));
+
+function loops(kernel: string, inputs: Record<string, string[][]>, lengths: Record<string, number>, params: unknown = {}): Loops {
+  const d = declared(lengths);
+  const inf = inferAxes(CATALOGUE, kernel, inputs, params, d);
+  if (inf.kind !== "ok") throw new Error(JSON.stringify(inf));
+  const labels = Object.values(inputs).flat().map((_, i) => `t${i}`);
+  return loopsOf(kernel, inf, labels, "z", (ref) => refLength(ref, d) ?? 1);
+}
+
+/** The result cells as the last write of each left them. */
+function written(all: ReturnType<typeof steps>): Map<string, number> {
+  const found = new Map<string, number>();
+  for (const s of all) if (s.writes) found.set(s.writes.join(","), s.acc);
+  return found;
+}
+
+describe("the loops of a dot (H, W-1) · (W, N), 2x3 · 3x2", () => {
+  const dot = loops("op:dot", { x: [["H", "W-1"]], y: [["W", "N"]] }, { H: 2, W: 3, N: 2 });
+
+  it("loops over the result's axes, then the contracted W", () => {
+    expect(dot.axes.map((a) => `${a.name}${a.reduced ? "*" : ""}=${a.length}`)).toEqual(["H=2", "N=2", "W*=3"]);
+  });
+
+  it("visits 12 multiply-adds in order, reading x[h, w] and y[w, n], writing z[h, n] after the last w", () => {
+    const all = steps(dot);
+    expect(all).toHaveLength(12);
+    expect(all.slice(0, 4).map((s) => [s.index.H, s.index.N, s.index.W])).toEqual([[0, 0, 0], [0, 0, 1], [0, 0, 2], [0, 1, 0]]);
+    expect(all[1]!.reads).toEqual([[0, 1], [1, 0]]);
+    expect(all.map((s) => (s.writes ? s.writes.join(",") : "")).filter(Boolean)).toEqual(["0,0", "0,1", "1,0", "1,1"]);
+    const x = (h: number, w: number) => sampleValue(0, h * 3 + w);
+    const y = (w: number, n: number) => sampleValue(1, w * 2 + n);
+    expect(all[2]!.acc).toBe(x(0, 0) * y(0, 0) + x(0, 1) * y(1, 0) + x(0, 2) * y(2, 0));
+  });
+
+  it("gives the same result in another loop order (W outermost)", () => {
+    const outer = steps(dot, ["W", "H", "N"]);
+    expect(outer).toHaveLength(12);
+    expect(outer.slice(0, 2).map((s) => [s.index.W, s.index.H, s.index.N])).toEqual([[0, 0, 0], [0, 0, 1]]);
+    expect(written(outer)).toEqual(written(steps(dot)));
+    expect(outer.filter((s) => s.writes).every((s) => s.index.W === 2)).toBe(true);
+  });
+});
+
+describe("a broadcast add and a rank-4 dot", () => {
+  it("copies b along the axis it lacks: (H, W) + (W)", () => {
+    const add = loops("op:add", { tensors: [["H", "W"], ["W"]] }, { H: 2, W: 3 });
+    const all = steps(add);
+    expect(all).toHaveLength(6);
+    expect(all.filter((s) => s.index.W === 1).map((s) => s.reads[1])).toEqual([[1], [1]]);
+    expect(all.every((s) => s.writes !== null && s.acc === s.values[0]! + s.values[1]!)).toBe(true);
+  });
+
+  it("contracts two pairs of a rank-4 dot", () => {
+    const dot = loops("op:dot", { x: [["M", "W-1", "H-1", "C-1"]], y: [["C", "H", "W", "N"]] }, { M: 2, W: 2, H: 2, C: 2, N: 2 });
+    expect(dot.axes.filter((a) => a.reduced).map((a) => a.name).sort()).toEqual(["C", "H", "W"]);
+    const all = steps(dot);
+    expect(all).toHaveLength(32);
+    expect(all.filter((s) => s.writes)).toHaveLength(4);
+  });
+
+  it("refuses a loop nest too long to step through, naming the axes", () => {
+    const big = loops("op:dot", { x: [["H", "W-1"]], y: [["W", "N"]] }, { H: 64, W: 64, N: 64 });
+    expect(() => steps(big)).toThrow(/262144 steps \(H=64, N=64, W=64\)/);
+  });
+});
+
+describe("the notation beside the stepper", async () => {
+  const { builder, einsum, explanation, formula, pythonLoops } = await import("./notation");
+  const d = declared({ H: 2, W: 3, N: 2 });
+  const inf = inferAxes(CATALOGUE, "op:dot", { x: [["H", "W-1"]], y: [["W", "N"]] }, {}, d);
+  if (inf.kind !== "ok") throw new Error("no inference");
+  const dot = loopsOf("op:dot", inf, ["x", "y"], "z", (ref) => refLength(ref, d) ?? 1);
+
+  it("writes the formula with the pairing spelled out", () => {
+    expect(formula(dot)).toBe("z[H, N] = Σ_W x[H, W-1] · y[W, N]");
+    expect(explanation(dot)[0]).toBe("W-1 of x pairs with W of y: dot multiplies along them and sums over W.");
+  });
+
+  it("writes loops in the chosen order, einsum and builder code", () => {
+    expect(pythonLoops(dot, ["W", "H", "N"])).toEqual(["for w in range(3):", "    for h in range(2):", "        for n in range(2):", "            z[h, n] += x[h, w] * y[w, n]"]);
+    expect(einsum(dot)).toBe('np.einsum("ab,bc->ac", x, y)');
+    expect(builder(dot)).toBe('z = gc.dot(x, y, name="z")');
+  });
+});

@@ -1,0 +1,176 @@
+// "Explain step by step" (issue 19, item 1): a dialog that runs one operation's index loops on
+// small sample values. The formula and why its axes come out so on top; each operand and the
+// result as grids (two axes shown; a higher rank shows the slice at the current step), the
+// cells read highlighted, the term, the accumulator and the cell written; play, pause, step,
+// step back, scrub and the loop order; beside it the same loops as Python (the body line
+// highlighted), einsum and builder code. Keys: space plays, arrows step, Home / End.
+
+import "./stepper.css";
+import { declaredAxes, nodeById, selections, type LoomDocument } from "../model/document";
+import { refLength } from "../model/axes";
+import { inferOperation } from "../model/author";
+import { button, el } from "../ui/dom";
+import { loopsOf, sampleValue, steps, type Loops, type Step } from "./loops";
+import { builder, einsum, explanation, formula, pythonLoops } from "./notation";
+
+/** The loops of an operation of ``doc``, or the sentence saying why there are none. */
+export function loopsOfNode(doc: LoomDocument, opId: string): Loops | string {
+  const nodes = nodeById(doc);
+  const op = nodes.get(opId);
+  if (!op) return "that operation is not in the graph any more";
+  const kernel = String(op.body.kernel);
+  const inf = inferOperation(doc, op);
+  if (inf.kind !== "ok") return inf.kind === "error" ? `fix it first: ${inf.message}` : `stepping through ${kernel} is not available yet`;
+  const labels = [...selections(op.body.inputs).values()].flatMap((list) => list.map((s) => nodes.get(s.tensorId)?.label ?? "t"));
+  const outputs = [...selections(op.body.outputs).values()].flat();
+  const result = outputs[0] ? nodes.get(outputs[0].tensorId) : undefined;
+  const declared = declaredAxes(doc);
+  try {
+    return loopsOf(kernel, inf, labels, result?.label ?? "result", (ref) => refLength(ref, declared) ?? 1);
+  } catch (e) {
+    return e instanceof Error ? e.message : String(e);
+  }
+}
+
+/** A grid of one tensor: the last two of its axes as rows and columns; others at ``fixed``. */
+function grid(title: string, axes: string[], shape: number[], fixed: number[], value: (cell: number[]) => number | null, mark: (cell: number[]) => string): HTMLElement {
+  const rows = axes.length >= 2 ? shape[axes.length - 2]! : 1;
+  const cols = axes.length >= 1 ? shape[axes.length - 1]! : 1;
+  const table = el("table", { class: "geon-stepper-grid" });
+  for (let r = 0; r < rows; r++) {
+    const tr = el("tr", {});
+    for (let c = 0; c < cols; c++) {
+      const at = [...fixed.slice(0, Math.max(0, axes.length - 2)), ...(axes.length >= 2 ? [r] : []), ...(axes.length >= 1 ? [c] : [])];
+      const v = value(at);
+      tr.append(el("td", { class: `geon-stepper-cell ${mark(at)}`, text: v === null ? "" : String(Math.round(v * 1000) / 1000) }));
+    }
+    table.append(tr);
+  }
+  const rest = axes.slice(0, -2).map((a, i) => `${a}=${fixed[i]}`);
+  const caption = `${title} (${axes.join(", ")})${rest.length ? ` at ${rest.join(", ")}` : ""}`;
+  return el("figure", { class: "geon-stepper-tensor" }, el("figcaption", { text: caption }), table);
+}
+
+export interface Stepper {
+  element: HTMLDialogElement;
+  show(): void;
+}
+
+/** The dialog for operation ``opId`` of ``doc``. */
+export function createStepper(doc: LoomDocument, opId: string, onClose: () => void = () => undefined): Stepper {
+  const found = loopsOfNode(doc, opId);
+  const close = button("Close", "Close (Escape)", () => element.close());
+  const element = el("dialog", { class: "geon-dialog geon-stepper", "aria-label": "Explain step by step" });
+  element.addEventListener("close", () => {
+    stop();
+    element.remove();
+    onClose();
+  });
+  if (typeof found === "string") {
+    element.append(el("div", { class: "geon-stepper-head" }, el("h2", { text: "Explain step by step" }), close), el("p", { class: "geon-form-error", text: found }));
+    document.body.append(element);
+    return { element, show: () => element.showModal() };
+  }
+  const loops: Loops = found;
+  let order = loops.axes.map((a) => a.name);
+  let all: Step[] = steps(loops, order);
+  let at = 0;
+  let timer = 0;
+  const counter = el("span", { class: "geon-stepper-step", role: "status" });
+  const scrub = el("input", { type: "range", min: "0", value: "0", "aria-label": "step", class: "geon-stepper-scrub" });
+  const play = button("▶ Play", "Play (space)", () => (timer ? stop() : start()), "primary");
+  const orderSelect = el("select", { "aria-label": "loop order", class: "geon-stepper-order" });
+  const orders = permutations(loops.axes.map((a) => a.name)).slice(0, 24);
+  for (const o of orders) orderSelect.append(el("option", { value: o.join(","), text: `loops: ${o.join(" → ")}` }));
+  orderSelect.addEventListener("change", () => {
+    order = orderSelect.value.split(",");
+    all = steps(loops, order);
+    at = 0;
+    render();
+  });
+  const grids = el("div", { class: "geon-stepper-grids" });
+  const now = el("p", { class: "geon-stepper-now" });
+  const code = el("pre", { class: "geon-stepper-code" });
+  const other = el("div", { class: "geon-stepper-other small" });
+  element.append(
+    el("div", { class: "geon-stepper-head" }, el("h2", { text: `Explain: ${loops.result.label}` }), close),
+    el("p", { class: "geon-stepper-formula", text: formula(loops) }),
+    el("ul", { class: "geon-stepper-why small" }, ...explanation(loops).map((t) => el("li", { text: t }))),
+    el("div", { class: "geon-stepper-controls" }, button("|◀", "First step (Home)", () => go(0)), button("◀", "Step back (←)", () => go(at - 1)), play, button("▶", "Step (→)", () => go(at + 1)), button("▶|", "Last step (End)", () => go(all.length - 1)), scrub, counter, orderSelect),
+    el("div", { class: "geon-stepper-body" }, el("div", {}, grids, now, el("p", { class: "small muted", text: "The operands hold small sample values (1 to 5), the same every time; a run uses the graph's own." })), el("div", {}, code, other)),
+  );
+
+  function render(): void {
+    const step = all[at]!;
+    scrub.max = String(all.length - 1);
+    scrub.value = String(at);
+    counter.textContent = `step ${at + 1} of ${all.length}`;
+    const done = new Map<string, number>();
+    for (const s of all.slice(0, at + 1)) if (s.writes) done.set(s.writes.join(","), s.acc);
+    const fixedOf = (axes: string[], cell: number[]) => cell.slice(0, Math.max(0, axes.length - 2));
+    grids.replaceChildren(
+      ...loops.operands.map((o, k) =>
+        grid(o.label, o.axes, o.shape, fixedOf(o.axes, step.reads[k]!), (c) => sample(k, c, o.shape), (c) => (c.join(",") === step.reads[k]!.join(",") ? "read" : "")),
+      ),
+      grid(loops.result.label, loops.result.axes, loops.result.shape, fixedOf(loops.result.axes, step.writes ?? resultCell(step)), (c) => done.get(c.join(",")) ?? null, (c) => (step.writes && c.join(",") === step.writes.join(",") ? "written" : "")),
+    );
+    const index = Object.entries(step.index).map(([k, v]) => `${k}=${v}`).join(", ");
+    const reads = loops.operands.map((o, k) => `${o.label}[${step.reads[k]!.join(", ")}] = ${step.values[k]}`).join(", ");
+    now.textContent = `${index}: ${reads}; term ${step.term}, so far ${round(step.acc)}${step.writes ? ` → ${loops.result.label}[${step.writes.join(", ")}] = ${round(step.acc)}` : ""}`;
+    const lines = pythonLoops(loops, order);
+    code.replaceChildren(...lines.map((line, i) => el("span", { class: i === lines.length - 1 ? "current" : "", text: `${line}\n` })));
+    const sum = einsum(loops);
+    other.replaceChildren(...(sum ? [el("p", {}, el("b", { text: "NumPy: " }), el("code", { text: sum }))] : []), el("p", {}, el("b", { text: "geon: " }), el("code", { text: builder(loops) })));
+  }
+
+  function resultCell(step: Step): number[] {
+    return loops.result.axes.map((a) => step.index[a] ?? 0);
+  }
+
+  function go(n: number): void {
+    at = Math.max(0, Math.min(all.length - 1, n));
+    render();
+  }
+
+  function start(): void {
+    play.textContent = "❚❚ Pause";
+    timer = window.setInterval(() => {
+      if (at >= all.length - 1) stop();
+      else go(at + 1);
+    }, 450);
+  }
+
+  function stop(): void {
+    window.clearInterval(timer);
+    timer = 0;
+    play.textContent = "▶ Play";
+  }
+
+  scrub.addEventListener("input", () => go(Number(scrub.value)));
+  element.addEventListener("keydown", (e) => {
+    if ((e.target as HTMLElement).closest("select")) return;
+    const moves: Record<string, () => void> = { ArrowRight: () => go(at + 1), ArrowLeft: () => go(at - 1), Home: () => go(0), End: () => go(all.length - 1), " ": () => (timer ? stop() : start()) };
+    const move = moves[e.key];
+    if (move) {
+      e.preventDefault();
+      move();
+    }
+  });
+  render();
+  document.body.append(element);
+  return { element, show: () => element.showModal() };
+}
+
+function round(v: number): number {
+  return Math.round(v * 1000) / 1000;
+}
+
+function sample(k: number, cell: number[], shape: number[]): number {
+  return sampleValue(k, cell.reduce((acc, i, d) => acc * shape[d]! + i, 0));
+}
+
+/** Every order of ``names`` (the loops of one operation: a handful). */
+export function permutations(names: string[]): string[][] {
+  if (names.length <= 1) return [names];
+  return names.flatMap((n, i) => permutations([...names.slice(0, i), ...names.slice(i + 1)]).map((rest) => [n, ...rest]));
+}

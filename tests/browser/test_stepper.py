@@ -1,0 +1,70 @@
+"""Explain an operation step by step (issue 19, item 1), in headless Chromium against a live
+Daphne: from the dot's right-click menu, the stepper shows the formula with the pairing of W-1
+and W, steps through the 2x3 · 3x2 multiply-adds highlighting the cells read and written, plays
+in another loop order, and its URL reopens it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+from playwright.sync_api import Page
+
+from geon import core as gc
+from geon.graphs.services import do_create_graph
+from tests.browser.helpers import ARTIFACTS, sign_in
+
+pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+
+
+@pytest.fixture
+def small_dot(user: Any) -> Any:
+    H, W, N = gc.Axis("H", 2), gc.Axis("W", 3), gc.Axis("N", 2)
+    x = gc.constant(np.arange(6.0).reshape(2, 3), axes=[H, W - 1], name="x")
+    y = gc.placeholder(axes=[W, N], name="y")
+    graph = gc.graph([gc.dot(x, y, name="z")])
+    return do_create_graph(owner=user, title="Small dot", document=graph.to_json())
+
+
+def test_a_dot_explained_step_by_step(
+    daphne_server: str, user: Any, password: str, small_dot: Any, page: tuple[Page, list[str]]
+) -> None:
+    tab, errors = page
+    tab.set_viewport_size({"width": 1400, "height": 900})
+    sign_in(tab, daphne_server, "ann", password)
+    tab.goto(f"{daphne_server}/graphs/{small_dot.pk}/")
+    tab.wait_for_function("() => window.geon && window.geon.boxes().length === 4")
+    op = tab.evaluate("window.geon.nodeId('op:dot')")
+    box = tab.evaluate("(id) => window.geon.boxes().find(b => b.id === id)", op)
+    canvas = tab.locator("canvas.geon-canvas").bounding_box()
+    assert canvas is not None
+    tab.mouse.click(
+        canvas["x"] + box["x"] + box["w"] / 2, canvas["y"] + box["y"] + box["h"] / 2, button="right"
+    )
+    tab.click(".geon-menu-item >> text=Explain step by step")
+    tab.wait_for_selector(".geon-stepper[open]")
+    assert tab.text_content(".geon-stepper-formula") == "z[H, N] = Σ_W x[H, W-1] · y[W, N]"
+    assert "W-1 of x pairs with W of y" in (tab.text_content(".geon-stepper-why") or "")
+    assert tab.text_content(".geon-stepper-step") == "step 1 of 12"
+    assert tab.url.endswith(f"?explain={op}")
+    # stepping: the cells read move along W; the third step writes z[0, 0]
+    tab.keyboard.press("ArrowRight")
+    assert tab.text_content(".geon-stepper-step") == "step 2 of 12"
+    assert tab.locator(".geon-stepper-cell.read").count() == 2
+    tab.keyboard.press("ArrowRight")
+    assert tab.locator(".geon-stepper-cell.written").count() == 1
+    assert (
+        tab.text_content(".geon-stepper-code .current")
+        == "            z[h, n] += x[h, w] * y[w, n]\n"
+    )
+    tab.screenshot(path=str(ARTIFACTS / "stepper.png"))
+    # another loop order: W outermost, the same 12 steps
+    tab.select_option(".geon-stepper-order", "W,H,N")
+    assert tab.text_content(".geon-stepper-step") == "step 1 of 12"
+    assert (tab.text_content(".geon-stepper-code") or "").startswith("for w in range(3):")
+    # the URL reopens it
+    tab.reload()
+    tab.wait_for_selector(".geon-stepper[open]")
+    assert tab.text_content(".geon-stepper-formula") == "z[H, N] = Σ_W x[H, W-1] · y[W, N]"
+    assert errors == []
