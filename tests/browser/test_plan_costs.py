@@ -73,7 +73,8 @@ def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
     # and what changes from data parallel to Megatron: its two all-reduces added, by name
     summary = tab.text_content(".geon-plan-diff > summary")
     assert summary == f'From "{DP}" to "{MEGATRON}": 2 collectives added, 0 removed, 0 changed'
-    added = tab.eval_on_selector_all(".geon-plan-diff-added", "(rs) => rs.map((r) => r.textContent)")
+    texts = "(rs) => rs.map((r) => r.textContent)"
+    added = tab.eval_on_selector_all(".geon-plan-diff-added", texts)
     assert [line.split(" · ")[1].split(":")[0] for line in added] == [
         "attn out partial",
         "mlp out partial",
