@@ -99,6 +99,11 @@ def test_shard_the_dot_break_coverage_fix_it_and_download_the_diagram(
     assert sorted(dict(diffs)) == ["x·y", "y·x"]
     assert all(abs(v) < 1e-12 for v in run["max_abs_diff"].values())
     assert tab.locator(".geon-run-download").get_attribute("href") is not None
+    # each map has its colour bar, and the pointer reads a cell by axis name
+    assert tab.locator(".geon-result .geon-colorbar").count() == 2
+    tab.locator(".geon-result canvas").first.hover(position={"x": 2, "y": 2})
+    said = tab.locator(".geon-result .geon-heat-value").first.text_content() or ""
+    assert said.startswith("H=0, N=0: ")
     shot("04-run")
 
     # when she opens the diagram tab, the worker's SVG of the current version is shown

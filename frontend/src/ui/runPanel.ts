@@ -6,6 +6,7 @@
 import type { RunInfo } from "../sync/protocol";
 import { startRun } from "../sync/runs";
 import { el, submit } from "./dom";
+import { cellAt, colorBar, hoverText } from "./heatmap";
 
 /** What a run's ``step`` says (the protocol leaves its fields open): the last operation or Application done. */
 export interface RunStep {
@@ -214,11 +215,20 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
       });
       picker.push(el("div", { class: "geon-slice-picker small" }, ...body.shape.slice(0, rank - 2).flatMap((_, d) => [el("span", { text: `${axis(d)} =` }), inputs[d]!])));
     }
+    // the value under the pointer, by axis name, and the colour bar
+    const value = el("div", { class: "geon-heat-value small", role: "status" });
+    canvas.addEventListener("mousemove", (e) => {
+      const [i, j] = cellAt(e.offsetX, e.offsetY, canvas.clientWidth || canvas.width, canvas.clientHeight || canvas.height, rows, cols);
+      value.textContent = hoverText(body.axes ?? [], body.at, i, j, body.values[i * cols + j] ?? null);
+    });
+    canvas.addEventListener("mouseleave", () => (value.textContent = ""));
     fig.append(
       head,
       ...picker,
       el("span", { class: "geon-map-axis top", text: top, style: `width:${cols * cell}px` }),
       el("div", { class: "geon-map-row" }, el("span", { class: "geon-map-axis left", text: left }), canvas),
+      ...(body.min !== null && body.max !== null ? [colorBar(body.min, body.max, cols * cell, heatColor)] : []),
+      value,
     );
     fig.dataset.diff = body.maxAbsDiff === null ? "" : String(body.maxAbsDiff);
     return fig;
