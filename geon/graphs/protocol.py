@@ -119,6 +119,7 @@ RUN: dict[str, Any] = {
         "backend": {"type": "string"},
         "sharded": {"type": "boolean"},
         "plan": OPTIONAL_INT,
+        "planName": {"type": ["string", "null"]},
         "seed": OPTIONAL_INT,
         "uploadedInputs": {"type": "boolean"},
         "status": {"enum": _RUN_STATUSES},

@@ -46,7 +46,7 @@ def runs_changed_since(
     """The graph's runs updated at or after ``since``, oldest change first: (updated, JSON)."""
     runs = (
         Run.objects.filter(graph_version__graph_id=graph_id, updated__gte=since)
-        .select_related("graph_version")
+        .select_related("graph_version", "plan")
         .order_by("updated", "id")
     )
     return [(run.updated, run_json(run)) for run in runs]

@@ -103,6 +103,7 @@ export interface RunInfo {
   backend: string;
   sharded: boolean;
   plan: number | null;
+  planName?: string | null;
   seed: number | null;
   uploadedInputs: boolean;
   status: "queued" | "running" | "done" | "failed";

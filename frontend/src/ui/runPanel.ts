@@ -245,7 +245,8 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
       progress.value = run.progress;
       const step = run.step as RunStep | null;
       const where = step && step.kernel ? ` · ${step.phase ?? ""} ${step.kernel}${step.applicationId ? " (application)" : ""} ${step.done ?? ""}/${step.total ?? ""}` : "";
-      status.textContent = `run ${run.id} ${run.sharded ? "sharded" : "logical"}: ${run.status}${run.status === "running" ? ` ${Math.round(run.progress * 100)}%` : ""}${where}${run.error ? ` — ${run.error}` : ""}`;
+      const plan = typeof run.planName === "string" ? ` (${run.planName})` : "";
+      status.textContent = `run ${run.id} ${run.sharded ? "sharded" : "logical"}${plan}: ${run.status}${run.status === "running" ? ` ${Math.round(run.progress * 100)}%` : ""}${where}${run.error ? ` — ${run.error}` : ""}`;
       element.dataset.status = run.status;
       if (run.status === "done" && shownRun !== run.id) {
         shownRun = run.id;

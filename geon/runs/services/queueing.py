@@ -17,6 +17,7 @@ from django.db import transaction
 from geon import execute
 from geon.core.errors import GeonError, LimitError
 from geon.core.graph import Graph as Document
+from geon.core.nodes import APPLICATION
 from geon.graphs.models import Graph, GraphVersion, ShardPlan
 from geon.graphs.services import User, check_can_edit, document_issues
 from geon.runs.models import Run
@@ -86,6 +87,8 @@ def check_can_run(
         chosen_seed = check_int("seed", seed, minimum=0, example="0")
     stored = check_version(graph, version)
     _check_no_errors(graph, stored)
+    if chosen_plan is None and is_sharded:
+        chosen_plan = plan_in_document(graph, stored.document)
     lim = limits if limits is not None else execute.Limits.from_env()
     if inputs is not None:
         check_npz_size(inputs, inputs_name, lim)
@@ -103,6 +106,20 @@ def check_can_run(
         plan=chosen_plan,
         inputs=inputs,
     )
+
+
+def plan_in_document(graph: Graph, document: dict[str, Any]) -> ShardPlan | None:
+    """The graph's plan whose generated Applications are exactly the document's (a sharded run
+    of the plan the editor shows as current records it even when the request names none)."""
+    applications = {n.get("id") for n in document.get("nodes", []) if n.get("type") == APPLICATION}
+    if not applications:
+        return None
+    for plan in ShardPlan.objects.filter(graph=graph).order_by("pk"):
+        generated = (plan.applications or {}).get("operations", {})
+        listed = {a for ids in generated.values() for a in ids}
+        if listed == applications:
+            return plan
+    return None
 
 
 def _check_plan(graph: Graph, plan: Any) -> ShardPlan | None:
