@@ -66,6 +66,12 @@ def test_two_versions_side_by_side(
     after = tab.evaluate("window.geonDiff.viewport()")
     moved = (after["dx"] - before["dx"], after["dy"] - before["dy"])
     assert moved == pytest.approx((60, 30))
+    # a wheel on the other canvas zooms the same one viewport
+    second = tab.locator(".geon-diff-pane .geon-canvas").nth(1).bounding_box()
+    assert second is not None
+    tab.mouse.move(second["x"] + 200, second["y"] + 200)
+    tab.mouse.wheel(0, -200)
+    tab.wait_for_function(f"() => window.geonDiff.viewport().scale > {after['scale']}")
     # keys switch what is shown
     tab.keyboard.press("b")
     assert tab.evaluate("window.geonDiff.mode()") == "before"

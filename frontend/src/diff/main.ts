@@ -9,10 +9,11 @@ import type { PresenceMark, Scene } from "../render/canvas";
 import { LiveLayout } from "../render/liveLayout";
 import { Painter } from "../render/painter";
 import { sceneContent } from "../render/scene";
-import { bounds, fit, pan, toScreen, zoomAt, type Viewport } from "../render/viewport";
+import { bounds, fit, toScreen, type Viewport } from "../render/viewport";
 import { idle } from "../tools/tools";
 import { el } from "../ui/dom";
 import { changeRows, statuses, STATUS_COLORS, type Status, type VersionDiff } from "./model";
+import { SharedViewport } from "./sync";
 
 type Mode = "before" | "after" | "side";
 
@@ -54,7 +55,7 @@ class Pane {
     const view = this.live.view;
     if (!view) return null;
     const content = sceneContent({ doc: this.doc, view, issues: [], present: [], selected: [], found: [] });
-    return { ...content, layout: this.live.layout, vp: this.page.vp, size: this.painter.size(), tool: idle() };
+    return { ...content, layout: this.live.layout, vp: this.page.shared.vp, size: this.painter.size(), tool: idle() };
   }
 
   paint(): void {
@@ -75,7 +76,7 @@ class Pane {
       for (const id of mark.selection) {
         const rect = this.live.layout.rects.get(id);
         if (!rect) continue;
-        const r = toScreen(rect, this.page.vp);
+        const r = toScreen(rect, this.page.shared.vp);
         ctx.beginPath();
         ctx.roundRect(r.x - 5, r.y - 5, r.w + 10, r.h + 10, 8);
         ctx.stroke();
@@ -86,7 +87,7 @@ class Pane {
 }
 
 class DiffPage {
-  vp: Viewport = { scale: 1, dx: 0, dy: 0 };
+  readonly shared = new SharedViewport({ scale: 1, dx: 0, dy: 0 }, () => this.invalidate());
   mode: Mode = "side";
   private fitted = false;
   readonly before: Pane;
@@ -123,8 +124,9 @@ class DiffPage {
     const complete = [this.before, this.after].every((p) => p.live.view && p.live.layout.rects.size === p.live.view.boxes.length);
     if (!this.fitted && complete && rects.length) {
       const { width, height } = this.after.painter.size();
-      this.vp = fit(bounds(rects), width, height);
       this.fitted = true;
+      this.shared.set(fit(bounds(rects), width, height));
+      return;
     }
     this.invalidate();
   }
@@ -136,28 +138,24 @@ class DiffPage {
   /** Wheel and drag on either canvas move both (one viewport). */
   bind(pane: Pane): void {
     const canvas = pane.canvas;
+    const at = (e: MouseEvent) => {
+      const box = canvas.getBoundingClientRect();
+      return { x: e.clientX - box.left, y: e.clientY - box.top };
+    };
     canvas.addEventListener(
       "wheel",
       (e) => {
         e.preventDefault();
-        const box = canvas.getBoundingClientRect();
-        this.vp = zoomAt(this.vp, Math.exp(-e.deltaY * 0.0015), { x: e.clientX - box.left, y: e.clientY - box.top });
-        this.invalidate();
+        this.shared.wheel(e.deltaY, at(e));
       },
       { passive: false },
     );
-    let last: { x: number; y: number } | null = null;
     canvas.addEventListener("pointerdown", (e) => {
       canvas.setPointerCapture(e.pointerId);
-      last = { x: e.clientX, y: e.clientY };
+      this.shared.press(at(e));
     });
-    canvas.addEventListener("pointermove", (e) => {
-      if (!last) return;
-      this.vp = pan(this.vp, e.clientX - last.x, e.clientY - last.y);
-      last = { x: e.clientX, y: e.clientY };
-      this.invalidate();
-    });
-    canvas.addEventListener("pointerup", () => (last = null));
+    canvas.addEventListener("pointermove", (e) => this.shared.move(at(e)));
+    canvas.addEventListener("pointerup", () => this.shared.release());
   }
 }
 
@@ -244,7 +242,7 @@ async function mount(root: HTMLElement): Promise<void> {
   window.geonDiff = {
     statuses: () => Object.fromEntries(statuses(page.diff)),
     mode: () => page.mode,
-    viewport: () => ({ ...page.vp }),
+    viewport: () => ({ ...page.shared.vp }),
     ready: () => [page.before, page.after].every((p) => p.live.view !== null && p.live.layout.rects.size > 0),
   };
 }
