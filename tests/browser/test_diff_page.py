@@ -49,6 +49,8 @@ def test_two_versions_side_by_side(
     tab.goto(f"{daphne_server}/graphs/{graph.pk}/diff/1/2/")
     tab.wait_for_function("() => window.geonDiff && window.geonDiff.ready()")
     assert tab.evaluate("window.geonDiff.statuses()") == {NEW: "added", y: "changed"}
+    # the renamed output keeps its edge and the new tensor has none: no edge changed
+    assert tab.evaluate("window.geonDiff.edges()") == {"added": [], "removed": []}
     rows = tab.eval_on_selector_all(".geon-diff-changes li", "els => els.map(e => e.textContent)")
     assert rows == ["bias added", "out changed: label"]
     assert tab.evaluate("window.geonDiff.mode()") == "side"

@@ -5,14 +5,15 @@
 
 import "./diff.css";
 import type { LoomDocument } from "../model/document";
-import type { PresenceMark, Scene } from "../render/canvas";
+import { edgePath, type PresenceMark, type Scene } from "../render/canvas";
 import { LiveLayout } from "../render/liveLayout";
 import { Painter } from "../render/painter";
+import { backEdgeRunY, isBackEdge } from "../render/routes";
 import { sceneContent } from "../render/scene";
 import { bounds, fit, toScreen, type Viewport } from "../render/viewport";
 import { idle } from "../tools/tools";
 import { el } from "../ui/dom";
-import { changeRows, statuses, STATUS_COLORS, type Status, type VersionDiff } from "./model";
+import { changeRows, edgeChanges, statuses, STATUS_COLORS, type Status, type VersionDiff } from "./model";
 import { SharedViewport } from "./sync";
 
 type Mode = "before" | "after" | "side";
@@ -62,11 +63,29 @@ class Pane {
     if (this.painter.paint(this.scene(), null)) this.drawMarks();
   }
 
-  /** Each changed node ringed in its status's colour, with the word above, at any zoom. */
+  /** Each changed node ringed in its status's colour, with the word above, at any zoom; the
+   * edges only this version has drawn over the plain ones in the colour of added or removed. */
   private drawMarks(): void {
     const ctx = this.canvas.getContext("2d");
     if (!ctx) return;
     const ratio = window.devicePixelRatio || 1;
+    const vp = this.page.shared.vp;
+    const own = this.page.edges()?.[this === this.page.before ? "removed" : "added"];
+    if (own?.size) {
+      ctx.setTransform(vp.scale * ratio, 0, 0, vp.scale * ratio, vp.dx * ratio, vp.dy * ratio);
+      ctx.beginPath();
+      const rects = this.live.layout.rects;
+      for (const key of own) {
+        const [from, to] = key.split("->") as [string, string];
+        const a = rects.get(from);
+        const b = rects.get(to);
+        if (!a || !b) continue;
+        edgePath(ctx, a, b, true, isBackEdge(a, b) ? backEdgeRunY(a, b, rects.values()) : undefined);
+      }
+      ctx.lineWidth = 3 / Math.max(vp.scale, 0.5);
+      ctx.strokeStyle = STATUS_COLORS[this === this.page.before ? "removed" : "added"];
+      ctx.stroke();
+    }
     ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
     ctx.font = "600 11px system-ui, sans-serif";
     ctx.textBaseline = "bottom";
@@ -103,6 +122,12 @@ class DiffPage {
       keep.map((s) => ({ user: s, color: STATUS_COLORS[s], selection: [...status].filter(([, v]) => v === s).map(([id]) => id) }));
     this.before = new Pane(`version ${diff.base}`, docs[0], marks(["removed", "changed"]), this);
     this.after = new Pane(`version ${diff.target}`, docs[1], marks(["added", "changed"]), this);
+  }
+
+  /** The edges each version has and the other lacks, once both are laid out. */
+  edges(): ReturnType<typeof edgeChanges> | null {
+    const [a, b] = [this.before.live.view, this.after.live.view];
+    return a && b ? edgeChanges(a.edges, b.edges) : null;
   }
 
   panes(): Pane[] {
@@ -172,7 +197,7 @@ function picker(label: string, versions: VersionInfo[], chosen: number, go: (n: 
 
 declare global {
   interface Window {
-    geonDiff: { statuses(): Record<string, Status>; mode(): Mode; viewport(): Viewport; ready(): boolean };
+    geonDiff: { statuses(): Record<string, Status>; edges(): { added: string[]; removed: string[] }; mode(): Mode; viewport(): Viewport; ready(): boolean };
   }
 }
 
@@ -241,6 +266,10 @@ async function mount(root: HTMLElement): Promise<void> {
   });
   window.geonDiff = {
     statuses: () => Object.fromEntries(statuses(page.diff)),
+    edges: () => {
+      const found = page.edges();
+      return { added: [...(found?.added ?? [])], removed: [...(found?.removed ?? [])] };
+    },
     mode: () => page.mode,
     viewport: () => ({ ...page.shared.vp }),
     ready: () => [page.before, page.after].every((p) => p.live.view !== null && p.live.layout.rects.size > 0),

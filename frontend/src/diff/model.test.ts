@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LoomDocument } from "../model/document";
-import { changeRows, fieldName, statuses, type VersionDiff } from "./model";
+import { changeRows, edgeChanges, fieldName, statuses, type VersionDiff } from "./model";
 
 const T = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Tensor";
 const O = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Operation";
@@ -31,5 +31,23 @@ describe("diff model", () => {
   it("lists changes by name, moves last", () => {
     const rows = changeRows(diff, before, after);
     expect(rows.map((r) => `${r.status} ${r.name} ${r.fields.join(",")}${r.moved ? " (moved)" : ""}`)).toEqual(["added fresh ", "removed old ", "changed x2 label,dtype", "changed op:add Layout (moved)"]);
+  });
+});
+
+describe("edge changes", () => {
+  it("finds the edges one version has and the other lacks", () => {
+    const found = edgeChanges(
+      [
+        { from: "x", to: "op" },
+        { from: "op", to: "y" },
+      ],
+      [
+        { from: "x", to: "op" },
+        { from: "op", to: "z" },
+        { from: "w", to: "op" },
+      ],
+    );
+    expect([...found.added]).toEqual(["op->z", "w->op"]);
+    expect([...found.removed]).toEqual(["op->y"]);
   });
 });

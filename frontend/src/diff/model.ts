@@ -65,3 +65,15 @@ export function changeRows(diff: VersionDiff, before: LoomDocument | null, after
 
 /** The colour of each status on the canvas and in the legend. */
 export const STATUS_COLORS: Record<Status, string> = { added: "#1f9d55", removed: "#d64545", changed: "#d9911a" };
+
+/** The edges of the version after that the version before lacks (added) and the reverse
+ * (removed), each as "from->to" of the node ids. */
+export function edgeChanges(
+  before: readonly { from: string; to: string }[],
+  after: readonly { from: string; to: string }[],
+): { added: Set<string>; removed: Set<string> } {
+  const key = (e: { from: string; to: string }) => `${e.from}->${e.to}`;
+  const had = new Set(before.map(key));
+  const has = new Set(after.map(key));
+  return { added: new Set([...has].filter((k) => !had.has(k))), removed: new Set([...had].filter((k) => !has.has(k))) };
+}

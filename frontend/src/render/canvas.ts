@@ -87,7 +87,7 @@ export function visibleWorld(scene: Scene): Rect {
  * An edge from ``a``'s right side to ``b``'s left side: a curve when ``b`` lies ahead; when it lies
  * behind, the route of ``render/routes.ts`` with its horizontal run at ``runY``.
  */
-function edgePath(ctx: CanvasRenderingContext2D, a: Rect, b: Rect, detailed: boolean, runY?: number): void {
+export function edgePath(ctx: CanvasRenderingContext2D, a: Rect, b: Rect, detailed: boolean, runY?: number): void {
   const x0 = a.x + a.w;
   const y0 = a.y + a.h / 2;
   const x1 = b.x;
