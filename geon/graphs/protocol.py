@@ -120,6 +120,7 @@ RUN: dict[str, Any] = {
         "sharded": {"type": "boolean"},
         "plan": OPTIONAL_INT,
         "planName": {"type": ["string", "null"]},
+        "intermediates": {"type": "boolean"},
         "seed": OPTIONAL_INT,
         "uploadedInputs": {"type": "boolean"},
         "status": {"enum": _RUN_STATUSES},

@@ -33,7 +33,7 @@ from geon.runs.models import Render, Run
 router = Router(tags=["runs"])
 
 #: Fields of a run request (a JSON object, or the fields of a multipart form).
-RUN_FIELDS = ("backend", "version", "sharded", "seed", "plan")
+RUN_FIELDS = ("backend", "version", "sharded", "seed", "plan", "intermediates")
 #: Form fields a browser may add that are not part of the request.
 IGNORED_FORM_FIELDS = ("csrfmiddlewaretoken",)
 INPUTS_FIELD = "inputs"
@@ -48,6 +48,8 @@ class RunOut(Schema):
     backend: str
     sharded: bool
     plan: int | None
+    planName: str | None
+    intermediates: bool
     seed: int | None
     uploadedInputs: bool
     status: str
@@ -93,6 +95,11 @@ _RUN_BODY_SCHEMA = {
         "sharded": {"type": "boolean", "default": False},
         "seed": {"type": "integer", "minimum": 0},
         "plan": {"type": "integer", "minimum": 1, "description": "a shard plan id (sharded)"},
+        "intermediates": {
+            "type": "boolean",
+            "default": False,
+            "description": "keep and return every tensor, not only the outputs",
+        },
     },
     "additionalProperties": False,
 }
@@ -128,6 +135,7 @@ def queue_checked_run(
             sharded=fields.get("sharded"),
             seed=fields.get("seed"),
             plan=fields.get("plan"),
+            intermediates=fields.get("intermediates"),
             inputs=inputs,
             inputs_name=inputs_name,
         )

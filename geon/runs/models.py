@@ -39,6 +39,8 @@ class Run(models.Model):
     backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.NUMPY)
     # Application by Application, checked against a logical run (max abs diff per output).
     sharded = models.BooleanField(default=False)
+    # Every tensor's values are kept and returned, not only the outputs' ("keep intermediates").
+    intermediates = models.BooleanField(default=False)
     # The shard plan whose generated Applications the run exercises (sharded runs only).
     plan = models.ForeignKey(
         ShardPlan, null=True, blank=True, on_delete=models.SET_NULL, related_name="runs"

@@ -104,6 +104,7 @@ export interface RunInfo {
   sharded: boolean;
   plan: number | null;
   planName?: string | null;
+  intermediates?: boolean;
   seed: number | null;
   uploadedInputs: boolean;
   status: "queued" | "running" | "done" | "failed";

@@ -10,6 +10,8 @@ export interface RunRequest {
   seed?: string;
   /** An ``.npz`` of inputs keyed by tensor label. */
   inputs?: File;
+  /** Keep and return every tensor, not only the outputs. */
+  intermediates?: boolean;
 }
 
 /** The queued run, or why it was not queued (the server's message, or that it could not be reached). */
@@ -22,6 +24,7 @@ export function runForm(request: RunRequest): FormData {
   body.append("sharded", request.sharded ? "true" : "false");
   if (request.seed !== undefined) body.append("seed", request.seed);
   if (request.inputs) body.append("inputs", request.inputs);
+  if (request.intermediates) body.append("intermediates", "true");
   return body;
 }
 

@@ -133,6 +133,7 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
   mode.append(el("option", { value: "logical", text: "logical" }), el("option", { value: "sharded", text: "sharded" }));
   const seed = el("input", { value: "0", "aria-label": "seed", class: "geon-run-seed", size: "4" });
   const file = el("input", { type: "file", accept: ".npz", "aria-label": "inputs .npz", class: "geon-run-file" });
+  const keep = el("input", { type: "checkbox", class: "geon-run-intermediates", id: "geon-run-intermediates" });
   const message = el("p", { class: "geon-form-error", role: "alert" });
   const form = el(
     "form",
@@ -143,6 +144,7 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
     submit("Run", "Run on the worker (Enter)", "primary geon-run-go"),
     el("label", { class: "small geon-run-file-label", text: "inputs" }),
     file,
+    el("label", { class: "small geon-run-keep", for: "geon-run-intermediates", title: "Keep and show every tensor of the run, not only the outputs (within the run limits)" }, keep, " keep intermediates"),
   );
   const progress = el("progress", { class: "geon-run-progress", max: "1", value: "0", hidden: "" });
   const status = el("p", { class: "small geon-run-line", role: "status" });
@@ -158,7 +160,7 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
       return;
     }
     const chosen = file.files?.[0];
-    void startRun(options.graphId, options.csrf, { sharded: mode.value === "sharded", seed: typed || undefined, inputs: chosen }).then((answer) => {
+    void startRun(options.graphId, options.csrf, { sharded: mode.value === "sharded", seed: typed || undefined, inputs: chosen, intermediates: keep.checked }).then((answer) => {
       if ("run" in answer) options.onRun(answer.run);
       else message.textContent = answer.error;
     });

@@ -40,6 +40,7 @@ def run_json(run: Run) -> dict[str, Any]:
         "plan": run.plan_id,
         # the name people read (the plan may have been renamed or deleted since: then its id)
         "planName": run.plan.name if run.plan_id is not None and run.plan else None,
+        "intermediates": run.intermediates,
         "seed": run.seed,
         "uploadedInputs": bool(run.inputs),
         "status": run.status,

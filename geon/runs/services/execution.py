@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from geon import execute
 from geon.core.errors import GeonError
+from geon.core.graph import TENSOR
 from geon.core.graph import Graph as Document
 from geon.runs.models import Run
 from geon.runs.services.attempts import claimed, fail_stranded, worker_gone, worker_identity
@@ -35,6 +36,11 @@ RUN_SEED = 0
 UNEXPECTED_RUN_FAILURE = "the executor failed unexpectedly; the worker log has the details"
 
 
+def every_tensor(graph: Document) -> list[str]:
+    """The ids of every tensor of ``graph`` (what a run keeping intermediates returns)."""
+    return [node.id for node in graph.nodes if node.type == TENSOR]
+
+
 def execute_document(
     document: dict[str, Any],
     *,
@@ -43,17 +49,21 @@ def execute_document(
     sharded: bool = False,
     seed: int | None = RUN_SEED,
     inputs: Mapping[str, Any] | None = None,
+    outputs: Callable[[Document], list[str]] | None = None,
 ) -> execute.RunResult:
     """The one call into the executor: a logical or sharded run within the environment's
-    limits, with ``inputs`` and the rest generated from ``seed``."""
+    limits, with ``inputs`` and the rest generated from ``seed``; ``outputs`` picks the tensors
+    returned (default: those no operation reads)."""
+    graph = Document.from_json(document)
     return execute.run(
-        Document.from_json(document),
+        graph,
         inputs,
         seed=seed,
         sharded=sharded,
         backend=backend,
         on_progress=progress,
         limits=execute.Limits.from_env(),
+        outputs=outputs(graph) if outputs is not None else None,
     )
 
 
@@ -141,6 +151,7 @@ def _execute(run: Run, progress: Callable[[execute.Progress], None]) -> None:
             sharded=run.sharded,
             seed=seed,
             inputs=_stored_inputs(run),
+            outputs=every_tensor if run.intermediates else None,
         )
         summary = result.summary()
         summary["collectives"] = compared_collectives(run.graph_version.document, result)

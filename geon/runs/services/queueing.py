@@ -23,7 +23,7 @@ from geon.graphs.services import User, check_can_edit, document_issues
 from geon.runs.models import Run
 from geon.runs.services.errors import RunRefused
 from geon.runs.services.events import publish
-from geon.runs.services.execution import RUN_SEED
+from geon.runs.services.execution import RUN_SEED, every_tensor
 from geon.runs.services.fields import check_bool, check_int, check_version
 from geon.runs.services.files import save_file
 from geon.runs.services.inputs import check_npz, check_npz_size
@@ -39,6 +39,7 @@ class RunRequest:
     sharded: bool = False
     seed: int | None = RUN_SEED
     plan: ShardPlan | None = None
+    intermediates: bool = False
     # The uploaded .npz, already checked against the document (rewound before it is stored).
     inputs: IO[bytes] | None = None
 
@@ -52,6 +53,7 @@ def check_can_run(
     sharded: Any = None,
     seed: Any = None,
     plan: Any = None,
+    intermediates: Any = None,
     inputs: IO[bytes] | None = None,
     inputs_name: str = "inputs.npz",
     limits: execute.Limits | None = None,
@@ -92,7 +94,8 @@ def check_can_run(
     lim = limits if limits is not None else execute.Limits.from_env()
     if inputs is not None:
         check_npz_size(inputs, inputs_name, lim)
-    compiled = _check_fits(stored.document, is_sharded, lim)
+    keep_all = intermediates not in (None, "") and check_bool("intermediates", intermediates)
+    compiled = _check_fits(stored.document, is_sharded, lim, keep_all)
     if inputs is None:
         chosen_seed = RUN_SEED if chosen_seed is None else chosen_seed
     else:
@@ -104,6 +107,7 @@ def check_can_run(
         sharded=is_sharded,
         seed=chosen_seed,
         plan=chosen_plan,
+        intermediates=keep_all,
         inputs=inputs,
     )
 
@@ -156,12 +160,18 @@ def _check_no_errors(graph: Graph, stored: GraphVersion) -> None:
         )
 
 
-def _check_fits(document: dict[str, Any], sharded: bool, limits: execute.Limits) -> execute.Plan:
+def _check_fits(
+    document: dict[str, Any], sharded: bool, limits: execute.Limits, keep_all: bool = False
+) -> execute.Plan:
     """The logical plan of ``document`` (compiled on NumPy, nothing allocated), once the run is
-    known to fit ``limits``: the executor's own checks, made before the run is queued."""
+    known to fit ``limits``: the executor's own checks, made before the run is queued (with
+    every tensor kept alive when the run keeps intermediates)."""
     graph = Document.from_json(document)
+    outputs = every_tensor(graph) if keep_all else None
     try:
-        plan, _ = execute.compile_run(graph, sharded=sharded, backend="numpy", limits=limits)
+        plan, _ = execute.compile_run(
+            graph, sharded=sharded, backend="numpy", limits=limits, outputs=outputs
+        )
     except LimitError as error:
         raise RunRefused("limit_exceeded", str(error), status=413) from None
     except GeonError as error:
@@ -180,6 +190,7 @@ def do_queue_run(request: RunRequest, user: User) -> Run:
         sharded=request.sharded,
         seed=request.seed,
         plan=request.plan,
+        intermediates=request.intermediates,
         queue=settings.CELERY_TASK_DEFAULT_QUEUE,
     )
     if request.inputs is not None:
