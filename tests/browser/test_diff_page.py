@@ -23,10 +23,11 @@ NEW = "5f1c1c1c-0000-4000-8000-0000000000aa"
 
 @pytest.fixture
 def changed(user: Any) -> Any:
-    """ann's transformer block with, in version 2, the output tensor y renamed "out" and a new
-    tensor "bias" beside it."""
+    """ann's transformer block with, in version 2, the output tensor y renamed "out", a new
+    tensor "bias" beside it, and the last addition adding h1 to itself instead of "mlp out"."""
     graph, _ = do_load_example(user, "transformer-block")
-    y = next(n for n in live_document(graph).document.nodes if n.label == "y")
+    nodes = live_document(graph).document.nodes
+    y = next(n for n in nodes if n.label == "y")
     bias = {
         "id": NEW,
         "type": TENSOR,
@@ -34,29 +35,51 @@ def changed(user: Any) -> Any:
         "body": {"dtype": "float32", "range": {"start": [0], "end": [8]}},
         "tags": {TENSOR_AXES: {"axes": ["D"]}, LAYOUT: {"x": 40.0, "y": 40.0}},
     }
-    ops = [{"op": "update_node", "id": y.id, "label": "out"}, {"op": "add_node", "node": bias}]
+    add = next(n for n in nodes if y.id in str(n.body.get("outputs")))
+    inputs = add.body["inputs"]["tensors"]
+    ops = [
+        {"op": "update_node", "id": y.id, "label": "out"},
+        {"op": "add_node", "node": bias},
+        # out = h1 + h1: the edge from "mlp out" goes
+        {
+            "op": "update_node",
+            "id": add.id,
+            "body": {"inputs": {"tensors": [inputs[0], inputs[0]]}},
+        },
+    ]
     do_apply_edit(user, graph.pk, 1, ops)
-    return graph, y.id
+    gone = f"{inputs[1]['tensorId']}->{add.id}"
+    return graph, y.id, add.id, gone
 
 
 def test_two_versions_side_by_side(
     daphne_server: str, user: Any, password: str, changed: Any, page: tuple[Page, list[str]]
 ) -> None:
-    graph, y = changed
+    graph, y, add, gone = changed
     tab, errors = page
     tab.set_viewport_size({"width": 1400, "height": 900})
     sign_in(tab, daphne_server, "ann", password)
     tab.goto(f"{daphne_server}/graphs/{graph.pk}/diff/1/2/")
     tab.wait_for_function("() => window.geonDiff && window.geonDiff.ready()")
-    assert tab.evaluate("window.geonDiff.statuses()") == {NEW: "added", y: "changed"}
-    # the renamed output keeps its edge and the new tensor has none: no edge changed
-    assert tab.evaluate("window.geonDiff.edges()") == {"added": [], "removed": []}
+    assert tab.evaluate("window.geonDiff.statuses()") == {
+        NEW: "added",
+        y: "changed",
+        add: "changed",
+    }
+    # the renamed output keeps its edge and the new tensor has none; "mlp out" is no longer added
+    assert tab.evaluate("window.geonDiff.edges()") == {"added": [], "removed": [gone]}
     rows = tab.eval_on_selector_all(".geon-diff-changes li", "els => els.map(e => e.textContent)")
-    assert rows == ["bias added", "out changed: label"]
+    assert rows == ["bias added", "out changed: label", "op:add changed: inputs"]
     assert tab.evaluate("window.geonDiff.mode()") == "side"
     assert tab.locator(".geon-diff-pane:not([hidden])").count() == 2
     tab.wait_for_timeout(300)
     tab.screenshot(path=str(ARTIFACTS / "diff-page.png"))
+    # a change in the list centres both canvases on it, close enough to read
+    tab.get_by_role("button", name="out changed: label").click()
+    focused = tab.evaluate("window.geonDiff.viewport()")
+    assert focused["scale"] >= 0.6
+    tab.wait_for_timeout(300)
+    tab.screenshot(path=str(ARTIFACTS / "diff-page-focused.png"))
     # one pan moves both canvases (one viewport)
     before = tab.evaluate("window.geonDiff.viewport()")
     box = tab.locator(".geon-diff-pane canvas").first.bounding_box()
@@ -84,7 +107,7 @@ def test_two_versions_side_by_side(
 
 
 def test_strangers_do_not_see_a_diff(client: Client, other_user: Any, changed: Any) -> None:
-    graph, _ = changed
+    graph, *_ = changed
     client.force_login(other_user)
     assert client.get(f"/graphs/{graph.pk}/diff/1/2/").status_code == 404
     client.logout()

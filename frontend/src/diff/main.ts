@@ -10,13 +10,16 @@ import { LiveLayout } from "../render/liveLayout";
 import { Painter } from "../render/painter";
 import { backEdgeRunY, isBackEdge } from "../render/routes";
 import { sceneContent } from "../render/scene";
-import { bounds, fit, toScreen, type Viewport } from "../render/viewport";
+import { bounds, centreOn, fit, toScreen, type Viewport } from "../render/viewport";
 import { idle } from "../tools/tools";
 import { el } from "../ui/dom";
 import { changeRows, edgeChanges, statuses, STATUS_COLORS, type Status, type VersionDiff } from "./model";
 import { SharedViewport } from "./sync";
 
 type Mode = "before" | "after" | "side";
+
+/** The least zoom a change in the list is shown at: names and axes read, neighbours in view. */
+const FOCUS_SCALE = 0.6;
 
 interface VersionInfo {
   number: number;
@@ -122,6 +125,15 @@ class DiffPage {
       keep.map((s) => ({ user: s, color: STATUS_COLORS[s], selection: [...status].filter(([, v]) => v === s).map(([id]) => id) }));
     this.before = new Pane(`version ${diff.base}`, docs[0], marks(["removed", "changed"]), this);
     this.after = new Pane(`version ${diff.target}`, docs[1], marks(["added", "changed"]), this);
+  }
+
+  /** Centre both canvases on a node (where the version after has it, else the version before),
+   * zoomed in far enough to read its name. */
+  focus(id: string): void {
+    const rect = this.after.live.layout.rects.get(id) ?? this.before.live.layout.rects.get(id);
+    if (!rect) return;
+    const { width, height } = (this.mode === "before" ? this.before : this.after).painter.size();
+    this.shared.set(centreOn({ ...this.shared.vp, scale: Math.max(this.shared.vp.scale, FOCUS_SCALE) }, rect, width, height));
   }
 
   /** The edges each version has and the other lacks, once both are laid out. */
@@ -247,9 +259,11 @@ async function mount(root: HTMLElement): Promise<void> {
   const list = el(
     "ol",
     { class: "geon-diff-changes", "aria-label": "changes" },
-    ...rows.map((r) =>
-      el("li", { "data-status": r.status }, el("i", { style: `background:${STATUS_COLORS[r.status]}` }), el("strong", { text: r.name }), ` ${r.status}${r.fields.length ? `: ${r.fields.join(", ")}` : ""}`),
-    ),
+    ...rows.map((r) => {
+      const show = el("button", { type: "button", title: `Show ${r.name}` }, el("i", { style: `background:${STATUS_COLORS[r.status]}` }), el("strong", { text: r.name }), ` ${r.status}${r.fields.length ? `: ${r.fields.join(", ")}` : ""}`);
+      show.addEventListener("click", () => page.focus(r.id));
+      return el("li", { "data-status": r.status }, show);
+    }),
   );
   if (!rows.length) list.append(el("li", { class: "muted", text: "No differences: the two versions hold the same document." }));
   root.append(
