@@ -112,12 +112,10 @@ function mount(root: HTMLElement): void {
   const helpButton = root.querySelector<HTMLButtonElement>(".geon-act-help");
   if (helpButton && !tour.seen()) {
     const title = helpButton.title;
-    helpButton.textContent = "Tour";
     helpButton.classList.add("geon-tour-new");
     helpButton.title = "New here? A 1-minute tour of the editor (then ? shows every shortcut)";
     helpButton.addEventListener("click", (e) => {
       e.stopImmediatePropagation();
-      helpButton.textContent = "?";
       helpButton.title = title;
       helpButton.classList.remove("geon-tour-new");
       tour.start();

@@ -36,8 +36,9 @@ def test_shortcuts_menu_and_tour(
     tab, errors = page
     sign_in(tab, daphne_server, "ann", password)
     open_graph(tab, daphne_server, graph)
-    # the first visit offers the tour, which points at the canvas first
-    assert tab.text_content(".geon-act-help") == "Tour"
+    # the first visit offers the tour (the help button in blue), which points at the canvas first
+    assert "tour" in (tab.get_attribute(".geon-act-help", "title") or "")
+    assert "geon-tour-new" in (tab.get_attribute(".geon-act-help", "class") or "")
     tab.click(".geon-act-help")
     tab.wait_for_selector(".geon-tour:not([hidden])")
     assert tab.text_content(".geon-tour h3") == "The graph"
@@ -45,7 +46,7 @@ def test_shortcuts_menu_and_tour(
     assert tab.text_content(".geon-tour-count") == "2 of 5"
     tab.keyboard.press("Escape")
     tab.wait_for_selector(".geon-tour", state="hidden")
-    assert tab.text_content(".geon-act-help") == "?"
+    assert "geon-tour-new" not in (tab.get_attribute(".geon-act-help", "class") or "")
     # "?" opens every shortcut, from the registry
     tab.locator("canvas.geon-canvas").focus()
     tab.keyboard.press("Shift+?")
