@@ -13,7 +13,18 @@ export interface GraphInfo {
   document?: LoomDocument;
 }
 
-export class ApiError extends Error {}
+/** A refusal of the API, or the server out of reach: the server's sentence, its ``code``
+ * ("unreachable" when it could not be reached), the HTTP status and the rest of its error JSON. */
+export class ApiError extends Error {
+  constructor(
+    message: string,
+    readonly code: string = "error",
+    readonly status: number = 0,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
 
 export function emptyDocument(): LoomDocument {
   return { id: crypto.randomUUID ? crypto.randomUUID() : `${Date.now()}`, nodes: [] };
@@ -68,7 +79,7 @@ export class RestClient {
         credentials: "same-origin",
       });
     } catch {
-      throw new ApiError("the server could not be reached; try again");
+      throw new ApiError("the server could not be reached; try again", "unreachable");
     }
     if (response.status === 204) return undefined as T;
     let json: unknown = null;
@@ -78,8 +89,9 @@ export class RestClient {
       /* no JSON body */
     }
     if (!response.ok) {
-      const message = (json as { error?: { message?: string } } | null)?.error?.message;
-      throw new ApiError(message ?? `the server answered ${response.status} ${response.statusText}`);
+      const error = (json as { error?: Record<string, unknown> } | null)?.error ?? {};
+      const message = typeof error.message === "string" ? error.message : `the server answered ${response.status} ${response.statusText}`;
+      throw new ApiError(message, typeof error.code === "string" ? error.code : String(response.status), response.status, error);
     }
     return json as T;
   }

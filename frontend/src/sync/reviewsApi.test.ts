@@ -46,7 +46,8 @@ describe("the reviews REST client", () => {
     mockFetch(answer(409, { error: { code: "guardrail", message: "the approval is refused", guardrails } }));
     const refusal = await api.verdict(3, "approve", "").catch((e: unknown) => e);
     expect(refusal).toBeInstanceOf(ReviewsError);
-    expect({ ...(refusal as ReviewsError), message: (refusal as ReviewsError).message }).toEqual({ message: "the approval is refused", code: "guardrail", status: 409, guardrails });
+    const { message, code, status } = refusal as ReviewsError;
+    expect({ message, code, status, guardrails: (refusal as ReviewsError).guardrails }).toEqual({ message: "the approval is refused", code: "guardrail", status: 409, guardrails });
   });
 
   it("names the status when the server gave no envelope", async () => {

@@ -3,7 +3,7 @@
 // members (the reviewers to choose from). Every failure becomes a ReviewsError with the server's
 // sentence and code; a guardrail refusal (409 "guardrail") carries each guardrail that held.
 
-import { ApiError } from "../gallery/api";
+import { ApiError, RestClient } from "../gallery/api";
 import type { Anchor, Comment, Guardrail, Review, ReviewSummary, Role, Thread, Verdict, VerdictKind } from "../model/reviews";
 import type { EditOp } from "../model/edits";
 
@@ -11,11 +11,11 @@ import type { EditOp } from "../model/edits";
 export class ReviewsError extends ApiError {
   constructor(
     message: string,
-    readonly code: string,
-    readonly status: number,
+    code: string,
+    status: number,
     readonly guardrails: Guardrail[] = [],
   ) {
-    super(message);
+    super(message, code, status);
   }
 }
 
@@ -31,42 +31,28 @@ export interface Member {
   role: Role;
 }
 
-export class ReviewsApi {
+export class ReviewsApi extends RestClient {
   constructor(
-    private readonly base: string,
-    private readonly csrf: string,
+    base: string,
+    csrf: string,
     private readonly graphId: string,
-  ) {}
+  ) {
+    super(base, csrf);
+  }
 
   private get graph(): string {
     return `/graphs/${this.graphId}`;
   }
 
-  private async call<T>(method: string, path: string, body?: unknown): Promise<T> {
-    let response: Response;
+  /** The REST call, its refusal a ReviewsError (with the guardrails of a "guardrail" one). */
+  protected override async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     try {
-      response = await fetch(`${this.base}${path}`, {
-        method,
-        headers: { "Content-Type": "application/json", "X-CSRFToken": this.csrf, Accept: "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        credentials: "same-origin",
-      });
-    } catch {
-      throw new ReviewsError("the server could not be reached; try again", "unreachable", 0);
+      return await super.call<T>(method, path, body);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      const guardrails = Array.isArray(e.details.guardrails) ? (e.details.guardrails as Guardrail[]) : [];
+      throw new ReviewsError(e.message, e.code, e.status, guardrails);
     }
-    let json: unknown = null;
-    try {
-      json = await response.json();
-    } catch {
-      /* no JSON body */
-    }
-    if (!response.ok) {
-      const error = (json as { error?: { message?: unknown; code?: unknown; guardrails?: unknown } } | null)?.error;
-      const message = typeof error?.message === "string" ? error.message : `the server answered ${response.status} ${response.statusText}`;
-      const guardrails = Array.isArray(error?.guardrails) ? (error.guardrails as Guardrail[]) : [];
-      throw new ReviewsError(message, typeof error?.code === "string" ? error.code : String(response.status), response.status, guardrails);
-    }
-    return json as T;
   }
 
   async list(): Promise<ReviewSummary[]> {
