@@ -27,7 +27,7 @@ import numpy as np
 from geon import core as gc
 from geon.core.checks import check
 from geon.core.graph import OPERATION, TENSOR, TENSOR_AXES, Graph
-from geon.core.sharding import shard
+from geon.examples.gallery import EXAMPLES
 
 __all__ = ["LESSONS", "Lesson", "Step", "TaskResult", "check_task"]
 
@@ -172,23 +172,6 @@ def _pitfall() -> Graph:
     a = gc.placeholder(axes=[C1, N], name="a")
     b = gc.placeholder(axes=[C2, N], name="b")
     return gc.graph([gc.add(a, b, name="a+b")])
-
-
-def _halos() -> Graph:
-    C = gc.Axis("C", 2, roles="Channel")
-    Y, X = gc.Axis("Y", 8, roles="Height"), gc.Axis("X", 8, roles="Width")
-    N = gc.Axis("N", 1, batch=True)
-    R, S = gc.Axis("R", 3, roles="Height"), gc.Axis("S", 3, roles="Width")
-    K = gc.Axis("K", 2, roles="Channelout")
-    P, Q = gc.Axis("P", 8, roles="Height"), gc.Axis("Q", 8, roles="Width")
-    rng = np.random.default_rng(2)
-    img = gc.placeholder(axes=[C, Y, X, N], name="images")
-    f = gc.constant(rng.normal(size=(2, 3, 3, 2)).round(2), axes=[C - 1, R, S, K], name="filter")
-    out = gc.conv2d(img, f, [K, P, Q, N], padding=1, name="features")
-    graph = gc.graph([out])
-    assert out.op_id is not None
-    shard(graph, out.op_id, dim="P", parts=2)
-    return graph
 
 
 def _matmul() -> Graph:
@@ -362,7 +345,7 @@ LESSONS: dict[str, Lesson] = {
             "Convolution windows and halos",
             "Each output cell of a conv reads a window of the input; split the output and the "
             "windows overlap.",
-            _halos,
+            EXAMPLES["conv2d-halos"].build,
             (
                 Step(
                     "Windows",

@@ -9,19 +9,9 @@ from typing import Any
 import pytest
 
 from geon.learn.puzzles import puzzle_of
-from tests.browser.helpers import ARTIFACTS, Browsers, sign_in
+from tests.browser.helpers import ARTIFACTS, STORE_DOCUMENT, Browsers, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-SOLVE = """async (document) => {
-  const id = location.pathname.split("/")[2];
-  const csrf = window.document.querySelector("input[name=csrfmiddlewaretoken]").value;
-  const headers = {"Content-Type": "application/json", "X-CSRFToken": csrf};
-  const now = await (await fetch(`/api/v1/graphs/${id}`, {headers})).json();
-  const answer = await fetch(`/api/v1/graphs/${id}`, {method: "PATCH", headers,
-    body: JSON.stringify({baseVersion: now.version, document})});
-  return answer.status;
-}"""
 
 
 def test_a_teacher_sees_a_student_solve_an_assigned_puzzle(
@@ -47,7 +37,7 @@ def test_a_teacher_sees_a_student_solve_an_assigned_puzzle(
     student.click("text=Puzzle: Matrix-vector product with a dual")
     student.wait_for_selector(".geon-puzzle .geon-lesson-title")
     # he builds the solution (here: the reference's graph, stored as his next version)
-    assert student.evaluate(SOLVE, puzzle_of("matvec_dual")["reference"]) == 200
+    assert student.evaluate(STORE_DOCUMENT, puzzle_of("matvec_dual")["reference"]) == 200
     student.click(".geon-puzzle-check")
     student.wait_for_selector(".geon-puzzle .geon-lesson-result.passed", timeout=60_000)
     # ann's dashboard shows him: opened, one check, solved

@@ -14,20 +14,11 @@ from playwright.sync_api import Page
 from geon.graphs.models import Graph
 from geon.graphs.services import do_update_graph
 from geon.learn.puzzles import do_open_puzzle, puzzle_of
-from tests.browser.helpers import ARTIFACTS, sign_in
+from tests.browser.helpers import ARTIFACTS, STORE_DOCUMENT, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WRONG = Path(__file__).resolve().parents[1] / "teaching" / "wrong" / "matvec_dual.json"
-
-REPLACE = """async ([id, document]) => {
-  const csrf = window.document.querySelector("input[name=csrfmiddlewaretoken]").value;
-  const headers = {"Content-Type": "application/json", "X-CSRFToken": csrf};
-  const now = await (await fetch(`/api/v1/graphs/${id}`, {headers})).json();
-  const answer = await fetch(`/api/v1/graphs/${id}`, {method: "PATCH", headers,
-    body: JSON.stringify({baseVersion: now.version, document})});
-  return answer.status;
-}"""
 
 
 @pytest.fixture
@@ -62,7 +53,7 @@ def test_a_student_fails_then_solves_a_puzzle(
     tab.screenshot(path=str(ARTIFACTS / "puzzle-not-yet.png"))
     # the student changes the graph (to the reference's) and checks again
     reference = puzzle_of("matvec_dual")["reference"]
-    assert tab.evaluate(REPLACE, [str(wrong_try.pk), reference]) == 200
+    assert tab.evaluate(STORE_DOCUMENT, reference) == 200
     tab.click(".geon-puzzle-check")
     tab.wait_for_selector(".geon-puzzle .geon-lesson-result.passed", timeout=60_000)
     assert "all 50 draws" in (tab.text_content(".geon-puzzle .geon-lesson-result") or "")
