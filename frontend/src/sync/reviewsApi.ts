@@ -19,6 +19,15 @@ export class ReviewsError extends ApiError {
   }
 }
 
+/** The graph's guardrails on approvals (``GET/PATCH /graphs/<id>/review-settings``). */
+export interface GuardrailSettings {
+  requireResolvedThreads: boolean;
+  blockOnErrors: boolean;
+  blockOverCapacity: boolean;
+  profile: string;
+  profiles: string[];
+}
+
 export interface NewReview {
   title: string;
   description: string;
@@ -53,6 +62,14 @@ export class ReviewsApi extends RestClient {
       const guardrails = Array.isArray(e.details.guardrails) ? (e.details.guardrails as Guardrail[]) : [];
       throw new ReviewsError(e.message, e.code, e.status, guardrails);
     }
+  }
+
+  settings(): Promise<GuardrailSettings> {
+    return this.call("GET", `${this.graph}/review-settings`);
+  }
+
+  changeSettings(patch: Partial<GuardrailSettings>): Promise<GuardrailSettings> {
+    return this.call("PATCH", `${this.graph}/review-settings`, patch);
   }
 
   async list(): Promise<ReviewSummary[]> {

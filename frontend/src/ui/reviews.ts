@@ -19,6 +19,7 @@ import type { EditOp } from "../model/edits";
 import { canEditReviews, canReview, mergeSummary, openReviewsText, selectionAnchor, staleText, stateLabel, unreadCount, verdictLabel, anchorText, nodeName, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
 import { indexAxesOf } from "../model/shards";
 import { ReviewsApi, ReviewsError } from "../sync/reviewsApi";
+import { createGuardrailSettings } from "./reviewSettings";
 import { button, el, submit } from "./dom";
 import { renderMarkdown } from "./markdown";
 import { threadView, type ThreadContext } from "./reviewThread";
@@ -115,6 +116,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     error,
     list,
     view,
+    createGuardrailSettings(api, () => role === "owner"),
   );
 
   async function openForm(): Promise<void> {
