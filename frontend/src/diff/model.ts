@@ -1,7 +1,7 @@
 // The diff page's model (issue 18, "Diffs"): from the server's node-level difference of two
 // versions, each node's status (added, removed, changed) and the list of changes by name.
 
-import type { LoomDocument } from "../model/document";
+import { nodeName, type LoomDocument } from "../model/document";
 
 export type Status = "added" | "removed" | "changed";
 
@@ -28,14 +28,11 @@ export function fieldName(field: string): string {
   return last.startsWith("body.") ? last.slice(5) : last.startsWith("tags.") ? last.slice(5) : last;
 }
 
-/** A node's name in either document: its label, an axis's name, an operation's kernel, its kind. */
-export function nodeName(id: string, ...docs: (LoomDocument | null)[]): string {
+/** A node's name (``nodeName``) in the first of ``docs`` that holds it; its id when none does. */
+export function nameIn(id: string, ...docs: (LoomDocument | null)[]): string {
   for (const doc of docs) {
     const node = doc?.nodes.find((n) => n.id === id);
-    if (!node) continue;
-    const body = (node.body ?? {}) as Record<string, unknown>;
-    const kind = node.type.split("/").pop() ?? "node";
-    return node.label || (typeof body.name === "string" ? body.name : "") || (typeof body.kernel === "string" ? body.kernel : "") || kind;
+    if (node) return nodeName(node);
   }
   return id;
 }
@@ -53,11 +50,11 @@ export interface ChangeRow {
 /** The changes, by name: added, removed, then changed (moves last). */
 export function changeRows(diff: VersionDiff, before: LoomDocument | null, after: LoomDocument | null): ChangeRow[] {
   const rows: ChangeRow[] = [
-    ...diff.added.map((id) => ({ id, status: "added" as const, name: nodeName(id, after), fields: [], moved: false })),
-    ...diff.removed.map((id) => ({ id, status: "removed" as const, name: nodeName(id, before), fields: [], moved: false })),
+    ...diff.added.map((id) => ({ id, status: "added" as const, name: nameIn(id, after), fields: [], moved: false })),
+    ...diff.removed.map((id) => ({ id, status: "removed" as const, name: nameIn(id, before), fields: [], moved: false })),
     ...diff.changed.map((c) => {
       const fields = [...new Set(c.fields.map(fieldName))];
-      return { id: c.id, status: "changed" as const, name: nodeName(c.id, after, before), fields, moved: fields.every((f) => f === "Layout") };
+      return { id: c.id, status: "changed" as const, name: nameIn(c.id, after, before), fields, moved: fields.every((f) => f === "Layout") };
     }),
   ];
   return rows.sort((a, b) => Number(a.moved) - Number(b.moved));

@@ -100,6 +100,16 @@ export function nodeById(doc: LoomDocument): Map<string, LoomNode> {
   return new Map(doc.nodes.map((n) => [n.id, n]));
 }
 
+/** How people read a node (the server's ``Node.name``): its label, then its body's name (an
+ * axis, a mesh), then its kernel, then its id. */
+export function nodeName(node: LoomNode): string {
+  const body = node.body ?? {};
+  if (node.label) return node.label;
+  if (typeof body.name === "string" && body.name) return body.name;
+  if (typeof body.kernel === "string" && body.kernel) return body.kernel;
+  return node.id;
+}
+
 /** Axis declarations by name, in document order. */
 export function declaredAxes(doc: LoomDocument): Map<string, AxisDecl & { id: string }> {
   const out = new Map<string, AxisDecl & { id: string }>();

@@ -3,7 +3,7 @@
 // unread, who may do what, a thread's anchor in words when the server gave none, and the anchor
 // of "Comment on selection". Nothing here fetches or draws.
 
-import { OPERATION, nodeById, type LoomDocument, type LoomNode } from "./document";
+import { OPERATION, nodeById, nodeName, type LoomDocument, type LoomNode } from "./document";
 import type { EditOp } from "./edits";
 
 export type ReviewState = "open" | "approved" | "changes_requested" | "closed";
@@ -160,15 +160,6 @@ export function canReview(role: Role | null): boolean {
 /** Who may open and close reviews and apply suggestions: editors and owners. */
 export function canEditReviews(role: Role | null): boolean {
   return role === "editor" || role === "owner";
-}
-
-/** How people read a node: its label, then its body's name, then its kernel, then its id. */
-export function nodeName(node: LoomNode): string {
-  const body = node.body ?? {};
-  if (node.label) return node.label;
-  if (typeof body.name === "string" && body.name) return body.name;
-  if (typeof body.kernel === "string" && body.kernel) return body.kernel;
-  return node.id;
 }
 
 /**

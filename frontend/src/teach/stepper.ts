@@ -6,7 +6,7 @@
 // highlighted), einsum and builder code. Keys: space plays, arrows step, Home / End.
 
 import "./stepper.css";
-import { declaredAxes, nodeById, selections, type LoomDocument } from "../model/document";
+import { declaredAxes, nodeById, nodeName, selections, type LoomDocument } from "../model/document";
 import { refLength } from "../model/axes";
 import { inferOperation } from "../model/author";
 import { button, el } from "../ui/dom";
@@ -21,12 +21,16 @@ export function loopsOfNode(doc: LoomDocument, opId: string): Loops | string {
   const kernel = String(op.body.kernel);
   const inf = inferOperation(doc, op);
   if (inf.kind !== "ok") return inf.kind === "error" ? `fix it first: ${inf.message}` : `stepping through ${kernel} is not available yet`;
-  const labels = [...selections(op.body.inputs).values()].flatMap((list) => list.map((s) => nodes.get(s.tensorId)?.label ?? "t"));
+  const named = (id: string) => {
+    const node = nodes.get(id);
+    return node ? nodeName(node) : id;
+  };
+  const labels = [...selections(op.body.inputs).values()].flatMap((list) => list.map((s) => named(s.tensorId)));
   const outputs = [...selections(op.body.outputs).values()].flat();
-  const result = outputs[0] ? nodes.get(outputs[0].tensorId) : undefined;
+
   const declared = declaredAxes(doc);
   try {
-    return loopsOf(kernel, inf, labels, result?.label ?? "result", (ref) => refLength(ref, declared) ?? 1);
+    return loopsOf(kernel, inf, labels, outputs[0] ? named(outputs[0].tensorId) : "result", (ref) => refLength(ref, declared) ?? 1);
   } catch (e) {
     return e instanceof Error ? e.message : String(e);
   }

@@ -14,9 +14,9 @@
 
 import "./reviews.css";
 import { PlansApi } from "../gallery/api";
-import type { LoomDocument } from "../model/document";
+import { nodeName, type LoomDocument } from "../model/document";
 import type { EditOp } from "../model/edits";
-import { canEditReviews, canReview, mergeSummary, openReviewsText, selectionAnchor, staleText, stateLabel, unreadCount, verdictLabel, anchorText, nodeName, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
+import { canEditReviews, canReview, mergeSummary, openReviewsText, selectionAnchor, staleText, stateLabel, unreadCount, verdictLabel, anchorText, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
 import { indexAxesOf } from "../model/shards";
 import { ReviewsApi, ReviewsError } from "../sync/reviewsApi";
 import { createGuardrailSettings } from "./reviewSettings";
