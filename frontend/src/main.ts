@@ -102,12 +102,14 @@ function mount(root: HTMLElement): void {
     }).show();
   };
   editor.extras.explain = explain;
-  const asked = new URLSearchParams(location.search).get("explain");
-  const explainWhenLoaded = (tries = 50): void => {
-    if (editor.sync.session.document) explain(asked!);
-    else if (tries > 0) setTimeout(() => explainWhenLoaded(tries - 1), 200);
+  /** Run ``then`` with the document once the snapshot brought it (tried for up to 10 s). */
+  const withDocument = (then: (doc: LoomDocument) => void, tries = 50): void => {
+    const doc = editor.sync.session.document;
+    if (doc) then(doc);
+    else if (tries > 0) setTimeout(() => withDocument(then, tries - 1), 200);
   };
-  if (asked) explainWhenLoaded();
+  const asked = new URLSearchParams(location.search).get("explain");
+  if (asked) withDocument(() => explain(asked));
   // until the tour was seen in this browser, the toolbar's help button offers it
   const helpButton = root.querySelector<HTMLButtonElement>(".geon-act-help");
   if (helpButton && !tour.seen()) {
@@ -121,15 +123,9 @@ function mount(root: HTMLElement): void {
       tour.start();
     }, { once: true, capture: true });
   }
-  // a lesson's step selects its nodes once the document is there (tried for up to 10 s)
-  const selectLabels = (labels: string[], tries = 50): void => {
-    const doc = editor.sync.session.document;
-    if (!doc) {
-      if (tries > 0) setTimeout(() => selectLabels(labels, tries - 1), 200);
-      return;
-    }
-    editor.setSelection(doc.nodes.filter((n) => n.label !== undefined && labels.includes(n.label)).map((n) => n.id));
-  };
+  // a lesson's step selects its nodes once the document is there
+  const selectLabels = (labels: string[]): void =>
+    withDocument((doc) => editor.setSelection(doc.nodes.filter((n) => n.label !== undefined && labels.includes(n.label)).map((n) => n.id)));
   void mountLesson({ graphId: root.dataset.graphId ?? "", csrf, select: selectLabels });
   void mountPuzzle(root.dataset.graphId ?? "", csrf);
   const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);

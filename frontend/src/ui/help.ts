@@ -12,7 +12,7 @@ export const GROUPS: [string, string[]][] = [
   ["Edit", ["undo", "redo", "delete", "copy", "paste", "selectAll"]],
   ["Add", ["palette", "newTensor", "newAxis"]],
   ["View", ["zoomToFit", "zoomIn", "zoomOut", "relayout", "search", "cancel"]],
-  ["Panels", ["explain", "comment", "history", "help"]],
+  ["Panels", ["history", "help"]],
 ];
 
 /** What the mouse does (not actions: no keys). */

@@ -1,6 +1,6 @@
 // What the right-click menu offers (issue 21, "No help"): the registered actions that apply to
 // what is under the pointer, each with its key, plus the node's own commands (explain an
-// operation, its index space, comment on it in a review). Pure: the editor shows the items.
+// operation, its index space). Pure: the editor shows the items.
 
 import { ACTIONS } from "../actions/actions";
 import { keyLabel, type MenuItem } from "./help";
@@ -9,7 +9,6 @@ import { keyLabel, type MenuItem } from "./help";
 export interface NodeCommands {
   explain?: () => void;
   projection?: () => void;
-  comment?: () => void;
 }
 
 const ON_NODE = ["copy", "delete"];
@@ -22,7 +21,6 @@ export function menuItems(kind: string | null, run: (action: string) => void, no
   const own: MenuItem[] = [];
   if (kind === "operation" && node.explain) own.push({ label: "Explain step by step", run: node.explain });
   if (kind === "operation" && node.projection) own.push({ label: "Index space & projections", run: node.projection });
-  if (kind !== null && node.comment) own.push({ label: "Comment in a review…", run: node.comment });
   const registered = names.flatMap((name) => ACTIONS.filter((a) => a.name === name)).map((a) => ({ label: a.title, keys: keyLabel(a.keys[0] ?? "", mac), disabled: disabled(a.name), run: () => run(a.name) }));
   return [...own, ...registered];
 }
