@@ -24,6 +24,8 @@ export interface Step {
   values: number[];
   term: number;
   acc: number;
+  /** The result cell the step adds to. */
+  cell: number[];
   /** The result cell, when this step completes it. */
   writes: number[] | null;
 }
@@ -81,6 +83,11 @@ function flat(index: number[], shape: number[]): number {
   return index.reduce((acc, i, d) => acc * shape[d]! + i, 0);
 }
 
+/** Operand ``k``'s sample value at ``cell`` of its ``shape``. */
+export function valueAt(operand: number, cell: number[], shape: number[]): number {
+  return sampleValue(operand, flat(cell, shape));
+}
+
 /** Every step in ``order`` (loop axis names, outermost first; default the loops' own order). */
 export function steps(loops: Loops, order: string[] = loops.axes.map((a) => a.name)): Step[] {
   const byName = new Map(loops.axes.map((a) => [a.name, a]));
@@ -97,7 +104,7 @@ export function steps(loops: Loops, order: string[] = loops.axes.map((a) => a.na
     const index: Record<string, number> = {};
     nested.forEach((a, i) => (index[a.name] = at[i]!));
     const reads = loops.operands.map((o) => o.dims.map((name) => (name === null ? 0 : index[name]!)));
-    const values = reads.map((r, k) => sampleValue(k, flat(r, loops.operands[k]!.shape)));
+    const values = reads.map((r, k) => valueAt(k, r, loops.operands[k]!.shape));
     const cell = loops.result.axes.map((a) => index[a] ?? index[baseNames(a)[0]!] ?? 0);
     const key = flat(cell, loops.result.shape);
     const term = loops.combine === "product-sum" ? values.reduce((a, b) => a * b, 1) : loops.combine === "apply" ? APPLY[loops.kernel]!(values) : values[0]!;
@@ -107,7 +114,7 @@ export function steps(loops: Loops, order: string[] = loops.axes.map((a) => a.na
     acc.set(key, { value, count });
     const complete = reduced.every((a) => index[a.name] === a.length - 1);
     const shown = loops.combine === "mean" && complete ? value / count : value;
-    out.push({ index, reads, values, term, acc: shown, writes: complete ? cell : null });
+    out.push({ index, reads, values, term, acc: shown, cell, writes: complete ? cell : null });
     for (let i = nested.length - 1; i >= 0; i--) {
       at[i]! += 1;
       if (at[i]! < nested[i]!.length) break;

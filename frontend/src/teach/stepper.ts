@@ -10,7 +10,7 @@ import { declaredAxes, nodeById, nodeName, selections, type LoomDocument } from 
 import { refLength } from "../model/axes";
 import { inferOperation } from "../model/author";
 import { button, el } from "../ui/dom";
-import { loopsOf, sampleValue, steps, type Loops, type Step } from "./loops";
+import { loopsOf, steps, valueAt, type Loops, type Step } from "./loops";
 import { builder, einsum, explanation, formula, pythonLoops } from "./notation";
 
 /** The loops of an operation of ``doc``, or the sentence saying why there are none. */
@@ -114,9 +114,9 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
     const fixedOf = (axes: string[], cell: number[]) => cell.slice(0, Math.max(0, axes.length - 2));
     grids.replaceChildren(
       ...loops.operands.map((o, k) =>
-        grid(o.label, o.axes, o.shape, fixedOf(o.axes, step.reads[k]!), (c) => sample(k, c, o.shape), (c) => (c.join(",") === step.reads[k]!.join(",") ? "read" : "")),
+        grid(o.label, o.axes, o.shape, fixedOf(o.axes, step.reads[k]!), (c) => valueAt(k, c, o.shape), (c) => (c.join(",") === step.reads[k]!.join(",") ? "read" : "")),
       ),
-      grid(loops.result.label, loops.result.axes, loops.result.shape, fixedOf(loops.result.axes, step.writes ?? resultCell(step)), (c) => done.get(c.join(",")) ?? null, (c) => (step.writes && c.join(",") === step.writes.join(",") ? "written" : "")),
+      grid(loops.result.label, loops.result.axes, loops.result.shape, fixedOf(loops.result.axes, step.cell), (c) => done.get(c.join(",")) ?? null, (c) => (step.writes && c.join(",") === step.writes.join(",") ? "written" : "")),
     );
     const index = Object.entries(step.index).map(([k, v]) => `${k}=${v}`).join(", ");
     const reads = loops.operands.map((o, k) => `${o.label}[${step.reads[k]!.join(", ")}] = ${step.values[k]}`).join(", ");
@@ -125,10 +125,6 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
     code.replaceChildren(...lines.map((line, i) => el("span", { class: i === lines.length - 1 ? "current" : "", text: `${line}\n` })));
     const sum = einsum(loops);
     other.replaceChildren(...(sum ? [el("p", {}, el("b", { text: "NumPy: " }), el("code", { text: sum }))] : []), el("p", {}, el("b", { text: "geon: " }), el("code", { text: builder(loops) })));
-  }
-
-  function resultCell(step: Step): number[] {
-    return loops.result.axes.map((a) => step.index[a] ?? 0);
   }
 
   function go(n: number): void {
@@ -167,10 +163,6 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
 
 function round(v: number): number {
   return Math.round(v * 1000) / 1000;
-}
-
-function sample(k: number, cell: number[], shape: number[]): number {
-  return sampleValue(k, cell.reduce((acc, i, d) => acc * shape[d]! + i, 0));
 }
 
 /** Every order of ``names`` (the loops of one operation: a handful). */
