@@ -154,10 +154,8 @@ def _box(start: list[int], end: list[int]) -> str:
 
 
 def _position(context: Context, node_id: str) -> Any:
-    for node in context.document.get("nodes", []):
-        if node.get("id") == node_id:
-            return (node.get("tags") or {}).get(LAYOUT)
-    return None
+    node = context.live.document.get(node_id)
+    return node.tag(LAYOUT) if node is not None else None
 
 
 def check_suggestion(suggestion: Any) -> dict[str, Any] | None:
