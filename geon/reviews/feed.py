@@ -52,9 +52,6 @@ REVIEW_FEED = Feed(
     name="reviews",
     event="review.event",
     item="change",
-    changed_since=lambda graph_id, since: [],
     position=review_position,
     message=review_message,
-    polled=lambda: False,
-    poll_seconds=lambda: 60.0,
 )

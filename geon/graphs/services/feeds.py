@@ -38,16 +38,17 @@ class Feed:
     event: str
     #: The key of the item in such an event, e.g. ``"run"``.
     item: str
-    #: The graph's items changed at or after a time, oldest change first: (changed, item).
-    changed_since: Callable[[str, datetime], list[tuple[datetime, Item]]]
     #: An item's identity and how far it is (positions of one identity only grow).
     position: Callable[[Item], tuple[Hashable, tuple[Any, ...]]]
     #: The websocket message that shows an item.
     message: Callable[[Item], dict[str, Any]]
+    #: The graph's items changed at or after a time, oldest change first: (changed, item);
+    #: None for a feed whose changes are all made in the web process, so always published.
+    changed_since: Callable[[str, datetime], list[tuple[datetime, Item]]] | None = None
     #: Whether the changes must be polled (read at each connect, so settings may change).
-    polled: Callable[[], bool]
+    polled: Callable[[], bool] = lambda: False
     #: How often a poller reads the changes.
-    poll_seconds: Callable[[], float]
+    poll_seconds: Callable[[], float] = lambda: 60.0
 
 
 _FEEDS: dict[str, Feed] = {}
@@ -90,7 +91,7 @@ class Follower(Protocol):
 def follow(graph_id: str, follower: Follower, since: datetime) -> None:
     """Hand ``follower`` the changes of every polled feed of the graph made from ``since``."""
     for feed in _FEEDS.values():
-        if feed.polled():
+        if feed.changed_since is not None and feed.polled():
             FeedPoller.join(feed, graph_id, follower, since)
 
 
@@ -142,10 +143,12 @@ class FeedPoller:
 
     async def poll(self) -> None:
         feed = self.feed
+        changed_since = feed.changed_since
+        assert changed_since is not None, f"the {feed.name} feed is never polled"
         while True:
             await asyncio.sleep(feed.poll_seconds())
             try:
-                changed = await database_sync_to_async(feed.changed_since)(
+                changed = await database_sync_to_async(changed_since)(
                     self.graph_id, self.since
                 )
             except Exception:  # a database hiccup must not end the clients' live updates
