@@ -148,9 +148,7 @@ class FeedPoller:
         while True:
             await asyncio.sleep(feed.poll_seconds())
             try:
-                changed = await database_sync_to_async(changed_since)(
-                    self.graph_id, self.since
-                )
+                changed = await database_sync_to_async(changed_since)(self.graph_id, self.since)
             except Exception:  # a database hiccup must not end the clients' live updates
                 log.exception(
                     "polling the %s of graph %s failed; trying again", feed.name, self.graph_id
