@@ -54,8 +54,8 @@ const EDITING = new Set(["paste", "palette", "newTensor", "newAxis", "delete", "
 
 export class Editor implements Commands {
   readonly sync: Controller;
-  /** What the page adds to the editor's commands (main.ts: help, history, explain). */
-  readonly extras: { help?: () => void; history?: () => void; explain?: (id: string) => void } = {};
+  /** What the page adds to the editor (main.ts: help, history, explain; ``changed``: the shown document changed). */
+  readonly extras: { help?: () => void; history?: () => void; explain?: (id: string) => void; changed?: () => void } = {};
   private readonly contextMenu = createContextMenu();
   tool: Tool = idle();
   selected: string[] = [];
@@ -209,9 +209,8 @@ export class Editor implements Commands {
 
   /** Offline use (the benchmark page): show a document as if the server had sent it. */
   loadDocument(doc: LoomDocument): void {
-    this.sync.loadDocument(doc);
     this.fitted = false;
-    this.refresh();
+    this.sync.loadDocument(doc); // shown through the controller's ``changed``
   }
 
   // --- performing user actions --------------------------------------------------------------
@@ -434,6 +433,7 @@ export class Editor implements Commands {
       if (doc) this.live.show(doc);
       const alive = new Set(doc?.nodes.map((n) => n.id) ?? []);
       if (this.selected.some((id) => !alive.has(id))) this.selected = this.selected.filter((id) => alive.has(id));
+      this.extras.changed?.();
     }
     this.cached = null;
     this.panelsDirty = true;

@@ -10,6 +10,7 @@ import { mountHistory } from "./ui/history";
 import { createStepper } from "./teach/stepper";
 import { mountLesson } from "./ui/lesson";
 import { mountPuzzle } from "./ui/puzzle";
+import { mountTryout } from "./teach/tryout";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
 import type { ReviewSummary } from "./model/reviews";
@@ -83,11 +84,19 @@ function mount(root: HTMLElement): void {
     graphId: root.dataset.graphId ?? "",
     offline: root.dataset.offline === "1",
   });
+  // a try page (no account): the browser keeps the work, the server checks it
+  const tryout = mountTryout(root, {
+    document: () => editor.sync.session.document,
+    load: (doc) => editor.loadDocument(doc),
+    showIssues: (issues) => editor.sync.showIssues(issues),
+    onChange: (listener) => (editor.extras.changed = listener),
+  }, csrf);
+  const tried = tryout ? { key: tryout.key, document: () => editor.sync.session.document } : undefined;
   mountAbout(root, csrf);
   const history = mountHistory(root, csrf);
   const tour = createTour(EDITOR_TOUR);
   const help = createHelp(ACTIONS, () => tour.start());
-  editor.extras.history = () => void history.open();
+  if (!tryout) editor.extras.history = () => void history.open();
   editor.extras.help = () => help.open();
   // "Explain step by step" (the operation's right-click menu); ?explain=<id> reopens it
   const explain = (id: string): void => {
@@ -126,8 +135,9 @@ function mount(root: HTMLElement): void {
   // a lesson's step selects its nodes once the document is there
   const selectLabels = (labels: string[]): void =>
     withDocument((doc) => editor.setSelection(doc.nodes.filter((n) => n.label !== undefined && labels.includes(n.label)).map((n) => n.id)));
-  void mountLesson({ graphId: root.dataset.graphId ?? "", csrf, select: selectLabels });
-  void mountPuzzle(root.dataset.graphId ?? "", csrf);
+  const graphId = root.dataset.graphId ?? "";
+  void mountLesson({ graphId, csrf, select: selectLabels, tryout: tryout?.kind === "lesson" ? tried : undefined });
+  void mountPuzzle({ graphId, csrf, tryout: tryout?.kind === "puzzle" ? tried : undefined });
   const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
     state: () =>

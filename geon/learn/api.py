@@ -8,6 +8,15 @@
 - ``POST /puzzles/<key>/attempts`` ``{"graph": id}``: a worker checks the graph's current
   version as a solution (202, the attempt ``queued``); ``GET /puzzles/attempts/<id>``: yours,
   ``done`` with ``{"solved", "draws", "counterexample"?}`` or ``failed`` with ``error``.
+
+Visitors without an account try lessons and puzzles on a document their browser keeps:
+
+- ``POST /lessons/<key>/steps/<n>/try`` ``{"document"}``: the step's check on it (nothing stored);
+- ``POST /puzzles/<key>/tries`` ``{"document"}``: a worker checks it (202 with the check's
+  unguessable ``key``; 429 while too many visitors' checks wait); ``GET /puzzles/tries/<key>``;
+- once signed in, ``POST /lessons/<key>/keep`` and ``POST /puzzles/<key>/keep``
+  ``{"document"}``: the person's own copy, made now holding that document (``kept``), or the
+  copy they already had, left as it is.
 """
 
 from __future__ import annotations
@@ -18,7 +27,7 @@ from typing import Any
 from django.http import HttpRequest
 from ninja import Router, Schema, Status
 
-from geon.envelope import answers
+from geon.envelope import ERROR_STATUSES, answers, error_response
 from geon.graphs.api import PATH_NUMBER
 from geon.learn import puzzles, services
 from geon.teaching.lessons import LESSONS
@@ -33,6 +42,16 @@ class CheckIn(Schema):
 class CheckOut(Schema):
     passed: bool
     message: str
+
+
+class DocumentIn(Schema):
+    document: dict[str, Any]
+
+
+class KeptOut(Schema):
+    graph: uuid.UUID
+    kept: bool
+    url: str
 
 
 @router.get("/lessons", response=answers({200: dict[str, Any]}), auth=None)
@@ -56,6 +75,22 @@ def check_step(
     return {"passed": result.passed, "message": result.message}
 
 
+@router.post("/lessons/{key}/steps/{step}/try", response=answers({200: CheckOut}), auth=None)
+def try_step(
+    request: HttpRequest, key: str, payload: DocumentIn, step: int = PATH_NUMBER
+) -> dict[str, Any]:
+    """Check step ``step``'s task on a posted document (for anyone; nothing is stored)."""
+    result = services.check_tried_step(key, step, payload.document)
+    return {"passed": result.passed, "message": result.message}
+
+
+@router.post("/lessons/{key}/keep", response=answers({200: KeptOut}))
+def keep_lesson(request: HttpRequest, key: str, payload: DocumentIn) -> dict[str, Any]:
+    """Your copy of the lesson, holding what you did in it before signing in."""
+    graph, kept = services.do_keep_lesson(request.user, key, payload.document)  # type: ignore[arg-type]
+    return {"graph": graph.pk, "kept": kept, "url": f"/graphs/{graph.pk}/?lesson={key}"}
+
+
 @router.get("/puzzles", response=answers({200: dict[str, Any]}), auth=None)
 def list_puzzles(request: HttpRequest) -> dict[str, Any]:
     """Every shipped puzzle (what a student sees; the reference stays on the server)."""
@@ -73,6 +108,35 @@ def queue_attempt(request: HttpRequest, key: str, payload: CheckIn) -> Status[di
     """Have a worker check the graph's current version as a solution of puzzle ``key``."""
     attempt = puzzles.do_queue_attempt(request.user, key, payload.graph)
     return Status(202, puzzles.attempt_json(attempt))
+
+
+@router.post(
+    "/puzzles/{key}/tries",
+    response=answers({202: dict[str, Any]}, (*ERROR_STATUSES, 429)),
+    auth=None,
+)
+def queue_try(request: HttpRequest, key: str, payload: DocumentIn) -> Any:
+    """Have a worker check a posted document as a solution of puzzle ``key`` (for anyone)."""
+    try:
+        attempt = puzzles.do_queue_try(key, payload.document)
+    except puzzles.TriesBusy as busy:
+        response = error_response(429, "too_many_requests", str(busy))
+        response["Retry-After"] = "60"
+        return response
+    return Status(202, puzzles.attempt_json(attempt))
+
+
+@router.get("/puzzles/tries/{try_key}", response=answers({200: dict[str, Any]}), auth=None)
+def get_try(request: HttpRequest, try_key: str) -> dict[str, Any]:
+    """A visitor's check, by the key its queueing answered."""
+    return puzzles.attempt_json(puzzles.get_try(try_key))
+
+
+@router.post("/puzzles/{key}/keep", response=answers({200: KeptOut}))
+def keep_puzzle(request: HttpRequest, key: str, payload: DocumentIn) -> dict[str, Any]:
+    """Your graph for the puzzle, holding what you built before signing in."""
+    graph, kept = puzzles.do_keep_puzzle(request.user, key, payload.document)  # type: ignore[arg-type]
+    return {"graph": graph.pk, "kept": kept, "url": f"/graphs/{graph.pk}/?puzzle={key}"}
 
 
 @router.get("/puzzles/attempts/{attempt_id}", response=answers({200: dict[str, Any]}))

@@ -11,17 +11,24 @@ from geon.graphs.models import Graph
 
 class Attempt(models.Model):
     """One check of a puzzle's solution: the graph at a version, queued, then done (with the
-    checker's answer) or failed (the worker could not check it: ``error`` says why)."""
+    checker's answer) or failed (the worker could not check it: ``error`` says why).
+
+    A visitor without an account checks the document their browser holds: the attempt has no
+    user or graph but the ``document``, and is read back by its unguessable ``key``."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
         DONE = "done"
         FAILED = "failed"
 
-    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+", null=True
+    )
     puzzle = models.CharField(max_length=100)
-    graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="attempts")
-    version = models.PositiveIntegerField()
+    graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="attempts", null=True)
+    version = models.PositiveIntegerField(default=0)
+    document = models.JSONField(null=True, blank=True)
+    key = models.CharField(max_length=64, blank=True, default="", db_index=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     solved = models.BooleanField(default=False)
     result = models.JSONField(default=dict, blank=True)

@@ -8,7 +8,9 @@ of axis lengths (1 included) and values, the first difference explained in axis 
 from __future__ import annotations
 
 import json
+import secrets
 import uuid
+from datetime import timedelta
 from functools import cache
 from importlib import resources
 from typing import Any
@@ -19,14 +21,16 @@ from django.utils import timezone
 
 from geon import core as gc
 from geon.celery import app
-from geon.core.errors import quote
+from geon.core.errors import GeonError, quote
 from geon.core.nodes import split_level
 from geon.graphs import services as graphs
 from geon.graphs.gallery import Example
 from geon.graphs.models import Graph
 from geon.graphs.services.access import User
+from geon.graphs.services.documents import parse_document
 from geon.graphs.services.gallery import do_load_copy
 from geon.learn.models import Attempt
+from geon.learn.services import keep_tried
 from geon.teaching.puzzles import PuzzleError, check_puzzle
 
 #: A puzzle's copy remembers its puzzle under this prefix (``Graph.example``).
@@ -37,6 +41,12 @@ CHECK_ATTEMPT = "geon.learn.check_attempt"
 DRAWS = 50
 #: The most checks of one puzzle by one person still queued at once.
 QUEUED_MAX = 3
+#: Visitors without an account: the most of their checks queued at once (all visitors
+#: together), the most kept in a day, the largest document (JSON bytes) and node count.
+TRIES_QUEUED_MAX = 20
+TRIES_PER_DAY_MAX = 5000
+TRY_BYTES_MAX = 256 * 1024
+TRY_NODES_MAX = 200
 
 
 class PuzzleNotFound(graphs.GraphNotFound):
@@ -102,9 +112,16 @@ def do_open_puzzle(person: Account, key: str) -> tuple[Graph, bool]:
     return do_load_copy(person, example, origin="puzzle")
 
 
+@transaction.atomic
+def do_keep_puzzle(person: Account, key: str, document: Any) -> tuple[Graph, bool]:
+    """``person``'s graph for the puzzle, holding what they built before signing in."""
+    return keep_tried(person, do_open_puzzle(person, key), document)
+
+
 def attempt_json(attempt: Attempt) -> dict[str, Any]:
     return {
         "id": attempt.pk,
+        "key": attempt.key,
         "puzzle": attempt.puzzle,
         "version": attempt.version,
         "status": attempt.status,
@@ -134,6 +151,59 @@ def do_queue_attempt(user: User, key: str, graph_id: uuid.UUID | str) -> Attempt
     return attempt
 
 
+class TriesBusy(GeonError):
+    """Too many checks of visitors without an account are waiting (429)."""
+
+
+def tried_document(document: Any) -> dict[str, Any]:
+    """A visitor's document, refused with the reason when it is too big or not a graph."""
+    size = len(json.dumps(document, separators=(",", ":")))
+    if size > TRY_BYTES_MAX:
+        raise GeonError(
+            f"the graph is {size:,} bytes of JSON; a puzzle's solution may be at most "
+            f"{TRY_BYTES_MAX:,} (sign in to work on bigger graphs)"
+        )
+    graph = parse_document(document)
+    if len(graph.nodes) > TRY_NODES_MAX:
+        raise GeonError(
+            f"the graph has {len(graph.nodes)} nodes; a puzzle's solution may have at most "
+            f"{TRY_NODES_MAX}"
+        )
+    return dict(document)
+
+
+@transaction.atomic
+def do_queue_try(key: str, document: Any) -> Attempt:
+    """Queue a check of a visitor's ``document`` (no account: their browser keeps the work)
+    as a solution of puzzle ``key``. All visitors together have at most
+    :data:`TRIES_QUEUED_MAX` checks waiting and :data:`TRIES_PER_DAY_MAX` a day; checks
+    older than a day are forgotten."""
+    puzzle_of(key)
+    document = tried_document(document)
+    day_ago = timezone.now() - timedelta(days=1)
+    tries = Attempt.objects.filter(user=None)
+    tries.filter(created__lt=day_ago).delete()
+    if tries.filter(status=Attempt.Status.QUEUED).count() >= TRIES_QUEUED_MAX:
+        raise TriesBusy(
+            f"{TRIES_QUEUED_MAX} checks of visitors are waiting for the worker; try again in "
+            "a minute, or sign in"
+        )
+    if tries.count() >= TRIES_PER_DAY_MAX:
+        raise TriesBusy(
+            f"visitors have made {TRIES_PER_DAY_MAX:,} checks today; sign in to check yours"
+        )
+    attempt = Attempt.objects.create(puzzle=key, document=document, key=secrets.token_urlsafe(24))
+    transaction.on_commit(lambda: app.send_task(CHECK_ATTEMPT, args=(attempt.pk,)))
+    return attempt
+
+
+def get_try(key: str) -> Attempt:
+    found = Attempt.objects.filter(user=None, key=key).first() if key else None
+    if found is None:
+        raise PuzzleNotFound("this check does not exist (checks are kept for a day)")
+    return found
+
+
 def get_attempt(user: User, attempt_id: int) -> Attempt:
     found = Attempt.objects.filter(pk=attempt_id, user_id=user.pk or 0).first()
     if found is None:
@@ -146,7 +216,10 @@ def do_check_attempt(attempt_id: int) -> None:
     attempt = Attempt.objects.select_related("graph").filter(pk=attempt_id).first()
     if attempt is None or attempt.status != Attempt.Status.QUEUED:
         return
-    document = graphs.version_of(attempt.graph, attempt.version).document
+    if attempt.graph is None:
+        document = attempt.document
+    else:
+        document = graphs.version_of(attempt.graph, attempt.version).document
     try:
         result = check_puzzle(puzzle_of(attempt.puzzle), document, draws=DRAWS)
     except PuzzleError as error:

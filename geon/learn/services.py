@@ -4,6 +4,7 @@ and a step's task checked on the current version of a graph they may view."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from django.contrib.auth.models import User as Account
 from django.db import transaction
@@ -13,6 +14,7 @@ from geon.graphs import services as graphs
 from geon.graphs.gallery import Example
 from geon.graphs.models import Graph
 from geon.graphs.services.access import User
+from geon.graphs.services.documents import parse_document
 from geon.graphs.services.gallery import do_load_copy
 from geon.learn.models import LessonCheck
 from geon.teaching.lessons import LESSONS, Lesson, TaskResult, check_task
@@ -46,19 +48,53 @@ def do_open_lesson(person: Account, key: str) -> tuple[Graph, bool]:
     return do_load_copy(person, example, origin="lesson")
 
 
-def check_step(user: User, key: str, step: int, graph_id: uuid.UUID | str) -> TaskResult:
-    """Whether the current version of ``graph_id`` (one ``user`` may view) does what step
-    ``step`` (1-based) of the lesson asks."""
+def _task(key: str, step: int) -> tuple[Lesson, dict[str, Any]]:
+    """Lesson ``key`` and the task of its step ``step`` (1-based), refused when there is none."""
     lesson = lesson_of(key)
     if not 1 <= step <= len(lesson.steps):
         raise LessonNotFound(
             f"lesson {quote(lesson.title)} has steps 1 to {len(lesson.steps)}, not {step}"
         )
-    graph = graphs.check_can_view(user, graph_id)
     task = lesson.steps[step - 1].task
     if task is None:
         raise GeonError(f"step {step} of lesson {quote(lesson.title)} has no task to check")
+    return lesson, task
+
+
+def check_step(user: User, key: str, step: int, graph_id: uuid.UUID | str) -> TaskResult:
+    """Whether the current version of ``graph_id`` (one ``user`` may view) does what step
+    ``step`` (1-based) of the lesson asks."""
+    _, task = _task(key, step)
+    graph = graphs.check_can_view(user, graph_id)
     result = check_task(task, graphs.live_document(graph).document)
     assert user.pk is not None  # check_can_view refuses anonymous users
     LessonCheck.objects.create(user_id=user.pk, lesson=key, step=step, passed=result.passed)
     return result
+
+
+def check_tried_step(key: str, step: int, document: Any) -> TaskResult:
+    """Whether a visitor's ``document`` (no account: their browser keeps it) does what step
+    ``step`` of the lesson asks; nothing is stored."""
+    _, task = _task(key, step)
+    return check_task(task, parse_document(document))
+
+
+def keep_tried(person: Account, opened: tuple[Graph, bool], document: Any) -> tuple[Graph, bool]:
+    """What ``person`` did before signing in (their browser's ``document``) as the next version
+    of the copy just ``opened``: (graph, kept). A copy they already had keeps its own work."""
+    graph, created = opened
+    if created:
+        graphs.do_update_graph(
+            person,
+            graph.pk,
+            base_version=1,
+            document=document,
+            message="what you did before signing in, kept from your browser",
+        )
+    return graph, created
+
+
+@transaction.atomic
+def do_keep_lesson(person: Account, key: str, document: Any) -> tuple[Graph, bool]:
+    """``person``'s copy of the lesson, holding what they did in it before signing in."""
+    return keep_tried(person, do_open_lesson(person, key), document)

@@ -1,8 +1,14 @@
 """The lessons' pages: the list of lessons and puzzles (for anyone); a lesson opened as the
 person's own copy in the editor at its first step (``?lesson=<key>&step=1``), a puzzle as their
-own graph (``?puzzle=<key>``): the editor's Lesson and Puzzle panels read them."""
+own graph (``?puzzle=<key>``): the editor's Lesson and Puzzle panels read them.
+
+Without an account, ``/learn/try/<key>/`` and ``/learn/try/puzzles/<key>/`` open the same
+editor on the lesson's or puzzle's starting graph with no graph stored: the browser keeps the
+work, the server only checks it (geon/teaching/README.md, Trying without an account)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -19,6 +25,28 @@ def lessons_page(request: HttpRequest) -> HttpResponse:
     return render(
         request, "learn/lessons.html", {"lessons": list(LESSONS.values()), "puzzles": shown}
     )
+
+
+def _try_page(request: HttpRequest, kind: str, key: str, title: str, start: Any) -> HttpResponse:
+    """The editor on a starting graph kept in the browser (``kind`` "lesson" or "puzzle")."""
+    context = {"kind": kind, "key": key, "title": title, "start": start}
+    return render(request, "learn/try.html", context)
+
+
+def try_lesson(request: HttpRequest, key: str) -> HttpResponse:
+    try:
+        lesson = services.lesson_of(key)
+    except services.LessonNotFound as error:
+        raise Http404(str(error)) from None
+    return _try_page(request, "lesson", key, lesson.title, lesson.build().to_json())
+
+
+def try_puzzle(request: HttpRequest, key: str) -> HttpResponse:
+    try:
+        puzzle = puzzles.puzzle_of(key)
+    except puzzles.PuzzleNotFound as error:
+        raise Http404(str(error)) from None
+    return _try_page(request, "puzzle", key, puzzle["title"], puzzles.starting_graph(puzzle))
 
 
 @login_required

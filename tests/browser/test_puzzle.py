@@ -50,6 +50,7 @@ def test_a_student_fails_then_solves_a_puzzle(
     tab.wait_for_selector(".geon-puzzle .geon-lesson-result.failed", timeout=60_000)
     said = tab.text_content(".geon-puzzle .geon-lesson-result") or ""
     assert said.startswith("Not yet. With ") and "expected" in said
+    assert said.lower().count("with ") == 1, said  # the lengths are named once
     tab.screenshot(path=str(ARTIFACTS / "puzzle-not-yet.png"))
     # the student changes the graph (to the reference's) and checks again
     reference = puzzle_of("matvec_dual")["reference"]

@@ -238,9 +238,16 @@ export class Controller {
     else this.hooks.flash(error.message);
   }
 
-  /** Offline use (the benchmark page): show a document as if the server had sent it. */
+  /** Offline use (the benchmark and try pages): show a document as if the server had sent it. */
   loadDocument(doc: LoomDocument): void {
     this.session.snapshot(doc, 1, [], []);
+    this.hooks.changed();
+  }
+
+  /** Offline use (the try page): show what the server's check of the shown document found. */
+  showIssues(issues: Issue[]): void {
+    this.session.issues = issues;
+    this.hooks.changed();
   }
 
   /** The toolbar's Run: a logical run of the current version (its progress comes as ``run`` messages). */

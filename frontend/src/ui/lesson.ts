@@ -2,12 +2,14 @@
 // (``?lesson=<key>&step=<n>``, from /learn/), the steps show at the top of the left side: the
 // step's text (Markdown), its nodes selected on the canvas, Back / Next, and for a step with a
 // task, Check, which asks the server whether the graph (as stored now) does what the task says.
-// The URL follows the step, so a link reopens the lesson exactly there.
+// The URL follows the step, so a link reopens the lesson exactly there. On a try page (no
+// account, teach/tryout.ts) the lesson comes from the page and Check sends the shown document.
 
 import "./lesson.css";
 import { ApiError, RestClient } from "../gallery/api";
 import { button, el } from "./dom";
 import { renderMarkdown } from "./markdown";
+import type { LoomDocument } from "../model/document";
 
 export interface LessonStep {
   title: string;
@@ -31,6 +33,11 @@ export class LessonsApi extends RestClient {
   check(key: string, step: number, graph: string): Promise<{ passed: boolean; message: string }> {
     return this.call("POST", `/lessons/${encodeURIComponent(key)}/steps/${step}/check`, { graph });
   }
+
+  /** A step's check on a document this browser keeps (no account needed; nothing stored). */
+  checkDocument(key: string, step: number, document: LoomDocument): Promise<{ passed: boolean; message: string }> {
+    return this.call("POST", `/lessons/${encodeURIComponent(key)}/steps/${step}/try`, { document });
+  }
 }
 
 /** The step a URL asks for, within 1..count (a bad or missing one is 1). */
@@ -42,13 +49,15 @@ export function stepFromUrl(search: string, count: number): number {
 export interface LessonOptions {
   graphId: string;
   csrf: string;
+  /** On a try page: the lesson's key and the document to check (no graph is stored). */
+  tryout?: { key: string; document(): LoomDocument | null };
   /** Select the nodes with these labels on the canvas (those that exist). */
   select(labels: string[]): void;
 }
 
-/** Mount the panel when the page's URL names a lesson; returns null otherwise. */
+/** Mount the panel when the page's URL (or try page) names a lesson; returns null otherwise. */
 export async function mountLesson(options: LessonOptions): Promise<HTMLElement | null> {
-  const key = new URLSearchParams(location.search).get("lesson");
+  const key = options.tryout?.key ?? new URLSearchParams(location.search).get("lesson");
   if (!key) return null;
   const api = new LessonsApi("/api/v1", options.csrf);
   const element = el("section", { class: "geon-panel geon-lesson", "aria-label": "lesson" });
@@ -99,7 +108,8 @@ export async function mountLesson(options: LessonOptions): Promise<HTMLElement |
   const run = async (): Promise<void> => {
     result.textContent = "Checking…";
     try {
-      const answer = await api.check(lesson.key, at, options.graphId);
+      const shown = options.tryout?.document();
+      const answer = shown ? await api.checkDocument(lesson.key, at, shown) : await api.check(lesson.key, at, options.graphId);
       result.textContent = answer.message;
       result.className = `geon-lesson-result ${answer.passed ? "passed" : "failed"}`;
     } catch (e) {

@@ -1,12 +1,14 @@
 // The Puzzle panel (issue 19, item 4): when the editor opens a puzzle's graph (``?puzzle=<key>``,
 // from /learn/), the puzzle shows at the top of the left side: what to build, the kernels
 // allowed, and Check, which has a worker run the graph against the hidden reference on 50 random
-// draws of the axis lengths; the answer is "solved" or the first difference, in axis names.
+// draws of the axis lengths; the answer is "solved" or the first difference, in axis names. On a
+// try page (no account, teach/tryout.ts) Check sends the shown document instead of the graph.
 
 import "./lesson.css";
 import { ApiError, RestClient } from "../gallery/api";
 import { button, el } from "./dom";
 import { renderMarkdown } from "./markdown";
+import type { LoomDocument } from "../model/document";
 
 export interface Puzzle {
   key: string;
@@ -17,6 +19,8 @@ export interface Puzzle {
 
 export interface Attempt {
   id: number;
+  /** A visitor's check is read back by this key (empty for a signed-in person's). */
+  key: string;
   status: "queued" | "done" | "failed";
   solved: boolean;
   result: { solved?: boolean; draws?: number; counterexample?: { axes: Record<string, number>; message: string } };
@@ -35,6 +39,16 @@ export class PuzzlesApi extends RestClient {
   get(id: number): Promise<Attempt> {
     return this.call("GET", `/puzzles/attempts/${id}`);
   }
+
+  /** Have a worker check a document this browser keeps (no account needed). */
+  tryDocument(key: string, document: LoomDocument): Promise<Attempt> {
+    return this.call("POST", `/puzzles/${encodeURIComponent(key)}/tries`, { document });
+  }
+
+  /** The attempt as the worker left it (a visitor's by its key, a person's by its id). */
+  again(a: Attempt): Promise<Attempt> {
+    return a.key ? this.call("GET", `/puzzles/tries/${encodeURIComponent(a.key)}`) : this.get(a.id);
+  }
 }
 
 /** What a finished attempt says to the student. */
@@ -43,13 +57,21 @@ export function verdict(a: Attempt): { solved: boolean; text: string } {
   if (a.solved) return { solved: true, text: `Solved: your graph matches the reference on all ${a.result.draws ?? 0} draws.` };
   const c = a.result.counterexample;
   if (!c) return { solved: false, text: "Not solved yet." };
-  const lengths = Object.entries(c.axes).map(([k, v]) => `${k}=${v}`).join(", ");
-  return { solved: false, text: lengths ? `Not yet. With ${lengths}: ${c.message}` : `Not yet: ${c.message}` };
+  // a draw's message names its lengths itself ("with H=1, W=3: at (H=0) you get …")
+  return { solved: false, text: `Not yet. ${c.message.charAt(0).toUpperCase()}${c.message.slice(1)}` };
 }
 
-/** Mount the panel when the page's URL names a puzzle; returns null otherwise. */
-export async function mountPuzzle(graphId: string, csrf: string, wait = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<HTMLElement | null> {
-  const key = new URLSearchParams(location.search).get("puzzle");
+export interface PuzzleOptions {
+  graphId: string;
+  csrf: string;
+  /** On a try page: the puzzle's key and the document to check (no graph is stored). */
+  tryout?: { key: string; document(): LoomDocument | null };
+}
+
+/** Mount the panel when the page's URL (or try page) names a puzzle; returns null otherwise. */
+export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<HTMLElement | null> {
+  const { graphId, csrf, tryout } = options;
+  const key = tryout?.key ?? new URLSearchParams(location.search).get("puzzle");
   if (!key) return null;
   const api = new PuzzlesApi("/api/v1", csrf);
   const element = el("section", { class: "geon-panel geon-lesson geon-puzzle", "aria-label": "puzzle" });
@@ -67,10 +89,11 @@ export async function mountPuzzle(graphId: string, csrf: string, wait = (ms: num
       result.className = "geon-lesson-result";
       result.textContent = "Checking on 50 draws…";
       try {
-        let a = await api.attempt(key, graphId);
+        const shown = tryout?.document();
+        let a = shown ? await api.tryDocument(key, shown) : await api.attempt(key, graphId);
         for (let i = 0; a.status === "queued" && i < 120; i++) {
           await wait(500);
-          a = await api.get(a.id);
+          a = await api.again(a);
         }
         const said = a.status === "queued" ? { solved: false, text: "The worker has not answered yet; try again in a moment." } : verdict(a);
         result.textContent = said.text;
