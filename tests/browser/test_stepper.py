@@ -68,3 +68,42 @@ def test_a_dot_explained_step_by_step(
     tab.wait_for_selector(".geon-stepper[open]")
     assert tab.text_content(".geon-stepper-formula") == "z[H, N] = Σ_W x[H, W-1] · y[W, N]"
     assert errors == []
+
+
+@pytest.fixture
+def small_conv(user: Any) -> Any:
+    C = gc.Axis("C", 2, roles="Channel")
+    H, W = gc.Axis("H", 3, roles="Height"), gc.Axis("W", 3, roles="Width")
+    K, N = gc.Axis("K", 1, roles="Channelout"), gc.Axis("N", 1)
+    R, S = gc.Axis("R", 3, roles="Height"), gc.Axis("S", 3, roles="Width")
+    P, Q = gc.Axis("P", 3, roles="Height"), gc.Axis("Q", 3, roles="Width")
+    x = gc.placeholder(axes=[N, C, H, W], name="x")
+    f = gc.placeholder(axes=[K, C - 1, R, S], name="f")
+    graph = gc.graph([gc.conv2d(x, f, [K, P, Q, N], padding=1, name="z")])
+    return do_create_graph(owner=user, title="Small conv", document=graph.to_json())
+
+
+def test_a_conv2d_explained_through_its_window(
+    daphne_server: str, user: Any, password: str, small_conv: Any, page: tuple[Page, list[str]]
+) -> None:
+    tab, errors = page
+    tab.set_viewport_size({"width": 1400, "height": 900})
+    sign_in(tab, daphne_server, "ann", password)
+    tab.goto(f"{daphne_server}/graphs/{small_conv.pk}/")
+    tab.wait_for_function("() => window.geon && window.geon.nodeId('op:conv2d') !== null")
+    op = tab.evaluate("window.geon.nodeId('op:conv2d')")
+    tab.goto(f"{daphne_server}/graphs/{small_conv.pk}/?explain={op}")
+    tab.wait_for_selector(".geon-stepper[open]")
+    assert (
+        tab.text_content(".geon-stepper-formula")
+        == "z[K, P, Q, N] = Σ_C,R,S x[N, C, P + R - 1, Q + S - 1] · f[K, C-1, R, S]"
+    )
+    assert tab.text_content(".geon-stepper-step") == "step 1 of 162"
+    # the first reads fall in the padding; the fifth (r = 1, s = 1) reads x[0, 0, 0, 0]
+    assert "x[0, 0, -1, -1] = 0 (padding)" in (tab.text_content(".geon-stepper-now") or "")
+    for _ in range(4):
+        tab.keyboard.press("ArrowRight")
+    assert "x[0, 0, 0, 0] = 1" in (tab.text_content(".geon-stepper-now") or "")
+    assert tab.locator(".geon-stepper-cell.read").count() == 2
+    tab.screenshot(path=str(ARTIFACTS / "stepper-conv.png"))
+    assert errors == []

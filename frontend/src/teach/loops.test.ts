@@ -71,6 +71,60 @@ describe("a broadcast add and a rank-4 dot", () => {
   });
 });
 
+describe("a conv2d, stepped through its window", () => {
+  // x[N, C, H, W] * f[K, C-1, R, S] -> z[K, P, Q, N], 3x3 window, padding 1, stride 1 (geon's
+  // conv2d: the cross-correlation of PyTorch's Conv2d, https://pytorch.org/docs/stable/generated/torch.nn.Conv2d.html,
+  // out[n, k, p, q] = Σ_c,r,s x[n, c, p·stride + r - pad, q·stride + s - pad] · f[k, c, r, s], zero outside x)
+  const d = new Map<string, AxisDecl>([
+    ["N", { name: "N", length: 1 }],
+    ["C", { name: "C", length: 2, roles: ["Channel"] }],
+    ["H", { name: "H", length: 3, roles: ["Height"] }],
+    ["W", { name: "W", length: 3, roles: ["Width"] }],
+    ["K", { name: "K", length: 1, roles: ["Channelout"] }],
+    ["R", { name: "R", length: 3, roles: ["Height"] }],
+    ["S", { name: "S", length: 3, roles: ["Width"] }],
+    ["P", { name: "P", length: 3, roles: ["Height"] }],
+    ["Q", { name: "Q", length: 3, roles: ["Width"] }],
+  ]);
+  const inf = inferAxes(CATALOGUE, "op:conv2d", { x: [["N", "C", "H", "W"]], filter: [["K", "C-1", "R", "S"]] }, { out_axes: ["K", "P", "Q", "N"], padding: 1 }, d);
+  if (inf.kind !== "ok") throw new Error(JSON.stringify(inf));
+  const conv = loopsOf("op:conv2d", inf, ["x", "f"], "z", (ref) => refLength(ref, d) ?? 1);
+
+  it("loops over the output, then the channel and the window", () => {
+    expect(conv.axes.map((a) => `${a.name}${a.reduced ? "*" : ""}=${a.length}`)).toEqual(["K=1", "P=3", "Q=3", "N=1", "C*=2", "R*=3", "S*=3"]);
+  });
+
+  it("reads x through the window, 0 in the padding, and writes what the definition gives", () => {
+    const all = steps(conv);
+    expect(all).toHaveLength(9 * 2 * 9);
+    // the first step reads x at (n, c, p + r - 1, q + s - 1) = (0, 0, -1, -1): padding, so 0
+    expect(all[0]!.reads[0]).toEqual([0, 0, -1, -1]);
+    expect(all[0]!.values[0]).toBe(0);
+    const x = (n: number, c: number, h: number, w: number) => (h < 0 || h >= 3 || w < 0 || w >= 3 ? 0 : sampleValue(0, ((n * 2 + c) * 3 + h) * 3 + w));
+    const f = (k: number, c: number, r: number, s: number) => sampleValue(1, ((k * 2 + c) * 3 + r) * 3 + s);
+    const expected = new Map<string, number>();
+    for (let p = 0; p < 3; p++)
+      for (let q = 0; q < 3; q++) {
+        let sum = 0;
+        for (let c = 0; c < 2; c++) for (let r = 0; r < 3; r++) for (let s = 0; s < 3; s++) sum += x(0, c, p + r - 1, q + s - 1) * f(0, c, r, s);
+        expected.set(`0,${p},${q},0`, sum);
+      }
+    expect(written(all)).toEqual(expected);
+  });
+
+  it("writes the window in the formula, the loops and the builder call, and no einsum", async () => {
+    const { builder, einsum, explanation, formula, pythonLoops } = await import("./notation");
+    expect(formula(conv)).toBe("z[K, P, Q, N] = Σ_C,R,S x[N, C, P + R - 1, Q + S - 1] · f[K, C-1, R, S]");
+    expect(explanation(conv)).toContain("C of x pairs with C-1 of f: conv2d multiplies along them and sums over C.");
+    expect(explanation(conv)).toContain("R slides a window along H of x: at P it reads H = P + R - 1; where that falls outside H (the padding) it reads 0.");
+    const lines = pythonLoops(conv, conv.axes.map((a) => a.name));
+    expect(lines[0]).toBe("# x read as 0 outside its range (zero padding)");
+    expect(lines.at(-1)!.trim()).toBe("z[k, p, q, n] += x[n, c, p + r - 1, q + s - 1] * f[k, c, r, s]");
+    expect(einsum(conv)).toBeNull();
+    expect(builder(conv)).toBe('z = gc.conv2d(x, f, out_axes=[K, P, Q, N], stride=1, padding=1, name="z")');
+  });
+});
+
 describe("the notation beside the stepper", async () => {
   const { builder, einsum, explanation, formula, pythonLoops } = await import("./notation");
   const d = declared({ H: 2, W: 3, N: 2 });

@@ -1,10 +1,18 @@
 // The index loops of one operation (issue 19, item 1: "explain any operation"), from the same
 // inference the checker uses (model/infer): the loop axes — the result's, then the ones summed or
 // reduced over — and, for a chosen loop order, every step: the index by axis name, the cell read
-// in each operand, the term, the accumulator and the cell written once it is complete.
+// in each operand, the term, the accumulator and the cell written once it is complete. A conv2d
+// reads its input through a window: the input's height at ``P·stride + R − padding`` (R the
+// window's own loop), zero where that falls in the padding.
 
 import type { Inference } from "../model/infer/inference";
 import { baseNames } from "../model/axes";
+
+/** Where an operand dim reads: Σ coefficient · index[axis] + offset (a plain dim: one axis, 1, 0). */
+export interface Read {
+  terms: [string, number][];
+  offset: number;
+}
 
 /** How an operation combines what it reads. */
 export type Combine = "sum" | "product-sum" | "max" | "min" | "prod" | "mean" | "apply";
@@ -13,13 +21,15 @@ export interface Loops {
   kernel: string;
   /** Every loop axis with its length: the result's axes first, then the contracted or reduced. */
   axes: { name: string; length: number; reduced: boolean }[];
-  operands: { label: string; axes: string[]; shape: number[]; dims: (string | null)[] }[];
+  /** Per operand dim: the loop axis it follows (the window's outer one for a conv) and how it reads. */
+  operands: { label: string; axes: string[]; shape: number[]; dims: (string | null)[]; reads: Read[] }[];
   result: { label: string; axes: string[]; shape: number[] };
   combine: Combine;
 }
 
 export interface Step {
   index: Record<string, number>;
+  /** The cell read in each operand (a conv's may lie in the padding: outside its shape, read as 0). */
   reads: number[][];
   values: number[];
   term: number;
@@ -48,7 +58,7 @@ const APPLY: Record<string, (v: number[]) => number> = {
   "op:broadcast": (v) => v[0]!,
   "op:dimshuffle": (v) => v[0]!,
 };
-const REDUCE: Record<string, Combine> = { "op:dot": "product-sum", "op:sum": "sum", "op:max": "max", "op:min": "min", "op:prod": "prod", "op:mean": "mean" };
+const REDUCE: Record<string, Combine> = { "op:dot": "product-sum", "op:conv2d": "product-sum", "op:sum": "sum", "op:max": "max", "op:min": "min", "op:prod": "prod", "op:mean": "mean" };
 
 /** Whether the stepper explains this kernel. */
 export function explains(kernel: string): boolean {
@@ -57,20 +67,23 @@ export function explains(kernel: string): boolean {
 
 /** The loops of an inferred operation; ``length`` gives each axis reference's length. */
 export function loopsOf(kernel: string, inf: Extract<Inference, { kind: "ok" }>, labels: string[], resultLabel: string, length: (ref: string) => number): Loops {
-  if (!explains(kernel)) throw new Error(`stepping through ${kernel} is not available yet; it explains dot, elementwise operations, reductions, transpose, cast_axes and broadcast`);
+  if (!explains(kernel)) throw new Error(`stepping through ${kernel} is not available yet; it explains dot, conv2d, elementwise operations, reductions, transpose, cast_axes and broadcast`);
   const axes = inf.index.map((name) => ({ name, length: length(name), reduced: false }));
-  const operands = inf.operands.map((o, k) => ({
-    label: labels[k] ?? o.key,
-    axes: o.axes,
-    shape: o.axes.map(length),
-    dims: o.dims.map((d) => {
-      const col = d.terms[0]?.[0];
-      if (col !== undefined) return inf.index[col]!;
-      const name = baseNames(String(d.extent))[0]!;
-      if (!axes.some((a) => a.name === name)) axes.push({ name, length: length(String(d.extent)), reduced: true });
-      return name;
-    }),
-  }));
+  /** The loop of a dim read whole (contracted, reduced, a window), added once. */
+  const reducedLoop = (extent: string): string => {
+    const name = baseNames(extent)[0]!;
+    if (!axes.some((a) => a.name === name)) axes.push({ name, length: length(extent), reduced: true });
+    return name;
+  };
+  const operands = inf.operands.map((o, k) => {
+    const reads = o.dims.map((d): Read => {
+      const terms = d.terms.map(([col, coef]): [string, number] => [inf.index[col]!, coef]);
+      // a dim with no index column, or a conv's window over one, also loops over its extent
+      if (typeof d.extent === "string") terms.push([reducedLoop(d.extent), 1]);
+      return { terms, offset: d.offset ?? 0 };
+    });
+    return { label: labels[k] ?? o.key, axes: o.axes, shape: o.axes.map(length), dims: reads.map((r) => r.terms[0]?.[0] ?? null), reads };
+  });
   return { kernel, axes, operands, result: { label: resultLabel, axes: inf.result, shape: inf.result.map(length) }, combine: REDUCE[kernel] ?? "apply" };
 }
 
@@ -103,8 +116,8 @@ export function steps(loops: Loops, order: string[] = loops.axes.map((a) => a.na
   for (let s = 0; s < total; s++) {
     const index: Record<string, number> = {};
     nested.forEach((a, i) => (index[a.name] = at[i]!));
-    const reads = loops.operands.map((o) => o.dims.map((name) => (name === null ? 0 : index[name]!)));
-    const values = reads.map((r, k) => valueAt(k, r, loops.operands[k]!.shape));
+    const reads = loops.operands.map((o) => o.reads.map((r) => r.terms.reduce((at, [name, coef]) => at + coef * index[name]!, r.offset)));
+    const values = reads.map((r, k) => (inside(r, loops.operands[k]!.shape) ? valueAt(k, r, loops.operands[k]!.shape) : 0));
     const cell = loops.result.axes.map((a) => index[a] ?? index[baseNames(a)[0]!] ?? 0);
     const key = flat(cell, loops.result.shape);
     const term = loops.combine === "product-sum" ? values.reduce((a, b) => a * b, 1) : loops.combine === "apply" ? APPLY[loops.kernel]!(values) : values[0]!;
@@ -122,6 +135,11 @@ export function steps(loops: Loops, order: string[] = loops.axes.map((a) => a.na
     }
   }
   return out;
+}
+
+/** Whether ``cell`` lies inside ``shape`` (a conv's padding does not). */
+export function inside(cell: number[], shape: number[]): boolean {
+  return cell.every((i, d) => i >= 0 && i < shape[d]!);
 }
 
 function combineWith(how: Combine, acc: number, term: number): number {

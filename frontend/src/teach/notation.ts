@@ -2,11 +2,22 @@
 // named-index notation with the pairing of each dual spelled out, Python loops (one line per
 // loop, in the chosen order, and the body), an einsum string with NumPy, and geon builder code.
 
-import type { Loops } from "./loops";
+import type { Loops, Read } from "./loops";
+
+type Operand = Loops["operands"][number];
+/** A dim read through a window (a conv's height or width): more than one loop, or shifted. */
+const windowed = (r: Read) => r.terms.length > 1 || r.offset !== 0;
+/** ``P·2 + R - 1``: where a windowed dim reads, with ``name`` writing each loop axis. */
+function readExpr(r: Read, name: (axis: string) => string, times: string): string {
+  const parts = r.terms.map(([a, coef]) => (coef === 1 ? name(a) : `${name(a)}${times}${coef}`));
+  const shift = r.offset === 0 ? "" : r.offset > 0 ? ` + ${r.offset}` : ` - ${-r.offset}`;
+  return parts.join(" + ") + shift;
+}
+const windows = (l: Loops) => l.operands.flatMap((o) => o.reads.map((r, i) => ({ o, r, axis: o.axes[i]! })).filter((x) => windowed(x.r)));
 
 const SYMBOL: Record<string, string> = { "op:add": " + ", "op:subtract": " - ", "op:multiply": " · ", "op:divide": " / " };
 const REDUCER: Record<string, string> = { "product-sum": "Σ", sum: "Σ", max: "max", min: "min", prod: "Π", mean: "mean" };
-const BUILDER: Record<string, string> = { "op:dot": "dot", "op:add": "add", "op:subtract": "subtract", "op:multiply": "multiply", "op:divide": "divide", "op:maximum": "maximum", "op:minimum": "minimum", "op:sum": "sum", "op:max": "max", "op:min": "min", "op:prod": "prod", "op:mean": "mean", "op:relu": "relu", "op:transpose": "transpose", "op:cast_axes": "cast_axes", "op:broadcast": "broadcast" };
+const BUILDER: Record<string, string> = { "op:dot": "dot", "op:conv2d": "conv2d", "op:add": "add", "op:subtract": "subtract", "op:multiply": "multiply", "op:divide": "divide", "op:maximum": "maximum", "op:minimum": "minimum", "op:sum": "sum", "op:max": "max", "op:min": "min", "op:prod": "prod", "op:mean": "mean", "op:relu": "relu", "op:transpose": "transpose", "op:cast_axes": "cast_axes", "op:broadcast": "broadcast" };
 
 const cell = (label: string, axes: string[]) => `${label}[${axes.join(", ")}]`;
 /** A Python identifier for a label ("x·y" -> "x_y"). */
@@ -16,7 +27,7 @@ export const loopVar = (axis: string) => axis.toLowerCase().replace(/[^a-z0-9_]/
 
 /** ``z[H, N] = Σ_W x[H, W-1] · y[W, N]``. */
 export function formula(l: Loops): string {
-  const reads = l.operands.map((o) => cell(o.label, o.axes));
+  const reads = l.operands.map((o) => cell(o.label, o.axes.map((a, i) => (windowed(o.reads[i]!) ? readExpr(o.reads[i]!, (x) => x, "·") : a))));
   const lhs = cell(l.result.label, l.result.axes);
   const reduced = l.axes.filter((a) => a.reduced).map((a) => a.name);
   if (l.combine === "apply") {
@@ -32,7 +43,12 @@ export function explanation(l: Loops): string[] {
   const lines: string[] = [];
   for (const a of l.axes.filter((x) => x.reduced)) {
     const holders = l.operands.flatMap((o) => o.axes.filter((_, i) => o.dims[i] === a.name).map((r) => `${r} of ${o.label}`));
-    lines.push(l.kernel === "op:dot" ? `${holders.join(" pairs with ")}: dot multiplies along them and sums over ${a.name}.` : `${a.name} is reduced: ${REDUCER[l.combine]} over its ${a.length} values.`);
+    lines.push(l.combine === "product-sum" && holders.length > 1 ? `${holders.join(" pairs with ")}: ${l.kernel.slice(3)} multiplies along them and sums over ${a.name}.` : `${a.name} is reduced: ${REDUCER[l.combine]} over its ${a.length} values.`);
+  }
+  for (const { o, r, axis } of windows(l)) {
+    const [outer, window] = [r.terms[0]![0], r.terms[r.terms.length - 1]![0]];
+    const pad = r.offset < 0 ? `; where that falls outside ${axis} (the padding) it reads 0` : "";
+    lines.push(`${window} slides a window along ${axis} of ${o.label}: at ${outer} it reads ${axis} = ${readExpr(r, (x) => x, "·")}${pad}.`);
   }
   if (l.kernel === "op:dot") lines.push(`The result keeps every other axis: (${l.result.axes.join(", ")}), the free axes of the operand holding the lower levels first (params.axes orders them otherwise).`);
   const missing = l.operands.filter((o) => o.axes.length < l.result.axes.length && l.combine === "apply");
@@ -48,7 +64,7 @@ export function explanation(l: Loops): string[] {
 export function pythonLoops(l: Loops, order: string[]): string[] {
   const byName = new Map(l.axes.map((a) => [a.name, a]));
   const lines = order.map((n, depth) => `${"    ".repeat(depth)}for ${loopVar(n)} in range(${byName.get(n)!.length}):`);
-  const at = (o: Loops["operands"][number]) => `${ident(o.label)}[${o.dims.map((d) => loopVar(d ?? "0")).join(", ")}]`;
+  const at = (o: Operand) => `${ident(o.label)}[${o.reads.map((r, i) => (windowed(r) ? readExpr(r, loopVar, "*") : loopVar(o.dims[i] ?? "0"))).join(", ")}]`;
   const out = `${ident(l.result.label)}[${l.result.axes.map(loopVar).join(", ")}]`;
   const reads = l.operands.map(at);
   const pad = "    ".repeat(order.length);
@@ -58,12 +74,14 @@ export function pythonLoops(l: Loops, order: string[]): string[] {
     : l.combine === "max" || l.combine === "min" ? `${out} = ${l.combine}(${out}, ${reads[0]})`
     : l.combine === "prod" ? `${out} *= ${reads[0]}`
     : `${out} = ${SYMBOL[l.kernel] ? reads.join(SYMBOL[l.kernel]!.replace("·", "*")) : `${l.kernel.slice(3)}(${reads.join(", ")})`}`;
-  return [...lines, pad + body];
+  const padded = windows(l).filter((w) => w.r.offset < 0);
+  const note = padded.length ? [`# ${[...new Set(padded.map((w) => w.o.label))].map(ident).join(", ")} read as 0 outside its range (zero padding)`] : [];
+  return [...note, ...lines, pad + body];
 }
 
 /** ``np.einsum("hw,wn->hn", x, y)`` for a dot or a sum (null for other kernels). */
 export function einsum(l: Loops): string | null {
-  if (l.combine !== "product-sum" && l.combine !== "sum") return null;
+  if ((l.combine !== "product-sum" && l.combine !== "sum") || windows(l).length) return null;
   const letters = new Map<string, string>();
   const letter = (n: string) => {
     if (!letters.has(n)) letters.set(n, "abcdefghijklmnopqrstuvwxyz"[letters.size]!);
@@ -79,6 +97,11 @@ export function builder(l: Loops): string {
   const fn = BUILDER[l.kernel] ?? l.kernel.slice(3);
   const args = l.operands.map((o) => ident(o.label)).join(", ");
   const reduced = l.axes.filter((a) => a.reduced).map((a) => a.name);
-  const extra = l.combine !== "apply" && l.kernel !== "op:dot" ? `, reduction_axes=[${reduced.join(", ")}]` : "";
+  const conv = windows(l);
+  const pair = (values: number[]) => (new Set(values).size <= 1 ? String(values[0] ?? 0) : `[${values.join(", ")}]`);
+  const extra =
+    l.kernel === "op:conv2d" ? `, out_axes=[${l.result.axes.join(", ")}], stride=${pair(conv.map((w) => w.r.terms[0]![1]))}, padding=${pair(conv.map((w) => -w.r.offset))}`
+    : l.combine !== "apply" && l.kernel !== "op:dot" ? `, reduction_axes=[${reduced.join(", ")}]`
+    : "";
   return `${ident(l.result.label)} = gc.${fn}(${args}${extra}, name="${l.result.label}")`;
 }

@@ -1,16 +1,17 @@
 // "Explain step by step" (issue 19, item 1): a dialog that runs one operation's index loops on
 // small sample values. The formula and why its axes come out so on top; each operand and the
-// result as grids (two axes shown; a higher rank shows the slice at the current step), the
-// cells read highlighted, the term, the accumulator and the cell written; play, pause, step,
-// step back, scrub and the loop order; beside it the same loops as Python (the body line
-// highlighted), einsum and builder code. Keys: space plays, arrows step, Home / End.
+// result as grids (the last two axes longer than 1 shown, the others at the current step's
+// cell), the cells read highlighted (a conv's window too; a read in its padding is 0), the term,
+// the accumulator and the cell written; play, pause, step, step back, scrub and the loop order;
+// beside it the same loops as Python (the body line highlighted), einsum and builder code. Keys:
+// space plays, arrows step, Home / End.
 
 import "./stepper.css";
 import { declaredAxes, nodeById, nodeName, selections, type LoomDocument } from "../model/document";
 import { refLength } from "../model/axes";
 import { inferOperation } from "../model/author";
 import { button, el } from "../ui/dom";
-import { loopsOf, steps, valueAt, type Loops, type Step } from "./loops";
+import { inside, loopsOf, steps, valueAt, type Loops, type Step } from "./loops";
 import { builder, einsum, explanation, formula, pythonLoops } from "./notation";
 
 /** The loops of an operation of ``doc``, or the sentence saying why there are none. */
@@ -36,21 +37,30 @@ export function loopsOfNode(doc: LoomDocument, opId: string): Loops | string {
   }
 }
 
-/** A grid of one tensor: the last two of its axes as rows and columns; others at ``fixed``. */
-function grid(title: string, axes: string[], shape: number[], fixed: number[], value: (cell: number[]) => number | null, mark: (cell: number[]) => string): HTMLElement {
-  const rows = axes.length >= 2 ? shape[axes.length - 2]! : 1;
-  const cols = axes.length >= 1 ? shape[axes.length - 1]! : 1;
+/** The two dims a tensor's grid shows: the last two longer than 1 (else its last two). */
+export function shownDims(shape: number[]): number[] {
+  const long = shape.flatMap((n, d) => (n > 1 ? [d] : []));
+  const last = shape.map((_, d) => d);
+  return (long.length >= 2 ? long : last).slice(-2);
+}
+
+/** A grid of one tensor: its ``shownDims`` as rows and columns, the other dims at ``at``'s. */
+function grid(title: string, axes: string[], shape: number[], at: number[], value: (cell: number[]) => number | null, mark: (cell: number[]) => string): HTMLElement {
+  const shown = shownDims(shape);
+  const [rowDim, colDim] = shown.length === 2 ? shown : [null, shown[0] ?? null];
+  const rows = rowDim === null ? 1 : shape[rowDim]!;
+  const cols = colDim === null ? 1 : shape[colDim]!;
   const table = el("table", { class: "geon-stepper-grid" });
   for (let r = 0; r < rows; r++) {
     const tr = el("tr", {});
     for (let c = 0; c < cols; c++) {
-      const at = [...fixed.slice(0, Math.max(0, axes.length - 2)), ...(axes.length >= 2 ? [r] : []), ...(axes.length >= 1 ? [c] : [])];
-      const v = value(at);
-      tr.append(el("td", { class: `geon-stepper-cell ${mark(at)}`, text: v === null ? "" : String(Math.round(v * 1000) / 1000) }));
+      const cell = axes.map((_, d) => (d === rowDim ? r : d === colDim ? c : at[d] ?? 0));
+      const v = value(cell);
+      tr.append(el("td", { class: `geon-stepper-cell ${mark(cell)}`, text: v === null ? "" : String(Math.round(v * 1000) / 1000) }));
     }
     table.append(tr);
   }
-  const rest = axes.slice(0, -2).map((a, i) => `${a}=${fixed[i]}`);
+  const rest = axes.flatMap((a, d) => (shown.includes(d) ? [] : [`${a}=${at[d] ?? 0}`]));
   const caption = `${title} (${axes.join(", ")})${rest.length ? ` at ${rest.join(", ")}` : ""}`;
   return el("figure", { class: "geon-stepper-tensor" }, el("figcaption", { text: caption }), table);
 }
@@ -111,15 +121,14 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
     counter.textContent = `step ${at + 1} of ${all.length}`;
     const done = new Map<string, number>();
     for (const s of all.slice(0, at + 1)) if (s.writes) done.set(s.writes.join(","), s.acc);
-    const fixedOf = (axes: string[], cell: number[]) => cell.slice(0, Math.max(0, axes.length - 2));
     grids.replaceChildren(
       ...loops.operands.map((o, k) =>
-        grid(o.label, o.axes, o.shape, fixedOf(o.axes, step.reads[k]!), (c) => valueAt(k, c, o.shape), (c) => (c.join(",") === step.reads[k]!.join(",") ? "read" : "")),
+        grid(o.label, o.axes, o.shape, step.reads[k]!, (c) => valueAt(k, c, o.shape), (c) => (c.join(",") === step.reads[k]!.join(",") ? "read" : "")),
       ),
-      grid(loops.result.label, loops.result.axes, loops.result.shape, fixedOf(loops.result.axes, step.cell), (c) => done.get(c.join(",")) ?? null, (c) => (step.writes && c.join(",") === step.writes.join(",") ? "written" : "")),
+      grid(loops.result.label, loops.result.axes, loops.result.shape, step.cell, (c) => done.get(c.join(",")) ?? null, (c) => (step.writes && c.join(",") === step.writes.join(",") ? "written" : "")),
     );
     const index = Object.entries(step.index).map(([k, v]) => `${k}=${v}`).join(", ");
-    const reads = loops.operands.map((o, k) => `${o.label}[${step.reads[k]!.join(", ")}] = ${step.values[k]}`).join(", ");
+    const reads = loops.operands.map((o, k) => `${o.label}[${step.reads[k]!.join(", ")}] = ${step.values[k]}${inside(step.reads[k]!, o.shape) ? "" : " (padding)"}`).join(", ");
     now.textContent = `${index}: ${reads}; term ${step.term}, so far ${round(step.acc)}${step.writes ? ` → ${loops.result.label}[${step.writes.join(", ")}] = ${round(step.acc)}` : ""}`;
     const lines = pythonLoops(loops, order);
     code.replaceChildren(...lines.map((line, i) => el("span", { class: i === lines.length - 1 ? "current" : "", text: `${line}\n` })));
