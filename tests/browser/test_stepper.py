@@ -105,5 +105,14 @@ def test_a_conv2d_explained_through_its_window(
         tab.keyboard.press("ArrowRight")
     assert "x[0, 0, 0, 0] = 1" in (tab.text_content(".geon-stepper-now") or "")
     assert tab.locator(".geon-stepper-cell.read").count() == 2
+    # x's other axes have sliders: the C slider shows another channel until "follow the step"
+    x_caption = tab.locator("figure.geon-stepper-tensor figcaption").first
+    assert x_caption.text_content() == "x (N, C, H, W) at N=0, C=0"
+    tab.locator("input[aria-label='x: C']").fill("1")
+    assert x_caption.text_content() == "x (N, C, H, W) at N=0, C=1"
+    assert tab.locator(".geon-stepper-cell.read").count() == 1  # the read is in channel 0
     tab.screenshot(path=str(ARTIFACTS / "stepper-conv.png"))
+    tab.click(".geon-stepper-follow:visible")
+    assert x_caption.text_content() == "x (N, C, H, W) at N=0, C=0"
+    assert tab.locator(".geon-stepper-cell.read").count() == 2
     assert errors == []

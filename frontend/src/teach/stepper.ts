@@ -1,10 +1,10 @@
 // "Explain step by step" (issue 19, item 1): a dialog that runs one operation's index loops on
 // small sample values. The formula and why its axes come out so on top; each operand and the
-// result as grids (the last two axes longer than 1 shown, the others at the current step's
-// cell), the cells read highlighted (a conv's window too; a read in its padding is 0), the term,
-// the accumulator and the cell written; play, pause, step, step back, scrub and the loop order;
-// beside it the same loops as Python (the body line highlighted), einsum and builder code. Keys:
-// space plays, arrows step, Home / End.
+// result as grids (the last two axes longer than 1 shown; a slider for each other axis follows
+// the current step's cell until moved), the cells read highlighted (a conv's window too; a read
+// in its padding is 0), the term, the accumulator and the cell written; play, pause, step, step
+// back, scrub and the loop order; beside it the same loops as Python (the body line
+// highlighted), einsum and builder code. Keys: space plays, arrows step, Home / End.
 
 import "./stepper.css";
 import { declaredAxes, nodeById, nodeName, selections, type LoomDocument } from "../model/document";
@@ -44,25 +44,57 @@ export function shownDims(shape: number[]): number[] {
   return (long.length >= 2 ? long : last).slice(-2);
 }
 
-/** A grid of one tensor: its ``shownDims`` as rows and columns, the other dims at ``at``'s. */
-function grid(title: string, axes: string[], shape: number[], at: number[], value: (cell: number[]) => number | null, mark: (cell: number[]) => string): HTMLElement {
+type Cell = (cell: number[]) => string;
+
+/** One tensor's grid: its ``shownDims`` as rows and columns; every other axis (longer than 1) has a
+ * slider that follows the current step's cell until the person moves it ("follow the step" lets go). */
+function tensorGrid(title: string, axes: string[], shape: number[]): { element: HTMLElement; update(at: number[], text: Cell, mark: Cell): void } {
   const shown = shownDims(shape);
   const [rowDim, colDim] = shown.length === 2 ? shown : [null, shown[0] ?? null];
-  const rows = rowDim === null ? 1 : shape[rowDim]!;
-  const cols = colDim === null ? 1 : shape[colDim]!;
+  const pinned = new Map<number, number>();
   const table = el("table", { class: "geon-stepper-grid" });
-  for (let r = 0; r < rows; r++) {
-    const tr = el("tr", {});
-    for (let c = 0; c < cols; c++) {
-      const cell = axes.map((_, d) => (d === rowDim ? r : d === colDim ? c : at[d] ?? 0));
-      const v = value(cell);
-      tr.append(el("td", { class: `geon-stepper-cell ${mark(cell)}`, text: v === null ? "" : String(Math.round(v * 1000) / 1000) }));
+  const caption = el("figcaption", {});
+  const follow = button("follow the step", "Show the slice the current step reads again", () => {
+    pinned.clear();
+    redraw();
+  }, "geon-stepper-follow");
+  const sliders = axes.flatMap((a, d) => {
+    if (shown.includes(d) || shape[d]! < 2) return [];
+    const input = el("input", { type: "range", min: "0", max: String(shape[d]! - 1), value: "0", "aria-label": `${title}: ${a}` });
+    input.addEventListener("input", () => {
+      pinned.set(d, Number(input.value));
+      redraw();
+    });
+    return [{ d, input, label: el("label", { class: "geon-stepper-slice small" }, `${a} `, input) }];
+  });
+  let last: [number[], Cell, Cell] = [[], () => "", () => ""];
+  function redraw(): void {
+    const [at, text, mark] = last;
+    const fixed = axes.map((_, d) => pinned.get(d) ?? at[d] ?? 0);
+    const rows = rowDim === null ? 1 : shape[rowDim]!;
+    const cols = colDim === null ? 1 : shape[colDim]!;
+    table.replaceChildren();
+    for (let r = 0; r < rows; r++) {
+      const tr = el("tr", {});
+      for (let c = 0; c < cols; c++) {
+        const cell = fixed.map((i, d) => (d === rowDim ? r : d === colDim ? c : i));
+        tr.append(el("td", { class: `geon-stepper-cell ${mark(cell)}`, text: text(cell) }));
+      }
+      table.append(tr);
     }
-    table.append(tr);
+    for (const { d, input } of sliders) input.value = String(fixed[d]);
+    const rest = axes.flatMap((a, d) => (shown.includes(d) ? [] : [`${a}=${fixed[d]}`]));
+    caption.textContent = `${title} (${axes.join(", ")})${rest.length ? ` at ${rest.join(", ")}` : ""}`;
+    follow.hidden = pinned.size === 0;
   }
-  const rest = axes.flatMap((a, d) => (shown.includes(d) ? [] : [`${a}=${at[d] ?? 0}`]));
-  const caption = `${title} (${axes.join(", ")})${rest.length ? ` at ${rest.join(", ")}` : ""}`;
-  return el("figure", { class: "geon-stepper-tensor" }, el("figcaption", { text: caption }), table);
+  const element = el("figure", { class: "geon-stepper-tensor" }, caption, table, ...(sliders.length ? [el("div", { class: "geon-stepper-slices" }, ...sliders.map((x) => x.label), follow)] : []));
+  return {
+    element,
+    update(at, text, mark) {
+      last = [at, text, mark];
+      redraw();
+    },
+  };
 }
 
 export interface Stepper {
@@ -102,7 +134,8 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
     at = 0;
     render();
   });
-  const grids = el("div", { class: "geon-stepper-grids" });
+  const tensors = [...loops.operands, loops.result].map((t) => tensorGrid(t.label, t.axes, t.shape));
+  const grids = el("div", { class: "geon-stepper-grids" }, ...tensors.map((t) => t.element));
   const now = el("p", { class: "geon-stepper-now" });
   const code = el("pre", { class: "geon-stepper-code" });
   const other = el("div", { class: "geon-stepper-other small" });
@@ -121,12 +154,9 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
     counter.textContent = `step ${at + 1} of ${all.length}`;
     const done = new Map<string, number>();
     for (const s of all.slice(0, at + 1)) if (s.writes) done.set(s.writes.join(","), s.acc);
-    grids.replaceChildren(
-      ...loops.operands.map((o, k) =>
-        grid(o.label, o.axes, o.shape, step.reads[k]!, (c) => valueAt(k, c, o.shape), (c) => (c.join(",") === step.reads[k]!.join(",") ? "read" : "")),
-      ),
-      grid(loops.result.label, loops.result.axes, loops.result.shape, step.cell, (c) => done.get(c.join(",")) ?? null, (c) => (step.writes && c.join(",") === step.writes.join(",") ? "written" : "")),
-    );
+    loops.operands.forEach((o, k) => tensors[k]!.update(step.reads[k]!, (c) => String(valueAt(k, c, o.shape)), (c) => (c.join(",") === step.reads[k]!.join(",") ? "read" : "")));
+    const written = (c: number[]) => done.get(c.join(","));
+    tensors.at(-1)!.update(step.cell, (c) => (written(c) === undefined ? "" : String(round(written(c)!))), (c) => (step.writes && c.join(",") === step.writes.join(",") ? "written" : ""));
     const index = Object.entries(step.index).map(([k, v]) => `${k}=${v}`).join(", ");
     const reads = loops.operands.map((o, k) => `${o.label}[${step.reads[k]!.join(", ")}] = ${step.values[k]}${inside(step.reads[k]!, o.shape) ? "" : " (padding)"}`).join(", ");
     now.textContent = `${index}: ${reads}; term ${step.term}, so far ${round(step.acc)}${step.writes ? ` → ${loops.result.label}[${step.writes.join(", ")}] = ${round(step.acc)}` : ""}`;
@@ -157,7 +187,7 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
 
   scrub.addEventListener("input", () => go(Number(scrub.value)));
   element.addEventListener("keydown", (e) => {
-    if ((e.target as HTMLElement).closest("select")) return;
+    if ((e.target as HTMLElement).closest("select, input")) return; // they use the arrows themselves
     const moves: Record<string, () => void> = { ArrowRight: () => go(at + 1), ArrowLeft: () => go(at - 1), Home: () => go(0), End: () => go(all.length - 1), " ": () => (timer ? stop() : start()) };
     const move = moves[e.key];
     if (move) {
