@@ -9,6 +9,7 @@ import { EDITOR_TOUR, createHelp, createTour } from "./ui/help";
 import { mountHistory } from "./ui/history";
 import { createStepper } from "./teach/stepper";
 import { mountLesson } from "./ui/lesson";
+import { createLessonWriter } from "./ui/lessonWriter";
 import { mountPuzzle } from "./ui/puzzle";
 import { mountTryout } from "./teach/tryout";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
@@ -136,6 +137,11 @@ function mount(root: HTMLElement): void {
   const selectLabels = (labels: string[]): void =>
     withDocument((doc) => editor.setSelection(doc.nodes.filter((n) => n.label !== undefined && labels.includes(n.label)).map((n) => n.id)));
   const graphId = root.dataset.graphId ?? "";
+  // an editor of the graph may write a lesson on it
+  if (root.dataset.canEdit === "1" && graphId) {
+    const selectedLabels = () => (editor.sync.session.document?.nodes ?? []).filter((n) => editor.selected.includes(n.id) && n.label).map((n) => n.label!);
+    root.querySelector(".geon-left")?.append(createLessonWriter({ graphId, csrf, selectedLabels }));
+  }
   void mountLesson({ graphId, csrf, select: selectLabels, tryout: tryout?.kind === "lesson" ? tried : undefined });
   void mountPuzzle({ graphId, csrf, tryout: tryout?.kind === "puzzle" ? tried : undefined });
   const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);

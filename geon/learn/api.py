@@ -9,6 +9,12 @@
   version as a solution (202, the attempt ``queued``); ``GET /puzzles/attempts/<id>``: yours,
   ``done`` with ``{"solved", "draws", "counterexample"?}`` or ``failed`` with ``error``.
 
+A graph's editors write a lesson on it (``geon.learn.writing``), read and opened like a
+shipped one by its key:
+
+- ``GET /graphs/<id>/lesson`` (viewer and up: ``{"lesson"}``, null when none), ``PUT`` ``{"title", "summary", "steps"}`` (editor
+  and up: written or rewritten), ``DELETE``.
+
 Visitors without an account try lessons and puzzles on a document their browser keeps:
 
 - ``POST /lessons/<key>/steps/<n>/try`` ``{"document"}``: the step's check on it (nothing stored);
@@ -29,7 +35,7 @@ from ninja import Router, Schema, Status
 
 from geon.envelope import ERROR_STATUSES, answers, error_response
 from geon.graphs.api import PATH_NUMBER
-from geon.learn import puzzles, services
+from geon.learn import puzzles, services, writing
 from geon.teaching.lessons import LESSONS
 
 router = Router(tags=["lessons"])
@@ -46,6 +52,12 @@ class CheckOut(Schema):
 
 class DocumentIn(Schema):
     document: dict[str, Any]
+
+
+class WrittenIn(Schema):
+    title: Any
+    summary: Any = ""
+    steps: Any
 
 
 class KeptOut(Schema):
@@ -143,3 +155,27 @@ def keep_puzzle(request: HttpRequest, key: str, payload: DocumentIn) -> dict[str
 def get_attempt(request: HttpRequest, attempt_id: int = PATH_NUMBER) -> dict[str, Any]:
     """One of your checks, as the worker left it."""
     return puzzles.attempt_json(puzzles.get_attempt(request.user, attempt_id))
+
+
+@router.get("/graphs/{graph_id}/lesson", response=answers({200: dict[str, Any]}))
+def get_written(request: HttpRequest, graph_id: uuid.UUID) -> dict[str, Any]:
+    """``{"lesson"}``: the lesson written on a graph, with the links its students open, or
+    null when none is."""
+    written = writing.written_lesson_of(request.user, graph_id)
+    return {"lesson": None if written is None else writing.written_json(written)}
+
+
+@router.put("/graphs/{graph_id}/lesson", response=answers({200: dict[str, Any]}))
+def write_lesson(request: HttpRequest, graph_id: uuid.UUID, payload: WrittenIn) -> dict[str, Any]:
+    """Write or rewrite the lesson on a graph: its title, summary and steps."""
+    written = writing.do_write_lesson(
+        request.user, graph_id, payload.title, payload.summary, payload.steps
+    )
+    return writing.written_json(written)
+
+
+@router.delete("/graphs/{graph_id}/lesson", response=answers({204: None}))
+def drop_lesson(request: HttpRequest, graph_id: uuid.UUID) -> Status[None]:
+    """Remove the lesson written on a graph (students keep their copies)."""
+    writing.do_drop_lesson(request.user, graph_id)
+    return Status(204, None)

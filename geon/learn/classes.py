@@ -15,7 +15,6 @@ from geon.core.errors import GeonError, quote
 from geon.graphs.models import Graph
 from geon.learn import puzzles, services
 from geon.learn.models import Assignment, Attempt, Classroom, LessonCheck
-from geon.teaching.lessons import LESSONS
 
 #: The most classes a teacher keeps, and students one class holds.
 CLASSES_MAX = 50
@@ -85,7 +84,7 @@ def do_join(student: Account, key: str) -> Classroom:
 
 def item_title(assignment: Assignment) -> str:
     if assignment.kind == Assignment.Kind.LESSON:
-        return f"Lesson: {LESSONS[assignment.key].title}"
+        return f"Lesson: {services.lesson_of(assignment.key).title}"
     return f"Puzzle: {puzzles.puzzle_of(assignment.key)['title']}"
 
 
@@ -120,7 +119,7 @@ def progress(classroom: Classroom) -> list[dict[str, Any]]:
                 prefix = puzzles.PREFIX
             else:
                 done = checks.get((student.pk, a.key), [])
-                tasks = {i + 1 for i, s in enumerate(LESSONS[a.key].steps) if s.task}
+                tasks = {i + 1 for i, s in enumerate(services.lesson_of(a.key).steps) if s.task}
                 passed_steps = {step for step, ok in done if ok}
                 tries = [ok for _, ok in done]
                 solved = bool(tasks) and tasks <= passed_steps

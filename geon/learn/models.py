@@ -83,3 +83,20 @@ class Assignment(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["classroom", "kind", "key"], name="assigned_once")
         ]
+
+
+class WrittenLesson(models.Model):
+    """A lesson a teacher wrote on one of their graphs (issue 19, item 3): its steps, read like
+    a shipped lesson's; a student's copy starts from the graph's document when they open it."""
+
+    key = models.CharField(max_length=64, unique=True)
+    graph = models.OneToOneField(Graph, on_delete=models.CASCADE, related_name="lesson")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    title = models.CharField(max_length=200)
+    summary = models.TextField(blank=True, default="")
+    steps = models.JSONField(default=list)
+    created = models.DateTimeField(auto_now_add=True)
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated", "-id"]

@@ -16,7 +16,8 @@ from geon.graphs.models import Graph
 from geon.graphs.services.access import User
 from geon.graphs.services.documents import parse_document
 from geon.graphs.services.gallery import do_load_copy
-from geon.learn.models import LessonCheck
+from geon.learn.models import LessonCheck, WrittenLesson
+from geon.learn.writing import as_lesson
 from geon.teaching.lessons import LESSONS, Lesson, TaskResult, check_task
 
 #: A lesson's copy remembers its lesson under this prefix (``Graph.example``).
@@ -28,10 +29,17 @@ class LessonNotFound(graphs.GraphNotFound):
 
 
 def lesson_of(key: str) -> Lesson:
-    if key not in LESSONS:
+    """A shipped lesson, or one a teacher wrote (:mod:`geon.learn.writing`), by its key."""
+    if key in LESSONS:
+        return LESSONS[key]
+    written = WrittenLesson.objects.filter(key=key).select_related("graph").first()
+    if written is None:
         valid = ", ".join(f'"{k}"' for k in LESSONS)
-        raise LessonNotFound(f"lesson {quote(key)} does not exist; expected one of ({valid})")
-    return LESSONS[key]
+        raise LessonNotFound(
+            f"lesson {quote(key)} does not exist; the shipped ones are ({valid}), and a "
+            "teacher's lesson opens from the link they shared"
+        )
+    return as_lesson(written)
 
 
 @transaction.atomic

@@ -16,15 +16,15 @@ from django.shortcuts import redirect, render
 
 from geon.core.errors import GeonError
 from geon.learn import classes, puzzles, services
-from geon.learn.models import Classroom
+from geon.learn.models import Classroom, WrittenLesson
 from geon.teaching.lessons import LESSONS
 
 
 def lessons_page(request: HttpRequest) -> HttpResponse:
     shown = [puzzles.puzzle_json(key) for key in puzzles.puzzles()]
-    return render(
-        request, "learn/lessons.html", {"lessons": list(LESSONS.values()), "puzzles": shown}
-    )
+    written = WrittenLesson.objects.filter(author_id=request.user.pk or 0).select_related("graph")
+    context = {"lessons": list(LESSONS.values()), "puzzles": shown, "written": written}
+    return render(request, "learn/lessons.html", context)
 
 
 def _try_page(request: HttpRequest, kind: str, key: str, title: str, start: Any) -> HttpResponse:
@@ -114,6 +114,10 @@ def class_page(request: HttpRequest, class_id: int) -> HttpResponse:
         "rows": classes.progress(classroom) if teaches else [],
         "join": request.build_absolute_uri(f"/learn/join/{classroom.key}/"),
         "items": [(f"lesson:{k}", f"Lesson: {v.title}") for k, v in LESSONS.items()]
+        + [
+            (f"lesson:{w.key}", f"Your lesson: {w.title}")
+            for w in WrittenLesson.objects.filter(author_id=request.user.pk)
+        ]
         + [(f"puzzle:{k}", f"Puzzle: {p['title']}") for k, p in puzzles.puzzles().items()],
         "error": error,
     }

@@ -26,10 +26,11 @@ import numpy as np
 
 from geon import core as gc
 from geon.core.checks import check
+from geon.core.errors import GeonError, quote
 from geon.core.graph import OPERATION, TENSOR, TENSOR_AXES, Graph
 from geon.examples.gallery import EXAMPLES
 
-__all__ = ["LESSONS", "Lesson", "Step", "TaskResult", "check_task"]
+__all__ = ["LESSONS", "Lesson", "Step", "TaskResult", "check_task", "read_steps"]
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,76 @@ def check_task(task: dict[str, Any] | None, graph: Graph) -> TaskResult:
                 False, f"the graph still has {len(errors)} error(s): {errors[0].message}"
             )
     return TaskResult(True, "done: that is exactly it")
+
+
+# --- lessons that teachers write ---------------------------------------------------------------
+
+#: Bounds of a written lesson: steps, a title's and a step text's characters, labels highlighted.
+STEPS_MAX = 50
+TITLE_MAX = 200
+TEXT_MAX = 10_000
+HIGHLIGHT_MAX = 50
+TASK_KEYS = ("tensor", "axes", "kernel", "writtenBy", "clean")
+
+
+def _text(value: Any, what: str, most: int, *, empty: bool = False) -> str:
+    if not isinstance(value, str) or len(value) > most or (not empty and not value.strip()):
+        need = f"at most {most:,} characters" if empty else f"1 to {most:,} characters"
+        raise GeonError(f"{what} {quote(value)} is not valid; expected {need}")
+    return value.strip() if not empty else value
+
+
+def read_task(value: Any, where: str) -> dict[str, Any] | None:
+    """A step's task as a teacher wrote it (None or {} : no task); refused by name when not one
+    :func:`check_task` reads."""
+    if value is None or value == {}:
+        return None
+    if not isinstance(value, dict) or not set(value) <= set(TASK_KEYS):
+        keys = ", ".join(f'"{k}"' for k in TASK_KEYS)
+        raise GeonError(f"{where} task {quote(value)} is not valid; expected an object with {keys}")
+    task: dict[str, Any] = {}
+    for key in ("tensor", "kernel", "writtenBy"):
+        if key in value:
+            task[key] = _text(value[key], f'{where} task "{key}"', 128)
+    if "axes" in value:
+        axes = value["axes"]
+        if not isinstance(axes, list) or len(axes) > 16:
+            raise GeonError(f'{where} task "axes" {quote(axes)} is not valid; expected a list')
+        task["axes"] = [_text(a, f"{where} task axis", 128) for a in axes]
+    if ("tensor" in task or "writtenBy" in task) != ("axes" in task):
+        raise GeonError(
+            f'{where} task: "axes" goes with "tensor" (its axes) or "writtenBy" (the axes of '
+            "what that kernel writes), and each of them needs it"
+        )
+    if "clean" in value:
+        if not isinstance(value["clean"], bool):
+            raise GeonError(f'{where} task "clean" {quote(value["clean"])} is not true or false')
+        task["clean"] = value["clean"]
+    return task or None
+
+
+def read_steps(value: Any) -> tuple[Step, ...]:
+    """A written lesson's steps (a list of {title, text, highlight, task}), each checked with
+    the bounds above; the first bad value is named."""
+    if not isinstance(value, list) or not 1 <= len(value) <= STEPS_MAX:
+        raise GeonError(f"steps {quote(value)} are not valid; expected a list of 1 to {STEPS_MAX}")
+    steps = []
+    for n, step in enumerate(value, start=1):
+        where = f"step {n}"
+        if not isinstance(step, dict):
+            raise GeonError(f"{where} {quote(step)} is not an object with a title and a text")
+        highlight = step.get("highlight") or []
+        if not isinstance(highlight, list) or len(highlight) > HIGHLIGHT_MAX:
+            raise GeonError(f"{where} highlight {quote(highlight)} is not a list of labels")
+        steps.append(
+            Step(
+                _text(step.get("title"), f"{where} title", TITLE_MAX),
+                _text(step.get("text", ""), f"{where} text", TEXT_MAX, empty=True),
+                tuple(_text(label, f"{where} label", 128) for label in highlight),
+                read_task(step.get("task"), where),
+            )
+        )
+    return tuple(steps)
 
 
 # --- the lessons ------------------------------------------------------------------------------

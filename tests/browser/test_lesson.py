@@ -60,3 +60,43 @@ def test_a_student_steps_through_a_lesson_and_passes_its_task(
     tab.wait_for_selector(".geon-lesson-title")
     assert tab.text_content(".geon-lesson-title") == "Fix it"
     assert errors == []
+
+
+@pytest.fixture
+def dot_graph(user: Any) -> Any:
+    from geon.graphs.services import do_create_graph
+    from geon.teaching.lessons import LESSONS
+
+    document = LESSONS["dot-and-duals"].build().to_json()
+    return do_create_graph(owner=user, title="My dot", document=document)
+
+
+def test_a_teacher_writes_a_lesson_in_the_editor_and_opens_it_as_a_student(
+    daphne_server: str, user: Any, password: str, dot_graph: Any, page: tuple[Page, list[str]]
+) -> None:
+    tab, errors = page
+    sign_in(tab, daphne_server, "ann", password)
+    tab.goto(f"{daphne_server}/graphs/{dot_graph.pk}/")
+    tab.wait_for_function("() => window.geon && window.geon.nodeId('x') !== null")
+    tab.click(".geon-writer > summary")
+    tab.fill(".geon-writer-title", "Pairing by hand")
+    tab.fill(".geon-writer-step-title", "Fix the pairing")
+    tab.fill(".geon-writer-text", "Give **x** the axes `(H, W-1)`.")
+    tab.evaluate("window.geon.select([window.geon.nodeId('x')])")
+    tab.click(".geon-writer-use-selection")
+    assert tab.text_content(".geon-writer-highlight") == "x"
+    tab.fill(".geon-writer-tensor", "x")
+    tab.fill(".geon-writer-axes", "H, W-1")
+    tab.click(".geon-writer-save")
+    tab.wait_for_selector(".geon-writer-links")
+    assert (tab.text_content(".geon-writer-said") or "").startswith("Saved: 1 step")
+    tab.screenshot(path=str(ARTIFACTS / "lesson-writer.png"))
+    # the student's view: the lesson's own copy, the step, its check by name
+    tab.goto(daphne_server + (tab.get_attribute(".geon-writer-links a", "href") or ""))
+    tab.wait_for_selector(".geon-lesson .geon-lesson-title")
+    assert tab.text_content(".geon-lesson h2") == "Lesson · Pairing by hand"
+    assert tab.text_content(".geon-lesson-title") == "Fix the pairing"
+    tab.click(".geon-lesson-check")
+    tab.wait_for_selector(".geon-lesson-result.failed")
+    assert "the task asks for (H, W-1)" in (tab.text_content(".geon-lesson-result") or "")
+    assert errors == []
