@@ -12,8 +12,8 @@
 A graph's editors write a lesson on it (``geon.learn.writing``), read and opened like a
 shipped one by its key:
 
-- ``GET /graphs/<id>/lesson`` (viewer and up: ``{"lesson"}``, null when none), ``PUT`` ``{"title", "summary", "steps"}`` (editor
-  and up: written or rewritten), ``DELETE``.
+- ``GET /graphs/<id>/lesson`` (viewer and up: ``{"lesson"}``, null when none);
+- ``PUT`` ``{"title", "summary", "steps"}`` (editor and up: written or rewritten), ``DELETE``.
 
 Visitors without an account try lessons and puzzles on a document their browser keeps:
 
