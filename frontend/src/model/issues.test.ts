@@ -52,3 +52,22 @@ describe("issueAxesByNode", () => {
     expect(issueAxesByNode(doc, [issue("C", [op], "no axis here")]).size).toBe(0);
   });
 });
+
+describe("namedMessage", async () => {
+  const { namedMessage } = await import("./issues");
+  const node = (id: string, extra: object) => ({ id, type: "t", body: {}, tags: {}, ...extra }) as never;
+  const nodes = new Map([
+    ["6e729955-6da3-4a84-97ce-ddf00ec63f77", node("6e729955-6da3-4a84-97ce-ddf00ec63f77", { body: { kernel: "op:dot" } })],
+    ["f074beee", node("f074beee", { label: "x·w1", body: { kernel: "op:dot" } })],
+    ["t1", node("t1", { label: "x" })],
+  ]);
+
+  it("names an unlabelled operation by its kernel, once", () => {
+    expect(namedMessage('operation "6e729955-6da3-4a84-97ce-ddf00ec63f77" (op:dot): axis "W" appears in both operands', nodes)).toBe('operation op:dot: axis "W" appears in both operands');
+  });
+
+  it("names labelled nodes by their label and leaves other quotes alone", () => {
+    expect(namedMessage('operation "f074beee" (op:dot) selects "[0:2]" of tensor "t1"', nodes)).toBe('operation "x·w1" (op:dot) selects "[0:2]" of tensor "x"');
+    expect(namedMessage('axis "W" is unknown', nodes)).toBe('axis "W" is unknown');
+  });
+});

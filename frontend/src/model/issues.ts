@@ -3,7 +3,7 @@
 // the axis references each issue outlines on the canvas.
 
 import { inferOperation } from "./author";
-import { issueAxes, nodeById, OPERATION, selections, type Issue, type LoomDocument } from "./document";
+import { issueAxes, nodeById, nodeName, OPERATION, selections, type Issue, type LoomDocument, type LoomNode } from "./document";
 
 /**
  * The axis errors ``OperationAxesInference`` will report for operations of ``doc`` that the
@@ -46,4 +46,18 @@ export function issueAxesByNode(doc: LoomDocument, issues: readonly Issue[]): Ma
 /** The axis names some issue refers to (offsets dropped: "W-1" is about "W"). */
 export function axesWithIssues(issues: readonly Issue[]): Set<string> {
   return new Set(issues.flatMap((i) => issueAxes(i)).map((r) => r.replace(/[+-]\d+$/, "")));
+}
+
+/**
+ * ``message`` as a person reads it (issue 21: names, never ids): each quoted node id becomes the
+ * node's name (``nodeName``); an unlabelled operation's ``"<id>" (op:dot)`` becomes ``op:dot``.
+ * The checker's messages keep ids, which tools match on; this is how the editor shows them.
+ */
+export function namedMessage(message: string, nodes: ReadonlyMap<string, LoomNode>): string {
+  return message.replace(/"([^"\s]{1,80})"( \(([^()\s]{1,80})\))?/g, (whole, id: string, after: string | undefined, kernel: string | undefined) => {
+    const node = nodes.get(id);
+    if (!node) return whole;
+    const name = nodeName(node);
+    return name === kernel ? name : `"${name}"${after ?? ""}`;
+  });
 }

@@ -6,6 +6,7 @@ import { canonical } from "../model/axes";
 import { inferOperation, splitRefs } from "../model/author";
 import { CATALOGUE, searchKernels } from "../model/catalogue";
 import { castFixOf } from "../model/fixes";
+import { namedMessage } from "../model/issues";
 import { declaredAxes, DTYPES, nodeById, OPERATION, ROLES, selections, TENSOR, tensorAxes, type Issue, type LoomDocument } from "../model/document";
 import { axisColor } from "../render/canvas";
 import { button, el, submit as submitButton } from "./dom";
@@ -291,7 +292,7 @@ export function createIssuesPanel(onJump: (nodeId: string) => void, onFix?: (iss
             "li",
             { class: `geon-issue ${issue.severity}`, tabindex: "0", "data-constraint": issue.constraint, "data-node": target ?? "" },
             el("span", { class: "geon-issue-where", text: `${issue.constraint}${where ? ` · ${where}` : ""}` }),
-            el("span", { class: "geon-issue-message", text: issue.message }),
+            el("span", { class: "geon-issue-message", text: namedMessage(issue.message, nodes) }),
           );
           const fix = onFix ? issueFix(issue) : null;
           if (fix && onFix) {

@@ -3,6 +3,7 @@
 // output tensor, drawn as a map: each application's block, gaps hatched red, overlaps orange.
 
 import { nodeById, OPERATION, tensorAxes, tensorRange, type Issue, type LoomDocument, type Range } from "../model/document";
+import { namedMessage } from "../model/issues";
 import { applicationsOf, coverage, coverOf, indexAxesOf, showRange, type ApplicationView } from "../model/shards";
 import type { ShardRequest } from "../sync/controller";
 import { button, el, submit } from "./dom";
@@ -247,7 +248,7 @@ export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
       });
       // what each application reads: overlapping reads are the halos, cells nobody reads are grey
       const reads = apps.length > 1 ? readMaps(doc, apps) : [];
-      const server = covIssues.map((i) => el("p", { class: "geon-coverage-issue small", text: i.message }));
+      const server = covIssues.map((i) => el("p", { class: "geon-coverage-issue small", text: namedMessage(i.message, nodes) }));
       body.replaceChildren(
         form,
         message,
