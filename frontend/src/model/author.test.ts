@@ -332,3 +332,36 @@ describe("slice, pad, flatten, unflatten and conv2d", () => {
     ]);
   });
 });
+
+describe("a dot's result order (params.axes)", async () => {
+  const { dotOrders } = await import("./author");
+  // x[N, D] · w1[D-1, Hd]: by the DESIGN rule the operand holding the lower level (w1) gives its
+  // free axes first, so (Hd, N); params.axes chooses another order of the same axes
+  function mlp(params?: Record<string, unknown>): { doc: LoomDocument; op: string } {
+    let doc = empty;
+    for (const [name, length] of [["N", 4], ["D", 3], ["Hd", 5]] as const) doc = run(doc, declareAxis(doc, { name, length }));
+    const x = addTensor(doc, { label: "x", axes: ["N", "D"], at: { x: 0, y: 0 } });
+    doc = run(doc, x.ops);
+    const w = addTensor(doc, { label: "w1", axes: ["D-1", "Hd"], at: { x: 0, y: 100 } });
+    doc = run(doc, w.ops);
+    const op = addOperation(doc, "op:dot", { x: 300, y: 0 });
+    doc = run(doc, op.ops);
+    doc = run(doc, connectInput(doc, x.id, op.id));
+    doc = run(doc, connectInput(doc, w.id, op.id));
+    if (params) doc = run(doc, [{ op: "update_node", id: op.id, body: { ...nodeById(doc).get(op.id)!.body, params } }]);
+    return { doc, op: op.id };
+  }
+
+  it("offers both orders, marks the rule's and reads the chosen one", () => {
+    const { doc, op } = mlp();
+    expect(dotOrders(doc, nodeById(doc).get(op)!)).toEqual({ byDefault: ["Hd", "N"], current: ["Hd", "N"], orders: [["Hd", "N"], ["N", "Hd"]] });
+    const chosen = mlp({ axes: ["N", "Hd"] });
+    expect(dotOrders(chosen.doc, nodeById(chosen.doc).get(chosen.op)!)!.current).toEqual(["N", "Hd"]);
+  });
+
+  it("offers nothing for other kernels", () => {
+    const { doc, op } = mlp();
+    const node = nodeById(doc).get(op)!;
+    expect(dotOrders(doc, { ...node, body: { ...node.body, kernel: "op:add" } })).toBeNull();
+  });
+});

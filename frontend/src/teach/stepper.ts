@@ -9,7 +9,7 @@
 import "./stepper.css";
 import { declaredAxes, nodeById, nodeName, selections, type LoomDocument } from "../model/document";
 import { refLength } from "../model/axes";
-import { inferOperation } from "../model/author";
+import { inferOperation, permutations } from "../model/author";
 import { button, el } from "../ui/dom";
 import { inside, loopsOf, steps, valueAt, type Loops, type Step } from "./loops";
 import { builder, einsum, explanation, formula, pythonLoops } from "./notation";
@@ -202,10 +202,4 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
 
 function round(v: number): number {
   return Math.round(v * 1000) / 1000;
-}
-
-/** Every order of ``names`` (the loops of one operation: a handful). */
-export function permutations(names: string[]): string[][] {
-  if (names.length <= 1) return [names];
-  return names.flatMap((n, i) => permutations([...names.slice(0, i), ...names.slice(i + 1)]).map((rest) => [n, ...rest]));
 }

@@ -3,11 +3,11 @@
 // callbacks; none edits the document itself.
 
 import { canonical } from "../model/axes";
-import { inferOperation, splitRefs } from "../model/author";
+import { dotOrders, inferOperation, splitRefs } from "../model/author";
 import { CATALOGUE, searchKernels } from "../model/catalogue";
 import { castFixOf } from "../model/fixes";
 import { namedMessage } from "../model/issues";
-import { declaredAxes, DTYPES, nodeById, OPERATION, ROLES, selections, TENSOR, tensorAxes, type Issue, type LoomDocument } from "../model/document";
+import { declaredAxes, DTYPES, nodeById, OPERATION, ROLES, selections, TENSOR, tensorAxes, type Issue, type LoomDocument, type LoomNode } from "../model/document";
 import { axisColor } from "../render/canvas";
 import { button, el, submit as submitButton } from "./dom";
 
@@ -154,6 +154,23 @@ export interface InspectorCallbacks {
   openProjection?(id: string): void;
 }
 
+/** A dot's result order (params.axes): every order of its axes, the rule's marked "default";
+ * ``choose`` gets the order picked (null: back to the default). None for other operations. */
+function resultOrder(doc: LoomDocument, node: LoomNode, choose: (axes: string[] | null) => void): HTMLElement[] {
+  const found = dotOrders(doc, node);
+  if (!found) return [];
+  const shown = (axes: string[]) => `(${axes.join(", ")})`;
+  const select = el("select", { "aria-label": "result order", class: "geon-result-order" });
+  for (const order of found.orders) {
+    const isDefault = order.join() === found.byDefault.join();
+    select.append(el("option", { value: order.join(","), text: `${shown(order)}${isDefault ? " default" : ""}` }));
+  }
+  select.value = found.current.join(",");
+  select.addEventListener("change", () => choose(select.value === found.byDefault.join(",") ? null : select.value.split(",")));
+  const why = `By default the free axes of the operand holding the dual (lower) levels come first: ${shown(found.byDefault)}. Any other order sets params.axes.`;
+  return [el("label", { text: "Order" }), el("span", {}, select, el("span", { class: "small muted geon-order-why", text: ` ${why}` }))];
+}
+
 export function createInspector(cb: InspectorCallbacks): { element: HTMLElement; update(doc: LoomDocument | null, selected: string[], issues: Issue[]): void } {
   const body = el("div", { class: "geon-inspector-body" });
   const element = el("section", { class: "geon-panel geon-inspector", "aria-label": "inspector" }, el("h2", { text: "Selection" }), body);
@@ -225,6 +242,11 @@ export function createInspector(cb: InspectorCallbacks): { element: HTMLElement;
           params,
           el("label", { text: "Output" }),
           el("span", { class: `geon-predicted ${custom ? "custom" : inf.kind}`, text: predicted }),
+          ...resultOrder(doc, node, (axes) => {
+            const { axes: _old, ...rest } = (node.body.params ?? {}) as Record<string, unknown>;
+            const next = axes ? { ...rest, axes } : rest;
+            message.textContent = cb.applyOperation(node.id, label.value, Object.keys(next).length ? next : null) ?? "";
+          }),
           submitButton("Apply", "Apply (Enter)", "primary geon-apply"),
         );
         form.addEventListener("submit", (e) => {
