@@ -168,7 +168,7 @@ function resultOrder(doc: LoomDocument, node: LoomNode, choose: (axes: string[] 
   select.value = found.current.join(",");
   select.addEventListener("change", () => choose(select.value === found.byDefault.join(",") ? null : select.value.split(",")));
   const why = `By default the free axes of the operand holding the dual (lower) levels come first: ${shown(found.byDefault)}. Any other order sets params.axes.`;
-  return [el("label", { text: "Order" }), el("span", {}, select, el("span", { class: "small muted geon-order-why", text: ` ${why}` }))];
+  return [el("label", { text: "Order" }), select, el("p", { class: "small muted geon-order-why", text: why })];
 }
 
 export function createInspector(cb: InspectorCallbacks): { element: HTMLElement; update(doc: LoomDocument | null, selected: string[], issues: Issue[]): void } {
