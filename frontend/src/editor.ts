@@ -356,6 +356,8 @@ export class Editor implements Commands {
     this.projectionOp = id;
     this.projection.update(this.sync.session.document, this.selected);
     this.projection.open(id);
+    // the frame after next: the canvas has made room for the window and its observer has the new size
+    requestAnimationFrame(() => requestAnimationFrame(() => this.ensureVisible([id])));
   }
 
   /**

@@ -98,6 +98,18 @@ def open_projection(tab: Page, title: str) -> None:
     tab.mouse.click(canvas["x"] + box["x"] + box["w"] / 2, canvas["y"] + box["y"] + box["h"] / 2)
     tab.click(".geon-open-projection")
     tab.wait_for_selector(".geon-projection:not([hidden]) .geon-ipf-grid")
+    # the window is docked beside the canvas, which makes room and keeps the operation in view
+    tab.wait_for_function(
+        """(title) => {
+          const canvas = document.querySelector(".geon-canvas");
+          const window_ = document.querySelector(".geon-projection").getBoundingClientRect();
+          const chosen = window.geon.state().selected[0];
+          const op = window.geon.boxes().find((b) => b.title === title && b.id === chosen);
+          const docked = canvas.getBoundingClientRect().right <= window_.left + 1;
+          return docked && op && op.x >= 0 && op.x + op.w <= canvas.clientWidth;
+        }""",
+        arg=title,
+    )
 
 
 def regions(tab: Page) -> dict[str, str]:

@@ -17,6 +17,9 @@ import { button, el } from "./dom";
 import { hatch } from "./draw";
 import { BANDS, framed, gridLines, highlight, hull, named, OVERLAP, PICK_LINE, rect, sized, tensorDims, type Dims, type Paint } from "./projectionMaps";
 
+/** How a row of an IPF reads (beside every table of one). */
+const LEGEND = "Each row is a dim of the tensor: at an index point it starts at Σ (number × that index axis) + offset and is shape cells long.";
+
 export interface ProjectionCallbacks {
   /** Send the edited IPFs as one edit; an error message, or null when it was sent. */
   commit(opId: string, drafts: Map<string, IPF>): string | null;
@@ -178,14 +181,20 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
     figures.set(port.key, { fig, caption, holder });
     if (port.problem) fig.append(el("p", { class: "geon-form-error", text: port.problem }));
     if (v.custom && port.ipf) fig.append(ipfEditor(v, port));
-    else if (port.ipf) fig.append(el("div", { class: "geon-ipf-formula small", text: formula(v, port.ipf) }));
+    else if (port.ipf) fig.append(formula(v, port, port.ipf));
     return fig;
   }
 
-  /** ``P = [[1, 0], [0, 0]] o = [0, 0] s = [1, 3]`` in words a reader scans quickly. */
-  function formula(_v: OperationProjection, ipf: IPF): string {
-    const p = ipf.projection.map((r) => `[${r.join(", ")}]`).join(" ");
-    return `P ${p} · offset [${ipf.offset.join(", ")}] · shape [${ipf.shape.join(", ")}]`;
+  /** The IPF as a labelled table: per tensor dim, the coefficient of each index axis, the offset
+   * and the shape, with the sentence that says how a row reads (issue 21: the notation explained). */
+  function formula(v: OperationProjection, port: PortProjection, ipf: IPF): HTMLElement {
+    const table = el("table", { class: "geon-ipf-edit geon-ipf-formula" });
+    table.append(el("tr", {}, el("th", { text: "" }), ...v.indexAxes.map((a) => el("th", { text: a })), el("th", { text: "offset" }), el("th", { text: "shape" })));
+    ipf.projection.forEach((row, r) => {
+      const cells = [...row, ipf.offset[r]!, ipf.shape[r]!].map((n) => el("td", { text: String(n) }));
+      table.append(el("tr", {}, el("th", { text: named(port.axes, r) }), ...cells));
+    });
+    return el("div", {}, table, el("p", { class: "geon-ipf-legend small muted", text: LEGEND }));
   }
 
   function ipfEditor(v: OperationProjection, port: PortProjection): HTMLElement {
@@ -209,7 +218,7 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
       tr.append(cell(f.shape[r]!, "geon-ipf-shape", (t) => (f.shape[r] = t), `shape of ${port.label} row ${r}`));
       table.append(tr);
     });
-    return table;
+    return el("div", {}, table, el("p", { class: "geon-ipf-legend small muted", text: LEGEND }));
   }
 
   /** A field changed: the regions follow when every field of the port reads; else say which does not. */
