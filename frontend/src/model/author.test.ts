@@ -334,7 +334,7 @@ describe("slice, pad, flatten, unflatten and conv2d", () => {
 });
 
 describe("a dot's result order (params.axes)", async () => {
-  const { dotOrders } = await import("./author");
+  const { dotOrders } = await import("./orders");
   // x[N, D] · w1[D-1, Hd]: by the DESIGN rule the operand holding the lower level (w1) gives its
   // free axes first, so (Hd, N); params.axes chooses another order of the same axes
   function mlp(params?: Record<string, unknown>): { doc: LoomDocument; op: string } {

@@ -9,7 +9,8 @@
 import "./stepper.css";
 import { declaredAxes, nodeById, nodeName, selections, type LoomDocument } from "../model/document";
 import { refLength } from "../model/axes";
-import { inferOperation, permutations } from "../model/author";
+import { inferOperation } from "../model/author";
+import { permutations } from "../model/orders";
 import { button, el } from "../ui/dom";
 import { inside, loopsOf, steps, valueAt, type Loops, type Step } from "./loops";
 import { builder, einsum, explanation, formula, pythonLoops } from "./notation";

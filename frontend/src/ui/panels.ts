@@ -3,7 +3,8 @@
 // callbacks; none edits the document itself.
 
 import { canonical } from "../model/axes";
-import { dotOrders, inferOperation, splitRefs } from "../model/author";
+import { inferOperation, splitRefs } from "../model/author";
+import { dotOrders } from "../model/orders";
 import { CATALOGUE, searchKernels } from "../model/catalogue";
 import { castFixOf } from "../model/fixes";
 import { namedMessage } from "../model/issues";
