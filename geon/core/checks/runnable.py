@@ -44,12 +44,13 @@ from geon.core.checks.applications import application_signature, operation_appli
 from geon.core.checks.axes import infer_operation
 from geon.core.checks.fastpath import is_well_formed
 from geon.core.checks.messages import context, issue, names
+from geon.core.checks.structure import Signature, signature_of
 from geon.core.errors import quote
 from geon.core.graph import APPLICATION, OPERATION, TENSOR, TENSOR_AXES, GraphIndex, Node
 from geon.core.graph import iter_selections as selections_of
 from geon.core.issues import Constraint, Issue
 from geon.core.ops import CATALOGUE, Kernel
-from geon.core.zspace import parse_range
+from geon.core.zspace import IPF, parse_range
 
 __all__ = ["CONSTRAINTS", "PORTS", "POSITIONAL"]
 
@@ -198,7 +199,10 @@ def _positional(index: GraphIndex, node: Node) -> Iterator[Issue]:
     found = _elementwise_problem(node, k)
     if found is not None:
         found_at.append((node, "operation", found))
-    for app in index.applications_of(node.id):
+    # an application is judged only where it agrees with the operation; under a pointwise
+    # signature every one that agrees broadcasts, whatever its range, so none need reading
+    apps = () if _pointwise(signature_of(index, node)) else index.applications_of(node.id)
+    for app in apps:
         # the shapes first (cheap); the application's agreement only where they clash
         if app.type != APPLICATION or not is_well_formed(index, app):
             continue
@@ -217,6 +221,51 @@ def _positional(index: GraphIndex, node: Node) -> Iterator[Issue]:
             (context("Selections", owner.id, ".body", None),),
             {"kernel": k.name},
         )
+
+
+def _columns(ipf: IPF | str) -> list[int | None] | None:
+    """The index column each row of ``ipf`` follows (coefficient 1, shape 1), None for a
+    broadcast row (all zero, shape 1); None when a row is anything else."""
+    if isinstance(ipf, str):
+        return None
+    found: list[int | None] = []
+    for row, size in zip(ipf.map.projection, ipf.shape, strict=True):
+        used = [(c, v) for c, v in enumerate(row) if v]
+        if size != 1 or len(used) > 1 or (used and used[0][1] != 1):
+            return None
+        found.append(used[0][0] if used else None)
+    return found
+
+
+def _pointwise(sig: Signature | None) -> bool:
+    """Whether any application that agrees with an operation of signature ``sig`` broadcasts:
+    one output, and, aligned from the right, each operand dim follows the same index column as
+    the output's dim there or is a broadcast row. Its selections' extents are then, dim by dim,
+    the application's extent in that column or 1, so they broadcast to exactly what it writes.
+
+    >>> from geon.core.zspace import IPF
+    >>> row, col = IPF([[1, 0], [0, 1]], [0, 0], [1, 1]), IPF([[0, 0], [0, 1]], [0, 0], [1, 1])
+    >>> _pointwise({"inputs": {"tensors": (row, col)}, "outputs": {"result": (row,)}})
+    True
+    >>> whole = IPF([[0, 0], [0, 1]], [0, 0], [4, 1])  # reads all 4 rows at every point
+    >>> _pointwise({"inputs": {"tensors": (row, whole)}, "outputs": {"result": (row,)}})
+    False
+    """
+    if sig is None:
+        return False
+    written = [ipf for ipfs in sig.get("outputs", {}).values() for ipf in ipfs]
+    out = _columns(written[0]) if len(written) == 1 else None
+    if out is None:
+        return False
+    for ipfs in sig.get("inputs", {}).values():
+        for ipf in ipfs:
+            cols = _columns(ipf)
+            if cols is None or len(cols) > len(out):
+                return False
+            aligned = zip(reversed(cols), reversed(out), strict=False)  # from the right
+            if any(c is not None and c != o for c, o in aligned):
+                return False
+    return True
 
 
 def _agrees(index: GraphIndex, app: Node) -> bool:

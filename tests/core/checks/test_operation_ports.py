@@ -15,7 +15,15 @@ import pytest
 from geon import core as gc
 from geon.core.checks import IncrementalChecker, check
 from geon.core.errors import ExecutionError
-from geon.core.graph import APPLICATION, OPERATION, TENSOR, TENSOR_AXES, Graph
+from geon.core.graph import (
+    APPLICATION,
+    INDEX_AXES,
+    IPF_SIGNATURE,
+    OPERATION,
+    TENSOR,
+    TENSOR_AXES,
+    Graph,
+)
 from geon.core.sharding import shard
 from geon.execute import compile_run, run
 
@@ -224,6 +232,38 @@ def test_a_sharded_positional_operation_is_checked_per_application() -> None:
     found = [i for i in check(g) if i.constraint == "PositionalKernelAgreement"]
     assert [(i.node_ids, i.severity) for i in found] == [((op_id, app["id"]), "error")]
     assert "reads shapes ([2, 2], [2, 3]), which do not broadcast together" in found[0].message
+
+
+def test_applications_are_judged_where_the_signature_is_not_pointwise() -> None:
+    # given the sharded positional op:add above, its signature kept (pointwise: every agreeing
+    # application broadcasts, so none need reading), then the second operand made to read its
+    # whole row at every index point (a zero row of shape 4: still the operation's selection)
+    H, W = gc.Axis("H", 2), gc.Axis("W", 4)
+    x = gc.constant(np.ones((2, 4)), axes=[H, W], name="x")
+    built = gc.graph([gc.add(x, x, name="x+x")])
+    op_id = next(n.id for n in built.nodes if n.type == OPERATION)
+    shard(built, op_id, dim="W", parts=2)
+    doc = built.to_json()
+    for n in doc["nodes"]:
+        if n["type"] == TENSOR:
+            n["tags"].pop(TENSOR_AXES)
+        if n["type"] == OPERATION:
+            n["tags"].pop(INDEX_AXES, None)
+    assert check(Graph.from_json(copy.deepcopy(doc))) == []
+    op = next(n for n in doc["nodes"] if n["type"] == OPERATION)
+    ipf = op["tags"][IPF_SIGNATURE]["inputs"]["tensors"][1]
+    ipf["affineMap"]["projection"][1] = [0, 0]
+    ipf["shape"][1] = 4
+    for app in (n for n in doc["nodes"] if n["type"] == APPLICATION):
+        app["body"]["inputs"]["tensors"][1]["range"]["start"][1] = 0
+        app["body"]["inputs"]["tensors"][1]["range"]["end"][1] = 4
+    g = Graph.from_json(doc)
+    # then each application, which agrees with it, is refused by the executor and reported
+    with pytest.raises(ExecutionError):
+        compile_run(g, sharded=True)
+    found = [i for i in check(g) if i.constraint == "PositionalKernelAgreement"]
+    assert len(found) == 2 and all(len(i.node_ids) == 2 for i in found)
+    assert "reads shapes ([2, 2], [2, 4])" in found[0].message
 
 
 def test_the_incremental_checker_agrees_with_a_full_check() -> None:
