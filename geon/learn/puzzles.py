@@ -44,9 +44,9 @@ QUEUED_MAX = 3
 #: Visitors without an account: the most of their checks queued at once (all visitors
 #: together), the most kept in a day, the largest document (JSON bytes) and node count.
 TRIES_QUEUED_MAX = 20
-TRIES_PER_DAY_MAX = 5000
-TRY_BYTES_MAX = 256 * 1024
-TRY_NODES_MAX = 200
+TRIES_PER_DAY_MAX = 2000
+TRY_BYTES_MAX = 64 * 1024
+TRY_NODES_MAX = 100
 
 
 class PuzzleNotFound(graphs.GraphNotFound):

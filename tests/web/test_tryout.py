@@ -102,13 +102,13 @@ def test_visitors_checks_are_bounded_before_any_work(client: Client, monkeypatch
     monkeypatch.setattr(puzzles, "TRY_BYTES_MAX", 200)
     big = post(client, path, {"document": start})
     assert big.status_code == 422 and "at most 200" in big.json()["error"]["message"]
-    monkeypatch.setattr(puzzles, "TRY_BYTES_MAX", 256 * 1024)
+    monkeypatch.setattr(puzzles, "TRY_BYTES_MAX", 64 * 1024)
     monkeypatch.setattr(puzzles, "TRY_NODES_MAX", 1)
     many = post(client, path, {"document": start})
     assert many.status_code == 422 and "at most 1" in many.json()["error"]["message"]
     assert Attempt.objects.count() == 0
     # while as many visitors' checks wait as the worker may hold: 429, with when to come back
-    monkeypatch.setattr(puzzles, "TRY_NODES_MAX", 200)
+    monkeypatch.setattr(puzzles, "TRY_NODES_MAX", 100)
     monkeypatch.setattr(puzzles, "TRIES_QUEUED_MAX", 2)
     for _ in range(2):
         assert post(client, path, {"document": start}).status_code == 202
