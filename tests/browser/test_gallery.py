@@ -11,13 +11,15 @@ import pytest
 from playwright.sync_api import Dialog, Page
 
 from geon.graphs.services.copies import ABOUT_TAG
-from tests.browser.helpers import screenshots, sign_in
+from tests.browser.helpers import ARTIFACTS, screenshots, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
 def titles(tab: Page) -> list[str]:
-    return tab.locator("table.graphs tbody tr td:first-child a").all_text_contents()
+    return tab.locator(
+        "table.graphs tbody tr td:first-child a:not(.graph-thumb-link)"
+    ).all_text_contents()
 
 
 def row(tab: Page, title: str) -> Any:
@@ -102,4 +104,40 @@ def test_graphs_are_renamed_duplicated_exported_imported_and_deleted_from_the_li
     )
     assert titles(tab) == ["Loom sum", "Loom sum"]
     shot("02-after")
+    assert errors == []
+
+
+@pytest.fixture
+def two_graphs(user: Any) -> None:
+    from geon.examples.gallery import EXAMPLES
+    from geon.graphs.services import do_create_graph
+
+    for title in ("Two-layer MLP", "A padded conv"):
+        document = EXAMPLES["dot-2d"].build().to_json()
+        do_create_graph(owner=user, title=title, document=document)
+
+
+def test_the_list_shows_each_graphs_diagram_and_searches_by_title(
+    daphne_server: str,
+    celery_worker: Any,
+    user: Any,
+    password: str,
+    two_graphs: None,
+    page: tuple[Page, list[str]],
+) -> None:
+    tab, errors = page
+    sign_in(tab, daphne_server, "ann", password)
+    # each row gets the worker's diagram of its graph as a thumbnail
+    tab.wait_for_function(
+        "() => [...document.querySelectorAll('img.graph-thumb')]"
+        ".filter((i) => !i.hidden && i.complete && i.naturalWidth > 0).length === 2",
+        timeout=60_000,
+    )
+    tab.screenshot(path=str(ARTIFACTS / "graph-list.png"))
+    # the search keeps the rows whose title or description has every word
+    tab.fill(".graph-search", "mlp")
+    visible = tab.locator("table.graphs tbody tr:visible")
+    assert visible.count() == 1 and visible.get_attribute("data-title") == "Two-layer MLP"
+    tab.fill(".graph-search", "")
+    assert tab.locator("table.graphs tbody tr:visible").count() == 2
     assert errors == []

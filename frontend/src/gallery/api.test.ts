@@ -22,3 +22,12 @@ describe("import", () => {
     expect(() => parseImport("g.json", text)).toThrow(new ApiError(message));
   });
 });
+
+describe("the graph list's search", async () => {
+  const { matches } = await import("./api");
+  it("matches every word, in any case, anywhere in the title or description", () => {
+    expect(matches("mlp two", "Two-layer MLP: x · w1")).toBe(true);
+    expect(matches("  ", "anything")).toBe(true);
+    expect(matches("conv", "Two-layer MLP")).toBe(false);
+  });
+});

@@ -189,3 +189,10 @@ export class PlansApi extends RestClient {
     return { default: answer.default, names: answer.profiles.map((p) => p.name) };
   }
 }
+
+/** Whether a graph's row matches the search (every word, in its title or description). */
+export function matches(query: string, text: string): boolean {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const haystack = text.toLowerCase();
+  return words.every((w) => haystack.includes(w));
+}

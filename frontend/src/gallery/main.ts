@@ -1,9 +1,10 @@
 // The graph list page: New, Import, and per graph Rename, Duplicate, Export, Delete, all through
 // the REST API; the page reloads to show the result (the list itself is rendered by Django, the
-// descriptions' Markdown here).
+// descriptions' Markdown here, with each graph's thumbnail and the search over the list).
 
+import { fetchRender } from "../ui/diagram";
 import { renderMarkdown, renderMarkdownInline } from "../ui/markdown";
-import { aboutTitle, ApiError, emptyDocument, GraphsApi, importTitle, parseImport } from "./api";
+import { aboutTitle, ApiError, emptyDocument, GraphsApi, importTitle, matches, parseImport } from "./api";
 
 /** The descriptions (Markdown text from the page) as HTML: summaries inline, full texts as blocks. */
 function renderDescriptions(root: HTMLElement): void {
@@ -14,8 +15,40 @@ function renderDescriptions(root: HTMLElement): void {
   }
 }
 
+/** Each graph's thumbnail: the worker's diagram of its current version (drawn once per version),
+ * asked for when its row comes near the screen; a graph it cannot draw keeps no thumbnail. */
+function loadThumbnails(root: HTMLElement): void {
+  const show = async (img: HTMLImageElement): Promise<void> => {
+    try {
+      img.src = URL.createObjectURL(await fetchRender(`/api/v1/graphs/${img.dataset.thumb}/render.svg`, 30));
+      img.hidden = false;
+    } catch {
+      img.remove();
+    }
+  };
+  // a hidden image has no box to intersect: watch its row
+  const near = new IntersectionObserver(
+    (entries) => {
+      for (const entry of entries.filter((e) => e.isIntersecting)) {
+        near.unobserve(entry.target);
+        const img = entry.target.querySelector<HTMLImageElement>("img[data-thumb]");
+        if (img) void show(img);
+      }
+    },
+    { rootMargin: "200px" },
+  );
+  root.querySelectorAll<HTMLElement>("tr[data-graph]").forEach((row) => near.observe(row));
+}
+
 function mount(root: HTMLElement): void {
   renderDescriptions(root);
+  loadThumbnails(root);
+  const search = root.querySelector<HTMLInputElement>(".graph-search");
+  search?.addEventListener("input", () => {
+    for (const row of root.querySelectorAll<HTMLElement>("tr[data-graph]")) {
+      row.classList.toggle("no-match", !matches(search.value, `${row.dataset.title ?? ""} ${row.textContent ?? ""}`));
+    }
+  });
   const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
   const api = new GraphsApi(root.dataset.api ?? "/api/v1", csrf);
   const message = root.querySelector<HTMLElement>(".gallery-message")!;
