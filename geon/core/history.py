@@ -50,6 +50,64 @@ def _fields(old: Node, new: Node) -> list[str]:
     return found
 
 
+#: What an operation's connections imply: the checker and the editor derive them again.
+DERIVED = frozenset({"outputs", "IPFIndex", "IPFSignature", "IndexAxes"})
+
+
+def _tensor_ids(body: dict[str, object] | None, side: str) -> list[str]:
+    raw = (body or {}).get(side)
+    items = raw.values() if isinstance(raw, dict) else ()
+    return [
+        str(s["tensorId"])
+        for sels in items
+        if isinstance(sels, list)
+        for s in sels
+        if isinstance(s, dict) and "tensorId" in s
+    ]
+
+
+def _said(
+    old: Node, new: Node, fields: list[str], lookup: Callable[[str], Node | None]
+) -> list[str]:
+    """A change of a node as a person would say it: the axes a tensor was given, a tensor
+    connected to or disconnected from an operation, new params, a new length; any other field
+    by its name. Fields an operation's connections imply (its outputs, IPFs, index axes) are
+    not listed beside the connection that implies them."""
+    said: list[str] = []
+    rest = list(fields)
+
+    def named(node_id: str) -> str:
+        found = lookup(node_id)
+        return found.name if found is not None else node_id
+
+    if "TensorAxes" in rest:
+        rest.remove("TensorAxes")
+        axes = (new.tags or {}).get(GEON_TAG_PREFIX + "TensorAxes")
+        listed = axes.get("axes") if isinstance(axes, dict) else None
+        shown = ", ".join(map(str, listed)) if isinstance(listed, list) else "none"
+        said.append(f'gave "{new.name}" the axes ({shown})')
+    if "inputs" in rest:
+        rest = [f for f in rest if f != "inputs" and f not in DERIVED]
+        before, after = _tensor_ids(old.body, "inputs"), _tensor_ids(new.body, "inputs")
+        added = [t for t in after if t not in before]
+        gone = [t for t in before if t not in after]
+        said += [f'connected "{named(t)}" to "{new.name}"' for t in added]
+        said += [f'disconnected "{named(t)}" from "{new.name}"' for t in gone]
+        if not added and not gone:
+            said.append(f'reordered the inputs of "{new.name}"')
+    elif rest and set(rest) <= DERIVED:
+        return [*said, f'derived "{new.name}" again']
+    if "params" in rest:
+        rest.remove("params")
+        said.append(f'changed the params of "{new.name}"')
+    if "length" in rest and isinstance(new.body, dict):
+        rest.remove("length")
+        said.append(f'set the length of "{new.name}" to {new.body.get("length")}')
+    if rest:
+        said.append(f'changed "{new.name}": {", ".join(rest)}')
+    return said
+
+
 def summarize(
     changes: list[Change], lookup: Callable[[str], Node | None] = lambda node_id: None
 ) -> tuple[str, bool]:
@@ -79,8 +137,7 @@ def summarize(
             elif fields == ["label"] or fields == ["label", "layout"]:
                 clauses.append(f'renamed "{old.name}" to "{new.name}"')
             elif fields:
-                listed = ", ".join(f for f in fields if f != "layout")
-                clauses.append(f'changed "{new.name}": {listed}')
+                clauses += _said(old, new, [f for f in fields if f != "layout"], lookup)
     for split, count in splits.items():
         clauses.insert(0, f'split "{split}" into {count}')
     clauses += [f'removed the split of "{name}"' for name in unsplit if name not in splits]

@@ -202,13 +202,12 @@ def restore_the_version_before_the_relu(tab: Page, shot: Shot) -> None:
         "els => els.map(e => e.textContent)",
     )
     assert texts == [
-        'changed "w1": TensorAxes',
-        'changed "w1": TensorAxes',
-        'changed "op:dot 2": inputs, outputs, IPFIndex, IPFSignature, IndexAxes;'
-        f' added tensor "{OUTPUT}"',
+        'gave "w1" the axes (D-1, Hd)',
+        'gave "w1" the axes (D, Hd)',
+        f'connected "w2" to "op:dot 2"; added tensor "{OUTPUT}"',
         'added operation "op:dot 2"',
         f'added operation "op:relu"; added tensor "{HIDDEN}"',
-        'changed "op:dot": inputs, outputs, IPFIndex, IPFSignature, IndexAxes; added tensor "x·w1"',
+        'connected "w1" to "op:dot"; added tensor "x·w1"',
         'added operation "op:dot"',
         'added tensor "w2"',
         'added tensor "w1"',

@@ -7,7 +7,7 @@ from typing import Any
 
 from geon import core as gc
 from geon.core.editops import Change
-from geon.core.graph import APPLICATION, LAYOUT, OPERATION, Graph, Node
+from geon.core.graph import APPLICATION, AXIS, LAYOUT, OPERATION, TENSOR_AXES, Graph, Node
 from geon.core.history import summarize
 
 
@@ -47,8 +47,36 @@ def test_added_removed_and_changed_nodes_are_named_by_kind() -> None:
             changed(op, body={**op.body, "params": {"axes": ["F", "N"]}}),
         ]
     )
-    assert summary == 'removed tensor "x"; changed "op:dot": params'
+    assert summary == 'removed tensor "x"; changed the params of "op:dot"'
     assert not layout_only
+
+
+def test_connections_axes_and_lengths_read_as_what_a_person_did() -> None:
+    # the first hour's edits (issue 21): not "changed "op:dot": inputs, outputs, IPFIndex, ..."
+    doc = mlp()
+    w = by_label(doc, "W")
+    op = next(n for n in doc.nodes if n.type == OPERATION)
+    only_w = {**op.body, "inputs": {"x": [], "y": op.body["inputs"]["y"]}}
+    unwired = op.replace(body=only_w, tags={})
+    # connecting x (its output and IPFs derived with it) is one clause
+    summary, _ = summarize([Change(op.id, unwired, op)], doc.get)
+    assert summary == 'connected "x" to "op:dot"'
+    summary, _ = summarize([Change(op.id, op, unwired)], doc.get)
+    assert summary == 'disconnected "x" from "op:dot"'
+    # a tensor given other axes names them
+    axes = {**w.tags, TENSOR_AXES: {"axes": ["D", "F"]}}
+    assert summarize([changed(w, tags=axes)]) == ('gave "W" the axes (D, F)', False)
+    # an operation whose derived tags alone changed was derived again
+    assert summarize([Change(op.id, op, op.replace(tags={}))]) == (
+        'derived "op:dot" again',
+        False,
+    )
+    # an axis's new length
+    n = next(a for a in doc.nodes if a.type == AXIS and a.body.get("name") == "N")
+    assert summarize([changed(n, body={**n.body, "length": 8})]) == (
+        'set the length of "N" to 8',
+        False,
+    )
 
 
 def test_applications_added_read_as_a_split_of_their_operation() -> None:
