@@ -34,6 +34,7 @@ import { createContextMenu } from "./ui/help";
 import { menuItems } from "./ui/menus";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
 import { createProjectionWindow } from "./ui/projection";
+import { markReadOnly } from "./ui/readOnly";
 import { createReviewsPanel, type ReviewsPanel } from "./ui/reviews";
 import { createRunPanel } from "./ui/runPanel";
 import { createShardsPanel } from "./ui/shards";
@@ -356,8 +357,7 @@ export class Editor implements Commands {
     this.projectionOp = id;
     this.projection.update(this.sync.session.document, this.selected);
     this.projection.open(id);
-    // the frame after next: the canvas has made room for the window and its observer has the new size
-    requestAnimationFrame(() => requestAnimationFrame(() => this.ensureVisible([id])));
+    requestAnimationFrame(() => requestAnimationFrame(() => this.ensureVisible([id]))); // once the canvas made room
   }
 
   /**
@@ -470,6 +470,7 @@ export class Editor implements Commands {
     this.runPanel.update(state.run);
     this.reviews?.update();
     if (this.diagram.visible && version !== null) this.diagram.show(version);
+    markReadOnly(this.root, this.sync.readOnly());
   }
 
   /** Draw the canvas (and, after a change of state, the panels). A pan or zoom only redraws the canvas. */

@@ -264,6 +264,10 @@ def a_viewer_opens_it_read_only(
     tensor = bob.locator("button[data-action=newTensor]")
     assert tensor.is_disabled()
     assert "viewer" in (tensor.get_attribute("title") or "")
+    # so are the side panels' (declare an axis, save a plan), each saying why
+    for control in (".geon-axes .geon-axis-add", ".geon-plan-save"):
+        assert bob.locator(control).is_disabled(), control
+        assert "you are a viewer" in (bob.get_attribute(control, "title") or ""), control
     refusal = bob.evaluate(
         "() => window.geon.edit('rename', [{op: 'update_node',"
         " id: window.geon.nodeId('x'), label: 'y'}])"
