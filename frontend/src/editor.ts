@@ -467,7 +467,7 @@ export class Editor implements Commands {
     this.projection.update(doc, this.selected);
     this.issuesPanel.update(issues, doc, state.issueCounts);
     this.shardsPanel.update(doc, this.selected, issues, version);
-    this.runPanel.update(state.run);
+    this.runPanel.update(state.run, version);
     this.reviews?.update();
     if (this.diagram.visible && version !== null) this.diagram.show(version);
     markReadOnly(this.root, this.sync.readOnly());

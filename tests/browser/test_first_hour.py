@@ -235,6 +235,11 @@ def restore_the_version_before_the_relu(tab: Page, shot: Shot) -> None:
     assert sorted(drawn) == sorted(["x", "w1", "w2", "op:dot", "x·w1"])
     assert tab.evaluate("(l) => window.geon.nodeId(l)", HIDDEN) is None
     assert state["issues"] == []
+    # and the run panel says its results are of an older version
+    tab.wait_for_selector(".geon-run-panel.stale")
+    assert "of version 15; the graph is at version 16 now" in (
+        tab.text_content(".geon-run-panel .geon-run-line") or ""
+    )
     tab.click(".geon-history .geon-history-head button")
 
 

@@ -48,9 +48,9 @@ def test_a_visitor_learns_and_solves_without_an_account_then_keeps_the_work(
         tab.text_content(".geon-lesson-result")
         == '"x" has the axes (H, W); the task asks for (H, W-1)'
     )
-    # the server's issue, read by name (issue 21): the unlabelled dot is "op:dot", not its id
+    # the server's issue, read by name (issue 21): the unlabelled dot reads "op:dot", not its id
     said = tab.text_content(".geon-issue-message") or ""
-    assert said.startswith('operation op:dot: axis "W" appears in both operands'), said
+    assert said.startswith('operation "op:dot": axis "W" appears in both operands'), said
     # the fix is an edit in the browser (undoable), checked by the server: clean, then passed
     assert tab.evaluate(FIX_X) is None
     tab.wait_for_function(

@@ -63,7 +63,7 @@ describe("namedMessage", async () => {
   ]);
 
   it("names an unlabelled operation by its kernel, once", () => {
-    expect(namedMessage('operation "6e729955-6da3-4a84-97ce-ddf00ec63f77" (op:dot): axis "W" appears in both operands', nodes)).toBe('operation op:dot: axis "W" appears in both operands');
+    expect(namedMessage('operation "6e729955-6da3-4a84-97ce-ddf00ec63f77" (op:dot): axis "W" appears in both operands', nodes)).toBe('operation "op:dot": axis "W" appears in both operands');
   });
 
   it("names labelled nodes by their label and leaves other quotes alone", () => {

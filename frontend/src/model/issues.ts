@@ -50,7 +50,7 @@ export function axesWithIssues(issues: readonly Issue[]): Set<string> {
 
 /**
  * ``message`` as a person reads it (issue 21: names, never ids): each quoted node id becomes the
- * node's name (``nodeName``); an unlabelled operation's ``"<id>" (op:dot)`` becomes ``op:dot``.
+ * node's name (``nodeName``); an unlabelled operation's ``"<id>" (op:dot)`` becomes ``"op:dot"``.
  * The checker's messages keep ids, which tools match on; this is how the editor shows them.
  */
 export function namedMessage(message: string, nodes: ReadonlyMap<string, LoomNode>): string {
@@ -58,6 +58,6 @@ export function namedMessage(message: string, nodes: ReadonlyMap<string, LoomNod
     const node = nodes.get(id);
     if (!node) return whole;
     const name = nodeName(node);
-    return name === kernel ? name : `"${name}"${after ?? ""}`;
+    return name === kernel ? `"${name}"` : `"${name}"${after ?? ""}`;
   });
 }

@@ -125,7 +125,8 @@ function drawHeat(canvas: HTMLCanvasElement, r: ResultView): void {
 
 export interface RunPanel {
   element: HTMLElement;
-  update(run: RunInfo | null): void;
+  /** Show ``run``; ``current`` is the graph's version now (a run of an older one says so). */
+  update(run: RunInfo | null, current?: number | null): void;
 }
 
 export function createRunPanel(options: { graphId: string; csrf: string; onRun: (run: RunInfo) => void; onError: (message: string) => void }): RunPanel {
@@ -238,9 +239,9 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
 
   return {
     element,
-    update(run) {
+    update(run, current = null) {
       if (!run) return;
-      const key = JSON.stringify([run.id, run.status, run.progress, run.step]);
+      const key = JSON.stringify([run.id, run.status, run.progress, run.step, current]);
       if (key === lastKey) return;
       lastKey = key;
       progress.hidden = false;
@@ -248,7 +249,9 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
       const step = run.step as RunStep | null;
       const where = step && step.kernel ? ` · ${step.phase ?? ""} ${step.kernel}${step.applicationId ? " (application)" : ""} ${step.done ?? ""}/${step.total ?? ""}` : "";
       const plan = typeof run.planName === "string" ? ` (${run.planName})` : "";
-      status.textContent = `run ${run.id} ${run.sharded ? "sharded" : "logical"}${plan}: ${run.status}${run.status === "running" ? ` ${Math.round(run.progress * 100)}%` : ""}${where}${run.error ? ` — ${run.error}` : ""}`;
+      const stale = current !== null && run.version !== current ? ` — of version ${run.version}; the graph is at version ${current} now` : "";
+      status.textContent = `run ${run.id} ${run.sharded ? "sharded" : "logical"}${plan}: ${run.status}${run.status === "running" ? ` ${Math.round(run.progress * 100)}%` : ""}${where}${run.error ? ` — ${run.error}` : ""}${stale}`;
+      element.classList.toggle("stale", stale !== "");
       element.dataset.status = run.status;
       if (run.status === "done" && shownRun !== run.id) {
         shownRun = run.id;

@@ -16,6 +16,11 @@ describe("describeOutputs", () => {
   ])("%s", (_label, result, expected) => {
     expect(describeOutputs(result)).toBe(expected);
   });
+
+  it("names the graph's outputs and only counts the intermediates a run kept", () => {
+    const result = { outputs: [{ ...out("x", [2], 1), id: "x" }, { ...out("h", [2], 2), id: "h" }, { ...out("y", [2], 3), id: "y" }] };
+    expect(describeOutputs(result, new Set(["x", "h"]))).toBe("outputs: y 2 float64, sum 3 (and 2 intermediates kept)");
+  });
 });
 
 describe("connectionText", () => {

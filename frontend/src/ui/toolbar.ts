@@ -8,6 +8,7 @@
 // sign-in link when signed out).
 
 import { action, shortcutLabel } from "../actions/actions";
+import { OPERATION, selections, type LoomDocument } from "../model/document";
 import type { EditorState } from "../model/state";
 import { CLOSE_SIGNED_OUT } from "../sync/socket";
 import { button, el } from "./dom";
@@ -20,6 +21,7 @@ export interface Toolbar {
 }
 
 interface OutputSummary {
+  id?: string;
   label: string;
   shape: number[];
   dtype: string;
@@ -35,16 +37,26 @@ export function shareButton(root: HTMLElement | null = document.getElementById("
   return button("Share", "Share the graph: people, roles, invitations, a view-only link", () => void dialog.open(), "geon-share-button");
 }
 
-/** One line about a finished run's outputs: label, shape and sum of each (at most three). */
-export function describeOutputs(result: Record<string, unknown>): string {
-  const outputs = (result.outputs as OutputSummary[] | undefined) ?? [];
+/** One line about a finished run's outputs: label, shape and sum of each (at most three); the
+ * tensors ``read`` by an operation (kept when the run keeps intermediates) are only counted. */
+export function describeOutputs(result: Record<string, unknown>, read: ReadonlySet<string> = new Set()): string {
+  const all = (result.outputs as OutputSummary[] | undefined) ?? [];
+  const outputs = all.filter((o) => o.id === undefined || !read.has(o.id));
+  const kept = all.length - outputs.length;
   const shown = outputs.slice(0, 3).map((o) => {
     const shape = o.shape.length ? o.shape.join("×") : "scalar";
     const sum = typeof o.sum === "number" ? `, sum ${Number(o.sum.toPrecision(6))}` : "";
     return `${o.label} ${shape} ${o.dtype}${sum}`;
   });
   const more = outputs.length > 3 ? ` and ${outputs.length - 3} more` : "";
-  return shown.length ? `outputs: ${shown.join("; ")}${more}` : "";
+  const intermediates = kept ? ` (and ${plural(kept, "intermediate")} kept)` : "";
+  return shown.length ? `outputs: ${shown.join("; ")}${more}${intermediates}` : "";
+}
+
+/** The tensors some operation of ``doc`` reads (a graph's outputs are the others). */
+function readTensors(doc: LoomDocument | null): Set<string> {
+  const ops = (doc?.nodes ?? []).filter((n) => n.type === OPERATION);
+  return new Set(ops.flatMap((op) => [...selections(op.body.inputs).values()].flat().map((s) => s.tensorId)));
 }
 
 function plural(n: number, noun: string): string {
@@ -163,7 +175,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
       status.dataset.status = state.message ? "message" : (r?.status ?? "");
       // both are cut to the toolbar's one line; the whole text is their tooltip (and in the run panel)
       status.title = status.textContent;
-      result.textContent = r?.status === "done" ? describeOutputs(r.result) : "";
+      result.textContent = r?.status === "done" ? describeOutputs(r.result, readTensors(state.document)) : "";
       result.title = result.textContent;
     },
   };
