@@ -365,9 +365,12 @@ ACCOUNT_ADAPTER = "geon.accounts.adapter.GeonAccountAdapter"
 ACCOUNT_LOGIN_METHODS = {"username", "email"}
 ACCOUNT_SIGNUP_FIELDS = ["email*", "username*", "password1*", "password2*"]
 ACCOUNT_UNIQUE_EMAIL = True
-# "mandatory": no sign-in before the address is confirmed; "optional": a confirmation is sent.
+# "mandatory" (the default): no sign-in before the address is confirmed, which is also what lets
+# sign-up answer an address already in use exactly like a new one (allauth mails its owner
+# instead); an invitation proves its address, so an invited person signs up without the extra
+# step. "optional": a confirmation is sent, and sign-up says when an address is taken.
 ACCOUNT_EMAIL_VERIFICATION = env_choice(
-    "GEON_EMAIL_VERIFICATION", "optional", ("mandatory", "optional", "none")
+    "GEON_EMAIL_VERIFICATION", "mandatory", ("mandatory", "optional", "none")
 ).lower()
 ACCOUNT_PREVENT_ENUMERATION = True  # reset and sign-up never say whether an address is known
 ACCOUNT_LOGIN_ON_EMAIL_CONFIRMATION = True

@@ -9,6 +9,7 @@ for anyone; a revoked one shows a page saying it was turned off (410).
 
 from __future__ import annotations
 
+from allauth.account.adapter import get_adapter
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -32,6 +33,8 @@ def invitation(request: HttpRequest, key: str) -> HttpResponse:
         return render(request, "graphs/link_closed.html", context, status=404)
     if not request.user.is_authenticated:
         request.session[INVITATION_SESSION_KEY] = key
+        if found.email:  # the link came to this address: signing up with it needs no confirming
+            get_adapter(request).stash_verified_email(request, found.email)
         return redirect(f"{reverse('account_signup')}?email={found.email}")
     accepted = sharing.do_accept_invitation(request.user, key)
     request.session.pop(INVITATION_SESSION_KEY, None)

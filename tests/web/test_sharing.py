@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from typing import Any
 
 import pytest
@@ -288,6 +289,44 @@ def test_sign_in_by_email_and_reset_reveals_nothing(
     unknown = other.post("/accounts/password/reset/", {"email": "nobody@example.org"})
     assert known.status_code == unknown.status_code == 302
     assert known["Location"] == unknown["Location"]
+
+
+def test_sign_up_answers_a_taken_address_like_a_new_one(
+    client: Client, user: User, settings: Any
+) -> None:
+    # given open sign-up and ann's address on her account
+    settings.GEON_SIGNUP = "open"
+    user.email = "ann@example.org"
+    user.save()
+
+    def sign_up(email: str, username: str) -> Any:
+        form = {"email": email, "username": username}
+        form |= {"password1": "tensor-axes-42", "password2": "tensor-axes-42"}
+        return Client().post("/accounts/signup/", form)
+
+    # when a stranger signs up with ann's address, and another with a new one
+    taken, new = sign_up("ann@example.org", "mallory"), sign_up("new@example.org", "newcomer")
+    # then both are answered alike (a confirmation to look for), nobody is signed in, and the
+    # taken address's owner is told by mail instead of the stranger by the page
+    assert taken.status_code == new.status_code == 302
+    assert taken["Location"] == new["Location"] == "/accounts/confirm-email/"
+    assert not User.objects.filter(username="mallory").exists()
+    assert sorted(m.to[0] for m in mail.outbox) == ["ann@example.org", "new@example.org"]
+
+
+def test_sign_up_is_throttled(settings: Any) -> None:
+    # given open sign-up, when one address keeps posting sign-ups (allauth's "signup" limit):
+    # an address of its own (a documentation range, new each run), so that the count it leaves
+    # in a shared cache holds back no other test
+    settings.GEON_SIGNUP = "open"
+    client = Client(REMOTE_ADDR=f"198.51.100.{secrets.randbelow(250) + 1}")
+    answers = [
+        client.post("/accounts/signup/", {"email": f"u{n}@example.org", "username": f"u{n}"})
+        for n in range(25)
+    ]
+    # then it is refused with 429 before the 21st
+    assert answers[0].status_code == 200  # the form, with its errors (no password)
+    assert 429 in [a.status_code for a in answers[:21]]
 
 
 def test_teams_page_creates_a_team_adds_a_member_and_names_errors(
