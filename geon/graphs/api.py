@@ -162,6 +162,8 @@ class MemberOut(Schema):
 class MemberList(Schema):
     owner: str
     members: list[MemberOut]
+    #: The team the graph is given to (its members have their team role on it), if any.
+    team: str | None = None
 
 
 class MemberIn(Schema):
@@ -397,6 +399,7 @@ def list_members(request: HttpRequest, graph_id: str) -> dict[str, Any]:
     return {
         "owner": graph.owner.get_username(),
         "members": [{"user": m.user.get_username(), "role": m.role} for m in rows],
+        "team": graph.team.name if graph.team_id else None,
     }
 
 

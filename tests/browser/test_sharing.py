@@ -19,7 +19,7 @@ import pytest
 from playwright.sync_api import Page
 
 from geon.cli.serve import daphne_command
-from tests.browser.helpers import Browsers, screenshots, sign_in
+from tests.browser.helpers import Browsers, off_loop, screenshots, sign_in
 from tests.processes import Child, free_port, start_child, stop_process
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
@@ -112,7 +112,17 @@ def test_invite_sign_up_live_edits_demotion_and_links(
     owner.wait_for_selector(".geon-share tr[data-user=eve] select")
     owner.select_option(".geon-share tr[data-user=eve] select", "viewer")
     eve.wait_for_function("() => window.geon.state().role === 'viewer'")
-    assert eve.evaluate("window.geon.run('newTensor')") is not None or True
+    # and her editor is read-only: the role shown, editing controls disabled, an edit refused
+    eve.wait_for_function("() => document.querySelector('.geon-role').textContent !== ''")
+    assert eve.text_content(".geon-role") == "viewer · read-only"
+    assert eve.locator("button[data-action=newTensor]").is_disabled()
+    assert eve.locator(".geon-axes .geon-axis-add").is_disabled()
+    refused = eve.evaluate(
+        "() => window.geon.edit('rename', [{op: 'update_node',"
+        " id: window.geon.state().document.nodes[0].id, label: 'renamed'}])"
+    )
+    assert refused is not None and "you are a viewer" in refused, refused
+    assert eve.locator(".geon-share-button").count() == 0  # people are managed by owners
     screenshots(eve, "sharing")("03-viewer")
 
     # the owner turns on the view-only link; a stranger opens it read-only
@@ -128,6 +138,11 @@ def test_invite_sign_up_live_edits_demotion_and_links(
     visitor.wait_for_function("() => window.geon.boxes().length > 0")  # the graph is drawn
     assert visitor.locator(".geon-link-note").count() == 1
     assert "eve" not in (visitor.locator(".geon-present").text_content() or "")
+    refused = visitor.evaluate(
+        "() => window.geon.edit('rename', [{op: 'update_node',"
+        " id: window.geon.state().document.nodes[0].id, label: 'renamed'}])"
+    )
+    assert refused is not None and "viewer" in refused, refused
     screenshots(visitor, "sharing")("04-link")
 
     # the owner turns the link off: the link shows a clear page
@@ -138,3 +153,47 @@ def test_invite_sign_up_live_edits_demotion_and_links(
     assert answer is not None and answer.status == 410
     assert closed.locator("h1").text_content() == "This link was turned off"
     screenshots(closed, "sharing")("05-revoked")
+
+
+@pytest.fixture
+def team_and_member(user: Any, other_user: Any, graph: Any) -> None:
+    """ann's team "kernels", and bob an editor of her graph."""
+    from geon.accounts.models import Team, TeamMembership
+    from geon.graphs.models import Membership
+
+    team = Team.objects.create(name="kernels")
+    TeamMembership.objects.create(team=team, user=user, role="owner")
+    Membership.objects.create(graph=graph, user=other_user, role="editor")
+
+
+def test_the_owner_gives_the_graph_to_a_team_and_hands_it_over(
+    daphne_server: str, user: Any, password: str, graph: Any, team_and_member: None, page: Any
+) -> None:
+    tab, errors = page
+
+    def saved() -> tuple[str, str | None]:
+        graph.refresh_from_db()
+        return graph.owner.username, graph.team.name if graph.team else None
+
+    sign_in(tab, daphne_server, "ann", password)
+    tab.goto(f"{daphne_server}/graphs/{graph.pk}/")
+    open_editor(tab)
+    tab.click(".geon-share-button")
+    tab.wait_for_selector(".geon-share tr[data-user=bob] .geon-share-owner")
+    # the graph goes to her team, chosen in the dialog
+    assert tab.locator(".geon-share-team option").all_text_contents() == ["no team", "kernels"]
+    tab.select_option(".geon-share-team", "kernels")
+    tab.locator(".geon-share-note").filter(has_text="team kernels").wait_for()
+    assert off_loop(saved) == ("ann", "kernels")
+    # (and back to none: as the team's owner she would keep owning the graph through it)
+    tab.select_option(".geon-share-team", "")
+    tab.locator(".geon-share-note").filter(has_text="no team").wait_for()
+    # she hands it over to bob (confirming): she is an editor now, and Share is his
+    tab.once("dialog", lambda dialog: dialog.accept())
+    tab.click(".geon-share tr[data-user=bob] .geon-share-owner")
+    tab.wait_for_function("() => window.geon.state().role === 'editor'")
+    tab.reload()
+    open_editor(tab)
+    assert tab.locator(".geon-share-button").count() == 0
+    assert errors == []
+    assert off_loop(saved) == ("bob", None)

@@ -58,22 +58,23 @@ def test_an_owner_member_cannot_delete_hand_over_or_touch_the_owner(
     before = state(graph)
     pk = graph.pk
     only_owner = 'only the owner of graph "{}" ("ann") may {}; your role is "owner"'
+    title = graph.title
     refusals = [
-        (call(owner_member, "delete", f"/graphs/{pk}"), 403, only_owner.format(pk, "delete it")),
+        (call(owner_member, "delete", f"/graphs/{pk}"), 403, only_owner.format(title, "delete it")),
         (
             call(owner_member, "post", f"/graphs/{pk}/owner", {"username": "bob"}),
             403,
-            only_owner.format(pk, "hand it over"),
+            only_owner.format(title, "hand it over"),
         ),
         (
             call(owner_member, "post", f"/graphs/{pk}/owner", {"username": "carl"}),
             403,
-            only_owner.format(pk, "hand it over"),
+            only_owner.format(title, "hand it over"),
         ),
         (
             call(owner_member, "delete", f"/graphs/{pk}/members/ann"),
             404,
-            f'user "ann" is not a member of graph "{pk}"',
+            f'user "ann" is not a member of graph "{title}"',
         ),
         (
             call(owner_member, "put", f"/graphs/{pk}/members/ann", {"role": "viewer"}),
@@ -124,8 +125,8 @@ def test_removing_a_stranger_or_an_unknown_name_answers_alike(
     before = state(graph)
     answers = [call(user, "delete", f"/graphs/{graph.pk}/members/{n}") for n in ("carl", "zed")]
     assert [(a.status_code, a.json()["error"]["message"]) for a in answers] == [
-        (404, f'user "carl" is not a member of graph "{graph.pk}"'),
-        (404, f'user "zed" is not a member of graph "{graph.pk}"'),
+        (404, f'user "carl" is not a member of graph "{graph.title}"'),
+        (404, f'user "zed" is not a member of graph "{graph.title}"'),
     ]
     assert state(graph) == before
 
@@ -135,7 +136,7 @@ def test_the_owner_hands_the_graph_over_to_a_member(graph: Any, user: Any, other
     answer = call(user, "post", f"/graphs/{graph.pk}/owner", {"username": "bob"})
     assert (answer.status_code, answer.json()) == (
         200,
-        {"owner": "bob", "members": [{"user": "ann", "role": "editor"}]},
+        {"owner": "bob", "members": [{"user": "ann", "role": "editor"}], "team": None},
     )
     # the new owner may delete it; ann, now an editor, may not
     assert call(user, "delete", f"/graphs/{graph.pk}").status_code == 403
@@ -148,7 +149,7 @@ def test_the_graph_goes_only_to_a_member(graph: Any, user: Any, carl: Any, usern
     answer = call(user, "post", f"/graphs/{graph.pk}/owner", {"username": username})
     assert (answer.status_code, answer.json()["error"]["message"]) == (
         404,
-        f'user "{username}" is not a member of graph "{graph.pk}"; the graph can be handed over '
+        f'user "{username}" is not a member of graph "{graph.title}"; the graph can be handed over '
         "to a member only (give them a role first)",
     )
     assert state(graph) == before

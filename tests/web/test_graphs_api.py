@@ -283,7 +283,7 @@ def test_only_the_owner_deletes(persona: str, status: int, as_user: Any, graph: 
         assert response.json() == {
             "error": {
                 "code": "forbidden",
-                "message": f'only the owner of graph "{graph.pk}" ("ann") may delete it; your '
+                "message": f'only the owner of graph "{graph.title}" ("ann") may delete it; your '
                 f'role is "{role}"',
             }
         }
@@ -368,7 +368,7 @@ def test_versions_and_their_diff(
     missing = client.get(f"{API}/graphs/{graph.pk}/versions/9")
     assert (missing.status_code, missing.json()["error"]["message"]) == (
         404,
-        f'version "9" of graph "{graph.pk}" does not exist; expected 1 to 2',
+        f'version "9" of graph "{graph.title}" does not exist; expected 1 to 2',
     )
     eve = Client()
     eve.force_login(django_user_model.objects.create_user("eve"))
@@ -555,8 +555,22 @@ def test_the_openapi_document_and_the_docs_are_served(client: Client) -> None:
         "/api/v1/graphs/{graph_id}",
         "/api/v1/graphs/{graph_id}/versions/{base}/diff/{target}",
         "/api/v1/validate",
+        # people (issue 17): members, invitations, links, hand-over, teams, tokens
+        "/api/v1/graphs/{graph_id}/members/{username}",
+        "/api/v1/graphs/{graph_id}/invitations",
+        "/api/v1/graphs/{graph_id}/links",
+        "/api/v1/graphs/{graph_id}/owner",
+        "/api/v1/graphs/{graph_id}/team",
+        "/api/v1/sharing/graphs",
+        "/api/v1/teams",
+        "/api/v1/teams/{name}/members/{username}",
+        "/api/v1/tokens",
+        # lessons (issue 19), including what visitors without an account may call
+        "/api/v1/lessons/{key}/steps/{step}/try",
+        "/api/v1/puzzles/{key}/tries",
+        "/api/v1/graphs/{graph_id}/lesson",
     ):
-        assert path in paths
+        assert path in paths, path
     assert client.get(f"{API}/docs").status_code == 200
 
 
@@ -658,7 +672,7 @@ def test_plans_are_read_changed_and_deleted(as_user: Any, graph: Any) -> None:
     missing = client.get(f"{API}/graphs/{graph.pk}/plans/{plan['id']}")
     assert (missing.status_code, missing.json()["error"]["message"]) == (
         404,
-        f'plan "{plan["id"]}" of graph "{graph.pk}" does not exist',
+        f'plan "{plan["id"]}" of graph "{graph.title}" does not exist',
     )
 
 

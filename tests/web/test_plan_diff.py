@@ -122,10 +122,10 @@ def test_an_unknown_plan_is_404_naming_it(client: Client, block: dict[str, Any],
     missing = max(block["plans"].values()) + 100
     base, target = (missing, dp) if side == "base" else (dp, missing)
     response = _diff(client, block, base, target)
-    graph_id = block["graph"].pk
+    title = block["graph"].title
     assert (response.status_code, response.json()["error"]) == (
         404,
-        {"code": "not_found", "message": f'plan "{missing}" of graph "{graph_id}" does not exist'},
+        {"code": "not_found", "message": f'plan "{missing}" of graph "{title}" does not exist'},
     )
 
 

@@ -89,7 +89,7 @@ def test_who_may_ask_for_a_diagram(
          {"code": "unknown_format", "message": 'render format "pdf" is not supported; expected '
           'one of ("svg", "png", "dot")'}),
         ("unknown version", "render.svg?version=4", 404,
-         {"code": "not_found", "message": 'version "4" of graph "{graph}" does not exist; '
+         {"code": "not_found", "message": 'version "4" of graph "{title}" does not exist; '
           "expected 1 to 1"}),
         ("version 0", "render.png?version=0", 400,
          {"code": "invalid_request", "message": 'version "0" is not valid; expected an integer '
@@ -107,7 +107,7 @@ def test_a_bad_render_request_is_refused_and_stores_nothing(
 ) -> None:
     client.force_login(user)
     response = client.get(f"{API}/graphs/{graph.pk}/{path}")
-    message = error["message"].replace("{graph}", str(graph.pk))
+    message = error["message"].replace("{graph}", str(graph.pk)).replace("{title}", graph.title)
     assert (response.status_code, response.json()) == (
         status,
         {"error": {**error, "message": message}},

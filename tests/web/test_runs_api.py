@@ -382,7 +382,7 @@ BAD_REQUESTS = [
      error(400, "invalid_request", 'version "0" is not valid; expected an integer from 1 to '
            "9223372036854775807 such as 1")),
     ("unknown version", {"version": 9}, {},
-     error(404, "not_found", 'version "9" of graph "{graph}" does not exist; expected 1 to 1')),
+     error(404, "not_found", 'version "9" of graph "{title}" does not exist; expected 1 to 1')),
     ("unknown field", {"shards": 4}, {},
      error(400, "invalid_request", 'field "shards" is not known; expected any of "backend", '
            '"version", "sharded", "seed", "plan", "intermediates"')),
@@ -421,6 +421,7 @@ def test_a_bad_request_is_refused_and_stores_nothing(
     response = client.post(f"{API}/graphs/{graph.pk}/runs", body, "application/json")
     status, envelope = expected
     message = envelope["error"]["message"].replace("{graph}", str(graph.pk))
+    message = message.replace("{title}", graph.title)
     assert (response.status_code, response.json()) == (
         status, {"error": {**envelope["error"], "message": message}},
     )  # fmt: skip

@@ -13,3 +13,14 @@ describe("share dialog wording", () => {
     expect(invitedText("eve@example.org", "invited", "reviewer")).toBe("an invitation was sent to eve@example.org (if it is new to geon) as reviewer");
   });
 });
+
+describe("the owner's choices", async () => {
+  const { handOverQuestion, teamOptions } = await import("./share");
+  it("offers no team, their teams, and the graph's own team when it is not one of theirs", () => {
+    expect(teamOptions(["kernels", "sharding"], null)).toEqual([["", "no team"], ["kernels", "kernels"], ["sharding", "sharding"]]);
+    expect(teamOptions(["kernels"], "infra")).toEqual([["", "no team"], ["infra", "infra"], ["kernels", "kernels"]]);
+  });
+  it("says what handing over does before it is done", () => {
+    expect(handOverQuestion("bob")).toContain("They become its owner");
+  });
+});

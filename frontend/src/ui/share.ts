@@ -2,8 +2,9 @@
 // graph's people with their role (change it or remove them), invite by username or email
 // (an unknown email gets an invitation link by mail), pending invitations, and "anyone with the
 // link can view" (a revocable view-only link, with Copy). Everything goes through the REST API
-// (/api/v1/graphs/<id>/members, /invitations, /links); an error answer is shown in words. Role
-// changes reach open editors by themselves (the websocket's `access` message).
+// (/api/v1/graphs/<id>/members, /invitations, /links, /owner, /team); an error answer is shown in
+// words. The owner may also hand the graph over to a member and give it to one of their teams.
+// Role changes reach open editors by themselves (the websocket's `access` message).
 
 import { button, el, submit } from "./dom";
 
@@ -19,6 +20,7 @@ export interface ShareOptions {
 interface Members {
   owner: string;
   members: { user: string; role: string }[];
+  team: string | null;
 }
 interface Invitation {
   id: number;
@@ -44,8 +46,9 @@ export function invitedText(who: string, status: string, role: string): string {
 export function createShareDialog(options: ShareOptions): { element: HTMLDialogElement; open(): Promise<void> } {
   const send = options.fetcher ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
   const base = `/api/v1/graphs/${options.graphId}`;
+  /** ``path`` under the graph's API (or, from ``/``, under /api/v1). */
   const call = async (method: string, path: string, body?: unknown): Promise<unknown> => {
-    const response = await send(`${base}${path}`, {
+    const response = await send(path.startsWith("/teams") ? `/api/v1${path}` : `${base}${path}`, {
       method,
       credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-CSRFToken": options.csrf },
@@ -64,6 +67,11 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
   const who = el("input", { name: "who", placeholder: "username or email", "aria-label": "username or email", required: "" });
   const role = roleSelect("reviewer", "role of the invited person");
   const invite = el("form", { class: "geon-share-invite" }, who, role, submit("Invite", "Invite this person"));
+  const team = el("select", { class: "geon-share-team", "aria-label": "team the graph is given to" });
+  team.addEventListener("change", () => void attempt(async () => {
+    const answer = (await call("PUT", "/team", { team: team.value || null })) as { team: string | null };
+    say(answer.team ? `the members of team ${answer.team} now have their team role on the graph` : "the graph belongs to no team now");
+  }));
   const linkBox = el("input", { type: "checkbox", class: "geon-share-link-toggle", id: "geon-share-link" });
   const linkUrl = el("input", { readonly: "", class: "geon-share-link-url", "aria-label": "view-only link" });
   const copy = button("Copy link", "Copy the link", () => void copyLink(), "geon-share-copy");
@@ -95,11 +103,24 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
         say(`${m.user} was removed`);
         await load();
       }), "geon-share-remove");
-      const row = el("tr", {}, el("td", { text: m.user === options.me ? `${m.user} (you)` : m.user }), el("td", {}, select), el("td", {}, remove));
+      const handOver = button("Make owner", `Hand the graph over to ${m.user}: they become its owner and you an editor`, () => {
+        if (!window.confirm(handOverQuestion(m.user))) return;
+        void attempt(async () => {
+          await call("POST", "/owner", { username: m.user });
+          say(`${m.user} owns the graph now; you are an editor`);
+          dialog.close();
+        });
+      }, "geon-share-owner");
+      const actions = members.owner === options.me ? [remove, handOver] : [remove];
+      const row = el("tr", {}, el("td", { text: m.user === options.me ? `${m.user} (you)` : m.user }), el("td", {}, select), el("td", {}, ...actions));
       row.dataset.user = m.user;
       rows.push(row);
     }
     people.replaceChildren(...rows);
+    const teams = ((await call("GET", "/teams")) as { teams: { name: string }[] }).teams.map((t) => t.name);
+    team.replaceChildren(...teamOptions(teams, members.team).map(([value, text]) => el("option", { value, text })));
+    team.value = members.team ?? "";
+    team.disabled = members.owner !== options.me;
     const invitations = ((await call("GET", "/invitations")) as { invitations: Invitation[] }).invitations;
     pending.replaceChildren(
       ...invitations.map((i) =>
@@ -153,6 +174,7 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
   dialog.append(
     el("h2", { text: "Share" }),
     people,
+    el("p", { class: "geon-share-team-row small" }, el("label", { text: "Team: " }), team),
     el("h3", { class: "small", text: "Invite" }),
     invite,
     pending,
@@ -170,6 +192,17 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
       await attempt(load);
     },
   };
+}
+
+/** What the owner confirms before handing the graph over. */
+export function handOverQuestion(user: string): string {
+  return `Hand this graph over to ${user}? They become its owner (only they can delete it or hand it on) and you an editor.`;
+}
+
+/** The team choices: none, the person's teams, and the graph's own if it is not one of theirs. */
+export function teamOptions(mine: string[], current: string | null): [string, string][] {
+  const names = current !== null && !mine.includes(current) ? [current, ...mine] : mine;
+  return [["", "no team"], ...names.map((n): [string, string] => [n, n])];
 }
 
 function roleSelect(current: string, label: string): HTMLSelectElement {

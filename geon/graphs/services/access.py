@@ -18,7 +18,7 @@ from django.db import transaction
 from django.db.models import Q, QuerySet
 
 from geon.accounts.models import Role, TeamMembership
-from geon.core.errors import GeonError
+from geon.core.errors import GeonError, quote
 from geon.graphs.models import Graph, Membership
 from geon.graphs.services.publishing import publish
 
@@ -155,7 +155,7 @@ def check_owner(user: User, graph: Graph, action: str) -> None:
     *members* manage members, but only the owner deletes the graph or hands it over."""
     if graph.owner_id != user.pk:
         raise AccessDenied(
-            f'only the owner of graph "{graph.pk}" ("{graph.owner.get_username()}") may '
+            f'only the owner of graph {quote(graph.title)} ("{graph.owner.get_username()}") may '
             f'{action}; your role is "{role_on(user, graph)}"'
         )
 

@@ -17,7 +17,7 @@ from django.contrib.auth.models import User as Account
 from django.db import transaction
 
 from geon.accounts.models import Role
-from geon.core.errors import DocumentError
+from geon.core.errors import DocumentError, quote
 from geon.core.graph import Change
 from geon.core.graph import Graph as Document
 from geon.core.history import summarize
@@ -106,7 +106,8 @@ def version_of(graph: Graph, number: int) -> GraphVersion:
     if found is None:
         current = graph.current_version.number if graph.current_version else 0
         raise VersionNotFound(
-            f'version "{number}" of graph "{graph.pk}" does not exist; expected 1 to {current}'
+            f'version "{number}" of graph {quote(graph.title)} does not exist; '
+            f"expected 1 to {current}"
         )
     return found
 
@@ -238,8 +239,8 @@ def do_transfer_graph(user: User, graph_id: uuid.UUID | str, username: Any) -> G
         )
         if found is None:
             raise MemberNotFound(
-                f'user "{username}" is not a member of graph "{graph.pk}"; the graph can be '
-                "handed over to a member only (give them a role first)"
+                f'user "{username}" is not a member of graph {quote(graph.title)}; the graph '
+                "can be handed over to a member only (give them a role first)"
             )
         old_owner = graph.owner
         found.delete()

@@ -11,7 +11,7 @@ from django.contrib.auth.models import User as Account
 from django.db import transaction
 
 from geon.accounts.models import Role
-from geon.core.errors import DocumentError
+from geon.core.errors import DocumentError, quote
 from geon.graphs.models import Graph, Membership
 from geon.graphs.services.access import (
     GraphNotFound,
@@ -69,5 +69,5 @@ def do_remove_member(user: User, graph_id: uuid.UUID | str, username: str) -> No
     graph = check_can_manage(user, graph_id)
     deleted, _ = Membership.objects.filter(graph=graph, user__username=username).delete()
     if not deleted:
-        raise MemberNotFound(f'user "{username}" is not a member of graph "{graph.pk}"')
+        raise MemberNotFound(f'user "{username}" is not a member of graph {quote(graph.title)}')
     announce_access_changed(graph.pk)

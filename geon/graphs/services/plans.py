@@ -62,7 +62,7 @@ def plan_of(graph: Graph, plan_id: int) -> ShardPlan:
     """A plan of the graph; :class:`GraphNotFound` (404) when it has no such plan."""
     plan = ShardPlan.objects.filter(graph=graph, pk=plan_id).first()
     if plan is None:
-        raise PlanNotFound(f'plan "{plan_id}" of graph "{graph.pk}" does not exist')
+        raise PlanNotFound(f'plan "{plan_id}" of graph {quote(graph.title)} does not exist')
     return plan
 
 

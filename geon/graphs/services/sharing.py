@@ -32,7 +32,7 @@ from django.db.models import QuerySet
 from django.utils import timezone
 
 from geon.accounts.models import Role, Team, TeamMembership
-from geon.core.errors import DocumentError
+from geon.core.errors import DocumentError, quote
 from geon.graphs.models import Graph, Invitation, Membership, ShareLink
 from geon.graphs.services.access import (
     AccessDenied,
@@ -174,7 +174,7 @@ def do_revoke_invitation(user: User, graph_id: uuid.UUID | str, invitation_id: i
     deleted, _ = Invitation.objects.filter(graph=graph, pk=invitation_id, accepted_by=None).delete()
     if not deleted:
         raise InvitationNotFound(
-            f'graph "{graph.pk}" has no pending invitation {invitation_id}; '
+            f"graph {quote(graph.title)} has no pending invitation {invitation_id}; "
             "GET /api/v1/graphs/<id>/invitations lists them"
         )
 
@@ -251,7 +251,7 @@ def do_revoke_link(user: User, graph_id: uuid.UUID | str, link_id: int | None) -
     count = rows.update(revoked=timezone.now())
     if link_id is not None and not count:
         raise GraphNotFound(
-            f'graph "{graph.pk}" has no live link {link_id}; GET /api/v1/graphs/<id>/links '
+            f"graph {quote(graph.title)} has no live link {link_id}; GET /api/v1/graphs/<id>/links "
             "lists them"
         )
     announce_access_changed(graph.pk)
