@@ -399,7 +399,7 @@ def list_members(request: HttpRequest, graph_id: str) -> dict[str, Any]:
     return {
         "owner": graph.owner.get_username(),
         "members": [{"user": m.user.get_username(), "role": m.role} for m in rows],
-        "team": graph.team.name if graph.team_id else None,
+        "team": graph.team.name if graph.team is not None else None,
     }
 
 
