@@ -224,8 +224,11 @@ def get_team(request: HttpRequest, name: str) -> dict[str, Any]:
 def set_team_member(
     request: HttpRequest, name: str, username: str, payload: TeamRoleIn
 ) -> Status[dict[str, Any]]:
-    """Add a user to the team or change their team role (team role ``owner`` needed)."""
-    status = sharing.do_set_team_member(request.user, name, username, payload.role)
+    """Add a user to the team or change their team role (team role ``owner`` needed); an
+    email address is answered ``invited`` (an account with it joins, an unknown one is mailed
+    an invitation to sign up)."""
+    base = request.build_absolute_uri("/")
+    status = sharing.do_set_team_member(request.user, name, username, payload.role, base)
     return Status(202, {"status": status})
 
 

@@ -10,6 +10,7 @@ for anyone; a revoked one shows a page saying it was turned off (410).
 from __future__ import annotations
 
 from allauth.account.adapter import get_adapter
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -74,7 +75,10 @@ def teams_page(request: HttpRequest) -> HttpResponse:
                 sharing.do_create_team(request.user, request.POST.get("name", ""))
             elif action == "member":
                 username, role = request.POST.get("username", ""), request.POST.get("role")
-                sharing.do_set_team_member(request.user, team, username, role)
+                base = request.build_absolute_uri("/")
+                said = sharing.do_set_team_member(request.user, team, username, role, base)
+                if said == "invited":
+                    messages.info(request, f"{username} was invited to {team} (if it is new here)")
             elif action == "remove":
                 sharing.do_remove_team_member(request.user, team, request.POST.get("username"))
             else:

@@ -370,6 +370,42 @@ def test_teams_page_creates_a_team_adds_a_member_and_names_errors(
     ) == ["ann"]
 
 
+def test_a_team_invites_by_email_and_the_invited_sign_up_into_it(
+    client: Client, user: User, other_user: User, django_capture_on_commit_callbacks: Any
+) -> None:
+    client.force_login(user)
+    client.post("/teams/", {"action": "create", "name": "Kernels"})
+    other_user.email = "bob@example.org"
+    other_user.save()
+
+    def invite(who: str) -> Any:
+        form = {"action": "member", "team": "Kernels", "username": who, "role": "editor"}
+        with django_capture_on_commit_callbacks(execute=True):
+            return client.post("/teams/", form, follow=True)
+
+    # an address with an account joins at once; an unknown one is answered alike and mailed
+    known, unknown = invite("bob@example.org"), invite("zed@example.org")
+    said = "was invited to Kernels (if it is new here)"
+    assert said in known.content.decode() and said in unknown.content.decode()
+    team = Team.objects.get(name="Kernels")
+    members = TeamMembership.objects.filter(team=team).values_list("user__username", "role")
+    assert sorted(members) == [("ann", "owner"), ("bob", "editor")]
+    [message] = mail.outbox
+    assert message.to == ["zed@example.org"] and 'the team "Kernels"' in message.subject
+    link = re.search(r"http://testserver(/invite/[^/\s]+/)", message.body)
+    assert link is not None
+    # zed follows it, signs up (the invitation proves the address) and is in the team
+    visitor = Client()
+    assert visitor.get(link.group(1))["Location"].startswith("/accounts/signup/")
+    form = {"email": "zed@example.org", "username": "zed"}
+    signed = visitor.post(
+        "/accounts/signup/", form | {"password1": "tensor-axes-42", "password2": "tensor-axes-42"}
+    )
+    assert signed["Location"] == link.group(1)
+    assert visitor.get(link.group(1))["Location"] == "/teams/"
+    assert TeamMembership.objects.get(team=team, user__username="zed").role == "editor"
+
+
 def test_graph_list_marks_each_row_mine_shared_or_team(
     client: Client, user: User, other_user: User, graph: Graph
 ) -> None:

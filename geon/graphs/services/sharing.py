@@ -146,19 +146,24 @@ def do_invite(user: User, graph_id: uuid.UUID | str, who: Any, role: Any, base_u
         invited_by=account(user),
         expires=timezone.now() + timedelta(days=settings.GEON_INVITATION_DAYS),
     )
+    mail_invitation(invitation, user.get_username(), f'the graph "{graph.title}"', base_url)
+    return "invited"
+
+
+def mail_invitation(invitation: Invitation, inviter: str, what: str, base_url: str) -> None:
+    """Once the transaction commits, mail ``invitation``'s link to its address."""
     link = invitation_link(base_url, invitation)
-    inviter = user.get_username()
+    days = settings.GEON_INVITATION_DAYS
     transaction.on_commit(
         lambda: send_mail(
-            f'{inviter} invited you to "{graph.title}" on geon',
-            f'{inviter} invited you to the graph "{graph.title}" on geon as {clean_role}.\n\n'
+            f"{inviter} invited you to {what} on geon",
+            f"{inviter} invited you to {what} on geon as {invitation.role}.\n\n"
             f"Follow this link to create your account and open it:\n\n{link}\n\n"
-            f"The link works for {settings.GEON_INVITATION_DAYS} days.\n",
+            f"The link works for {days} days.\n",
             None,
-            [email],
+            [invitation.email],
         )
     )
-    return "invited"
 
 
 def graph_invitations(user: User, graph_id: uuid.UUID | str) -> QuerySet[Invitation]:
@@ -336,11 +341,17 @@ def announce_team_changed(team: Team) -> None:
 
 
 @transaction.atomic
-def do_set_team_member(user: User, team_name: Any, username: Any, role: Any) -> str:
+def do_set_team_member(
+    user: User, team_name: Any, username: Any, role: Any, base_url: str | None = None
+) -> str:
     """Give ``username`` ``role`` in the team (team role ``owner`` needed). Returns
-    ``"added"``; a username with no account is answered alike and stores nothing."""
+    ``"added"``; a username with no account is answered alike and stores nothing. An email
+    address (with ``base_url``, where its link points) is answered ``"invited"``, known or not:
+    an account with it joins at once, an unknown one is mailed an invitation to sign up."""
     team = check_team(user, team_name, Role.OWNER)
     clean_role = check_role_name(role)
+    if base_url is not None and isinstance(username, str) and is_email(username.strip()):
+        return _invite_to_team(user, team, check_email(username.strip()), clean_role, base_url)
     if not isinstance(username, str) or not 1 <= len(username) <= 150:
         raise DocumentError(f'username "{username}" is not valid; expected 1 to 150 characters')
     member = Account.objects.filter(username=username).first()
@@ -350,6 +361,30 @@ def do_set_team_member(user: User, team_name: Any, username: Any, role: Any) -> 
         )
         announce_team_changed(team)
     return "added"
+
+
+def _invite_to_team(user: User, team: Team, email: str, role: str, base_url: str) -> str:
+    existing = account_with_email(email)
+    if existing is not None:
+        TeamMembership.objects.update_or_create(team=team, user=existing, defaults={"role": role})
+        announce_team_changed(team)
+        return "invited"
+    pending = Invitation.objects.filter(team=team, accepted_by=None)
+    if pending.count() >= MAX_PENDING_INVITATIONS:
+        raise DocumentError(
+            f"team {quote(team.name)} has {MAX_PENDING_INVITATIONS} pending invitations, the "
+            "most allowed; wait for some to be accepted or to expire"
+        )
+    pending.filter(email=email).delete()
+    invitation = Invitation.objects.create(
+        email=email,
+        role=role,
+        team=team,
+        invited_by=account(user),
+        expires=timezone.now() + timedelta(days=settings.GEON_INVITATION_DAYS),
+    )
+    mail_invitation(invitation, user.get_username(), f'the team "{team.name}"', base_url)
+    return "invited"
 
 
 @transaction.atomic
