@@ -12,6 +12,7 @@ from django.views.decorators.http import require_POST
 from geon.accounts.models import Role
 from geon.graphs import services
 from geon.graphs.gallery import listing
+from geon.graphs.models import Graph, Membership
 
 
 def about(description: str) -> dict[str, str]:
@@ -32,7 +33,17 @@ def about(description: str) -> dict[str, str]:
 def graph_list(request: HttpRequest) -> HttpResponse:
     # most recently changed first (issue 21: a new graph is at the top, not below the gallery's)
     graphs = services.visible_graphs(request.user).order_by("-updated", "title")
-    rows = [{"graph": graph, **about(graph.description)} for graph in graphs]
+    direct = set(
+        Membership.objects.filter(user_id=request.user.pk or 0).values_list("graph_id", flat=True)
+    )
+
+    def scope(graph: Graph) -> str:
+        """Mine (owned), shared with me (a role of my own), or through a team of mine."""
+        if graph.owner_id == request.user.pk:
+            return "mine"
+        return "shared" if graph.pk in direct or graph.team_id is None else "team"
+
+    rows = [{"graph": g, "scope": scope(g), **about(g.description)} for g in graphs]
     gallery = [
         {"key": key, "title": title, **about(description)} for key, title, description in listing()
     ]

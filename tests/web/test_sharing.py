@@ -420,6 +420,14 @@ def test_graph_list_marks_each_row_mine_shared_or_team(
     scopes = dict(re.findall(r'data-title="([^"]+)" data-scope="(\w+)"', page))
     assert scopes == {"Loom add": "shared", own.title: "mine"}
     assert 'href="#team"' in page
+    # a graph given to a team of bob's: "team", unless bob also has a role of his own on it
+    team = Team.objects.create(name="Infra")
+    TeamMembership.objects.create(team=team, user=other_user, role="viewer")
+    other = do_create_graph(owner=user, title="Team graph", document=graph.current_version.snapshot)
+    Graph.objects.filter(pk__in=[graph.pk, other.pk]).update(team=team)
+    page = client.get("/").content.decode()
+    scopes = dict(re.findall(r'data-title="([^"]+)" data-scope="(\w+)"', page))
+    assert scopes == {"Loom add": "shared", own.title: "mine", "Team graph": "team"}
 
 
 def test_an_invitation_followed_then_signed_in_lands_on_the_graph(
