@@ -132,32 +132,39 @@ def do_invite(user: User, graph_id: uuid.UUID | str, who: Any, role: Any, base_u
         if existing.pk != graph.owner_id:
             do_set_member(graph, existing, clean_role)
         return "invited"
-    pending = Invitation.objects.filter(graph=graph, accepted_by=None)
+    full = "revoke some first (DELETE /api/v1/graphs/<id>/invitations/<id>)"
+    where = {"graph": graph}
+    _new_invitation(user, email, clean_role, where, f"graph {quote(graph.title)}", full, base_url)
+    return "invited"
+
+
+def _new_invitation(
+    user: User, email: str, role: str, to: dict[str, Any], what: str, full: str, base_url: str
+) -> None:
+    """Invite ``email`` with ``role`` to ``to`` (``{"graph": ...}`` or ``{"team": ...}``, named
+    ``what``): a pending invitation to the same address is replaced, at most
+    :data:`MAX_PENDING_INVITATIONS` are pending (``full`` says what to do then), and its link
+    is mailed once the transaction commits."""
+    pending = Invitation.objects.filter(**to, accepted_by=None)
     if pending.count() >= MAX_PENDING_INVITATIONS:
         raise DocumentError(
-            f"graph has {MAX_PENDING_INVITATIONS} pending invitations, the most allowed; "
-            "revoke some first (DELETE /api/v1/graphs/<id>/invitations/<id>)"
+            f"{what} has {MAX_PENDING_INVITATIONS} pending invitations, the most allowed; {full}"
         )
     pending.filter(email=email).delete()
     invitation = Invitation.objects.create(
         email=email,
-        role=clean_role,
-        graph=graph,
+        role=role,
         invited_by=account(user),
         expires=timezone.now() + timedelta(days=settings.GEON_INVITATION_DAYS),
+        **to,
     )
-    mail_invitation(invitation, user.get_username(), f'the graph "{graph.title}"', base_url)
-    return "invited"
-
-
-def mail_invitation(invitation: Invitation, inviter: str, what: str, base_url: str) -> None:
-    """Once the transaction commits, mail ``invitation``'s link to its address."""
     link = invitation_link(base_url, invitation)
+    inviter = user.get_username()
     days = settings.GEON_INVITATION_DAYS
     transaction.on_commit(
         lambda: send_mail(
-            f"{inviter} invited you to {what} on geon",
-            f"{inviter} invited you to {what} on geon as {invitation.role}.\n\n"
+            f"{inviter} invited you to the {what} on geon",
+            f"{inviter} invited you to the {what} on geon as {role}.\n\n"
             f"Follow this link to create your account and open it:\n\n{link}\n\n"
             f"The link works for {days} days.\n",
             None,
@@ -369,21 +376,8 @@ def _invite_to_team(user: User, team: Team, email: str, role: str, base_url: str
         TeamMembership.objects.update_or_create(team=team, user=existing, defaults={"role": role})
         announce_team_changed(team)
         return "invited"
-    pending = Invitation.objects.filter(team=team, accepted_by=None)
-    if pending.count() >= MAX_PENDING_INVITATIONS:
-        raise DocumentError(
-            f"team {quote(team.name)} has {MAX_PENDING_INVITATIONS} pending invitations, the "
-            "most allowed; wait for some to be accepted or to expire"
-        )
-    pending.filter(email=email).delete()
-    invitation = Invitation.objects.create(
-        email=email,
-        role=role,
-        team=team,
-        invited_by=account(user),
-        expires=timezone.now() + timedelta(days=settings.GEON_INVITATION_DAYS),
-    )
-    mail_invitation(invitation, user.get_username(), f'the team "{team.name}"', base_url)
+    full = "wait for some to be accepted or to expire"
+    _new_invitation(user, email, role, {"team": team}, f"team {quote(team.name)}", full, base_url)
     return "invited"
 
 

@@ -208,8 +208,9 @@ def test_a_named_operation_keeps_one_issue() -> None:
     assert "OperationPorts" not in found and "PositionalKernelAgreement" not in found
 
 
-def test_a_sharded_positional_operation_is_checked_per_application() -> None:
-    # given a positional (loom) op:add in two shards along its last dim
+def _sharded_positional_add(keep_signature: bool) -> tuple[str, dict[str, Any]]:
+    """A positional (loom) op:add of x[2, 4] with itself in two shards along its last dim,
+    checking clean: its id and document (its tags dropped, or all but its IPFSignature)."""
     H, W = gc.Axis("H", 2), gc.Axis("W", 4)
     x = gc.constant(np.ones((2, 4)), axes=[H, W], name="x")
     built = gc.graph([gc.add(x, x, name="x+x")])
@@ -219,9 +220,17 @@ def test_a_sharded_positional_operation_is_checked_per_application() -> None:
     for n in doc["nodes"]:
         if n["type"] == TENSOR:
             n["tags"].pop(TENSOR_AXES)
-        if n["type"] == OPERATION:
+        if n["type"] == OPERATION and keep_signature:
+            n["tags"].pop(INDEX_AXES, None)
+        elif n["type"] == OPERATION:
             n.pop("tags", None)
     assert check(Graph.from_json(copy.deepcopy(doc))) == []
+    return op_id, doc
+
+
+def test_a_sharded_positional_operation_is_checked_per_application() -> None:
+    # given a positional (loom) op:add in two shards along its last dim
+    op_id, doc = _sharded_positional_add(keep_signature=False)
     # when one application reads shapes that do not broadcast (still inside the operation's)
     app = next(n for n in doc["nodes"] if n["type"] == APPLICATION)
     app["body"]["inputs"]["tensors"][1]["range"] = {"start": [0, 0], "end": [2, 3]}
@@ -238,18 +247,7 @@ def test_applications_are_judged_where_the_signature_is_not_pointwise() -> None:
     # given the sharded positional op:add above, its signature kept (pointwise: every agreeing
     # application broadcasts, so none need reading), then the second operand made to read its
     # whole row at every index point (a zero row of shape 4: still the operation's selection)
-    H, W = gc.Axis("H", 2), gc.Axis("W", 4)
-    x = gc.constant(np.ones((2, 4)), axes=[H, W], name="x")
-    built = gc.graph([gc.add(x, x, name="x+x")])
-    op_id = next(n.id for n in built.nodes if n.type == OPERATION)
-    shard(built, op_id, dim="W", parts=2)
-    doc = built.to_json()
-    for n in doc["nodes"]:
-        if n["type"] == TENSOR:
-            n["tags"].pop(TENSOR_AXES)
-        if n["type"] == OPERATION:
-            n["tags"].pop(INDEX_AXES, None)
-    assert check(Graph.from_json(copy.deepcopy(doc))) == []
+    _, doc = _sharded_positional_add(keep_signature=True)
     op = next(n for n in doc["nodes"] if n["type"] == OPERATION)
     ipf = op["tags"][IPF_SIGNATURE]["inputs"]["tensors"][1]
     ipf["affineMap"]["projection"][1] = [0, 0]
