@@ -12,7 +12,7 @@ One function, :func:`infer`, serves every consumer:
 
 - the **builder** turns a Python call into canonical JSON ``params`` and calls :func:`infer`, so
   what it writes into a document is exactly what the checker re-derives;
-- the **checker** (:mod:`geon.core.axis_checks`) re-runs :func:`infer` on the axes it reads from a
+- the **checker** (:mod:`geon.core.checks.axes`) re-runs :func:`infer` on the axes it reads from a
   stored document and reports any :class:`~geon.core.errors.GeonError` as an issue;
 - the **executor** reads an :class:`Inference`: the result axes, the canonical params and, per
   operand, one :class:`Dim` per tensor dim saying which index axis (column) it follows, with what
