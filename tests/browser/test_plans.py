@@ -344,3 +344,33 @@ def test_the_toolbar_stays_one_line_after_a_run(
     assert (result.text_content() or "").startswith("outputs: z 10\u00d75 int32, sum ")
     tab.locator(".geon-toolbar").screenshot(path=str(ARTIFACTS / "plans-toolbar-after-run.png"))
     assert errors == []
+
+
+def test_a_plan_by_axis_mapping_splits_every_operation_with_the_axis(
+    daphne_server: str, user: Any, password: str, gallery: dict[str, str], page: Any
+) -> None:
+    tab, errors = page
+    sign_in(tab, daphne_server, "ann", password)
+    open_graph(tab, daphne_server, gallery["Dual-axis dot in 2-D"])
+    tab.wait_for_selector(".geon-plans .geon-plan-empty")
+    # a mapping to a mesh axis that is not there is refused by name, and nothing is stored
+    tab.fill(".geon-plan-name", "rows")
+    tab.click(".geon-plan-by-mapping summary")
+    tab.fill(".geon-plan-mesh", "dp=2")
+    tab.fill(".geon-plan-mapping", "H=tp")
+    tab.click(".geon-plan-create")
+    said = tab.text_content(".geon-plans-error") or ""
+    assert 'axis "H" is mapped to "tp", which is not a mesh axis' in said, said
+    assert tab.locator(".geon-plan").count() == 0
+    # when ann maps H over a mesh axis of 2 and switches to the plan
+    tab.fill(".geon-plan-mapping", "H=dp")
+    tab.click(".geon-plan-create")
+    tab.wait_for_selector(".geon-plan[data-plan='rows']")
+    tab.click(".geon-plan[data-plan='rows'] .geon-plan-switch")
+    # then both dots are split in two over dp: four applications
+    tab.wait_for_function(
+        "() => window.geon.state().document.nodes"
+        ".filter((n) => n.type.endsWith('/Application')).length === 4"
+    )
+    tab.screenshot(path=str(ARTIFACTS / "plan-by-mapping.png"))
+    assert errors == []

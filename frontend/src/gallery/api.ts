@@ -151,8 +151,10 @@ export class PlansApi extends RestClient {
     return (await this.call<{ plans: Plan[] }>("GET", this.path)).plans;
   }
 
-  create(name: string, mesh: Mesh, spec: Record<string, SpecEntry>): Promise<Plan> {
-    return this.call("POST", this.path, { name, mesh, spec });
+  /** A new plan: per-operation ``spec`` entries, and/or an ``axisMapping`` (axis -> mesh axis)
+   * that applies to every operation with the axis. */
+  create(name: string, mesh: Mesh, spec: Record<string, SpecEntry>, axisMapping: Record<string, string> = {}): Promise<Plan> {
+    return this.call("POST", this.path, { name, mesh, spec, axisMapping });
   }
 
   update(id: number, patch: { name?: string; mesh?: Mesh; spec?: Record<string, SpecEntry> }): Promise<Plan> {

@@ -179,3 +179,19 @@ describe("comparing two plans", () => {
     expect([showBytes(0), showBytes(1536), showBytes(3 * 1024 * 1024)]).toEqual(["0 B", "1.5 KiB", "3 MiB"]);
   });
 });
+
+describe("a plan typed by axis mapping", async () => {
+  const { parseMapping, parseMesh, PlanTextError } = await import("./plans");
+  it("reads the mesh and the mapping, in any of the usual arrows", () => {
+    const mesh = parseMesh("dp=2, tp = 4");
+    expect(mesh).toEqual({ name: "mesh", axes: { dp: 2, tp: 4 } });
+    expect(parseMapping("N=dp, F→tp, D: tp", mesh)).toEqual({ N: "dp", F: "tp", D: "tp" });
+  });
+  it("names what is wrong", () => {
+    expect(() => parseMesh("")).toThrow('the mesh is empty; expected e.g. "dp=2, tp=4"');
+    expect(() => parseMesh("dp=0")).toThrow('mesh axis "dp" has size "0"; expected a whole number >= 1');
+    expect(() => parseMesh("dp=2, dp=4")).toThrow('"dp" is given twice in the mesh');
+    expect(() => parseMapping("N=pp", parseMesh("dp=2"))).toThrow('axis "N" is mapped to "pp", which is not a mesh axis; expected one of (dp)');
+    expect(() => parseMapping("N", parseMesh("dp=2"))).toThrow(PlanTextError);
+  });
+});

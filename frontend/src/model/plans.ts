@@ -427,3 +427,45 @@ export function currentPlans(doc: LoomDocument, plans: Plan[]): number[] {
     })
     .map((p) => p.id);
 }
+
+/** The error of a plan typed by hand (mesh or mapping), naming the bad part. */
+export class PlanTextError extends Error {}
+
+const PAIR = /^\s*([A-Za-z_][\w]*)\s*(?:=|→|->|:)\s*([^\s,]+)\s*$/;
+
+/** Pairs ``a=b`` (or ``a→b``, ``a: b``) separated by commas; ``what`` names them in errors. */
+function pairs(text: string, what: string, example: string): [string, string][] {
+  const parts = text.split(",").filter((p) => p.trim() !== "");
+  if (!parts.length) throw new PlanTextError(`the ${what} is empty; expected e.g. "${example}"`);
+  const seen = new Set<string>();
+  return parts.map((part) => {
+    const m = PAIR.exec(part);
+    if (!m) throw new PlanTextError(`"${part.trim()}" is not valid in the ${what}; expected name=value, e.g. "${example}"`);
+    if (seen.has(m[1]!)) throw new PlanTextError(`"${m[1]}" is given twice in the ${what}`);
+    seen.add(m[1]!);
+    return [m[1]!, m[2]!];
+  });
+}
+
+/** A mesh typed as ``dp=2, tp=4`` (mesh axis = size). */
+export function parseMesh(text: string, name = "mesh"): Mesh {
+  const axes: Record<string, number> = {};
+  for (const [axis, size] of pairs(text, "mesh", "dp=2, tp=4")) {
+    const n = Number(size);
+    if (!Number.isInteger(n) || n < 1) throw new PlanTextError(`mesh axis "${axis}" has size "${size}"; expected a whole number >= 1`);
+    axes[axis] = n;
+  }
+  return { name, axes };
+}
+
+/** An axis mapping typed as ``N=dp, F=tp`` (the graph's axis = a mesh axis of ``mesh``). */
+export function parseMapping(text: string, mesh: Mesh): Record<string, string> {
+  const mapping: Record<string, string> = {};
+  for (const [axis, meshAxis] of pairs(text, "axis mapping", "N=dp, F=tp")) {
+    if (!(meshAxis in mesh.axes)) {
+      throw new PlanTextError(`axis "${axis}" is mapped to "${meshAxis}", which is not a mesh axis; expected one of (${Object.keys(mesh.axes).join(", ")})`);
+    }
+    mapping[axis] = meshAxis;
+  }
+  return mapping;
+}

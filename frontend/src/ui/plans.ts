@@ -1,4 +1,5 @@
-// The plans section of the shards panel: save how the graph is sharded now as a named plan, list
+// The plans section of the shards panel: save how the graph is sharded now as a named plan, or
+// write one as a mesh and an axis mapping ("dp=2, tp=4"; "N=dp, F=tp", model/plans.ts), list
 // the graph's plans (the ones the document matches are marked "current"), switch to one (the
 // server generates it: its Mesh and placed Applications as one checked edit, broadcast to every
 // client, which this editor records as one undo step), rename or delete one, and compare two side
@@ -8,7 +9,7 @@
 import { PlansApi } from "../gallery/api";
 import { renderPlanDiff } from "./planDiff";
 import type { LoomDocument } from "../model/document";
-import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, planFromDocument, showBytes, showSeconds, type Collective, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseMapping, parseMesh, planFromDocument, showBytes, showSeconds, type Collective, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
 
@@ -47,6 +48,21 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     name,
     submit("Save plan", "Save how the graph is sharded now as a named plan (Enter)", "primary geon-plan-save"),
   );
+  // a plan by axis mapping: the mesh and which of the graph's axes goes over which mesh axis
+  const meshText = el("input", { class: "geon-plan-mesh", "aria-label": "mesh axes and sizes", placeholder: "dp=2, tp=4" });
+  const mapText = el("input", { class: "geon-plan-mapping", "aria-label": "axis mapping", placeholder: "N=dp, F=tp" });
+  const mapped = el(
+    "details",
+    { class: "geon-plan-by-mapping" },
+    el("summary", { class: "small", text: "New plan by axis mapping…" }),
+    el(
+      "form",
+      { class: "geon-plan-mapping-form" },
+      el("label", { class: "small", text: "Mesh " }, meshText),
+      el("label", { class: "small", text: "Map " }, mapText),
+      submit("Create plan", "A plan named as above: every operation with a mapped axis is split over its mesh axis", "geon-plan-create"),
+    ),
+  );
   const list = el("ul", { class: "geon-plan-list", "aria-label": "shard plans" });
   const pickA = el("select", { class: "geon-compare-a", "aria-label": "first plan to compare" });
   const pickB = el("select", { class: "geon-compare-b", "aria-label": "second plan to compare" });
@@ -62,7 +78,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   );
   const table = el("div", { class: "geon-compare", "aria-live": "polite" });
   const ledgers = el("div", { class: "geon-ledgers", "aria-live": "polite" });
-  const element = el("section", { class: "geon-panel geon-plans", "aria-label": "shard plans" }, el("h2", { text: "Plans" }), save, message, note, list, compareForm, table, ledgers);
+  const element = el("section", { class: "geon-panel geon-plans", "aria-label": "shard plans" }, el("h2", { text: "Plans" }), save, mapped, message, note, list, compareForm, table, ledgers);
 
   let plans: Plan[] = [];
   let doc: LoomDocument | null = null;
@@ -295,6 +311,30 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       name.value = "";
       await reload();
       return `Saved plan "${wanted}".`;
+    });
+  });
+
+  mapped.querySelector("form")!.addEventListener("submit", (e) => {
+    e.preventDefault();
+    const wanted = name.value.trim();
+    if (!wanted) {
+      say('the plan needs a name (the field above); e.g. "data parallel"');
+      return;
+    }
+    let mesh: Mesh;
+    let axisMapping: Record<string, string>;
+    try {
+      mesh = parseMesh(meshText.value);
+      axisMapping = parseMapping(mapText.value, mesh);
+    } catch (err) {
+      say((err as Error).message);
+      return;
+    }
+    void attempt(async () => {
+      await api.create(wanted, mesh, {}, axisMapping);
+      name.value = "";
+      await reload();
+      return `Created plan "${wanted}": switch to it to see its applications and collectives.`;
     });
   });
 

@@ -17,6 +17,8 @@ export const EDITING_CONTROLS = [
   ".geon-app-remove",
   ".geon-plan-form input",
   ".geon-plan-save",
+  ".geon-plan-by-mapping input",
+  ".geon-plan-create",
   ".geon-plan-switch",
   ".geon-plan-rename",
   ".geon-plan-delete",
