@@ -17,6 +17,7 @@ from tests.browser.helpers import (
     ARTIFACTS,
     Browsers,
     click_box,
+    off_loop,
     open_graph,
     screenshots,
     sign_in,
@@ -362,10 +363,19 @@ def test_a_plan_by_axis_mapping_splits_every_operation_with_the_axis(
     said = tab.text_content(".geon-plans-error") or ""
     assert 'axis "H" is mapped to "tp", which is not a mesh axis' in said, said
     assert tab.locator(".geon-plan").count() == 0
-    # when ann maps H over a mesh axis of 2 and switches to the plan
+    # when ann maps H over a mesh axis of 2, with x split along H too, and switches to the plan
     tab.fill(".geon-plan-mapping", "H=dp")
+    tab.fill(".geon-plan-inputs", "x: H=dp")
     tab.click(".geon-plan-create")
     tab.wait_for_selector(".geon-plan[data-plan='rows']")
+
+    def stored() -> tuple[Any, Any]:
+        from geon.graphs.models import ShardPlan
+
+        plan = ShardPlan.objects.get(name="rows")
+        return plan.axis_mapping, plan.inputs
+
+    assert off_loop(stored) == ({"H": "dp"}, {"x": {"over": {"H": "dp"}}})
     tab.click(".geon-plan[data-plan='rows'] .geon-plan-switch")
     # then both dots are split in two over dp: four applications
     tab.wait_for_function(

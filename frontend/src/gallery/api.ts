@@ -4,7 +4,7 @@
 
 import type { PlanDiff } from "../ui/planDiff";
 import type { LoomDocument } from "../model/document";
-import type { Mesh, Plan, PlanCost, SpecEntry } from "../model/plans";
+import type { InputLayout, Mesh, Plan, PlanCost, SpecEntry } from "../model/plans";
 
 export interface GraphInfo {
   id: string;
@@ -153,8 +153,8 @@ export class PlansApi extends RestClient {
 
   /** A new plan: per-operation ``spec`` entries, and/or an ``axisMapping`` (axis -> mesh axis)
    * that applies to every operation with the axis. */
-  create(name: string, mesh: Mesh, spec: Record<string, SpecEntry>, axisMapping: Record<string, string> = {}): Promise<Plan> {
-    return this.call("POST", this.path, { name, mesh, spec, axisMapping });
+  create(name: string, mesh: Mesh, spec: Record<string, SpecEntry>, axisMapping: Record<string, string> = {}, inputs: Record<string, InputLayout> = {}): Promise<Plan> {
+    return this.call("POST", this.path, { name, mesh, spec, axisMapping, inputs });
   }
 
   update(id: number, patch: { name?: string; mesh?: Mesh; spec?: Record<string, SpecEntry> }): Promise<Plan> {

@@ -195,3 +195,17 @@ describe("a plan typed by axis mapping", async () => {
     expect(() => parseMapping("N", parseMesh("dp=2"))).toThrow(PlanTextError);
   });
 });
+
+describe("where inputs live, typed", async () => {
+  const { parseInputs, parseMesh } = await import("./plans");
+  const mesh = parseMesh("dp=2, tp=4");
+  it("reads replicated, over mesh axes and one device, by label", () => {
+    expect(parseInputs("x: N=dp; w1: replicated; b: device 0,3", mesh)).toEqual({ x: { over: { N: "dp" } }, w1: "replicated", b: { device: [0, 3] } });
+    expect(parseInputs("", mesh)).toEqual({});
+  });
+  it("names what is wrong", () => {
+    expect(() => parseInputs("x", mesh)).toThrow('"x" is not valid where inputs live');
+    expect(() => parseInputs("x: device 0", mesh)).toThrow("expected a device's 2 coordinates on the mesh (dp, tp), e.g. device 0,0");
+    expect(() => parseInputs("x: N=pp", mesh)).toThrow('axis "N" is mapped to "pp", which is not a mesh axis');
+  });
+});

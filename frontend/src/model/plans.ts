@@ -469,3 +469,31 @@ export function parseMapping(text: string, mesh: Mesh): Record<string, string> {
   }
   return mapping;
 }
+
+/** Where a graph input lives under a plan (geon.core.plans.inputs). */
+export type InputLayout = "replicated" | { over: Record<string, string> } | { device: number[] };
+
+/**
+ * Where inputs live, typed as ``x: N=dp; w1: replicated; b: device 0,1`` (an input by label, then
+ * ``replicated``, its axes over mesh axes, or one device's coordinates); inputs not named are
+ * replicated on every device.
+ */
+export function parseInputs(text: string, mesh: Mesh): Record<string, InputLayout> {
+  const found: Record<string, InputLayout> = {};
+  for (const entry of text.split(";").filter((e) => e.trim() !== "")) {
+    const at = entry.indexOf(":");
+    const label = entry.slice(0, Math.max(0, at)).trim();
+    const where = entry.slice(at + 1).trim();
+    if (at < 0 || !label || !where) throw new PlanTextError(`"${entry.trim()}" is not valid where inputs live; expected label: replicated, label: N=dp or label: device 0,1`);
+    if (label in found) throw new PlanTextError(`input "${label}" is placed twice`);
+    if (where === "replicated") found[label] = "replicated";
+    else if (where.startsWith("device")) {
+      const coords = where.slice("device".length).split(",").map((c) => Number(c.trim()));
+      if (coords.length !== Object.keys(mesh.axes).length || coords.some((c) => !Number.isInteger(c) || c < 0)) {
+        throw new PlanTextError(`input "${label}" is placed on "${where}"; expected a device's ${Object.keys(mesh.axes).length} coordinates on the mesh (${Object.keys(mesh.axes).join(", ")}), e.g. device ${Object.keys(mesh.axes).map(() => 0).join(",")}`);
+      }
+      found[label] = { device: coords };
+    } else found[label] = { over: parseMapping(where, mesh) };
+  }
+  return found;
+}

@@ -1,5 +1,6 @@
 // The plans section of the shards panel: save how the graph is sharded now as a named plan, or
-// write one as a mesh and an axis mapping ("dp=2, tp=4"; "N=dp, F=tp", model/plans.ts), list
+// write one as a mesh, an axis mapping and where inputs live ("dp=2, tp=4"; "N=dp, F=tp";
+// "x: N=dp", model/plans.ts), list
 // the graph's plans (the ones the document matches are marked "current"), switch to one (the
 // server generates it: its Mesh and placed Applications as one checked edit, broadcast to every
 // client, which this editor records as one undo step), rename or delete one, and compare two side
@@ -9,7 +10,7 @@
 import { PlansApi } from "../gallery/api";
 import { renderPlanDiff } from "./planDiff";
 import type { LoomDocument } from "../model/document";
-import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseMapping, parseMesh, planFromDocument, showBytes, showSeconds, type Collective, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, showBytes, showSeconds, type Collective, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
 
@@ -51,6 +52,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   // a plan by axis mapping: the mesh and which of the graph's axes goes over which mesh axis
   const meshText = el("input", { class: "geon-plan-mesh", "aria-label": "mesh axes and sizes", placeholder: "dp=2, tp=4" });
   const mapText = el("input", { class: "geon-plan-mapping", "aria-label": "axis mapping", placeholder: "N=dp, F=tp" });
+  const inputsText = el("input", { class: "geon-plan-inputs", "aria-label": "where inputs live", placeholder: "x: N=dp; w1: replicated (the default)" });
   const mapped = el(
     "details",
     { class: "geon-plan-by-mapping" },
@@ -60,6 +62,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       { class: "geon-plan-mapping-form" },
       el("label", { class: "small", text: "Mesh " }, meshText),
       el("label", { class: "small", text: "Map " }, mapText),
+      el("label", { class: "small", text: "Inputs " }, inputsText),
       submit("Create plan", "A plan named as above: every operation with a mapped axis is split over its mesh axis", "geon-plan-create"),
     ),
   );
@@ -323,15 +326,17 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     }
     let mesh: Mesh;
     let axisMapping: Record<string, string>;
+    let inputs: Record<string, InputLayout>;
     try {
       mesh = parseMesh(meshText.value);
       axisMapping = parseMapping(mapText.value, mesh);
+      inputs = parseInputs(inputsText.value, mesh);
     } catch (err) {
       say((err as Error).message);
       return;
     }
     void attempt(async () => {
-      await api.create(wanted, mesh, {}, axisMapping);
+      await api.create(wanted, mesh, {}, axisMapping, inputs);
       name.value = "";
       await reload();
       return `Created plan "${wanted}": switch to it to see its applications and collectives.`;
