@@ -31,6 +31,7 @@ class ThrottledSignIn(AuthenticationForm):
     """Django's sign-in form, refusing throttled tries and counting failed ones."""
 
     retry_after = 0
+    unconfirmed = False
 
     def clean(self) -> dict[str, Any]:
         throttle = SignInThrottle.of(self.request, self.data.get("username") or "")
@@ -44,6 +45,27 @@ class ThrottledSignIn(AuthenticationForm):
             raise
         throttle.succeeded()
         return cleaned
+
+    def confirm_login_allowed(self, user: Any) -> None:
+        """Inactive accounts are refused (Django's rule), and, while email verification is
+        mandatory, an account made by signing up until its address is confirmed (accounts an
+        administrator made have no address to confirm)."""
+        super().confirm_login_allowed(user)
+        if settings.ACCOUNT_EMAIL_VERIFICATION == "mandatory" and awaits_confirmation(user):
+            self.unconfirmed = True  # the page says this one (the password was right)
+            raise forms.ValidationError(
+                "confirm your email address first: follow the link in the mail geon sent to "
+                "it when you signed up, then sign in",
+                code="unconfirmed",
+            )
+
+
+def awaits_confirmation(user: Any) -> bool:
+    """Whether ``user`` signed up with an address that is not confirmed yet."""
+    from allauth.account.models import EmailAddress
+
+    addresses = EmailAddress.objects.filter(user=user)
+    return addresses.exists() and not addresses.filter(verified=True).exists()
 
 
 class ThrottledAdminSignIn(ThrottledSignIn, AdminAuthenticationForm):

@@ -314,6 +314,24 @@ def test_sign_up_answers_a_taken_address_like_a_new_one(
     assert sorted(m.to[0] for m in mail.outbox) == ["ann@example.org", "new@example.org"]
 
 
+def test_a_signed_up_account_signs_in_once_its_address_is_confirmed(settings: Any) -> None:
+    from allauth.account.models import EmailAddress
+
+    settings.GEON_SIGNUP = "open"
+    form = {"email": "new@example.org", "username": "newcomer"}
+    Client().post(
+        "/accounts/signup/", form | {"password1": "tensor-axes-42", "password2": "tensor-axes-42"}
+    )
+    sign_in = {"username": "newcomer", "password": "tensor-axes-42"}
+    refused = Client().post("/accounts/login/", sign_in)
+    assert (
+        refused.status_code == 200
+        and "confirm your email address first" in refused.content.decode()
+    )
+    EmailAddress.objects.filter(email="new@example.org").update(verified=True)
+    assert Client().post("/accounts/login/", sign_in).status_code == 302
+
+
 def test_sign_up_is_throttled(settings: Any) -> None:
     # given open sign-up, when one address keeps posting sign-ups (allauth's "signup" limit):
     # an address of its own (a documentation range, new each run), so that the count it leaves
