@@ -252,9 +252,7 @@ def test_teams_give_their_members_a_role_and_the_list_filters_by_scope(
     assert not TeamMembership.objects.filter(user=cat).exists()
 
 
-def test_only_the_owner_deletes_and_hands_over(
-    client: Client, user: User, other_user: User, graph: Graph
-) -> None:
+def test_only_the_owner_deletes(client: Client, user: User, other_user: User, graph: Graph) -> None:
     Membership.objects.create(graph=graph, user=other_user, role="owner")
     client.force_login(other_user)
     assert client.delete(f"/api/v1/graphs/{graph.pk}").status_code == 403
@@ -262,6 +260,38 @@ def test_only_the_owner_deletes_and_hands_over(
     client.force_login(user)
     assert client.delete(f"/api/v1/graphs/{graph.pk}").status_code == 204
     assert not Graph.objects.filter(pk=graph.pk).exists()
+
+
+def test_only_the_owner_hands_over_to_a_member_and_becomes_an_editor(
+    client: Client, user: User, other_user: User, graph: Graph
+) -> None:
+    # given ann owns the graph, bob has the role "owner" on it and a stranger has none
+    Membership.objects.create(graph=graph, user=other_user, role="owner")
+    url = f"/api/v1/graphs/{graph.pk}/owner"
+    # when bob, a member with the role but not the graph's owner, tries to take it: refused
+    client.force_login(other_user)
+    assert post(client, url, {"username": other_user.username}).status_code == 403
+    # and ann hands it to someone who is not a member: refused, naming them
+    client.force_login(user)
+    refused = post(client, url, {"username": "nobody"})
+    assert refused.status_code == 404
+    assert 'user "nobody" is not a member of graph' in refused.json()["error"]["message"]
+    graph.refresh_from_db()
+    assert graph.owner == user
+    assert members(graph) == [(other_user.username, "owner")]
+    # when ann hands it to bob
+    answer = post(client, url, {"username": other_user.username})
+    # then bob owns it, ann is an editor, and the answer lists them so
+    assert answer.status_code == 200
+    graph.refresh_from_db()
+    assert graph.owner == other_user
+    assert members(graph) == [(user.username, "editor")]
+    assert answer.json()["owner"] == other_user.username
+    assert [(m["user"], m["role"]) for m in answer.json()["members"]] == [(user.username, "editor")]
+    # and ann can no longer delete it or hand it on
+    assert client.delete(f"/api/v1/graphs/{graph.pk}").status_code == 403
+    assert post(client, url, {"username": user.username}).status_code == 403
+    assert Graph.objects.get(pk=graph.pk).owner == other_user
 
 
 def test_account_page_creates_and_revokes_tokens(client: Client, user: User) -> None:
