@@ -89,7 +89,5 @@ def graph_editor(request: HttpRequest, graph_id: uuid.UUID) -> HttpResponse:
         "ws_path": f"/ws/graphs/{graph.pk}/",
         # the About panel lets editors change the title and description (the API checks again)
         "can_edit": role is not None and Role.rank(role) >= Role.rank(Role.EDITOR),
-        # the Share dialog manages people: the owners' (the API checks again)
-        "can_share": role == Role.OWNER,
     }
     return render(request, "graphs/editor.html", context)

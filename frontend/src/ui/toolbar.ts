@@ -29,7 +29,8 @@ interface OutputSummary {
 }
 
 /** The Share button, when the page offers sharing (`data-share` on #geon-editor: a signed-in
- * owner's editor); it opens the Share dialog (./share.ts). */
+ * person's editor, not a link visitor's); it opens the Share dialog (./share.ts). The toolbar
+ * shows it only while the server says the person is an owner. */
 export function shareButton(root: HTMLElement | null = document.getElementById("geon-editor")): HTMLButtonElement | null {
   if (!root || root.dataset.share !== "1") return null;
   const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
@@ -131,9 +132,9 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
     el("span", { class: "geon-spacer" }),
     help,
     people,
-    ...(share ? [share] : []),
     el("span", { class: "geon-group geon-run-group" }, run, status, result),
   );
+  const runGroup = element.lastElementChild as HTMLElement;
   return {
     element,
     search,
@@ -160,6 +161,11 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
       undo.disabled = !extra.canUndo || extra.readOnly !== null;
       redo.disabled = !extra.canRedo || extra.readOnly !== null;
       tensor.disabled = op.disabled = extra.readOnly !== null;
+      // people are managed by owners: the button follows the role as the server last said it,
+      // so handing the graph over or a demotion takes it away, and a promotion gives it, live
+      const owner = state.role === "owner";
+      if (share && owner && !share.isConnected) runGroup.before(share);
+      if (share && !owner && share.isConnected) share.remove();
       found.textContent = search.value ? `${extra.found} found` : "";
       people.replaceChildren(
         ...state.present.map((p) => {
