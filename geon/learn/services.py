@@ -56,8 +56,8 @@ def do_open_lesson(person: Account, key: str) -> tuple[Graph, bool]:
     return do_load_copy(person, example, origin="lesson")
 
 
-def _task(key: str, step: int) -> tuple[Lesson, dict[str, Any]]:
-    """Lesson ``key`` and the task of its step ``step`` (1-based), refused when there is none."""
+def _task(key: str, step: int) -> dict[str, Any]:
+    """The task of step ``step`` (1-based) of lesson ``key``, refused when there is none."""
     lesson = lesson_of(key)
     if not 1 <= step <= len(lesson.steps):
         raise LessonNotFound(
@@ -66,13 +66,13 @@ def _task(key: str, step: int) -> tuple[Lesson, dict[str, Any]]:
     task = lesson.steps[step - 1].task
     if task is None:
         raise GeonError(f"step {step} of lesson {quote(lesson.title)} has no task to check")
-    return lesson, task
+    return task
 
 
 def check_step(user: User, key: str, step: int, graph_id: uuid.UUID | str) -> TaskResult:
     """Whether the current version of ``graph_id`` (one ``user`` may view) does what step
     ``step`` (1-based) of the lesson asks."""
-    _, task = _task(key, step)
+    task = _task(key, step)
     graph = graphs.check_can_view(user, graph_id)
     result = check_task(task, graphs.live_document(graph).document)
     assert user.pk is not None  # check_can_view refuses anonymous users
@@ -83,7 +83,7 @@ def check_step(user: User, key: str, step: int, graph_id: uuid.UUID | str) -> Ta
 def check_tried_step(key: str, step: int, document: Any) -> TaskResult:
     """Whether a visitor's ``document`` (no account: their browser keeps it) does what step
     ``step`` of the lesson asks; nothing is stored."""
-    _, task = _task(key, step)
+    task = _task(key, step)
     return check_task(task, parse_document(document))
 
 

@@ -16,7 +16,7 @@ from geon.core.errors import GeonError
 from geon.graphs import services as graphs
 from geon.graphs.services.access import User
 from geon.learn.models import WrittenLesson
-from geon.teaching.lessons import LESSONS, TEXT_MAX, TITLE_MAX, Lesson, read_steps
+from geon.teaching.lessons import LESSONS, TEXT_MAX, TITLE_MAX, Lesson, read_steps, read_text
 
 #: The most lessons one person writes.
 WRITTEN_MAX = 200
@@ -58,11 +58,10 @@ def do_write_lesson(
     before anything is stored, and the first bad one is named."""
     graph = graphs.check_can_edit(user, graph_id)
     assert user.pk is not None  # check_can_edit refuses anonymous users
-    if not isinstance(title, str) or not title.strip() or len(title) > TITLE_MAX:
-        raise GeonError(f"the lesson's title {title!r} is not valid; expected 1 to 200 characters")
-    if not isinstance(summary, str) or len(summary) > TEXT_MAX:
-        raise GeonError("the lesson's summary is not valid; expected at most 10,000 characters")
-    read_steps(steps)
+    title = read_text(title, "the lesson's title", TITLE_MAX)
+    summary = read_text(summary, "the lesson's summary", TEXT_MAX, empty=True)
+    # stored as read: what a step holds beyond its fields is not kept
+    stored = [step.to_json() for step in read_steps(steps)]
     found = WrittenLesson.objects.select_for_update().filter(graph=graph).first()
     if found is None:
         if WrittenLesson.objects.filter(author_id=user.pk).count() >= WRITTEN_MAX:
@@ -71,7 +70,7 @@ def do_write_lesson(
         while key in LESSONS:  # a shipped lesson's key is never taken
             key = f"{key}-{secrets.token_hex(2)}"
         found = WrittenLesson(graph=graph, author_id=user.pk, key=key)
-    found.title, found.summary, found.steps = title.strip(), summary, steps
+    found.title, found.summary, found.steps = title, summary, stored
     found.save()
     return found
 

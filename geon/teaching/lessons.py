@@ -30,7 +30,7 @@ from geon.core.errors import GeonError, quote
 from geon.core.graph import OPERATION, TENSOR, TENSOR_AXES, Graph
 from geon.examples.gallery import EXAMPLES
 
-__all__ = ["LESSONS", "Lesson", "Step", "TaskResult", "check_task", "read_steps"]
+__all__ = ["LESSONS", "Lesson", "Step", "TaskResult", "check_task", "read_steps", "read_text"]
 
 
 @dataclass(frozen=True)
@@ -125,15 +125,20 @@ def check_task(task: dict[str, Any] | None, graph: Graph) -> TaskResult:
 
 # --- lessons that teachers write ---------------------------------------------------------------
 
-#: Bounds of a written lesson: steps, a title's and a step text's characters, labels highlighted.
+#: Bounds of a written lesson: steps, a title's and a text's characters, labels highlighted, a
+#: label's or kernel's characters, a task's axes.
 STEPS_MAX = 50
 TITLE_MAX = 200
 TEXT_MAX = 10_000
 HIGHLIGHT_MAX = 50
+NAME_MAX = 128
+TASK_AXES_MAX = 16
 TASK_KEYS = ("tensor", "axes", "kernel", "writtenBy", "clean")
 
 
-def _text(value: Any, what: str, most: int, *, empty: bool = False) -> str:
+def read_text(value: Any, what: str, most: int, *, empty: bool = False) -> str:
+    """``value`` as a lesson's text: a string of at most ``most`` characters, not blank unless
+    ``empty`` (then kept as written; else stripped); refused naming ``what``."""
     if not isinstance(value, str) or len(value) > most or (not empty and not value.strip()):
         need = f"at most {most:,} characters" if empty else f"1 to {most:,} characters"
         raise GeonError(f"{what} {quote(value)} is not valid; expected {need}")
@@ -151,12 +156,12 @@ def read_task(value: Any, where: str) -> dict[str, Any] | None:
     task: dict[str, Any] = {}
     for key in ("tensor", "kernel", "writtenBy"):
         if key in value:
-            task[key] = _text(value[key], f'{where} task "{key}"', 128)
+            task[key] = read_text(value[key], f'{where} task "{key}"', NAME_MAX)
     if "axes" in value:
         axes = value["axes"]
-        if not isinstance(axes, list) or len(axes) > 16:
+        if not isinstance(axes, list) or len(axes) > TASK_AXES_MAX:
             raise GeonError(f'{where} task "axes" {quote(axes)} is not valid; expected a list')
-        task["axes"] = [_text(a, f"{where} task axis", 128) for a in axes]
+        task["axes"] = [read_text(a, f"{where} task axis", NAME_MAX) for a in axes]
     if ("tensor" in task or "writtenBy" in task) != ("axes" in task):
         raise GeonError(
             f'{where} task: "axes" goes with "tensor" (its axes) or "writtenBy" (the axes of '
@@ -184,9 +189,9 @@ def read_steps(value: Any) -> tuple[Step, ...]:
             raise GeonError(f"{where} highlight {quote(highlight)} is not a list of labels")
         steps.append(
             Step(
-                _text(step.get("title"), f"{where} title", TITLE_MAX),
-                _text(step.get("text", ""), f"{where} text", TEXT_MAX, empty=True),
-                tuple(_text(label, f"{where} label", 128) for label in highlight),
+                read_text(step.get("title"), f"{where} title", TITLE_MAX),
+                read_text(step.get("text", ""), f"{where} text", TEXT_MAX, empty=True),
+                tuple(read_text(label, f"{where} label", NAME_MAX) for label in highlight),
                 read_task(step.get("task"), where),
             )
         )
