@@ -18,7 +18,16 @@ from collections import Counter
 from collections.abc import Callable
 
 from geon.core.editops import Change
-from geon.core.nodes import APPLICATION, AXIS, GEON_TAG_PREFIX, LAYOUT, NOTE, Node
+from geon.core.nodes import (
+    APPLICATION,
+    AXIS,
+    GEON_TAG_PREFIX,
+    LAYOUT,
+    NOTE,
+    TENSOR_AXES,
+    Node,
+    selected_tensor_ids,
+)
 
 __all__ = ["SUMMARY_MAX", "summarize"]
 
@@ -54,18 +63,6 @@ def _fields(old: Node, new: Node) -> list[str]:
 DERIVED = frozenset({"outputs", "IPFIndex", "IPFSignature", "IndexAxes"})
 
 
-def _tensor_ids(body: dict[str, object] | None, side: str) -> list[str]:
-    raw = (body or {}).get(side)
-    items = raw.values() if isinstance(raw, dict) else ()
-    return [
-        str(s["tensorId"])
-        for sels in items
-        if isinstance(sels, list)
-        for s in sels
-        if isinstance(s, dict) and "tensorId" in s
-    ]
-
-
 def _said(
     old: Node, new: Node, fields: list[str], lookup: Callable[[str], Node | None]
 ) -> list[str]:
@@ -82,13 +79,14 @@ def _said(
 
     if "TensorAxes" in rest:
         rest.remove("TensorAxes")
-        axes = (new.tags or {}).get(GEON_TAG_PREFIX + "TensorAxes")
+        axes = new.tag(TENSOR_AXES)
         listed = axes.get("axes") if isinstance(axes, dict) else None
         shown = ", ".join(map(str, listed)) if isinstance(listed, list) else "none"
         said.append(f'gave "{new.name}" the axes ({shown})')
     if "inputs" in rest:
         rest = [f for f in rest if f != "inputs" and f not in DERIVED]
-        before, after = _tensor_ids(old.body, "inputs"), _tensor_ids(new.body, "inputs")
+        before = selected_tensor_ids(old.body, "inputs")
+        after = selected_tensor_ids(new.body, "inputs")
         added = [t for t in after if t not in before]
         gone = [t for t in before if t not in after]
         said += [f'connected "{named(t)}" to "{new.name}"' for t in added]
