@@ -64,8 +64,7 @@ def awaits_confirmation(user: Any) -> bool:
     """Whether ``user`` signed up with an address that is not confirmed yet."""
     from allauth.account.models import EmailAddress
 
-    addresses = EmailAddress.objects.filter(user=user)
-    return addresses.exists() and not addresses.filter(verified=True).exists()
+    return set(EmailAddress.objects.filter(user=user).values_list("verified", flat=True)) == {False}
 
 
 class ThrottledAdminSignIn(ThrottledSignIn, AdminAuthenticationForm):

@@ -348,37 +348,30 @@ def announce_team_changed(team: Team) -> None:
 
 
 @transaction.atomic
-def do_set_team_member(
-    user: User, team_name: Any, username: Any, role: Any, base_url: str | None = None
-) -> str:
-    """Give ``username`` ``role`` in the team (team role ``owner`` needed). Returns
-    ``"added"``; a username with no account is answered alike and stores nothing. An email
-    address (with ``base_url``, where its link points) is answered ``"invited"``, known or not:
-    an account with it joins at once, an unknown one is mailed an invitation to sign up."""
+def do_set_team_member(user: User, team_name: Any, who: Any, role: Any, base_url: str) -> str:
+    """Give ``who`` (a username or an email address) ``role`` in the team (team role ``owner``
+    needed). A username is answered ``"added"``, an email address ``"invited"``, whether or not
+    an account has it: an account joins at once, an unknown address is mailed an invitation to
+    sign up (its link under ``base_url``), and a username with no account stores nothing."""
     team = check_team(user, team_name, Role.OWNER)
     clean_role = check_role_name(role)
-    if base_url is not None and isinstance(username, str) and is_email(username.strip()):
-        return _invite_to_team(user, team, check_email(username.strip()), clean_role, base_url)
-    if not isinstance(username, str) or not 1 <= len(username) <= 150:
-        raise DocumentError(f'username "{username}" is not valid; expected 1 to 150 characters')
-    member = Account.objects.filter(username=username).first()
+    if isinstance(who, str) and is_email(who.strip()):
+        email = check_email(who.strip())
+        member, said = account_with_email(email), "invited"
+        if member is None:
+            full = "wait for some to be accepted or to expire"
+            where = f"team {quote(team.name)}"
+            _new_invitation(user, email, clean_role, {"team": team}, where, full, base_url)
+    else:
+        if not isinstance(who, str) or not 1 <= len(who) <= 150:
+            raise DocumentError(f'username "{who}" is not valid; expected 1 to 150 characters')
+        member, said = Account.objects.filter(username=who).first(), "added"
     if member is not None:
         TeamMembership.objects.update_or_create(
             team=team, user=member, defaults={"role": clean_role}
         )
         announce_team_changed(team)
-    return "added"
-
-
-def _invite_to_team(user: User, team: Team, email: str, role: str, base_url: str) -> str:
-    existing = account_with_email(email)
-    if existing is not None:
-        TeamMembership.objects.update_or_create(team=team, user=existing, defaults={"role": role})
-        announce_team_changed(team)
-        return "invited"
-    full = "wait for some to be accepted or to expire"
-    _new_invitation(user, email, role, {"team": team}, f"team {quote(team.name)}", full, base_url)
-    return "invited"
+    return said
 
 
 @transaction.atomic
