@@ -47,6 +47,9 @@ def test_a_run_keeping_intermediates_returns_every_tensor(
     ) and time.monotonic() < deadline:
         time.sleep(0.1)
     assert (body["status"], body["error"]) == ("done", "")
+    # the worker marks what was kept only because every tensor was: all but the graph's output
+    marked = {o["label"]: o["intermediate"] for o in body["result"]["outputs"]}
+    assert [label for label, kept in marked.items() if not kept] == ["y"]
     hidden = client.get(f"{API}/runs/{body['id']}/results/a").json()
     h = client.get(f"{API}/runs/{body['id']}/results/h").json()
     assert hidden["axes"] == ["F", "N"] and hidden["shape"] == [64, 4]

@@ -18,8 +18,8 @@ describe("describeOutputs", () => {
   });
 
   it("names the graph's outputs and only counts the intermediates a run kept", () => {
-    const result = { outputs: [{ ...out("x", [2], 1), id: "x" }, { ...out("h", [2], 2), id: "h" }, { ...out("y", [2], 3), id: "y" }] };
-    expect(describeOutputs(result, new Set(["x", "h"]))).toBe("outputs: y 2 float64, sum 3 (and 2 intermediates kept)");
+    const result = { outputs: [{ ...out("x", [2], 1), intermediate: true }, { ...out("h", [2], 2), intermediate: true }, { ...out("y", [2], 3), intermediate: false }] };
+    expect(describeOutputs(result)).toBe("outputs: y 2 float64, sum 3 (and 2 intermediates kept)");
   });
 });
 

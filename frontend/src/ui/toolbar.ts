@@ -8,7 +8,6 @@
 // sign-in link when signed out).
 
 import { action, shortcutLabel } from "../actions/actions";
-import { OPERATION, selections, type LoomDocument } from "../model/document";
 import type { EditorState } from "../model/state";
 import { CLOSE_SIGNED_OUT } from "../sync/socket";
 import { button, el } from "./dom";
@@ -21,8 +20,9 @@ export interface Toolbar {
 }
 
 interface OutputSummary {
-  id?: string;
   label: string;
+  /** Kept only because the run keeps every tensor (the worker marks it: an operation reads it). */
+  intermediate?: boolean;
   shape: number[];
   dtype: string;
   sum?: number | string;
@@ -39,10 +39,10 @@ export function shareButton(root: HTMLElement | null = document.getElementById("
 }
 
 /** One line about a finished run's outputs: label, shape and sum of each (at most three); the
- * tensors ``read`` by an operation (kept when the run keeps intermediates) are only counted. */
-export function describeOutputs(result: Record<string, unknown>, read: ReadonlySet<string> = new Set()): string {
+ * intermediates a run kept are only counted. */
+export function describeOutputs(result: Record<string, unknown>): string {
   const all = (result.outputs as OutputSummary[] | undefined) ?? [];
-  const outputs = all.filter((o) => o.id === undefined || !read.has(o.id));
+  const outputs = all.filter((o) => !o.intermediate);
   const kept = all.length - outputs.length;
   const shown = outputs.slice(0, 3).map((o) => {
     const shape = o.shape.length ? o.shape.join("×") : "scalar";
@@ -52,12 +52,6 @@ export function describeOutputs(result: Record<string, unknown>, read: ReadonlyS
   const more = outputs.length > 3 ? ` and ${outputs.length - 3} more` : "";
   const intermediates = kept ? ` (and ${plural(kept, "intermediate")} kept)` : "";
   return shown.length ? `outputs: ${shown.join("; ")}${more}${intermediates}` : "";
-}
-
-/** The tensors some operation of ``doc`` reads (a graph's outputs are the others). */
-function readTensors(doc: LoomDocument | null): Set<string> {
-  const ops = (doc?.nodes ?? []).filter((n) => n.type === OPERATION);
-  return new Set(ops.flatMap((op) => [...selections(op.body.inputs).values()].flat().map((s) => s.tensorId)));
 }
 
 function plural(n: number, noun: string): string {
@@ -181,7 +175,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
       status.dataset.status = state.message ? "message" : (r?.status ?? "");
       // both are cut to the toolbar's one line; the whole text is their tooltip (and in the run panel)
       status.title = status.textContent;
-      result.textContent = r?.status === "done" ? describeOutputs(r.result, readTensors(state.document)) : "";
+      result.textContent = r?.status === "done" ? describeOutputs(r.result) : "";
       result.title = result.textContent;
     },
   };

@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from geon import execute
 from geon.core.errors import GeonError
-from geon.core.graph import TENSOR
+from geon.core.graph import OPERATION, TENSOR, selected_tensor_ids
 from geon.core.graph import Graph as Document
 from geon.runs.models import Run
 from geon.runs.services.attempts import claimed, fail_stranded, worker_gone, worker_identity
@@ -39,6 +39,19 @@ UNEXPECTED_RUN_FAILURE = "the executor failed unexpectedly; the worker log has t
 def every_tensor(graph: Document) -> list[str]:
     """The ids of every tensor of ``graph`` (what a run keeping intermediates returns)."""
     return [node.id for node in graph.nodes if node.type == TENSOR]
+
+
+def mark_intermediates(outputs: list[dict[str, Any]], document: dict[str, Any]) -> None:
+    """Mark each of a run's ``outputs`` that an operation of ``document`` reads as
+    ``"intermediate"``: kept because the run keeps every tensor, not one of the graph's outputs."""
+    read = {
+        tensor_id
+        for node in document.get("nodes", [])
+        if node.get("type") == OPERATION
+        for tensor_id in selected_tensor_ids(node.get("body"), "inputs")
+    }
+    for entry in outputs:
+        entry["intermediate"] = entry["id"] in read
 
 
 def execute_document(
@@ -154,6 +167,8 @@ def _execute(run: Run, progress: Callable[[execute.Progress], None]) -> None:
             outputs=every_tensor if run.intermediates else None,
         )
         summary = result.summary()
+        if run.intermediates:
+            mark_intermediates(summary["outputs"], run.graph_version.document)
         summary["collectives"] = compared_collectives(run.graph_version.document, result)
         run.timings = {**run.timings, **summary.pop("timings")}
         run.result = summary
