@@ -11,7 +11,7 @@ import { createStepper } from "./teach/stepper";
 import { mountLesson } from "./ui/lesson";
 import { createLessonWriter } from "./ui/lessonWriter";
 import { mountPuzzle } from "./ui/puzzle";
-import { mountTryout } from "./teach/tryout";
+import { mountTryout, type TriedWork } from "./teach/tryout";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
 import type { ReviewSummary } from "./model/reviews";
@@ -92,7 +92,7 @@ function mount(root: HTMLElement): void {
     showIssues: (issues) => editor.sync.showIssues(issues),
     onChange: (listener) => (editor.extras.changed = listener),
   }, csrf);
-  const tried = tryout ? { key: tryout.key, document: () => editor.sync.session.document } : undefined;
+  const tried: TriedWork | undefined = tryout ? { key: tryout.key, document: () => editor.sync.session.document } : undefined;
   mountAbout(root, csrf);
   const history = mountHistory(root, csrf);
   const tour = createTour(EDITOR_TOUR);

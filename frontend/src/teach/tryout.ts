@@ -14,6 +14,13 @@ export interface Tryout {
   key: string;
 }
 
+/** What the Lesson and Puzzle panels check on a try page: the lesson's or puzzle's key and the
+ * document shown (no graph is stored). */
+export interface TriedWork {
+  key: string;
+  document(): LoomDocument | null;
+}
+
 /** The lesson or puzzle a page's ``data-try`` names (``lesson:<key>``), or null. */
 export function tryoutOf(value: string | undefined): Tryout | null {
   const match = /^(lesson|puzzle):([\w-]+)$/.exec(value ?? "");

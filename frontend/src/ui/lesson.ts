@@ -10,6 +10,7 @@ import { ApiError, RestClient } from "../gallery/api";
 import { button, el } from "./dom";
 import { renderMarkdown } from "./markdown";
 import type { LoomDocument } from "../model/document";
+import type { TriedWork } from "../teach/tryout";
 
 export interface LessonStep {
   title: string;
@@ -50,7 +51,7 @@ export interface LessonOptions {
   graphId: string;
   csrf: string;
   /** On a try page: the lesson's key and the document to check (no graph is stored). */
-  tryout?: { key: string; document(): LoomDocument | null };
+  tryout?: TriedWork;
   /** Select the nodes with these labels on the canvas (those that exist). */
   select(labels: string[]): void;
 }

@@ -9,6 +9,7 @@ import { ApiError, RestClient } from "../gallery/api";
 import { button, el } from "./dom";
 import { renderMarkdown } from "./markdown";
 import type { LoomDocument } from "../model/document";
+import type { TriedWork } from "../teach/tryout";
 
 export interface Puzzle {
   key: string;
@@ -65,7 +66,7 @@ export interface PuzzleOptions {
   graphId: string;
   csrf: string;
   /** On a try page: the puzzle's key and the document to check (no graph is stored). */
-  tryout?: { key: string; document(): LoomDocument | null };
+  tryout?: TriedWork;
 }
 
 /** Mount the panel when the page's URL (or try page) names a puzzle; returns null otherwise. */

@@ -46,9 +46,8 @@ export function invitedText(who: string, status: string, role: string): string {
 export function createShareDialog(options: ShareOptions): { element: HTMLDialogElement; open(): Promise<void> } {
   const send = options.fetcher ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
   const base = `/api/v1/graphs/${options.graphId}`;
-  /** ``path`` under the graph's API (or, from ``/``, under /api/v1). */
-  const call = async (method: string, path: string, body?: unknown): Promise<unknown> => {
-    const response = await send(path.startsWith("/teams") ? `/api/v1${path}` : `${base}${path}`, {
+  const request = async (method: string, url: string, body?: unknown): Promise<unknown> => {
+    const response = await send(url, {
       method,
       credentials: "same-origin",
       headers: { "Content-Type": "application/json", "X-CSRFToken": options.csrf },
@@ -59,6 +58,8 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
     if (!response.ok) throw new Error(errorText(parsed, response.status));
     return parsed;
   };
+  /** ``path`` under the graph's API. */
+  const call = (method: string, path: string, body?: unknown): Promise<unknown> => request(method, `${base}${path}`, body);
 
   const dialog = el("dialog", { class: "geon-dialog geon-share", "aria-label": "Share" });
   const people = el("table", { class: "geon-share-people" });
@@ -117,7 +118,7 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
       rows.push(row);
     }
     people.replaceChildren(...rows);
-    const teams = ((await call("GET", "/teams")) as { teams: { name: string }[] }).teams.map((t) => t.name);
+    const teams = ((await request("GET", "/api/v1/teams")) as { teams: { name: string }[] }).teams.map((t) => t.name);
     team.replaceChildren(...teamOptions(teams, members.team).map(([value, text]) => el("option", { value, text })));
     team.value = members.team ?? "";
     team.disabled = members.owner !== options.me;
