@@ -66,6 +66,9 @@ def test_a_visitor_learns_and_solves_without_an_account_then_keeps_the_work(
     tab.click(".geon-lesson-done")
     tab.click("[data-puzzle='matvec_dual'] >> text=Solve")
     tab.wait_for_selector(".geon-puzzle .geon-lesson-title")
+    # (once the page has kept its start, which it does a moment after loading, so that the wrong
+    # try put in its place is not overwritten by it)
+    tab.wait_for_function(f"() => localStorage.getItem('{KEPT}') !== null")
     tab.evaluate("(doc) => localStorage.setItem('" + KEPT + "', JSON.stringify(doc))", _wrong())
     tab.reload()
     tab.wait_for_function("() => window.geon && window.geon.nodeId('out') !== null")
@@ -79,7 +82,11 @@ def test_a_visitor_learns_and_solves_without_an_account_then_keeps_the_work(
     tab.click(".geon-puzzle-check")
     tab.wait_for_selector(".geon-puzzle .geon-lesson-result.passed", timeout=60_000)
     assert "all 50 draws" in (tab.text_content(".geon-puzzle .geon-lesson-result") or "")
-    tab.wait_for_function(f"() => localStorage.getItem('{KEPT}').includes('urn:geon')")
+    # the browser keeps the solution (the wrong try was kept before it: it must be replaced)
+    solution = len(puzzle_of("matvec_dual")["reference"]["nodes"])
+    tab.wait_for_function(
+        f"(n) => JSON.parse(localStorage.getItem('{KEPT}')).nodes.length === n", arg=solution
+    )
     assert off_loop(lambda: Graph.objects.count()) == 0  # nothing stored for a visitor
 
     # signing in keeps the work: the person lands on their own graph holding it
