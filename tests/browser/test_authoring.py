@@ -60,6 +60,19 @@ def click_box(tab: Page, label: str, shift: bool = False) -> None:
         tab.keyboard.up("Shift")
 
 
+def drag_onto(tab: Page, tensor: str, operation: str) -> None:
+    """Drag from a tensor's right edge onto an operation: the tensor becomes its next input."""
+    t, op = box(tab, tensor), box(tab, operation)
+    canvas = tab.locator("canvas.geon-canvas").bounding_box()
+    assert canvas is not None
+    tab.mouse.move(canvas["x"] + t["x"] + t["w"], canvas["y"] + t["y"] + t["h"] / 2)
+    tab.mouse.down()
+    tab.mouse.move(
+        canvas["x"] + op["x"] + op["w"] / 2, canvas["y"] + op["y"] + op["h"] / 2, steps=8
+    )
+    tab.mouse.up()
+
+
 def pixel(tab: Page, x: float, y: float) -> list[int]:
     rgba: list[int] = tab.evaluate(
         """([x, y]) => {
@@ -137,15 +150,7 @@ def author_a_dot(tab: Page, shot: Callable[[str], Any]) -> None:
     tab.fill(".geon-palette-search", "dot")
     tab.press(".geon-palette-search", "Enter")
     settled(tab, "s.version === 7")
-    y, dot = box(tab, "y"), box(tab, "op:dot")
-    canvas = tab.locator("canvas.geon-canvas").bounding_box()
-    assert canvas is not None
-    tab.mouse.move(canvas["x"] + y["x"] + y["w"], canvas["y"] + y["y"] + y["h"] / 2)
-    tab.mouse.down()
-    tab.mouse.move(
-        canvas["x"] + dot["x"] + dot["w"] / 2, canvas["y"] + dot["y"] + dot["h"] / 2, steps=8
-    )
-    tab.mouse.up()
+    drag_onto(tab, "y", "op:dot")
     state = settled(tab, "s.version === 8")
     # then the output tensor, named x·y after its operands, is inferred as [H, N], and the
     # server finds nothing wrong

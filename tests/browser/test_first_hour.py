@@ -21,7 +21,7 @@ import pytest
 from playwright.sync_api import Page
 
 from tests.browser.helpers import Browsers, screenshots, sign_in
-from tests.browser.test_authoring import box, click_box, set_axes, settled
+from tests.browser.test_authoring import box, click_box, drag_onto, set_axes, settled
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -54,18 +54,10 @@ def add_from_palette(tab: Page, kernel: str) -> None:
     tab.press(".geon-palette-search", "Enter")
 
 
-def drag_onto(tab: Page, tensor: str, operation: str) -> None:
-    """Drag from a tensor's right edge onto an operation: the tensor becomes its next input."""
+def fit_and_drag_onto(tab: Page, tensor: str, operation: str) -> None:
+    """Fit the graph to the screen, then drag the tensor onto the operation."""
     tab.evaluate("window.geon.run('zoomToFit')")
-    t, op = box(tab, tensor), box(tab, operation)
-    canvas = tab.locator("canvas.geon-canvas").bounding_box()
-    assert canvas is not None
-    tab.mouse.move(canvas["x"] + t["x"] + t["w"], canvas["y"] + t["y"] + t["h"] / 2)
-    tab.mouse.down()
-    tab.mouse.move(
-        canvas["x"] + op["x"] + op["w"] / 2, canvas["y"] + op["y"] + op["h"] / 2, steps=8
-    )
-    tab.mouse.up()
+    drag_onto(tab, tensor, operation)
 
 
 def test_the_first_hour_of_an_author(
@@ -115,7 +107,7 @@ def build_the_mlp(tab: Page, shot: Shot) -> None:
     click_box(tab, "x")
     add_from_palette(tab, "dot")
     settled(tab, "s.version === 9")
-    drag_onto(tab, "w1", "op:dot")
+    fit_and_drag_onto(tab, "w1", "op:dot")
     settled(tab, "s.version === 10")
     # then its output is named after its operands, with the dot rule's axes (Hd, N)
     assert box(tab, "x·w1")["chips"] == ["Hd", "N"]
@@ -130,7 +122,7 @@ def build_the_mlp(tab: Page, shot: Shot) -> None:
     click_box(tab, HIDDEN)
     add_from_palette(tab, "dot")
     settled(tab, "s.version === 12")
-    drag_onto(tab, "w2", "op:dot 2")
+    fit_and_drag_onto(tab, "w2", "op:dot 2")
     state = settled(tab, "s.version === 13")
     # then the output is (O, N) and the graph checks clean
     assert tab.evaluate("(l) => window.geon.axesOf(l)", OUTPUT) == ["O", "N"]
