@@ -91,7 +91,13 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
   };
 
   async function load(): Promise<void> {
-    const members = (await call("GET", "/members")) as Members;
+    // everything the dialog shows is fetched first, so it never shows half of it
+    const [members, teamList, invitationList, linkList] = await Promise.all([
+      call("GET", "/members") as Promise<Members>,
+      request("GET", "/api/v1/teams") as Promise<{ teams: { name: string }[] }>,
+      call("GET", "/invitations") as Promise<{ invitations: Invitation[] }>,
+      call("GET", "/links") as Promise<{ links: Link[] }>,
+    ]);
     const rows = [el("tr", {}, el("td", { text: members.owner }), el("td", { text: "owner (owns the graph)" }), el("td"))];
     for (const m of members.members) {
       const select = roleSelect(m.role, `role of ${m.user}`);
@@ -118,20 +124,19 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
       rows.push(row);
     }
     people.replaceChildren(...rows);
-    const teams = ((await request("GET", "/api/v1/teams")) as { teams: { name: string }[] }).teams.map((t) => t.name);
+    const teams = teamList.teams.map((t) => t.name);
     team.replaceChildren(...teamOptions(teams, members.team).map(([value, text]) => el("option", { value, text })));
     team.value = members.team ?? "";
     team.disabled = members.owner !== options.me;
-    const invitations = ((await call("GET", "/invitations")) as { invitations: Invitation[] }).invitations;
     pending.replaceChildren(
-      ...invitations.map((i) =>
+      ...invitationList.invitations.map((i) =>
         el("li", {}, `${i.email} (${i.role}, invited) `, button("Revoke", `Revoke the invitation of ${i.email}`, () => void attempt(async () => {
           await call("DELETE", `/invitations/${i.id}`);
           await load();
         }), "link")),
       ),
     );
-    links = ((await call("GET", "/links")) as { links: Link[] }).links;
+    links = linkList.links;
     showLink();
   }
 
