@@ -34,7 +34,7 @@ def compare(tab: Page) -> None:
     tab.select_option(".geon-compare-a", label=DP)
     tab.select_option(".geon-compare-b", label=MEGATRON)
     tab.click(".geon-compare-go")
-    tab.wait_for_selector(".geon-ledger")
+    tab.wait_for_selector(".geon-ledgers .geon-ledger")
 
 
 def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
@@ -65,7 +65,7 @@ def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
         v for v in table["device memory"] if v.startswith("over ")
     }
     # and each plan's ledger lists its devices, Megatron's collectives table its all-reduces
-    mega = tab.locator(f".geon-ledger[data-plan='{MEGATRON}']")
+    mega = tab.locator(f".geon-ledgers .geon-ledger[data-plan='{MEGATRON}']")
     mega.locator("summary").click()
     kinds = mega.locator(".geon-collective").evaluate_all("(rs) => rs.map((r) => r.dataset.kind)")
     assert "all-reduce" in kinds
@@ -104,6 +104,19 @@ def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
     labels = tab.evaluate("window.geon.edgeLabels()")
     assert all(label["text"].startswith("all-reduce over tp · ") for label in labels)
     assert all(label["width"] > 2 for label in labels)
+    # and the Plans panel shows Megatron's ledger without comparing: the summary line, and per
+    # device a peak-memory bar split into what it holds, against the profile's capacity
+    ledger = tab.locator(f".geon-ledger-current .geon-ledger[data-plan='{MEGATRON}']")
+    summary = ledger.locator("summary").text_content() or ""
+    assert summary.startswith(f"{MEGATRON}: 2 collectives · "), summary
+    assert " per step · peak " in summary and "(max vs mean +" in summary, summary
+    ledger.locator("summary").click()
+    assert ledger.locator(".geon-ledger-row").count() == 2
+    bars = ledger.locator(".geon-bar").evaluate_all("(bs) => bs.map((b) => b.getAttribute('aria-label'))")
+    assert len(bars) == 2 and all(b.startswith("peak ") and "inputs " in b for b in bars), bars
+    assert ledger.locator(".geon-bar").first.locator(".geon-bar-part").count() == 4
+    assert "bars to" in (ledger.locator("caption").text_content() or "")
+    ledger.screenshot(path=str(shot("04-ledger").with_suffix(".panel.png")))
     tab.wait_for_function("() => window.geon.boxes().some((b) => b.title === 'attn out partial')")
     tab.evaluate("window.geon.run('zoomToFit')")
     shot("02-megatron-edges")

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { APPLICATION, INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, type LoomDocument, type LoomNode, type Range } from "./document";
-import { collectiveCounts, compareRows, currentPlans, describeEntry, entryOf, evenSizes, opsToPlan, planFromDocument, shardsOf, showBytes, showSeconds, type Collective, type Plan, type PlanCost } from "./plans";
+import { collectiveCounts, compareRows, currentPlans, describeEntry, entryOf, evenSizes, opsToPlan, planFromDocument, shardsOf, type Plan, type PlanCost } from "./plans";
+import { showBytes, showSeconds, type Collective } from "./costs";
 
 const r = (start: number[], end: number[]): Range => ({ start, end });
 

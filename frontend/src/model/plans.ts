@@ -4,6 +4,7 @@
 // document and the plans; the panel (ui/plans.ts) calls the server and shows what they return.
 
 import { APPLICATION, IPF_INDEX, IPF_SIGNATURE, INDEX_AXES, nodeById, OPERATION, selections, type LoomDocument, type LoomNode, type Range } from "./document";
+import { showBytes, showSeconds, type Collective, type ProfiledCost } from "./costs";
 import { applicationsByOperation, applicationsOf, showRange, type ApplicationView } from "./shards";
 
 /** How one operation is split: the keys the server's plan spec (and the ``shard`` op) accept. */
@@ -265,42 +266,6 @@ export function opsToPlan(doc: LoomDocument, plan: Pick<Plan, "spec" | "mesh">):
   return ops;
 }
 
-/** One collective the cost model infers on an edge (geon.core.costmodel, issue 16 item 3). */
-export interface Collective {
-  kind: string;
-  tensor: string;
-  producer: string;
-  consumer: string;
-  /** The names a person reads (the planned document's labels, else kernels). */
-  tensorLabel: string;
-  producerLabel: string;
-  consumerLabel: string;
-  meshAxes: string[];
-  devices: number;
-  bytes: number;
-  seconds: number;
-}
-
-/** One device's line of the cost model's ledger: its work, its time and its peak memory. */
-export interface LedgerRow {
-  mesh: string;
-  coords: number[];
-  flops: number;
-  computeSeconds: number;
-  commSeconds: number;
-  peakBytes: number;
-  overBudget: boolean;
-}
-
-/** A plan's cost under a hardware profile (REST ``GET .../plans/<id>/cost?profile=``). */
-export interface ProfiledCost {
-  profile: { name: string; device: { memory: number } };
-  collectives: Collective[];
-  ledger: LedgerRow[];
-  time: { lower: number; upper: number };
-  memory: { capacity: number; imbalancePercent: number; overBudget: boolean };
-}
-
 /** One line for how an entry splits an operation: "H into 2", "grid H×N 2×2", "whole". */
 export function describeEntry(entry: SpecEntry | undefined): string {
   if (!entry) return "whole";
@@ -309,23 +274,6 @@ export function describeEntry(entry: SpecEntry | undefined): string {
   if (entry.sizes) return entry.sizes.length > 1 ? `${entry.dim} as ${entry.sizes.join(", ")}` : "whole";
   if (entry.chunk) return `${entry.dim} by ${entry.chunk}`;
   return (entry.parts ?? 1) > 1 ? `${entry.dim} into ${entry.parts}` : "whole";
-}
-
-/** Bytes as people read them: "96 B", "1.5 KiB", "3.2 MiB". */
-export function showBytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  if (n < 1024 * 1024) return `${Number((n / 1024).toFixed(1))} KiB`;
-  if (n < 1024 ** 3) return `${Number((n / 1024 ** 2).toFixed(1))} MiB`;
-  return `${Number((n / 1024 ** 3).toFixed(1))} GiB`;
-}
-
-/** Seconds as people read them: "850 ns", "12.3 µs", "4.5 ms", "1.20 s". */
-export function showSeconds(t: number): string {
-  if (t === 0) return "0 s";
-  if (t < 1e-6) return `${Number((t * 1e9).toPrecision(3))} ns`;
-  if (t < 1e-3) return `${Number((t * 1e6).toPrecision(3))} µs`;
-  if (t < 1) return `${Number((t * 1e3).toPrecision(3))} ms`;
-  return `${Number(t.toPrecision(3))} s`;
 }
 
 /** The collectives by kind, most first: "all-reduce ×2, all-gather ×1" ("none" for none). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import type { Collective } from "../model/plans";
+import type { Collective } from "../model/costs";
 import { chosenProfile, edgeLabels, edgeWidth, PROFILE_KEY, rememberProfile } from "./costs";
 
 describe("edge labels", () => {

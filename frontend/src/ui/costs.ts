@@ -5,7 +5,7 @@
  * sent as a plan cost's `?profile=`. Bytes and seconds read as in model/plans.ts.
  */
 
-import { showBytes, showSeconds, type Collective } from "../model/plans";
+import { showBytes, showSeconds, type Collective } from "../model/costs";
 import type { EdgeLabel } from "../render/canvas";
 
 /** Edge stroke width for `bytes` moved: log2 scale from `min` px (1 byte or less) to `max` px

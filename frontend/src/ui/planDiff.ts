@@ -4,7 +4,7 @@
 // memory before and after. The figures are the server's (GET .../plans/<a>/diff/<b>).
 
 import "./planDiff.css";
-import { showBytes, showSeconds } from "../model/plans";
+import { showBytes, showSeconds } from "../model/costs";
 import { el } from "./dom";
 
 export interface DiffCollective {

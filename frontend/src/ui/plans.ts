@@ -8,9 +8,11 @@
 // changes nothing.
 
 import { PlansApi } from "../gallery/api";
+import type { Collective } from "../model/costs";
+import { renderLedger } from "./ledger";
 import { renderPlanDiff } from "./planDiff";
 import type { LoomDocument } from "../model/document";
-import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, showBytes, showSeconds, type Collective, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
 
@@ -81,7 +83,9 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   );
   const table = el("div", { class: "geon-compare", "aria-live": "polite" });
   const ledgers = el("div", { class: "geon-ledgers", "aria-live": "polite" });
-  const element = el("section", { class: "geon-panel geon-plans", "aria-label": "shard plans" }, el("h2", { text: "Plans" }), save, mapped, message, note, list, compareForm, table, ledgers);
+  /** The ledger of the plan the document is on, as soon as its cost arrives. */
+  const current = el("div", { class: "geon-ledger-current", "aria-live": "polite" });
+  const element = el("section", { class: "geon-panel geon-plans", "aria-label": "shard plans" }, el("h2", { text: "Plans" }), save, mapped, message, note, list, current, compareForm, table, ledgers);
 
   let plans: Plan[] = [];
   let doc: LoomDocument | null = null;
@@ -115,6 +119,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     window.clearTimeout(collectivesTimer);
     if (!plan) {
       options.onCollectives(null, []);
+      current.replaceChildren();
       return;
     }
     collectivesTimer = window.setTimeout(() => {
@@ -127,11 +132,16 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       if (!plans.some((p) => p.id === plan.id) || key !== collectivesKey) return;
       api.cost(plan.id, profile.value || undefined).then(
         (cost) => {
-          if (key === collectivesKey) options.onCollectives?.(plan.name, cost.collectives ?? []);
+          if (key !== collectivesKey) return;
+          options.onCollectives?.(plan.name, cost.collectives ?? []);
+          const open = current.querySelector("details")?.open ?? false;
+          current.replaceChildren(renderLedger(plan.name, cost, open));
         },
         () => {
           // a refused cost (the plan no longer fits) draws no collectives; the compare form says why
-          if (key === collectivesKey) options.onCollectives?.(plan.name, []);
+          if (key !== collectivesKey) return;
+          options.onCollectives?.(plan.name, []);
+          current.replaceChildren();
         },
       );
     }, 300);
@@ -369,44 +379,9 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     if (compared) compareForm.requestSubmit();
   });
 
-  /** Under the table, each plan's collectives (what moves, over which mesh axes, how long) and
-   * its device ledger (work, time and peak memory per device, over the capacity marked). */
+  /** Under the table, each compared plan's ledger (ui/ledger.ts). */
   const showLedgers = (costs: [Plan, PlanCost][]): void => {
-        ledgers.replaceChildren(
-      ...costs.map(([plan, cost]) => {
-        const head = (...names: string[]) => el("thead", {}, el("tr", {}, ...names.map((n) => el("th", { scope: "col", text: n }))));
-        const collectives = (cost.collectives ?? []).map((c) =>
-          el(
-            "li",
-            { class: "geon-collective", "data-kind": c.kind },
-            el("span", { class: "geon-collective-what", text: `${c.kind}${c.meshAxes.length ? ` over ${c.meshAxes.join(", ")}` : ""}` }),
-            el("span", { class: "geon-collective-size", text: `${showBytes(c.bytes)} · ${showSeconds(c.seconds)}` }),
-            el("span", { class: "geon-collective-where small muted", text: `${c.tensorLabel}: ${c.producerLabel} → ${c.consumerLabel}` }),
-          ),
-        );
-        const capacity = cost.memory?.capacity ?? Infinity;
-        const devices = (cost.ledger ?? []).map((d) =>
-          el(
-            "tr",
-            { class: `geon-ledger-row${d.overBudget ? " over" : ""}` },
-            el("th", { scope: "row", text: `(${d.coords.join(", ")})` }),
-            el("td", { text: showSeconds(d.computeSeconds) }),
-            el("td", { text: showSeconds(d.commSeconds) }),
-            el("td", { text: showBytes(d.peakBytes), ...(d.overBudget ? { title: `over the device's ${showBytes(capacity)}` } : {}) }),
-          ),
-        );
-        const summary = `${plan.name}: ${collectives.length} collective${collectives.length === 1 ? "" : "s"}, ${devices.length} device${devices.length === 1 ? "" : "s"}${cost.memory?.overBudget ? ", over memory" : ""}`;
-        return el(
-          "details",
-          { class: "geon-ledger", "data-plan": plan.name },
-          el("summary", { text: summary }),
-          collectives.length
-            ? el("ul", { class: "geon-collectives", "aria-label": "collectives on the plan's edges" }, ...collectives)
-            : el("p", { class: "small muted", text: "No collectives: nothing moves between devices." }),
-          el("table", { class: "geon-ledger-table" }, el("caption", { class: "small muted", text: `Per device on ${cost.profile?.name ?? "the default profile"} (memory ${showBytes(capacity)} each)` }), head("device", "compute", "comm.", "peak"), el("tbody", {}, ...devices)),
-        );
-      }),
-    );
+    ledgers.replaceChildren(...costs.map(([plan, cost]) => renderLedger(plan.name, cost)));
   };
 
   const showTable = (a: Plan, ca: PlanCost, b: Plan, cb: PlanCost): void => {
