@@ -112,7 +112,9 @@ def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
     assert " per step · peak " in summary and "(max vs mean +" in summary, summary
     ledger.locator("summary").click()
     assert ledger.locator(".geon-ledger-row").count() == 2
-    bars = ledger.locator(".geon-bar").evaluate_all("(bs) => bs.map((b) => b.getAttribute('aria-label'))")
+    bars = ledger.locator(".geon-bar").evaluate_all(
+        "(bs) => bs.map((b) => b.getAttribute('aria-label'))"
+    )
     assert len(bars) == 2 and all(b.startswith("peak ") and "inputs " in b for b in bars), bars
     assert ledger.locator(".geon-bar").first.locator(".geon-bar-part").count() == 4
     assert "bars to" in (ledger.locator("caption").text_content() or "")
