@@ -19,9 +19,10 @@ written by :func:`geon.core.sharding.shard`) run.
   another operation on another device, intersected with the region read, moves from the
   producer's device to the consumer's. Writers are found by bisection along dim 0 when they
   split a tensor by rows.
-- :func:`transfers`: that rule over the placed Applications: per edge, the bytes that must move.
-  Tensors no Application writes (graph inputs, or the results of operations that run whole) have
-  no producing device here and move nothing (the cost model counts the inputs a plan placed).
+- :func:`transfers`: that rule over the placed shards: per edge, the bytes that must move. An
+  operation a placed document leaves whole runs replicated on every device of its mesh
+  (:func:`replica_devices`). Graph inputs have no producing device here and move nothing (the
+  cost model counts the inputs a plan placed).
   Two consumers on one device that read the same region each count it (a runtime may share it).
   :func:`transfer_bytes` sums them per (source, target) pair.
 - :func:`device_memory`: per device, bytes resident while its shards run: ``outputs`` — the
@@ -39,7 +40,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import pairwise
 from operator import le
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
@@ -290,14 +291,18 @@ class PlacedShards:
     """The shards of a document (:func:`read_shards`) and what was read on the way."""
 
     shards: list[Shard]
-    """The placed Applications, in document order."""
+    """The placed Applications, in document order, then the replicas of the operations that
+    run whole."""
     by_op: dict[str, list[Shard]]
-    """Per operation, its placed Applications, or one unplaced shard when it has none."""
+    """Per operation, its placed Applications; for one that has none, its replica on every
+    device of :attr:`replicas`, or one unplaced shard when there are none."""
     ops: dict[str, Node]
     meshes: dict[str, Mesh | None]
     element_bytes: dict[str, int]
     dtypes: dict[str, str]
     ranks: dict[str, int]
+    replicas: list[Device] = field(default_factory=list)
+    """Where an operation that runs whole runs (:func:`replica_devices`)."""
 
 
 def _box(data: Any) -> Box | None:
@@ -425,8 +430,9 @@ def read_shards(graph: Graph) -> PlacedShards:
     """The **one reader of placed shards** (this module's costs and
     :func:`geon.core.costmodel.placed.read_placed` build on it). An Application counts when its
     ``Placement`` names a mesh that exists and coordinates that fit it and its operation exists;
-    an operation with no placed Application runs whole (one unplaced shard of its own
-    selections, ``device`` None). Malformed selections (and those whose rank is not their
+    an operation with no placed Application runs whole: replicated, one shard of its own
+    selections per device of :func:`replica_devices` (or one unplaced shard, ``device`` None,
+    when no or several meshes are used). Malformed selections (and those whose rank is not their
     tensor's) are left out: the checker reports them. What each node says by itself is
     remembered on the graph's index while the node is unchanged.
 
@@ -468,10 +474,31 @@ def read_shards(graph: Graph) -> PlacedShards:
         placed = shard(app, loc, device)
         found.shards.append(placed)
         by_op.setdefault(loc.op_id, []).append(placed)
+    found.replicas = replicas = replica_devices(
+        {s.device[0] for s in found.shards if s.device}, meshes
+    )
     for op in ops.values():
         if op.id not in by_op:
-            by_op[op.id] = [shard(op, index.memo(op, _MEMO, local), None)]
+            loc = index.memo(op, _MEMO, local)
+            if not replicas:
+                by_op[op.id] = [shard(op, loc, None)]
+                continue
+            copies = by_op[op.id] = [shard(op, loc, device) for device in replicas]
+            found.shards.extend(copies)
     return found
+
+
+def replica_devices(used: set[str], meshes: dict[str, Mesh | None]) -> list[Device]:
+    """Where an operation that a placed document leaves whole runs: **replicated on every
+    device** of the one mesh its Applications are placed on (as an SPMD program runs what it
+    does not shard), in row-major order; nowhere (unplaced) when they use no mesh or several.
+
+    So a tensor partitioned over a mesh axis and read by a whole operation is gathered to every
+    device, and the whole operation's result is on every device for its readers."""
+    if len(used) != 1:
+        return []
+    mesh = meshes.get(next(iter(used)))
+    return [] if mesh is None else [(mesh.id, mesh.coords(n)) for n in range(mesh.size)]
 
 
 def device_bytes(graph: Graph) -> dict[Device, dict[str, int]]:

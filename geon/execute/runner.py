@@ -421,11 +421,14 @@ Device = tuple[str, tuple[int, ...]]
 def measure_moves(graph: Graph, plan: Plan) -> dict[tuple[str, str, str], Moved]:
     """Per edge ``(tensor id, producer id, consumer id)``, the bytes a sharded ``plan`` of
     ``graph`` moved between devices (:class:`Moved`), from the regions its steps read and
-    write and the device (Placement coords) of each step's Application. A graph input a plan
+    write and the device (Placement coords) of each step's Application; a step of an operation
+    that runs whole runs on every device its operation is replicated on
+    (:func:`geon.core.cost.replica_devices`, as the cost model reads it). A graph input a plan
     placed counts as written where it is held (:func:`geon.core.plans.held_regions`), by the
     input tensor itself; other inputs are replicated and move nothing. A region read moves
     unless one step on the reader's device wrote all of it; then each overlap with a region
     another device wrote (by another operation) moves."""
+    from geon.core.cost import read_shards
     from geon.core.plans import held_regions
 
     def device(app_id: str | None) -> Device | None:
@@ -444,30 +447,34 @@ def measure_moves(graph: Graph, plan: Plan) -> dict[tuple[str, str, str], Moved]
         if tid in by_id:
             index = by_id[tid].index
             written[index] = [(tid, (mesh_id, tuple(c)), box(r)) for c, r in held]
-    steps = [(st, device(st.application_id)) for st in plan.steps]
-    for st, dev in steps:
-        if dev is None:
-            continue
+    replicas = read_shards(graph).replicas
+    steps = [
+        (st, replicas if (dev := device(st.application_id)) is None else [dev]) for st in plan.steps
+    ]
+    for st, devices in steps:
         region = _written(plan.tensors[st.out], st.out_index)
-        written.setdefault(st.out, []).append((st.operation_id, dev, region))
+        for dev in devices:
+            written.setdefault(st.out, []).append((st.operation_id, dev, region))
     moved: dict[tuple[str, str, str], list[Box]] = {}
-    for st, dev in steps:
+    for st, devices in steps:
         for r in st.reads:
             read = read_of(r)
-            if dev is None or read is None or read.tensor not in written:
+            if read is None or read.tensor not in written:
                 continue
             wanted = box(read.inside)
             found = written[read.tensor]
-            if any(d == dev and contains(b, wanted) for _, d, b in found):
-                continue
-            for producer, d, b in found:
-                common = intersect(b, wanted) if d != dev and producer != st.operation_id else None
-                if common is not None:
-                    key = (plan.tensors[read.tensor].id, producer, st.operation_id)
-                    moved.setdefault(key, []).append(common)
+            for dev in devices:
+                if any(d == dev and contains(b, wanted) for _, d, b in found):
+                    continue
+                for producer, d, b in found:
+                    if d != dev and producer != st.operation_id:
+                        common = intersect(b, wanted)
+                        if common is not None:
+                            key = (plan.tensors[read.tensor].id, producer, st.operation_id)
+                            moved.setdefault(key, []).append(common)
     by_op: dict[str, list[Step]] = {}
-    for st, dev in steps:
-        if dev is not None:
+    for st, devices in steps:
+        if devices:
             by_op.setdefault(st.operation_id, []).append(st)
     out: dict[tuple[str, str, str], Moved] = {}
     for key, boxes in moved.items():

@@ -48,7 +48,8 @@ MESH = {"name": "pod", "axes": {"dp": 2, "tp": 3}}
     ("label", "mapping", "placed"),
     [
         ("data parallel", {"N": "dp"}, [2, 2, 2]),
-        ("hidden axis over tp", {"F": "tp"}, [3, 3, 1, 3]),
+        # the sum of the partial products runs whole: replicated, no Application
+        ("hidden axis over tp", {"F": "tp"}, [3, 3, 0, 3]),
         ("both", {"N": "dp", "F": "tp"}, [6, 6, 2, 6]),
     ],
 )

@@ -63,13 +63,23 @@ def test_megatron_adds_the_two_all_reduces_that_data_parallel_does_without(block
     assert back["collectives"]["added"] == []
 
 
-def test_splitting_the_contracted_model_axis_trades_two_all_reduces_for_four(block: Graph) -> None:
+def test_splitting_the_contracted_model_axis_trades_two_all_reduces_for_six_collectives(
+    block: Graph,
+) -> None:
     diff = _diff(block, PLANS[1], PLANS[2], load_profile(DEFAULT_PROFILE))
-    added = [c["tensorLabel"] for c in diff["collectives"]["added"]]
+    added = [(c["kind"], c["tensorLabel"]) for c in diff["collectives"]["added"]]
     removed = [c["tensorLabel"] for c in diff["collectives"]["removed"]]
-    assert added == ["q partial", "k partial", "v partial", "up partial"]
+    # four all-reduces of partial products, and the layer norms (whole, replicated: they
+    # normalise over the split D) gather x and the residual sum h1
+    assert added == [
+        ("all-gather", "x"),
+        ("all-reduce", "q partial"),
+        ("all-reduce", "k partial"),
+        ("all-reduce", "v partial"),
+        ("all-gather", "h1"),
+        ("all-reduce", "up partial"),
+    ]
     assert removed == ["attn out partial", "mlp out partial"]
-    assert {c["kind"] for c in diff["collectives"]["added"]} == {"all-reduce"}
 
 
 def test_placements_show_the_split_axes_mesh_axes_and_devices_by_name(block: Graph) -> None:
@@ -77,8 +87,9 @@ def test_placements_show_the_split_axes_mesh_axes_and_devices_by_name(block: Gra
     rows = {p["operationLabel"]: (p["before"], p["after"]) for p in diff["placements"]}
     dp = {"split": {"B": 2}, "meshAxes": {"B": "dp"}, "mesh": "dp mesh", "devices": [[0], [1]]}
     tp = {"split": {"H": 2}, "meshAxes": {"H": "tp"}, "mesh": "tp mesh", "devices": [[0], [1]]}
-    whole: dict[str, Any] = {"split": {}, "meshAxes": {}, "mesh": None, "devices": []}
-    # Q is split by heads instead of batch; layer norm, split by batch, runs whole under Megatron
+    whole: dict[str, Any] = {"split": {}, "meshAxes": {}, "mesh": "tp mesh", "devices": [[0], [1]]}
+    # Q is split by heads instead of batch; layer norm, split by batch, runs whole under
+    # Megatron: replicated on every device of its mesh
     assert rows["op:dot → q"] == (dp, tp)
     assert rows["op:layer_norm → ln1"] == (dp, whole)
     # the partial products exist only in Megatron's document
@@ -87,8 +98,8 @@ def test_placements_show_the_split_axes_mesh_axes_and_devices_by_name(block: Gra
         None,
         {**tp, "split": {"H_over_tp": 2}, "meshAxes": {"H_over_tp": "tp"}},
     )
-    # the sum of the parts runs on one device of the tp mesh
-    assert rows["op:sum → attn out"] == (dp, {**whole, "mesh": "tp mesh", "devices": [[0]]})
+    # the sum of the parts runs whole too: the partials are all-reduced to every device
+    assert rows["op:sum → attn out"] == (dp, whole)
     # every operation of either document is listed once, by id
     ids = [p["operation"] for p in diff["placements"]]
     assert len(ids) == len(set(ids))

@@ -65,11 +65,12 @@ def test_mapping_the_hidden_axis_splits_the_contracting_dot_into_partial_product
     # the first dot and relu have F among their index axes: three shards over tp
     assert coords(placed, dot1) == coords(placed, relu) == [[0, 0], [0, 1], [0, 2]]
     # the second dot contracts F: its partial products run one part of F per tp device, and a
-    # sum under the dot's id (and output) adds them up
+    # sum under the dot's id (and output) adds them up, run whole (replicated on every device:
+    # the partials are all-reduced)
     assert placed.node(dot2).body["kernel"] == "op:sum"
     [partial] = [o for o in placed.of_type(OPERATION) if o.body["kernel"] == "op:dot_partial"]
     assert coords(placed, partial.id) == [[0, 0], [0, 1], [0, 2]]
-    assert coords(placed, dot2) == [[0, 0]]
+    assert coords(placed, dot2) == []
     assert plan_splits(graph, read_plan(plan(axisMapping={"F": "tp"}))).not_split == ()
     assert placed.check() == []
 

@@ -48,10 +48,11 @@ def files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
 
 
 def labels(graph: Graph) -> dict[str, str]:
-    """Operation id -> the label of the tensor it writes."""
+    """Operation id -> the label of the tensor it writes; tensor id -> its label (a placed
+    graph input is the producer of the collectives that move it)."""
     doc = graph.to_json()
     tensors = {n["id"]: n.get("label", "") for n in doc["nodes"] if n["type"].endswith("/Tensor")}
-    return {
+    return tensors | {
         n["id"]: tensors[n["body"]["outputs"]["result"][0]["tensorId"]]
         for n in doc["nodes"]
         if n["type"].endswith("/Operation")
@@ -181,7 +182,11 @@ def test_megatron_has_one_all_reduce_per_layer(files: dict[str, Path]) -> None:
 def test_the_model_axis_split_reduces_at_every_projection(files: dict[str, Path]) -> None:
     # By hand: q, k, v (B, N, H, E) and W1's output (B, N, F) contract D, each an all-reduce of
     # its partial products; H * E = D, so q, k, v move one activation each, W1's twice that.
+    # And the layer norms, which normalise over D, run whole, replicated on both devices: each
+    # gathers the whole of what it reads split over D, x (placed so) and the residual sum h1.
     assert collectives(files, "Model axis split (worse on purpose)") == [
+        ("all-gather", "h1", "ln2", ["tp"], ACTIVATION),
+        ("all-gather", "x", "ln1", ["tp"], ACTIVATION),
         ("all-reduce", "k partial", "k", ["tp"], ACTIVATION),
         ("all-reduce", "q partial", "q", ["tp"], ACTIVATION),
         ("all-reduce", "up partial", "up", ["tp"], 2 * ACTIVATION),

@@ -148,3 +148,14 @@ def test_a_data_parallel_run_measures_nothing(backend: str) -> None:
     # then nothing moved, and a logical run measures nothing at all
     assert result.measured == {}
     assert run(g, seed=0, backend=backend).measured is None
+
+
+def test_an_operation_left_whole_gathers_what_it_reads_to_every_device(backend: str) -> None:
+    # given the first dot and relu split over N on 4 devices, and the second dot left whole:
+    # it runs replicated on all 4 devices (geon.core.cost.replica_devices)
+    g, ids = mlp("N", "N")
+    for app in g.index.applications_of(ids["dot2"]):
+        g.remove_node(app.id)
+    # then every device gathers the whole of a (N·F·4 = 512 bytes), predicted and measured, and
+    # the second dot's result is on every device: nothing moves after it
+    assert compared(g, backend) == [("all-gather", ids["a"], ids["relu"], ids["dot2"], 512, 512)]

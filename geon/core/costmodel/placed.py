@@ -10,9 +10,11 @@ inputs a plan placed.
 Boxes (regions as ``(start, end)`` tuples), devices (``(mesh id, coords)``) and the shards
 themselves are :mod:`geon.core.cost`'s (:func:`geon.core.cost.read_shards`, the one reader of
 placed shards): an Application counts when its ``Placement`` names a mesh and coordinates; an
-operation with no placed Application runs whole (as one unplaced :class:`Shard` of its own
-selections, ``device`` None). Malformed selections (and those whose rank is not their
-tensor's), placements and meshes are left out (the checker reports them).
+operation with no placed Application runs whole, replicated: one :class:`Shard` of its own
+selections on every device of the plan's mesh (:func:`geon.core.cost.replica_devices`; one
+unplaced shard, ``device`` None, when no mesh or several are used). Malformed selections (and
+those whose rank is not their tensor's), placements and meshes are left out (the checker
+reports them).
 
 The **run order** is the executor's (:func:`geon.core.order.run_order`): waves of the operations
 whose inputs are all written, each wave in document order; operations in a cycle are left out.

@@ -325,19 +325,18 @@ def contract_plan(graph: Graph, plan: Plan) -> tuple[Graph, Plan, list[dict[str,
             o for o in rewrite if o["op"] == "add_node" and o["node"]["type"] == OPERATION
         )
         name = parts_axis_name(axis, mesh_axis)
-        whole = ShardSpec(dim=0, parts=1)  # the sum on one device: the partials reduce to it
+        # the sum is split over the entry's other axes, or runs whole: replicated on every
+        # device (geon.core.cost.replica_devices), so the partials are all-reduced to it
         if entry is not None:
             rest = tuple((a, m) for a, m in over.items() if a != axis)
             new_spec.append((partial["node"]["id"], ShardSpec(over=((name, mesh_axis), *rest))))
             spec.pop(op.id)
-            new_spec.append((op.id, ShardSpec(over=rest) if rest else whole))
+            if rest:
+                new_spec.append((op.id, ShardSpec(over=rest)))
             continue
         if name not in mapping:
             extra_mapping.append((name, mesh_axis))
             mapping[name] = mesh_axis
-        index = work.get(op.id).tags[INDEX_AXES]["axes"]  # type: ignore[union-attr]
-        if not any(a.split("-")[0].split("+")[0] in mapping for a in index):
-            new_spec.append((op.id, whole))
     out = replace(
         plan,
         axis_mapping=plan.axis_mapping + tuple(extra_mapping),
@@ -357,7 +356,7 @@ def contracted_shard_edits(
     """A split over a dot's *contracted* axis (``over={"F": "tp"}`` on ``dot(h[N, F],
     W2[F-1, D])``): the dot becomes partial products over ``F_over_tp`` and a sum with its id
     (:func:`contract_ops`), the partial products split over ``F_over_tp`` and the
-    other entries, the sum over the other entries or on one device. None when ``over`` names
+    other entries, the sum over the other entries or whole (replicated). None when ``over`` names
     no contracted axis of ``op``. :func:`shard_op_edits` calls it, so the editor's ``shard``
     edit takes the same rewrite."""
     names = contracted_axes(graph, op)
@@ -396,8 +395,8 @@ def contracted_shard_edits(
     )
     work.apply(more)
     ops += more
-    whole: dict[str, Any] = {"over": rest} if rest else {"dim": 0, "parts": 1}
-    ops += shard_edits(work, op.id, mesh=mesh.id, new_id=new_id, limit=limit, **whole)
+    if rest:  # else the sum runs whole: replicated, the partials all-reduced to it
+        ops += shard_edits(work, op.id, mesh=mesh.id, new_id=new_id, limit=limit, over=rest)
     return ops
 
 
