@@ -157,7 +157,8 @@ export class PlansApi extends RestClient {
     return this.call("POST", this.path, { name, mesh, spec, axisMapping, inputs });
   }
 
-  update(id: number, patch: { name?: string; mesh?: Mesh; spec?: Record<string, SpecEntry> }): Promise<Plan> {
+  /** Change a plan; a field left out keeps its value. */
+  update(id: number, patch: { name?: string; mesh?: Mesh; spec?: Record<string, SpecEntry>; axisMapping?: Record<string, string>; inputs?: Record<string, InputLayout> }): Promise<Plan> {
     return this.call("PATCH", `${this.path}/${id}`, patch);
   }
 
