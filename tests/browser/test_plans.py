@@ -383,4 +383,38 @@ def test_a_plan_by_axis_mapping_splits_every_operation_with_the_axis(
         ".filter((n) => n.type.endsWith('/Application')).length === 4"
     )
     tab.screenshot(path=str(ARTIFACTS / "plan-by-mapping.png"))
+
+    # when ann changes the plan: Edit fills the form with its mesh, mapping and inputs
+    tab.click(".geon-plan[data-plan='rows'] .geon-plan-edit")
+    assert [tab.input_value(f".geon-plan-{f}") for f in ("name", "mesh", "mapping", "inputs")] == [
+        "rows",
+        "dp=2",
+        "H=dp",
+        "x: H=dp",
+    ]
+    assert tab.text_content(".geon-plan-create") == "Save changes"
+    # and she adds a mesh axis tp for N and names it "grid", then switches to it again
+    tab.fill(".geon-plan-mesh", "dp=2, tp=2")
+    tab.fill(".geon-plan-mapping", "H=dp, N=tp")
+    tab.fill(".geon-plan-name", "grid")
+    tab.locator(".geon-plans").screenshot(path=str(ARTIFACTS / "plan-edit.png"))
+    tab.click(".geon-plan-create")
+    tab.wait_for_selector(".geon-plan[data-plan='grid']")
+    assert tab.text_content(".geon-plan-create") == "Create plan"
+    assert tab.input_value(".geon-plan-mesh") == ""
+
+    def changed() -> tuple[Any, Any, Any]:
+        from geon.graphs.models import ShardPlan
+
+        plan = ShardPlan.objects.get(name="grid")
+        return ShardPlan.objects.filter(name="rows").exists(), plan.mesh["axes"], plan.axis_mapping
+
+    # the same plan, changed: no "rows" is left
+    assert off_loop(changed) == (False, {"dp": 2, "tp": 2}, {"H": "dp", "N": "tp"})
+    tab.click(".geon-plan[data-plan='grid'] .geon-plan-switch")
+    # then both dots are split in four, over H and N: eight applications
+    tab.wait_for_function(
+        "() => window.geon.state().document.nodes"
+        ".filter((n) => n.type.endsWith('/Application')).length === 8"
+    )
     assert errors == []

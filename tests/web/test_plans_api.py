@@ -138,6 +138,24 @@ def test_a_patch_changes_the_mapping_and_keeps_the_rest(as_user: Any, graph: Gra
     )
 
 
+def test_changing_how_a_generated_plan_places_the_graph_forgets_what_it_wrote(
+    as_user: Any, graph: Graph
+) -> None:
+    # given a plan the document was generated on
+    client = as_user("owner")
+    plan = post(client, f"/graphs/{graph.pk}/plans", PLAN).json()
+    path = f"/graphs/{graph.pk}/plans/{plan['id']}"
+    assert post(client, f"{path}/generate", {"baseVersion": 1}).status_code == 200
+    written = ShardPlan.objects.get().applications
+    assert written["operations"]
+    # a new name keeps what it wrote (the document is still on it)
+    assert patch(client, path, {"name": "renamed"}).status_code == 200
+    assert ShardPlan.objects.get().applications == written
+    # a new mapping forgets it: the document is on the plan again only once it is generated
+    assert patch(client, path, {"axisMapping": {"N": "dp"}}).status_code == 200
+    assert ShardPlan.objects.get().applications == {}
+
+
 @pytest.mark.parametrize(
     ("label", "change", "status", "error"),
     [

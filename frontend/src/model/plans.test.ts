@@ -210,3 +210,22 @@ describe("where inputs live, typed", async () => {
     expect(() => parseInputs("x: N=pp", mesh)).toThrow('axis "N" is mapped to "pp", which is not a mesh axis');
   });
 });
+
+describe("a mapped plan as the form's texts", async () => {
+  const { parseInputs, parseMapping, parseMesh, planTexts } = await import("./plans");
+  it("reads back to the same mesh, mapping and inputs", () => {
+    const plan = {
+      id: 1,
+      name: "both",
+      mesh: { name: "mesh", axes: { dp: 2, tp: 4 } },
+      spec: {},
+      axisMapping: { N: "dp", F: "tp" },
+      inputs: { x: { over: { N: "dp" } }, w1: "replicated" as const, b: { device: [0, 3] } },
+    };
+    const texts = planTexts(plan);
+    expect(texts).toEqual({ mesh: "dp=2, tp=4", mapping: "N=dp, F=tp", inputs: "x: N=dp; w1: replicated; b: device 0,3" });
+    const mesh = parseMesh(texts.mesh);
+    expect([mesh.axes, parseMapping(texts.mapping, mesh), parseInputs(texts.inputs, mesh)]).toEqual([plan.mesh.axes, plan.axisMapping, plan.inputs]);
+    expect(planTexts({ ...plan, axisMapping: undefined, inputs: undefined })).toEqual({ mesh: "dp=2, tp=4", mapping: "", inputs: "" });
+  });
+});

@@ -30,7 +30,7 @@ export interface Plan {
   /** Logical axis -> mesh axis, for every operation the spec does not name (issue 16 item 2). */
   axisMapping?: Record<string, string>;
   /** Where graph inputs live, by label. */
-  inputs?: Record<string, unknown>;
+  inputs?: Record<string, InputLayout>;
   /** What the server wrote when it last generated the plan: its Applications by operation. */
   applications?: { operations?: Record<string, string[]> } & Record<string, unknown>;
 }
@@ -444,4 +444,17 @@ export function parseInputs(text: string, mesh: Mesh): Record<string, InputLayou
     } else found[label] = { over: parseMapping(where, mesh) };
   }
   return found;
+}
+
+/** A plan as the mapping form's texts (what {@link parseMesh}, {@link parseMapping} and
+ * {@link parseInputs} read back to the same plan): "dp=2, tp=4", "N=dp, F=tp", "x: N=dp; w1: replicated". */
+export function planTexts(plan: Plan): { mesh: string; mapping: string; inputs: string } {
+  const pairsText = (m: Record<string, string | number>): string => Object.entries(m).map(([k, v]) => `${k}=${v}`).join(", ");
+  const where = (layout: InputLayout): string =>
+    layout === "replicated" ? "replicated" : "device" in layout ? `device ${layout.device.join(",")}` : pairsText(layout.over);
+  return {
+    mesh: pairsText(plan.mesh.axes),
+    mapping: pairsText(plan.axisMapping ?? {}),
+    inputs: Object.entries(plan.inputs ?? {}).map(([label, layout]) => `${label}: ${where(layout)}`).join("; "),
+  };
 }

@@ -12,7 +12,7 @@ import type { Collective } from "../model/costs";
 import { renderLedger } from "./ledger";
 import { renderPlanDiff } from "./planDiff";
 import type { LoomDocument } from "../model/document";
-import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
 
@@ -55,19 +55,46 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   const meshText = el("input", { class: "geon-plan-mesh", "aria-label": "mesh axes and sizes", placeholder: "dp=2, tp=4" });
   const mapText = el("input", { class: "geon-plan-mapping", "aria-label": "axis mapping", placeholder: "N=dp, F=tp" });
   const inputsText = el("input", { class: "geon-plan-inputs", "aria-label": "where inputs live", placeholder: "x: N=dp; w1: replicated (the default)" });
+  const NEW_MAPPED = "New plan by axis mapping…";
+  const mappedSummary = el("summary", { class: "small", text: NEW_MAPPED });
+  const createMapped = submit("Create plan", "A plan named as above: every operation with a mapped axis is split over its mesh axis", "geon-plan-create");
+  const cancelEdit = button("Cancel", "Leave the plan as it was", () => stopEditing(), "geon-plan-edit-cancel");
+  cancelEdit.hidden = true;
   const mapped = el(
     "details",
     { class: "geon-plan-by-mapping" },
-    el("summary", { class: "small", text: "New plan by axis mapping…" }),
+    mappedSummary,
     el(
       "form",
       { class: "geon-plan-mapping-form" },
       el("label", { class: "small", text: "Mesh " }, meshText),
       el("label", { class: "small", text: "Map " }, mapText),
       el("label", { class: "small", text: "Inputs " }, inputsText),
-      submit("Create plan", "A plan named as above: every operation with a mapped axis is split over its mesh axis", "geon-plan-create"),
+      el("span", { class: "geon-plan-mapping-actions" }, createMapped, cancelEdit),
     ),
   );
+  /** The mapped plan the form is changing, or null when it creates one. */
+  let editing: Plan | null = null;
+  const startEditing = (p: Plan): void => {
+    editing = p;
+    const texts = planTexts(p);
+    name.value = p.name;
+    [meshText.value, mapText.value, inputsText.value] = [texts.mesh, texts.mapping, texts.inputs];
+    mappedSummary.textContent = `Change plan "${p.name}"`;
+    createMapped.textContent = "Save changes";
+    createMapped.title = `Save plan "${p.name}" with this name, mesh, mapping and inputs`;
+    cancelEdit.hidden = false;
+    mapped.open = true;
+    meshText.focus();
+  };
+  const stopEditing = (): void => {
+    editing = null;
+    name.value = meshText.value = mapText.value = inputsText.value = "";
+    mappedSummary.textContent = NEW_MAPPED;
+    createMapped.textContent = "Create plan";
+    createMapped.title = "A plan named as above: every operation with a mapped axis is split over its mesh axis";
+    cancelEdit.hidden = true;
+  };
   const list = el("ul", { class: "geon-plan-list", "aria-label": "shard plans" });
   const pickA = el("select", { class: "geon-compare-a", "aria-label": "first plan to compare" });
   const pickB = el("select", { class: "geon-compare-b", "aria-label": "second plan to compare" });
@@ -195,7 +222,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
           remove.textContent = "Delete";
           delete remove.dataset.confirm;
         });
-        actions.append(switchTo, rename, remove);
+        actions.append(switchTo, ...(isMapped(p) ? [button("Edit", `Change plan "${p.name}"'s mesh, axis mapping and inputs`, () => startEditing(p), "geon-plan-edit")] : []), rename, remove);
         row.append(actions);
         return row;
       }),
@@ -337,8 +364,9 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     let mesh: Mesh;
     let axisMapping: Record<string, string>;
     let inputs: Record<string, InputLayout>;
+    const changing = editing;
     try {
-      mesh = parseMesh(meshText.value);
+      mesh = parseMesh(meshText.value, changing?.mesh.name);
       axisMapping = parseMapping(mapText.value, mesh);
       inputs = parseInputs(inputsText.value, mesh);
     } catch (err) {
@@ -346,6 +374,12 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       return;
     }
     void attempt(async () => {
+      if (changing) {
+        await api.update(changing.id, { name: wanted, mesh, axisMapping, inputs });
+        stopEditing();
+        await reload();
+        return `Saved plan "${wanted}": switch to it to place the document by its new mapping.`;
+      }
       await api.create(wanted, mesh, {}, axisMapping, inputs);
       name.value = "";
       await reload();

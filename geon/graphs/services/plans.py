@@ -92,12 +92,16 @@ def do_save_plan(
     no ``axis_mapping`` or ``inputs`` means none): refused with ``conflict`` when another plan
     of the graph has the name, and with ``invalid_edit`` when the plan does not fit the graph's
     current document (an unknown operation, axis or input, a split the operation's index space
-    does not allow), changing nothing. Once committed, the graph's websocket clients hear that
+    does not allow), changing nothing. A change of how it places the graph forgets what it last
+    generated (the document is not on it until it is generated again). Once committed, the graph's websocket clients hear that
     its plans changed."""
     checked = check_plan(name, mesh, spec, axis_mapping, inputs).to_json()
     _unique_plan_name(graph, checked["name"], plan)
+    placing = (checked["mesh"], checked["spec"], checked["axisMapping"], checked["inputs"])
     if plan is None:
         plan = ShardPlan(graph=graph)
+    elif placing != (plan.mesh, plan.spec, plan.axis_mapping, plan.inputs):
+        plan.applications = {}  # what it last wrote is not this plan's any more: switch again
     plan.name, plan.mesh, plan.spec = checked["name"], checked["mesh"], checked["spec"]
     plan.axis_mapping, plan.inputs = checked["axisMapping"], checked["inputs"]
     plan.save()
