@@ -72,6 +72,29 @@ def test_formulas_reproduce_nccl_tests_bus_bandwidth(n: int) -> None:
         assert bus == pytest.approx(link.bandwidth, rel=1e-9), kind
 
 
+def test_formulas_reproduce_the_scaling_books_worked_all_gather() -> None:
+    """The worked figure of a public reference, from its constants: "How to Scale Your Model"
+    (Austin et al., Google DeepMind, 2025; jax-ml/scaling-book, sharding.md, "Some Problems to
+    Work", Question 2, first part). AllGather_X([B_X, D_Y]) on a TPU v4p 4x4x4 slice, B = 1024,
+    D = 4096 in bfloat16, mesh {X: 4, Y: 4, Z: 4}: each group gathers 2·B·D/Y bytes over X on a
+    wraparound ring of 9e10 bytes/s (bidirectional, so the ring moves 9e10 bytes/s one way
+    round); the book's answer is 2·B·D / (9e10·Y) = 23 µs. That answer is the large-axis limit
+    of the book's own equation, T = volume/bandwidth · (Axis - 1)/Axis, which is geon's ring
+    with no latency (its "What Have We Learned?" section): X = 4 gives three quarters of it."""
+    volume = 2 * 1024 * 4096 / 4
+    ring = Link(bandwidth=9e10, latency=0.0)
+    book = 23.3e-6  # 2·1024·4096 / (9e10·4) = 23.30 µs, printed as "23 µs"
+    assert volume / ring.bandwidth == pytest.approx(book, rel=1e-3)
+    assert collective_seconds("all-gather", 4, volume, ring) == pytest.approx(
+        volume / ring.bandwidth * 3 / 4, rel=1e-12
+    )
+    # and on a long axis, the book's figure itself; a reduce-scatter costs the same, an
+    # all-reduce twice (the book's summary table)
+    for kind, times in (("all-gather", 1), ("reduce-scatter", 1), ("all-reduce", 2)):
+        long_axis = collective_seconds(kind, 10**6, volume, ring)  # type: ignore[arg-type]
+        assert long_axis == pytest.approx(times * book, rel=1e-3), kind
+
+
 def test_an_unknown_kind_is_refused() -> None:
     with pytest.raises(Exception, match='collective kind "gather" is unknown'):
         collective_seconds("gather", 4, 1.0, LINK)  # type: ignore[arg-type]
