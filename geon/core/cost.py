@@ -46,7 +46,7 @@ from operator import le
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from geon.core.dtypes import DTYPE_BYTES
-from geon.core.errors import GeonError
+from geon.core.errors import GeonError, LimitError, quote
 from geon.core.graph import (
     APPLICATION,
     IPF_INDEX,
@@ -57,6 +57,7 @@ from geon.core.graph import (
     Graph,
     Node,
 )
+from geon.core.limits import MAX_REPLICATED_SHARDS
 from geon.core.sharding import Mesh
 from geon.core.zspace import IPF, ZRange, parse_range, union_size
 
@@ -477,6 +478,16 @@ def read_shards(graph: Graph) -> PlacedShards:
     found.replicas = replicas = replica_devices(
         {s.device[0] for s in found.shards if s.device}, meshes
     )
+    unsplit = sum(op.id not in by_op for op in ops.values())
+    if unsplit * len(replicas) > MAX_REPLICATED_SHARDS:
+        mesh = meshes[replicas[0][0]]
+        assert mesh is not None
+        raise LimitError(
+            f"the plan leaves {unsplit} operations whole on mesh {quote(mesh.name or mesh.id)} of "
+            f"{len(replicas)} devices: each runs on every device, {unsplit * len(replicas)} "
+            f"shards in all; at most {MAX_REPLICATED_SHARDS} can be costed. Split more of them, "
+            "or place the plan on a smaller mesh"
+        )
     for op in ops.values():
         if op.id not in by_op:
             loc = index.memo(op, _MEMO, local)

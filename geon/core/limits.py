@@ -14,7 +14,9 @@ keep the work of one request proportional to its size:
   reference such as ``"H*W-1"`` (a composite of several names, each with a dual level);
 - :data:`MAX_MESH_AXES`, :data:`MAX_MESH_DEVICES`: a device mesh's axes and its device count
   (the product of its axis sizes, so also each size);
-- :data:`MAX_PIECES`: the pieces of one split, so the shards (Applications) of one operation.
+- :data:`MAX_PIECES`: the pieces of one split, so the shards (Applications) of one operation;
+- :data:`MAX_REPLICATED_SHARDS`: the shards the cost model reads for the operations a plan
+  leaves whole, each replicated on every device of the mesh.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ __all__ = [
     "MAX_MESH_AXES",
     "MAX_MESH_DEVICES",
     "MAX_PIECES",
+    "MAX_REPLICATED_SHARDS",
     "in_int64",
     "show_int",
     "show_text",
@@ -53,6 +56,11 @@ MAX_MESH_DEVICES = 65536
 
 MAX_PIECES = 4096
 """Pieces of one split of a range, and so shards (Applications) of one operation."""
+
+MAX_REPLICATED_SHARDS = 65536
+"""Operations a placed document leaves whole times the devices of its mesh: each runs on every
+device (:func:`geon.core.cost.replica_devices`), a shard each for the cost model, so a large
+mesh cannot multiply a document's work beyond what its own Applications cost."""
 
 
 def in_int64(value: int) -> bool:

@@ -9,6 +9,7 @@ import pytest
 
 from geon import core as gc
 from geon.core.costmodel import Link, cost_report, infer_collectives, parse_profile, read_placed
+from geon.core.errors import LimitError
 from geon.core.graph import MESH, Graph
 from geon.core.sharding import shard
 
@@ -360,3 +361,23 @@ def test_a_region_its_own_device_wrote_whole_does_not_move() -> None:
     # waits on its own output)
     c1 = _Placed("c1", "p", d1, (("t", ((0,), (2,))),), ())
     assert _moves([_Placed("p0", "p", d0, (), (("t", ((0,), (2,))),)), c1]) == []
+
+
+def test_operations_left_whole_on_a_huge_mesh_are_refused_before_the_work() -> None:
+    # given one operation split over d on a mesh of 65,536 devices and two left whole: each
+    # would run on every device, 131,072 shards for the cost model
+    n = gc.Axis("N", 4)
+    a = gc.relu(gc.placeholder(axes=[n], name="x", dtype="float32"), name="a")
+    c = gc.relu(gc.relu(a, name="b"), name="c")
+    g = gc.graph([c])
+    _mesh(g, {"d": 2, "e": 32768})
+    assert a.op_id is not None
+    shard(g, a.op_id, mesh=MESH_ID, over={"N": "d"})
+    # then the cost is refused, naming the counts and what to do, before anything is replicated
+    with pytest.raises(LimitError) as refused:
+        read_placed(g)
+    assert str(refused.value) == (
+        'the plan leaves 2 operations whole on mesh "m" of 65536 devices: each runs on every '
+        "device, 131072 shards in all; at most 65536 can be costed. Split more of them, or "
+        "place the plan on a smaller mesh"
+    )
