@@ -136,6 +136,9 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   /** The current plan's collectives, fetched once the document has been still for a moment. */
   let collectivesKey = "";
   let collectivesTimer: number | undefined;
+  /** One cost request at a time: a change while one is out is asked for once it answers. */
+  let costing = false;
+  let costAgain = false;
   const refreshCollectives = (): void => {
     if (!options.onCollectives || !doc) return;
     const ids = new Set(currentPlans(doc, plans));
@@ -149,29 +152,41 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       current.replaceChildren();
       return;
     }
+    // asked at once (the labels follow an edit as soon as the server has costed it)
     collectivesTimer = window.setTimeout(() => {
-      if (busy) {
-        // a save, switch, rename or delete is under way: ask again once the list is reloaded
+      if (busy || costing) {
+        // a save, switch, rename or delete, or a cost, is under way: ask again after it
         collectivesKey = "";
-        collectivesTimer = window.setTimeout(refreshCollectives, 300);
+        if (costing) costAgain = true;
+        else collectivesTimer = window.setTimeout(refreshCollectives, 300);
         return;
       }
       if (!plans.some((p) => p.id === plan.id) || key !== collectivesKey) return;
-      api.cost(plan.id, profile.value || undefined).then(
-        (cost) => {
-          if (key !== collectivesKey) return;
-          options.onCollectives?.(plan.name, cost.collectives ?? []);
-          const open = current.querySelector("details")?.open ?? false;
-          current.replaceChildren(renderLedger(plan.name, cost, open));
-        },
-        () => {
-          // a refused cost (the plan no longer fits) draws no collectives; the compare form says why
-          if (key !== collectivesKey) return;
-          options.onCollectives?.(plan.name, []);
-          current.replaceChildren();
-        },
-      );
-    }, 300);
+      costing = true;
+      api
+        .cost(plan.id, profile.value || undefined)
+        .then(
+          (cost) => {
+            if (key !== collectivesKey) return;
+            options.onCollectives?.(plan.name, cost.collectives ?? []);
+            const open = current.querySelector("details")?.open ?? false;
+            current.replaceChildren(renderLedger(plan.name, cost, open));
+          },
+          () => {
+            // a refused cost (the plan no longer fits) draws no collectives; the compare form says why
+            if (key !== collectivesKey) return;
+            options.onCollectives?.(plan.name, []);
+            current.replaceChildren();
+          },
+        )
+        .finally(() => {
+          costing = false;
+          if (costAgain) {
+            costAgain = false;
+            refreshCollectives();
+          }
+        });
+    }, 0);
   };
 
   const say = (error: string, info = ""): void => {
