@@ -93,8 +93,8 @@ def do_save_plan(
     of the graph has the name, and with ``invalid_edit`` when the plan does not fit the graph's
     current document (an unknown operation, axis or input, a split the operation's index space
     does not allow), changing nothing. A change of how it places the graph forgets what it last
-    generated (the document is not on it until it is generated again). Once committed, the graph's websocket clients hear that
-    its plans changed."""
+    generated (the document is not on it until it is generated again). Once committed, the
+    graph's websocket clients hear that its plans changed."""
     checked = check_plan(name, mesh, spec, axis_mapping, inputs).to_json()
     _unique_plan_name(graph, checked["name"], plan)
     placing = (checked["mesh"], checked["spec"], checked["axisMapping"], checked["inputs"])
