@@ -21,8 +21,8 @@ written by :func:`geon.core.sharding.shard`) run.
   split a tensor by rows.
 - :func:`transfers`: that rule over the placed shards: per edge, the bytes that must move. An
   operation a placed document leaves whole runs replicated on every device of its mesh
-  (:func:`replica_devices`). Graph inputs have no producing device here and move nothing (the
-  cost model counts the inputs a plan placed).
+  (:func:`~geon.core.sharding.replica_devices`). Graph inputs have no producing device here
+  and move nothing (the cost model counts the inputs a plan placed).
   Two consumers on one device that read the same region each count it (a runtime may share it).
   :func:`transfer_bytes` sums them per (source, target) pair.
 - :func:`device_memory`: per device, bytes resident while its shards run: ``outputs`` — the
@@ -46,7 +46,7 @@ from operator import le
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
 from geon.core.dtypes import DTYPE_BYTES
-from geon.core.errors import GeonError, LimitError, quote
+from geon.core.errors import GeonError
 from geon.core.graph import (
     APPLICATION,
     IPF_INDEX,
@@ -57,8 +57,7 @@ from geon.core.graph import (
     Graph,
     Node,
 )
-from geon.core.limits import MAX_REPLICATED_SHARDS
-from geon.core.sharding import Mesh
+from geon.core.sharding import Mesh, replica_devices
 from geon.core.zspace import IPF, ZRange, parse_range, union_size
 
 __all__ = [
@@ -303,7 +302,7 @@ class PlacedShards:
     dtypes: dict[str, str]
     ranks: dict[str, int]
     replicas: list[Device] = field(default_factory=list)
-    """Where an operation that runs whole runs (:func:`replica_devices`)."""
+    """Where an operation that runs whole runs (:func:`~geon.core.sharding.replica_devices`)."""
 
 
 def _box(data: Any) -> Box | None:
@@ -432,10 +431,10 @@ def read_shards(graph: Graph) -> PlacedShards:
     :func:`geon.core.costmodel.placed.read_placed` build on it). An Application counts when its
     ``Placement`` names a mesh that exists and coordinates that fit it and its operation exists;
     an operation with no placed Application runs whole: replicated, one shard of its own
-    selections per device of :func:`replica_devices` (or one unplaced shard, ``device`` None,
-    when no or several meshes are used). Malformed selections (and those whose rank is not their
-    tensor's) are left out: the checker reports them. What each node says by itself is
-    remembered on the graph's index while the node is unchanged.
+    selections per device of :func:`~geon.core.sharding.replica_devices` (or one unplaced
+    shard, ``device`` None, when no or several meshes are used). Malformed selections (and
+    those whose rank is not their tensor's) are left out: the checker reports them. What each
+    node says by itself is remembered on the graph's index while the node is unchanged.
 
     >>> found = read_shards(Graph())
     >>> found.shards, found.by_op
@@ -476,18 +475,10 @@ def read_shards(graph: Graph) -> PlacedShards:
         found.shards.append(placed)
         by_op.setdefault(loc.op_id, []).append(placed)
     found.replicas = replicas = replica_devices(
-        {s.device[0] for s in found.shards if s.device}, meshes
+        {s.device[0] for s in found.shards if s.device},
+        meshes,
+        sum(op.id not in by_op for op in ops.values()),
     )
-    unsplit = sum(op.id not in by_op for op in ops.values())
-    if unsplit * len(replicas) > MAX_REPLICATED_SHARDS:
-        mesh = meshes[replicas[0][0]]
-        assert mesh is not None
-        raise LimitError(
-            f"the plan leaves {unsplit} operations whole on mesh {quote(mesh.name or mesh.id)} of "
-            f"{len(replicas)} devices: each runs on every device, {unsplit * len(replicas)} "
-            f"shards in all; at most {MAX_REPLICATED_SHARDS} can be costed. Split more of them, "
-            "or place the plan on a smaller mesh"
-        )
     for op in ops.values():
         if op.id not in by_op:
             loc = index.memo(op, _MEMO, local)
@@ -497,19 +488,6 @@ def read_shards(graph: Graph) -> PlacedShards:
             copies = by_op[op.id] = [shard(op, loc, device) for device in replicas]
             found.shards.extend(copies)
     return found
-
-
-def replica_devices(used: set[str], meshes: dict[str, Mesh | None]) -> list[Device]:
-    """Where an operation that a placed document leaves whole runs: **replicated on every
-    device** of the one mesh its Applications are placed on (as an SPMD program runs what it
-    does not shard), in row-major order; nowhere (unplaced) when they use no mesh or several.
-
-    So a tensor partitioned over a mesh axis and read by a whole operation is gathered to every
-    device, and the whole operation's result is on every device for its readers."""
-    if len(used) != 1:
-        return []
-    mesh = meshes.get(next(iter(used)))
-    return [] if mesh is None else [(mesh.id, mesh.coords(n)) for n in range(mesh.size)]
 
 
 def device_bytes(graph: Graph) -> dict[Device, dict[str, int]]:

@@ -134,7 +134,7 @@ def placement_of(op: Node, shards: list[Shard], meshes: dict[str, Mesh | None]) 
     of each index dim it is cut into (dims cut in one part left out), the mesh axis each cut
     dim is spread over (when one mesh axis decides it), its mesh's name and the coordinates of
     its devices. An operation run whole is replicated: no split, on every device of the plan's
-    mesh (:func:`geon.core.cost.replica_devices`); unplaced, with no mesh and no devices, when
+    mesh (:func:`geon.core.sharding.replica_devices`); unplaced, with no mesh and no devices, when
     the document uses no mesh or several."""
     placed = [
         (sh.device, sh.index_box)

@@ -65,11 +65,18 @@ from geon.core.graph import (
     Graph,
     Node,
 )
-from geon.core.limits import MAX_MESH_AXES, MAX_MESH_DEVICES, MAX_PIECES, show_int
+from geon.core.limits import (
+    MAX_MESH_AXES,
+    MAX_MESH_DEVICES,
+    MAX_PIECES,
+    MAX_REPLICATED_SHARDS,
+    show_int,
+)
 from geon.core.zspace import IPF, ZRange, parse_range, selection_of
 
 __all__ = [
     "Mesh",
+    "replica_devices",
     "resolve_dim",
     "shard",
     "shard_edits",
@@ -538,3 +545,29 @@ def shard(
         limit=limit,
     )
     return graph.apply(edits)
+
+
+def replica_devices(
+    used: set[str], meshes: Mapping[str, Mesh | None], whole: int
+) -> list[tuple[str, tuple[int, ...]]]:
+    """Where an operation that a placed document leaves whole runs: **replicated on every
+    device** of the one mesh its Applications are placed on (``used``: the ids of the meshes
+    they name), as an SPMD program runs what it does not shard, in row-major order; nowhere
+    (unplaced) when they use no mesh or several. So a tensor partitioned over a mesh axis and
+    read by a whole operation is gathered to every device, and the whole operation's result is
+    on every device for its readers.
+
+    The ``whole`` operations' copies are bounded before they are made: at most
+    :data:`~geon.core.limits.MAX_REPLICATED_SHARDS`, else :class:`LimitError` naming the counts.
+    """
+    mesh = meshes.get(next(iter(used))) if len(used) == 1 else None
+    if mesh is None:
+        return []
+    if whole * mesh.size > MAX_REPLICATED_SHARDS:
+        raise LimitError(
+            f"the plan leaves {whole} operations whole on mesh {quote(mesh.name or mesh.id)} of "
+            f"{mesh.size} devices: each runs on every device, {whole * mesh.size} shards in "
+            f"all; at most {MAX_REPLICATED_SHARDS} can be costed. Split more of them, or place "
+            "the plan on a smaller mesh"
+        )
+    return [(mesh.id, mesh.coords(n)) for n in range(mesh.size)]

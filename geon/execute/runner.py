@@ -423,7 +423,7 @@ def measure_moves(graph: Graph, plan: Plan) -> dict[tuple[str, str, str], Moved]
     ``graph`` moved between devices (:class:`Moved`), from the regions its steps read and
     write and the device (Placement coords) of each step's Application; a step of an operation
     that runs whole runs on every device its operation is replicated on
-    (:func:`geon.core.cost.replica_devices`, as the cost model reads it). A graph input a plan
+    (:func:`geon.core.sharding.replica_devices`, as the cost model reads it). A graph input a plan
     placed counts as written where it is held (:func:`geon.core.plans.held_regions`), by the
     input tensor itself; other inputs are replicated and move nothing. A region read moves
     unless one step on the reader's device wrote all of it; then each overlap with a region

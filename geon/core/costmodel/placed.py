@@ -11,7 +11,7 @@ Boxes (regions as ``(start, end)`` tuples), devices (``(mesh id, coords)``) and 
 themselves are :mod:`geon.core.cost`'s (:func:`geon.core.cost.read_shards`, the one reader of
 placed shards): an Application counts when its ``Placement`` names a mesh and coordinates; an
 operation with no placed Application runs whole, replicated: one :class:`Shard` of its own
-selections on every device of the plan's mesh (:func:`geon.core.cost.replica_devices`; one
+selections on every device of the plan's mesh (:func:`geon.core.sharding.replica_devices`; one
 unplaced shard, ``device`` None, when no mesh or several are used). Malformed selections (and
 those whose rank is not their tensor's), placements and meshes are left out (the checker
 reports them).

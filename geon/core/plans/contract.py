@@ -326,7 +326,7 @@ def contract_plan(graph: Graph, plan: Plan) -> tuple[Graph, Plan, list[dict[str,
         )
         name = parts_axis_name(axis, mesh_axis)
         # the sum is split over the entry's other axes, or runs whole: replicated on every
-        # device (geon.core.cost.replica_devices), so the partials are all-reduced to it
+        # device (geon.core.sharding.replica_devices), so the partials are all-reduced to it
         if entry is not None:
             rest = tuple((a, m) for a, m in over.items() if a != axis)
             new_spec.append((partial["node"]["id"], ShardSpec(over=((name, mesh_axis), *rest))))
