@@ -316,6 +316,10 @@ CELERY_WORKER_HIJACK_ROOT_LOGGER = False
 GEON_RUN_HEARTBEAT_SECONDS = env_int("GEON_RUN_HEARTBEAT_SECONDS", 5, minimum=1)
 GEON_RUN_REQUEUE_SECONDS = env_int("GEON_RUN_REQUEUE_SECONDS", 60, minimum=1)
 GEON_RUN_MAX_ATTEMPTS = env_int("GEON_RUN_MAX_ATTEMPTS", 3, minimum=1)
+# ONNX model imports (geon.runs.services.imports): the largest upload, and how many of one
+# person's imports may wait for (or be on) a worker at once before more are refused with 429.
+GEON_IMPORT_MAX_BYTES = env_int("GEON_IMPORT_MAX_BYTES", 64 * 1024 * 1024, minimum=1024)
+GEON_IMPORTS_PER_USER = env_int("GEON_IMPORTS_PER_USER", 3, minimum=1)
 
 # --- auth, i18n, static ---------------------------------------------------------------------
 

@@ -19,11 +19,13 @@ from geon.reviews import views as review_views
 from geon.reviews.api import router as reviews_router
 from geon.runs import views as run_views
 from geon.runs.api import router as runs_router
+from geon.runs.imports_api import router as imports_router
 
 api.add_router("", graphs_router)
 api.add_router("", sharing_router)
 api.add_router("", tokens_router)
 api.add_router("", runs_router)
+api.add_router("", imports_router)
 api.add_router("", reviews_router)
 api.add_router("", learn_router)
 

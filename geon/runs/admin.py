@@ -1,10 +1,10 @@
-"""Django admin for runs and renders: read mostly; their state is written by the worker."""
+"""Django admin for runs, renders and model imports: read mostly; their state is written by the worker."""
 
 from __future__ import annotations
 
 from django.contrib import admin
 
-from geon.runs.models import Render, Run
+from geon.runs.models import ModelImport, Render, Run
 
 
 @admin.register(Run)
@@ -35,3 +35,12 @@ class RenderAdmin(admin.ModelAdmin):
     search_fields = ("content_hash", "graph_version__graph__title", "error")
     raw_id_fields = ("graph_version",)
     readonly_fields = ("created", "finished", "content_hash")
+
+
+@admin.register(ModelImport)
+class ModelImportAdmin(admin.ModelAdmin):
+    list_display = ("id", "name", "owner", "status", "step", "graph", "created")
+    list_filter = ("status",)
+    search_fields = ("name", "owner__username", "error")
+    raw_id_fields = ("owner", "graph")
+    readonly_fields = ("created", "finished")

@@ -134,3 +134,40 @@ class Render(models.Model):
 
     def __str__(self) -> str:
         return f"render {self.content_hash[:12]}.{self.format} ({self.status})"
+
+
+class ModelImport(models.Model):
+    """An uploaded ONNX model converted to a graph by a worker (issue #20): queued, running
+    through its steps, then done (the graph and its weights ``.npz``) or failed (``error``)."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="model_imports"
+    )
+    # The uploaded file's name as the browser sent it (the new graph's title comes from it).
+    name = models.CharField(max_length=255)
+    # The upload, until the worker has read it; the initializers' values once done.
+    upload = models.FileField(storage=data_files, max_length=255, blank=True)
+    # Lengths the request bound to the model's dim_params, e.g. {"batch": 8}.
+    dims = models.JSONField(default=dict, blank=True)
+    weights = models.FileField(storage=data_files, max_length=255, blank=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.QUEUED)
+    # The step the worker is at (or was at when it failed), in words.
+    step = models.CharField(max_length=64, blank=True, default="")
+    error = models.TextField(blank=True, default="")
+    graph = models.ForeignKey(
+        "graphs.Graph", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created = models.DateTimeField(auto_now_add=True)
+    finished = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+
+    def __str__(self) -> str:
+        return f"import {self.pk} of {self.name} ({self.status})"

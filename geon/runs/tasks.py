@@ -12,7 +12,8 @@ from celery.signals import worker_ready
 
 from geon.celery import app
 from geon.runs import services
-from geon.runs.services.worker import EXECUTE_RUN, RENDER_DIAGRAM
+from geon.runs.services.imports import do_import
+from geon.runs.services.worker import EXECUTE_RUN, IMPORT_MODEL, RENDER_DIAGRAM
 
 
 @app.task(name=EXECUTE_RUN)
@@ -25,6 +26,12 @@ def execute_run(run_id: int) -> None:
 def render_diagram(render_id: int) -> None:
     """Draw render ``render_id`` (idempotent: a finished render is left alone)."""
     services.do_render(render_id)
+
+
+@app.task(name=IMPORT_MODEL)
+def import_model(import_id: int) -> None:
+    """Convert model import ``import_id`` to a graph (idempotent: a finished one is left alone)."""
+    do_import(import_id)
 
 
 @app.task(name="geon.runs.ping")

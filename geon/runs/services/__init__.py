@@ -12,12 +12,14 @@ status it answers with.
 - :mod:`.results`: reading runs and their results;
 - :mod:`.events`: a run as JSON, published to its graph's group;
 - :mod:`.renders`: diagrams, cached by document hash and drawn by the worker;
+- :mod:`.imports`: ONNX models uploaded, converted to graphs by the worker;
 - :mod:`.files`: the stored files of runs and renders;
 - :mod:`.errors`: :class:`RunRefused`, :class:`RunNotFound`;
 - :mod:`.worker`: work handed to the Celery worker, by task name.
 
 Files live under ``GEON_DATA_DIR/files/``: inputs and results in ``runs/<run id>/``, diagrams in
-``renders/``.
+``renders/``; model imports in ``imports/<import id>/`` (the upload until it is read, then
+``weights.npz``).
 """
 
 from geon.runs.services.errors import RunNotFound, RunRefused

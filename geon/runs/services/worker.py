@@ -10,6 +10,7 @@ from geon.celery import app
 
 EXECUTE_RUN = "geon.runs.execute_run"
 RENDER_DIAGRAM = "geon.runs.render_diagram"
+IMPORT_MODEL = "geon.runs.import_model"
 
 
 def queue_run(run_id: int, queue: str = "") -> None:
@@ -20,3 +21,8 @@ def queue_run(run_id: int, queue: str = "") -> None:
 def queue_render(render_id: int) -> None:
     """Ask a worker to draw render ``render_id``."""
     app.send_task(RENDER_DIAGRAM, args=(render_id,))
+
+
+def queue_import(import_id: int) -> None:
+    """Ask a worker to convert model import ``import_id``."""
+    app.send_task(IMPORT_MODEL, args=(import_id,))

@@ -1,0 +1,174 @@
+"""REST endpoints of ONNX model imports under ``/api/v1/`` (mounted in :mod:`geon.urls`; issue #20).
+
+- ``POST /imports``: a multipart form with the file ``model`` (an ``.onnx``) and optionally
+  ``dims`` (``"batch=8, seq=16"``): 202 with the import and a ``Location`` to poll;
+- ``GET /imports/<id>``: ``{"id", "name", "status", "step", "error", "graph", "weights"}``;
+- ``GET /imports/<id>/weights``: the initializers' values as ``.npz`` (keys: ONNX names).
+
+Only the uploader sees an import (anyone else gets 404, as for a graph they cannot see);
+anonymous callers get :mod:`geon.api`'s 401. Checks and writes are in
+:mod:`geon.runs.services.imports`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
+from django.http import FileResponse, HttpRequest, JsonResponse
+from django.http.multipartparser import MultiPartParserError
+from ninja import Router, Schema
+
+from geon.envelope import answers, error_response
+from geon.execute.limits import format_bytes
+from geon.runs.services import RunNotFound, RunRefused
+from geon.runs.services import imports as services
+
+router = Router(tags=["imports"])
+
+MODEL_FIELD = "model"
+#: Bytes a multipart request may carry beyond the model itself (boundaries, headers, fields).
+FORM_OVERHEAD_BYTES = 64 * 1024
+#: The error statuses these endpoints answer (each with the JSON error envelope).
+ERRORS = (400, 401, 403, 404, 409, 413, 415, 429)
+#: Seconds a client is asked to wait when too many of its imports are converting.
+RETRY_AFTER_SECONDS = 5
+
+
+class ImportOut(Schema):
+    id: int
+    name: str
+    status: str
+    step: str
+    error: str
+    graph: str | None
+    weights: str | None
+
+
+def refused(error: RunRefused) -> JsonResponse:
+    response = error_response(error.status, error.code, str(error), error.issues)
+    if error.status == 429:
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response
+
+
+_FORM_SCHEMA = {
+    "type": "object",
+    "required": [MODEL_FIELD],
+    "properties": {
+        MODEL_FIELD: {"type": "string", "format": "binary", "description": "an .onnx model"},
+        "dims": {
+            "type": "string",
+            "description": 'lengths of the inputs\' dim_params, e.g. "batch=8" (default 2)',
+        },
+    },
+}
+
+
+def _declared_size(request: HttpRequest) -> int:
+    try:
+        return int(request.META.get("CONTENT_LENGTH") or 0)
+    except ValueError:
+        return 0
+
+
+@router.post(
+    "/imports",
+    response=answers({202: ImportOut}, ERRORS),
+    summary="Import an ONNX model as a new graph (converted by a worker)",
+    openapi_extra={
+        "requestBody": {
+            "required": True,
+            "content": {"multipart/form-data": {"schema": _FORM_SCHEMA}},
+        }
+    },
+)
+def create_import(request: HttpRequest) -> Any:
+    """Upload an ``.onnx`` model: a worker names its axes and stores it as a graph of yours
+    with its initializers' values as an ``.npz``. Bounded before anything is stored: the size
+    (413, ``GEON_IMPORT_MAX_BYTES``, from the declared length before the body is read), the
+    name (415 unless ``*.onnx``), ``dims`` (400) and your imports still converting (429 with
+    ``Retry-After``, ``GEON_IMPORTS_PER_USER``). Poll the ``Location``."""
+    declared, limit = _declared_size(request), settings.GEON_IMPORT_MAX_BYTES
+    if declared > limit + FORM_OVERHEAD_BYTES:  # refused before the body is read
+        return error_response(
+            413,
+            "model_too_large",
+            f"the request has {format_bytes(declared)}; a model may have at most "
+            f"{format_bytes(limit)} (GEON_IMPORT_MAX_BYTES)",
+        )
+    try:
+        if request.content_type != "multipart/form-data":
+            return error_response(
+                415,
+                "unsupported_media_type",
+                f'content type "{request.content_type}" is not accepted; expected '
+                f'"multipart/form-data" with the file "{MODEL_FIELD}"',
+            )
+        upload = request.FILES.get(MODEL_FIELD)
+        name = upload.name if upload is not None and upload.name else "model.onnx"
+        dims = services.check_can_import(request.user, upload, name, request.POST.get("dims"))
+    except RunRefused as error:
+        return refused(error)
+    except RequestDataTooBig:
+        return error_response(413, "too_large", "the form's fields are too large")
+    except (SuspiciousOperation, MultiPartParserError) as error:
+        return error_response(
+            400, "invalid_body", f"the request body cannot be read ({error}); expected a "
+            f'multipart form with the file "{MODEL_FIELD}"',
+        )  # fmt: skip
+    assert upload is not None
+    found = services.do_queue_import(request.user, upload, name, dims)  # type: ignore[arg-type]
+    response = JsonResponse(services.import_json(found), status=202)
+    response["Location"] = f"/api/v1/imports/{found.pk}"
+    return response
+
+
+@router.get(
+    "/imports/{import_id}",
+    response=answers({200: ImportOut}, ERRORS),
+    summary="A model import: status, step, error, the graph and weights once done",
+)
+def get_import(request: HttpRequest, import_id: int) -> Any:
+    """The import's ``status`` (``queued``, ``running``, ``done``, ``failed``), the ``step``
+    the worker is at (``reading the model``, ``naming axes``, ``storing the graph``), the
+    refusal of a failed one (``error``), and once done the new ``graph``'s id and the
+    ``weights`` download."""
+    try:
+        return services.import_json(services.check_can_view_import(request.user, import_id))
+    except RunNotFound as error:
+        return error_response(404, "not_found", str(error))
+
+
+@router.get(
+    "/imports/{import_id}/weights",
+    response=answers({}, ERRORS),
+    summary="The initializers of an imported model as .npz",
+    openapi_extra={
+        "responses": {
+            200: {
+                "description": "keys: the ONNX initializer names (the graph's tensor labels)",
+                "content": {
+                    "application/octet-stream": {"schema": {"type": "string", "format": "binary"}}
+                },
+            }
+        }
+    },
+)
+def import_weights(request: HttpRequest, import_id: int) -> Any:
+    """The weights ``.npz`` of a done import (``geon run --inputs`` reads it by label); 409
+    until it is done."""
+    try:
+        found = services.check_weights(services.check_can_view_import(request.user, import_id))
+    except RunNotFound as error:
+        return error_response(404, "not_found", str(error))
+    except RunRefused as error:
+        return refused(error)
+    title = services.import_title(found.name)
+    return FileResponse(
+        found.weights.open("rb"),
+        as_attachment=True,
+        filename=f"{title}-weights.npz",
+        content_type="application/octet-stream",
+    )

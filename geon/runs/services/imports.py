@@ -1,0 +1,306 @@
+"""ONNX model imports (issue #20): an uploaded ``.onnx`` becomes a graph of its uploader,
+converted by a worker with :func:`geon.interop.onnx_import.import_onnx`.
+
+:func:`check_can_import` bounds the request in the web process before anything is stored (the
+file's name and size, the ``dims`` field, how many of the person's imports are waiting);
+:func:`do_queue_import` stores the upload and hands it to the worker once committed; the worker's
+:func:`do_import` reads the model, names its axes, stores the graph (through
+:func:`geon.graphs.services.do_create_graph`, within the size the REST API accepts for a
+document) and the initializers' values as an ``.npz`` keyed by their ONNX names, recording the
+step it is at. A refusal of the interop (unsupported operators with their node names, a dim
+without a length...) is the import's ``error``; nothing else of a failure reaches the user.
+
+>>> parse_dims("batch=8, seq=16")
+{'batch': 8, 'seq': 16}
+>>> import_title("models/My model.onnx")
+'My model'
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import logging
+import re
+from typing import IO, Any
+
+import numpy as np
+from django.conf import settings
+from django.contrib.auth.models import User as Account
+from django.core.files.base import File
+from django.db import transaction
+from django.utils import timezone
+
+from geon.core.errors import GeonError
+from geon.execute.limits import format_bytes
+from geon.graphs.services import User, do_create_graph
+from geon.graphs.services.graphs import TITLE_MAX
+from geon.runs.models import ModelImport
+from geon.runs.services.errors import RunNotFound, RunRefused
+from geon.runs.services.files import save_file
+from geon.runs.services.worker import queue_import
+
+log = logging.getLogger(__name__)
+
+#: The steps of an import, in order, as ``GET /api/v1/imports/<id>`` names them.
+READING, NAMING, STORING = "reading the model", "naming axes", "storing the graph"
+#: The length a ``dim_param`` gets when the request binds none (2, not 1: a length-1 dim would
+#: be taken for a broadcast one and lose its identity through reshapes).
+DEFAULT_DIM = 2
+#: The largest length the ``dims`` field may bind.
+MAX_DIM = 2**31 - 1
+#: The most ``dims`` one request may bind.
+MAX_DIMS = 64
+UNEXPECTED_IMPORT_FAILURE = "the import failed unexpectedly; the worker log has the details"
+WORKER_STOPPED = (
+    "the worker stopped while importing this model (it may be too large to import); "
+    "the import is not tried again"
+)
+
+
+def parse_dims(text: Any) -> dict[str, int]:
+    """The ``dims`` field, ``"batch=8, seq=16"``: lengths for the model's ``dim_param`` names;
+    :class:`RunRefused` ``invalid_dims`` naming the bad item."""
+    if text is None or text == "":
+        return {}
+    if not isinstance(text, str):
+        raise RunRefused("invalid_dims", f'dims "{text}" is not text; expected e.g. "batch=8"')
+    items = [item.strip() for item in text.split(",") if item.strip()]
+    if len(items) > MAX_DIMS:
+        raise RunRefused(
+            "invalid_dims", f"dims binds {len(items)} names; at most {MAX_DIMS} are allowed"
+        )
+    dims: dict[str, int] = {}
+    for item in items:
+        name, _, value = (part.strip() for part in item.partition("="))
+        if not name or not re.fullmatch(r"[0-9]{1,10}", value) or not 1 <= int(value) <= MAX_DIM:
+            raise RunRefused(
+                "invalid_dims",
+                f'dims item "{item[:80]}" is invalid; expected NAME=N with 1 <= N <= {MAX_DIM}, '
+                'e.g. "batch=8"',
+            )
+        dims[name[:128]] = int(value)
+    return dims
+
+
+def import_title(filename: str) -> str:
+    """The new graph's title: the file's name without folders and ``.onnx``."""
+    base = re.sub(r"\.onnx$", "", filename.replace("\\", "/").rsplit("/", 1)[-1], flags=re.I)
+    return base.strip()[:TITLE_MAX].strip() or "Imported model"
+
+
+def _size_of(upload: IO[bytes]) -> int:
+    upload.seek(0, 2)
+    size = upload.tell()
+    upload.seek(0)
+    return size
+
+
+def check_upload_size(size: int, name: str) -> None:
+    """Refuse (413 ``model_too_large``) a model over ``GEON_IMPORT_MAX_BYTES``."""
+    limit = settings.GEON_IMPORT_MAX_BYTES
+    if size > limit:
+        raise RunRefused(
+            "model_too_large",
+            f'model "{name}" has {format_bytes(size)}; the limit is {format_bytes(limit)} '
+            "(GEON_IMPORT_MAX_BYTES)",
+            status=413,
+        )
+
+
+def check_can_import(
+    user: User, upload: IO[bytes] | None, name: str, dims: Any = None
+) -> dict[str, int]:
+    """Check an import request before anything is stored: a file named ``*.onnx`` within
+    ``GEON_IMPORT_MAX_BYTES``, valid ``dims``, and fewer than ``GEON_IMPORTS_PER_USER`` of the
+    person's imports waiting for or on a worker (429 ``too_many_imports``). The bound dims."""
+    if upload is None:
+        raise RunRefused(
+            "invalid_request", 'file field "model" is missing; expected an ONNX model (.onnx)'
+        )
+    if not name.lower().endswith(".onnx"):
+        raise RunRefused(
+            "not_onnx",
+            f'"{name[:200]}" is not an .onnx file; expected an ONNX model (a file named *.onnx)',
+            status=415,
+        )
+    check_upload_size(_size_of(upload), name)
+    bound = parse_dims(dims)
+    waiting = ModelImport.objects.filter(
+        owner_id=user.pk, status__in=(ModelImport.Status.QUEUED, ModelImport.Status.RUNNING)
+    ).count()
+    cap = settings.GEON_IMPORTS_PER_USER
+    if waiting >= cap:
+        raise RunRefused(
+            "too_many_imports",
+            f"{waiting} of your model imports are still converting; at most {cap} may wait at "
+            "once (GEON_IMPORTS_PER_USER): wait for one to finish",
+            status=429,
+        )
+    return bound
+
+
+def do_queue_import(
+    user: Account, upload: IO[bytes], name: str, dims: dict[str, int]
+) -> ModelImport:
+    """Store a queued import and its upload; once committed, hand it to the worker."""
+    found = ModelImport.objects.create(owner=user, name=name[:255], dims=dims)
+    upload.seek(0)
+    save_file(found.upload, f"imports/{found.pk}/model.onnx", File(upload))
+    found.save(update_fields=["upload"])
+    pk = found.pk
+    transaction.on_commit(lambda: queue_import(pk))
+    return found
+
+
+def check_can_view_import(user: User, import_id: int) -> ModelImport:
+    """The import, if it is ``user``'s (anyone else's looks like none: :class:`RunNotFound`)."""
+    found = ModelImport.objects.filter(pk=import_id, owner_id=user.pk).first()
+    if user.pk is None or found is None:
+        raise RunNotFound(f'model import "{import_id}" does not exist or is not yours')
+    return found
+
+
+def check_weights(found: ModelImport) -> ModelImport:
+    """The import, once done with its weights stored (else 409 ``weights_not_ready``)."""
+    if found.status != ModelImport.Status.DONE or not found.weights.name:
+        raise RunRefused(
+            "weights_not_ready",
+            f'model import "{found.pk}" is {found.status}; its weights are there once it is done',
+            status=409,
+        )
+    return found
+
+
+def import_json(found: ModelImport) -> dict[str, Any]:
+    """An import as ``GET /api/v1/imports/<id>`` answers it."""
+    done = found.status == ModelImport.Status.DONE
+    return {
+        "id": found.pk,
+        "name": found.name,
+        "status": found.status,
+        "step": found.step,
+        "error": found.error,
+        "graph": str(found.graph_id) if done and found.graph_id else None,
+        "weights": f"/api/v1/imports/{found.pk}/weights" if done and found.weights.name else None,
+    }
+
+
+def _step(found: ModelImport, step: str) -> None:
+    found.step = step
+    found.save(update_fields=["step"])
+
+
+def _finish(found: ModelImport, status: str, error: str = "") -> None:
+    """Record the end of an import and drop the upload (the weights are what is kept)."""
+    if found.upload.name:
+        found.upload.storage.delete(found.upload.name)
+        found.upload = ""
+    found.status, found.error, found.finished = status, error, timezone.now()
+    found.save()
+
+
+def do_import(import_id: int) -> None:
+    """Convert a queued import (in the worker). Idempotent: a finished import is left alone; one
+    found running was under a worker that stopped (a model too large to convert), and fails."""
+    with transaction.atomic():
+        found = ModelImport.objects.select_for_update().filter(pk=import_id).first()
+        if found is None or found.status in (ModelImport.Status.DONE, ModelImport.Status.FAILED):
+            return
+        if found.status == ModelImport.Status.RUNNING:
+            _finish(found, ModelImport.Status.FAILED, WORKER_STOPPED)
+            return
+        found.status, found.step = ModelImport.Status.RUNNING, READING
+        found.save(update_fields=["status", "step"])
+    try:
+        _convert(found, dict(found.dims))
+    except GeonError as error:
+        _finish(found, ModelImport.Status.FAILED, str(error))
+    except Exception:
+        log.exception("model import %s failed unexpectedly", import_id)
+        _finish(found, ModelImport.Status.FAILED, UNEXPECTED_IMPORT_FAILURE)
+
+
+def _convert(found: ModelImport, dims: dict[str, int]) -> None:
+    from geon.interop.onnx_import import import_onnx
+
+    model = read_model(found.upload, found.name)
+    _step(found, NAMING)
+    imported = import_onnx(model, dims={**unbound_dims(model, dims), **dims})
+    _step(found, STORING)
+    document = imported.graph.to_json()
+    size = len(json.dumps(document, separators=(",", ":")))
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    if size > limit:
+        raise GeonError(
+            f"the imported graph is {format_bytes(size)} of JSON; a graph may be at most "
+            f"{format_bytes(limit)} (GEON_MAX_REQUEST_BYTES)"
+        )
+    packed = io.BytesIO()
+    np.savez(packed, **imported.weights)  # type: ignore[arg-type]
+    with transaction.atomic():
+        graph = do_create_graph(
+            owner=found.owner,
+            title=import_title(found.name),
+            document=document,
+            message=f"imported from {found.name}",
+        )
+        save_file(found.weights, f"imports/{found.pk}/weights.npz", packed.getvalue())
+        found.graph = graph
+        _finish(found, ModelImport.Status.DONE)
+
+
+def read_model(upload: Any, name: str) -> Any:
+    """The uploaded ``ModelProto``; refuses a file that is not one, and a model whose tensors
+    keep their data in external files (which would be read from the worker's disk)."""
+    import onnx
+
+    with upload.open("rb") as f:
+        data = f.read()
+    try:
+        model = onnx.load_model_from_string(data)
+    except Exception:
+        model = None
+    if model is None or not model.HasField("graph"):
+        raise GeonError(f'"{name}" is not an ONNX model; expected a file saved by onnx.save')
+    external = _external_tensors(model.graph)
+    if external:
+        raise GeonError(
+            f'"{name}" keeps the data of {", ".join(external[:3])} in external files; expected '
+            "a model with its weights inside (onnx.save without save_as_external_data)"
+        )
+    return model
+
+
+def _external_tensors(graph: Any) -> list[str]:
+    """The names of tensors (initializers, attributes, subgraphs') with external data."""
+    from onnx import AttributeProto, TensorProto
+
+    found: list[str] = []
+    tensors = [*graph.initializer, *(s.values for s in graph.sparse_initializer)]
+    for node in graph.node:
+        for a in node.attribute:
+            if a.type == AttributeProto.TENSOR:
+                tensors.append(a.t)
+            elif a.type == AttributeProto.TENSORS:
+                tensors.extend(a.tensors)
+            elif a.type == AttributeProto.GRAPH:
+                found += _external_tensors(a.g)
+            elif a.type == AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    found += _external_tensors(g)
+    found += [
+        f'"{t.name}"' for t in tensors if t.data_location == TensorProto.EXTERNAL or t.external_data
+    ]
+    return found
+
+
+def unbound_dims(model: Any, dims: dict[str, int]) -> dict[str, int]:
+    """:data:`DEFAULT_DIM` for each ``dim_param`` of the model's inputs that ``dims`` leaves
+    unbound."""
+    out: dict[str, int] = {}
+    for vi in model.graph.input:
+        for d in vi.type.tensor_type.shape.dim:
+            if d.HasField("dim_param") and d.dim_param and d.dim_param not in dims:
+                out[d.dim_param] = DEFAULT_DIM
+    return out
