@@ -8,7 +8,8 @@
   ``GET /graphs/<id>/versions/<a>/diff/<b>``: node-level differences;
 - ``GET /graphs/<id>/export`` and ``POST /graphs/import``: LoomGraph JSON as it is, with the
   graph's title and description in a top-level ``About`` tag (:mod:`.services.copies`), saved
-  as ``<title slug>.json``; import takes the tag off and uses it;
+  as ``<title slug>.json``; import takes the tag off and uses it; ``export?to=onnx|numpy|
+  einsum|python``: the document as ONNX or code (:mod:`.services.exporting`);
 - ``POST /graphs/<id>/duplicate``: a copy of yours, with the description;
 - ``GET /graphs/<id>/members``, ``PUT/DELETE /graphs/<id>/members/<username>`` (role
   ``owner``), ``POST /graphs/<id>/owner`` (the owner hands the graph over);
@@ -25,7 +26,7 @@ import uuid
 from datetime import datetime
 from typing import Annotated, Any
 
-from django.http import HttpRequest, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.utils.text import slugify
 from ninja import Body, Path, Router, Schema, Status
 from pydantic import Field
@@ -35,12 +36,12 @@ from geon.core.checks import check_document as check_raw_document
 from geon.core.errors import DocumentError
 from geon.core.graph import Graph as Document
 from geon.core.limits import INT64_MAX, INT64_MIN
-from geon.envelope import answers
+from geon.envelope import answers, error_response
 from geon.graphs import services
 from geon.graphs.edits import diff
 from geon.graphs.models import Graph, GraphVersion, Membership
 from geon.graphs.plan_schemas import PlanCost, PlanDiffOut
-from geon.graphs.services import copies, plan_diff
+from geon.graphs.services import copies, exporting, plan_diff
 from geon.graphs.services.graphs import DESCRIPTION_MAX, TITLE_MAX
 
 router = Router(tags=["graphs"])
@@ -320,11 +321,22 @@ def edit_graph(request: HttpRequest, graph_id: str, payload: EditIn) -> dict[str
 
 
 @router.get("/graphs/{graph_id}/export", response=answers({200: dict[str, Any]}))
-def export_graph(request: HttpRequest, graph_id: str) -> JsonResponse:
-    """The current document as LoomGraph JSON with the title and description in its top-level
-    ``About`` tag, as a file named after the title (``graph.json`` when nothing of it is left
-    in ASCII)."""
+def export_graph(request: HttpRequest, graph_id: str, to: str = "json") -> HttpResponse:
+    """The current document as a file named after the title: LoomGraph JSON (``to=json``, the
+    default) with the title and description in its top-level ``About`` tag (``graph.json`` when
+    nothing of the title is left in ASCII), or ``to=onnx|numpy|einsum|python`` as the CLI's
+    ``geon export`` writes it (400 naming the valid formats, or the exporter's refusal)."""
     graph = services.check_can_view(request.user, graph_id)
+    try:
+        if exporting.check_format(to) != "json":
+            content, name, kind = exporting.export_file(
+                services.live_document(graph).document, graph.title, to
+            )
+            answer = HttpResponse(content, content_type=kind)
+            answer["Content-Disposition"] = f'attachment; filename="{name}"'
+            return answer
+    except exporting.ExportRefused as error:
+        return error_response(error.status, error.code, str(error))
     document = services.live_document(graph).document.to_json()
     response = JsonResponse(copies.with_about(document, graph.title, graph.description))
     name = slugify(graph.title) or "graph"

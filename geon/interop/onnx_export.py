@@ -178,6 +178,7 @@ def to_onnx(
     p = read(graph)
     w = _Writer(p)
     inputs = []
+    output_ids = {t.id for t in p.outputs}
     for t in p.leaves:
         value = t.value if t.value is not None else (weights or {}).get(t.label or "")
         if value is not None:
@@ -186,7 +187,7 @@ def to_onnx(
                     f'weight "{t.label}" has shape {np.shape(value)}; the tensor has {t.shape}'
                 )
             arr = np.asarray(value, dtype=np.dtype(_np(t.dtype)))
-            if t in p.outputs:  # an initializer cannot be a graph output in onnxruntime
+            if t.id in output_ids:  # an initializer cannot be a graph output in onnxruntime
                 w.inits.append(numpy_helper.from_array(arr, w.p_name(t) + "_value"))
                 w.node("Identity", [w.p_name(t) + "_value"], w.p_name(t))
             else:

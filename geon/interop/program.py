@@ -102,14 +102,18 @@ class Program:
     outputs: list[Tensor] = field(default_factory=list)
 
 
-def _var(label: str | None, n: int, taken: set[str]) -> str:
+def _var(label: str | None, n: int, taken: set[str], tried: dict[str, int]) -> str:
+    """A fresh variable name for a tensor; ``tried`` remembers the last suffix tried per base,
+    so that many tensors with one label take linear time, not quadratic."""
     base = re.sub(r"[^A-Za-z0-9_]", "_", label or "") or f"t{n}"
     if not re.match(r"[A-Za-z_]", base):
         base = f"t_{base}"
-    name, k = base, 1
+    k = tried.get(base, 1)
+    name = base if k == 1 else f"{base}_{k}"
     while name in taken or name in ("np", "math", "align", "inputs", "main", "model"):
         k += 1
         name = f"{base}_{k}"
+    tried[base] = k
     taken.add(name)
     return name
 
@@ -119,6 +123,7 @@ def read(graph: Graph) -> Program:
     axes = [dict(n.body) for n in graph.nodes if n.type == AXIS]
     tensors: dict[str, Tensor] = {}
     taken: set[str] = set()
+    tried: dict[str, int] = {}
     for i, n in enumerate(graph.nodes):
         if n.type != TENSOR:
             continue
@@ -127,8 +132,8 @@ def read(graph: Graph) -> Program:
             raise ExportError(f'tensor "{n.label or n.id}" has no TensorAxes; export needs names')
         r = n.body["range"]
         shape = [e - s for s, e in zip(r["start"], r["end"], strict=True)]
-        t = Tensor(n.id, _var(n.label, i, taken), n.label, n.body["dtype"], list(tag["axes"]),
-                   shape)  # fmt: skip
+        var = _var(n.label, i, taken, tried)
+        t = Tensor(n.id, var, n.label, n.body["dtype"], list(tag["axes"]), shape)
         if CONSTANT in n.tags:
             t.value = decode_constant(n.tags[CONSTANT], t.dtype, shape)
         tensors[n.id] = t
@@ -174,7 +179,10 @@ def einsum_of(p: Program, op: Op) -> str:
 
     def letter(ref: str) -> str:
         if ref not in letters:
-            letters[ref] = next(pool)
+            letter = next(pool, None)
+            if letter is None:
+                raise ExportError(f'"{op.result.label or op.id}" has more than 52 axes for einsum')
+            letters[ref] = letter
         return letters[ref]
 
     ys = {_level(r): r for r in y.axes}

@@ -1,4 +1,5 @@
-"""Django admin for runs, renders and model imports: read mostly; their state is written by the worker."""
+"""Django admin for runs, renders and model imports: read mostly; the worker writes their
+state."""
 
 from __future__ import annotations
 
