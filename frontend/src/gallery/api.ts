@@ -62,7 +62,7 @@ export function parseImport(filename: string, text: string): LoomDocument {
   return doc as LoomDocument;
 }
 
-/** JSON over fetch with the session's CSRF token; a failure throws an ApiError with the server's message. */
+/** JSON (or a multipart form) over fetch with the session's CSRF token; a failure throws an ApiError with the server's message. */
 export class RestClient {
   constructor(
     protected readonly base: string,
@@ -72,10 +72,12 @@ export class RestClient {
   protected async call<T>(method: string, path: string, body?: unknown): Promise<T> {
     let response: Response;
     try {
+      // a form (a file upload) goes as multipart, with the boundary the browser picks
+      const form = typeof FormData !== "undefined" && body instanceof FormData;
       response = await fetch(`${this.base}${path}`, {
         method,
-        headers: { "Content-Type": "application/json", "X-CSRFToken": this.csrf, Accept: "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
+        headers: { ...(form ? {} : { "Content-Type": "application/json" }), "X-CSRFToken": this.csrf, Accept: "application/json" },
+        body: body === undefined ? undefined : form ? body : JSON.stringify(body),
         credentials: "same-origin",
       });
     } catch {

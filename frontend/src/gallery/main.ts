@@ -1,10 +1,11 @@
-// The graph list page: New, Import, and per graph Rename, Duplicate, Export, Delete, all through
-// the REST API; the page reloads to show the result (the list itself is rendered by Django, the
+// The graph list page: New, Import (LoomGraph JSON; an ONNX model: ./modelImport.ts), and per
+// graph Rename, Duplicate, Export, Delete, all through the REST API; the page reloads to show the result (the list itself is rendered by Django, the
 // descriptions' Markdown here, with each graph's thumbnail and the search over the list).
 
 import { fetchRender } from "../ui/diagram";
 import { renderMarkdown, renderMarkdownInline } from "../ui/markdown";
 import { aboutTitle, ApiError, emptyDocument, GraphsApi, importTitle, matches, parseImport } from "./api";
+import { ImportsApi, mountModelImport } from "./modelImport";
 
 /** The descriptions (Markdown text from the page) as HTML: summaries inline, full texts as blocks. */
 function renderDescriptions(root: HTMLElement): void {
@@ -72,7 +73,9 @@ function mount(root: HTMLElement): void {
     });
   });
 
-  const file = root.querySelector<HTMLInputElement>(".gallery-import")!;
+  mountModelImport(root, new ImportsApi(root.dataset.api ?? "/api/v1", csrf), message, editorUrl);
+
+  const file = root.querySelector<HTMLInputElement>(".gallery-import:not(.gallery-import-model)")!;
   file.addEventListener("change", () => {
     const f = file.files?.[0];
     if (!f) return;

@@ -1,16 +1,17 @@
 // The toolbar above the canvas: connection, version, issue count, who is here, the authoring
-// buttons (each runs a registered action), graph search, and Run with its status. It is one line
-// at any width: the run's status and outputs shrink (cut with an ellipsis, whole in their
-// tooltip) before anything else does, and a window too narrow for the buttons scrolls the bar
-// sideways rather than wrapping it; every control stays in the tab order. When the line drops,
-// the connection status says so in words, counts down to the next try (with "retry now") and
-// how many unsaved edits are kept; when the server refused the session it says why (with a
-// sign-in link when signed out).
+// buttons (each runs a registered action), graph search, the Export menu, and Run with its
+// status. It is one line at any width: the run's status and outputs shrink (cut with an
+// ellipsis, whole in their tooltip) before anything else does, and a window too narrow for the
+// buttons scrolls the bar sideways rather than wrapping it; every control stays in the tab
+// order. When the line drops, the connection status says so in words, counts down to the next
+// try (with "retry now") and how many unsaved edits are kept; when the server refused the
+// session it says why (with a sign-in link when signed out).
 
 import { action, shortcutLabel } from "../actions/actions";
 import type { EditorState } from "../model/state";
 import { CLOSE_SIGNED_OUT } from "../sync/socket";
 import { button, el } from "./dom";
+import { createExportMenu } from "./exportMenu";
 import { createShareDialog } from "./share";
 
 export interface Toolbar {
@@ -103,6 +104,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
   const found = el("span", { class: "geon-found muted small" });
   const people = el("span", { class: "geon-present", "aria-label": "who is here" });
   const share = shareButton();
+  const exportMenu = createExportMenu();
   const run = button("Run", "Run the graph on the worker", onRun, "geon-run primary");
   const status = el("span", { class: "geon-run-status", role: "status" });
   const result = el("span", { class: "geon-run-result" });
@@ -124,6 +126,7 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
     group(tensor, op, fit),
     group(search, found),
     el("span", { class: "geon-spacer" }),
+    ...(exportMenu ? [exportMenu] : []),
     help,
     people,
     el("span", { class: "geon-group geon-run-group" }, run, status, result),

@@ -1,0 +1,28 @@
+import { describe, expect, it } from "vitest";
+import { type ModelImportJob, progressText } from "./modelImport";
+import { exportLinks } from "../ui/exportMenu";
+
+const job = (status: ModelImportJob["status"], step = "", error = ""): ModelImportJob => ({ id: 1, name: "mlp.onnx", status, step, error, graph: null, weights: null });
+
+describe("progressText", () => {
+  it.each([
+    ["queued", job("queued"), "Importing mlp.onnx: waiting for a worker…"],
+    ["running", job("running", "naming axes"), "Importing mlp.onnx: naming axes…"],
+    ["done", job("done", "storing the graph"), "Imported mlp.onnx."],
+    ["failed", job("failed", "naming axes", "unsupported ONNX operators: Ceil (/f/ceil)"), "mlp.onnx was not imported: unsupported ONNX operators: Ceil (/f/ceil)"],
+  ])("%s", (_label, given, expected) => {
+    expect(progressText(given)).toBe(expected);
+  });
+});
+
+describe("exportLinks", () => {
+  it("links every format to the export endpoint", () => {
+    expect(exportLinks("g-1").map((l) => [l.label, l.href])).toEqual([
+      ["LoomGraph JSON", "/api/v1/graphs/g-1/export?to=json"],
+      ["ONNX", "/api/v1/graphs/g-1/export?to=onnx"],
+      ["NumPy script", "/api/v1/graphs/g-1/export?to=numpy"],
+      ["einsum strings", "/api/v1/graphs/g-1/export?to=einsum"],
+      ["geon builder code", "/api/v1/graphs/g-1/export?to=python"],
+    ]);
+  });
+});

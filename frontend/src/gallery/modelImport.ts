@@ -1,0 +1,101 @@
+// "Import model" on the graph list (issue 20): an .onnx file is posted to POST /api/v1/imports,
+// then its progress is polled at GET /api/v1/imports/<id> and shown under the buttons (the
+// worker's step in words) until it links to the new graph and to its weights (.npz); a refusal,
+// the server's or the worker's, is shown in words in the page's message line.
+
+import { ApiError, RestClient } from "./api";
+
+/** A model import as the server answers it. */
+export interface ModelImportJob {
+  id: number;
+  name: string;
+  status: "queued" | "running" | "done" | "failed";
+  step: string;
+  error: string;
+  graph: string | null;
+  weights: string | null;
+}
+
+/** How often the page asks how an import is going, in milliseconds. */
+export const POLL_MS = 400;
+
+/** The line shown while an import converts. */
+export function progressText(job: ModelImportJob): string {
+  if (job.status === "queued") return `Importing ${job.name}: waiting for a worker…`;
+  if (job.status === "running") return `Importing ${job.name}: ${job.step || "starting"}…`;
+  if (job.status === "done") return `Imported ${job.name}.`;
+  return `${job.name} was not imported: ${job.error}`;
+}
+
+export class ImportsApi extends RestClient {
+  /** Upload a model (refusals before any work: size, name, too many waiting). */
+  start(file: File, dims = ""): Promise<ModelImportJob> {
+    const form = new FormData();
+    form.append("model", file, file.name);
+    if (dims) form.append("dims", dims);
+    return this.call("POST", "/imports", form);
+  }
+
+  get(id: number): Promise<ModelImportJob> {
+    return this.call("GET", `/imports/${id}`);
+  }
+
+  /** Poll until the import is done or failed, telling ``onUpdate`` each answer. */
+  async follow(job: ModelImportJob, onUpdate: (job: ModelImportJob) => void, wait = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<ModelImportJob> {
+    let current = job;
+    onUpdate(current);
+    while (current.status === "queued" || current.status === "running") {
+      await wait(POLL_MS);
+      current = await this.get(current.id);
+      onUpdate(current);
+    }
+    return current;
+  }
+}
+
+/** Wire the "Import model" file input of the graph list. */
+export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HTMLElement, editorUrl: (id: string) => string): void {
+  const input = root.querySelector<HTMLInputElement>(".gallery-import-model");
+  const progress = root.querySelector<HTMLElement>(".gallery-import-progress");
+  if (!input || !progress) return;
+  const show = (job: ModelImportJob): void => {
+    progress.dataset.status = job.status;
+    const text = document.createElement("span");
+    text.textContent = job.status === "failed" ? "" : progressText(job);
+    const parts: (Node | string)[] = [text];
+    if (job.status === "done" && job.graph) {
+      const open = document.createElement("a");
+      open.href = editorUrl(job.graph);
+      open.className = "gallery-import-open";
+      open.textContent = `Open ${job.name.replace(/\.onnx$/i, "")}`;
+      parts.push(" ", open);
+    }
+    if (job.status === "done" && job.weights) {
+      const weights = document.createElement("a");
+      weights.href = job.weights;
+      weights.setAttribute("download", "");
+      weights.className = "gallery-import-weights";
+      weights.textContent = "weights (.npz)";
+      parts.push(" · ", weights);
+    }
+    progress.replaceChildren(...parts);
+    if (job.status === "failed") message.textContent = progressText(job);
+  };
+  input.addEventListener("change", () => {
+    const file = input.files?.[0];
+    if (!file) return;
+    message.textContent = "";
+    progress.replaceChildren();
+    input.disabled = true;
+    void (async () => {
+      try {
+        await api.follow(await api.start(file), show);
+      } catch (e) {
+        message.textContent = e instanceof ApiError ? e.message : String(e);
+      } finally {
+        input.disabled = false;
+        input.value = "";
+      }
+    })();
+  });
+}
