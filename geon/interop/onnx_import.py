@@ -253,7 +253,11 @@ class _Importer:
                 a = _attrs(n)
                 shape = self.shapes[ins[0]][a.get("start", 0) : a.get("end")]
                 outs: Any = [np.asarray(shape, dtype=np.int64)]
-            elif ins and all(i in self.inline and self.consts[i].size <= 4096 for i in ins):
+            elif (
+                ins
+                and all(i in self.inline and self.consts[i].size <= 4096 for i in ins)
+                and _folded_size(n, [self.consts[i] for i in ins]) <= MAX_FOLDED
+            ):
                 try:
                     outs = ReferenceEvaluator(n).run(None, {i: self.consts[i] for i in ins})
                 except Exception as exc:
@@ -564,6 +568,28 @@ class _Importer:
         from geon.interop.onnx_ops import emit
 
         emit(self, n, _attrs(n))
+
+
+#: The most elements a folded node may make: ops whose output size comes from their input
+#: values (ConstantOfShape, Expand, Tile, Range) are left unfolded past it, not allocated.
+MAX_FOLDED = 1 << 20
+
+
+def _folded_size(n: Any, ins: list[np.ndarray[Any, Any]]) -> float:
+    """An upper bound on the elements folding ``n`` makes, from its constant inputs."""
+    try:
+        if n.op_type == "ConstantOfShape":
+            return float(np.prod(ins[0].astype(float)))
+        if n.op_type == "Expand" and len(ins) > 1:
+            return float(np.prod(ins[1].astype(float))) * max(1, ins[0].size)
+        if n.op_type == "Tile" and len(ins) > 1:
+            return float(ins[0].size) * float(np.prod(ins[1].astype(float)))
+        if n.op_type == "Range" and len(ins) > 2:
+            start, limit, delta = (float(np.asarray(v).reshape(-1)[0]) for v in ins[:3])
+            return abs((limit - start) / delta) if delta else float("inf")
+    except (TypeError, ValueError, IndexError):
+        return float("inf")
+    return 0.0
 
 
 def _constant_value(n: Any) -> np.ndarray[Any, Any]:

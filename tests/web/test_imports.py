@@ -53,6 +53,24 @@ def unsupported_model() -> bytes:
     return bytes(model.SerializeToString())
 
 
+def bomb_model() -> bytes:
+    """A 1 KiB model whose constant folding would fill 37 GiB (ConstantOfShape 100000x100000)."""
+    shape = helper.make_tensor("sv", TensorProto.INT64, [2], [100_000, 100_000])
+    nodes = [
+        helper.make_node("Constant", [], ["s"], value=shape, name="/shape"),
+        helper.make_node("ConstantOfShape", ["s"], ["c"], name="/big"),
+        helper.make_node("Add", ["x", "c"], ["y"], name="/add"),
+    ]
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [100_000, 100_000])],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    return bytes(model.SerializeToString())
+
+
 def stored_files() -> list[str]:
     storage = data_files()
     if not storage.exists("imports"):
@@ -143,6 +161,14 @@ def test_dims_bind_the_models_dim_params(client: Client, user: Any) -> None:
             "failed",
             "",
             "unsupported ONNX operators: Ceil (/f/ceil); geon imports Abs, Add",
+        ),
+        (
+            "a constant too large to fold",
+            "bomb.onnx",
+            bomb_model(),
+            "failed",
+            "",
+            "unsupported ONNX operators: ConstantOfShape (/big); geon imports Abs, Add",
         ),
     ],
 )
