@@ -90,6 +90,8 @@ def run_op(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
         return np.transpose(r, order)
     if k.family == "conv":
         return _conv2d(inf, inputs["x"][0], inputs["filter"][0])
+    if k.family == "pool":
+        return _pool2d(inf, inputs["tensor"][0])
     return _view(inf, inputs["tensor"][0])
 
 
@@ -208,6 +210,36 @@ def _conv2d(inf: Inference, x: Array, f: Array) -> Array:
     current = [*po["batch"], po["channelout"], po["height"], po["width"]]
     order = sorted(range(len(current)), key=current.__getitem__)
     return np.transpose(out, order).copy()
+
+
+def _pool2d(inf: Inference, x: Array) -> Array:
+    """Max or average pooling window by window, from the definition (PyTorch's ``MaxPool2d``
+    and ``AvgPool2d`` docs): padding reads -inf for max; the average divides by the window's
+    size, or with ``count_include_pad`` false by the number of input cells it covers."""
+    plan = inf.plan
+    kept = [d for d in range(x.ndim) if d not in (plan["height"], plan["width"])]
+    xt = np.transpose(x, [*kept, plan["height"], plan["width"]])
+    kh, kw = inf.params["kernel_size"]
+    sh, sw = inf.params["stride"]
+    ph, pw = inf.params["padding"]
+    rows, cols = xt.shape[-2:]
+    p = (rows + 2 * ph - kh) // sh + 1
+    q = (cols + 2 * pw - kw) // sw + 1
+    work = xt.astype(np.float64)
+    out = np.zeros((*xt.shape[:-2], p, q))
+    for i in range(p):
+        for j in range(q):
+            r0, c0 = i * sh - ph, j * sw - pw
+            cells = work[..., max(r0, 0) : r0 + kh, max(c0, 0) : c0 + kw]
+            if inf.kernel == "op:max_pool2d":
+                out[..., i, j] = cells.max(axis=(-2, -1))
+            else:
+                real = cells.shape[-2] * cells.shape[-1]
+                count = kh * kw if inf.params["count_include_pad"] else real
+                out[..., i, j] = cells.sum(axis=(-2, -1)) / count
+    current = [*plan["out"], plan["out_height"], plan["out_width"]]
+    order = sorted(range(len(current)), key=current.__getitem__)
+    return np.transpose(out, order).astype(x.dtype)
 
 
 # ------------------------------------------------------------------------------------------

@@ -43,6 +43,11 @@ from geon.core.dtypes import compute_dtype
 from geon.core.errors import ExecutionError
 from geon.core.ops import CATALOGUE, Inference
 from geon.execute.backend import Backend
+from geon.execute.kernel_parts import Array, KernelFn, Shape
+from geon.execute.kernel_parts import argsort as _argsort
+from geon.execute.kernel_parts import deliver as _deliver
+from geon.execute.kernel_parts import is_identity as _is_identity
+from geon.execute.pooling import lower_pool
 
 __all__ = [
     "ELEMENTWISE_FAMILIES",
@@ -51,35 +56,14 @@ __all__ = [
     "lower_positional",
 ]
 
-Array = Any
-Shape = tuple[int, ...]
-KernelFn = Callable[[Sequence[Array], Array | None], Array]
 ELEMENTWISE_FAMILIES = ("nary", "binary", "unary")
 _FLOATS = ("float16", "float32", "float64")
-
-
-def _argsort(values: Sequence[int]) -> list[int]:
-    return sorted(range(len(values)), key=values.__getitem__)
-
-
-def _is_identity(perm: Sequence[int]) -> bool:
-    return all(i == p for i, p in enumerate(perm))
 
 
 def _float(work: str) -> str:
     """The dtype a kernel defined on reals computes in: ``work`` if it is floating, else
     float64."""
     return work if work in _FLOATS else "float64"
-
-
-def _deliver(be: Backend, r: Array, out: Array | None, dtype: Any) -> Array:
-    """Hand a computed result back: cast to the output dtype, or assign it into ``out``."""
-    if r.dtype != dtype:
-        r = be.xp.astype(r, dtype)
-    if out is None:
-        return r
-    out[...] = r
-    return out
 
 
 def _caster(
@@ -115,7 +99,7 @@ def lower_named(
     xp = be.xp
     dtype = be.dtype(out_dtype)
     work = compute_dtype(inf.kernel, in_dtypes) if k.family != "view" else in_dtypes[0]
-    if inf.kernel == "op:gelu" or k.family == "normalization":
+    if inf.kernel in ("op:gelu", "op:avg_pool2d") or k.family == "normalization":
         work = _float(work)
     cast = _caster(be, in_dtypes, work)
     direct = work == out_dtype
@@ -162,6 +146,8 @@ def lower_named(
         return _lower_reduction(be, inf, cast, dtype)
     if k.family == "conv":
         return _lower_conv(be, inf, shapes, out_shape, cast, dtype)
+    if k.family == "pool":
+        return lower_pool(be, inf, shapes[0], out_shape, work, cast, dtype, local or {})
     return _lower_view(be, inf, shapes[0], out_shape, cast, dtype, local or {})
 
 

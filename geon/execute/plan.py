@@ -388,6 +388,13 @@ class _Compiler:
                 dims = inf.operand_dims("tensor")
                 ipf = projections["tensor"][0].ipf
                 unit.local["slices"] = local_slices(ipf, dims, index, reads[0].region)
+            elif kname in ("op:max_pool2d", "op:avg_pool2d"):
+                # where the region read holds the tensor's cells (the rest is padding)
+                r = reads[0]
+                unit.local["inside"] = [
+                    (lo - a, hi - a)
+                    for lo, hi, a in zip(r.inside.start, r.inside.end, r.region.start, strict=True)
+                ]
             units.append(unit)
         return units
 

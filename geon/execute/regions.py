@@ -49,7 +49,8 @@ __all__ = [
 
 Array = Any
 Reader = Callable[[list[Any]], Array]
-ZERO_FILL_KERNELS = ("op:pad", "op:conv2d")  # their reads past a tensor's edge read zeros
+# their reads past a tensor's edge read zeros (the pooling kernels mask them: -inf for max)
+ZERO_FILL_KERNELS = ("op:pad", "op:conv2d", "op:max_pool2d", "op:avg_pool2d")
 
 
 @dataclass(frozen=True, slots=True)

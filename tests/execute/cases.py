@@ -47,6 +47,18 @@ def _conv(stride: int, padding: int) -> Tensor:
     return gc.conv2d(x, f, [B, K, P, Q], stride=stride, padding=padding, name="out")
 
 
+def _pool(kind: str, size: int, stride: int, padding: int, include: bool = True) -> Tensor:
+    Hi, Wi = gc.Axis("Hi", 7, roles="Height"), gc.Axis("Wi", 6, roles="Width")
+    P = gc.Axis("P", (7 + 2 * padding - size) // stride + 1, roles="Height")
+    Q = gc.Axis("Q", (6 + 2 * padding - size) // stride + 1, roles="Width")
+    x = gc.constant(_f(2, 7, 6, seed=5) - 1.0, axes=[N, Hi, Wi], name="img")
+    if kind == "max":
+        return gc.max_pool2d(x, [N, P, Q], size, stride=stride, padding=padding, name="out")
+    return gc.avg_pool2d(
+        x, [P, Q, N], size, stride=stride, padding=padding, count_include_pad=include, name="out"
+    )
+
+
 def _slice() -> Tensor:
     H2 = gc.Axis("H2", 2)
     return gc.slice(x_hw(), {H: slice(3, 0, -2), W: 1}, axes={H: H2}, name="out")
@@ -147,6 +159,10 @@ CASES: dict[str, Callable[[], Tensor]] = {
     "unflatten": lambda: gc.unflatten(gc.flatten(gc.constant(_f(4, 3, 2), axes=[H, W, N]))),
     "conv2d": lambda: _conv(1, 0),
     "conv2d-stride-pad": lambda: _conv(2, 1),
+    "max_pool2d": lambda: _pool("max", 2, 2, 0),
+    "max_pool2d-stride-pad": lambda: _pool("max", 3, 2, 1),
+    "avg_pool2d": lambda: _pool("avg", 2, 2, 0),
+    "avg_pool2d-exclude-pad": lambda: _pool("avg", 3, 2, 1, include=False),
     "mlp-layer": lambda: gc.relu(
         gc.dot(gc.constant(_f(4, 3), axes=[H, W]), gc.constant(_f(3, 2, seed=1), axes=[W + 1, N]))
         + gc.constant(_f(2, seed=2), axes=[N])

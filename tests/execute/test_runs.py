@@ -312,7 +312,8 @@ SHARDABLE = [
     "add", "add-3-broadcast", "add-int32", "subtract", "relu", "sqrt-int32", "dot",
     "dot-y-lower", "dot-two-pairs", "dot-outer", "sum", "prod", "mean", "cast_axes",
     "broadcast", "dimshuffle", "transpose", "slice", "pad", "flatten", "conv2d",
-    "conv2d-stride-pad", "chain-views", "gelu", "softmax", "layer_norm",
+    "conv2d-stride-pad", "chain-views", "gelu", "softmax", "layer_norm", "max_pool2d-stride-pad",
+    "avg_pool2d-exclude-pad",
 ]  # fmt: skip
 
 

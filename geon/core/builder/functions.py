@@ -311,6 +311,78 @@ def conv2d(
     )
 
 
+def _pool(
+    kernel: str,
+    x: Any,
+    out_axes: Iterable[RefLike],
+    kernel_size: int | tuple[int, int],
+    stride: int | tuple[int, int] | None,
+    padding: int | tuple[int, int],
+    name: str | None,
+    **extra: Any,
+) -> Tensor:
+    items = list(out_axes)
+
+    def pair(v: Any) -> Any:
+        return list(v) if isinstance(v, (tuple, list)) else v
+
+    params: dict[str, Any] = {
+        "out_axes": [ref_str(a) for a in items],
+        "kernel_size": pair(kernel_size),
+        "padding": pair(padding),
+        **extra,
+    }
+    if stride is not None:
+        params["stride"] = pair(stride)
+    return make_op(kernel, {"tensor": [as_tensor(x)]}, params, declared_axes(items), name)
+
+
+def max_pool2d(
+    x: Any,
+    out_axes: Iterable[RefLike],
+    kernel_size: int | tuple[int, int],
+    *,
+    stride: int | tuple[int, int] | None = None,
+    padding: int | tuple[int, int] = 0,
+    name: str | None = None,
+) -> Tensor:
+    """2-D max pooling over the axes with roles Height and Width (padding reads -inf), as
+    PyTorch's ``nn.MaxPool2d``: ``stride`` defaults to ``kernel_size``.
+
+    >>> from geon.core.builder import Axis, constant, evaluate
+    >>> H, W = Axis("H", 2, roles="Height"), Axis("W", 2, roles="Width")
+    >>> P, Q = Axis("P", 1, roles="Height"), Axis("Q", 1, roles="Width")
+    >>> evaluate(max_pool2d(constant([[1.0, 4.0], [3.0, 2.0]], axes=[H, W]), [P, Q], 2)).tolist()
+    [[4.0]]
+    """
+    return _pool("op:max_pool2d", x, out_axes, kernel_size, stride, padding, name)
+
+
+def avg_pool2d(
+    x: Any,
+    out_axes: Iterable[RefLike],
+    kernel_size: int | tuple[int, int],
+    *,
+    stride: int | tuple[int, int] | None = None,
+    padding: int | tuple[int, int] = 0,
+    count_include_pad: bool = True,
+    name: str | None = None,
+) -> Tensor:
+    """2-D average pooling over the axes with roles Height and Width, as PyTorch's
+    ``nn.AvgPool2d``: padded cells count in the divisor unless ``count_include_pad`` is false.
+
+    >>> from geon.core.builder import Axis, constant, evaluate
+    >>> H, W = Axis("H", 2, roles="Height"), Axis("W", 2, roles="Width")
+    >>> P, Q = Axis("P", 1, roles="Height"), Axis("Q", 1, roles="Width")
+    >>> evaluate(avg_pool2d(constant([[1.0, 4.0], [3.0, 2.0]], axes=[H, W]), [P, Q], 2)).tolist()
+    [[2.5]]
+    """
+    return _pool(
+        "op:avg_pool2d", x, out_axes, kernel_size, stride, padding, name,
+        count_include_pad=count_include_pad,
+    )  # fmt: skip
+
+
 def gelu(x: Any, *, approximate: str = "none", name: str | None = None) -> Tensor:
     """GELU, ``x·Φ(x)``: the exact erf form (``"none"``) or the ``"tanh"`` approximation.
 

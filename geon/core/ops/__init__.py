@@ -26,8 +26,8 @@ Modules: :mod:`~geon.core.ops.catalogue` (the kernels and their IO keys),
 :mod:`~geon.core.ops.params` (reading params), :mod:`~geon.core.ops.dispatch` (:func:`infer`,
 :func:`run_case`) and one module of rules per family: :mod:`~geon.core.ops.arithmetic`
 (elementwise, dot, reductions), :mod:`~geon.core.ops.normalization` (softmax, layer norm),
-:mod:`~geon.core.ops.views`, :mod:`~geon.core.ops.conv` and :mod:`~geon.core.ops.positional`
-(loom's kernels).
+:mod:`~geon.core.ops.views`, :mod:`~geon.core.ops.conv` (conv2d and pooling) and
+:mod:`~geon.core.ops.positional` (loom's kernels).
 
 Params (JSON, as stored in ``Operation.body.params``; axis references are strings):
 
@@ -49,6 +49,10 @@ pad                    ``{"pad": {ref: [before, after]}, "axes"?: {ref: ref}}``
 flatten                ``{"axes": [ref...]}`` — adjacent axes, merged into ``"A*B"``
 unflatten              ``{"axes"?: ["A*B", ...]}`` — default every composite axis
 conv2d                 ``{"out_axes": [ref...], "stride"?: n | [sh, sw], "padding"?: n | [ph, pw]}``
+max_pool2d,            ``{"out_axes": [ref...], "kernel_size": n | [kh, kw], "stride"?: n | [sh,
+avg_pool2d             sw], "padding"?: n | [ph, pw]}`` (stride defaults to kernel_size); avg adds
+                       ``"count_include_pad"?: bool`` (default true); ``"dilation"`` 1 and
+                       ``"ceil_mode"`` false are the only values accepted
 =====================  ===========================================================================
 
 ``Inference.plan`` (kernel facts for the executor; dims are positions in the operand):
@@ -63,7 +67,9 @@ conv2d                 ``{"out_axes": [ref...], "stride"?: n | [sh, sw], "paddin
   ``(start, stop, step)`` as ``slice.indices`` gives them;
 - pad: ``pad`` — per input dim ``[before, after]``;
 - flatten: ``first``, ``count`` — the merged group;
-- conv2d: ``x`` / ``filter`` / ``out`` — the dims with each role, ``batch`` — x's batch dims.
+- conv2d: ``x`` / ``filter`` / ``out`` — the dims with each role, ``batch`` — x's batch dims;
+- max_pool2d, avg_pool2d: ``height`` / ``width`` — the pooled input dims; ``out`` — the result
+  position of each other input dim; ``out_height`` / ``out_width`` — the pooled result dims.
 
 Index space. For a named op it is the result axes (``IndexAxes``), with two exceptions written
 down here: ``op:flatten``'s index space is its *input* axes, because the composite output dim is
@@ -79,7 +85,8 @@ coefficient (1, a slice step, a conv stride) in column ``i``; a contracted or re
 zero row whose ``shape`` entry is its full length; an index axis an operand lacks (broadcast) is a
 zero column; the offset is the selection's ``range.start`` plus slice starts, minus pad widths
 (and conv padding); a conv window has ``shape`` = window length and the stride in the projection,
-so shards of a conv over height read overlapping rows (halos).
+so shards of a conv over height read overlapping rows (halos); a pooling window is the same
+row with ``shape`` = ``kernel_size``.
 """
 
 from __future__ import annotations
@@ -89,6 +96,7 @@ from geon.core.ops.catalogue import (
     CATALOGUE,
     NARY,
     NORMALIZATIONS,
+    POOLS,
     POSITIONAL,
     REDUCTIONS,
     UNARY,
@@ -108,6 +116,7 @@ __all__ = [
     "CATALOGUE",
     "NARY",
     "NORMALIZATIONS",
+    "POOLS",
     "POSITIONAL",
     "REDUCTIONS",
     "UNARY",

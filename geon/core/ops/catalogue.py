@@ -17,7 +17,16 @@ from geon.core.axes import quote_axes
 from geon.core.errors import KernelError
 
 Family = Literal[
-    "nary", "binary", "unary", "dot", "reduction", "normalization", "view", "conv", "positional"
+    "nary",
+    "binary",
+    "unary",
+    "dot",
+    "reduction",
+    "normalization",
+    "view",
+    "conv",
+    "pool",
+    "positional",
 ]
 
 
@@ -68,6 +77,7 @@ VIEWS = (
     "op:flatten",
     "op:unflatten",
 )
+POOLS = ("op:max_pool2d", "op:avg_pool2d")
 POSITIONAL = ("op:linear", "matmul", "row_sum")
 
 
@@ -104,6 +114,12 @@ def _catalogue() -> dict[str, Kernel]:
     for name in VIEWS:
         out[name] = Kernel(name, "view", ("tensor",), doc="view or relabelling")
     out["op:conv2d"] = Kernel("op:conv2d", "conv", ("x", "filter"), doc="2-D convolution")
+    out["op:max_pool2d"] = Kernel(
+        "op:max_pool2d", "pool", ("tensor",), doc="2-D max pooling over Height and Width"
+    )
+    out["op:avg_pool2d"] = Kernel(
+        "op:avg_pool2d", "pool", ("tensor",), doc="2-D average pooling over Height and Width"
+    )
     out["op:linear"] = Kernel(
         "op:linear",
         "positional",

@@ -1,5 +1,21 @@
-"""The inference rule of ``op:conv2d``: axis roles, window lengths, stride and padding
-(DESIGN.md §4: a conv window has ``shape`` = window and the stride in the projection).
+"""The inference rules of ``op:conv2d`` and the pooling kernels ``op:max_pool2d`` and
+``op:avg_pool2d``: axis roles, window lengths, stride and padding (DESIGN.md §4: a conv window has
+``shape`` = window and the stride in the projection).
+
+>>> from geon.core.axes import Axes, Axis
+>>> from geon.core.ops import infer
+>>> C, H = Axis("C", 2), Axis("H", 6, roles="Height")
+>>> W, P, Q = Axis("W", 6, roles="Width"), Axis("P", 3, roles="Height"), Axis("Q", 3, roles="Width")
+>>> inf = infer("op:max_pool2d", {"tensor": [Axes.of([C, H, W])]},
+...             {"out_axes": ["C", "P", "Q"], "kernel_size": 2}, {"P": P, "Q": Q})
+>>> entry = inf.signature()["inputs"]["tensor"][0]
+>>> inf.params["stride"], entry["affineMap"]["projection"], entry["shape"]
+([2, 2], [[1, 0, 0], [0, 2, 0], [0, 0, 2]], [1, 2, 2])
+
+A pooling window reads ``kernel_size`` cells of the input's Height and Width axes from
+``stride * out - padding``: the same derived projection as a conv window, so a pooled op split
+over its output Height reads overlapping input rows (halos). The other input axes (batch,
+channels) pass through one to one and must all be in ``out_axes``.
 """
 
 from __future__ import annotations
@@ -14,9 +30,11 @@ from geon.core.ops.inference import Dim, Inference, Operands, make_inference
 from geon.core.ops.params import Resolver, no_duplicates, only_params, ref_names
 
 
-def _pair_ints(value: Any, name: str, default: int, minimum: int) -> tuple[int, int]:
+def _pair_ints(
+    value: Any, name: str, default: int | tuple[int, int], minimum: int, kname: str = "op:conv2d"
+) -> tuple[int, int]:
     if value is None:
-        return (default, default)
+        return default if isinstance(default, tuple) else (default, default)
     pair = [value, value] if isinstance(value, int) and not isinstance(value, bool) else value
     if (
         not isinstance(pair, (list, tuple))
@@ -24,19 +42,21 @@ def _pair_ints(value: Any, name: str, default: int, minimum: int) -> tuple[int, 
         or any(isinstance(v, bool) or not isinstance(v, int) or v < minimum for v in pair)
     ):
         raise KernelError(
-            f'op:conv2d {name} "{value!r}" is invalid; expected an integer >= {minimum} or '
+            f'{kname} {name} "{value!r}" is invalid; expected an integer >= {minimum} or '
             f"[height, width]"
         )
     return (int(pair[0]), int(pair[1]))
 
 
-def _one_role(axes: Axes, role: str, what: str, exclude: Iterable[Ref] = ()) -> AxisRef:
+def _one_role(
+    axes: Axes, role: str, what: str, exclude: Iterable[Ref] = (), kname: str = "op:conv2d"
+) -> AxisRef:
     skip = set(exclude)
     found = [r for r in axes if isinstance(r, AxisRef) and role in r.roles and r not in skip]
     if len(found) != 1:
         got = "none" if not found else "several: " + format_axes(found)
         raise AxisError(
-            f'op:conv2d {what} needs exactly one axis with role "{role}"; found {got} among '
+            f'{kname} {what} needs exactly one axis with role "{role}"; found {got} among '
             f"{format_axes(axes)}"
         )
     return found[0]
@@ -151,3 +171,116 @@ def infer_conv2d(
     return make_inference(
         k, ins, result, result, params, {"x": [tuple(x_dims)], "filter": [f_dims]}, plan=plan
     )
+
+
+POOL_PARAMS = ("out_axes", "kernel_size", "stride", "padding", "dilation", "ceil_mode")
+"""The params of ``op:max_pool2d``; ``op:avg_pool2d`` adds ``count_include_pad``."""
+
+
+def _pool_options(kname: str, p: Mapping[str, Any]) -> None:
+    """Refuse ``dilation`` other than 1 and ``ceil_mode`` other than false, naming the value."""
+    if "dilation" in p and _pair_ints(p["dilation"], "dilation", 1, 1, kname) != (1, 1):
+        raise KernelError(
+            f'{kname} params "dilation" is "{p["dilation"]!r}"; geon pools with dilation 1 only '
+            "(windows of adjacent cells)"
+        )
+    if "ceil_mode" in p and p["ceil_mode"] is not False:
+        raise KernelError(
+            f'{kname} params "ceil_mode" is "{p["ceil_mode"]!r}"; geon pools with ceil_mode '
+            "false only (the output length rounds down: (length + 2*padding - kernel_size) "
+            "// stride + 1)"
+        )
+
+
+def infer_pool2d(
+    k: Kernel, ins: Operands, x: Axes, p: Mapping[str, Any], res: Resolver
+) -> Inference:
+    """``op:max_pool2d`` / ``op:avg_pool2d`` over the input's Height and Width axes (roles).
+
+    Params: ``out_axes`` (the result axes: the input's other axes and one new Height and Width
+    axis), ``kernel_size`` (n or [kh, kw]), ``stride`` (default ``kernel_size``, as PyTorch's),
+    ``padding`` (default 0, each less than the window so every window holds an input cell), for
+    avg ``count_include_pad`` (default true, as PyTorch's: padded cells count in the divisor).
+    """
+    kname = k.name
+    avg = kname == "op:avg_pool2d"
+    only_params(p, (*POOL_PARAMS, "count_include_pad") if avg else POOL_PARAMS, kname)
+    _pool_options(kname, p)
+    if "kernel_size" not in p:
+        raise KernelError(f'{kname} needs params "kernel_size"; expected an integer or [kh, kw]')
+    size = _pair_ints(p["kernel_size"], "kernel_size", 1, 1, kname)
+    stride = _pair_ints(p.get("stride"), "stride", size, 1, kname)
+    padding = _pair_ints(p.get("padding"), "padding", 0, 0, kname)
+    for pad, win in zip(padding, size, strict=True):
+        if pad >= win:
+            raise KernelError(
+                f'{kname} padding "{list(padding)}" is not less than kernel_size "{list(size)}"; '
+                "expected padding < kernel_size, so every window holds a cell of the input"
+            )
+    include = p.get("count_include_pad", True)
+    if avg and not isinstance(include, bool):
+        raise KernelError(
+            f'{kname} params "count_include_pad" is "{include!r}"; expected true or false'
+        )
+    if "out_axes" not in p:
+        raise KernelError(
+            f'{kname} needs params "out_axes"; expected the output axes, e.g. ["N", "C", "P", "Q"]'
+        )
+    out = res.refs(p["out_axes"], f'{kname} params "out_axes"')
+    no_duplicates(out, f'{kname} params "out_axes"')
+    h = _one_role(x, "Height", 'input "tensor"', kname=kname)
+    w = _one_role(x, "Width", 'input "tensor"', kname=kname)
+    kept = [r for r in x if r not in (h, w)]
+    for r in kept:
+        if r not in out:
+            raise AxisError(f'{kname} out_axes {quote_axes(out)} lack the input\'s axis "{r}"')
+    rest = Axes(tuple(r for r in out if r not in kept))
+    oh = _one_role(rest, "Height", "out_axes", kname=kname)
+    ow = _one_role(rest, "Width", "out_axes", kname=kname)
+    extra = [r for r in rest if r not in (oh, ow)]
+    if extra:
+        raise AxisError(
+            f"{kname} out_axes have unexpected axes {quote_axes(extra)}; expected the input's "
+            "axes other than Height and Width, and one Height and one Width axis"
+        )
+    for o, i, win, s, pad in ((oh, h, size[0], stride[0], padding[0]),
+                              (ow, w, size[1], stride[1], padding[1])):  # fmt: skip
+        if i.length is None:
+            continue
+        n = (i.length + 2 * pad - win) // s + 1
+        if n < 1:
+            raise ShapeError(
+                f'{kname} window of length {win} is longer than "{i}" (length {i.length}) plus '
+                f"padding {pad} on each side"
+            )
+        if o.length is not None and o.length != n:
+            raise ShapeError(
+                f'{kname} output axis "{o}" has length {o.length}; a window of {win} over "{i}" '
+                f"(length {i.length}) with stride {s} and padding {pad} gives {n}"
+            )
+    result = Axes(tuple(out))
+    col = {r: j for j, r in enumerate(result)}
+    dims = []
+    for r in x:
+        if r == h:
+            dims.append(Dim(terms=((col[oh], stride[0]),), offset=-padding[0], extent=size[0]))
+        elif r == w:
+            dims.append(Dim(terms=((col[ow], stride[1]),), offset=-padding[1], extent=size[1]))
+        else:
+            dims.append(Dim(terms=((col[r], 1),)))
+    params: dict[str, Any] = {
+        "out_axes": ref_names(out),
+        "kernel_size": list(size),
+        "stride": list(stride),
+        "padding": list(padding),
+    }
+    if avg:
+        params["count_include_pad"] = include
+    plan = {
+        "height": x.index(h),
+        "width": x.index(w),
+        "out": [col[r] for r in x if r not in (h, w)],
+        "out_height": result.index(oh),
+        "out_width": result.index(ow),
+    }
+    return make_inference(k, ins, result, result, params, {"tensor": [tuple(dims)]}, plan=plan)

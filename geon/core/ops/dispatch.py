@@ -19,7 +19,7 @@ from geon.core.ops.arithmetic import (
     infer_unary,
 )
 from geon.core.ops.catalogue import check_io, kernel
-from geon.core.ops.conv import infer_conv2d
+from geon.core.ops.conv import infer_conv2d, infer_pool2d
 from geon.core.ops.inference import Inference
 from geon.core.ops.normalization import infer_normalization
 from geon.core.ops.params import Resolver, only_params, params_object
@@ -65,6 +65,8 @@ def infer(
         return infer_normalization(k, ins, operands[0], p, res)
     if k.family == "conv":
         return infer_conv2d(k, ins, operands[0], operands[1], p, res)
+    if k.family == "pool":
+        return infer_pool2d(k, ins, operands[0], p, res)
     view = VIEW_RULES[k.name]
     return view(k, ins, operands[0], p, res)
 
