@@ -1,8 +1,8 @@
 """What the ONNX importer's modules share (:mod:`geon.interop.onnx_import`, ``onnx_ops``,
 ``onnx_rewrite``): the operator tables, the errors and attribute reading.
 
->>> "MatMul" in SUPPORTED, "Conv" in SUPPORTED
-(True, False)
+>>> "MatMul" in SUPPORTED, "Conv" in SUPPORTED, "LpPool" in SUPPORTED
+(True, True, False)
 """
 
 from __future__ import annotations
@@ -48,7 +48,11 @@ OTHER = {
     "Gelu",
     "Identity",
     "Constant",
+    "Flatten",
+    *("Conv", "MaxPool", "AveragePool"),  # WINDOWED
 }
+WINDOWED = ("Conv", "MaxPool", "AveragePool")
+"""2-D NCHW operators mapped to ``op:conv2d``, ``op:max_pool2d``, ``op:avg_pool2d``."""
 SUPPORTED = frozenset({*UNARY, *BINARY, *NARY, *REDUCE, *OTHER})
 """ONNX operator types (default domain) the importer maps."""
 

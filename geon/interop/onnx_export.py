@@ -6,7 +6,10 @@ operation reads. ``dot`` is an ONNX ``Einsum`` (its einsum string), elementwise 
 aligned by axis name (``Transpose`` then ``Reshape`` with length-1 dims), reductions are
 ``Reduce*`` with ``axes`` inputs, softmax and layer norm are written out over their named axes
 (``ReduceMax``/``Exp``/``ReduceSum``, ``ReduceMean``/``Sqrt``), GELU as ``Erf`` (or the tanh
-form).
+form). ``conv2d``, ``max_pool2d`` and ``avg_pool2d`` are ``Conv``, ``MaxPool`` and
+``AveragePool`` on NCHW: the operand is transposed to (batch..., C, H, W) by the axes' roles and
+reshaped to rank 4 (the batch axes merged; for a pool every axis but Height and Width), then the
+result reshaped and transposed back to the geon result's axes.
 """
 
 from __future__ import annotations
@@ -16,7 +19,17 @@ from typing import Any
 import numpy as np
 
 from geon.core.graph import Graph
-from geon.interop.program import ExportError, Op, Program, Tensor, einsum_of, read, reduced
+from geon.interop.program import (
+    ExportError,
+    Op,
+    Program,
+    Tensor,
+    axis_name,
+    einsum_of,
+    read,
+    reduced,
+    with_role,
+)
 
 OPSET = 18
 ELEM = {"float32": 1, "uint8": 2, "int8": 3, "int16": 5, "int32": 6, "int64": 7, "boolean": 9,
@@ -142,6 +155,8 @@ def _emit(w: _Writer, op: Op) -> None:
         w.node("Expand", [w.align(x, r.axes), w.const(r.shape)], out)
     elif k == "op:slice":
         _slice(w, op, x, out)
+    elif k in ("op:conv2d", "op:max_pool2d", "op:avg_pool2d"):
+        _windowed(w, op, x, out)
     else:
         raise ExportError(f'operation on "{r.label or r.id}" ({k}) has no ONNX form here')
 
@@ -166,6 +181,43 @@ def _slice(w: _Writer, op: Op, x: Tensor, out: str) -> None:
     if drop:
         name = w.node("Squeeze", [name, w.const(drop)])
     w.node("Identity", [name], out)
+
+
+def _windowed(w: _Writer, op: Op, x: Tensor, out: str) -> None:
+    """Conv / MaxPool / AveragePool on the operand made NCHW, the result made geon's again."""
+    p, r = w.p, op.result
+    h, wd = with_role(p, x.axes, "Height"), with_role(p, x.axes, "Width")
+    oh, ow = with_role(p, r.axes, "Height"), with_role(p, r.axes, "Width")
+    size = {a: n for t in (x, r) for a, n in zip(t.axes, t.shape, strict=True)}
+    ph, pw = op.params.get("padding", [0, 0])
+    attrs: dict[str, Any] = {"strides": list(op.params["stride"]), "pads": [ph, pw, ph, pw]}
+    ins: list[str] = []
+    if op.kernel == "op:conv2d":
+        f = op.inputs["filter"][0]
+        c = with_role(p, x.axes, "Channel", (h, wd))
+        fc = next(a for a in f.axes if axis_name(a) == axis_name(c))
+        fk = with_role(p, f.axes, "Channelout", (fc,))
+        fh, fw = with_role(p, f.axes, "Height", (fc,)), with_role(p, f.axes, "Width", (fc,))
+        size |= dict(zip(f.axes, f.shape, strict=True))
+        batch = [a for a in x.axes if a not in (c, h, wd)]
+        chan, out_chan = [c], [fk]
+        ins = [w.align(f, [fk, fc, fh, fw])]
+    else:
+        batch, chan = [], [a for a in x.axes if a not in (h, wd)]
+        out_chan = chan
+        attrs["kernel_shape"] = list(op.params["kernel_size"])
+        if op.kernel == "op:avg_pool2d":
+            attrs["count_include_pad"] = int(bool(op.params.get("count_include_pad", True)))
+    n0 = int(np.prod([size[a] for a in batch]))
+    n1 = int(np.prod([size[a] for a in chan]))
+    name = w.align(x, [*batch, *chan, h, wd])
+    name = w.node("Reshape", [name, w.const([n0, n1, size[h], size[wd]])])
+    kind = {"op:conv2d": "Conv", "op:max_pool2d": "MaxPool", "op:avg_pool2d": "AveragePool"}
+    y = w.node(kind[op.kernel], [name, *ins], **attrs)
+    axes = [*batch, *out_chan, oh, ow]
+    shape = [size[a] for a in axes]
+    y = w.node("Reshape", [y, w.const(shape)])
+    w.node("Identity", [w.align(Tensor("", y, y, r.dtype, axes, shape), r.axes)], out)
 
 
 def to_onnx(

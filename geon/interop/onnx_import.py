@@ -48,6 +48,7 @@ from geon.interop.onnx_common import (
     REDUCE,
     SUPPORTED,
     UNARY,
+    WINDOWED,
     OnnxImportError,
     UnsupportedOperators,
 )
@@ -137,6 +138,7 @@ class _Importer:
         self.scopes: dict[str, str] = {}
         self.nodes = list(self.g.node)
         self.arguments: set[str] = set()
+        self.roles: dict[tuple[str, int], set[str]] = {}  # conv2d's roles (Height...) of dims
 
     # -- shapes -------------------------------------------------------------------------
     def check_ops(self) -> None:
@@ -368,7 +370,11 @@ class _Importer:
                             uf.union(seen[c], (v, i))
                         else:
                             seen[c] = (v, i)
-            elif op == "Reshape":
+            elif op in WINDOWED:
+                from geon.interop.onnx_ops import unify_window
+
+                unify_window(self, n, a)
+            elif op in ("Reshape", "Flatten"):
                 for group in reshape_groups(self.shapes[ins[0]], self.shapes[out]):
                     if len(group[0]) == 1 and len(group[1]) == 1:
                         uf.union((ins[0], group[0][0]), (out, group[1][0]))
@@ -462,7 +468,8 @@ class _Importer:
                 k += 1
                 name = f"{base}_{k}"
             used.add(name)
-            axis_of[root] = Axis(name, length)
+            roles = sorted({r for k in keys for r in self.roles.get(k, ())})
+            axis_of[root] = Axis(name, length, roles=roles)
         for v, shape in self.shapes.items():
             if v in self.arguments or ((v, 0) not in self.uf.parent and shape):
                 continue
@@ -542,11 +549,14 @@ class _Importer:
                 continue
             lv: dict[int, int] = {}
             users = consumers.get(name, [])
-            if len(users) == 1 and users[0].op_type in ("MatMul", "Gemm"):
+            if len(users) == 1 and users[0].op_type in ("MatMul", "Gemm", "Conv"):
                 u = users[0]
-                if len(u.input) > 1 and u.input[1] == name and len(arr.shape) == 2:
+                conv = u.op_type == "Conv"
+                if len(u.input) > 1 and u.input[1] == name and len(arr.shape) == 2 and not conv:
                     tb = _attrs(u).get("transB", 0) if u.op_type == "Gemm" else 0
                     lv = {1 if tb else 0: 1}
+                elif conv and u.input[1] == name and len(arr.shape) == 4:
+                    lv = {1: 1}  # the filter's input channels: the channel's dual
             self.handles[name] = self.leaf(name, lv)
             if self.handles[name].value is None:
                 weights[name] = arr

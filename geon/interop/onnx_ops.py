@@ -4,7 +4,11 @@ becomes one or a few geon ops on the unified axes.
 MatMul with a weight of rank <= 2 is a ``dot`` (the weight's contracted axis one dual level up);
 a batched MatMul is ``multiply`` + ``sum`` (``dot`` has no shared batch axes); Gemm is ``dot``,
 times ``alpha``, plus ``beta * C``; keepdims of a reduction re-adds the length-1 axis with
-``broadcast``.
+``broadcast``. Conv, MaxPool and AveragePool (2-D, NCHW) are ``conv2d``, ``max_pool2d`` and
+``avg_pool2d``: the importer gives the unified axes conv2d's roles (the input's C, H, W are
+Channel, Height, Width; the weight's M is Channelout, its C the channel one dual level up) and
+refuses what the kernels lack (``group`` != 1, dilations != 1, ``ceil_mode``, pads that differ
+before and after); a Conv's bias is an ``add``. Flatten is a Reshape.
 """
 
 from __future__ import annotations
@@ -72,8 +76,10 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
         t = _layer_norm(imp, n, a)
     elif op == "MatMul":
         t = _matmul(imp, n)
-    elif op == "Reshape":
+    elif op in ("Reshape", "Flatten"):
         t = _reshape(imp, n)
+    elif op in ("Conv", "MaxPool", "AveragePool"):
+        t = _windowed(imp, n, a)
     elif op == "Einsum":
         t = _einsum(imp, n)
     elif op in ("Squeeze", "Unsqueeze", "Gather"):
@@ -282,4 +288,84 @@ def _gemm(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
         if beta != 1.0:
             c = F.multiply(c, _scalar(beta, dt))
         t = F.add(t, c)
+    return t
+
+
+def window_attrs(
+    imp: _Importer, n: Any, a: dict[str, Any]
+) -> tuple[tuple[int, int], tuple[int, int], tuple[int, int]]:
+    """Kernel shape, strides and (symmetric) padding per spatial dim of a 2-D Conv or pool;
+    refuses, naming the node and the value, what geon's kernels do not compute."""
+    x = n.input[0]
+    rank = len(imp.shapes[x])
+    if rank != 4:
+        _refuse(n, f'input "{x}" has rank {rank}; geon imports 2-D {n.op_type} only (rank 4, NCHW)')
+    if n.op_type == "Conv":
+        if a.get("group", 1) != 1:
+            _refuse(n, f"group {a['group']} is not supported; geon imports group 1 only "
+                       "(no grouped or depthwise convolution)")  # fmt: skip
+        size = list(a.get("kernel_shape", imp.shapes[n.input[1]][2:]))
+    else:
+        size = list(a["kernel_shape"])
+    if any(d != 1 for d in a.get("dilations", [1, 1])):
+        _refuse(n, f"dilations {list(a['dilations'])} are not supported; geon imports dilations 1")
+    if a.get("ceil_mode", 0):
+        _refuse(n, f"ceil_mode {a['ceil_mode']} is not supported; geon imports ceil_mode 0 "
+                   "(output lengths round down)")  # fmt: skip
+    strides = list(a.get("strides", [1, 1]))
+    auto = a.get("auto_pad", b"NOTSET")
+    auto = auto.decode() if isinstance(auto, bytes) else auto
+    pads = list(a.get("pads", [0, 0, 0, 0]))
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        pads = [0, 0, 0, 0]
+        for i, (length, k, s) in enumerate(zip(imp.shapes[x][2:], size, strides, strict=True)):
+            total = max((-(-length // s) - 1) * s + k - length, 0)
+            small = total // 2
+            pads[i], pads[i + 2] = (small, total - small) if auto == "SAME_UPPER" else (
+                total - small, small)  # fmt: skip
+    elif auto == "VALID":
+        pads = [0, 0, 0, 0]
+    if pads[:2] != pads[2:]:
+        how = f"auto_pad {auto} gives pads {pads}, which" if auto.startswith("SAME") else (
+            f"pads {pads}")  # fmt: skip
+        _refuse(n, f"{how} differ before and after; geon pads each spatial dim "
+                   "symmetrically (pads [h, w, h, w])")  # fmt: skip
+    return (size[0], size[1]), (strides[0], strides[1]), (pads[0], pads[1])
+
+
+def unify_window(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
+    """The unions and conv2d roles of a Conv or pool node (checking its attributes first)."""
+    window_attrs(imp, n, a)
+    x, out = n.input[0], n.output[0]
+    uf, roles = imp.uf, imp.roles
+    uf.union((x, 0), (out, 0))
+    spatial = {(v, i): role for v in (x, out) for i, role in ((2, "Height"), (3, "Width"))}
+    if n.op_type == "Conv":
+        w = n.input[1]
+        uf.union((x, 1), (w, 1))
+        uf.union((w, 0), (out, 1))
+        if len(n.input) > 2 and n.input[2]:
+            uf.union((n.input[2], 0), (out, 1))
+        spatial |= {(x, 1): "Channel", (w, 0): "Channelout", (w, 2): "Height", (w, 3): "Width"}
+    else:
+        uf.union((x, 1), (out, 1))
+    for key, role in spatial.items():
+        roles.setdefault(key, set()).add(role)
+
+
+def _windowed(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
+    size, strides, pads = window_attrs(imp, n, a)
+    x = imp.get(n.input[0])
+    ro = imp.refs[n.output[0]]
+    if n.op_type == "MaxPool":
+        return F.max_pool2d(x, ro, size, stride=strides, padding=pads)
+    if n.op_type == "AveragePool":
+        include = bool(a.get("count_include_pad", 0))
+        return F.avg_pool2d(x, ro, size, stride=strides, padding=pads,
+                            count_include_pad=include)  # fmt: skip
+    w = imp.get(n.input[1])
+    w = imp.conform(w, [ro[1], x.axes[1] + 1, *w.axes[2:]], n.input[1])
+    t = F.conv2d(x, w, ro, stride=strides, padding=pads)
+    if len(n.input) > 2 and n.input[2]:
+        t = F.add(t, imp.conform(imp.get(n.input[2]), [ro[1]], n.input[2]))
     return t

@@ -60,6 +60,9 @@ KNOWN = (
     "op:slice",
     "op:flatten",
     "op:unflatten",
+    "op:conv2d",
+    "op:max_pool2d",
+    "op:avg_pool2d",
 )
 
 
@@ -195,6 +198,21 @@ def einsum_of(p: Program, op: Op) -> str:
     ys_s = "".join(letter(r) for r in y.axes)
     out = "".join(letter(r) for r in op.result.axes)
     return f"{xs},{ys_s}->{out}"
+
+
+def axis_name(ref: str) -> str:
+    """The axis a reference names: ``"C+1"`` -> ``"C"``."""
+    return _level(ref)[0]
+
+
+def with_role(p: Program, axes: list[str], role: str, skip: tuple[str, ...] = ()) -> str:
+    """The one axis of ``axes`` (not in ``skip``) whose declaration carries ``role`` (conv2d's
+    and the pooling kernels' Channel, Height, Width, Channelout)."""
+    roles = {a.get("name"): a.get("roles") or [] for a in p.axes}
+    found = [r for r in axes if r not in skip and role in roles.get(_level(r)[0], [])]
+    if len(found) != 1:
+        raise ExportError(f'axes {axes} have {len(found)} axes with role "{role}"; expected one')
+    return found[0]
 
 
 def reduced(op: Op) -> list[str]:
