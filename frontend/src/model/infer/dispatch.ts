@@ -20,7 +20,7 @@ import { flatten, pad, slice, unflatten, view } from "./views";
 /** A kernel of the catalogue as the server describes it (geon.core.ops.catalogue_json). */
 export interface KernelInfo {
   name: string;
-  family: "nary" | "binary" | "unary" | "dot" | "reduction" | "normalization" | "view" | "conv" | "positional";
+  family: "nary" | "binary" | "unary" | "dot" | "reduction" | "normalization" | "view" | "conv" | "pool" | "positional";
   inputs: string[];
   outputs: string[];
   variadic: boolean;
