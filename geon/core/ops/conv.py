@@ -120,20 +120,12 @@ def infer_conv2d(
         (oh, h, fh, stride[0], padding[0]),
         (ow, w, fw, stride[1], padding[1]),
     ):
-        if i.length is None or win.length is None:
-            continue
-        n = (i.length + 2 * pad - win.length) // s + 1
-        if n < 1:
-            raise ShapeError(
-                f'op:conv2d window "{win}" of length {win.length} is longer than "{i}" '
-                f"(length {i.length}) plus padding {pad} on each side"
+        if win.length is not None:
+            named = (
+                f'window "{win}" of length {win.length}',
+                f'the window "{win}" (length {win.length})',
             )
-        if o.length is not None and o.length != n:
-            raise ShapeError(
-                f'op:conv2d output axis "{o}" has length {o.length}; the window "{win}" '
-                f'(length {win.length}) over "{i}" (length {i.length}) with stride {s} and '
-                f"padding {pad} gives {n}"
-            )
+            _check_window("op:conv2d", o, i, win.length, s, pad, named)
     result = Axes(tuple(out))
     col = {r: j for j, r in enumerate(result)}
     x_dims = []
@@ -175,6 +167,27 @@ def infer_conv2d(
 
 POOL_PARAMS = ("out_axes", "kernel_size", "stride", "padding", "dilation", "ceil_mode")
 """The params of ``op:max_pool2d``; ``op:avg_pool2d`` adds ``count_include_pad``."""
+
+
+def _check_window(
+    kname: str, o: AxisRef, i: AxisRef, win: int, s: int, pad: int, named: tuple[str, str]
+) -> None:
+    """The one rule of a window's output length (conv2d's and the pools'): ``(len(i) + 2·pad -
+    win) // s + 1`` must be at least 1, and ``o``'s length when it has one; ``named`` is how
+    the window reads in the two messages."""
+    if i.length is None:
+        return
+    n = (i.length + 2 * pad - win) // s + 1
+    if n < 1:
+        raise ShapeError(
+            f'{kname} {named[0]} is longer than "{i}" (length {i.length}) plus padding {pad} on '
+            "each side"
+        )
+    if o.length is not None and o.length != n:
+        raise ShapeError(
+            f'{kname} output axis "{o}" has length {o.length}; {named[1]} over "{i}" (length '
+            f"{i.length}) with stride {s} and padding {pad} gives {n}"
+        )
 
 
 def _pool_options(kname: str, p: Mapping[str, Any]) -> None:
@@ -245,19 +258,7 @@ def infer_pool2d(
         )
     for o, i, win, s, pad in ((oh, h, size[0], stride[0], padding[0]),
                               (ow, w, size[1], stride[1], padding[1])):  # fmt: skip
-        if i.length is None:
-            continue
-        n = (i.length + 2 * pad - win) // s + 1
-        if n < 1:
-            raise ShapeError(
-                f'{kname} window of length {win} is longer than "{i}" (length {i.length}) plus '
-                f"padding {pad} on each side"
-            )
-        if o.length is not None and o.length != n:
-            raise ShapeError(
-                f'{kname} output axis "{o}" has length {o.length}; a window of {win} over "{i}" '
-                f"(length {i.length}) with stride {s} and padding {pad} gives {n}"
-            )
+        _check_window(kname, o, i, win, s, pad, (f"window of length {win}", f"a window of {win}"))
     result = Axes(tuple(out))
     col = {r: j for j, r in enumerate(result)}
     dims = []
