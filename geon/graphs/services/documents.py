@@ -9,6 +9,7 @@ so that an edit re-checks only what it can affect — with the ``snapshot`` mess
 from __future__ import annotations
 
 import itertools
+import json
 import threading
 import uuid
 from collections import OrderedDict
@@ -28,6 +29,15 @@ def parse_document(document: Any) -> Document:
     """Load an untrusted LoomGraph document; raises :class:`DocumentError` naming the problem
     (:func:`geon.core.checks.check_document`, by contrast, returns the issues)."""
     return Document.from_json(document)
+
+
+def over_request_size(document: dict[str, Any]) -> tuple[int, int] | None:
+    """``(its bytes, the limit)`` when ``document`` as compact JSON is larger than the REST API
+    accepts for a request (``GEON_MAX_REQUEST_BYTES``), else None: the bound of a document that
+    did not come in one request (an import made by a worker, an export of a stored graph)."""
+    size = len(json.dumps(document, separators=(",", ":")))
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    return (size, limit) if size > limit else None
 
 
 def document_issues(

@@ -13,15 +13,13 @@ CLI's ``-o`` is given in the tests and README: ``<title>.onnx``, ``<title>_numpy
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Any
-
-from django.conf import settings
 
 from geon.core.errors import GeonError
 from geon.core.graph import Graph as Document
 from geon.execute.limits import format_bytes
+from geon.graphs.services.documents import over_request_size
 
 #: Each format: the file name's ending and the content type.
 EXPORTS: dict[str, tuple[str, str]] = {
@@ -66,10 +64,9 @@ def export_file(document: Document, title: str, to: str) -> tuple[bytes, str, st
     content type; :class:`ExportRefused` with the exporter's message when it refuses."""
     from geon.interop.export import export
 
-    data = document.to_json()
-    size = len(json.dumps(data, separators=(",", ":")))
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    if size > limit:
+    over = over_request_size(document.to_json())
+    if over is not None:
+        size, limit = over
         raise ExportRefused(
             "too_large",
             f"the graph is {format_bytes(size)} of JSON; at most {format_bytes(limit)} is "

@@ -19,7 +19,6 @@ without a length...) is the import's ``error``; nothing else of a failure reache
 from __future__ import annotations
 
 import io
-import json
 import logging
 import re
 from typing import IO, Any
@@ -34,6 +33,7 @@ from django.utils import timezone
 from geon.core.errors import GeonError
 from geon.execute.limits import format_bytes
 from geon.graphs.services import User, do_create_graph
+from geon.graphs.services.documents import over_request_size
 from geon.graphs.services.graphs import TITLE_MAX
 from geon.runs.models import ModelImport
 from geon.runs.services.errors import RunNotFound, RunRefused
@@ -49,6 +49,8 @@ READING, NAMING, STORING = "reading the model", "naming axes", "storing the grap
 DEFAULT_DIM = 2
 #: The largest length the ``dims`` field may bind.
 MAX_DIM = 2**31 - 1
+#: Seconds a client is asked to wait when too many of its imports are converting.
+RETRY_AFTER_SECONDS = 5
 #: The most ``dims`` one request may bind.
 MAX_DIMS = 64
 UNEXPECTED_IMPORT_FAILURE = "the import failed unexpectedly; the worker log has the details"
@@ -136,6 +138,7 @@ def check_can_import(
             f"{waiting} of your model imports are still converting; at most {cap} may wait at "
             "once (GEON_IMPORTS_PER_USER): wait for one to finish",
             status=429,
+            retry_after=RETRY_AFTER_SECONDS,
         )
     return bound
 
@@ -229,9 +232,9 @@ def _convert(found: ModelImport, dims: dict[str, int]) -> None:
     imported = import_onnx(model, dims={**unbound_dims(model, dims), **dims})
     _step(found, STORING)
     document = imported.graph.to_json()
-    size = len(json.dumps(document, separators=(",", ":")))
-    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
-    if size > limit:
+    over = over_request_size(document)
+    if over is not None:
+        size, limit = over
         raise GeonError(
             f"the imported graph is {format_bytes(size)} of JSON; a graph may be at most "
             f"{format_bytes(limit)} (GEON_MAX_REQUEST_BYTES)"
