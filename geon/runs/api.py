@@ -80,7 +80,11 @@ class RenderPendingOut(Schema):
 
 
 def refused(error: services.RunRefused) -> JsonResponse:
-    return error_response(error.status, error.code, str(error), error.issues)
+    """The refusal's JSON error answer, with ``Retry-After`` when it asks the client to wait."""
+    response = error_response(error.status, error.code, str(error), error.issues)
+    if error.retry_after is not None:
+        response["Retry-After"] = str(error.retry_after)
+    return response
 
 
 def not_found(error: Exception) -> JsonResponse:

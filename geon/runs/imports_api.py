@@ -22,6 +22,7 @@ from ninja import Router, Schema
 
 from geon.envelope import answers, error_response
 from geon.execute.limits import format_bytes
+from geon.runs.api import not_found, refused
 from geon.runs.services import RunNotFound, RunRefused
 from geon.runs.services import imports as services
 
@@ -32,8 +33,6 @@ MODEL_FIELD = "model"
 FORM_OVERHEAD_BYTES = 64 * 1024
 #: The error statuses these endpoints answer (each with the JSON error envelope).
 ERRORS = (400, 401, 403, 404, 409, 413, 415, 429)
-#: Seconds a client is asked to wait when too many of its imports are converting.
-RETRY_AFTER_SECONDS = 5
 
 
 class ImportOut(Schema):
@@ -44,13 +43,6 @@ class ImportOut(Schema):
     error: str
     graph: str | None
     weights: str | None
-
-
-def refused(error: RunRefused) -> JsonResponse:
-    response = error_response(error.status, error.code, str(error), error.issues)
-    if error.status == 429:
-        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
-    return response
 
 
 _FORM_SCHEMA = {
@@ -138,7 +130,7 @@ def get_import(request: HttpRequest, import_id: int) -> Any:
     try:
         return services.import_json(services.check_can_view_import(request.user, import_id))
     except RunNotFound as error:
-        return error_response(404, "not_found", str(error))
+        return not_found(error)
 
 
 @router.get(
@@ -162,7 +154,7 @@ def import_weights(request: HttpRequest, import_id: int) -> Any:
     try:
         found = services.check_weights(services.check_can_view_import(request.user, import_id))
     except RunNotFound as error:
-        return error_response(404, "not_found", str(error))
+        return not_found(error)
     except RunRefused as error:
         return refused(error)
     title = services.import_title(found.name)

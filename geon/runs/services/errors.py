@@ -11,7 +11,8 @@ from geon.core.errors import GeonError
 class RunRefused(GeonError):
     """A run or render request is refused: ``code`` says why, ``status`` is the HTTP status
     (400 malformed, 404 unknown version or format, 409 graph with errors or results not ready,
-    413 over the limits, 422 inputs that do not fit the document)."""
+    413 over the limits, 422 inputs that do not fit the document, 429 too many waiting, with
+    ``retry_after`` the seconds a client is asked to wait)."""
 
     def __init__(
         self,
@@ -20,11 +21,13 @@ class RunRefused(GeonError):
         issues: list[dict[str, Any]] | None = None,
         *,
         status: int = 400,
+        retry_after: int | None = None,
     ) -> None:
         super().__init__(message)
         self.code = code
         self.issues = issues
         self.status = status
+        self.retry_after = retry_after
 
 
 class RunNotFound(GeonError):
