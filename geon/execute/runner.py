@@ -428,8 +428,8 @@ def measure_moves(graph: Graph, plan: Plan) -> dict[tuple[str, str, str], Moved]
     input tensor itself; other inputs are replicated and move nothing. A region read moves
     unless one step on the reader's device wrote all of it; then each overlap with a region
     another device wrote (by another operation) moves."""
-    from geon.core.cost import read_shards
     from geon.core.plans import held_regions
+    from geon.core.sharding import Mesh, replica_devices
 
     def device(app_id: str | None) -> Device | None:
         node = graph.get(app_id) if app_id is not None else None
@@ -447,10 +447,12 @@ def measure_moves(graph: Graph, plan: Plan) -> dict[tuple[str, str, str], Moved]
         if tid in by_id:
             index = by_id[tid].index
             written[index] = [(tid, (mesh_id, tuple(c)), box(r)) for c, r in held]
-    replicas = read_shards(graph).replicas
-    steps = [
-        (st, replicas if (dev := device(st.application_id)) is None else [dev]) for st in plan.steps
-    ]
+    placed = [(st, device(st.application_id)) for st in plan.steps]
+    used = {dev[0] for _, dev in placed if dev is not None}
+    meshes = {m: Mesh.from_node(node) if (node := graph.get(m)) else None for m in used}
+    whole = {st.operation_id for st, dev in placed if dev is None}
+    replicas = replica_devices(used, meshes, len(whole))
+    steps = [(st, [dev] if dev is not None else replicas) for st, dev in placed]
     for st, devices in steps:
         region = _written(plan.tensors[st.out], st.out_index)
         for dev in devices:
