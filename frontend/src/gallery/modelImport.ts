@@ -3,6 +3,7 @@
 // worker's step in words) until it links to the new graph and to its weights (.npz); a refusal,
 // the server's or the worker's, is shown in words in the page's message line.
 
+import { el } from "../ui/dom";
 import { ApiError, RestClient } from "./api";
 
 /** A model import as the server answers it. */
@@ -60,23 +61,12 @@ export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HT
   if (!input || !progress) return;
   const show = (job: ModelImportJob): void => {
     progress.dataset.status = job.status;
-    const text = document.createElement("span");
-    text.textContent = job.status === "failed" ? "" : progressText(job);
-    const parts: (Node | string)[] = [text];
+    const parts: (Node | string)[] = [el("span", { text: job.status === "failed" ? "" : progressText(job) })];
     if (job.status === "done" && job.graph) {
-      const open = document.createElement("a");
-      open.href = editorUrl(job.graph);
-      open.className = "gallery-import-open";
-      open.textContent = `Open ${job.name.replace(/\.onnx$/i, "")}`;
-      parts.push(" ", open);
+      parts.push(" ", el("a", { href: editorUrl(job.graph), class: "gallery-import-open", text: `Open ${job.name.replace(/\.onnx$/i, "")}` }));
     }
     if (job.status === "done" && job.weights) {
-      const weights = document.createElement("a");
-      weights.href = job.weights;
-      weights.setAttribute("download", "");
-      weights.className = "gallery-import-weights";
-      weights.textContent = "weights (.npz)";
-      parts.push(" · ", weights);
+      parts.push(" · ", el("a", { href: job.weights, download: "", class: "gallery-import-weights", text: "weights (.npz)" }));
     }
     progress.replaceChildren(...parts);
     if (job.status === "failed") message.textContent = progressText(job);
