@@ -37,20 +37,25 @@ def upload(client: Client, name: str, data: bytes, **fields: str) -> Any:
     return client.post(f"{API}/imports", {"model": SimpleUploadedFile(name, data), **fields})
 
 
+def model_bytes(nodes: list[Any], x: list[int], y: list[int]) -> bytes:
+    """An opset-17 model of ``nodes`` from float input ``x`` to float output ``y`` (shapes)."""
+    g = helper.make_graph(
+        nodes,
+        "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y)],
+    )
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    return bytes(model.SerializeToString())
+
+
 def unsupported_model() -> bytes:
     """A model with an operator geon does not map (Ceil) between two it does."""
     nodes = [
         helper.make_node("Relu", ["x"], ["r"], name="/f/relu"),
         helper.make_node("Ceil", ["r"], ["y"], name="/f/ceil"),
     ]
-    g = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])],
-    )
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    return bytes(model.SerializeToString())
+    return model_bytes(nodes, [2, 3], [2, 3])
 
 
 def bomb_model() -> bytes:
@@ -61,14 +66,7 @@ def bomb_model() -> bytes:
         helper.make_node("ConstantOfShape", ["s"], ["c"], name="/big"),
         helper.make_node("Add", ["x", "c"], ["y"], name="/add"),
     ]
-    g = helper.make_graph(
-        nodes,
-        "g",
-        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 2])],
-        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [100_000, 100_000])],
-    )
-    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
-    return bytes(model.SerializeToString())
+    return model_bytes(nodes, [2, 2], [100_000, 100_000])
 
 
 def stored_files() -> list[str]:
