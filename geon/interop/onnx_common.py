@@ -53,7 +53,9 @@ OTHER = {
 }
 WINDOWED = ("Conv", "MaxPool", "AveragePool")
 """2-D NCHW operators mapped to ``op:conv2d``, ``op:max_pool2d``, ``op:avg_pool2d``."""
-SUPPORTED = frozenset({*UNARY, *BINARY, *NARY, *REDUCE, *OTHER})
+LAYERED: tuple[str, ...] = ()
+"""Operators whose unification and emission live in :mod:`geon.interop.onnx_layers`."""
+SUPPORTED = frozenset({*UNARY, *BINARY, *NARY, *REDUCE, *OTHER, *LAYERED})
 """ONNX operator types (default domain) the importer maps."""
 
 DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "boolean",

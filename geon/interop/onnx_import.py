@@ -42,6 +42,7 @@ from geon.core.graph import Graph
 from geon.interop.onnx_common import (
     BINARY,
     DTYPES,
+    LAYERED,
     MAX_NODES,
     NARY,
     OTHER,
@@ -382,6 +383,10 @@ class _Importer:
                 kept = self.kept_dims(n)
                 for i, j in kept.items():
                     uf.union((ins[0], i), (out, j))
+            elif op in LAYERED:
+                from geon.interop.onnx_layers import unify_layer
+
+                unify_layer(self, n, a)
             elif op in REDUCE:
                 axes, keep = self._reduce_axes(n, a)
                 j = 0

@@ -39,7 +39,7 @@ def _scalar(value: float, dtype: str) -> Tensor:
 
 def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
     """Emit the geon ops of ONNX node ``n`` (attributes ``a``) into the importer."""
-    from geon.interop.onnx_common import BINARY, NARY, REDUCE, UNARY
+    from geon.interop.onnx_common import BINARY, LAYERED, NARY, REDUCE, UNARY
 
     op = n.op_type
     ins = list(n.input)
@@ -86,6 +86,10 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
         t = _kept(imp, n)
     elif op == "Gemm":
         t = _gemm(imp, n, a)
+    elif op in LAYERED:
+        from geon.interop.onnx_layers import emit_layer
+
+        t = emit_layer(imp, n, a)
     elif op == "Erf":
         _refuse(n, "geon has no erf kernel; Erf is imported only inside GELU, "
                    "x * 0.5 * (1 + erf(x / sqrt(2)))")  # fmt: skip
