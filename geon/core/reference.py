@@ -80,6 +80,8 @@ def run_op(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
         return _partial_dot(inf, inputs["x"][0], inputs["y"][0])
     if k.family == "dot":
         return _einsum_dot(inf, inputs["x"][0], inputs["y"][0])
+    if k.family == "reduction" and "parts" in inf.plan:
+        return _partial_reduction(inf, inputs["tensor"][0])
     if k.family == "reduction":
         a = inputs["tensor"][0]
         reduced = tuple(inf.plan["reduced"])
@@ -144,6 +146,22 @@ def _partial_dot(inf: Inference, x: Array, y: Array) -> Array:
         ys = np.take(y, range(chunk * p, chunk * (p + 1)), axis=j)
         out.append(_einsum_dot(whole, xs, ys))
     return np.stack(out)
+
+
+def _partial_reduction(inf: Inference, a: Array) -> Array:
+    """A reduction with ``parts``: the whole reduction of each part ``p`` of the split axis
+    (elements ``[chunk·p, chunk·(p+1))``), stacked along the parts axis."""
+    parts = inf.plan["parts"]
+    chunk, dim = parts["chunk"], parts["dim"]
+    whole = infer(
+        inf.kernel, {"tensor": [inf.operand("tensor")]}, {"out_axes": list(inf.params["out_axes"])}
+    )  # the reduction of one part: same result order
+    return np.stack(
+        [
+            run_op(whole, {"tensor": [np.take(a, range(chunk * p, chunk * (p + 1)), axis=dim)]})
+            for p in range(inf.result.shape[0])
+        ]
+    )
 
 
 def _einsum_dot(inf: Inference, x: Array, y: Array) -> Array:

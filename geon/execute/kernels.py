@@ -143,7 +143,7 @@ def lower_named(
     if k.family == "dot":
         return _lower_dot(be, inf, shapes, out_shape, cast, None if direct else dtype)
     if k.family == "reduction":
-        return _lower_reduction(be, inf, cast, dtype)
+        return _lower_reduction(be, inf, shapes[0], cast, dtype)
     if k.family == "conv":
         return _lower_conv(be, inf, shapes, out_shape, cast, dtype)
     if k.family == "pool":
@@ -274,20 +274,33 @@ def _lower_dot_partial(
 
 
 def _lower_reduction(
-    be: Backend, inf: Inference, cast: Callable[[list[Array]], None], dtype: Any
+    be: Backend, inf: Inference, shape: Shape, cast: Callable[[list[Array]], None], dtype: Any
 ) -> KernelFn:
+    """A reduction over its reduced dims. A partial one (``plan.parts``, a split of a reduced
+    axis) first cuts that dim of the region into (parts, chunk): the chunk is reduced, the parts
+    lead the result, as many as the region holds."""
     xp = be.xp
-    reduced = tuple(int(i) for i in inf.plan["reduced"])
+    reduced = [int(i) for i in inf.plan["reduced"]]
     dims = inf.operand_dims("tensor")
-    kept = [i for i in range(len(dims)) if i not in reduced]
-    order = _argsort([dims[i].column or 0 for i in kept])
+    columns = [dims[i].column or 0 for i in range(len(dims))]
+    split = inf.plan.get("parts")
+    cut: tuple[int, ...] | None = None
+    if split is not None:
+        d, chunk = int(split["dim"]), int(split["chunk"])
+        cut = (*shape[:d], shape[d] // chunk, chunk, *shape[d + 1 :])
+        reduced = [i + (i >= d) for i in reduced]  # the chunk is at d + 1; the parts stay at d
+        columns = [*columns[:d], 0, 0, *columns[d + 1 :]]
+    kept = [i for i in range(len(columns)) if i not in reduced]
+    order = _argsort([columns[i] for i in kept])
     perm = None if _is_identity(order) else order
+    axes = tuple(reduced)
     f = getattr(xp, inf.kernel.removeprefix("op:"))
 
     def reduction(args: Sequence[Array], out: Array | None) -> Array:
         a = list(args)
         cast(a)
-        r = f(a[0], axis=reduced) if reduced else a[0]
+        x = a[0] if cut is None else xp.reshape(a[0], cut)
+        r = f(x, axis=axes) if axes else x
         if perm is not None:
             r = xp.permute_dims(r, perm)
         return _deliver(be, r, out, dtype)

@@ -196,7 +196,23 @@ def infer_reduction(
     p: Mapping[str, Any],
     res: Resolver,
 ) -> Inference:
-    only_params(p, ("reduction_axes", "out_axes"), k.name)
+    """sum, prod, max, min, mean over ``reduction_axes`` (or onto ``out_axes``).
+
+    With ``params.parts = {"axis": R, "into": P}`` (``R`` one of the reduced axes) it is the
+    *partial* reduction of a plan that splits ``R`` (:mod:`geon.core.plans.contract`): the result
+    leads with ``P``, and the dim of ``R`` reads ``len(R) / len(P)`` elements from ``chunk·p``,
+    so the same reduction over ``P`` gives the whole one (for mean too: the parts are equal).
+
+    >>> from geon.core.axes import Axis
+    >>> from geon.core.ops import infer
+    >>> N, R, P = Axis("N", 2), Axis("R", 6), Axis("R_over_tp", 3)
+    >>> inf = infer("op:sum", {"tensor": [Axes.of([N, R])]},
+    ...             {"reduction_axes": ["R"], "parts": {"axis": "R", "into": "R_over_tp"}},
+    ...             {"R_over_tp": P})
+    >>> str(inf.result), inf.signature()["inputs"]["tensor"][0]["affineMap"]["projection"]
+    ('(R_over_tp, N)', [[0, 1], [2, 0]])
+    """
+    only_params(p, ("reduction_axes", "out_axes", "parts"), k.name)
     red = (
         res.refs(p["reduction_axes"], f"{k.name} reduction_axes") if "reduction_axes" in p else None
     )
@@ -226,9 +242,71 @@ def infer_reduction(
         reduced = [r for r in a if r not in out]
     result = Axes(tuple(out))
     dims = tuple(Dim(terms=((result.index(r), 1),)) if r in result else Dim(extent=r) for r in a)
-    params = {"reduction_axes": ref_names(r for r in a if r in reduced), "out_axes": ref_names(out)}
-    plan = {"reduced": [i for i, r in enumerate(a) if r not in result]}
-    return make_inference(k, ins, result, result, params, {"tensor": [dims]}, plan=plan)
+    params: dict[str, Any] = {
+        "reduction_axes": ref_names(r for r in a if r in reduced),
+        "out_axes": ref_names(out),
+    }
+    plan: dict[str, Any] = {"reduced": [i for i, r in enumerate(a) if r not in result]}
+    if "parts" not in p:
+        return make_inference(k, ins, result, result, params, {"tensor": [dims]}, plan=plan)
+    name = _parts_spec(k, p, "reduced")["axis"]
+    split = next(
+        (i for i in plan["reduced"] if isinstance(a[i], AxisRef) and a[i].axis.name == name), None
+    )
+    if split is None:
+        raise AxisError(
+            f'{k.name} parts axis "{name}" is not reduced by this operation; expected one of '
+            f"{quote_axes([a[i] for i in plan['reduced']])}"
+        )
+    into, chunk = _parts_of(k, p, res, a[split].length, result)
+    parts = Axes((into, *result))
+    params["parts"] = {"axis": name, "into": str(into)}
+    plan["parts"] = {"dim": split, "chunk": chunk}
+    return make_inference(
+        k, ins, parts, parts, params, {"tensor": [_shifted(dims, split, chunk)]}, plan=plan
+    )
+
+
+def _parts_spec(k: Kernel, p: Mapping[str, Any], split: str) -> Mapping[str, Any]:
+    """``params.parts`` of a partial dot or reduction, checked for shape (``split`` says what
+    kind of axis it splits: contracted or reduced)."""
+    parts = p.get("parts")
+    if not isinstance(parts, Mapping) or set(parts) != {"axis", "into"}:
+        raise KernelError(
+            f'{k.name} params "parts" is "{parts!r}"; expected {{"axis": {split} axis name, '
+            '"into": the declared axis counting the parts}'
+        )
+    return parts
+
+
+def _parts_of(
+    k: Kernel, p: Mapping[str, Any], res: Resolver, length: int | None, result: Axes
+) -> tuple[AxisRef, int]:
+    """The parts axis of ``params.parts`` (a new plain axis, not in ``result``) and the chunk
+    each part reads of the split axis of ``length``: the parts count must divide it."""
+    parts = p["parts"]
+    into = res.ref(parts["into"], f'{k.name} params "parts" "into"')
+    if not isinstance(into, AxisRef) or into.axis.name in {
+        r.axis.name for r in result if isinstance(r, AxisRef)
+    }:
+        raise AxisError(f'{k.name} parts axis "{into}" must be a new plain axis of its own')
+    count = into.length
+    if length is None or count is None or count < 1 or length % count:
+        raise KernelError(
+            f'{k.name} cannot split "{parts["axis"]}" of length {length} into {count} equal '
+            "parts; the parts count must divide the length"
+        )
+    return into, length // count
+
+
+def _shifted(dims: tuple[Dim, ...], split: int, chunk: int) -> tuple[Dim, ...]:
+    """An operand's dims under a parts axis put first: dim ``split`` reads ``chunk`` elements
+    from ``chunk·p``, the others follow the result's columns one further on."""
+    part = Dim(terms=((0, chunk),), extent=chunk)
+    return tuple(
+        part if n == split else Dim(terms=tuple((c + 1, s) for c, s in d.terms), extent=d.extent)
+        for n, d in enumerate(dims)
+    )
 
 
 def infer_dot_partial(
@@ -251,14 +329,8 @@ def infer_dot_partial(
     ('(F_over_tp, N)', [[0, 1], [2, 0]])
     """
     only_params(p, ("parts",), k.name)
-    parts = p.get("parts")
-    if not isinstance(parts, Mapping) or set(parts) != {"axis", "into"}:
-        raise KernelError(
-            f'{k.name} params "parts" is "{parts!r}"; expected {{"axis": contracted axis name, '
-            '"into": the declared axis counting the parts}'
-        )
+    name = _parts_spec(k, p, "contracted")["axis"]
     base = infer_dot(k, ins, x, y)
-    name = parts["axis"]
     pair = next(
         (
             (i, j)
@@ -273,32 +345,11 @@ def infer_dot_partial(
             f'{k.name} parts axis "{name}" is not contracted by this dot; expected one of '
             f"{quote_axes(contracted)}"
         )
-    into = res.ref(parts["into"], f'{k.name} params "parts" "into"')
-    if not isinstance(into, AxisRef) or into.axis.name in {
-        r.axis.name for r in base.result if isinstance(r, AxisRef)
-    }:
-        raise AxisError(f'{k.name} parts axis "{into}" must be a new plain axis of its own')
-    length, count = x[pair[0]].length, into.length
-    if length is None or count is None or count < 1 or length % count:
-        raise KernelError(
-            f'{k.name} cannot split "{name}" of length {length} into {count} equal parts; the '
-            "parts count must divide the length"
-        )
-    chunk = length // count
-    part = Dim(terms=((0, chunk),), extent=chunk)
-
-    def shifted(dims: tuple[Dim, ...], split: int) -> tuple[Dim, ...]:
-        return tuple(
-            part
-            if n == split
-            else Dim(terms=tuple((c + 1, s) for c, s in d.terms), extent=d.extent)
-            for n, d in enumerate(dims)
-        )
-
+    into, chunk = _parts_of(k, p, res, x[pair[0]].length, base.result)
     result = Axes((into, *base.result))
     dims = {
-        "x": [shifted(base.operand_dims("x"), pair[0])],
-        "y": [shifted(base.operand_dims("y"), pair[1])],
+        "x": [_shifted(base.operand_dims("x"), pair[0], chunk)],
+        "y": [_shifted(base.operand_dims("y"), pair[1], chunk)],
     }
     plan = {**base.plan, "parts": {"x": pair[0], "y": pair[1], "chunk": chunk}}
     params = {"parts": {"axis": name, "into": str(into)}}

@@ -1,4 +1,6 @@
-"""Splitting a contracted axis (issue 16 item 1): a dot becomes partial products and a sum.
+"""Splitting a contracted or reduced axis (issue 16 item 1): a dot becomes partial products and
+a sum; a reduction (sum, prod, max, min, mean) becomes partial reductions and the same reduction
+over their parts.
 
 A dot ``out = dot(x, y)`` whose contracted axis ``F`` is split into ``P`` parts over mesh axis
 ``tp`` is rewritten, in valid LoomGraph form, into two operations:
@@ -9,6 +11,14 @@ A dot ``out = dot(x, y)`` whose contracted axis ``F`` is split into ``P`` parts 
   ``chunk·p`` (row coefficient ``chunk``, see :func:`geon.core.ops.arithmetic.infer_dot_partial`);
 - ``op:sum`` over ``F_over_tp`` writing the ORIGINAL output tensor, with the ORIGINAL operation's
   id, so its consumers are untouched.
+
+A reduction ``out = sum(x[N, R])`` whose reduced axis ``R`` is split the same way becomes
+``op:sum`` with ``params.parts = {"axis": "R", "into": "R_over_tp"}`` (a new Operation writing
+``[R_over_tp, N]``, each part reducing its chunk of ``R``, see
+:func:`geon.core.ops.arithmetic.infer_reduction`) and the original ``op:sum`` over ``R_over_tp``
+with the original id. ``prod``, ``max``, ``min`` and ``mean`` likewise: the same kernel reduces
+the parts (a mean of equal parts' means is the mean). The split axis is ``contracted`` below for
+both.
 
 Equal parts only: ``len(F) % P`` must be 0, else :class:`PlanError` naming ``F``, its length and
 ``P``. The sum carries the :data:`CONTRACTED_SPLIT` tag with the original operation (label, body,
@@ -37,7 +47,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any
 
-from geon.core.axes import Axes, Axis
+from geon.core.axes import Axes, Axis, AxisRef
 from geon.core.errors import GeonError, SplitError, quote
 from geon.core.graph import (
     AXIS,
@@ -52,7 +62,8 @@ from geon.core.graph import (
 )
 from geon.core.limits import MAX_PIECES
 from geon.core.nodes import GEON_TAG_PREFIX, MESH
-from geon.core.ops import infer
+from geon.core.ops import Inference, infer
+from geon.core.ops.catalogue import REDUCTIONS
 from geon.core.plans.model import Plan, PlanError, ShardSpec
 from geon.core.sharding import Mesh, shard_edits
 
@@ -94,11 +105,17 @@ def _axes_of(graph: Graph, tensor_id: str, declared: dict[str, Axis]) -> Axes:
 
 
 def contracted_axes(graph: Graph, op: Node) -> list[str]:
-    """The names of the axes a plain ``op:dot`` contracts ([] for any other operation)."""
-    if op.body.get("kernel") != "op:dot":
+    """The names of the axes a plain ``op:dot`` contracts, or the plain axes a reduction that no
+    split has rewritten reduces ([] for any other operation)."""
+    kernel = op.body.get("kernel")
+    if kernel != "op:dot" and (kernel not in REDUCTIONS or CONTRACTED_SPLIT in (op.tags or {})):
         return []
     declared = _declared(graph)
     try:
+        if kernel != "op:dot":
+            a = _axes_of(graph, op.body["inputs"]["tensor"][0]["tensorId"], declared)
+            inf = infer(kernel, {"tensor": [a]}, op.body.get("params") or None, declared)
+            return [a[i].axis.name for i in inf.plan["reduced"] if isinstance(a[i], AxisRef)]
         x = _axes_of(graph, op.body["inputs"]["x"][0]["tensorId"], declared)
         y = _axes_of(graph, op.body["inputs"]["y"][0]["tensorId"], declared)
         inf = infer("op:dot", {"x": [x], "y": [y]}, None, declared)
@@ -107,19 +124,36 @@ def contracted_axes(graph: Graph, op: Node) -> list[str]:
     return [x[i].axes[0].name for i, _ in inf.plan["pairs"]]
 
 
+def _partial(
+    graph: Graph, op: Node, parts: dict[str, str], declared: dict[str, Axis]
+) -> tuple[Inference, str]:
+    """The partial operation of a split (a dot's partial products, or the same reduction with
+    ``parts``) and the kernel that reduces its parts (``op:sum`` for a dot)."""
+    kernel = op.body["kernel"]
+    if kernel == "op:dot":
+        x = _axes_of(graph, op.body["inputs"]["x"][0]["tensorId"], declared)
+        y = _axes_of(graph, op.body["inputs"]["y"][0]["tensorId"], declared)
+        return infer("op:dot_partial", {"x": [x], "y": [y]}, {"parts": parts}, declared), "op:sum"
+    a = _axes_of(graph, op.body["inputs"]["tensor"][0]["tensorId"], declared)
+    params = {**(op.body.get("params") or {}), "parts": parts}
+    return infer(kernel, {"tensor": [a]}, params, declared), kernel
+
+
 def contract_ops(
     graph: Graph, op_id: str, axis: str, mesh_axis: str, parts: int
 ) -> list[dict[str, Any]]:
-    """The edit ops rewriting dot ``op_id`` into partial products over ``parts`` equal parts of
-    its contracted axis ``axis`` and a sum (module docstring); :class:`PlanError` naming the
-    operation, the axis, its length and ``parts`` when it does not fit."""
+    """The edit ops rewriting dot (or reduction) ``op_id`` into partial products over ``parts``
+    equal parts of its contracted (or reduced) axis ``axis`` and their sum (module docstring);
+    :class:`PlanError` naming the operation, the axis, its length and ``parts`` when it does not
+    fit."""
     op = graph.get(op_id)
     if op is None or op.type != OPERATION:
         raise PlanError(f"operation {quote(op_id)} is not in the document")
     if axis not in contracted_axes(graph, op):
         raise PlanError(
-            f"operation {quote(op.label or op_id)} does not contract axis {quote(axis)}; only an "
-            "op:dot can be split over a contracted axis (it contracts "
+            f"operation {quote(op.label or op_id)} does not contract or reduce axis "
+            f"{quote(axis)}; only an op:dot or a reduction (sum, prod, max, min, mean) can be "
+            "split over an axis it contracts or reduces (it contracts or reduces "
             f"({', '.join(quote(a) for a in contracted_axes(graph, op))}))"
         )
     declared = _declared(graph)
@@ -150,10 +184,7 @@ def contract_ops(
         ops.append(
             {"op": "add_node", "node": {"id": axis_id, "type": AXIS, "label": name, "body": body}}
         )
-    x = _axes_of(graph, op.body["inputs"]["x"][0]["tensorId"], declared)
-    y = _axes_of(graph, op.body["inputs"]["y"][0]["tensorId"], declared)
-    params = {"parts": {"axis": axis, "into": name}}
-    partial = infer("op:dot_partial", {"x": [x], "y": [y]}, params, declared)
+    partial, total_kernel = _partial(graph, op, {"axis": axis, "into": name}, declared)
     out_sel = op.body["outputs"]["result"][0]
     out = graph.get(out_sel["tensorId"])
     assert out is not None
@@ -180,9 +211,9 @@ def contract_ops(
             "node": {
                 "id": partial_id,
                 "type": OPERATION,
-                "label": "op:dot_partial",
+                "label": partial.kernel,
                 "body": {
-                    "kernel": "op:dot_partial",
+                    "kernel": partial.kernel,
                     "params": partial.params,
                     "inputs": copy.deepcopy(op.body["inputs"]),
                     "outputs": {"result": [{"tensorId": tensor_id, "range": whole}]},
@@ -196,16 +227,16 @@ def contract_ops(
             },
         }
     )
-    total = infer("op:sum", {"tensor": [partial.result]}, {"reduction_axes": [name]}, declared)
+    total = infer(total_kernel, {"tensor": [partial.result]}, {"reduction_axes": [name]}, declared)
     original = {"label": op.label, "body": copy.deepcopy(op.body), "tags": copy.deepcopy(op.tags)}
     ops.extend({"op": "remove_node", "id": a.id} for a in graph.index.applications_of(op_id))
     ops.append(
         _replace(
             op,
             {
-                "label": "op:sum",
+                "label": total_kernel,
                 "body": {
-                    "kernel": "op:sum",
+                    "kernel": total_kernel,
                     "params": total.params,
                     "inputs": {"tensor": [{"tensorId": tensor_id, "range": whole}]},
                     "outputs": {"result": [copy.deepcopy(out_sel)]},

@@ -8,12 +8,14 @@ many parts as mesh axis ``dp`` has devices, part ``k`` on coordinate ``k`` of ``
 of them at once (a grid), unless two of them name the same mesh axis: that is refused, naming
 the entries to drop. A ``spec`` entry for an operation overrides the mapping for it.
 
-A dot whose *contracted* axis is mapped (the ``F`` of ``dot(h[N, F], W2[F-1, D])``) is first
-rewritten into partial products and a sum (:mod:`.contract`, done by :func:`~.write.apply_plan`
-and :func:`~.write.plan_ops` before this rule runs): the partial products are split over the
-parts axis ``F_over_tp``, and the sum reads its parts axis whole. Any other operation that
-*reads* a mapped axis that is not one of its index axes (a ``sum`` over it) runs whole, and
-is listed in :attr:`PlanSplits.not_split` with the reason, never silently.
+A dot whose *contracted* axis is mapped (the ``F`` of ``dot(h[N, F], W2[F-1, D])``), or a
+reduction whose *reduced* axis is (``sum(h[N, R])`` over ``R``), is first rewritten into partial
+products (partial reductions) and their sum (:mod:`.contract`, done by
+:func:`~.write.apply_plan` and :func:`~.write.plan_ops` before this rule runs): the partials are
+split over the parts axis ``F_over_tp``, and the sum reads its parts axis whole. Any other
+operation that *reads* a mapped axis that is not one of its index axes (a ``softmax`` or
+``layer_norm`` over it) runs whole, and is listed in :attr:`PlanSplits.not_split` with the
+reason, never silently.
 So is an operation without ``IndexAxes`` that reads a mapped axis. Operations that neither
 have nor read a mapped axis run whole, as every operation a plan does not name does.
 """
@@ -127,7 +129,8 @@ def _mapped_split(
             listed = ", ".join(quote(r) for r in index)
             why = (
                 f"it contracts or reduces {shown}: reads it, but its index axes are ({listed}); "
-                "splits of a contracted axis are not supported yet, so it runs whole"
+                "only a dot or a reduction (sum, prod, max, min, mean) can be split over an axis "
+                "it contracts or reduces, so it runs whole"
             )
         return NotSplit(op.id, tuple(a for _, a, _ in reduced), why)
     hits = sorted(

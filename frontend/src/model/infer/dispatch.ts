@@ -13,7 +13,7 @@ import { conv2d } from "./conv";
 import { identity, type Derived, type Inference } from "./inference";
 import { fail, InferenceError, pyRepr, quoted } from "./messages";
 import { normalization } from "./normalization";
-import { dotPartial } from "./partial";
+import { dotPartial, reductionPartial } from "./partial";
 import { Resolver } from "./params";
 import { flatten, pad, slice, unflatten, view } from "./views";
 
@@ -69,7 +69,7 @@ function derive(k: KernelInfo, operands: string[][], keys: string[], p: Record<s
       if (k.name === "op:dot_partial") return dotPartial(k.name, a, operands[1]!, p, res, declared);
       return dot(k.name, a, operands[1]!, p, res);
     case "reduction":
-      return reduction(k.name, a, p, res);
+      return "parts" in p ? reductionPartial(k.name, a, p, res, declared) : reduction(k.name, a, p, res);
     case "conv":
       return conv2d(k.name, a, operands[1]!, p, res, declared);
   }

@@ -1,11 +1,11 @@
 import { describe, expect, it } from "vitest";
-import table from "../../../../tests/core/plans/dot_partial_cases.json";
+import table from "../../../../tests/core/plans/partial_cases.json";
 import type { AxisDecl } from "../axes";
 import { CATALOGUE } from "../catalogue";
 import { inferAxes } from "./dispatch";
 import { deriveSignature } from "./inference";
 
-// The server's answers (geon.core.ops.run_case) for op:dot_partial; tests/core/plans/test_dot_partial_cases.py
+// The server's answers (geon.core.ops.run_case) for partial operations; tests/core/plans/test_partial_cases.py
 // fails when they drift from the server.
 interface Case {
   name: string;
@@ -18,7 +18,7 @@ interface Case {
 
 const cases = (table as unknown as { cases: Case[] }).cases;
 
-describe("op:dot_partial mirrors the server", () => {
+describe("partial operations mirror the server", () => {
   it.each(cases.map((c) => [c.name, c] as const))("%s", (_name, c) => {
     const declared = new Map(Object.entries(c.axes).map(([name, body]) => [name, { name, ...body }]));
     const got = inferAxes(CATALOGUE, c.kernel, c.inputs, c.params, declared);

@@ -1,5 +1,6 @@
-"""The editor's op:dot_partial cases (``dot_partial_cases.json``, read by
-frontend/src/model/infer/partial.test.ts) are the server's answers."""
+"""The editor's cases of partial operations (``op:dot_partial``, reductions with ``parts``;
+``partial_cases.json``, read by frontend/src/model/infer/partial.test.ts) are the server's
+answers."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from pathlib import Path
 
 from geon.core.ops import run_case
 
-TABLE = json.loads((Path(__file__).parent / "dot_partial_cases.json").read_text(encoding="utf-8"))
+TABLE = json.loads((Path(__file__).parent / "partial_cases.json").read_text(encoding="utf-8"))
 
 
 def test_the_cases_are_the_servers_answers() -> None:
