@@ -39,7 +39,8 @@ dot                    ``{"axes"?: [ref...]}`` — another order of the result a
                        free axes of the operand holding the lower levels, then the other's)
 gelu                   ``{"approximate"?: "none" | "tanh"}`` — the exact erf form by default
 dot_partial            ``{"parts": {"axis": F, "into": P}}`` — partial products over P parts of F
-reductions             ``{"reduction_axes"?: [ref...], "out_axes"?: [ref...]}`` — neither = all
+reductions             ``{"reduction_axes"?: [ref...], "out_axes"?: [ref...]}`` — neither = all;
+                       ``"parts"?: {"axis": R, "into": P}`` — partial, one per part of R
 softmax                ``{"reduction_axes": [ref...]}`` — the axes normalised over
 layer_norm             ``{"reduction_axes": [ref...], "epsilon"?: number}`` — default 1e-05
 cast_axes, broadcast,  ``{"axes": [ref...]}``
@@ -61,6 +62,7 @@ avg_pool2d             sw], "padding"?: n | [ph, pw]}`` (stride defaults to kern
 - dot: ``pairs`` — ``[x dim, y dim]`` per contracted pair; ``lower`` — ``"x"`` or ``"y"``;
   dot_partial adds ``parts`` — ``{"x": dim, "y": dim, "chunk": n}``, the split pair and its chunk;
 - reductions: ``reduced`` — the input dims reduced (the rest keep their order via ``dims``);
+  with parts, ``parts`` — ``{"dim": d, "chunk": n}``, the split dim and its chunk;
 - softmax, layer_norm: ``reduced`` — the operand dims normalised over; ``scale`` / ``bias`` —
   per dim of that input, the operand dim it is;
 - slice: ``slices`` — per input dim ``None`` (kept), an int (dropped at that index) or
