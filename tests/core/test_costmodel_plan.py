@@ -6,7 +6,7 @@ import pytest
 
 from geon import core as gc
 from geon.core.costmodel import cost_report, parse_profile, read_placed
-from geon.core.costmodel.timing import Work, shard_work
+from geon.core.costmodel.timing import Work, all_work, shard_work
 from geon.core.sharding import shard
 from tests.core.test_costmodel_collectives import MESH_ID, PROFILE, _mesh, mlp
 
@@ -80,3 +80,16 @@ def test_memory_imbalance_is_max_over_mean() -> None:
     # hold x and h blocks, 64; mean 120, so the peak is 140% above it
     assert [d["peakBytes"] for d in report["devices"]] == [288, 64, 64, 64]
     assert report["memory"]["imbalancePercent"] == pytest.approx(140.0, rel=1e-9)
+
+
+def test_pooling_counts_one_operation_per_window_cell() -> None:
+    # given a 3x2 max pooling (stride 1) of img[C=2, H=6, W=5], run whole: the output is
+    # [C=2, P=4, Q=4], 32 index cells, each reading a window of 3·2 = 6 cells
+    C = gc.Axis("C", 2, roles="Channel")
+    H, W = gc.Axis("H", 6, roles="Height"), gc.Axis("W", 5, roles="Width")
+    P, Q = gc.Axis("P", 4, roles="Height"), gc.Axis("Q", 4, roles="Width")
+    img = gc.placeholder(axes=[C, H, W], name="img", dtype="float32")
+    g = gc.graph([gc.max_pool2d(img, [C, P, Q], (3, 2), stride=1, name="pooled")])
+    # then its flops are 32 · 6 = 192 comparisons, not the 32 cells it writes
+    [work] = all_work(read_placed(g), PROFILE).values()
+    assert work.flops == 192

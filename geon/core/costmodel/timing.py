@@ -7,6 +7,8 @@ bytes of every region it reads and writes. Its flops, counted on its own region:
 - contractions (``op:dot``, ``op:conv2d``, ``op:linear``, ``matmul``): ``2·M·N·K``, i.e. twice the
   index cells times ``K``, the cells one index point reads of the first input (the product of its
   IPF's ``shape``: the contracted extents, and a conv's window times its input channels);
+- pooling (``op:max_pool2d``, ``op:avg_pool2d``): the index cells times ``K``, the window's
+  cells (one comparison or addition per cell of each window);
 - reductions (``op:sum`` ... ``op:mean``, ``row_sum``): the cells read;
 - views (``op:broadcast``, ``op:slice``, ...): nothing, and no time (zero-copy);
 - everything else (elementwise, unknown kernels): the cells written.
@@ -40,6 +42,7 @@ from geon.core.ops import REDUCTIONS, VIEWS
 
 __all__ = [
     "CONTRACTIONS",
+    "WINDOWS",
     "DeviceTime",
     "Work",
     "all_work",
@@ -50,6 +53,9 @@ __all__ = [
 
 CONTRACTIONS = ("op:dot", "op:conv2d", "op:linear", "matmul")
 """Kernels counted as ``2·M·N·K``."""
+
+WINDOWS = ("op:max_pool2d", "op:avg_pool2d")
+"""Kernels counted as index cells times the window's cells."""
 
 _CELLS_READ = (*REDUCTIONS, "row_sum")
 
@@ -74,7 +80,7 @@ class DeviceTime:
 
 def _contracted_cells(doc: PlacedDocument, op_id: str) -> int:
     """``K``: the cells one index point reads of the operation's first input (1 without an
-    IPFSignature)."""
+    IPFSignature): a contraction's contracted extents, a pooling's window."""
     op = doc.operation(op_id)
     sig = (op.tags or {}).get(IPF_SIGNATURE)
     if not isinstance(sig, dict):
@@ -118,6 +124,9 @@ class _Roofline:
         if kname in CONTRACTIONS:
             cells = box_size(shard.index_box) if shard.index_box is not None else written
             flops = 2 * cells * k
+        elif kname in WINDOWS:
+            cells = box_size(shard.index_box) if shard.index_box is not None else written
+            flops = cells * k
         elif kname in _CELLS_READ:
             flops = sum(shard.read_cells)
         else:
@@ -141,7 +150,7 @@ def all_work(doc: PlacedDocument, profile: Profile) -> dict[str, Work]:
     roofline = _Roofline(doc, profile)
     for op_id in doc.order:
         kname = doc.operation(op_id).body.get("kernel")
-        k = _contracted_cells(doc, op_id) if kname in CONTRACTIONS else 1
+        k = _contracted_cells(doc, op_id) if kname in CONTRACTIONS or kname in WINDOWS else 1
         for sh in doc.by_op[op_id]:
             out[sh.id] = roofline.work(sh, kname, k)
     return out
