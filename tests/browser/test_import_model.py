@@ -2,8 +2,9 @@
 Chromium against a live Daphne and a real Celery worker; screenshots in
 tests/browser/artifacts/import-model-*.png.
 
-Ann picks the committed transformer encoder layer with "Import model…": the list says how the
-worker is getting on, then links to the new graph and to its weights. She opens the graph and
+Ann gives the model's batch a length and picks the committed transformer encoder layer with
+"Import model…": the list says how the worker is getting on, then links to the new graph and to
+its weights, and lists the graph without a reload. She opens the graph and
 the editor's Export menu offers the document as JSON, ONNX, NumPy, einsum and builder code.
 """
 
@@ -40,7 +41,8 @@ def test_import_a_model_then_open_the_export_menu(
     # given ann on her list of graphs
     sign_in(tab, base, "ann", password)
     tab.evaluate(WATCH)
-    # when she picks the encoder layer with "Import model…"
+    # when she gives the model's batch a length and picks the encoder layer with "Import model…"
+    tab.fill(".gallery-import-dims", "batch=3")
     tab.set_input_files(".gallery-import-model", str(ENCODER))
     tab.wait_for_selector(".gallery-import-progress[data-status]")
     shot("01-progress")
@@ -59,6 +61,12 @@ def test_import_a_model_then_open_the_export_menu(
     weights = tab.get_attribute(".gallery-import-weights", "href")
     assert weights is not None and weights.endswith("/weights")
     assert tab.locator(".gallery-message").inner_text() == ""
+    # the list shows the new graph without a reload, and its batch axis has the length she gave
+    tab.wait_for_selector(f'tr[data-graph="{graph.pk}"]')
+    assert tab.locator(f'tr[data-graph="{graph.pk}"] td').first.inner_text().strip() == "encoder"
+    document = off_loop(lambda: graph.current_version.document)
+    [batch] = [n for n in document["nodes"] if n.get("label") == "batch"]
+    assert batch["body"]["length"] == 3
     # when she opens it
     tab.click(".gallery-import-open")
     tab.wait_for_function(

@@ -41,15 +41,32 @@ function loadThumbnails(root: HTMLElement): void {
   root.querySelectorAll<HTMLElement>("tr[data-graph]").forEach((row) => near.observe(row));
 }
 
-function mount(root: HTMLElement): void {
-  renderDescriptions(root);
-  loadThumbnails(root);
-  const search = root.querySelector<HTMLInputElement>(".graph-search");
+/** Descriptions, thumbnails and search of the list of graphs (drawn again by ``refreshList``). */
+function mountList(list: HTMLElement): void {
+  renderDescriptions(list);
+  loadThumbnails(list);
+  const search = list.querySelector<HTMLInputElement>(".graph-search");
   search?.addEventListener("input", () => {
-    for (const row of root.querySelectorAll<HTMLElement>("tr[data-graph]")) {
+    for (const row of list.querySelectorAll<HTMLElement>("tr[data-graph]")) {
       row.classList.toggle("no-match", !matches(search.value, `${row.dataset.title ?? ""} ${row.textContent ?? ""}`));
     }
   });
+}
+
+/** The list of graphs as the server draws it now, in place of the one shown (after an import
+ * made a graph in the worker, so it appears without a reload). */
+async function refreshList(list: HTMLElement): Promise<void> {
+  const response = await fetch(window.location.pathname, { headers: { Accept: "text/html" } });
+  if (!response.ok) return;
+  const fresh = new DOMParser().parseFromString(await response.text(), "text/html").querySelector<HTMLElement>(".gallery-list");
+  if (!fresh) return;
+  list.replaceChildren(...Array.from(fresh.childNodes, (n) => document.importNode(n, true)));
+  mountList(list);
+}
+
+function mount(root: HTMLElement): void {
+  const list = root.querySelector<HTMLElement>(".gallery-list")!;
+  mountList(list);
   const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
   const api = new GraphsApi(root.dataset.api ?? "/api/v1", csrf);
   const message = root.querySelector<HTMLElement>(".gallery-message")!;
@@ -73,7 +90,7 @@ function mount(root: HTMLElement): void {
     });
   });
 
-  mountModelImport(root, new ImportsApi(root.dataset.api ?? "/api/v1", csrf), message, editorUrl);
+  mountModelImport(root, new ImportsApi(root.dataset.api ?? "/api/v1", csrf), message, editorUrl, () => refreshList(list));
 
   const file = root.querySelector<HTMLInputElement>(".gallery-import:not(.gallery-import-model)")!;
   file.addEventListener("change", () => {

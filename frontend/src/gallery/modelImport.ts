@@ -1,6 +1,8 @@
 // "Import model" on the graph list (issue 20): an .onnx file is posted to POST /api/v1/imports,
-// then its progress is polled at GET /api/v1/imports/<id> and shown under the buttons (the
-// worker's step in words) until it links to the new graph and to its weights (.npz); a refusal,
+// with the lengths typed beside it for the model's named dimensions ("batch=8, seq=16"), then its
+// progress is polled at GET /api/v1/imports/<id> and shown under the buttons (the
+// worker's step in words) until it links to the new graph and to its weights (.npz), and the list
+// shows the new graph (``onImported``); a refusal,
 // the server's or the worker's, is shown in words in the page's message line.
 
 import { el } from "../ui/dom";
@@ -54,9 +56,10 @@ export class ImportsApi extends RestClient {
   }
 }
 
-/** Wire the "Import model" file input of the graph list. */
-export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HTMLElement, editorUrl: (id: string) => string): void {
+/** Wire the "Import model" file input of the graph list; ``onImported`` runs once a graph is made. */
+export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HTMLElement, editorUrl: (id: string) => string, onImported: () => Promise<void>): void {
   const input = root.querySelector<HTMLInputElement>(".gallery-import-model");
+  const dims = root.querySelector<HTMLInputElement>(".gallery-import-dims");
   const progress = root.querySelector<HTMLElement>(".gallery-import-progress");
   if (!input || !progress) return;
   const show = (job: ModelImportJob): void => {
@@ -79,7 +82,8 @@ export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HT
     input.disabled = true;
     void (async () => {
       try {
-        await api.follow(await api.start(file), show);
+        const job = await api.follow(await api.start(file, dims?.value.trim() ?? ""), show);
+        if (job.status === "done") await onImported();
       } catch (e) {
         message.textContent = e instanceof ApiError ? e.message : String(e);
       } finally {
