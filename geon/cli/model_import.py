@@ -37,29 +37,16 @@ def _fail(message: str) -> int:
     return 2
 
 
-def _dims(items: list[str]) -> dict[str, int]:
-    out: dict[str, int] = {}
-    for item in items:
-        name, _, value = item.partition("=")
-        try:
-            n = int(value)
-        except ValueError:
-            n = 0
-        if not name or n < 1:
-            raise GeonError(f'--dim "{item}" is invalid; expected NAME=N with N >= 1, e.g. batch=8')
-        out[name] = n
-    return out
-
-
 def main(args: argparse.Namespace) -> int:
     """Import, write the document and the weights, print the summary."""
+    from geon.interop.dims import parse_dims
     from geon.interop.onnx_import import import_onnx
 
     if not os.path.isfile(args.model):
         return _fail(f'cannot read "{args.model}": no such file')
     weights_path = args.weights or os.path.splitext(args.out)[0] + ".npz"
     try:
-        imported = import_onnx(args.model, dims=_dims(args.dim))
+        imported = import_onnx(args.model, dims=parse_dims(args.dim))
     except GeonError as exc:
         return _fail(str(exc))
     except Exception as exc:  # a bug must still reach the user as one line, not a traceback

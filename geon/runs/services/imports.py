@@ -35,6 +35,8 @@ from geon.execute.limits import format_bytes
 from geon.graphs.services import User, do_create_graph
 from geon.graphs.services.documents import over_request_size
 from geon.graphs.services.graphs import TITLE_MAX
+from geon.interop.dims import DimsError, split_dims
+from geon.interop.dims import parse_dims as dims_of
 from geon.runs.models import ModelImport
 from geon.runs.services.errors import RunNotFound, RunRefused
 from geon.runs.services.files import save_file
@@ -47,12 +49,8 @@ READING, NAMING, STORING = "reading the model", "naming axes", "storing the grap
 #: The length a ``dim_param`` gets when the request binds none (2, not 1: a length-1 dim would
 #: be taken for a broadcast one and lose its identity through reshapes).
 DEFAULT_DIM = 2
-#: The largest length the ``dims`` field may bind.
-MAX_DIM = 2**31 - 1
 #: Seconds a client is asked to wait when too many of its imports are converting.
 RETRY_AFTER_SECONDS = 5
-#: The most ``dims`` one request may bind.
-MAX_DIMS = 64
 UNEXPECTED_IMPORT_FAILURE = "the import failed unexpectedly; the worker log has the details"
 WORKER_STOPPED = (
     "the worker stopped while importing this model (it may be too large to import); "
@@ -61,28 +59,17 @@ WORKER_STOPPED = (
 
 
 def parse_dims(text: Any) -> dict[str, int]:
-    """The ``dims`` field, ``"batch=8, seq=16"``: lengths for the model's ``dim_param`` names;
-    :class:`RunRefused` ``invalid_dims`` naming the bad item."""
+    """The ``dims`` field, ``"batch=8, seq=16"`` (:func:`geon.interop.dims.parse_dims`):
+    lengths for the model's ``dim_param`` names; :class:`RunRefused` ``invalid_dims`` naming the
+    bad item."""
     if text is None or text == "":
         return {}
     if not isinstance(text, str):
         raise RunRefused("invalid_dims", f'dims "{text}" is not text; expected e.g. "batch=8"')
-    items = [item.strip() for item in text.split(",") if item.strip()]
-    if len(items) > MAX_DIMS:
-        raise RunRefused(
-            "invalid_dims", f"dims binds {len(items)} names; at most {MAX_DIMS} are allowed"
-        )
-    dims: dict[str, int] = {}
-    for item in items:
-        name, _, value = (part.strip() for part in item.partition("="))
-        if not name or not re.fullmatch(r"[0-9]{1,10}", value) or not 1 <= int(value) <= MAX_DIM:
-            raise RunRefused(
-                "invalid_dims",
-                f'dims item "{item[:80]}" is invalid; expected NAME=N with 1 <= N <= {MAX_DIM}, '
-                'e.g. "batch=8"',
-            )
-        dims[name[:128]] = int(value)
-    return dims
+    try:
+        return dims_of(split_dims(text))
+    except DimsError as error:
+        raise RunRefused("invalid_dims", str(error)) from None
 
 
 def import_title(filename: str) -> str:
