@@ -45,6 +45,7 @@ from itertools import pairwise
 from operator import le
 from typing import Any, Generic, NamedTuple, Protocol, TypeVar
 
+from geon.core.collector import collector_paused
 from geon.core.dtypes import DTYPE_BYTES
 from geon.core.errors import GeonError
 from geon.core.graph import (
@@ -509,6 +510,7 @@ def device_bytes(graph: Graph) -> dict[Device, dict[str, int]]:
     return out
 
 
+@collector_paused()
 def transfers(graph: Graph) -> list[Transfer]:
     """Every region a placed consumer shard reads that placed shards on other devices wrote and
     its own device did not (:func:`regions_that_move`), in document order of the consumers.
@@ -539,6 +541,7 @@ def transfer_bytes(graph: Graph) -> dict[tuple[Device, Device], int]:
     return out
 
 
+@collector_paused()
 def device_memory(graph: Graph) -> dict[Device, DeviceMemory]:
     """Per device, the bytes of inputs, outputs and temporaries (see the module docstring)."""
     found = read_shards(graph)

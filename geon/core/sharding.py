@@ -451,25 +451,46 @@ def _application_ops(
     ops: list[dict[str, Any]] = [
         {"op": "remove_node", "id": app.id} for app in graph.index.applications_of(op.id)
     ]
+    # per side and key, each selection's tensor, IPF and (for a read) the tensor's range: the
+    # same for every shard, so read once per operation
+    sides: list[tuple[str, list[tuple[str, list[tuple[Any, IPF, ZRange | None]]]]]] = []
+    for side in ("inputs", "outputs"):
+        selmap = op.body.get(side)
+        if selmap is None:
+            continue
+        keys = []
+        for key, items in selmap.items():
+            fns = ipfs[side].get(key)
+            if fns is None or len(fns) != len(items):
+                raise DocumentError(
+                    f"operation {quote(op.id)} IPFSignature has no IPF for each selection "
+                    f"of {side} {quote(key)}; expected {len(items)}"
+                )
+            keys.append(
+                (
+                    key,
+                    [
+                        (
+                            item["tensorId"],
+                            f,
+                            _tensor_range(graph, item) if side == "inputs" else None,
+                        )
+                        for item, f in zip(items, fns, strict=True)
+                    ],
+                )
+            )
+        sides.append((side, keys))
     for n, s in enumerate(shards):
         body: dict[str, Any] = {"operationId": op.id}
-        for side in ("inputs", "outputs"):
-            selmap = op.body.get(side)
-            if selmap is None:
-                continue
-            out: dict[str, list[dict[str, Any]]] = {}
-            for key, items in selmap.items():
-                fns = ipfs[side].get(key)
-                if fns is None or len(fns) != len(items):
-                    raise DocumentError(
-                        f"operation {quote(op.id)} IPFSignature has no IPF for each selection "
-                        f"of {side} {quote(key)}; expected {len(items)}"
-                    )
-                out[key] = [
-                    {"tensorId": item["tensorId"], "range": _selection(graph, side, item, f, s)}
-                    for item, f in zip(items, fns, strict=True)
+        for side, keys in sides:
+            read = side == "inputs"
+            body[side] = {
+                key: [
+                    {"tensorId": tid, "range": selection_of(f, s, trange, read=read).to_json()}
+                    for tid, f, trange in selections
                 ]
-            body[side] = out
+                for key, selections in keys
+            }
         tags: dict[str, Any] = {IPF_INDEX: s.to_json()}
         if mesh is not None and coords is not None:
             tags[PLACEMENT] = {"mesh": mesh.id, "coords": list(coords[n])}
@@ -503,16 +524,13 @@ def _signature(op: Node) -> dict[str, dict[str, list[IPF]]]:
     return ipfs
 
 
-def _selection(graph: Graph, side: str, item: Any, ipf: IPF, shard: ZRange) -> dict[str, Any]:
-    """An Application's selection of one tensor: :func:`~geon.core.zspace.selection_of`, with
-    the tensor's range for a read."""
-    tensor_range = None
-    if side == "inputs":
-        tid = item.get("tensorId") if isinstance(item, dict) else None
-        tensor = graph.get(tid) if isinstance(tid, str) else None
-        if tensor is not None and tensor.type == TENSOR:
-            tensor_range = parse_range(tensor.body.get("range"))
-    return selection_of(ipf, shard, tensor_range, read=side == "inputs").to_json()
+def _tensor_range(graph: Graph, item: Any) -> ZRange | None:
+    """The range of the tensor a read selects (a padded read is clipped to it), or None."""
+    tid = item.get("tensorId") if isinstance(item, dict) else None
+    tensor = graph.get(tid) if isinstance(tid, str) else None
+    if tensor is not None and tensor.type == TENSOR:
+        return parse_range(tensor.body.get("range"))
+    return None
 
 
 def shard(

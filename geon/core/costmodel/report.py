@@ -19,11 +19,9 @@
 
 from __future__ import annotations
 
-import gc
-from collections.abc import Iterator
-from contextlib import contextmanager
 from typing import Any
 
+from geon.core.collector import collector_paused
 from geon.core.costmodel.collectives import infer_collectives
 from geon.core.costmodel.ledger import imbalance_percent, memory_ledger
 from geon.core.costmodel.placed import read_placed
@@ -34,30 +32,10 @@ from geon.core.graph import Graph
 __all__ = ["cost_report"]
 
 
-@contextmanager
-def _collector_paused() -> Iterator[None]:
-    """CPython's cyclic garbage collector paused while a plan is costed, then restored as it
-    was. Costing allocates tens of thousands of small containers (a box and a shard per
-    selection), none of them in a cycle, and each burst of allocations makes the collector walk
-    every object the process holds (the document included): a third of the time of a
-    1,000-operation plan (``benchmarks/bench_cost.py``). Process-wide, so another thread's
-    cycles wait until the cost is done."""
-    was = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if was:
-            gc.enable()
-
-
+@collector_paused()
 def cost_report(graph: Graph, profile: Profile) -> dict[str, Any]:
-    """The cost of ``graph``'s placed plan under ``profile`` (see the module docstring)."""
-    with _collector_paused():
-        return _cost_report(graph, profile)
-
-
-def _cost_report(graph: Graph, profile: Profile) -> dict[str, Any]:
+    """The cost of ``graph``'s placed plan under ``profile`` (see the module docstring); the
+    cyclic collector is paused meanwhile (:mod:`geon.core.collector`)."""
     doc = read_placed(graph)
     collectives = infer_collectives(doc, profile)
     work = all_work(doc, profile)

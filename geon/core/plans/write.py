@@ -25,6 +25,7 @@ import uuid
 from collections.abc import Mapping
 from typing import Any
 
+from geon.core.collector import collector_paused
 from geon.core.errors import GeonError, quote
 from geon.core.graph import MESH, OPERATION, Graph
 from geon.core.plans.contract import contract_plan
@@ -78,11 +79,13 @@ def _as_plan(plan: Plan | Mapping[str, Any]) -> Plan:
     return plan if isinstance(plan, Plan) else read_plan(plan)
 
 
+@collector_paused()
 def apply_plan(
     graph: Graph, plan: Plan | Mapping[str, Any], *, mesh_id: str | None = None
 ) -> Graph:
     """A copy of ``graph`` with ``plan`` (a :class:`Plan` or its REST JSON) written into it;
-    ``graph`` does not change. :class:`PlanError` naming the operation (or input) and why when
+    ``graph`` does not change (the cyclic collector is paused meanwhile:
+    :mod:`geon.core.collector`). :class:`PlanError` naming the operation (or input) and why when
     the plan is malformed or does not fit the document.
 
     >>> from geon import core as gc
