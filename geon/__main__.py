@@ -3,5 +3,7 @@
 import sys
 
 from geon.cli import main
+from geon.core.collector import tune_for_documents
 
+tune_for_documents()
 sys.exit(main())

@@ -6,3 +6,10 @@ class GraphsConfig(AppConfig):
 
     name = "geon.graphs"
     label = "graphs"
+
+    def ready(self) -> None:
+        """Every Django process (web, realtime, worker) loads documents: tune the collector for
+        them (:func:`geon.core.collector.tune_for_documents`)."""
+        from geon.core.collector import tune_for_documents
+
+        tune_for_documents()
