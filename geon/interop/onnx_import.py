@@ -27,18 +27,26 @@ kept as they are).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from geon.core.axes import Axis, AxisRef, Ref
+from geon.core.axes import AxisRef, CompositeRef, Ref
 from geon.core.builder import Tensor, constant, graph, placeholder
 from geon.core.builder import functions as F
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
+from geon.interop.onnx_atoms import (
+    Factors,
+    UnionFind,
+    conform_dims,
+    flat,
+    grouped,
+    name_axes,
+    refine,
+)
 from geon.interop.onnx_common import (
     BINARY,
     DTYPES,
@@ -82,40 +90,6 @@ def _scope(node: Any) -> str | None:
     return name.rsplit("/", 1)[0] or None
 
 
-class _UnionFind:
-    """Dims ``(value, i)`` with cannot-link: two dims of one value never share a class."""
-
-    def __init__(self) -> None:
-        self.parent: dict[tuple[str, int], tuple[str, int]] = {}
-        self.values: dict[tuple[str, int], set[str]] = {}
-
-    def add(self, value: str, rank: int) -> None:
-        for i in range(rank):
-            key = (value, i)
-            if key not in self.parent:
-                self.parent[key] = key
-                self.values[key] = {value}
-
-    def find(self, key: tuple[str, int]) -> tuple[str, int]:
-        root = key
-        while self.parent[root] != root:
-            root = self.parent[root]
-        while self.parent[key] != root:
-            self.parent[key], key = root, self.parent[key]
-        return root
-
-    def union(self, a: tuple[str, int], b: tuple[str, int]) -> None:
-        if a not in self.parent or b not in self.parent:
-            return
-        ra, rb = self.find(a), self.find(b)
-        if ra == rb or self.values[ra] & self.values[rb]:
-            return
-        if len(self.values[ra]) < len(self.values[rb]):
-            ra, rb = rb, ra
-        self.parent[rb] = ra
-        self.values[ra] |= self.values.pop(rb)
-
-
 class _Importer:
     def __init__(
         self, model: Any, dims: Mapping[str, int], known: Mapping[str, Any] | None = None
@@ -134,8 +108,15 @@ class _Importer:
         self.dtype: dict[str, str] = {}
         self.consts: dict[str, np.ndarray[Any, Any]] = {}
         self.handles: dict[str, Tensor] = {}
-        self.uf = _UnionFind()
-        self.refs: dict[str, list[Ref]] = {}
+        self.uf = UnionFind()
+        self.factors = Factors()
+        self.reshapes: list[tuple[str, str, list[int], list[int]]] = []  # multi-dim groups
+        self.atoms_of: dict[tuple[str, int], list[int]] = {}
+        self.refs: dict[str, list[Ref]] = {}  # one per ONNX dim (a composite when factored)
+        self.parts: dict[str, list[list[AxisRef]]] = {}  # the atoms of each ONNX dim
+        self.flats: dict[str, Tensor] = {}
+        self.finished: set[int] = set()
+        self.outputs = {vi.name for vi in self.g.output}
         self.scopes: dict[str, str] = {}
         self.nodes = list(self.g.node)
         self.arguments: set[str] = set()
@@ -376,9 +357,11 @@ class _Importer:
 
                 unify_window(self, n, a)
             elif op in ("Reshape", "Flatten"):
-                for group in reshape_groups(self.shapes[ins[0]], self.shapes[out]):
-                    if len(group[0]) == 1 and len(group[1]) == 1:
-                        uf.union((ins[0], group[0][0]), (out, group[1][0]))
+                for gi, go in reshape_groups(self.shapes[ins[0]], self.shapes[out]):
+                    if len(gi) == 1 and len(go) == 1:
+                        uf.union((ins[0], gi[0]), (out, go[0]))
+                    else:
+                        self.reshapes.append((ins[0], out, gi, go))
             elif op in ("Squeeze", "Unsqueeze", "Gather"):
                 kept = self.kept_dims(n)
                 for i, j in kept.items():
@@ -455,43 +438,40 @@ class _Importer:
             axes = list(range(rank))
         return {x % rank for x in axes}, keep
 
-    def name_axes(self) -> None:
-        members: dict[tuple[str, int], list[tuple[str, int]]] = {}
-        for key in self.uf.parent:
-            members.setdefault(self.uf.find(key), []).append(key)
-        used: set[str] = set()
-        axis_of: dict[tuple[str, int], Axis] = {}
-        order = {v.name: k for k, v in enumerate(self.g.input)}
-        for root, keys in sorted(
-            members.items(), key=lambda kv: min(order.get(k[0], 1 << 30) for k in kv[1])
-        ):
-            length = self.shapes[root[0]][root[1]]
-            names = sorted({self.params[k] for k in keys if k in self.params})
-            base = _ident(names[0]) if names else f"d{length}"
-            name, k = base, 1
-            while name in used:
-                k += 1
-                name = f"{base}_{k}"
-            used.add(name)
-            roles = sorted({r for k in keys for r in self.roles.get(k, ())})
-            axis_of[root] = Axis(name, length, roles=roles)
-        for v, shape in self.shapes.items():
-            if v in self.arguments or ((v, 0) not in self.uf.parent and shape):
-                continue
-            self.refs[v] = [AxisRef(axis_of[self.uf.find((v, i))]) for i in range(len(shape))]
-
     # -- building -----------------------------------------------------------------------
     def leaf(self, name: str, level: Mapping[int, int] | None = None) -> Tensor:
-        refs = [r + (level or {}).get(i, 0) for i, r in enumerate(self.refs[name])]
-        if name in self.consts and (self.consts[name].size <= 1 or name in self.inline):
-            return constant(self.consts[name], axes=refs, name=name)
-        return placeholder(refs, name=name, dtype=self.dtype[name])
+        """A graph input (in its ONNX shape, unflattened where factored) or a constant or
+        weight (in its atoms' shape), in atoms; ``level`` raises dims' dual levels."""
+        lv = level or {}
+        if name in self.consts:
+            refs = [a + lv.get(i, 0) for i, d in enumerate(self.parts[name]) for a in d]
+            arr = self.consts[name].reshape([int(r.length or 1) for r in refs])
+            if arr.size <= 1 or name in self.inline:
+                return constant(arr, axes=refs, name=name)
+            return placeholder(refs, name=name, dtype=self.dtype[name])
+        t = placeholder(self.refs[name], name=name, dtype=self.dtype[name])
+        return conform_dims(t, [1] * len(self.refs[name]), self.parts[name])
 
-    def get(self, name: str) -> Tensor:
+    def atoms(self, name: str) -> Tensor:
+        """The tensor of ONNX value ``name`` with the atoms of its dims as axes."""
         t = self.handles.get(name)
         if t is None:
             raise OnnxImportError(f'value "{name}" is used before it is computed')
         return t
+
+    def get(self, name: str) -> Tensor:
+        """The tensor of ONNX value ``name``, one axis per ONNX dim (:attr:`refs`): a factored
+        dim's atoms flattened into a composite axis."""
+        t = self.atoms(name)
+        dims = self.parts.get(name, [])
+        if all(len(d) == 1 for d in dims):
+            return t
+        if name not in self.flats:
+            for p, d in enumerate(dims):  # each factored dim before p is one axis by now
+                if len(d) > 1:
+                    t = F.flatten(t, t.axes[p : p + len(d)])
+            self.flats[name] = t
+        return self.flats[name]
 
     def conform(self, t: Tensor, refs: Sequence[Ref], what: str) -> Tensor:
         """``t`` relabelled (``cast_axes``) so its axes are ``refs`` position by position."""
@@ -500,8 +480,8 @@ class _Importer:
         return F.cast_axes(t, refs)
 
     def aligned(self, name: str, out: str) -> Tensor:
-        """Operand ``name`` of a broadcasting op with output ``out``: size-1 broadcast dims
-        dropped, the others relabelled to the output's axes."""
+        """Operand ``name`` of a broadcasting op with output ``out``, one axis per ONNX dim:
+        size-1 broadcast dims dropped, the others relabelled to the output's axes."""
         t = self.get(name)
         s, so, ro = self.shapes[name], self.shapes[out], self.refs[out]
         drops: dict[Any, Any] = {}
@@ -516,8 +496,32 @@ class _Importer:
             t = F.slice(t, drops)
         return self.conform(t, keep, name)
 
+    def aligned_atoms(self, name: str, out: str) -> Tensor:
+        """:meth:`aligned` in atoms: the operand's atoms relabelled to the output's."""
+        t = self.atoms(name)
+        s, so, dims = self.shapes[name], self.shapes[out], self.parts[name]
+        g = grouped(t, [len(d) for d in dims])
+        drops: dict[Any, Any] = {}
+        have: list[int] = []
+        want: list[list[AxisRef]] = []
+        for j in range(len(s)):
+            i = len(so) - len(s) + j
+            if s[j] != so[i]:
+                drops[g[j][0]] = 0
+            else:
+                have.append(len(g[j]))
+                want.append(self.parts[out][i])
+        if drops:
+            t = F.slice(t, drops)
+        return conform_dims(t, have, want)
+
     def finish(self, out: str, t: Tensor, node: Any) -> None:
-        want = self.refs[out]
+        """Record ``t`` as ONNX value ``out``: in atoms (unflattened if it has one axis per
+        ONNX dim), labelled ``out`` (a factored graph output: its flattened form is)."""
+        want = flat(self.parts[out])
+        composite = [r for r in self.refs[out] if isinstance(r, CompositeRef)]
+        if composite and [str(r) for r in t.axes] == [str(r) for r in self.refs[out]]:
+            t = F.unflatten(t, composite)
         if [str(r) for r in t.axes] != [str(r) for r in want]:
             if {str(r) for r in t.axes} == {str(r) for r in want}:
                 t = F.dimshuffle(t, want)
@@ -526,15 +530,17 @@ class _Importer:
                     f'{node.op_type} "{node.name}" gives axes {[str(r) for r in t.axes]}, '
                     f"expected {[str(r) for r in want]} for {out}"
                 )
-        if t.name is not None and t.name != out:  # an alias (Identity): its own tensor
+        if (t.name is not None and t.name != out) or id(t) in self.finished:  # an alias
             t = F.cast_axes(t, want)
-        t.name = out
+        if not (composite and out in self.outputs):
+            t.name = out
         if t.dtype != self.dtype[out]:
             raise OnnxImportError(
                 f'{node.op_type} "{node.name}" gives {t.dtype} for "{out}"; ONNX says '
                 f"{self.dtype[out]} (geon does not convert element types)"
             )
         self.handles[out] = t
+        self.finished.add(id(t))
         if (scope := _scope(node)) is not None:
             self.scopes[out] = scope
 
@@ -564,16 +570,18 @@ class _Importer:
                     lv = {1: 1}  # the filter's input channels: the channel's dual
             self.handles[name] = self.leaf(name, lv)
             if self.handles[name].value is None:
-                weights[name] = arr
+                weights[name] = arr.reshape([int(r.length or 1) for r in self.handles[name].axes])
         for n in self.nodes:
             if n.op_type == "Constant":
                 continue
             self.node(n)
         outs = [vi.name for vi in self.g.output]
+        for o in outs:
+            self.get(o).name = o
         doc = graph([self.get(o) for o in outs])
         by_id = {node.id: node for node in doc.nodes}
-        for t in self.handles.values():
-            scope = self.scopes.get(t.name or "")
+        for name, t in self.handles.items():
+            scope = self.scopes.get(name)
             if scope and t.op_id and t.op_id in by_id:
                 by_id[t.op_id].tags[GROUP_TAG] = {"scope": scope}
         labels = {node.label for node in doc.nodes}
@@ -633,11 +641,6 @@ def _dtype_of(arr: np.ndarray[Any, Any]) -> str:
         return ""
 
 
-def _ident(name: str) -> str:
-    s = re.sub(r"[^A-Za-z0-9_]", "_", name)
-    return s if re.match(r"[A-Za-z_]", s) else f"a_{s}"
-
-
 def import_onnx(
     model: Any,
     dims: Mapping[str, int] | None = None,
@@ -665,7 +668,8 @@ def import_onnx(
     imp.check_ops()
     imp.check_shapes()
     imp.unify()
-    imp.name_axes()
+    refine(imp)
+    name_axes(imp)
     try:
         return imp.build()
     except OnnxImportError:

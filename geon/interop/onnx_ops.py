@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.axes import Axis, AxisRef, CompositeRef, Ref
+from geon.core.axes import Axis, AxisRef, Ref
 from geon.core.builder import Tensor, constant
 from geon.core.builder import functions as F
 from geon.core.builder.tensor import dot, make_op
+from geon.interop.onnx_atoms import conform_dims, counts, emit_reshape, flat, grouped
 
 _Importer = Any  # geon.interop.onnx_import._Importer (imported there, not here: no cycle)
 
@@ -48,36 +49,38 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
         if extra and op != "LayerNormalization":
             _refuse(n, f'output "{extra}" is used; geon maps only the first output of {op}')
     if op in UNARY:
-        t = make_op(UNARY[op], {"tensor": [imp.get(ins[0])]})
+        t = make_op(UNARY[op], {"tensor": [imp.atoms(ins[0])]})
     elif op == "Identity":
-        t = imp.get(ins[0])
+        t = imp.atoms(ins[0])
     elif op == "Gelu":
         approx = a.get("approximate", b"none")
         approx = approx.decode() if isinstance(approx, bytes) else approx
-        t = make_op("op:gelu", {"tensor": [imp.get(ins[0])]}, {"approximate": approx})
+        t = make_op("op:gelu", {"tensor": [imp.atoms(ins[0])]}, {"approximate": approx})
     elif op in BINARY:
-        t = BINARY[op](imp.aligned(ins[0], out), imp.aligned(ins[1], out))
+        t = BINARY[op](imp.aligned_atoms(ins[0], out), imp.aligned_atoms(ins[1], out))
     elif op in NARY:
-        ops = [imp.aligned(i, out) for i in ins if i]
+        ops = [imp.aligned_atoms(i, out) for i in ins if i]
         t = ops[0] if len(ops) == 1 else NARY[op](*ops)
     elif op == "Transpose":
-        x = imp.get(ins[0])
-        perm = a.get("perm", list(reversed(range(len(x.axes)))))
-        t = F.dimshuffle(x, [x.axes[p] for p in perm])
-        t = imp.conform(t, imp.refs[out], out)
+        x = imp.atoms(ins[0])
+        g = grouped(x, counts(imp.parts[ins[0]]))
+        perm = a.get("perm", list(reversed(range(len(g)))))
+        t = F.dimshuffle(x, [r for p in perm for r in g[p]])
+        t = conform_dims(t, [len(g[p]) for p in perm], imp.parts[out])
     elif op in REDUCE:
         t = _reduce(imp, n, a, REDUCE[op])
     elif op == "Softmax":
-        x = imp.get(ins[0])
-        axis = a.get("axis", -1 if imp.opset >= 13 else 1) % max(len(x.axes), 1)
-        axes = [x.axes[axis]] if imp.opset >= 13 else list(x.axes[axis:])
+        x = imp.atoms(ins[0])
+        g = grouped(x, counts(imp.parts[ins[0]]))
+        axis = a.get("axis", -1 if imp.opset >= 13 else 1) % max(len(g), 1)
+        axes = flat([g[axis]] if imp.opset >= 13 else g[axis:])
         t = make_op("op:softmax", {"tensor": [x]}, {"reduction_axes": [str(r) for r in axes]})
     elif op == "LayerNormalization":
         t = _layer_norm(imp, n, a)
     elif op == "MatMul":
         t = _matmul(imp, n)
     elif op in ("Reshape", "Flatten"):
-        t = _reshape(imp, n)
+        t = emit_reshape(imp, n)
     elif op in ("Conv", "MaxPool", "AveragePool"):
         t = _windowed(imp, n, a)
     elif op == "Einsum":
@@ -99,20 +102,26 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
 
 
 def _kept(imp: _Importer, n: Any) -> Tensor:
-    x = imp.get(n.input[0])
+    x = imp.atoms(n.input[0])
+    g = grouped(x, counts(imp.parts[n.input[0]]))
     kept = imp.kept_dims(n)
-    ro = imp.refs[n.output[0]]
+    dout = imp.parts[n.output[0]]
     drops: dict[Any, Any] = {}
-    if n.op_type == "Gather":
-        idx = int(imp.consts[n.input[1]])
-        drops = {x.axes[i]: idx for i in range(len(x.axes)) if i not in kept}
-    else:
-        drops = {x.axes[i]: 0 for i in range(len(x.axes)) if i not in kept}
+    for i in range(len(g)):
+        if i in kept:
+            continue
+        if n.op_type == "Gather":  # a factored dim: the index of each atom
+            idx = int(imp.consts[n.input[1]]) % imp.shapes[n.input[0]][i]
+            at = np.unravel_index(idx, [int(r.length or 1) for r in g[i]])
+            drops.update({r: int(k) for r, k in zip(g[i], at, strict=True)})
+        else:
+            drops[g[i][0]] = 0
     if drops:
         x = F.slice(x, drops)
-    x = imp.conform(x, [ro[j] for _, j in sorted(kept.items())], n.input[0])
-    if len(x.axes) != len(ro):
-        x = F.broadcast(x, ro)
+    order = sorted(kept.items())
+    x = conform_dims(x, [len(g[i]) for i, _ in order], [dout[j] for _, j in order])
+    if len(x.axes) != len(flat(dout)):
+        x = F.broadcast(x, flat(dout))
     return x
 
 
@@ -143,64 +152,37 @@ def _einsum(imp: _Importer, n: Any) -> Tensor:
     return F.sum(t, reduction_axes=[ref[c] for c in summed]) if summed else t
 
 
-def _reshape(imp: _Importer, n: Any) -> Tensor:
-    from geon.interop.onnx_rewrite import reshape_groups
-
-    x = imp.get(n.input[0])
-    s, so = imp.shapes[n.input[0]], imp.shapes[n.output[0]]
-    ro = imp.refs[n.output[0]]
-    ones: dict[Any, Any] = {x.axes[i]: 0 for i, d in enumerate(s) if d == 1}
-    if ones:
-        x = F.slice(x, ones)
-    out_refs: list[Any] = []
-    for gi, go in reshape_groups(s, so):
-        offset = len(out_refs)
-        refs_now = list(x.axes)
-        if len(gi) > 1:
-            x = F.flatten(x, refs_now[offset : offset + len(gi)])
-        target = [ro[j] for j in go]
-        whole: Ref = target[0] if len(go) == 1 else CompositeRef.of(target)
-        now = list(x.axes)
-        if str(now[offset]) != str(whole):
-            now[offset] = whole
-            x = F.cast_axes(x, now)
-        if len(go) > 1:
-            x = F.unflatten(x, [CompositeRef.of(target)])
-        out_refs += target
-    if len(out_refs) != len(ro):
-        x = F.broadcast(x, ro)
-    return x
-
-
 def _reduce(imp: _Importer, n: Any, a: dict[str, Any], fn: Any) -> Tensor:
-    x = imp.get(n.input[0])
+    x = imp.atoms(n.input[0])
+    g = grouped(x, counts(imp.parts[n.input[0]]))
     axes, keep = imp._reduce_axes(n, a)
     if not axes:
         return x
     if n.op_type == "ReduceSum" and imp.dtype[n.input[0]] == "boolean":
         _refuse(n, "summing a boolean tensor is refused; ONNX does not define it either")
-    r = fn(x, reduction_axes=[x.axes[i] for i in sorted(axes)])
+    r = fn(x, reduction_axes=[ref for i in sorted(axes) for ref in g[i]])
     if keep:
-        want = imp.refs[n.output[0]]
-        r = F.broadcast(r, want)
+        r = F.broadcast(r, flat(imp.parts[n.output[0]]))
     return r
 
 
 def _layer_norm(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
-    x = imp.get(n.input[0])
-    axis = a.get("axis", -1) % len(x.axes)
-    norm = list(x.axes[axis:])
+    x = imp.atoms(n.input[0])
+    g = grouped(x, counts(imp.parts[n.input[0]]))
+    axis = a.get("axis", -1) % len(g)
+    norm = flat(g[axis:])
+    shape = imp.shapes[n.input[0]][axis:]
     inputs: dict[str, list[Tensor]] = {"tensor": [x]}
     for key, name in zip(("scale", "bias"), n.input[1:3], strict=False):
         if not name:
             continue
-        if imp.shapes[name] != tuple(r.length for r in norm):
+        if imp.shapes[name] != shape:
             _refuse(
                 n,
                 f'{key} "{name}" has shape {imp.shapes[name]}; geon needs exactly the '
-                f"normalised shape {tuple(r.length for r in norm)}",
+                f"normalised shape {shape}",
             )
-        inputs[key] = [imp.conform(imp.get(name), norm, name)]
+        inputs[key] = [conform_dims(imp.atoms(name), counts(imp.parts[name]), g[axis:])]
     eps = float(a.get("epsilon", 1e-5))
     params = {"reduction_axes": [str(r) for r in norm], "epsilon": eps}
     if len(n.output) > 1 and any(n.output[1:]):  # Mean and InvStdDev, kept dims of length 1
@@ -210,7 +192,7 @@ def _layer_norm(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
         inv = F.divide(_scalar(1.0, dt), F.sqrt(F.add(var, _scalar(eps, dt))))
         for name, t in zip(n.output[1:], (mean, inv), strict=False):
             if name:
-                imp.finish(name, F.broadcast(t, imp.refs[name]), n)
+                imp.finish(name, F.broadcast(t, flat(imp.parts[name])), n)
     return make_op("op:layer_norm", inputs, params)
 
 
@@ -218,7 +200,7 @@ def _base(r: Ref) -> str:
     return r.axis.name if isinstance(r, AxisRef) else str(r)
 
 
-def _fresh(imp: _Importer, like: Ref, taken: set[str]) -> AxisRef:
+def _fresh(like: Ref, taken: set[str]) -> AxisRef:
     name, k = f"{_base(like)}_k", 1
     while name in taken:
         k += 1
@@ -226,69 +208,86 @@ def _fresh(imp: _Importer, like: Ref, taken: set[str]) -> AxisRef:
     return AxisRef(Axis(name, like.length))
 
 
+def _fresh_k(k: list[Ref], held: set[str], avoid: set[str]) -> list[Ref]:
+    """The contracted atoms ``k`` of a product, renamed (avoiding ``held | avoid``) where the
+    output holds the name (``held``) or the level is not 0: the sum needs an axis of its own."""
+    out: list[Ref] = []
+    taken = held | avoid
+    for r in k:
+        if _base(r) in held or r.level != 0:
+            r = _fresh(r, taken)
+            taken.add(_base(r))
+        out.append(r)
+    return out
+
+
 def _matmul(imp: _Importer, n: Any) -> Tensor:
     an, bn = n.input[0], n.input[1]
     out = n.output[0]
     sa, sb, so = imp.shapes[an], imp.shapes[bn], imp.shapes[out]
-    ro = imp.refs[out]
-    x, y = imp.get(an), imp.get(bn)
-    k_ref = x.axes[len(sa) - 1]
+    dout = imp.parts[out]
+    x, y = imp.atoms(an), imp.atoms(bn)
+    gx, gy = grouped(x, counts(imp.parts[an])), grouped(y, counts(imp.parts[bn]))
+    k = gx[-1]
     if len(sb) <= 2 and len(so) >= 1:
-        free_a = [ro[i] for i in range(len(sa) - 1)]
-        x = imp.conform(x, [*free_a, k_ref], an)
-        want_b = [k_ref + 1] + ([ro[-1]] if len(sb) == 2 else [])
-        y = imp.conform(y, want_b, bn)
-        return dot(x, y)
+        x = conform_dims(x, counts(gx), [*dout[: len(sa) - 1], k])
+        want_b = [[r + 1 for r in k]] + ([dout[-1]] if len(sb) == 2 else [])
+        return dot(x, conform_dims(y, counts(gy), want_b))
     # batched: multiply + sum over a contracted axis no output holds
-    taken = {_base(r) for r in ro}
-    if _base(k_ref) in taken or k_ref.level != 0:
-        k_ref = _fresh(imp, k_ref, taken | {_base(r) for r in x.axes})
-    xa = _batched(imp, an, sa, so, ro, k_ref, left=True, other_rank=len(sb))
-    yb = _batched(imp, bn, sb, so, ro, k_ref, left=False, other_rank=len(sa))
-    return F.sum(F.multiply(xa, yb), reduction_axes=[k_ref])
+    k = _fresh_k(k, {_base(r) for r in flat(dout)}, {_base(r) for r in x.axes})
+    xa = _batched(imp, x, gx, sa, so, dout, k, left=True, other_rank=len(sb))
+    yb = _batched(imp, y, gy, sb, so, dout, k, left=False, other_rank=len(sa))
+    seen = {str(r) for r in xa.axes}
+    # the product is meant to broadcast the two operands' free axes against each other
+    both = [*xa.axes, *(r for r in yb.axes if str(r) not in seen)]
+    return F.sum(F.multiply(xa, yb, axes=both), reduction_axes=k)
 
 
 def _batched(
-    imp: _Importer, name: str, s: tuple[int, ...], so: tuple[int, ...],
-    ro: list[Ref], k_ref: Ref, *, left: bool, other_rank: int,
+    imp: _Importer, t: Tensor, g: list[list[Ref]], s: tuple[int, ...], so: tuple[int, ...],
+    dout: list[list[AxisRef]], k: list[Ref], *, left: bool, other_rank: int,
 ) -> Tensor:  # fmt: skip
-    t = imp.get(name)
     if len(s) == 1:
-        return imp.conform(t, [k_ref], name)
+        return conform_dims(t, counts(g), [k])
     nbo = len(so) - 1 - (1 if other_rank >= 2 else 0)
     drops: dict[Any, Any] = {}
-    refs: list[Ref] = []
+    have: list[int] = []
+    want: list[list[Any]] = []
     nb = len(s) - 2
     for j in range(nb):
         i = nbo - nb + j
         if s[j] != so[i]:
-            drops[t.axes[j]] = 0
+            drops[g[j][0]] = 0
         else:
-            refs.append(ro[i])
-    refs += [ro[nbo], k_ref] if left else [k_ref, ro[-1]]
+            have.append(len(g[j]))
+            want.append(dout[i])
+    have += [len(g[-2]), len(g[-1])]
+    want += [dout[nbo], k] if left else [k, dout[-1]]
     if drops:
         t = F.slice(t, drops)
-    return imp.conform(t, refs, name)
+    return conform_dims(t, have, want)
 
 
 def _gemm(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
     an, bn = n.input[0], n.input[1]
     out = n.output[0]
-    ro = imp.refs[out]
+    dout = imp.parts[out]
     ta, tb = a.get("transA", 0), a.get("transB", 0)
-    x, y = imp.get(an), imp.get(bn)
-    k_ref = x.axes[0 if ta else 1]
-    if k_ref.level != 0:
-        k_ref = _fresh(imp, k_ref, {_base(r) for r in ro})
-    x = imp.conform(x, [k_ref, ro[0]] if ta else [ro[0], k_ref], an)
-    y = imp.conform(y, [ro[1], k_ref + 1] if tb else [k_ref + 1, ro[1]], bn)
+    x, y = imp.atoms(an), imp.atoms(bn)
+    gx, gy = grouped(x, counts(imp.parts[an])), grouped(y, counts(imp.parts[bn]))
+    k = gx[0 if ta else 1]
+    if any(r.level != 0 for r in k):
+        k = _fresh_k(k, {_base(r) for r in flat(dout)}, set())
+    x = conform_dims(x, counts(gx), [k, dout[0]] if ta else [dout[0], k])
+    yk = [r + 1 for r in k]
+    y = conform_dims(y, counts(gy), [dout[1], yk] if tb else [yk, dout[1]])
     t = dot(x, y)
     alpha, beta = float(a.get("alpha", 1.0)), float(a.get("beta", 1.0))
     dt = imp.dtype[out]
     if alpha != 1.0:
         t = F.multiply(t, _scalar(alpha, dt))
     if len(n.input) > 2 and n.input[2]:
-        c = imp.aligned(n.input[2], out)
+        c = imp.aligned_atoms(n.input[2], out)
         if beta != 1.0:
             c = F.multiply(c, _scalar(beta, dt))
         t = F.add(t, c)

@@ -38,7 +38,7 @@ def test_mlp_runs_equal_to_onnxruntime_and_round_trips() -> None:
 
 
 def test_transformer_encoder_layer_runs_equal_to_onnxruntime_and_round_trips() -> None:
-    # shape arithmetic (Shape, Gather, Concat...) is folded, reshapes become flatten/unflatten,
+    # shape arithmetic (Shape, Gather, Concat...) is folded, reshapes regroup atomic axes,
     # PyTorch's erf GELU becomes op:gelu
     _check("encoder")
 
@@ -51,7 +51,9 @@ def test_encoder_axes_keep_batch_and_name_scopes() -> None:
     scopes = {n.tags[group]["scope"] for n in imp.graph.nodes if group in n.tags}
     assert "/layer/self_attn" in scopes
     kernels = {n.body["kernel"] for n in imp.graph.nodes if n.type.endswith("/Operation")}
-    assert {"op:gelu", "op:layer_norm", "op:softmax", "op:unflatten", "op:flatten"} <= kernels
+    assert {"op:gelu", "op:layer_norm", "op:softmax"} <= kernels
+    # attention's reshapes only regroup atomic axes (heads d4, head width d8): no data moves
+    assert not {"op:unflatten", "op:flatten"} & kernels
 
 
 def test_models_stay_small() -> None:
