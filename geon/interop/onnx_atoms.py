@@ -93,6 +93,7 @@ class Factors:
         self.length: list[int] = []
         self.children: dict[int, list[int]] = {}
         self.values: dict[int, set[str]] = {}
+        self.fixed: set[int] = set()  # roots that may not be split (a conv's channels...)
 
     def new(self, length: int, values: set[str]) -> int:
         self.parent.append(len(self.parent))
@@ -112,16 +113,26 @@ class Factors:
         kids = self.children.get(r)
         return [r] if kids is None else [x for k in kids for x in self.expand(k)]
 
-    def _split_at(self, seq: list[int], cuts: list[int]) -> None:
+    def _split_at(self, seq: list[int], cuts: list[int]) -> bool:
         p = 1
         for a in seq:
             lo, hi = p, p * self.length[a]
             inner = [c for c in cuts if lo < c < hi]
+            if inner and a in self.fixed:
+                return False
             if inner:
                 bounds = [lo, *inner, hi]
                 pieces = [hi_ // lo_ for lo_, hi_ in pairwise(bounds)]
                 self.children[a] = [self.new(k, self.values[a]) for k in pieces]
             p = hi
+        return True
+
+    def _roll_back(self, n0: int) -> None:
+        for k in [k for k in self.children if max(self.children[k]) >= n0]:
+            del self.children[k]
+        for k in range(n0, len(self.parent)):
+            del self.values[k]
+        del self.parent[n0:], self.length[n0:]
 
     def line_up(self, left: Sequence[int], right: Sequence[int]) -> bool:
         """Split the atoms of ``left`` and ``right`` (same product) to their common factoring
@@ -133,8 +144,9 @@ class Factors:
         cuts = sorted(set(_cumulative(self.length, a)) | set(_cumulative(self.length, b)))
         if any(hi % lo for lo, hi in pairwise(cuts)):
             return False
-        self._split_at(a, cuts)
-        self._split_at(seq(right), cuts)
+        if not (self._split_at(a, cuts) and self._split_at(seq(right), cuts)):
+            self._roll_back(n0)
+            return False
         a, b = seq(left), seq(right)
         rep: dict[int, int] = {}
         vals: dict[int, set[str]] = {}
@@ -150,12 +162,8 @@ class Factors:
             if x == y:
                 continue
             vx, vy = vals.get(x, self.values[x]), vals.get(y, self.values[y])
-            if vx & vy:  # roll the splits back
-                for k in [k for k in self.children if max(self.children[k]) >= n0]:
-                    del self.children[k]
-                for k in range(n0, len(self.parent)):
-                    del self.values[k]
-                del self.parent[n0:], self.length[n0:]
+            if vx & vy:
+                self._roll_back(n0)
                 return False
             rep[y], vals[x] = x, vx | vy
         for x, y in pairs:
@@ -163,6 +171,8 @@ class Factors:
             if rx != ry:
                 self.parent[ry] = rx
                 self.values[rx] |= self.values.pop(ry)
+                if ry in self.fixed:
+                    self.fixed.add(rx)
         return True
 
 
@@ -176,7 +186,10 @@ def _cumulative(length: list[int], seq: list[int]) -> list[int]:
 
 def refine(imp: _Importer) -> None:
     """Factor the dim classes across the importer's reshape groups (``imp.reshapes``): sets
-    ``imp.atoms_of`` (class root -> leaf atoms) on ``imp.factors``."""
+    ``imp.atoms_of`` (class root -> leaf atoms) on ``imp.factors``. The dims of a Conv or pool
+    (and of :data:`~geon.interop.onnx_common.LAYERED` operators) are never split."""
+    from geon.interop.onnx_common import LAYERED, WINDOWED
+
     uf, f = imp.uf, imp.factors
     atom: dict[tuple[str, int], int] = {}
 
@@ -188,6 +201,11 @@ def refine(imp: _Importer) -> None:
 
     for key in uf.parent:
         of(key)
+    for n in imp.nodes:  # their kernels need each dim whole (roles, a concatenated axis...)
+        if n.op_type in (*WINDOWED, *LAYERED):
+            for v in (*n.input, *n.output):
+                for i in range(len(imp.shapes.get(v, ())) if (v, 0) in uf.parent else 0):
+                    f.fixed.add(of((v, i)))
     for src, dst, gi, go in imp.reshapes:
         if all((src, i) in uf.parent for i in gi) and all((dst, j) in uf.parent for j in go):
             f.line_up([of((src, i)) for i in gi], [of((dst, j)) for j in go])

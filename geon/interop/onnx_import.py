@@ -450,6 +450,7 @@ class _Importer:
                 return constant(arr, axes=refs, name=name)
             return placeholder(refs, name=name, dtype=self.dtype[name])
         t = placeholder(self.refs[name], name=name, dtype=self.dtype[name])
+        self.flats[name] = t
         return conform_dims(t, [1] * len(self.refs[name]), self.parts[name])
 
     def atoms(self, name: str) -> Tensor:
