@@ -204,6 +204,9 @@ describe("where inputs live, typed", async () => {
     expect(parseInputs("x: N=dp; w1: replicated; b: device 0,3", mesh)).toEqual({ x: { over: { N: "dp" } }, w1: "replicated", b: { device: [0, 3] } });
     expect(parseInputs("", mesh)).toEqual({});
   });
+  it("reads a label with colons, as ONNX names weights", () => {
+    expect(parseInputs("onnx::MatMul_193: N=tp; layer.linear1.bias: replicated", mesh)).toEqual({ "onnx::MatMul_193": { over: { N: "tp" } }, "layer.linear1.bias": "replicated" });
+  });
   it("names what is wrong", () => {
     expect(() => parseInputs("x", mesh)).toThrow('"x" is not valid where inputs live');
     expect(() => parseInputs("x: device 0", mesh)).toThrow("expected a device's 2 coordinates on the mesh (dp, tp), e.g. device 0,0");
@@ -220,10 +223,10 @@ describe("a mapped plan as the form's texts", async () => {
       mesh: { name: "mesh", axes: { dp: 2, tp: 4 } },
       spec: {},
       axisMapping: { N: "dp", F: "tp" },
-      inputs: { x: { over: { N: "dp" } }, w1: "replicated" as const, b: { device: [0, 3] } },
+      inputs: { x: { over: { N: "dp" } }, "onnx::w1": "replicated" as const, b: { device: [0, 3] } },
     };
     const texts = planTexts(plan);
-    expect(texts).toEqual({ mesh: "dp=2, tp=4", mapping: "N=dp, F=tp", inputs: "x: N=dp; w1: replicated; b: device 0,3" });
+    expect(texts).toEqual({ mesh: "dp=2, tp=4", mapping: "N=dp, F=tp", inputs: "x: N=dp; onnx::w1: replicated; b: device 0,3" });
     const mesh = parseMesh(texts.mesh);
     expect([mesh.axes, parseMapping(texts.mapping, mesh), parseInputs(texts.inputs, mesh)]).toEqual([plan.mesh.axes, plan.axisMapping, plan.inputs]);
     expect(planTexts({ ...plan, axisMapping: undefined, inputs: undefined })).toEqual({ mesh: "dp=2, tp=4", mapping: "", inputs: "" });

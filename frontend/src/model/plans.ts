@@ -429,7 +429,8 @@ export type InputLayout = "replicated" | { over: Record<string, string> } | { de
 export function parseInputs(text: string, mesh: Mesh): Record<string, InputLayout> {
   const found: Record<string, InputLayout> = {};
   for (const entry of text.split(";").filter((e) => e.trim() !== "")) {
-    const at = entry.indexOf(":");
+    // the last colon: an imported tensor's label may hold colons ("onnx::MatMul_193"); where it lives never does
+    const at = entry.lastIndexOf(":");
     const label = entry.slice(0, Math.max(0, at)).trim();
     const where = entry.slice(at + 1).trim();
     if (at < 0 || !label || !where) throw new PlanTextError(`"${entry.trim()}" is not valid where inputs live; expected label: replicated, label: N=dp or label: device 0,1`);
