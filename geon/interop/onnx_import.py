@@ -5,9 +5,13 @@ forces (elementwise broadcasting aligns from the right, a matmul's contracted di
 permutation, a reduction's kept dims). A union that would give one value the same axis twice is
 skipped (``cannot-link``: attention's ``seq x seq`` scores keep two axes), and where a skipped
 union leaves an operand's axis different from what the op needs, a ``cast_axes`` relabels it.
-A class is named after a ``dim_param`` among its dims (``batch`` stays ``batch``) or
-``d<length>`` otherwise. Contractions are dual pairs: the weight of a MatMul/Gemm carries the
-contracted axis one level up (``d16+1``), so ``dot`` infers exactly the ONNX output order.
+A reshape whose dim groups share a factoring splits classes into atomic axes
+(:mod:`geon.interop.onnx_atoms`, the head-axis rule): attention's ``(S, B, E) -> (S, B*H,
+Dh) -> (B, H, S, Dh)`` keeps batch and heads as two axes throughout, so a plan can split heads.
+An atom is named after a ``dim_param`` (``batch`` stays ``batch``) or ``d<length>``.
+Contractions are dual pairs: the weight of a MatMul/Gemm carries the contracted axis one level
+up (``d16+1``), so ``dot`` infers exactly the ONNX output order. Weights are stored in their
+atoms' shape; graph inputs and outputs keep ONNX's.
 
 Initializers become input tensors labelled with their ONNX names, their values returned in
 :attr:`Imported.weights` (the CLI writes them to an ``.npz``); scalars become inline constants.
