@@ -6,6 +6,8 @@ Ann gives the model's batch a length and picks the committed transformer encoder
 "Import model…": the list says how the worker is getting on, then links to the new graph and to
 its weights, and lists the graph without a reload. She opens the graph and
 the editor's Export menu offers the document as JSON, ONNX, NumPy, einsum and builder code.
+Then she writes Megatron's plan for it (heads and the MLP's width over tp) and sees its two
+all-reduces on the graph.
 """
 
 from __future__ import annotations
@@ -103,4 +105,22 @@ def test_import_a_model_then_open_the_export_menu(
     tab.keyboard.press("Enter")
     tab.keyboard.press("Escape")
     assert tab.evaluate("document.querySelector('.geon-export').open") is False
+
+    # when she writes Megatron's plan for it in the Plans panel: heads (d4) and the MLP's width
+    # (d64) over a mesh axis tp of 2, and switches the graph to it
+    tab.fill(".geon-plan-name", "Megatron")
+    tab.click(".geon-plan-by-mapping summary")
+    tab.fill(".geon-plan-mesh", "tp=2")
+    tab.fill(".geon-plan-mapping", "d4=tp, d64=tp")
+    tab.click(".geon-plan-create")
+    tab.wait_for_selector(".geon-plan[data-plan='Megatron']")
+    tab.click(".geon-plan[data-plan='Megatron'] .geon-plan-switch")
+    # then the two row-parallel matmuls' partial sums are all-reduced over tp, and only they
+    tab.wait_for_function("() => window.geon.edgeLabels().length === 2", timeout=30_000)
+    labels = tab.evaluate("window.geon.edgeLabels()")
+    assert all(label["text"].startswith("all-reduce over tp · ") for label in labels), labels
+    ledger = tab.locator(".geon-ledger-current .geon-ledger[data-plan='Megatron']")
+    assert (ledger.locator("summary").text_content() or "").startswith("Megatron: 2 collectives")
+    tab.evaluate("window.geon.run('zoomToFit')")
+    shot("04-megatron")
     assert browsers.errors == []
