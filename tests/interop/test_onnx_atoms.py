@@ -37,7 +37,45 @@ rng = np.random.default_rng(0)
 W = rng.standard_normal((12, 5)).astype(np.float32)
 CONV = rng.standard_normal((3, 4, 3, 3)).astype(np.float32)
 
+WQ, WK, WV = (rng.standard_normal((12, 12)).astype(np.float32) / 4 for _ in range(3))
+BMM = [
+    # older PyTorch attention: (S, B, E) -> (S, B*H, Dh) -> (B*H, S, Dh), 3-D batched MatMuls
+    # over the fused B*H, softmax, and back to (S, B, E): heads (d3) stay one axis
+    *(node("MatMul", ["x", w], [f"{p}0"]) for p, w in (("q", "wq"), ("k", "wk"), ("v", "wv"))),
+    *(node("Reshape", [f"{p}0", "s1"], [f"{p}1"]) for p in "qkv"),
+    node("Transpose", ["q1"], ["q"], perm=[1, 0, 2]),
+    node("Transpose", ["k1"], ["kt"], perm=[1, 2, 0]),
+    node("Transpose", ["v1"], ["v"], perm=[1, 0, 2]),
+    node("MatMul", ["q", "kt"], ["sc"]),
+    node("Softmax", ["sc"], ["p"], axis=-1),
+    node("MatMul", ["p", "v"], ["c"]),
+    node("Transpose", ["c"], ["c1"], perm=[1, 0, 2]),
+    node("Reshape", ["c1", "s2"], ["y"]),
+]
+
 CASES = [
+    (
+        "bmm-heads",
+        _model(
+            BMM,
+            {"x": (5, 2, 12)},
+            {"y": (5, 2, 12)},
+            {"wq": WQ, "wk": WK, "wv": WV, "s1": _shape(5, 6, 4), "s2": _shape(5, 2, 12)},
+        ),
+        (5, 2, 12),
+        {
+            "wq": ["d12+1", "d3", "d4"],
+            "q": ["d2", "d3", "d5", "d4"],
+            "sc": ["d2", "d3", "d5_2", "d5"],
+            "c": ["d2", "d3", "d5_2", "d4_2"],
+            "y": ["d5_2", "d2", "d3*d4_2"],
+        },
+        ["op:dot"] * 3
+        + ["op:dimshuffle"] * 4
+        + ["op:cast_axes"] * 5
+        + ["op:multiply", "op:sum"] * 2
+        + ["op:softmax", "op:flatten"],
+    ),
     (
         # attention's head split: (S, B, E) -> (S, B*H, Dh) -> (B*H, S, Dh) -> (B, H, S, Dh);
         # B*H is batch x heads, E is heads x head width: no data moves, heads stay one axis
@@ -190,7 +228,8 @@ def test_reshapes_factor_dims_into_atomic_axes(
 
 def test_a_factored_weight_is_stored_in_its_atoms_shape() -> None:
     # given the "weight" case's model, its (12, 5) weight contracted with x's factored 12
-    imp = import_onnx(CASES[1][1])
+    (model,) = [c[1] for c in CASES if c[0] == "weight"]
+    imp = import_onnx(model)
     # then the importer returns it as (3, 4, 5): the same values in row-major order
     assert imp.weights["w"].shape == (3, 4, 5)
     np.testing.assert_array_equal(imp.weights["w"].reshape(12, 5), W)
