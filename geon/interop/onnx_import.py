@@ -525,7 +525,9 @@ class _Importer:
         ONNX dim), labelled ``out`` (a factored graph output: its flattened form is)."""
         want = flat(self.parts[out])
         composite = [r for r in self.refs[out] if isinstance(r, CompositeRef)]
-        if composite and [str(r) for r in t.axes] == [str(r) for r in self.refs[out]]:
+        if composite and {str(r) for r in t.axes} == {str(r) for r in self.refs[out]}:
+            if [str(r) for r in t.axes] != [str(r) for r in self.refs[out]]:
+                t = F.dimshuffle(t, self.refs[out])
             t = F.unflatten(t, composite)
         if [str(r) for r in t.axes] != [str(r) for r in want]:
             if {str(r) for r in t.axes} == {str(r) for r in want}:
