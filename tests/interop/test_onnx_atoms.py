@@ -142,6 +142,32 @@ CASES = [
         ["op:unflatten", "op:negative", "op:flatten", "op:relu", "op:slice"],
     ),
     (
+        # an Einsum sees a factored dim as one composite axis; its result, in another order
+        # than ONNX's, is dimshuffled and unflattened into the atoms
+        "einsum",
+        _model(
+            [
+                node("Einsum", ["x", "w"], ["e"], equation="ij,jk->ki"),
+                node("Reshape", ["e", "s"], ["r"]),
+                node("Relu", ["r"], ["y"]),
+            ],
+            {"x": (2, 5)},
+            {"y": (3, 4, 2)},
+            {"w": W.T.copy(), "s": _shape(3, 4, 2)},
+        ),
+        (2, 5),
+        {"x": ["d2", "d5"], "w": ["d5", "d3", "d4"], "e": ["d3", "d4", "d2"]},
+        [
+            "op:flatten",
+            "op:cast_axes",
+            "op:dot",
+            "op:dimshuffle",
+            "op:unflatten",
+            "op:cast_axes",
+            "op:relu",
+        ],
+    ),
+    (
         # (2, 3, 4) -> (4, 6): the cumulative products 2, 6, 24 and 4, 24 have no common
         # factoring, so the group is flattened, cast and unflattened
         "no-common-factoring",
