@@ -110,6 +110,9 @@ def test_megatron_plan_on_the_imported_encoder_runs_sharded_equal_to_logical_and
     assert result.max_abs_diff["y"] < 1e-5
     model = onnx.load(MODELS / "encoder.onnx")
     want = ort.InferenceSession(model.SerializeToString()).run(None, {"x": x})[0]
+    assert result.logical is not None
+    logical = {result.keys[t]: a for t, a in result.logical.items()}
+    np.testing.assert_allclose(logical["y"], want, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(result.by_key()["y"], want, rtol=1e-4, atol=1e-5)
     # and what the run moved between devices is what the cost model predicted
     assert result.measured is not None
