@@ -14,8 +14,7 @@ import { searchNodes, type GraphView, type LoomDocument } from "./model/document
 import { EditError } from "./model/edits";
 import { axesWithIssues } from "./model/issues";
 import { editOperation, editProjection, editTensor } from "./model/nodeEdits";
-import { operationProjection } from "./model/projection";
-import { anchorNode, type Anchor, type ReviewSummary, type Role, type ShownWindow } from "./model/reviews";
+import { anchorNode, type Anchor, type ReviewSummary, type Role } from "./model/reviews";
 import type { EditorState } from "./model/state";
 import type { EdgeLabel, Scene } from "./render/canvas";
 import type { Layout } from "./render/layout";
@@ -29,6 +28,7 @@ import { cancel, idle, type Effect, type Tool } from "./tools/tools";
 import { bindCanvas, bindKeys } from "./ui/input";
 import { edgeLabels } from "./ui/costs";
 import { createDiagram } from "./ui/diagram";
+import { GroupControls } from "./ui/groupControls";
 import { el } from "./ui/dom";
 import { createContextMenu } from "./ui/help";
 import { menuItems } from "./ui/menus";
@@ -38,6 +38,7 @@ import { markReadOnly } from "./ui/readOnly";
 import { createReviewsPanel, type ReviewsPanel } from "./ui/reviews";
 import { createRunPanel } from "./ui/runPanel";
 import { createShardsPanel } from "./ui/shards";
+import { shownWindow } from "./ui/shownWindow";
 import { createToolbar } from "./ui/toolbar";
 
 export interface EditorOptions {
@@ -68,14 +69,16 @@ export class Editor implements Commands {
   private clip: Clip | null = null;
   private shownDoc: LoomDocument | null = null;
   private fitted = false;
-  /** The shown document's view and layout. */
-  private readonly live = new LiveLayout(() => {
+  /** The shown document's view (groups collapsed: ui/groupControls.ts) and layout. */
+  readonly live = new LiveLayout(() => {
     if (!this.fitted) {
       this.fitted = true;
       this.zoomToFit();
     }
+    this.groups.placed();
     this.invalidate();
-  });
+  }, { initial: (tree, operations) => this.groups.initial(tree, operations) });
+  private readonly groups: GroupControls;
   /** The parts of the scene that change with the document, selection or status (not with the view). */
   private cached: SceneContent | null = null;
   /** The edges carrying collectives under the document's current plan (drawn on the canvas). */
@@ -119,6 +122,7 @@ export class Editor implements Commands {
     const canvas = el("canvas", { class: "geon-canvas", tabindex: "0", "aria-label": "graph canvas" });
     const minimap = el("canvas", { class: "geon-minimap", "aria-label": "minimap" });
     this.painter = new Painter(canvas, minimap, () => this.paint());
+    this.groups = new GroupControls(this, canvas, options.graphId);
     this.toolbar = createToolbar((name) => this.runAction(name), () => void this.sync.requestRun(options.graphId ?? "", options.csrf), (text, next) => this.search(text, next), () => this.sync.retryNow());
     this.axesPanel = createAxesPanel({
       declare: (form) => this.perform(`declare axis ${form.name}`, (doc) => declareAxis(doc, form)),
@@ -166,7 +170,7 @@ export class Editor implements Commands {
     this.runPanel = createRunPanel({ graphId: options.graphId ?? "", csrf: options.csrf, onRun: (run) => this.sync.runQueued(run), onError: (message) => this.flash(message) });
     this.diagram = createDiagram(options.graphId ?? "", (message) => this.flash(message), () => this.sync.session.version);
     this.toolbar.element.querySelector(".geon-act-zoomToFit")?.after(this.diagram.tab);
-    const stage = el("div", { class: "geon-stage" }, canvas, minimap, this.projection.element, this.toast, this.diagram.element);
+    const stage = el("div", { class: "geon-stage" }, canvas, minimap, this.groups.bar, this.projection.element, this.toast, this.diagram.element);
     const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
     if (options.graphId && !options.offline) {
       this.reviews = createReviewsPanel({
@@ -177,7 +181,7 @@ export class Editor implements Commands {
         doc: () => this.sync.session.document,
         version: () => this.sync.session.version,
         selected: () => this.selected,
-        window: () => this.shownWindow(),
+        window: () => shownWindow(this.sync.session.document, this.projection.visible, this.projectionOp, this.selected),
         show: (anchor, lastPosition) => this.showAnchor(anchor, lastPosition),
         // the server applies the suggestion (REST); its applied, with this id, is one undo step
         beginApply: (name) => {
@@ -360,20 +364,6 @@ export class Editor implements Commands {
     requestAnimationFrame(() => requestAnimationFrame(() => this.ensureVisible([id]))); // once the canvas made room
   }
 
-  /**
-   * The window of the operation the projection window shows, for "Comment on selection": the
-   * index range of the selected application of it, else its whole index space; null when the
-   * window is closed.
-   */
-  private shownWindow(): ShownWindow | null {
-    const doc = this.sync.session.document;
-    if (!doc || !this.projection.visible || this.projectionOp === null) return null;
-    const view = operationProjection(doc, this.projectionOp);
-    const app = view?.applications.find((a) => this.selected.includes(a.id));
-    const range = app?.index ?? view?.indexRange;
-    return range ? { operation: this.projectionOp, start: [...range.start], end: [...range.end] } : null;
-  }
-
   /** A review thread's "Show": select and centre the node it is pinned to, or where it was when it has been removed. */
   private showAnchor(anchor: Anchor, lastPosition: { x: number; y: number } | null): void {
     const id = anchorNode(anchor);
@@ -386,7 +376,9 @@ export class Editor implements Commands {
     this.flash(id === null ? "this thread is pinned to an axis, not to a node on the canvas" : "the node this thread is pinned to was removed; this is where it was");
   }
 
+  /** Select and centre a node (revealed first when it is in a collapsed group). */
   jumpTo(id: string): void {
+    if (this.groups.reveal(id)) return this.setSelection([id]);
     const r = this.layout.rects.get(id);
     this.setSelection([id]);
     if (r) {
@@ -408,13 +400,14 @@ export class Editor implements Commands {
 
   setSelection(ids: string[]): void {
     this.selected = [...new Set(ids)];
+    if (ids.length) this.groups.focus = null;
     this.sync.announceSelection(this.selected);
     this.refresh();
   }
 
   /** What a step of the current tool asks for (tools/tools.ts), done. */
   apply(effect: Effect): void {
-    const outcome = effectOutcome(effect, { selected: this.selected, rects: this.layout.rects, vp: this.vp });
+    const outcome = effectOutcome(effect, { selected: this.selected, rects: this.live.nodeRects(), vp: this.vp });
     if (outcome.kind === "select") this.setSelection(outcome.ids);
     else if (outcome.kind === "edit") this.perform(outcome.name, outcome.build);
     else if (outcome.kind === "view") this.vp = outcome.vp;
@@ -433,6 +426,7 @@ export class Editor implements Commands {
     if (doc !== this.shownDoc) {
       this.shownDoc = doc;
       if (doc) this.live.show(doc);
+      this.groups.update();
       const alive = new Set(doc?.nodes.map((n) => n.id) ?? []);
       if (this.selected.some((id) => !alive.has(id))) this.selected = this.selected.filter((id) => alive.has(id));
       this.extras.changed?.();
@@ -450,7 +444,7 @@ export class Editor implements Commands {
     const doc = this.sync.session.document;
     if (!doc || !this.view) return null;
     if (!this.cached || this.cached.view !== this.view) {
-      this.cached = sceneContent({ doc, view: this.view, issues: this.sync.issues(), present: this.sync.session.present, selected: this.selected, found: this.found, collectives: this.collectives });
+      this.cached = sceneContent({ doc, view: this.view, issues: this.sync.issues(), present: this.sync.session.present, selected: this.selected, found: this.found, collectives: this.collectives, grouped: this.live.grouped, groupFocus: this.groups.focus });
     }
     return { ...this.cached, layout: this.layout, vp: this.vp, size: this.size(), tool: this.tool };
   }
@@ -477,7 +471,7 @@ export class Editor implements Commands {
   paint(): void {
     const t0 = performance.now();
     const scene = this.scene();
-    if (scene && !this.fitted && this.layout.rects.size && this.layout.rects.size === this.view?.boxes.length) {
+    if (scene && !this.fitted && this.layout.rects.size && this.live.complete) {
       const { width, height } = this.size();
       this.fitted = true;
       this.vp = fit(bounds(this.layout.rects.values()), width, height);
@@ -492,6 +486,7 @@ export class Editor implements Commands {
     if (!drawn) return;
     this.draws += 1;
     this.lastPaintMs = performance.now() - t0;
+    this.groups.painted(this.live.complete);
   }
 
   state(): EditorState {

@@ -5,6 +5,7 @@
 
 import type { Box, GraphView, Issue, Point } from "../model/document";
 import { dragOffset, type Tool } from "../tools/tools";
+import { drawBundled, drawCollapsed, drawFrames, type SceneGroups } from "./groupPaint";
 import { chipWidth, type Layout } from "./layout";
 import { intersects, toWorld, type Rect, type Viewport } from "./viewport";
 import { BACK_STUB, backEdgeRunY, isBackEdge } from "./routes";
@@ -64,6 +65,8 @@ export interface Scene {
   found: ReadonlySet<string>;
   /** Edges carrying collectives, by "tensor->operation" (empty without a current plan). */
   collectives: ReadonlyMap<string, EdgeLabel>;
+  /** Groups by name scope (render/groups.ts), when the graph has any. */
+  groups?: SceneGroups;
 }
 
 const DETAIL_SCALE = 0.45;
@@ -351,13 +354,21 @@ function drawTitles(ctx: CanvasRenderingContext2D, scene: Scene, ratio: number, 
 /** Back-edge runs per layout: found once among all boxes, again while a box is dragged. */
 const backRuns = new WeakMap<Layout, Map<string, number>>();
 
+/** What a back edge's run avoids: the boxes, not the frames of expanded groups (it may cross those). */
+function obstacles(scene: Scene): Iterable<Rect> {
+  const frames = scene.groups?.shapes.filter((g) => !g.collapsed);
+  if (!frames?.length) return scene.layout.rects.values();
+  const skip = new Set(frames.map((g) => g.id));
+  return [...scene.layout.rects].flatMap(([id, r]) => (skip.has(id) ? [] : [r]));
+}
+
 function backRunY(scene: Scene, from: string, to: string, a: Rect, b: Rect): number {
-  if (dragOffset(scene.tool, from) || dragOffset(scene.tool, to)) return backEdgeRunY(a, b, scene.layout.rects.values());
+  if (dragOffset(scene.tool, from) || dragOffset(scene.tool, to)) return backEdgeRunY(a, b, obstacles(scene));
   let runs = backRuns.get(scene.layout);
   if (!runs) backRuns.set(scene.layout, (runs = new Map()));
   const key = `${from}>${to}`;
   let y = runs.get(key);
-  if (y === undefined) runs.set(key, (y = backEdgeRunY(a, b, scene.layout.rects.values())));
+  if (y === undefined) runs.set(key, (y = backEdgeRunY(a, b, obstacles(scene))));
   return y;
 }
 
@@ -370,6 +381,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
   ctx.setTransform(vp.scale * ratio, 0, 0, vp.scale * ratio, vp.dx * ratio, vp.dy * ratio);
   const seen = visibleWorld(scene);
   const detailed = vp.scale >= DETAIL_SCALE;
+  if (scene.groups) drawFrames(ctx, scene.groups, scene.layout, seen, vp, ratio);
 
   // edges, batched in one path
   ctx.beginPath();
@@ -392,6 +404,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
     ctx.fillStyle = COLORS.edge;
     ctx.fill();
   }
+  if (scene.groups) drawBundled(ctx, scene.groups, scene.layout, vp, (e, a, b) => edgePath(ctx, a, b, detailed, isBackEdge(a, b) ? backRunY(scene, e.from, e.to, a, b) : undefined));
   const edgeLabels = scene.collectives.size ? drawCollectives(ctx, scene, seen, detailed) : [];
 
   let drawn = 0;
@@ -433,6 +446,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
     if (vp.scale >= TITLE_SCALE) drawTitles(ctx, scene, ratio, seen);
   }
 
+  if (scene.groups) drawCollapsed(ctx, scene.groups, scene.layout, seen, vp, ratio);
   drawEdgeLabels(ctx, edgeLabels);
 
   const tool = scene.tool;

@@ -6,6 +6,7 @@
 
 import type ELK from "elkjs/lib/elk-api.js";
 import type { Box, GraphView } from "../model/document";
+import type { Grouped } from "./groups";
 import type { Rect } from "./viewport";
 
 export type { Rect } from "./viewport";
@@ -17,6 +18,7 @@ export interface Layout {
 const CHIP_H = 18;
 export const TENSOR_H = 62;
 export const OPERATION_H = 46;
+export const GROUP_BOX_H = 54;
 
 /** A chip's width for "W-1 3": a monospace estimate, so sizes agree in the worker and the page. */
 export function chipWidth(ref: string, length: number | null): number {
@@ -30,16 +32,28 @@ export function boxSize(box: Pick<Box, "kind" | "title" | "chips" | "subtitle">)
   return { w: Math.max(140, Math.min(420, Math.max(chips + 20, text))), h: box.chips.length ? TENSOR_H : TENSOR_H - CHIP_H + 6 };
 }
 
-export interface LayoutInput {
-  boxes: { id: string; w: number; h: number; pinned?: { x: number; y: number } }[];
-  edges: { from: string; to: string }[];
+/** A collapsed group's box: its title ("self_attn · 14 ops") with room for the chevron. */
+export function groupBoxSize(title: string): { w: number; h: number } {
+  return { w: Math.max(170, 56 + 8 * title.length), h: GROUP_BOX_H };
 }
 
-export function layoutInput(view: GraphView): LayoutInput {
-  return {
-    boxes: view.boxes.map((b) => ({ id: b.id, ...boxSize(b), pinned: b.pinned })),
-    edges: view.edges.map((e) => ({ from: e.from, to: e.to })),
-  };
+export interface LayoutInput {
+  /** What is drawn as a box (a collapsed group too), with the expanded group it is drawn in. */
+  boxes: { id: string; w: number; h: number; pinned?: { x: number; y: number }; parent?: string }[];
+  edges: { from: string; to: string }[];
+  /** Expanded groups, each laid out as a block inside its parent (none: one flat layout). */
+  groups?: { id: string; parent?: string }[];
+}
+
+export function layoutInput(view: GraphView, grouped?: Grouped): LayoutInput {
+  const boxes: LayoutInput["boxes"] = view.boxes.map((b) => ({ id: b.id, ...boxSize(b), pinned: b.pinned, parent: grouped?.parentOf.get(b.id) }));
+  const groups: NonNullable<LayoutInput["groups"]> = [];
+  for (const g of grouped?.groups ?? []) {
+    const parent = g.parent ?? undefined;
+    if (g.collapsed) boxes.push({ id: g.id, ...groupBoxSize(g.title), parent });
+    else groups.push({ id: g.id, parent });
+  }
+  return { boxes, edges: view.edges.map((e) => ({ from: e.from, to: e.to })), ...(groups.length || grouped?.groups.length ? { groups } : {}) };
 }
 
 /**
@@ -87,31 +101,43 @@ export function tooWide(w: number, h: number): boolean {
   return w > WRAP_WIDTH && w > WRAP_ASPECT * Math.max(1, h);
 }
 
-/** Rects by node id (as a plain array, so it crosses postMessage). */
-export async function runLayout(elk: InstanceType<typeof ELK>, input: LayoutInput): Promise<[string, Rect][]> {
-  const free = input.boxes.filter((b) => !b.pinned);
-  const out: [string, Rect][] = input.boxes.filter((b) => b.pinned).map((b) => [b.id, { x: b.pinned!.x, y: b.pinned!.y, w: b.w, h: b.h }]);
-  if (!free.length) return out;
-  const ids = new Set(free.map((b) => b.id));
+/** One level's layered layout: rects relative to it, and its size (``padding`` included), wrapped into rows when too wide. */
+export async function placeLevel(elk: InstanceType<typeof ELK>, items: { id: string; w: number; h: number }[], edges: { from: string; to: string }[], padding?: string): Promise<{ w: number; h: number; rects: [string, Rect][] }> {
+  const ids = new Set(items.map((b) => b.id));
+  const base = padding ? { ...BASE_OPTIONS, "elk.padding": padding } : BASE_OPTIONS;
   const graph = (options: Record<string, string>) => ({
     id: "root",
     layoutOptions: options,
-    children: free.map((b) => ({ id: b.id, width: b.w, height: b.h })),
-    edges: input.edges.filter((e) => ids.has(e.from) && ids.has(e.to)).map((e, i) => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
+    children: items.map((b) => ({ id: b.id, width: b.w, height: b.h })),
+    edges: edges.filter((e) => ids.has(e.from) && ids.has(e.to)).map((e, i) => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
   });
-  let placed: Placed = await elk.layout(graph(BASE_OPTIONS));
+  let placed: Placed = await elk.layout(graph(base));
   const [w, h] = [placed.width ?? 0, placed.height ?? 0];
   if (tooWide(w, h)) {
-    const wrapped: Placed = await elk.layout(graph({ ...BASE_OPTIONS, ...WRAP_OPTIONS }));
+    const wrapped: Placed = await elk.layout(graph({ ...base, ...WRAP_OPTIONS }));
     // kept only when it is clearly easier to read once fitted
     if (fitScale(wrapped.width ?? 0, wrapped.height ?? 0) > 1.25 * fitScale(w, h)) placed = wrapped;
   }
+  const rects: [string, Rect][] = (placed.children ?? []).map((c) => [c.id, { x: c.x ?? 0, y: c.y ?? 0, w: c.width ?? 0, h: c.height ?? 0 }]);
+  return { w: placed.width ?? 0, h: placed.height ?? 0, rects };
+}
+
+export type Levels = (elk: InstanceType<typeof ELK>, input: LayoutInput) => Promise<{ rects: [string, Rect][] }>;
+
+/** One flat level of every box no Layout tag places. */
+const flat: Levels = (elk, input) => placeLevel(elk, input.boxes.filter((b) => !b.pinned), input.edges);
+
+/**
+ * Rects by node id (as a plain array, so it crosses postMessage). ``levels`` places the free
+ * boxes (groupLayout.ts's ``groupLevels`` lays out each expanded group as a block).
+ */
+export async function runLayout(elk: InstanceType<typeof ELK>, input: LayoutInput, levels: Levels = flat): Promise<[string, Rect][]> {
+  const out: [string, Rect][] = input.boxes.filter((b) => b.pinned).map((b) => [b.id, { x: b.pinned!.x, y: b.pinned!.y, w: b.w, h: b.h }]);
+  const placed = await levels(elk, input);
   // Free nodes go below what the user placed, so they never cover it.
   let floor = 0;
   for (const [, r] of out) floor = Math.max(floor, r.y + r.h + 40);
-  for (const child of placed.children ?? []) {
-    out.push([child.id, { x: child.x ?? 0, y: (child.y ?? 0) + floor, w: child.width ?? 0, h: child.height ?? 0 }]);
-  }
+  for (const [id, r] of placed.rects) out.push([id, { ...r, y: r.y + floor }]);
   return out;
 }
 
@@ -130,7 +156,7 @@ export function gridLayout(input: LayoutInput): [string, Rect][] {
  * nodes laid out before where they were (sized anew). ``complete`` is false when some box has
  * neither: then the layout engine places the rest.
  */
-export function keptLayout(view: GraphView, previous: Layout): { layout: Layout; complete: boolean } {
+export function keptLayout(view: GraphView, previous: Layout, grouped?: Grouped): { layout: Layout; complete: boolean } {
   const rects = new Map<string, Rect>();
   let complete = true;
   for (const b of view.boxes) {
@@ -138,6 +164,12 @@ export function keptLayout(view: GraphView, previous: Layout): { layout: Layout;
     const old = previous.rects.get(b.id);
     if (b.pinned) rects.set(b.id, { ...b.pinned, ...size });
     else if (old) rects.set(b.id, { x: old.x, y: old.y, ...size });
+    else complete = false;
+  }
+  for (const g of grouped?.groups ?? []) {
+    if (!g.collapsed) continue;
+    const old = previous.rects.get(g.id);
+    if (old) rects.set(g.id, { x: old.x, y: old.y, ...groupBoxSize(g.title) });
     else complete = false;
   }
   return { layout: { rects }, complete };

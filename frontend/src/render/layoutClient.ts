@@ -1,7 +1,6 @@
 // The page's side of the layout worker: one request at a time, only the latest answer counts.
 
-import { layoutInput, type Layout } from "./layout";
-import type { GraphView } from "../model/document";
+import type { Layout, LayoutInput } from "./layout";
 import type { Rect } from "./viewport";
 
 export class LayoutClient {
@@ -18,13 +17,13 @@ export class LayoutClient {
     };
   }
 
-  /** The layout of ``view``, or null when a later request overtook this one or ELK failed. */
-  layout(view: GraphView): Promise<Layout | null> {
+  /** The layout of ``input``, or null when a later request overtook this one or ELK failed. */
+  layout(input: LayoutInput): Promise<Layout | null> {
     const seq = ++this.seq;
     for (const [old, done] of this.waiting) if (old < seq) done(null);
     return new Promise((resolve) => {
       this.waiting.set(seq, (rects) => resolve(rects ? { rects: new Map(rects) } : null));
-      this.worker.postMessage({ seq, input: layoutInput(view) });
+      this.worker.postMessage({ seq, input });
     });
   }
 }

@@ -1,8 +1,10 @@
-// The minimap: the whole graph in a corner, every box a dot of its kind (red with issues), the
-// part in view as a frame, and a click on it as a point of the graph.
+// The minimap: the whole graph in a corner, every box a dot of its kind (red with issues), each
+// group's frame outlined and each collapsed group a block of its colour, the part in view as a
+// frame, and a click on it as a point of the graph.
 
 import type { Point } from "../model/document";
 import { COLORS, visibleWorld, type Scene } from "./canvas";
+import { GROUP_COLORS } from "./groupPaint";
 import { bounds, type Rect } from "./viewport";
 
 /** A minimap of ``width`` x ``height`` CSS pixels showing ``world`` (graph coordinates). */
@@ -30,6 +32,17 @@ export function drawMinimap(ctx: CanvasRenderingContext2D, scene: Scene, map: Mi
   const { s, ox, oy } = transform(map);
   ctx.fillStyle = "rgba(255, 255, 255, 0.92)";
   ctx.fillRect(0, 0, map.width, map.height);
+  const frames = new Path2D();
+  const collapsed = new Path2D();
+  for (const g of scene.groups?.shapes ?? []) {
+    const r = scene.layout.rects.get(g.id);
+    if (r) (g.collapsed ? collapsed : frames).rect(ox + r.x * s, oy + r.y * s, Math.max(2, r.w * s), Math.max(2, r.h * s));
+  }
+  ctx.lineWidth = 1;
+  ctx.strokeStyle = GROUP_COLORS.frameStroke;
+  ctx.stroke(frames);
+  ctx.fillStyle = GROUP_COLORS.boxStroke;
+  ctx.fill(collapsed);
   const groups: Record<string, Path2D> = { tensor: new Path2D(), operation: new Path2D(), issue: new Path2D() };
   for (const box of scene.view.boxes) {
     const r = scene.layout.rects.get(box.id);

@@ -5,6 +5,8 @@
 import { declaredAxes, issuesByNode, type GraphView, type Issue, type LoomDocument } from "../model/document";
 import { issueAxesByNode } from "../model/issues";
 import { AXIS_PALETTE, type EdgeLabel, type Scene } from "./canvas";
+import type { SceneGroups } from "./groupPaint";
+import type { Grouped } from "./groups";
 
 export type SceneContent = Omit<Scene, "vp" | "size" | "tool" | "layout">;
 
@@ -25,10 +27,27 @@ export interface SceneInput {
   found: readonly string[];
   /** The current plan's collectives by edge (ui/costs.ts ``edgeLabels``); none by default. */
   collectives?: ReadonlyMap<string, EdgeLabel>;
+  /** The grouped view the boxes come from (render/groups.ts), and the group clicked last. */
+  grouped?: Grouped | null;
+  groupFocus?: string | null;
 }
 
-export function sceneContent({ doc, view, issues, present, selected, found, collectives }: SceneInput): SceneContent {
+/** The groups to draw, and which collapsed ones hold a search hit, a selected node or issues. */
+function sceneGroups(grouped: Grouped, found: readonly string[], selected: readonly string[], issues: Issue[], focus: string | null): SceneGroups {
+  const holding = (ids: Iterable<string>) => new Set([...ids].flatMap((id) => (grouped.hiddenIn.has(id) ? [grouped.hiddenIn.get(id)!] : [])));
   return {
+    shapes: grouped.groups,
+    found: holding(found),
+    selected: holding(selected),
+    issues: holding(issues.flatMap((i) => i.nodeIds)),
+    focus,
+    bundled: grouped.view.edges.filter((e) => e.count > 1),
+  };
+}
+
+export function sceneContent({ doc, view, issues, present, selected, found, collectives, grouped, groupFocus }: SceneInput): SceneContent {
+  return {
+    ...(grouped?.groups.length ? { groups: sceneGroups(grouped, found, selected, issues, groupFocus ?? null) } : {}),
     view,
     selected: new Set(selected),
     issues: issuesByNode(issues),

@@ -6,6 +6,7 @@
 import "./help.css";
 import type { Action } from "../actions/actions";
 import { button, el } from "./dom";
+import { GROUP_KEYS } from "./groupControls";
 
 /** The sections of the overlay, by action name; an action not listed goes under "Other". */
 export const GROUPS: [string, string[]][] = [
@@ -22,6 +23,7 @@ export const GESTURES: [string, string][] = [
   ["Drag a tensor's round handle onto an operation", "connect them"],
   ["Drag the canvas / wheel", "pan / zoom"],
   ["Right-click", "the actions for what is under the pointer"],
+  ["Click a group's ▸ / ▾, or double-click it", "expand or collapse it (imported graphs group by name scope)"],
 ];
 
 /** "Ctrl+Shift+Z" (or "⌘⇧Z" on a Mac) for one key binding. */
@@ -60,7 +62,9 @@ export function createHelp(actions: Action[], onTour: () => void, mac = /Mac|iPh
     element.close();
     onTour();
   });
-  const sections = helpSections(actions, mac).map((s) =>
+  // groups' keys are not actions of the registry: they act on the group selected on the canvas
+  const groups = { title: "Groups", rows: GROUP_KEYS.map((k) => ({ name: k.name, title: k.title, keys: k.keys.map((key) => keyLabel(key, mac)) })) };
+  const sections = [...helpSections(actions, mac), groups].map((s) =>
     el(
       "section",
       { class: "geon-help-section" },

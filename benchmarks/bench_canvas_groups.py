@@ -1,0 +1,202 @@
+"""The editor's first paint of an imported 12-layer encoder stack, collapsed by name scope, next to
+the floor (a plain Canvas2D page that only draws the same rectangles and lines), measured in the
+same run. Issue 20: "aim <= 2x".
+
+    make setup   # builds the editor bundle into geon/static/editor/
+    .venv/bin/python benchmarks/bench_canvas_groups.py [--layers 12] [--repeat 5]
+
+The document is real import output: the committed PyTorch encoder layer
+(``tests/interop/models/encoder.onnx``) chained ``--layers`` times in ONNX (layer ``i``'s node
+scopes become ``/layers.i/...``, its output feeds layer ``i + 1``), then imported by
+``geon.interop.onnx_import`` (612 operations and 745 tensors for 12 layers). It has no Layout
+tags, so the editor lays it out: with more than 60 operations it opens collapsed to its
+top-level scopes, and the layout worker (ELK) places the collapsed groups and the tensors
+between them. The pages, the server and the browser flags are bench_canvas.py's.
+
+Rows:
+
+- ``first paint, collapsed``: from handing the parsed document to the editor to the end of the
+  first frame that draws every box in its laid-out place (the view, the scope tree, the grouped
+  view, the layout worker's round trip and the paint); the page is opened and left idle for
+  300 ms first, as the editor's websocket snapshot arrives after the page has loaded;
+- ``expand all``: from clicking "Expand all" to the end of the first frame that draws the whole
+  graph laid out group by group (the floor draws the same boxes and frames);
+
+the floor figure of each row draws exactly the editor's rectangles and edges of that state
+(``window.geon.scene()``) on a canvas of the same size. Each figure is the median over
+``--repeat`` fresh pages; the ratio is editor / floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import http.server
+import statistics
+import threading
+from pathlib import Path
+from typing import Any
+
+from bench_canvas import ARGS, BUNDLE, CANVAS_SIZE, CHROMIUM, FIRST_PAINT_FLOOR, Handler
+from playwright.sync_api import Page, sync_playwright
+
+ROOT = Path(__file__).resolve().parent.parent
+ENCODER = ROOT / "tests" / "interop" / "models" / "encoder.onnx"
+
+
+def stacked_encoder(layers: int) -> Any:
+    """``encoder.onnx`` chained ``layers`` times: scopes ``/layer/...`` -> ``/layers.i/...``."""
+    import onnx
+    from onnx import helper
+
+    model = onnx.load(str(ENCODER))
+    graph = model.graph
+    [x] = graph.input
+    [y] = graph.output
+    nodes: list[Any] = []
+    weights: list[Any] = []
+    previous = x.name
+    for i in range(layers):
+
+        def rename(value: str, i: int = i, previous: str = previous) -> str:
+            if not value:
+                return value
+            return previous if value == x.name else f"l{i}.{value}"
+
+        for node in graph.node:
+            copy = onnx.NodeProto()
+            copy.CopyFrom(node)
+            scoped = node.name.startswith("/layer/")
+            copy.name = f"/layers.{i}/{node.name[7:]}" if scoped else f"{node.name}_{i}"
+            copy.input[:] = [rename(v) for v in node.input]
+            copy.output[:] = [rename(v) for v in node.output]
+            nodes.append(copy)
+        for tensor in graph.initializer:
+            t = onnx.TensorProto()
+            t.CopyFrom(tensor)
+            t.name = rename(tensor.name)
+            weights.append(t)
+        previous = f"l{i}.{y.name}"
+    out = onnx.ValueInfoProto()
+    out.CopyFrom(y)
+    out.name = previous
+    stacked = helper.make_model(
+        helper.make_graph(nodes, "stack", [x], [out], initializer=weights),
+        opset_imports=list(model.opset_import),
+    )
+    stacked.ir_version = model.ir_version
+    return stacked
+
+
+def document(layers: int) -> dict[str, Any]:
+    """The imported document of the stack (batch of 2)."""
+    import json
+
+    from geon.interop.onnx_import import import_onnx
+
+    doc = import_onnx(stacked_encoder(layers), dims={"batch": 2}).graph.to_json()
+    return json.loads(doc) if isinstance(doc, str) else doc
+
+
+FIRST_PAINT = """async (doc) => {
+  await new Promise((done) => setTimeout(done, 300));
+  const t0 = performance.now();
+  window.geon.loadDocument(doc);
+  while (window.geonGroups.laidOutAt() === null) await new Promise(requestAnimationFrame);
+  return window.geonGroups.laidOutAt() - t0;
+}"""
+
+EXPAND_ALL = """async () => {
+  const t0 = performance.now();
+  const buttons = [...document.querySelectorAll(".geon-groups-bar button")];
+  buttons.find((b) => b.textContent === "Expand all").click();
+  while (window.geonGroups.laidOutAt() === null) await new Promise(requestAnimationFrame);
+  return window.geonGroups.laidOutAt() - t0;
+}"""
+
+
+def editor_run(page: Page, base: str, doc: dict[str, Any]) -> dict[str, Any]:
+    page.goto(f"{base}/bench/editor.html")
+    page.wait_for_function("() => window.geon !== undefined && window.geonGroups !== undefined")
+    first = page.evaluate(FIRST_PAINT, doc)
+    collapsed = page.evaluate("window.geon.scene()")
+    groups = page.evaluate("window.geonGroups.list()")
+    size = page.evaluate(CANVAS_SIZE)
+    expand = page.evaluate(EXPAND_ALL)
+    expanded = page.evaluate("window.geon.scene()")
+    return {
+        "first": first,
+        "expand": expand,
+        "collapsed": collapsed,
+        "expanded": expanded,
+        "size": size,
+        "groups": groups,
+    }
+
+
+def floor_run(page: Page, base: str, scene: dict[str, Any], size: dict[str, int]) -> float:
+    page.goto(f"{base}/bench/floor.html")
+    page.wait_for_function("() => window.floor !== undefined")
+    return float(page.evaluate(FIRST_PAINT_FLOOR, [scene, size]))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--repeat", type=int, default=5)
+    args = parser.parse_args()
+    if not (BUNDLE / "editor.js").exists():
+        raise SystemExit(f"the editor bundle is missing at {BUNDLE}; build it with `make setup`")
+    doc = document(args.layers)
+    kinds = [n["type"].rsplit("/", 1)[-1] for n in doc["nodes"]]
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    rows: dict[str, list[float]] = {k: [] for k in ("first", "floor", "expand", "floor_all")}
+    errors: list[str] = []
+    last: dict[str, Any] = {}
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
+
+        def fresh() -> Any:
+            context = browser.new_context(
+                viewport={"width": 1280, "height": 800}, device_scale_factor=1
+            )
+            page = context.new_page()
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            return context, page
+
+        for _ in range(args.repeat):
+            context, page = fresh()
+            last = editor_run(page, base, doc)
+            context.close()
+            rows["first"].append(last["first"])
+            rows["expand"].append(last["expand"])
+            for key, scene in (("floor", last["collapsed"]), ("floor_all", last["expanded"])):
+                context, page = fresh()
+                rows[key].append(floor_run(page, base, scene, last["size"]))
+                context.close()
+        browser.close()
+    server.shutdown()
+    if errors:
+        raise SystemExit(f"the pages reported errors: {errors}")
+    collapsed = sum(1 for g in last["groups"] if g["collapsed"])
+    print(
+        f"{args.layers} encoder layers imported: {kinds.count('Operation')} operations, "
+        f"{kinds.count('Tensor')} tensors; opened with {collapsed} collapsed groups "
+        f"({len(last['collapsed']['rects'])} rects drawn), expanded "
+        f"{len(last['expanded']['rects'])} rects; canvas {last['size']['w']}x"
+        f"{last['size']['h']} CSS px; median of {args.repeat} runs"
+    )
+    print(f"{'':24} {'editor ms':>10} {'floor ms':>10} {'ratio':>7}")
+    for label, e_key, f_key in (
+        ("first paint, collapsed", "first", "floor"),
+        ("expand all", "expand", "floor_all"),
+    ):
+        e = statistics.median(rows[e_key])
+        f = statistics.median(rows[f_key])
+        print(f"{label:24} {e:10.2f} {f:10.2f} {e / f:7.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,212 @@
+// Collapsing and expanding groups (issue 20; the model is render/groups.ts). On the canvas a click
+// on a group's chevron toggles it, a click on a collapsed box or a frame's header selects the
+// group and a double-click toggles it; Enter or G toggles the selected group, or collapses the
+// group around the selected node; "Collapse all" / "Expand all" sit over the canvas when the
+// graph has groups. A node found by search or jumped to inside a collapsed group is revealed
+// (the groups around it expand) and centred once the layout arrives. The collapsed set is view
+// state: never sent, remembered per graph in this browser.
+
+import type { GraphView } from "../model/document";
+import { hitTest } from "../render/canvas";
+import { hitGroup } from "../render/groupPaint";
+import { defaultCollapsed, groupId, groupPath, isGroupId, revealing, type ScopeTree } from "../render/groups";
+import type { Layout } from "../render/layout";
+import type { LiveLayout } from "../render/liveLayout";
+import { centreOn, fit, toScreen, toWorld, type Viewport } from "../render/viewport";
+import { button, el } from "./dom";
+
+/** The keys of the group commands (listed in the help overlay's "Groups" section). */
+export const GROUP_KEYS: { name: string; title: string; keys: string[] }[] = [
+  { name: "toggleGroup", title: "Expand or collapse the selected group (a node selected: collapse its group)", keys: ["Enter", "g"] },
+];
+
+/** What the controls read and move (the editor). */
+export interface GroupHost {
+  readonly live: LiveLayout;
+  vp: Viewport;
+  readonly selected: string[];
+  size(): { width: number; height: number };
+  setSelection(ids: string[]): void;
+  /** Rebuild the scene and draw. */
+  refresh(): void;
+}
+
+/** What a browser test reads of the groups (``window.geonGroups``). */
+export interface GroupTestApi {
+  /** Each group drawn: path, title, collapsed, and where it is on the canvas (CSS px). */
+  list(): { path: string; title: string; collapsed: boolean; x: number; y: number; w: number; h: number }[];
+  toggle(path: string): void;
+  /** The collapsed group (its path) a node is hidden in, or null when it is drawn. */
+  hiddenIn(id: string): string | null;
+  focus(): string | null;
+  /** When (performance.now()) the first paint with every drawn box in place ended, since the page opened or the groups last changed. */
+  laidOutAt(): number | null;
+}
+
+declare global {
+  interface Window {
+    geonGroups?: GroupTestApi;
+  }
+}
+
+const STORE = "geon.groups.";
+
+export class GroupControls {
+  /** The group selected by a click (its id): Enter toggles it. */
+  focus: string | null = null;
+  readonly bar: HTMLElement;
+  /** What to centre on once the next layout arrives (a group toggled, a node revealed). */
+  private target: string | null = null;
+  private laidOutAt: number | null = null;
+
+  constructor(
+    private readonly host: GroupHost,
+    canvas: HTMLCanvasElement,
+    private readonly graphId: string | undefined,
+  ) {
+    this.bar = el(
+      "div",
+      { class: "geon-groups-bar", hidden: "" },
+      button("Collapse all", "Collapse every group to one box", () => this.set(new Set(this.tree?.groups.keys() ?? []))),
+      button("Expand all", "Expand every group", () => this.set(new Set())),
+    );
+    this.bind(canvas);
+    window.geonGroups = {
+      list: () =>
+        (host.live.grouped?.groups ?? []).flatMap((g) => {
+          const r = host.live.layout.rects.get(g.id);
+          return r ? [{ path: g.path, title: g.title, collapsed: g.collapsed, ...toScreen(r, host.vp) }] : [];
+        }),
+      toggle: (path) => this.toggle(path),
+      hiddenIn: (id) => {
+        const g = host.live.grouped?.hiddenIn.get(id);
+        return g ? groupPath(g) : null;
+      },
+      focus: () => this.focus,
+      laidOutAt: () => this.laidOutAt,
+    };
+  }
+
+  private get tree(): ScopeTree | null {
+    return this.host.live.tree;
+  }
+
+  /** The collapsed set a graph opens with: as this browser left it, else large graphs collapsed. */
+  initial(tree: ScopeTree, operations: number): Set<string> {
+    try {
+      const kept = JSON.parse(localStorage.getItem(STORE + this.graphId) ?? "null") as unknown;
+      if (this.graphId && Array.isArray(kept)) return new Set(kept.filter((p): p is string => typeof p === "string" && tree.groups.has(p)));
+    } catch {
+      /* a bad entry: the default */
+    }
+    return defaultCollapsed(tree, operations);
+  }
+
+  /** A paint ended (``complete``: with every drawn box in place). */
+  painted(complete: boolean): void {
+    if (complete) this.laidOutAt ??= performance.now();
+  }
+
+  /** Show the bar when the graph has groups. */
+  update(): void {
+    this.bar.hidden = !this.tree?.groups.size;
+  }
+
+  /** Collapse exactly ``next``; centre on ``target`` (a group or node id) once laid out. */
+  set(next: Set<string>, target: string | null = null): void {
+    this.target = target;
+    this.laidOutAt = null;
+    this.host.live.setCollapsed(next);
+    if (this.graphId) {
+      try {
+        localStorage.setItem(STORE + this.graphId, JSON.stringify([...next]));
+      } catch {
+        /* storage full or off: the state lasts for this page */
+      }
+    }
+    this.host.refresh();
+  }
+
+  toggle(path: string): void {
+    if (!this.tree?.groups.has(path)) return;
+    const next = new Set(this.host.live.collapsed);
+    if (!next.delete(path)) next.add(path);
+    this.select(groupId(path));
+    this.set(next, groupId(path));
+  }
+
+  /** Select a group (null: none); a node selection is cleared. */
+  select(id: string | null): void {
+    if (id) this.host.setSelection([]);
+    this.focus = id;
+    this.host.refresh();
+  }
+
+  /** Expand the groups around a hidden node and centre on it once laid out; false when it is drawn already. */
+  reveal(id: string): boolean {
+    const tree = this.tree;
+    if (!tree || !this.host.live.grouped?.hiddenIn.has(id)) return false;
+    this.set(revealing(tree, id, this.host.live.collapsed), id);
+    return true;
+  }
+
+  /** A layout arrived: centre on what was toggled or revealed (fitting a group larger than the view). */
+  placed(): void {
+    const r = this.target ? this.host.live.layout.rects.get(this.target) : undefined;
+    if (!r || !this.target) return;
+    const { width, height } = this.host.size();
+    const vp = this.host.vp;
+    if (isGroupId(this.target)) {
+      const whole = fit(r, width, height, 48);
+      this.host.vp = whole.scale < vp.scale ? whole : centreOn(vp, r, width, height);
+    } else this.host.vp = centreOn(vp.scale < 0.6 ? { ...vp, scale: 1 } : vp, r, width, height);
+    this.target = null;
+  }
+
+  /** Enter / G: the selected group, else the group around the first selected node. */
+  private key(): boolean {
+    if (this.focus) {
+      this.toggle(groupPath(this.focus));
+      return true;
+    }
+    const around = this.host.selected.length ? this.tree?.of.get(this.host.selected[0]!) : undefined;
+    if (!around) return false;
+    this.toggle(around);
+    return true;
+  }
+
+  private bind(canvas: HTMLCanvasElement): void {
+    const at = (e: MouseEvent): { view: GraphView; layout: Layout; world: { x: number; y: number } } | null => {
+      const view = this.host.live.view;
+      if (!view || !this.host.live.grouped) return null;
+      const box = canvas.getBoundingClientRect();
+      return { view, layout: this.host.live.layout, world: toWorld({ x: e.clientX - box.left, y: e.clientY - box.top }, this.host.vp) };
+    };
+    const hit = (e: MouseEvent) => {
+      const p = at(e);
+      if (!p || hitTest(p.view, p.layout, p.world, this.host.vp.scale)) return null;
+      return hitGroup(this.host.live.grouped!.groups, p.layout, p.world) ?? "none";
+    };
+    let down = { x: 0, y: 0 };
+    canvas.addEventListener("pointerdown", (e) => (down = { x: e.clientX, y: e.clientY }));
+    canvas.addEventListener("click", (e) => {
+      if (Math.hypot(e.clientX - down.x, e.clientY - down.y) > 4 || e.detail > 1) return;
+      const g = hit(e);
+      if (g === null) return;
+      if (g === "none") {
+        if (this.focus) this.select(null);
+      } else if (g.zone === "chevron") this.toggle(g.path);
+      else this.select(g.id);
+    });
+    canvas.addEventListener("dblclick", (e) => {
+      const g = hit(e);
+      if (g && g !== "none" && g.zone === "body") this.toggle(g.path);
+    });
+    document.addEventListener("keydown", (e) => {
+      const target = e.target as HTMLElement | null;
+      if (e.ctrlKey || e.metaKey || e.altKey || e.shiftKey || (e.key !== "Enter" && e.key.toLowerCase() !== "g")) return;
+      if (target && (target.closest("input, textarea, select, dialog, button, a, summary, .geon-menu") || target.isContentEditable)) return;
+      if (this.key()) e.preventDefault();
+    });
+  }
+}
