@@ -31,7 +31,7 @@ import { createDiagram } from "./ui/diagram";
 import { GroupControls } from "./ui/groupControls";
 import { el } from "./ui/dom";
 import { createContextMenu } from "./ui/help";
-import { menuItems } from "./ui/menus";
+import { showNodeMenu } from "./ui/nodeMenu";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
 import { createProjectionWindow } from "./ui/projection";
 import { markReadOnly } from "./ui/readOnly";
@@ -50,9 +50,6 @@ export interface EditorOptions {
   /** No websocket: documents come from ``loadDocument`` (the benchmark page). */
   offline: boolean;
 }
-
-/** The actions a read-only role cannot use (the right-click menu disables them). */
-const EDITING = new Set(["paste", "palette", "newTensor", "newAxis", "delete", "relayout"]);
 
 export class Editor implements Commands {
   readonly sync: Controller;
@@ -84,6 +81,7 @@ export class Editor implements Commands {
   /** The edges carrying collectives under the document's current plan (drawn on the canvas). */
   collectives: ReadonlyMap<string, EdgeLabel> = new Map();
   private panelsDirty = true;
+  private holdPanels = false;
   private readonly painter: Painter;
   private readonly toast = el("div", { class: "geon-toast", role: "alert" });
   private readonly toolbar;
@@ -335,12 +333,7 @@ export class Editor implements Commands {
 
   /** The right-click menu of a node (selected first) or of the canvas; editing is disabled, with the reason, for a read-only role. */
   menu(id: string | null, x: number, y: number): void {
-    if (id && !this.selected.includes(id)) this.setSelection([id]);
-    const kind = id ? (this.view?.boxes.find((b) => b.id === id)?.kind ?? "node") : null;
-    const readOnly = this.sync.readOnly() ?? undefined;
-    const explain = this.extras.explain;
-    const node = id ? { explain: explain && (() => explain(id)), projection: () => this.openProjection(id) } : {};
-    this.contextMenu.show(x, y, menuItems(kind, (name) => this.runAction(name), node, (a) => (EDITING.has(a) ? readOnly : undefined)));
+    showNodeMenu(this.contextMenu, this, this.sync.readOnly() ?? undefined, id, x, y);
   }
 
   /** What the user sees, for the actions that read it. */
@@ -424,6 +417,9 @@ export class Editor implements Commands {
   refresh(): void {
     const doc = this.sync.session.document;
     if (doc !== this.shownDoc) {
+      // a graph just opened is drawn first, its panels a frame later (an import has many axes)
+      this.holdPanels = !!doc && doc.id !== this.shownDoc?.id;
+      if (this.holdPanels) setTimeout(() => this.releasePanels(), 1000); // in case no layout comes
       this.shownDoc = doc;
       if (doc) this.live.show(doc);
       this.groups.update();
@@ -479,7 +475,8 @@ export class Editor implements Commands {
     }
     const drawn = this.painter.paint(scene, this.cached);
     // the panels after the canvas: the graph shows first, the DOM follows in the same frame
-    if (this.panelsDirty) {
+    if (this.holdPanels && drawn && this.live.complete) this.releasePanels();
+    else if (this.panelsDirty && !this.holdPanels) {
       this.panelsDirty = false;
       this.updatePanels();
     }
@@ -487,6 +484,11 @@ export class Editor implements Commands {
     this.draws += 1;
     this.lastPaintMs = performance.now() - t0;
     this.groups.painted(this.live.complete);
+  }
+
+  private releasePanels(): void {
+    this.holdPanels = false;
+    this.invalidate();
   }
 
   state(): EditorState {

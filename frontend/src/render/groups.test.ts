@@ -151,8 +151,9 @@ describe("grouped layout", () => {
     expect(["op2", "op2b", "t6"].every((id) => inside(r(id), r("group:/a/q")))).toBe(true);
     expect([inside(r("group:/a/p"), r("group:/a")), inside(r("group:/a/q"), r("group:/a")), inside(r("t1"), r("group:/a"))]).toEqual([true, true, true]);
     expect([apart(r("group:/a"), r("group:/b")), apart(r("group:/a/p"), r("group:/a/q")), apart(r("t2"), r("group:/a"))]).toEqual([true, true, true]);
-    // the data flow runs left to right through the blocks
-    expect(r("group:/a").x + r("group:/a").w <= r("t2").x && r("t3").x + r("t3").w <= r("group:/b").x).toBe(true);
+    // the data flow runs through the blocks in reading order (left to right, then the next row)
+    const before = (a: Rect, b: Rect) => a.x + a.w <= b.x || a.y + a.h <= b.y;
+    expect(["group:/a", "t2", "cast", "t3", "group:/b", "y"].every((id, i, ids) => i === 0 || before(r(ids[i - 1]!), r(id)))).toBe(true);
   });
 
   it("places a collapsed group as one box of its title's size, in the flow", async () => {

@@ -6,6 +6,7 @@
 
 import type ELK from "elkjs/lib/elk-api.js";
 import type { Box, GraphView } from "../model/document";
+import { pathOrder, placePath, type Padding } from "./chainLayout";
 import type { Grouped } from "./groups";
 import type { Rect } from "./viewport";
 
@@ -105,6 +106,8 @@ export function tooWide(w: number, h: number): boolean {
 export async function placeLevel(elk: InstanceType<typeof ELK>, items: { id: string; w: number; h: number }[], edges: { from: string; to: string }[], padding?: string): Promise<{ w: number; h: number; rects: [string, Rect][] }> {
   const ids = new Set(items.map((b) => b.id));
   const base = padding ? { ...BASE_OPTIONS, "elk.padding": padding } : BASE_OPTIONS;
+  const path = pathOrder(items, edges);
+  if (path) return wrappedPath(path, paddingOf(base["elk.padding"]));
   const graph = (options: Record<string, string>) => ({
     id: "root",
     layoutOptions: options,
@@ -120,6 +123,23 @@ export async function placeLevel(elk: InstanceType<typeof ELK>, items: { id: str
   }
   const rects: [string, Rect][] = (placed.children ?? []).map((c) => [c.id, { x: c.x ?? 0, y: c.y ?? 0, w: c.width ?? 0, h: c.height ?? 0 }]);
   return { w: placed.width ?? 0, h: placed.height ?? 0, rects };
+}
+
+function paddingOf(elkPadding: string): Padding {
+  const n = (side: string) => Number(new RegExp(`${side}=(\\d+)`).exec(elkPadding)?.[1] ?? 0);
+  return { top: n("top"), left: n("left"), bottom: n("bottom"), right: n("right") };
+}
+
+/** A path in one row, or in the rows that fit the reference canvas best when that is clearly easier to read (as ELK's wrapping is kept). */
+function wrappedPath(path: Parameters<typeof placePath>[0], pad: Padding): ReturnType<typeof placePath> {
+  const row = placePath(path, pad);
+  if (!tooWide(row.w, row.h)) return row;
+  let best = row;
+  for (let rows = 2; rows <= path.length; rows++) {
+    const wrapped = placePath(path, pad, (row.w - pad.left - pad.right) / rows);
+    if (fitScale(wrapped.w, wrapped.h) > fitScale(best.w, best.h)) best = wrapped;
+  }
+  return fitScale(best.w, best.h) > 1.25 * fitScale(row.w, row.h) ? best : row;
 }
 
 export type Levels = (elk: InstanceType<typeof ELK>, input: LayoutInput) => Promise<{ rects: [string, Rect][] }>;
