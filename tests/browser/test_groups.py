@@ -55,6 +55,15 @@ def group_box(tab: Page, path: str) -> dict[str, float]:
     return {"x": canvas["x"] + g["x"], "y": canvas["y"] + g["y"], "w": g["w"], "h": g["h"]}
 
 
+#: Show a box at 1:1 with its top left at (300, 300) on the canvas.
+CLOSE_UP = """(id) => {
+  const vp = window.geon.state().viewport;
+  const b = window.geon.boxes().find((q) => q.id === id);
+  const x = (b.x - vp.dx) / vp.scale, y = (b.y - vp.dy) / vp.scale;
+  window.geon.setViewport({ scale: 1, dx: 300 - x, dy: 300 - y });
+}"""
+
+
 def laid_out(tab: Page) -> None:
     tab.wait_for_function("() => geonGroups.laidOutAt() !== null", timeout=15_000)
 
@@ -192,4 +201,27 @@ def test_groups_collapse_expand_and_search_reveals(
     assert groups(tab) == expected[:2]
     state = tab.evaluate("window.geon.state()")
     assert (state["version"], state["history"]["undo"]) == (1, [])
+
+    # when she opens the second layer's attention again and drags the softmax within it
+    tab.evaluate("geonGroups.toggle('/layers.1')")
+    laid_out(tab)
+    tab.evaluate("geonGroups.toggle('/layers.1/self_attn')")
+    laid_out(tab)
+    tab.evaluate(f"window.geon.select(['{softmax}'])")
+    tab.evaluate(CLOSE_UP, softmax)
+    [b] = [b for b in tab.evaluate("window.geon.boxes()") if b["id"] == softmax]
+    x, y = canvas["x"] + b["x"] + 30, canvas["y"] + b["y"] + 12
+    tab.mouse.move(x, y)
+    tab.mouse.down()
+    tab.mouse.move(x + 20, y + 10, steps=4)
+    tab.mouse.move(x + 60, y + 40, steps=4)
+    tab.mouse.up()
+    # then the move is one edit, and the attention's frame still holds the box where it went
+    tab.wait_for_function("() => window.geon.state().version === 2")
+    [moved] = [b for b in tab.evaluate("window.geon.boxes()") if b["id"] == softmax]
+    assert (round(moved["x"] - b["x"]), round(moved["y"] - b["y"])) == (60, 40)
+    frame = group_box(tab, "/layers.1/self_attn")
+    assert frame["x"] <= canvas["x"] + moved["x"] and frame["y"] <= canvas["y"] + moved["y"]
+    assert canvas["x"] + moved["x"] + moved["w"] <= frame["x"] + frame["w"]
+    assert canvas["y"] + moved["y"] + moved["h"] <= frame["y"] + frame["h"]
     assert errors == []

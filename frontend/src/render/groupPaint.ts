@@ -11,8 +11,8 @@ import type { Layout } from "./layout";
 import { intersects, type Rect, type Viewport } from "./viewport";
 
 export const GROUP_COLORS = {
-  frameFill: "rgba(91, 107, 191, 0.06)",
-  frameStroke: "#aab3d6",
+  frameFill: "rgba(91, 107, 191, 0.07)",
+  frameStroke: "#8f9bcf",
   boxFill: "#eceffc",
   boxStroke: "#5b6bbf",
   label: "#3a4578",
@@ -62,7 +62,7 @@ function fitted(ctx: CanvasRenderingContext2D, text: string, width: number): str
 export function drawFrames(ctx: CanvasRenderingContext2D, groups: SceneGroups, layout: Layout, seen: Rect, vp: Viewport, ratio: number): void {
   const frames = groups.shapes.filter((g) => !g.collapsed);
   if (!frames.length) return;
-  const labelled = vp.scale >= 0.12;
+  const labelled = vp.scale >= 0.08;
   ctx.lineWidth = 1.25 / Math.max(vp.scale, 0.5);
   const heads = new Path2D();
   const labels: [string, Rect][] = [];
@@ -165,7 +165,12 @@ export function drawCollapsed(ctx: CanvasRenderingContext2D, groups: SceneGroups
   if (vp.scale < 0.1) return;
   ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
   ctx.font = "600 11px system-ui, sans-serif";
-  for (const [g, r] of boxes) ctx.fillText(fitted(ctx, g.title, (r.w - CHEVRON - 16) * vp.scale), vp.dx + (r.x + CHEVRON + 8) * vp.scale, vp.dy + (r.y + r.h / 2) * vp.scale);
+  for (const [g, r] of boxes) {
+    // the whole title, else the scope's name alone, else as much of it as fits
+    const room = (r.w - CHEVRON - 16) * vp.scale;
+    const text = ctx.measureText(g.title).width <= room ? g.title : fitted(ctx, g.name, room);
+    ctx.fillText(text, vp.dx + (r.x + CHEVRON + 8) * vp.scale, vp.dy + (r.y + r.h / 2) * vp.scale);
+  }
   ctx.setTransform(vp.scale * ratio, 0, 0, vp.scale * ratio, vp.dx * ratio, vp.dy * ratio);
 }
 
