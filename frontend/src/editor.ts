@@ -360,7 +360,7 @@ export class Editor implements Commands {
   /** A review thread's "Show": select and centre the node it is pinned to, or where it was when it has been removed. */
   private showAnchor(anchor: Anchor, lastPosition: { x: number; y: number } | null): void {
     const id = anchorNode(anchor);
-    if (id !== null && this.layout.rects.has(id)) return this.jumpTo(id);
+    if (id !== null && (this.layout.rects.has(id) || this.live.grouped?.hiddenIn.has(id))) return this.jumpTo(id);
     if (id !== null && lastPosition) {
       const { width, height } = this.size();
       this.vp = centreOn(this.vp, { ...lastPosition, w: 0, h: 0 }, width, height);

@@ -24,7 +24,9 @@ export const groupLevels: Levels = async (elk: InstanceType<typeof ELK>, input: 
   const kids = new Map<Level, string[]>();
   const add = (id: string, level: Level): void => {
     parent.set(id, level);
-    kids.set(level, [...(kids.get(level) ?? []), id]);
+    const list = kids.get(level);
+    if (list) list.push(id);
+    else kids.set(level, [id]);
   };
   const expanded = new Set<string>();
   for (const g of input.groups ?? []) {
@@ -74,7 +76,11 @@ export const groupLevels: Levels = async (elk: InstanceType<typeof ELK>, input: 
 /** ``rects`` with each expanded group's frame around what it holds (innermost first); a group holding nothing drawn has none. */
 export function withFrames(rects: Map<string, Rect>, grouped: Grouped): Map<string, Rect> {
   const held = new Map<string, string[]>();
-  for (const [id, group] of grouped.parentOf) held.set(group, [...(held.get(group) ?? []), id]);
+  for (const [id, group] of grouped.parentOf) {
+    const list = held.get(group);
+    if (list) list.push(id);
+    else held.set(group, [id]);
+  }
   for (let i = grouped.groups.length - 1; i >= 0; i--) {
     const g = grouped.groups[i]!;
     if (g.collapsed) continue;

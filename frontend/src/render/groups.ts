@@ -88,7 +88,11 @@ export function scopeTree(doc: LoomDocument): ScopeTree {
     const outs = [...selections(node.body.outputs).values()].flat().map((s) => s.tensorId);
     reads.set(node.id, ins);
     writes.set(node.id, outs);
-    for (const t of ins) consumers.set(t, [...(consumers.get(t) ?? []), node.id]);
+    for (const t of ins) {
+      const list = consumers.get(t);
+      if (list) list.push(node.id);
+      else consumers.set(t, [node.id]);
+    }
     for (const t of outs) if (!producer.has(t)) producer.set(t, node.id);
     const path = scopePath((node.tags?.[GROUP] as { scope?: unknown } | undefined)?.scope);
     if (path) scope.set(node.id, path);
