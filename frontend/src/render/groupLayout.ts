@@ -17,6 +17,20 @@ const PADDING = `[top=${FRAME_TOP},left=${FRAME_PAD},bottom=${FRAME_PAD},right=$
 
 type Level = string | undefined;
 
+/** Levels laid out lately, by what they hold: toggling one group lays out only the levels it changes. */
+const levelCache = new Map<string, Awaited<ReturnType<typeof placeLevel>>>();
+const CACHED_LEVELS = 400;
+
+async function cachedLevel(elk: InstanceType<typeof ELK>, items: { id: string; w: number; h: number }[], edges: { from: string; to: string }[], padding?: string): ReturnType<typeof placeLevel> {
+  const key = JSON.stringify([padding ?? "", items, edges]);
+  const seen = levelCache.get(key);
+  if (seen) return seen;
+  const done = await placeLevel(elk, items, edges, padding);
+  if (levelCache.size >= CACHED_LEVELS) levelCache.delete(levelCache.keys().next().value!);
+  levelCache.set(key, done);
+  return done;
+}
+
 /** Places every box no Layout tag places, group by group (``runLayout``'s ``levels``). */
 export const groupLevels: Levels = async (elk: InstanceType<typeof ELK>, input: LayoutInput) => {
   const parent = new Map<string, Level>();
@@ -56,7 +70,7 @@ export const groupLevels: Levels = async (elk: InstanceType<typeof ELK>, input: 
       seen.add(`${from}>${to}`);
       edges.push({ from, to });
     }
-    const done = await placeLevel(elk, items, edges, level === undefined ? undefined : PADDING);
+    const done = await cachedLevel(elk, items, edges, level === undefined ? undefined : PADDING);
     relative.set(level, done.rects);
     return { w: done.w, h: done.h };
   };
