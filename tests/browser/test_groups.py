@@ -186,6 +186,11 @@ def test_groups_collapse_expand_and_search_reveals(
     tab.keyboard.press("Enter")
     laid_out(tab)
     assert ("/layers.1/self_attn", "self_attn · 37 ops", False) in groups(tab)
+    # (the help overlay lists both keys under Groups)
+    tab.keyboard.press("Shift+?")
+    tab.wait_for_selector(".geon-help[open]")
+    assert tab.text_content(".geon-help dt[data-action='toggleGroup']") == "EnterG"
+    tab.keyboard.press("Escape")
 
     # when she collapses everything with the button and reloads the page
     tab.click(".geon-groups-bar >> text=Collapse all")
