@@ -121,6 +121,13 @@ def test_import_a_model_then_open_the_export_menu(
     assert all(label["text"].startswith("all-reduce over tp · ") for label in labels), labels
     ledger = tab.locator(".geon-ledger-current .geon-ledger[data-plan='Megatron']")
     assert (ledger.locator("summary").text_content() or "").startswith("Megatron: 2 collectives")
+    # and, grouped by name scope with every sub-scope of the layer collapsed, the graph reads at
+    # fit-to-screen beside the plan
+    tab.click("text=Collapse all")
+    tab.evaluate("window.geonGroups.toggle('/layer')")
+    tab.wait_for_function("() => window.geonGroups.laidOutAt() !== null", timeout=15_000)
+    assert [g["collapsed"] for g in tab.evaluate("window.geonGroups.list()")] == [False] + [True] * 5
     tab.evaluate("window.geon.run('zoomToFit')")
+    tab.click(".geon-ledger-current .geon-ledger[data-plan='Megatron'] summary")
     shot("04-megatron")
     assert browsers.errors == []
