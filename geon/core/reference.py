@@ -69,6 +69,15 @@ def run_op(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
         with np.errstate(all="ignore"):
             out = reduce(UFUNCS[k.name], aligned)
         return np.broadcast_to(out, inf.result.shape).copy()
+    if k.name == "op:where":
+        x, y, c = (_align(inputs[key][0], inf.plan["align"][i], rank)
+                   for i, key in enumerate(("x", "y", "condition")))  # fmt: skip
+        picked = np.where(c.astype(bool), x, y.astype(x.dtype))
+        return np.broadcast_to(picked, inf.result.shape).copy()
+    if k.name == "op:concat":
+        parts = [np.transpose(a, p) for a, p in zip(inputs["tensors"], inf.plan["perm"],
+                                                     strict=True)]  # fmt: skip
+        return np.concatenate(parts, axis=inf.plan["dim"])
     if k.name == "op:gelu":
         return _gelu(inf.params["approximate"], inputs["tensor"][0])
     if k.family == "unary":

@@ -96,6 +96,8 @@ CATALOGUE_NAMES = [
     "op:conv2d",
     "op:max_pool2d",
     "op:avg_pool2d",
+    "op:concat",
+    "op:where",
     "op:linear",
     "matmul",
     "row_sum",

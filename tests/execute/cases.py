@@ -80,6 +80,24 @@ def _layer_norm() -> Tensor:
     )
 
 
+def _concat() -> Tensor:
+    A, One, K = gc.Axis("A", 2), gc.Axis("O", 1), gc.Axis("K", 6)
+    parts = [
+        x_hw(),
+        gc.constant(_f(2, 4, seed=1), axes=[A, H]),
+        gc.constant(_f(4, 1), axes=[H, One]),
+    ]
+    return make_op(
+        "op:concat", {"tensors": parts}, {"along": ["W", "A", "O"], "axis": "K"}, [K], "out"
+    )
+
+
+def _where() -> Tensor:
+    cond = gc.constant(_f(3, 2, seed=3) > 0, axes=[W, N])
+    return make_op("op:where", {"x": [x_hw()], "y": [gc.constant(_f(3, seed=4), axes=[W])],
+                                "condition": [cond]})  # fmt: skip
+
+
 CASES: dict[str, Callable[[], Tensor]] = {
     "add": lambda: gc.add(x_hw(), y_wh(), name="out"),
     "add-3-broadcast": lambda: gc.add(
@@ -163,6 +181,22 @@ CASES: dict[str, Callable[[], Tensor]] = {
     "max_pool2d-stride-pad": lambda: _pool("max", 3, 2, 1),
     "avg_pool2d": lambda: _pool("avg", 2, 2, 0),
     "avg_pool2d-exclude-pad": lambda: _pool("avg", 3, 2, 1, include=False),
+    "concat": _concat,
+    "concat-int32": lambda: make_op(
+        "op:concat",
+        {"tensors": [gc.constant(_i(4, 3), axes=[H, W]), gc.constant(_i(3, 4), axes=[W, H])]},
+        {"along": ["H", "H"], "axis": "H8"},
+        [gc.Axis("H8", 8)],
+    ),
+    "where": _where,
+    "where-int32": lambda: make_op(
+        "op:where",
+        {
+            "x": [gc.constant(_i(4, 3), axes=[H, W])],
+            "y": [gc.constant(_i(4, 3, seed=1), axes=[H, W])],
+            "condition": [gc.constant(_i(3, seed=2) > 0, axes=[W])],
+        },
+    ),
     "mlp-layer": lambda: gc.relu(
         gc.dot(gc.constant(_f(4, 3), axes=[H, W]), gc.constant(_f(3, 2, seed=1), axes=[W + 1, N]))
         + gc.constant(_f(2, seed=2), axes=[N])

@@ -26,7 +26,8 @@ Modules: :mod:`~geon.core.ops.catalogue` (the kernels and their IO keys),
 :mod:`~geon.core.ops.params` (reading params), :mod:`~geon.core.ops.dispatch` (:func:`infer`,
 :func:`run_case`) and one module of rules per family: :mod:`~geon.core.ops.arithmetic`
 (elementwise, dot, reductions), :mod:`~geon.core.ops.normalization` (softmax, layer norm),
-:mod:`~geon.core.ops.views`, :mod:`~geon.core.ops.conv` (conv2d and pooling) and
+:mod:`~geon.core.ops.views`, :mod:`~geon.core.ops.conv` (conv2d and pooling),
+:mod:`~geon.core.ops.combine` (concat and where) and
 :mod:`~geon.core.ops.positional` (loom's kernels).
 
 Params (JSON, as stored in ``Operation.body.params``; axis references are strings):
@@ -54,6 +55,9 @@ max_pool2d,            ``{"out_axes": [ref...], "kernel_size": n | [kh, kw], "st
 avg_pool2d             sw], "padding"?: n | [ph, pw]}`` (stride defaults to kernel_size); avg adds
                        ``"count_include_pad"?: bool`` (default true); ``"dilation"`` 1 and
                        ``"ceil_mode"`` false are the only values accepted
+concat                 ``{"along": [ref per operand], "axis": ref}`` — the joined axis of each
+                       operand, and the result's new axis (length: their sum)
+where                  ``{"axes"?: [ref...]}`` — as n-ary (operands ``x``, ``y``, ``condition``)
 =====================  ===========================================================================
 
 ``Inference.plan`` (kernel facts for the executor; dims are positions in the operand):
@@ -69,6 +73,9 @@ avg_pool2d             sw], "padding"?: n | [ph, pw]}`` (stride defaults to kern
   ``(start, stop, step)`` as ``slice.indices`` gives them;
 - pad: ``pad`` — per input dim ``[before, after]``;
 - flatten: ``first``, ``count`` — the merged group;
+- concat: ``dim`` — the result position of the joined axis; ``along`` — per operand, its joined
+  dim; ``perm`` — per operand, the permutation putting its dims in the result's order;
+- where: ``align`` as n-ary;
 - conv2d: ``x`` / ``filter`` / ``out`` — the dims with each role, ``batch`` — x's batch dims;
 - max_pool2d, avg_pool2d: ``height`` / ``width`` — the pooled input dims; ``out`` — the result
   position of each other input dim; ``out_height`` / ``out_width`` — the pooled result dims.

@@ -26,6 +26,8 @@ Family = Literal[
     "view",
     "conv",
     "pool",
+    "concat",
+    "where",
     "positional",
 ]
 
@@ -119,6 +121,19 @@ def _catalogue() -> dict[str, Kernel]:
     )
     out["op:avg_pool2d"] = Kernel(
         "op:avg_pool2d", "pool", ("tensor",), doc="2-D average pooling over Height and Width"
+    )
+    out["op:concat"] = Kernel(
+        "op:concat",
+        "concat",
+        ("tensors",),
+        variadic=True,
+        doc="join operands along one axis each into a new axis of the summed length",
+    )
+    out["op:where"] = Kernel(
+        "op:where",
+        "where",
+        ("x", "y", "condition"),
+        doc="elementwise select: x where condition holds, else y (broadcasting)",
     )
     out["op:linear"] = Kernel(
         "op:linear",

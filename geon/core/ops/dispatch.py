@@ -19,6 +19,7 @@ from geon.core.ops.arithmetic import (
     infer_unary,
 )
 from geon.core.ops.catalogue import check_io, kernel
+from geon.core.ops.combine import infer_concat
 from geon.core.ops.conv import infer_conv2d, infer_pool2d
 from geon.core.ops.inference import Inference
 from geon.core.ops.normalization import infer_normalization
@@ -50,8 +51,10 @@ def infer(
     ins = tuple((key, tuple(Axes.of(a) for a in inputs.get(key, ()))) for key in k.inputs)
     p = params_object(params, k.name)
     res = Resolver(axes, operands)
-    if k.family in ("nary", "binary"):
+    if k.family in ("nary", "binary", "where"):
         return infer_elementwise(k, ins, p, res)
+    if k.family == "concat":
+        return infer_concat(k, ins, p, res)
     if k.family == "unary":
         return infer_unary(k, ins, operands[0], p)
     if k.name == "op:dot_partial":
