@@ -56,7 +56,7 @@ def supported_cases() -> list[Any]:
     return out
 
 
-ARGUMENT_OPS = ("Reshape", "Squeeze", "Unsqueeze", "Gather")
+ARGUMENT_OPS = ("Reshape", "Squeeze", "Unsqueeze", "Gather", "Split")
 
 
 def arguments(case: Any) -> set[str]:

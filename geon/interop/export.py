@@ -135,6 +135,18 @@ def _np_line(p: Program, op: Op) -> str:
                 f"{tuple(r.shape)!r})")  # fmt: skip
     if k == "op:slice" and x is not None:
         return f"{r.var} = {x.var}[{_index(op, x.axes)}]"
+    if k == "op:concat":
+        dim = r.axes.index(op.params["axis"])
+        parts = ", ".join(
+            f"align({t.var}, {t.axes!r}, {[j if i == dim else a for i, a in enumerate(r.axes)]!r})"
+            for t, j in zip(ins, op.params["along"], strict=True)
+        )
+        return f"{r.var} = np.concatenate([{parts}], axis={dim})"
+    if k == "op:where":
+        xs, ys, cs = (op.inputs[key][0] for key in ("x", "y", "condition"))
+        x_, y_, c_ = (f"align({t.var}, {t.axes!r}, {r.axes!r})" for t in (xs, ys, cs))
+        return (f"{r.var} = np.broadcast_to(np.where({c_}.astype(bool), {x_}, {y_}), "
+                f"{tuple(r.shape)!r}).astype(np.{_np_dtype(r.dtype)})")  # fmt: skip
     raise ExportError(f'operation on "{r.label or r.id}" ({k}) has no NumPy form here')
 
 

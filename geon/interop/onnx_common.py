@@ -53,8 +53,10 @@ OTHER = {
 }
 WINDOWED = ("Conv", "MaxPool", "AveragePool")
 """2-D NCHW operators mapped to ``op:conv2d``, ``op:max_pool2d``, ``op:avg_pool2d``."""
-LAYERED: tuple[str, ...] = ()
+LAYERED: tuple[str, ...] = ("Concat", "Split", "Where", "BatchNormalization")
 """Operators whose unification and emission live in :mod:`geon.interop.onnx_layers`."""
+MULTI_OUTPUT = ("LayerNormalization", "Split")
+"""Operators whose outputs after the first the importer maps (the others are refused if used)."""
 SUPPORTED = frozenset({*UNARY, *BINARY, *NARY, *REDUCE, *OTHER, *LAYERED})
 """ONNX operator types (default domain) the importer maps."""
 

@@ -9,7 +9,9 @@ aligned by axis name (``Transpose`` then ``Reshape`` with length-1 dims), reduct
 form). ``conv2d``, ``max_pool2d`` and ``avg_pool2d`` are ``Conv``, ``MaxPool`` and
 ``AveragePool`` on NCHW: the operand is transposed to (batch..., C, H, W) by the axes' roles and
 reshaped to rank 4 (the batch axes merged; for a pool every axis but Height and Width), then the
-result reshaped and transposed back to the geon result's axes.
+result reshaped and transposed back to the geon result's axes. ``concat`` is ``Concat`` (each
+operand transposed to the result's order), ``where`` is ``Where`` (operands aligned as elementwise
+ones, ``y`` and the condition cast where their types differ from what ONNX needs).
 """
 
 from __future__ import annotations
@@ -157,6 +159,18 @@ def _emit(w: _Writer, op: Op) -> None:
         _slice(w, op, x, out)
     elif k in ("op:conv2d", "op:max_pool2d", "op:avg_pool2d"):
         _windowed(w, op, x, out)
+    elif k == "op:concat":
+        dim = int(r.axes.index(op.params["axis"]))
+        names = [w.align(t, [j if i == dim else a for i, a in enumerate(r.axes)])
+                 for t, j in zip(ins, op.params["along"], strict=True)]  # fmt: skip
+        w.node("Concat", names, out, axis=dim)
+    elif k == "op:where":
+        xs, ys, cs = (op.inputs[key][0] for key in ("x", "y", "condition"))
+        picked = []
+        for t, want in ((cs, "boolean"), (xs, r.dtype), (ys, r.dtype)):
+            name = w.align(t, r.axes)
+            picked.append(name if t.dtype == want else w.node("Cast", [name], to=ELEM[want]))
+        w.node("Where", picked, out)
     else:
         raise ExportError(f'operation on "{r.label or r.id}" ({k}) has no ONNX form here')
 

@@ -63,6 +63,8 @@ KNOWN = (
     "op:conv2d",
     "op:max_pool2d",
     "op:avg_pool2d",
+    "op:concat",
+    "op:where",
 )
 
 
