@@ -15,10 +15,21 @@ z = einsum("ab,bc->ac", x, y)  # (H, W)·(W+1, N) -> (H, N)
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from geon.core.graph import Graph
-from geon.interop.program import ExportError, Op, Program, einsum_of, read, reduced
+from geon.interop.program import (
+    ExportError,
+    Op,
+    Program,
+    Tensor,
+    axis_name,
+    einsum_of,
+    read,
+    reduced,
+    with_role,
+)
 
 UNARY_NP = {
     "op:negative": "np.negative({x})",
@@ -62,6 +73,29 @@ def align(x, src, dst):
 
 
 _erf = np.vectorize(math.erf)
+
+
+def windows(x, size, stride, padding, fill):
+    """The (R, S) windows of x[n, c, H, W] padded with fill: [n, c, P, Q, R, S]."""
+    (ph, pw), (sh, sw) = padding, stride
+    x = np.pad(x, [(0, 0), (0, 0), (ph, ph), (pw, pw)], constant_values=fill)
+    return np.lib.stride_tricks.sliding_window_view(x, size, axis=(2, 3))[:, :, ::sh, ::sw]
+
+
+def conv2d(x, f, stride, padding):
+    """x[n, C, H, W] convolved with f[K, C, R, S] (cross-correlation): [n, K, P, Q]."""
+    return np.einsum("ncpqrs,kcrs->nkpq", windows(x, f.shape[2:], stride, padding, 0), f)
+
+
+def pool2d(x, kind, size, stride, padding, include):
+    """Max or average pooling of x[n, c, H, W]; an average counts padding when include."""
+    if kind == "max":
+        low = -np.inf if x.dtype.kind == "f" else np.iinfo(x.dtype).min
+        return windows(x, size, stride, padding, low).max(axis=(4, 5)).astype(x.dtype)
+    total = windows(x, size, stride, padding, 0).sum(axis=(4, 5))
+    ones = np.ones((1, 1, *x.shape[2:]))
+    count = size[0] * size[1] if include else windows(ones, size, stride, padding, 0).sum((4, 5))
+    return (total / count).astype(x.dtype)
 
 '''
 
@@ -135,6 +169,8 @@ def _np_line(p: Program, op: Op) -> str:
                 f"{tuple(r.shape)!r})")  # fmt: skip
     if k == "op:slice" and x is not None:
         return f"{r.var} = {x.var}[{_index(op, x.axes)}]"
+    if k in ("op:conv2d", "op:max_pool2d", "op:avg_pool2d") and x is not None:
+        return _np_windowed(p, op, x)
     if k == "op:concat":
         dim = r.axes.index(op.params["axis"])
         parts = ", ".join(
@@ -148,6 +184,39 @@ def _np_line(p: Program, op: Op) -> str:
         return (f"{r.var} = np.broadcast_to(np.where({c_}.astype(bool), {x_}, {y_}), "
                 f"{tuple(r.shape)!r}).astype(np.{_np_dtype(r.dtype)})")  # fmt: skip
     raise ExportError(f'operation on "{r.label or r.id}" ({k}) has no NumPy form here')
+
+
+def _np_windowed(p: Program, op: Op, x: Tensor) -> str:
+    """conv2d and the pools on the operand made NCHW (by the axes' roles, as the ONNX export
+    does), the result made geon's again."""
+    r = op.result
+    h, wd = with_role(p, x.axes, "Height"), with_role(p, x.axes, "Width")
+    oh, ow = with_role(p, r.axes, "Height"), with_role(p, r.axes, "Width")
+    size = {a: n for t in (x, r) for a, n in zip(t.axes, t.shape, strict=True)}
+    stride, padding = list(op.params["stride"]), list(op.params.get("padding", [0, 0]))
+    if op.kernel == "op:conv2d":
+        f = op.inputs["filter"][0]
+        c = with_role(p, x.axes, "Channel", (h, wd))
+        fc = next(a for a in f.axes if axis_name(a) == axis_name(c))
+        fk = with_role(p, f.axes, "Channelout", (fc,))
+        fh, fw = with_role(p, f.axes, "Height", (fc,)), with_role(p, f.axes, "Width", (fc,))
+        batch, chan, out_chan = [a for a in x.axes if a not in (c, h, wd)], [c], [fk]
+        filt = f"align({f.var}, {f.axes!r}, {[fk, fc, fh, fw]!r})"
+        call = f"conv2d(_x, {filt}, {stride!r}, {padding!r})"
+    else:
+        batch, chan = [], [a for a in x.axes if a not in (h, wd)]
+        out_chan = chan
+        kind = "max" if op.kernel == "op:max_pool2d" else "avg"
+        include = bool(op.params.get("count_include_pad", True))
+        call = (f"pool2d(_x, {kind!r}, {list(op.params['kernel_size'])!r}, {stride!r}, "
+                f"{padding!r}, {include!r})")  # fmt: skip
+    n0 = math.prod(size[a] for a in batch)
+    n1 = math.prod(size[a] for a in chan)
+    nchw = [*batch, *chan, h, wd]
+    axes = [*batch, *out_chan, oh, ow]
+    shape = tuple(size[a] for a in axes)
+    return (f"_x = align({x.var}, {x.axes!r}, {nchw!r}).reshape({(n0, n1, size[h], size[wd])!r}); "
+            f"{r.var} = align({call}.reshape({shape!r}), {axes!r}, {r.axes!r})")  # fmt: skip
 
 
 def _index(op: Op, axes: list[str]) -> str:
