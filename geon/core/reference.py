@@ -78,6 +78,12 @@ def run_op(inf: Inference, inputs: Mapping[str, list[Array]]) -> Array:
         parts = [np.transpose(a, p) for a, p in zip(inputs["tensors"], inf.plan["perm"],
                                                      strict=True)]  # fmt: skip
         return np.concatenate(parts, axis=inf.plan["dim"])
+    if k.name == "op:gather":
+        table, idx = inputs["table"][0], inputs["indices"][0].astype(np.int64)
+        n = table.shape[inf.plan["axis"]]
+        if idx.size and (idx.min() < -n or idx.max() >= n):
+            raise ExecutionError(f"op:gather indices reach outside [-{n}, {n})")
+        return np.take(table, np.where(idx < 0, idx + n, idx), axis=inf.plan["axis"])
     if k.name == "op:gelu":
         return _gelu(inf.params["approximate"], inputs["tensor"][0])
     if k.family == "unary":

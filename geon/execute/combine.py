@@ -1,5 +1,5 @@
-"""Kernels of the combining family (:mod:`geon.core.ops.combine`): ``op:concat`` and
-``op:where``, against the array API standard like every kernel of :mod:`geon.execute.kernels`.
+"""Kernels of the combining family (:mod:`geon.core.ops.combine`): ``op:concat``, ``op:gather``
+and ``op:where``, against the array API standard like every kernel of :mod:`geon.execute.kernels`.
 
 >>> import numpy as np
 >>> from geon.core.axes import Axes, Axis
@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from geon.core.errors import ExecutionError
 from geon.core.ops import Inference
 from geon.execute.backend import Backend
 from geon.execute.kernel_parts import Array, KernelFn, Shape
@@ -82,3 +83,32 @@ def lower_where(
         return _deliver(be, r, out, dtype)
 
     return where
+
+
+def lower_gather(be: Backend, inf: Inference, shapes: Sequence[Shape], dtype: Any) -> KernelFn:
+    """``take`` along the table's indexed dim with the indices flattened (the standard's
+    ``take`` wants one dim of indices), reshaped to the result; negative indices count from
+    the end as in ONNX, and one outside the table is an :class:`ExecutionError`."""
+    xp = be.xp
+    axis = int(inf.plan["axis"])
+    table, idx = shapes
+    n = table[axis]
+    out_shape = (*table[:axis], *idx, *table[axis + 1 :])
+    index_type = be.dtype("int64")
+
+    def gather(args: Sequence[Array], out: Array | None) -> Array:
+        t, i = args
+        if t.dtype != dtype:
+            t = xp.astype(t, dtype)
+        if i.dtype != index_type:
+            i = xp.astype(i, index_type)
+        if bool(xp.any(i >= n)) or bool(xp.any(i < -n)):
+            raise ExecutionError(
+                f"op:gather indices reach outside [-{n}, {n}), the length of table axis "
+                f'"{inf.params["axis"]}"; every index must lie inside'
+            )
+        i = xp.where(i < 0, i + n, i)
+        r = xp.take(t, xp.reshape(i, (-1,)), axis=axis)
+        return _deliver(be, xp.reshape(r, out_shape), out, dtype)
+
+    return gather

@@ -43,7 +43,7 @@ from geon.core.dtypes import compute_dtype
 from geon.core.errors import ExecutionError
 from geon.core.ops import CATALOGUE, Inference
 from geon.execute.backend import Backend
-from geon.execute.combine import lower_concat, lower_where
+from geon.execute.combine import lower_concat, lower_gather, lower_where
 from geon.execute.kernel_parts import Array, KernelFn, Shape
 from geon.execute.kernel_parts import argsort as _argsort
 from geon.execute.kernel_parts import deliver as _deliver
@@ -113,6 +113,8 @@ def lower_named(
         return lower_concat(be, inf, cast, dtype)
     if k.family == "where":
         return lower_where(be, inf, shapes, out_shape, dtype)
+    if k.family == "gather":
+        return lower_gather(be, inf, shapes, dtype)
     if k.family in ELEMENTWISE_FAMILIES:
         aligners = []
         maps = inf.plan["align"] if k.family != "unary" else [list(range(rank))]

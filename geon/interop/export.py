@@ -178,6 +178,10 @@ def _np_line(p: Program, op: Op) -> str:
             for t, j in zip(ins, op.params["along"], strict=True)
         )
         return f"{r.var} = np.concatenate([{parts}], axis={dim})"
+    if k == "op:gather":
+        tab, ids = op.inputs["table"][0], op.inputs["indices"][0]
+        at = tab.axes.index(op.params["axis"])
+        return f"{r.var} = np.take({tab.var}, {ids.var}, axis={at})"
     if k == "op:where":
         xs, ys, cs = (op.inputs[key][0] for key in ("x", "y", "condition"))
         x_, y_, c_ = (f"align({t.var}, {t.axes!r}, {r.axes!r})" for t in (xs, ys, cs))

@@ -11,7 +11,8 @@ form). ``conv2d``, ``max_pool2d`` and ``avg_pool2d`` are ``Conv``, ``MaxPool`` a
 reshaped to rank 4 (the batch axes merged; for a pool every axis but Height and Width), then the
 result reshaped and transposed back to the geon result's axes. ``concat`` is ``Concat`` (each
 operand transposed to the result's order), ``where`` is ``Where`` (operands aligned as elementwise
-ones, ``y`` and the condition cast where their types differ from what ONNX needs).
+ones, ``y`` and the condition cast where their types differ from what ONNX needs), ``gather`` is
+``Gather`` (the result's axes are ONNX's order already).
 """
 
 from __future__ import annotations
@@ -164,6 +165,10 @@ def _emit(w: _Writer, op: Op) -> None:
         names = [w.align(t, [j if i == dim else a for i, a in enumerate(r.axes)])
                  for t, j in zip(ins, op.params["along"], strict=True)]  # fmt: skip
         w.node("Concat", names, out, axis=dim)
+    elif k == "op:gather":
+        table, idx = op.inputs["table"][0], op.inputs["indices"][0]
+        at = int(table.axes.index(op.params["axis"]))
+        w.node("Gather", [w.p_name(table), w.p_name(idx)], out, axis=at)
     elif k == "op:where":
         xs, ys, cs = (op.inputs[key][0] for key in ("x", "y", "condition"))
         picked = []

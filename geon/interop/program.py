@@ -65,6 +65,7 @@ KNOWN = (
     "op:avg_pool2d",
     "op:concat",
     "op:where",
+    "op:gather",
 )
 
 

@@ -98,6 +98,7 @@ CATALOGUE_NAMES = [
     "op:avg_pool2d",
     "op:concat",
     "op:where",
+    "op:gather",
     "op:linear",
     "matmul",
     "row_sum",

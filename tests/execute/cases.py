@@ -189,6 +189,16 @@ CASES: dict[str, Callable[[], Tensor]] = {
         [gc.Axis("H8", 8)],
     ),
     "where": _where,
+    "gather": lambda: make_op(
+        "op:gather",
+        {
+            "table": [gc.constant(_f(5, 3), axes=[C, W])],
+            "indices": [
+                gc.constant(np.array([[0, 4], [-1, 2]], np.int64), axes=[N, gc.Axis("S", 2)])
+            ],
+        },
+        {"axis": "C"},
+    ),
     "where-int32": lambda: make_op(
         "op:where",
         {

@@ -188,3 +188,83 @@ def test_where_sharded_equals_the_logical_run(axis: str) -> None:
     result = run(g, W_IN, sharded=True)
     assert result.max_abs_diff == {"out": 0.0}
     np.testing.assert_array_equal(next(iter(result.outputs.values())), _where_want())
+
+
+V, E, S = gc.Axis("V", 6), gc.Axis("E", 4), gc.Axis("S", 3)
+TABLE = np.random.default_rng(5).standard_normal((6, 4))
+IDS = np.array([[0, 5, -1], [2, 2, 3]], dtype=np.int64)
+
+
+def _lookup() -> tuple[Graph, Tensor]:
+    table = gc.placeholder(axes=[V, E], name="table")
+    ids = gc.placeholder(axes=[N, S], name="ids", dtype="int64")
+    out = make_op("op:gather", {"table": [table], "indices": [ids]}, {"axis": "V"}, name="out")
+    return gc.graph([out]), out
+
+
+def test_gather_is_an_embedding_lookup_in_onnx_order() -> None:
+    # given a table[V, E] and ids[N, S] (a negative id counts from the end, as in ONNX)
+    g, out = _lookup()
+    feeds = {"table": TABLE, "ids": np.concatenate([IDS, IDS])}
+    # then the result is (N, S, E): the table's V replaced by the indices' axes
+    assert [str(r) for r in out.axes] == ["N", "S", "E"]
+    got = evaluate_graph(g, feeds, [out.id])[out.id]
+    np.testing.assert_array_equal(got, np.take(TABLE, feeds["ids"], axis=0))
+    assert check(g) == []
+
+
+@pytest.mark.parametrize("axis", ["N", "S", "E"])
+def test_gather_sharded_equals_the_logical_run(axis: str) -> None:
+    g, out = _lookup()
+    feeds = {"table": TABLE, "ids": np.concatenate([IDS, IDS])}
+    shard(g, str(out.op_id), dim=axis, parts=2)
+    assert check(g) == []
+    result = run(g, feeds, sharded=True)
+    assert result.max_abs_diff == {"out": 0.0}
+    np.testing.assert_array_equal(
+        next(iter(result.outputs.values())), np.take(TABLE, feeds["ids"], axis=0)
+    )
+
+
+def test_gather_refuses_an_index_outside_the_table() -> None:
+    g, out = _lookup()
+    feeds = {"table": TABLE, "ids": np.full((4, 3), 6, dtype=np.int64)}
+    with pytest.raises(GeonError) as e:
+        evaluate_graph(g, feeds, [out.id])
+    assert 'op:gather indices reach outside [-6, 6), the length of table axis "V"' in str(e.value)
+
+
+GATHER_REFUSALS = [
+    (
+        "stranger",
+        {"axis": "S"},
+        AxisError,
+        'op:gather params "axis" is "S", which is not a table axis; expected one of ("V", "E")',
+    ),
+    (
+        "no-axis",
+        {},
+        KernelError,
+        'op:gather needs params "axis"; expected the table axis to index, one of ("V", "E")',
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("params", "error", "message"),
+    [c[1:] for c in GATHER_REFUSALS],
+    ids=[c[0] for c in GATHER_REFUSALS],
+)
+def test_gather_refusals_name_the_axis(params: dict[str, str], error: type, message: str) -> None:
+    with pytest.raises(error) as e:
+        infer("op:gather", {"table": [Axes.of([V, E])], "indices": [Axes.of([N, S])]}, params)
+    assert str(e.value) == message
+
+
+def test_gather_refuses_indices_that_share_a_table_axis() -> None:
+    with pytest.raises(AxisError) as e:
+        infer("op:gather", {"table": [Axes.of([V, E])], "indices": [Axes.of([E])]}, {"axis": "V"})
+    assert str(e.value) == (
+        'op:gather indices ("E") share ("E") with the table ("V", "E"); give the indices axes of '
+        "their own"
+    )

@@ -274,3 +274,27 @@ def test_pools_export_to_numpy_equal_to_the_executor(include: bool) -> None:
     x = RNG.standard_normal((2, 3, 7, 7)).astype(np.float32)
     # then geon, the re-exported ONNX model and the NumPy script all equal onnxruntime
     _equal_everywhere(model, {"x": x}, {})
+
+
+def test_a_lookup_exports_to_onnx_gather_and_numpy_take() -> None:
+    # given an embedding lookup authored in geon, table[V, E] by ids[B, S]
+    from geon import core as gc
+    from geon.core.builder.tensor import make_op
+
+    V, E, B, S = gc.Axis("V", 7), gc.Axis("E", 3), gc.Axis("B", 2), gc.Axis("S", 4)
+    table = gc.placeholder(axes=[V, E], name="table")
+    ids = gc.placeholder(axes=[B, S], name="ids", dtype="int64")
+    out = make_op("op:gather", {"table": [table], "indices": [ids]}, {"axis": "V"}, name="y")
+    g = gc.graph([out])
+    feeds = {
+        "table": RNG.standard_normal((7, 3)),
+        "ids": np.array([[0, 6, -1, 3], [2, 2, 5, -7]], dtype=np.int64),
+    }
+    want = run(g, feeds).by_key()["y"]
+    np.testing.assert_array_equal(want, np.take(feeds["table"], feeds["ids"], axis=0))
+    # when exported, then onnxruntime and the NumPy script give the executor's values
+    session = ort.InferenceSession(to_onnx(g).SerializeToString())
+    np.testing.assert_array_equal(session.run(None, feeds)[0], want)
+    ns: dict[str, Any] = {"__name__": "exported"}
+    exec(compile(to_numpy(g), "exported.py", "exec"), ns)
+    np.testing.assert_array_equal(ns["model"](feeds)["y"], want)

@@ -28,6 +28,7 @@ Family = Literal[
     "pool",
     "concat",
     "where",
+    "gather",
     "positional",
 ]
 
@@ -134,6 +135,12 @@ def _catalogue() -> dict[str, Kernel]:
         "where",
         ("x", "y", "condition"),
         doc="elementwise select: x where condition holds, else y (broadcasting)",
+    )
+    out["op:gather"] = Kernel(
+        "op:gather",
+        "gather",
+        ("table", "indices"),
+        doc="look up entries of a table along one axis by integer indices (embedding lookup)",
     )
     out["op:linear"] = Kernel(
         "op:linear",

@@ -1,5 +1,6 @@
-"""Inference rules of the kernels that combine several operands into one: ``op:concat`` and
-``op:where`` (DESIGN.md §2, §4; the formulas and sharding rules are in docs/kernels.md).
+"""Inference rules of the kernels that combine several operands into one: ``op:concat``,
+``op:gather`` and ``op:where`` (DESIGN.md §2, §4; the formulas and sharding rules are in
+docs/kernels.md).
 
 >>> from geon.core.axes import Axes, Axis
 >>> from geon.core.ops import infer
@@ -22,6 +23,15 @@ joined dim whole and writes the result's whole (zero rows of full ``shape``), so
 split a concat over any other axis. ``Inference.plan``: ``dim`` — the result position of
 ``params.axis``; ``along`` — per operand, the position of its joined dim; ``perm`` — per operand,
 the permutation that puts its dims in the result's order.
+
+``op:gather`` looks rows of a ``table`` up by integer ``indices`` (an embedding lookup, ONNX's
+Gather): ``params.axis`` is the table axis indexed; the result is the table's axes with that
+axis replaced, in place, by the indices' axes (ONNX's order, ``table[:axis] + indices +
+table[axis+1:]``), which must not be table axes. The indexed axis is read whole (a zero row
+of full ``shape``, as the joined axes of a concat); every other dim follows its index axis, so a
+plan can split a lookup over the indices' axes (batch, sequence) and the table's other axes
+(the embedding), not over the vocabulary. ``Inference.plan``: ``axis`` — the indexed table dim;
+``at`` — the result position of the indices' first axis. The dtype is the table's.
 
 ``op:where`` reads ``x``, ``y`` and a boolean ``condition`` and takes ``x`` where the condition
 holds, ``y`` elsewhere; its axes broadcast as an n-ary elementwise op's over the operands in that
@@ -99,6 +109,44 @@ def infer_concat(k: Kernel, ins: Operands, p: Mapping[str, Any], res: Resolver) 
     }
     return make_inference(
         k, ins, result, index, params, {"tensors": dims}, out_dims=out_dims, plan=plan
+    )
+
+
+def infer_gather(k: Kernel, ins: Operands, p: Mapping[str, Any], res: Resolver) -> Inference:
+    """The axes and projections of ``op:gather`` (see the module docstring)."""
+    only_params(p, ("axis",), k.name)
+    table, indices = (group[0] for _, group in ins)
+    if "axis" not in p:
+        raise KernelError(
+            f'{k.name} needs params "axis"; expected the table axis to index, one of '
+            f"{quote_axes(table)}"
+        )
+    axis = res.ref(p["axis"], f'{k.name} params "axis"')
+    if axis not in table:
+        raise AxisError(
+            f'{k.name} params "axis" is "{axis}", which is not a table axis; expected one of '
+            f"{quote_axes(table)}"
+        )
+    shared = [r for r in indices if r in table]
+    if shared:
+        raise AxisError(
+            f"{k.name} indices {quote_axes(indices)} share {quote_axes(shared)} with the table "
+            f"{quote_axes(table)}; give the indices axes of their own"
+        )
+    at = table.index(axis)
+    result = Axes((*table[:at], *indices, *table[at + 1 :]))
+    table_dims = tuple(
+        Dim(extent=r) if r == axis else Dim(terms=((result.index(r), 1),)) for r in table
+    )
+    index_dims = tuple(Dim(terms=((result.index(r), 1),)) for r in indices)
+    return make_inference(
+        k,
+        ins,
+        result,
+        result,
+        {"axis": str(axis)},
+        {"table": [table_dims], "indices": [index_dims]},
+        plan={"axis": at, "at": at},
     )
 
 

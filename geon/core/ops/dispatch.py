@@ -19,7 +19,7 @@ from geon.core.ops.arithmetic import (
     infer_unary,
 )
 from geon.core.ops.catalogue import check_io, kernel
-from geon.core.ops.combine import infer_concat
+from geon.core.ops.combine import infer_concat, infer_gather
 from geon.core.ops.conv import infer_conv2d, infer_pool2d
 from geon.core.ops.inference import Inference
 from geon.core.ops.normalization import infer_normalization
@@ -55,6 +55,8 @@ def infer(
         return infer_elementwise(k, ins, p, res)
     if k.family == "concat":
         return infer_concat(k, ins, p, res)
+    if k.family == "gather":
+        return infer_gather(k, ins, p, res)
     if k.family == "unary":
         return infer_unary(k, ins, operands[0], p)
     if k.name == "op:dot_partial":
