@@ -9,6 +9,10 @@ becomes (:func:`emit_layer`, called by :func:`geon.interop.onnx_ops.emit`).
   length (ONNX's shape inference gives the lengths, whichever of ``split``, ``num_outputs`` or an
   equal split set them), the other dims unify with the input's.
 - **Where** is ``op:where``, its three operands broadcast from the right as in ONNX.
+- **Gather** by an index tensor (an embedding lookup) is ``op:gather``: the output's dims are
+  the data's before ``axis``, the indices', then the data's after it; the indexed dim is read
+  whole. A Gather by one constant scalar index stays the importer's slice (:func:`is_lookup`
+  tells them apart; the importer routes lookups here).
 - **BatchNormalization** (inference, ``training_mode`` 0) folds into existing ops:
   ``(x - mean) * (scale / sqrt(var + epsilon)) + B`` with the per-channel parameters' dim
   unified with the input's dim 1.
@@ -55,6 +59,13 @@ def _axis(imp: _Importer, n: Any, a: dict[str, Any], default: int | None = 0) ->
     return axis % rank
 
 
+def is_lookup(imp: _Importer, n: Any) -> bool:
+    """Whether Gather node ``n`` looks up by an index tensor (``op:gather``), not by one
+    constant scalar index (a slice)."""
+    idx = imp.consts.get(n.input[1]) if len(n.input) > 1 else None
+    return n.op_type == "Gather" and not (idx is not None and np.ndim(idx) == 0)
+
+
 def unify_layer(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
     """Union the dims of node ``n`` that its operator forces equal (refusing, naming the
     attribute, what geon does not import)."""
@@ -74,6 +85,13 @@ def unify_layer(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
                     imp.uf.union((ins[0], d), (o, d))
     elif op == "Where":
         imp._bcast(ins, out)
+    elif op == "Gather":
+        axis, q = _axis(imp, n, a), len(imp.shapes[ins[1]])
+        for d in range(len(imp.shapes[ins[0]])):
+            if d != axis:
+                imp.uf.union((ins[0], d), (out, d if d < axis else d + q - 1))
+        for j in range(q):
+            imp.uf.union((ins[1], j), (out, axis + j))
     elif op == "BatchNormalization":
         _batch_norm_attrs(imp, n, a)
         imp._bcast(ins[:1], out)
@@ -88,6 +106,8 @@ def emit_layer(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
         return _concat(imp, n, _axis(imp, n, a, None))
     if op == "Split":
         return _split(imp, n, _axis(imp, n, a))
+    if op == "Gather":
+        return _gather(imp, n, _axis(imp, n, a))
     if op == "Where":
         out = n.output[0]
         operands = {k: [imp.aligned_atoms(v, out)] for k, v in zip(("condition", "x", "y"), n.input,
@@ -108,6 +128,16 @@ def _concat(imp: _Importer, n: Any, axis: int) -> Tensor:
         along.append(str(own))
     params = {"along": along, "axis": str(ro[axis])}
     return make_op("op:concat", {"tensors": parts}, params, new_axes=ro[axis].axes)
+
+
+def _gather(imp: _Importer, n: Any, axis: int) -> Tensor:
+    data, ids, out = n.input[0], n.input[1], n.output[0]
+    ro, q = imp.refs[out], len(imp.shapes[ids])
+    t = imp.get(data)
+    own = t.axes[axis]
+    t = imp.conform(t, [*ro[:axis], own, *ro[axis + q :]], data)
+    i = imp.conform(imp.get(ids), ro[axis : axis + q], ids)
+    return make_op("op:gather", {"table": [t], "indices": [i]}, {"axis": str(own)})
 
 
 def _split(imp: _Importer, n: Any, axis: int) -> Tensor:
