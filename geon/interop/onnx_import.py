@@ -66,6 +66,7 @@ from geon.interop.onnx_common import (
     UnsupportedOperators,
 )
 from geon.interop.onnx_common import attrs as _attrs
+from geon.interop.onnx_layers import is_lookup
 from geon.interop.onnx_rewrite import gelu_patterns, reshape_groups
 
 GROUP_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
@@ -267,7 +268,7 @@ class _Importer:
         self.arguments = {
             n.input[1] for n in self.nodes
             if n.op_type in (*REDUCE, "Reshape", "Squeeze", "Unsqueeze", "Gather")
-            and len(n.input) > 1 and n.input[1]
+            and len(n.input) > 1 and n.input[1] and not is_lookup(self, n)
         }  # fmt: skip
 
     def check_shapes(self) -> None:
@@ -366,11 +367,11 @@ class _Importer:
                         uf.union((ins[0], gi[0]), (out, go[0]))
                     else:
                         self.reshapes.append((ins[0], out, gi, go))
-            elif op in ("Squeeze", "Unsqueeze", "Gather"):
+            elif op in ("Squeeze", "Unsqueeze") or (op == "Gather" and not is_lookup(self, n)):
                 kept = self.kept_dims(n)
                 for i, j in kept.items():
                     uf.union((ins[0], i), (out, j))
-            elif op in LAYERED:
+            elif op in LAYERED or op == "Gather":
                 from geon.interop.onnx_layers import unify_layer
 
                 unify_layer(self, n, a)

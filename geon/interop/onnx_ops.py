@@ -40,13 +40,14 @@ def _scalar(value: float, dtype: str) -> Tensor:
 
 def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
     """Emit the geon ops of ONNX node ``n`` (attributes ``a``) into the importer."""
-    from geon.interop.onnx_common import BINARY, LAYERED, NARY, REDUCE, UNARY
+    from geon.interop.onnx_common import BINARY, LAYERED, MULTI_OUTPUT, NARY, REDUCE, UNARY
+    from geon.interop.onnx_layers import is_lookup
 
     op = n.op_type
     ins = list(n.input)
     out = n.output[0]
     for extra in n.output[1:]:
-        if extra and op != "LayerNormalization":
+        if extra and op not in MULTI_OUTPUT:
             _refuse(n, f'output "{extra}" is used; geon maps only the first output of {op}')
     if op in UNARY:
         t = make_op(UNARY[op], {"tensor": [imp.atoms(ins[0])]})
@@ -85,11 +86,11 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
         t = _windowed(imp, n, a)
     elif op == "Einsum":
         t = _einsum(imp, n)
-    elif op in ("Squeeze", "Unsqueeze", "Gather"):
+    elif op in ("Squeeze", "Unsqueeze") or (op == "Gather" and not is_lookup(imp, n)):
         t = _kept(imp, n)
     elif op == "Gemm":
         t = _gemm(imp, n, a)
-    elif op in LAYERED:
+    elif op in LAYERED or op == "Gather":
         from geon.interop.onnx_layers import emit_layer
 
         t = emit_layer(imp, n, a)

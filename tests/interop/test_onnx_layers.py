@@ -171,23 +171,6 @@ def _split_model() -> Any:
     )
 
 
-def _importer_routes_layers() -> bool:
-    """Whether onnx_ops.emit takes Split's later outputs (``MULTI_OUTPUT``) and the importer
-    routes Gather lookups to onnx_layers (``is_lookup``): a change to files owned elsewhere."""
-    here = Path(__file__).resolve().parents[2] / "geon" / "interop"
-    ops = (here / "onnx_ops.py").read_text(encoding="utf-8")
-    imp = (here / "onnx_import.py").read_text(encoding="utf-8")
-    return "MULTI_OUTPUT" in ops and "is_lookup" in ops and "is_lookup" in imp
-
-
-NEEDS_ROUTING = pytest.mark.xfail(
-    not _importer_routes_layers(),
-    reason="onnx_ops/onnx_import do not yet route Split's later outputs and Gather lookups",
-    strict=True,
-)
-
-
-@NEEDS_ROUTING
 def test_split_is_one_slice_per_output() -> None:
     # given x[4, 7] split into 2, 3 and 2 along dim 1, every output used
     x = RNG.standard_normal((4, 7)).astype(np.float32)
@@ -307,7 +290,6 @@ def test_a_lookup_exports_to_onnx_gather_and_numpy_take() -> None:
     np.testing.assert_array_equal(ns["model"](feeds)["y"], want)
 
 
-@NEEDS_ROUTING
 def test_embedding_lookup_is_a_gather_shardable_over_batch() -> None:
     # given a text classifier: Gather(table[50, 8], ids[batch, 6]) -> ReduceMean over the
     # sequence -> MatMul(8, 3), as torch.onnx exports nn.Embedding
