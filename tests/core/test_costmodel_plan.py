@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from geon import core as gc
+from geon.core.builder.tensor import declared_axes, make_op
 from geon.core.costmodel import cost_report, parse_profile, read_placed
 from geon.core.costmodel.timing import Work, all_work, shard_work
 from geon.core.sharding import shard
@@ -93,3 +94,15 @@ def test_pooling_counts_one_operation_per_window_cell() -> None:
     # then its flops are 32 · 6 = 192 comparisons, not the 32 cells it writes
     [work] = all_work(read_placed(g), PROFILE).values()
     assert work.flops == 192
+
+
+def test_a_concat_moves_bytes_and_computes_nothing() -> None:
+    # given a[N=4, F=3] and b[N=4, G=5] joined along F and G into c[N, H=8] (float32)
+    N, F, G, H = gc.Axis("N", 4), gc.Axis("F", 3), gc.Axis("G", 5), gc.Axis("H", 8)
+    a = gc.placeholder(axes=[N, F], name="a", dtype="float32")
+    b = gc.placeholder(axes=[N, G], name="b", dtype="float32")
+    c = make_op("op:concat", {"tensors": [a, b]}, {"along": ["F", "G"], "axis": "H"},
+                declared_axes([H]), "c")  # fmt: skip
+    [work] = all_work(read_placed(gc.graph([c])), PROFILE).values()
+    # then no flops, and its bytes are what it reads and writes: (12 + 20 + 32) cells · 4
+    assert (work.flops, work.bytes) == (0, 256)

@@ -11,6 +11,7 @@ bytes of every region it reads and writes. Its flops, counted on its own region:
   cells (one comparison or addition per cell of each window);
 - reductions (``op:sum`` ... ``op:mean``, ``row_sum``): the cells read;
 - views (``op:broadcast``, ``op:slice``, ...): nothing, and no time (zero-copy);
+- copies (``op:concat``, ``op:gather``): no flops; their time is the bytes they move;
 - everything else (elementwise, unknown kernels): the cells written.
 
 **Per device**: flops and compute seconds summed over its Applications; communication seconds
@@ -42,6 +43,7 @@ from geon.core.ops import REDUCTIONS, VIEWS
 
 __all__ = [
     "CONTRACTIONS",
+    "COPIES",
     "WINDOWS",
     "DeviceTime",
     "Work",
@@ -53,6 +55,9 @@ __all__ = [
 
 CONTRACTIONS = ("op:dot", "op:conv2d", "op:linear", "matmul")
 """Kernels counted as ``2·M·N·K``."""
+
+COPIES = ("op:concat", "op:gather")
+"""Kernels that only move data: no flops, their bytes still take time."""
 
 WINDOWS = ("op:max_pool2d", "op:avg_pool2d")
 """Kernels counted as index cells times the window's cells."""
@@ -129,6 +134,8 @@ class _Roofline:
             flops = cells * k
         elif kname in _CELLS_READ:
             flops = sum(shard.read_cells)
+        elif kname in COPIES:
+            flops = 0
         else:
             flops = written
         nbytes = sum(
