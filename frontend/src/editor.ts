@@ -18,6 +18,7 @@ import { anchorNode, type Anchor, type ReviewSummary, type Role } from "./model/
 import type { EditorState } from "./model/state";
 import type { EdgeLabel, Scene } from "./render/canvas";
 import type { Layout } from "./render/layout";
+import { isLarge } from "./render/groups";
 import { LiveLayout } from "./render/liveLayout";
 import { Painter } from "./render/painter";
 import { revealing } from "./render/placement";
@@ -417,8 +418,8 @@ export class Editor implements Commands {
   refresh(): void {
     const doc = this.sync.session.document;
     if (doc !== this.shownDoc) {
-      // a graph just opened is drawn first, its panels a frame later (an import has many axes)
-      this.holdPanels = !!doc && doc.id !== this.shownDoc?.id;
+      // a large graph just opened is drawn first, its panels a frame later (an import has many axes)
+      this.holdPanels = !!doc && doc.id !== this.shownDoc?.id && isLarge(doc);
       if (this.holdPanels) setTimeout(() => this.releasePanels(), 1000); // in case no layout comes
       this.shownDoc = doc;
       if (doc) this.live.show(doc);

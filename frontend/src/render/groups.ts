@@ -21,6 +21,9 @@ export const GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group";
 /** Graphs with more operations than this, and groups, open collapsed. */
 export const COLLAPSE_OVER = 60;
 
+/** More operations than {@link COLLAPSE_OVER}: such a graph, just opened, is drawn before its panels. */
+export const isLarge = (doc: LoomDocument): boolean => doc.nodes.reduce((n, node) => n + (node.type === OPERATION ? 1 : 0), 0) > COLLAPSE_OVER;
+
 export interface Group {
   /** The scope path, "/layers.0/self_attn". */
   path: string;
