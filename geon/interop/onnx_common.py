@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NoReturn
 
 from geon.core.builder import functions as F
 from geon.core.errors import GeonError
@@ -70,6 +70,11 @@ class OnnxImportError(GeonError):
 
 class UnsupportedOperators(OnnxImportError):
     """The model uses operators geon does not map; the message lists them with node names."""
+
+
+def refuse(n: Any, what: str) -> NoReturn:
+    """Refuse ONNX node ``n``, naming it (or its first output) and saying ``what``."""
+    raise OnnxImportError(f'{n.op_type} "{n.name or n.output[0]}": {what}')
 
 
 def attrs(node: Any) -> dict[str, Any]:

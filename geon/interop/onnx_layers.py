@@ -39,23 +39,18 @@ from geon.core.builder import Tensor, constant
 from geon.core.builder import functions as F
 from geon.core.builder.tensor import make_op
 from geon.interop.onnx_atoms import conform_dims, counts, grouped
+from geon.interop.onnx_common import refuse
 
 _Importer = Any  # geon.interop.onnx_import._Importer (imported there, not here: no cycle)
-
-
-def _refuse(n: Any, what: str) -> None:
-    from geon.interop.onnx_common import OnnxImportError
-
-    raise OnnxImportError(f'{n.op_type} "{n.name or n.output[0]}": {what}')
 
 
 def _axis(imp: _Importer, n: Any, a: dict[str, Any], default: int | None = 0) -> int:
     rank = len(imp.shapes[n.input[0]])
     if "axis" not in a and default is None:
-        _refuse(n, "has no axis attribute; ONNX requires one")
+        refuse(n, "has no axis attribute; ONNX requires one")
     axis = int(a.get("axis", default or 0))
     if not -rank <= axis < rank:
-        _refuse(n, f"axis {axis} is out of range for rank {rank}; expected {-rank}..{rank - 1}")
+        refuse(n, f"axis {axis} is out of range for rank {rank}; expected {-rank}..{rank - 1}")
     return axis % rank
 
 
@@ -145,9 +140,9 @@ def _split(imp: _Importer, n: Any, axis: int) -> Tensor:
     length = imp.shapes[n.input[0]][axis]
     sizes = [imp.shapes[o][axis] if o else None for o in n.output]
     if any(s is None for s in sizes):  # an unnamed output: its length is the rest's remainder
-        _refuse(n, "has an unnamed output; geon imports a Split whose outputs all have names")
+        refuse(n, "has an unnamed output; geon imports a Split whose outputs all have names")
     if sum(s or 0 for s in sizes) != length:
-        _refuse(n, f"outputs of lengths {sizes} do not add up to the split dim's {length}")
+        refuse(n, f"outputs of lengths {sizes} do not add up to the split dim's {length}")
     first: Tensor | None = None
     start = 0
     for o, size in zip(n.output, sizes, strict=True):
@@ -166,21 +161,21 @@ def _split(imp: _Importer, n: Any, axis: int) -> Tensor:
 
 def _batch_norm_attrs(imp: _Importer, n: Any, a: dict[str, Any]) -> float:
     if a.get("training_mode", 0):
-        _refuse(n, f"training_mode {a['training_mode']} is not supported; geon imports "
+        refuse(n, f"training_mode {a['training_mode']} is not supported; geon imports "
                    "inference mode (training_mode 0), which normalises with the given mean "
                    "and var")  # fmt: skip
     if not a.get("spatial", 1):
-        _refuse(n, "spatial 0 is not supported; geon imports spatial 1 (per-channel mean, var)")
+        refuse(n, "spatial 0 is not supported; geon imports spatial 1 (per-channel mean, var)")
     for extra in n.output[1:]:
         if extra:
-            _refuse(n, f'output "{extra}" (a running or saved statistic) is used; geon imports '
+            refuse(n, f'output "{extra}" (a running or saved statistic) is used; geon imports '
                        "inference mode, which has only the normalised output")  # fmt: skip
     if len(imp.shapes[n.input[0]]) < 2:
-        _refuse(n, f'input "{n.input[0]}" has rank {len(imp.shapes[n.input[0]])}; expected '
+        refuse(n, f'input "{n.input[0]}" has rank {len(imp.shapes[n.input[0]])}; expected '
                    "rank >= 2 (N, C, ...)")  # fmt: skip
     for p in n.input[1:5]:
         if len(imp.shapes[p]) != 1:
-            _refuse(n, f'"{p}" has shape {imp.shapes[p]}; expected one value per channel')
+            refuse(n, f'"{p}" has shape {imp.shapes[p]}; expected one value per channel')
     return float(a.get("epsilon", 1e-5))
 
 

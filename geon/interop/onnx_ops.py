@@ -22,14 +22,9 @@ from geon.core.builder import Tensor, constant
 from geon.core.builder import functions as F
 from geon.core.builder.tensor import dot, make_op
 from geon.interop.onnx_atoms import conform_dims, counts, emit_reshape, flat, grouped
+from geon.interop.onnx_common import refuse
 
 _Importer = Any  # geon.interop.onnx_import._Importer (imported there, not here: no cycle)
-
-
-def _refuse(n: Any, what: str) -> None:
-    from geon.interop.onnx_common import OnnxImportError
-
-    raise OnnxImportError(f'{n.op_type} "{n.name or n.output[0]}": {what}')
 
 
 def _scalar(value: float, dtype: str) -> Tensor:
@@ -48,7 +43,7 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
     out = n.output[0]
     for extra in n.output[1:]:
         if extra and op not in MULTI_OUTPUT:
-            _refuse(n, f'output "{extra}" is used; geon maps only the first output of {op}')
+            refuse(n, f'output "{extra}" is used; geon maps only the first output of {op}')
     if op in UNARY:
         t = make_op(UNARY[op], {"tensor": [imp.atoms(ins[0])]})
     elif op == "Identity":
@@ -95,10 +90,10 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
 
         t = emit_layer(imp, n, a)
     elif op == "Erf":
-        _refuse(n, "geon has no erf kernel; Erf is imported only inside GELU, "
+        refuse(n, "geon has no erf kernel; Erf is imported only inside GELU, "
                    "x * 0.5 * (1 + erf(x / sqrt(2)))")  # fmt: skip
     else:  # pragma: no cover - check_ops refuses these first
-        _refuse(n, "is not supported")
+        refuse(n, "is not supported")
     imp.finish(out, t, n)
 
 
@@ -160,7 +155,7 @@ def _reduce(imp: _Importer, n: Any, a: dict[str, Any], fn: Any) -> Tensor:
     if not axes:
         return x
     if n.op_type == "ReduceSum" and imp.dtype[n.input[0]] == "boolean":
-        _refuse(n, "summing a boolean tensor is refused; ONNX does not define it either")
+        refuse(n, "summing a boolean tensor is refused; ONNX does not define it either")
     r = fn(x, reduction_axes=[ref for i in sorted(axes) for ref in g[i]])
     if keep:
         r = F.broadcast(r, flat(imp.parts[n.output[0]]))
@@ -178,7 +173,7 @@ def _layer_norm(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
         if not name:
             continue
         if imp.shapes[name] != shape:
-            _refuse(
+            refuse(
                 n,
                 f'{key} "{name}" has shape {imp.shapes[name]}; geon needs exactly the '
                 f"normalised shape {shape}",
@@ -303,18 +298,18 @@ def window_attrs(
     x = n.input[0]
     rank = len(imp.shapes[x])
     if rank != 4:
-        _refuse(n, f'input "{x}" has rank {rank}; geon imports 2-D {n.op_type} only (rank 4, NCHW)')
+        refuse(n, f'input "{x}" has rank {rank}; geon imports 2-D {n.op_type} only (rank 4, NCHW)')
     if n.op_type == "Conv":
         if a.get("group", 1) != 1:
-            _refuse(n, f"group {a['group']} is not supported; geon imports group 1 only "
+            refuse(n, f"group {a['group']} is not supported; geon imports group 1 only "
                        "(no grouped or depthwise convolution)")  # fmt: skip
         size = list(a.get("kernel_shape", imp.shapes[n.input[1]][2:]))
     else:
         size = list(a["kernel_shape"])
     if any(d != 1 for d in a.get("dilations", [1, 1])):
-        _refuse(n, f"dilations {list(a['dilations'])} are not supported; geon imports dilations 1")
+        refuse(n, f"dilations {list(a['dilations'])} are not supported; geon imports dilations 1")
     if a.get("ceil_mode", 0):
-        _refuse(n, f"ceil_mode {a['ceil_mode']} is not supported; geon imports ceil_mode 0 "
+        refuse(n, f"ceil_mode {a['ceil_mode']} is not supported; geon imports ceil_mode 0 "
                    "(output lengths round down)")  # fmt: skip
     strides = list(a.get("strides", [1, 1]))
     auto = a.get("auto_pad", b"NOTSET")
@@ -332,7 +327,7 @@ def window_attrs(
     if pads[:2] != pads[2:]:
         how = f"auto_pad {auto} gives pads {pads}, which" if auto.startswith("SAME") else (
             f"pads {pads}")  # fmt: skip
-        _refuse(n, f"{how} differ before and after; geon pads each spatial dim "
+        refuse(n, f"{how} differ before and after; geon pads each spatial dim "
                    "symmetrically (pads [h, w, h, w])")  # fmt: skip
     return (size[0], size[1]), (strides[0], strides[1]), (pads[0], pads[1])
 
