@@ -62,6 +62,9 @@ COPIES = ("op:concat", "op:gather")
 WINDOWS = ("op:max_pool2d", "op:avg_pool2d")
 """Kernels counted as index cells times the window's cells."""
 
+_PER_CELL = {**dict.fromkeys(CONTRACTIONS, 2), **dict.fromkeys(WINDOWS, 1)}
+"""Flops per index cell and per cell of ``K``: a multiply and an add; a comparison or an add."""
+
 _CELLS_READ = (*REDUCTIONS, "row_sum")
 
 
@@ -126,12 +129,10 @@ class _Roofline:
             return Work(0, 0, 0.0)
         eb = self.eb
         written = sum(shard.write_cells)
-        if kname in CONTRACTIONS:
+        per_cell = _PER_CELL.get(kname) if isinstance(kname, str) else None
+        if per_cell is not None:
             cells = box_size(shard.index_box) if shard.index_box is not None else written
-            flops = 2 * cells * k
-        elif kname in WINDOWS:
-            cells = box_size(shard.index_box) if shard.index_box is not None else written
-            flops = cells * k
+            flops = per_cell * cells * k
         elif kname in _CELLS_READ:
             flops = sum(shard.read_cells)
         elif kname in COPIES:
@@ -157,7 +158,7 @@ def all_work(doc: PlacedDocument, profile: Profile) -> dict[str, Work]:
     roofline = _Roofline(doc, profile)
     for op_id in doc.order:
         kname = doc.operation(op_id).body.get("kernel")
-        k = _contracted_cells(doc, op_id) if kname in CONTRACTIONS or kname in WINDOWS else 1
+        k = _contracted_cells(doc, op_id) if kname in _PER_CELL else 1
         for sh in doc.by_op[op_id]:
             out[sh.id] = roofline.work(sh, kname, k)
     return out
