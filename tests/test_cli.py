@@ -16,21 +16,10 @@ from typing import Any
 
 import pytest
 
-from tests.processes import free_port, stop_process
+from tests.processes import free_port, geon, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
 VERBS = ["check", "run", "render", "shard", "plan", "cost", "puzzle", "import", "export", "serve"]
-
-
-def geon(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "geon", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def test_help_lists_every_verb() -> None:

@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.processes import geon
 
 OP = "26434d32-ccbc-442f-9d78-8bf158b00c6b"
 T1 = "0308d788-0064-4494-9c18-6e4c3d078b13"
@@ -17,17 +17,6 @@ T1 = "0308d788-0064-4494-9c18-6e4c3d078b13"
 
 def example_text() -> str:
     return resources.files("geon").joinpath("examples/loom_sharded_add.json").read_text("utf-8")
-
-
-def geon(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "geon", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture

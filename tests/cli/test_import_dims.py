@@ -5,23 +5,13 @@ named dim, and a bad item is refused in one line with the same words as the impo
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from tests.processes import geon
+
 MLP = Path(__file__).resolve().parent.parent / "interop" / "models" / "mlp.onnx"
-
-
-def geon(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "geon", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
 
 
 def test_a_dim_gives_the_named_axis_its_length(tmp_path: Path) -> None:

@@ -4,8 +4,6 @@ clean and runs sharded to the logical result; bad files exit 2 and misfits 1, wi
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,16 +12,7 @@ import pytest
 from geon import core as gc
 from geon.core.graph import APPLICATION, OPERATION, PLACEMENT
 from geon.core.plans import INPUT_PLACEMENT
-
-
-def geon(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "geon", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        check=False,
-    )
+from tests.processes import geon
 
 
 def mlp() -> dict[str, Any]:
