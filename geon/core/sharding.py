@@ -451,46 +451,32 @@ def _application_ops(
     ops: list[dict[str, Any]] = [
         {"op": "remove_node", "id": app.id} for app in graph.index.applications_of(op.id)
     ]
-    # per side and key, each selection's tensor, IPF and (for a read) the tensor's range: the
-    # same for every shard, so read once per operation
-    sides: list[tuple[str, list[tuple[str, list[tuple[Any, IPF, ZRange | None]]]]]] = []
-    for side in ("inputs", "outputs"):
-        selmap = op.body.get(side)
-        if selmap is None:
-            continue
-        keys = []
-        for key, items in selmap.items():
-            fns = ipfs[side].get(key)
-            if fns is None or len(fns) != len(items):
-                raise DocumentError(
-                    f"operation {quote(op.id)} IPFSignature has no IPF for each selection "
-                    f"of {side} {quote(key)}; expected {len(items)}"
-                )
-            keys.append(
-                (
-                    key,
-                    [
-                        (
-                            item["tensorId"],
-                            f,
-                            _tensor_range(graph, item) if side == "inputs" else None,
-                        )
-                        for item, f in zip(items, fns, strict=True)
-                    ],
-                )
-            )
-        sides.append((side, keys))
+    ranges: dict[str, ZRange | None] = {}  # each read tensor's range, parsed once per operation
+
+    def selection(side: str, item: Any, ipf: IPF, shard: ZRange) -> dict[str, Any]:
+        tid = item["tensorId"]
+        read = side == "inputs"
+        if read and tid not in ranges:
+            ranges[tid] = _tensor_range(graph, item)
+        window = selection_of(ipf, shard, ranges.get(tid) if read else None, read=read)
+        return {"tensorId": tid, "range": window.to_json()}
+
     for n, s in enumerate(shards):
         body: dict[str, Any] = {"operationId": op.id}
-        for side, keys in sides:
-            read = side == "inputs"
-            body[side] = {
-                key: [
-                    {"tensorId": tid, "range": selection_of(f, s, trange, read=read).to_json()}
-                    for tid, f, trange in selections
-                ]
-                for key, selections in keys
-            }
+        for side in ("inputs", "outputs"):
+            selmap = op.body.get(side)
+            if selmap is None:
+                continue
+            out: dict[str, list[dict[str, Any]]] = {}
+            for key, items in selmap.items():
+                fns = ipfs[side].get(key)
+                if fns is None or len(fns) != len(items):
+                    raise DocumentError(
+                        f"operation {quote(op.id)} IPFSignature has no IPF for each selection "
+                        f"of {side} {quote(key)}; expected {len(items)}"
+                    )
+                out[key] = [selection(side, item, f, s) for item, f in zip(items, fns, strict=True)]
+            body[side] = out
         tags: dict[str, Any] = {IPF_INDEX: s.to_json()}
         if mesh is not None and coords is not None:
             tags[PLACEMENT] = {"mesh": mesh.id, "coords": list(coords[n])}
