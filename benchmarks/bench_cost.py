@@ -12,7 +12,9 @@ interleaved runs (CPU time of this process) of ``cost_report`` on a freshly load
 (``cold``) and again on the same graph (``again``: each node's own reading is remembered on the
 graph's index, as after an edit that changed few nodes), beside the baseline measured in the same
 run: ``check(graph)``, cold (caches cleared), on the same document, and ``json.loads`` of the
-document's text. The ratios are cold cost over check and over ``json.loads``.
+document's text. The process's collector is tuned first, as the server's and the CLI's are
+(:func:`geon.core.collector.tune_for_documents`). The ratios are cold cost over check and over
+``json.loads``.
 
 ``--rest`` also times ``GET /api/v1/graphs/<id>/plans/<id>/cost`` (Django's test client, a
 throw-away SQLite database, or a new database on the PostgreSQL server ``DATABASE_URL`` names)
@@ -40,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_check import _id, generate
 
 from geon.core.checks import check, clear_caches
+from geon.core.collector import tune_for_documents
 from geon.core.costmodel import cost_report, load_profile
 from geon.core.graph import APPLICATION, MESH, PLACEMENT, Graph
 
@@ -73,6 +76,7 @@ def main(argv: list[str] | None = None) -> int:
             parser.error(f"{name} is {value}; expected 1 to {most}")
     if not 1 <= args.repeat <= 100:
         parser.error(f"--repeat is {args.repeat}; expected 1 to 100")
+    tune_for_documents()  # as the server's and the CLI's processes are (geon.core.collector)
     profile = load_profile()
     print(f"{args.ops} operations x {args.apps} applications, placed on {args.apps} devices")
     print(
