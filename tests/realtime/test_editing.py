@@ -5,11 +5,10 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable
+from collections.abc import Callable
 from typing import Any
 
 import pytest
-import pytest_asyncio
 from channels.db import database_sync_to_async
 from channels.testing import WebsocketCommunicator
 from django.test import override_settings
@@ -18,12 +17,11 @@ from geon.asgi import application
 from geon.core.graph import AXIS, INDEX_AXES, LAYOUT, TENSOR, TENSOR_AXES
 from geon.examples.gallery import EXAMPLES
 from geon.graphs.models import Graph, GraphVersion, Membership, ShardPlan
-from geon.graphs.protocol import SERVER_MESSAGES, message_errors
 from geon.graphs.services import do_create_graph, document_issues
+from tests.realtime.peers import ORIGIN
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
 
-ORIGIN = (b"origin", b"http://localhost")
 T0 = "2fa3fe28-2d47-47b6-8767-27c7dadbb18c"
 T1 = "0308d788-0064-4494-9c18-6e4c3d078b13"
 Z = "781dd44d-cf72-4533-a495-6ff66ba1689a"
@@ -35,56 +33,6 @@ NOTE = {
     "type": "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Note",
     "body": {"message": "hello"},
 }
-
-
-class Peer:
-    """A signed-in websocket client that checks every message against the schemas."""
-
-    def __init__(self, ws: WebsocketCommunicator) -> None:
-        self.ws = ws
-        self.snapshot: dict[str, Any] = {}
-
-    async def receive(self, timeout: float = 10) -> dict[str, Any]:
-        message: dict[str, Any] = await self.ws.receive_json_from(timeout=timeout)
-        assert message_errors(message, SERVER_MESSAGES) == []
-        return message
-
-    async def send(self, message: Any) -> None:
-        await self.ws.send_json_to(message)
-
-    async def edit(self, edit_id: str, base: int, ops: list[dict[str, Any]]) -> dict[str, Any]:
-        await self.send({"type": "edit", "id": edit_id, "baseVersion": base, "ops": ops})
-        return await self.receive()
-
-    async def nothing(self) -> bool:
-        return bool(await self.ws.receive_nothing(timeout=0.3))
-
-
-@pytest_asyncio.fixture
-async def connect(
-    session_cookie: Callable[[Any], bytes],
-) -> AsyncIterator[Callable[..., Any]]:
-    peers: list[Peer] = []
-
-    async def open_peer(user: Any, graph: Any, presence: bool = False) -> Peer:
-        cookie = await database_sync_to_async(session_cookie)(user)
-        ws = WebsocketCommunicator(
-            application, f"/ws/graphs/{graph.pk}/", headers=[ORIGIN, (b"cookie", cookie)]
-        )
-        connected, code = await ws.connect()
-        assert (connected, code) == (True, None)
-        peer = Peer(ws)
-        peer.snapshot = await peer.receive()
-        assert peer.snapshot["type"] == "snapshot"
-        peers.append(peer)
-        if not presence:
-            for other in peers[:-1]:  # the others' join events
-                assert (await other.receive())["event"] == "join"
-        return peer
-
-    yield open_peer
-    for peer in peers:
-        await peer.ws.disconnect()
 
 
 def stored(graph: Any) -> tuple[int, dict[str, Any], int]:
