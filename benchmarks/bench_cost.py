@@ -135,7 +135,8 @@ def rest(ops: int, apps: int, repeat: int, profile: Any) -> None:
         from geon.core.graph import OPERATION
         from geon.core.plans import apply_plan
         from geon.graphs.services import do_create_graph
-        from geon.graphs.services.plans import core_plan, mesh_id_of, plan_of
+        from geon.graphs.services.plan_trials import core_plan, mesh_id_of
+        from geon.graphs.services.plans import plan_of
 
         call_command("migrate", verbosity=0)
         user = User.objects.create_user("bench")

@@ -272,6 +272,10 @@ GEON_WS_EDIT_BURST = env_int("GEON_WS_EDIT_BURST", 40, minimum=1)
 GEON_WS_PRESENCE_PER_SECOND = env_int("GEON_WS_PRESENCE_PER_SECOND", 30, minimum=1)
 # The issues an `applied` or `snapshot` carries (errors first; `issueCounts` has the totals).
 GEON_WS_MAX_ISSUES = env_int("GEON_WS_MAX_ISSUES", 200, minimum=1)
+# An `applied` carries the collectives of the document's current plan (edge labels with no
+# request) when the document has at most this many Applications; above it the editor asks the
+# plan's REST cost (benchmarks/bench_live_cost.py measures what carrying them adds to an edit).
+GEON_LIVE_COST_MAX_APPLICATIONS = env_int("GEON_LIVE_COST_MAX_APPLICATIONS", 256, minimum=0)
 
 # The largest request body Django reads (a big document is a few MB); larger ones answer 413.
 DATA_UPLOAD_MAX_MEMORY_SIZE = env_int("GEON_MAX_REQUEST_BYTES", 16 * 1024 * 1024, minimum=1024)

@@ -23,6 +23,11 @@ Server -> client (:data:`SERVER_MESSAGES`):
   ``id`` its sender already used on the graph (say, sent again after a reconnect) is not
   applied again: the sender alone gets ``applied`` with the version that edit made and its
   stored ops (the issues are the document's now); nothing is stored or sent to others.
+  The last ``applied`` of a commit also carries ``planCost`` when the document holds a stored
+  plan's Applications (at most ``GEON_LIVE_COST_MAX_APPLICATIONS``): ``{planId, plan, version,
+  collectives: {profile: [collective]}}`` for every shipped profile, or ``{planId, plan,
+  version, error}`` when the plan no longer fits; the editor labels its edges from it at once
+  (:mod:`geon.graphs.services.plan_trials`).
 - In both, ``issues`` holds at most ``GEON_WS_MAX_ISSUES`` (200) issues of the version, errors
   first, each severity in the checker's order, and ``issueCounts`` ``{error, warning}`` counts
   every issue of the version (the REST ``GET /api/v1/graphs/<id>`` has the whole list).
@@ -183,6 +188,42 @@ NODE_OP: dict[str, Any] = {
     },
 }  # fmt: skip
 
+#: One collective of a plan's cost (:mod:`geon.core.costmodel.collectives`, with the names of
+#: :func:`geon.core.plan_diff.named_collective`).
+COLLECTIVE: dict[str, Any] = {
+    "type": "object",
+    "required": [
+        "kind", "tensor", "producer", "consumer", "tensorLabel", "producerLabel",
+        "consumerLabel", "meshAxes", "devices", "bytes", "seconds",
+    ],
+    "properties": {
+        "kind": {
+            "enum": ["all-gather", "reduce-scatter", "all-reduce", "all-to-all", "permute", "send"]
+        },
+        "meshAxes": {"type": "array", "items": {"type": "string"}},
+        "devices": {**INT, "minimum": 1},
+        "bytes": {**INT, "minimum": 0},
+        "seconds": {"type": "number", "minimum": 0},
+    },
+}  # fmt: skip
+#: What an ``applied`` carries of the document's current plan
+#: (:func:`geon.graphs.services.plan_trials.live_plan_cost`).
+PLAN_COST: dict[str, Any] = {
+    "type": "object",
+    "required": ["planId", "plan", "version"],
+    "additionalProperties": False,
+    "properties": {
+        "planId": {**INT, "minimum": 1},
+        "plan": {"type": "string"},
+        "version": VERSION,
+        "collectives": {
+            "type": "object",
+            "additionalProperties": {"type": "array", "items": COLLECTIVE},
+        },
+        "error": {"type": "string"},
+    },
+}
+
 SERVER_MESSAGES: dict[str, dict[str, Any]] = {
     "snapshot": {
         "type": "object",
@@ -226,6 +267,7 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
             "issues": ISSUES,
             "issueCounts": ISSUE_COUNTS,
             "author": {"type": "string"},
+            "planCost": PLAN_COST,
         },
     },
     "rejected": {

@@ -30,6 +30,7 @@ SHARED: dict[str, dict[str, Any]] = {
     "IssueCounts": protocol.ISSUE_COUNTS,
     "Cursor": protocol.CURSOR,
     "ReviewSummary": protocol.REVIEW,
+    "LivePlanCost": protocol.PLAN_COST,
 }
 
 #: Values whose schema in the protocol is only an envelope, and the editor's type for them:
@@ -40,6 +41,7 @@ MODEL_TYPES: dict[tuple[str, tuple[str, ...]], str] = {
     ("SnapshotMessage", ("issues",)): "Issue[]",
     ("AppliedMessage", ("issues",)): "Issue[]",
     ("AppliedMessage", ("ops",)): "EditOp[]",
+    ("LivePlanCost", ("collectives",)): "Record<string, Collective[]>",
 }
 
 #: Inline object schemas that get a name: (definition, path) -> type name.

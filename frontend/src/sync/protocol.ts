@@ -2,6 +2,7 @@
 // geon/graphs/protocol_schema.py and frontend/scripts/protocol.mjs): do not edit; change the
 // schemas there and run `make protocol`.
 
+import type { Collective } from "../model/costs";
 import type { Issue, LoomDocument } from "../model/document";
 import type { EditOp } from "../model/edits";
 
@@ -47,7 +48,15 @@ export interface AppliedMessage {
   issues: Issue[];
   issueCounts: IssueCounts;
   author: string;
+  planCost?: LivePlanCost;
   [k: string]: unknown;
+}
+export interface LivePlanCost {
+  planId: number;
+  plan: string;
+  version: number;
+  collectives?: Record<string, Collective[]>;
+  error?: string;
 }
 export interface RejectedMessage {
   type: "rejected";

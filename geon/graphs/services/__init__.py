@@ -11,6 +11,8 @@ performs the trusted write and schedules its notifications with ``transaction.on
 - :mod:`.queue`: the websocket's edit queue and the timing of deferred snapshots;
 - :mod:`.snapshots`: storing the whole document every ``GEON_SNAPSHOT_EVERY`` versions;
 - :mod:`.plans`: shard plans, their generation and cost;
+- :mod:`.plan_trials`: a plan tried on a document, and the current plan's collectives that
+  every ``applied`` carries;
 - :mod:`.gallery`: the example gallery as a user's graphs;
 - :mod:`.presence`: who is connected to each graph, per process;
 - :mod:`.publishing`: the channel-layer group of a graph and what is sent to it;
@@ -46,8 +48,8 @@ from geon.graphs.services.graphs import (
     version_of,
 )
 from geon.graphs.services.members import check_member, do_remove_member, do_set_member
+from geon.graphs.services.plan_trials import check_plan
 from geon.graphs.services.plans import (
-    check_plan,
     do_delete_plan,
     do_generate_plan,
     do_save_plan,

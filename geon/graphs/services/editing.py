@@ -10,6 +10,7 @@ rebase rule are :mod:`geon.graphs.services.rebasing`), store the versions, then 
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass, replace
 from typing import Any
@@ -25,9 +26,12 @@ from geon.graphs.edits import EditRefused, touched_by_changes
 from geon.graphs.models import Graph, GraphVersion
 from geon.graphs.services.access import User, not_found, role_refusal, roles_on
 from geon.graphs.services.documents import LiveDocument, forget_live, live_document
+from geon.graphs.services.plan_trials import live_plan_cost
 from geon.graphs.services.publishing import publish_applied
 from geon.graphs.services.rebasing import Touched, apply_ops, is_version
 from geon.graphs.services.snapshots import schedule_snapshot
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -241,9 +245,31 @@ class _Batch:
             for result, request in zip(results, self.requests, strict=True)
             if isinstance(result, Applied) and not result.repeated
         ]
-        pk = graph.pk
-        transaction.on_commit(lambda: publish_applied(pk, messages))
+        pk, live = graph.pk, self.live
+        moved = all(version.layout_only for version in self.versions)
+        transaction.on_commit(
+            lambda: publish_applied(pk, _with_plan_cost(pk, live, messages, layout_only=moved))
+        )
         schedule_snapshot(pk, self.first, self.number, deferred=defer_snapshot)
+
+
+def _with_plan_cost(
+    graph_id: uuid.UUID, live: LiveDocument, messages: list[dict[str, Any]], *, layout_only: bool
+) -> list[dict[str, Any]]:
+    """``messages`` with the last one carrying ``planCost``, the collectives of the document's
+    current plan (:func:`~geon.graphs.services.plan_trials.live_plan_cost`), when there is one
+    and the live document is still at that message's version. A failure to cost it is logged
+    and costs the message nothing: the editor then asks the plan's REST cost."""
+    if not messages or live.version != messages[-1]["version"]:
+        return messages
+    try:
+        cost = live_plan_cost(graph_id, live, layout_only=layout_only)
+    except Exception:
+        log.exception("the plan cost of graph %s at version %s failed", graph_id, live.version)
+        return messages
+    if cost is None:
+        return messages
+    return [*messages[:-1], {**messages[-1], "planCost": cost}]
 
 
 def _edit_key(request: EditRequest) -> tuple[Any, str] | None:

@@ -10,7 +10,8 @@ from geon.core.costmodel import load_profile
 from geon.core.plan_diff import plan_diff
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.documents import live_document
-from geon.graphs.services.plans import check_profile, mesh_id_of, plan_trial
+from geon.graphs.services.plan_trials import mesh_id_of, plan_trial
+from geon.graphs.services.plans import check_profile
 
 
 def diff_plans(

@@ -17,45 +17,26 @@ from geon.core.cost import device_memory, transfer_bytes
 from geon.core.costmodel import DEFAULT_PROFILE, cost_report, load_profile, shipped_profiles
 from geon.core.errors import GeonError, quote
 from geon.core.graph import APPLICATION
-from geon.core.graph import Graph as Document
 from geon.core.plan_diff import named_collective
-from geon.core.plans import Plan, apply_plan, plan_ops, plan_splits, read_plan
+from geon.core.plans import plan_ops, plan_splits
 from geon.graphs.edits import EditRefused
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.access import GraphNotFound, User, check_can
 from geon.graphs.services.documents import live_document
 from geon.graphs.services.editing import Applied, do_apply_edit
+from geon.graphs.services.plan_trials import (
+    check_plan,
+    core_plan,
+    live_trial,
+    mesh_id_of,
+    plan_trial,
+    refused,
+)
 from geon.graphs.services.publishing import publish
 
 
 class PlanNotFound(GraphNotFound):
     """The graph has no such shard plan."""
-
-
-def check_plan(
-    name: Any,
-    mesh: Any,
-    spec: Any,
-    axis_mapping: Any = None,
-    inputs: Any = None,
-) -> Plan:
-    """A plan's fields from a request, checked (:func:`geon.core.plans.read_plan`: a
-    :class:`~geon.core.plans.PlanError`, answered 422, names the field, the bad value and what
-    is valid). Whether it fits the graph's document is decided when it is saved."""
-    return read_plan(
-        {
-            "name": name,
-            "mesh": mesh,
-            "axisMapping": {} if axis_mapping is None else axis_mapping,
-            "inputs": {} if inputs is None else inputs,
-            "spec": spec,
-        }
-    )
-
-
-def core_plan(plan: ShardPlan) -> Plan:
-    """The stored plan as the core reads it."""
-    return check_plan(plan.name, plan.mesh, plan.spec, plan.axis_mapping, plan.inputs)
 
 
 def plan_of(graph: Graph, plan_id: int) -> ShardPlan:
@@ -123,25 +104,6 @@ def _plans_changed(user: User, graph: Graph) -> None:
     transaction.on_commit(lambda: publish(pk, "graph.plans", {"type": "plans", "author": author}))
 
 
-def mesh_id_of(plan: ShardPlan) -> str:
-    """The id of the Mesh node a plan writes: one per plan, so generating it again updates it."""
-    return str(uuid.uuid5(uuid.UUID(str(plan.graph_id)), f"geon-plan-{plan.pk}-mesh"))
-
-
-def _refused(plan: ShardPlan, error: GeonError) -> EditRefused:
-    return EditRefused("invalid_edit", f'plan "{plan.name}": {error}')
-
-
-def plan_trial(document: Document, plan: ShardPlan) -> Document:
-    """A copy of ``document`` with the plan written into it
-    (:func:`geon.core.plans.apply_plan`); :class:`EditRefused` (``invalid_edit``, naming the
-    operation or input) when the plan does not fit the document."""
-    try:
-        return apply_plan(document, core_plan(plan), mesh_id=mesh_id_of(plan))
-    except GeonError as error:
-        raise _refused(plan, error) from None
-
-
 @transaction.atomic
 def do_generate_plan(
     user: User,
@@ -161,7 +123,7 @@ def do_generate_plan(
         ops = plan_ops(document, core_plan(plan), mesh_id_of(plan))
         whole = plan_splits(document, core_plan(plan)).not_split
     except GeonError as error:
-        raise _refused(plan, error) from None
+        raise refused(plan, error) from None
     applied = do_apply_edit(
         user,
         graph.pk,
@@ -212,7 +174,7 @@ def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict
     naming the shipped ones (no file is read on a request)."""
     name = check_profile(profile)
     document = live_document(graph)
-    trial = plan_trial(document.document, plan)
+    trial = live_trial(document, plan)
     devices = [
         {
             "mesh": mesh,
