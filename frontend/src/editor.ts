@@ -113,6 +113,7 @@ export class Editor implements Commands {
         },
         flash: (message) => this.flash(message),
         plansChanged: () => this.shardsPanel.reloadPlans(),
+        planCost: (cost) => this.shardsPanel.livePlanCost(cost),
         reviewChanged: (event, review) => this.reviews?.event(event, review as unknown as ReviewSummary),
         selection: () => this.selected,
       },

@@ -56,4 +56,27 @@ describe("Controller", () => {
     c.receive({ type: "run", event: "done", run: { ...run, status: "done", progress: 1 } });
     expect([c.state().run?.status, c.state().runStatuses]).toEqual(["done", ["queued", "done"]]);
   });
+
+  it("hands the plan cost an applied carries to the editor once, after the document moved to it", () => {
+    const costs: [number, (string | undefined)[]][] = [];
+    let c: Controller | null = null;
+    const hooks: ControllerHooks = {
+      changed: () => {},
+      ticked: () => {},
+      flash: () => {},
+      plansChanged: () => {},
+      selection: () => [],
+      planCost: (cost) => costs.push([cost.version, labels(c!)]),
+    };
+    c = new Controller(hooks, false);
+    c.receive(snapshot);
+    const collective = { kind: "all-reduce", tensor: "x", producer: "p", consumer: "q", tensorLabel: "x", producerLabel: "p", consumerLabel: "q", meshAxes: ["tp"], devices: 2, bytes: 512, seconds: 1e-6 };
+    const planCost = { planId: 1, plan: "Megatron", version: 4, collectives: { "cpu-host": [collective] } };
+    const applied = { type: "applied" as const, id: null, version: 4, ops: rename("y"), issues: [], issueCounts: { error: 0, warning: 0 }, author: "bob", planCost };
+    c.receive(applied);
+    // the same message again (an older version now) changes nothing and is not handed on
+    c.receive(applied);
+    c.receive({ ...applied, version: 5, ops: rename("z"), planCost: undefined });
+    expect(costs).toEqual([[4, ["y"]]]);
+  });
 });

@@ -13,7 +13,7 @@ import { invertOps, type EditOp } from "../model/edits";
 import { predictIssues } from "../model/issues";
 import { applyRun, countIssues, initialState, READ_ONLY_ROLES, type EditorState, type LinkState } from "../model/state";
 import { backoffDelay } from "./backoff";
-import type { ReviewMessage, RunInfo, ServerMessage } from "./protocol";
+import type { LivePlanCost, ReviewMessage, RunInfo, ServerMessage } from "./protocol";
 import { startRun } from "./runs";
 import { Session } from "./session";
 import { GraphSocket, refusalMessage, socketUrl } from "./socket";
@@ -37,6 +37,8 @@ export interface ControllerHooks {
   reviewChanged?(event: ReviewMessage["event"], review: ReviewMessage["review"]): void;
   /** The node ids this user has selected (announced again after a reconnect). */
   selection(): string[];
+  /** An ``applied`` carried the collectives of the document's current plan (labels at once). */
+  planCost?(cost: LivePlanCost): void;
 }
 
 /** The fields of the websocket ``shard`` op (the server expands it into Applications). */
@@ -165,6 +167,7 @@ export class Controller {
           // document it was applied to; everyone else's edits never enter the history
           const entry = this.expanded.applied(msg, before);
           if (entry) this.history.record(entry);
+          if (msg.planCost) this.hooks.planCost?.(msg.planCost);
         }
         break;
       }

@@ -9,9 +9,11 @@
 
 import { PlansApi } from "../gallery/api";
 import type { Collective } from "../model/costs";
+import { followCurrentCost } from "./currentCost";
 import { renderLedger } from "./ledger";
 import { renderPlanDiff } from "./planDiff";
 import type { LoomDocument } from "../model/document";
+import type { LivePlanCost } from "../sync/protocol";
 import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
@@ -36,6 +38,8 @@ export interface PlansSection {
   update(doc: LoomDocument | null, version: number | null): void;
   /** Load the list again (after another tab changed it); a failure is shown in the section. */
   reload(): void;
+  /** An ``applied``'s collectives of the current plan, to ``onCollectives`` at once (the chosen profile's). */
+  livePlanCost(cost: LivePlanCost): void;
 }
 
 const CAPTION = "Cost on the current document (lower is better, ✓), then how each plan splits each operation";
@@ -130,64 +134,11 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     const shipped = await api.profiles();
     const chosen = chosenProfile(window.localStorage, shipped.names, shipped.default);
     profile.replaceChildren(...shipped.names.map((n) => el("option", { value: n, text: n, ...(n === chosen ? { selected: "" } : {}) })));
-    refreshCollectives();
+    currentCost.refresh();
   };
 
-  /** The current plan's collectives, fetched once the document has been still for a moment. */
-  let collectivesKey = "";
-  let collectivesTimer: number | undefined;
-  /** One cost request at a time: a change while one is out is asked for once it answers. */
-  let costing = false;
-  let costAgain = false;
-  const refreshCollectives = (): void => {
-    if (!options.onCollectives || !doc) return;
-    const ids = new Set(currentPlans(doc, plans));
-    const plan = plans.find((p) => ids.has(p.id)) ?? null;
-    const key = plan ? `${plan.id}:${version}:${profile.value}` : "";
-    if (key === collectivesKey) return;
-    collectivesKey = key;
-    window.clearTimeout(collectivesTimer);
-    if (!plan) {
-      options.onCollectives(null, []);
-      current.replaceChildren();
-      return;
-    }
-    // asked at once (the labels follow an edit as soon as the server has costed it)
-    collectivesTimer = window.setTimeout(() => {
-      if (busy || costing) {
-        // a save, switch, rename or delete, or a cost, is under way: ask again after it
-        collectivesKey = "";
-        if (costing) costAgain = true;
-        else collectivesTimer = window.setTimeout(refreshCollectives, 300);
-        return;
-      }
-      if (!plans.some((p) => p.id === plan.id) || key !== collectivesKey) return;
-      costing = true;
-      api
-        .cost(plan.id, profile.value || undefined)
-        .then(
-          (cost) => {
-            if (key !== collectivesKey) return;
-            options.onCollectives?.(plan.name, cost.collectives ?? []);
-            const open = current.querySelector("details")?.open ?? false;
-            current.replaceChildren(renderLedger(plan.name, cost, open));
-          },
-          () => {
-            // a refused cost (the plan no longer fits) draws no collectives; the compare form says why
-            if (key !== collectivesKey) return;
-            options.onCollectives?.(plan.name, []);
-            current.replaceChildren();
-          },
-        )
-        .finally(() => {
-          costing = false;
-          if (costAgain) {
-            costAgain = false;
-            refreshCollectives();
-          }
-        });
-    }, 0);
-  };
+  /** The cost of the plan the document is on: the canvas's edge labels and its ledger. */
+  const currentCost = followCurrentCost({ api, ledger: current, profile, onCollectives: options.onCollectives, state: () => ({ doc, plans, version, busy }) });
 
   const say = (error: string, info = ""): void => {
     message.textContent = error;
@@ -262,7 +213,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   const reload = async (): Promise<void> => {
     plans = await api.list();
     render();
-    refreshCollectives();
+    currentCost.refresh();
   };
 
   const switchPlan = (p: Plan): void => {
@@ -424,7 +375,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
 
   profile.addEventListener("change", () => {
     rememberProfile(window.localStorage, profile.value);
-    refreshCollectives();
+    currentCost.refresh();
     if (compared) compareForm.requestSubmit();
   });
 
@@ -456,6 +407,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   return {
     element,
     reload: reloadShown,
+    livePlanCost: (cost) => currentCost.live(cost),
     update(next, v) {
       doc = next;
       version = v;
@@ -474,7 +426,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
         seenDoc = doc;
         seenPlans = plans;
         if (JSON.stringify([plans, currentPlans(doc, plans)]) !== shownKey) render();
-        refreshCollectives();
+        currentCost.refresh();
       }
       const caption = table.querySelector("caption");
       if (compared && version !== null && version !== compared.version) {

@@ -6,6 +6,7 @@ import { nodeById, OPERATION, tensorAxes, tensorRange, type Issue, type LoomDocu
 import { namedMessage } from "../model/issues";
 import { applicationsOf, coverage, coverOf, indexAxesOf, showRange, type ApplicationView } from "../model/shards";
 import type { ShardRequest } from "../sync/controller";
+import type { LivePlanCost } from "../sync/protocol";
 import { button, el, submit } from "./dom";
 import { hatch } from "./draw";
 import { createPlansSection, type PlansOptions } from "./plans";
@@ -145,6 +146,8 @@ export interface ShardsPanel {
   update(doc: LoomDocument | null, selected: string[], issues: Issue[], version?: number | null): void;
   /** Load the graph's plans again (someone changed them). */
   reloadPlans(): void;
+  /** The collectives of the current plan that an ``applied`` carried: label the edges now. */
+  livePlanCost(cost: LivePlanCost): void;
 }
 
 export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
@@ -158,6 +161,9 @@ export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
     element: wrap,
     reloadPlans() {
       plans?.reload();
+    },
+    livePlanCost(cost) {
+      plans?.livePlanCost(cost);
     },
     update(doc, selected, issues, version = null) {
       plans?.update(doc, version);

@@ -1,0 +1,107 @@
+/**
+ * The cost of the plan the document is on (issue 16 item 7): its collectives label the canvas's
+ * edges, and its ledger shows in the Plans panel. The labels come with the ``applied`` of an edit
+ * when the server carried them (``planCost``: drawn in the next animation frame, with no request),
+ * else from the plan's REST cost, asked once per version; the ledger always comes from the REST
+ * cost. One request is out at a time, and an answer for an older version is dropped.
+ */
+
+import type { PlansApi } from "../gallery/api";
+import type { Collective } from "../model/costs";
+import type { LoomDocument } from "../model/document";
+import { currentPlans, type Plan } from "../model/plans";
+import type { LivePlanCost } from "../sync/protocol";
+import { renderLedger } from "./ledger";
+
+export interface CurrentCostOptions {
+  api: PlansApi;
+  /** Where the current plan's ledger goes. */
+  ledger: HTMLElement;
+  /** The chosen hardware profile (its value is the name; empty until the names are loaded). */
+  profile: HTMLSelectElement;
+  /** The labels' consumer: the plan's name and its collectives, or null and none. */
+  onCollectives?(plan: string | null, collectives: Collective[]): void;
+  /** The Plans panel's state now: a ``busy`` panel is saving, switching or deleting a plan. */
+  state(): { doc: LoomDocument | null; plans: Plan[]; version: number | null; busy: boolean };
+}
+
+export interface CurrentCost {
+  /** The document, the plan list or the profile may have changed: ask again if so. */
+  refresh(): void;
+  /** An ``applied`` carried the current plan's collectives: label the edges now. */
+  live(cost: LivePlanCost): void;
+}
+
+export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
+  const { api, ledger, profile } = options;
+  /** What was last asked: plan, version and profile ("" when there is no current plan). */
+  let asked = "";
+  /** The key (as ``asked``) of the labels an ``applied`` carried last. */
+  let pushed = "";
+  let timer: number | undefined;
+  let costing = false;
+  let again = false;
+
+  const refresh = (): void => {
+    const { doc, plans, version } = options.state();
+    if (!options.onCollectives || !doc) return;
+    const ids = new Set(currentPlans(doc, plans));
+    const plan = plans.find((p) => ids.has(p.id)) ?? null;
+    const key = plan ? `${plan.id}:${version}:${profile.value}` : "";
+    if (key === asked) return;
+    asked = key;
+    window.clearTimeout(timer);
+    if (!plan) {
+      options.onCollectives(null, []);
+      ledger.replaceChildren();
+      return;
+    }
+    timer = window.setTimeout(() => {
+      if (options.state().busy || costing) {
+        // a save, switch, rename or delete, or a cost, is under way: ask again after it
+        asked = "";
+        if (costing) again = true;
+        else timer = window.setTimeout(refresh, 300);
+        return;
+      }
+      if (!options.state().plans.some((p) => p.id === plan.id) || key !== asked) return;
+      costing = true;
+      api
+        .cost(plan.id, profile.value || undefined)
+        .then(
+          (cost) => {
+            if (key !== asked) return;
+            options.onCollectives?.(plan.name, cost.collectives ?? []);
+            const open = ledger.querySelector("details")?.open ?? false;
+            ledger.replaceChildren(renderLedger(plan.name, cost, open));
+          },
+          () => {
+            // a refused cost (the plan no longer fits) draws no collectives, unless an applied
+            // carried this very key's (the server's word); the compare form says why
+            if (key !== asked) return;
+            if (key !== pushed) options.onCollectives?.(plan.name, []);
+            ledger.replaceChildren();
+          },
+        )
+        .finally(() => {
+          costing = false;
+          if (again) {
+            again = false;
+            refresh();
+          }
+        });
+    }, 0);
+  };
+
+  const live = (cost: LivePlanCost): void => {
+    const plan = options.state().plans.find((p) => p.id === cost.planId);
+    const collectives = cost.error !== undefined ? [] : cost.collectives?.[profile.value];
+    // a plan not listed yet, or the profiles not loaded yet: the REST cost labels the edges
+    if (!options.onCollectives || !plan || !collectives) return;
+    asked = ""; // a cost still out for an older version is not drawn over these
+    pushed = `${plan.id}:${cost.version}:${profile.value}`;
+    options.onCollectives(plan.name, collectives);
+  };
+
+  return { refresh, live };
+}
