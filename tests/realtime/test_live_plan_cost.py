@@ -10,10 +10,13 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
-from geon.core.costmodel import shipped_profiles
+from geon.core.costmodel import cost_report, load_profile, shipped_profiles
+from geon.core.graph import Graph as Document
+from geon.core.plan_diff import named_collective
 from geon.examples.transformer import PLANS, transformer_block
 from geon.graphs.models import Graph
 from geon.graphs.services import do_create_graph, do_generate_plan, do_save_plan, plan_cost
+from geon.graphs.services.plan_trials import plan_trial
 from geon.graphs.services.plans import plan_of
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
@@ -46,6 +49,21 @@ def rest_collectives(graph: Graph, plan_id: int) -> dict[str, list[dict[str, Any
     return {name: plan_cost(fresh, plan, name)["collectives"] for name in shipped_profiles()}
 
 
+def written_collectives(graph: Graph, plan_id: int) -> dict[str, list[dict[str, Any]]]:
+    """The collectives of the plan written afresh into the stored current document (what
+    neither the live document nor its remembered trial has seen)."""
+    fresh = Graph.objects.select_related("current_version").get(pk=graph.pk)
+    document = Document.from_json(fresh.current_version.document)
+    trial = plan_trial(document, plan_of(fresh, plan_id))
+    return {
+        name: [
+            named_collective(trial, c)
+            for c in cost_report(trial, load_profile(name))["collectives"]
+        ]
+        for name in shipped_profiles()
+    }
+
+
 async def test_a_generated_plan_arrives_with_its_collectives(connect: Any, user: Any) -> None:
     graph, plan_id, _ = await database_sync_to_async(block_graph)(user)
     ann = await connect(user, graph)
@@ -59,6 +77,7 @@ async def test_a_generated_plan_arrives_with_its_collectives(connect: Any, user:
     for found in cost["collectives"].values():
         assert [c["kind"] for c in found] == ["all-reduce", "all-reduce"]
     assert cost["collectives"] == await database_sync_to_async(rest_collectives)(graph, plan_id)
+    assert cost["collectives"] == await database_sync_to_async(written_collectives)(graph, plan_id)
 
 
 async def test_the_collectives_follow_each_edit(connect: Any, user: Any) -> None:
@@ -78,6 +97,7 @@ async def test_the_collectives_follow_each_edit(connect: Any, user: Any) -> None
     ]
     assert gathered == ["x", "res"]
     assert after["collectives"] == await database_sync_to_async(rest_collectives)(graph, plan_id)
+    assert after["collectives"] == await database_sync_to_async(written_collectives)(graph, plan_id)
     # the plan places input x by its label: relabelled, the plan no longer fits, and says why
     answer = await ann.edit("x", 3, [{"op": "update_node", "id": tensors["x"], "label": "v"}])
     refused = answer["planCost"]

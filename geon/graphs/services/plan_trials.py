@@ -78,13 +78,16 @@ def plan_trial(document: Document, plan: ShardPlan) -> Document:
 
 def live_trial(live: LiveDocument, plan: ShardPlan) -> Document:
     """:func:`plan_trial` of a live document, remembered on it for its version (the last plan
-    tried only: the ``planCost`` of an ``applied`` and the REST cost asked right after share it)."""
+    tried only: the ``planCost`` of an ``applied`` and the REST cost asked right after share it).
+    At the version the plan's last generation wrote, the document is that trial already (only
+    the new Applications' ids would differ, and no cost names them)."""
     key = (plan.pk, plan.updated)
     kept = live.trial
     if kept is not None and kept[0] == key and kept[1] == live.version:
         return kept[2]
     version = live.version
-    trial = plan_trial(live.document, plan)
+    written = (plan.applications or {}).get("version")
+    trial = live.document if written == version else plan_trial(live.document, plan)
     live.trial = (key, version, trial)
     return trial
 
