@@ -32,6 +32,7 @@ from geon.core.builder import (
     avg_pool2d,
     broadcast,
     cast_axes,
+    concat,
     constant,
     conv2d,
     dimshuffle,
@@ -40,6 +41,7 @@ from geon.core.builder import (
     evaluate,
     exp,
     flatten,
+    gather,
     gelu,
     graph,
     layer_norm,
@@ -67,6 +69,7 @@ from geon.core.builder import (
     tanh,
     transpose,
     unflatten,
+    where,
 )
 from geon.core.errors import AxisError, GeonError, KernelError, ShapeError
 
@@ -85,6 +88,7 @@ __all__ = [
     "avg_pool2d",
     "broadcast",
     "cast_axes",
+    "concat",
     "constant",
     "conv2d",
     "dimshuffle",
@@ -93,6 +97,7 @@ __all__ = [
     "evaluate",
     "exp",
     "flatten",
+    "gather",
     "gelu",
     "graph",
     "layer_norm",
@@ -120,4 +125,5 @@ __all__ = [
     "tanh",
     "transpose",
     "unflatten",
+    "where",
 ]

@@ -10,7 +10,6 @@ import pytest
 from geon import core as gc
 from geon.core.axes import Axes
 from geon.core.builder import Tensor
-from geon.core.builder.tensor import make_op
 from geon.core.checks import check
 from geon.core.errors import AxisError, GeonError, KernelError, ShapeError, SplitError
 from geon.core.graph import Graph
@@ -27,7 +26,7 @@ Y = np.random.default_rng(1).standard_normal((3, 5, 4))
 def _concat() -> tuple[Graph, Tensor]:
     x = gc.placeholder(axes=[N, A, T], name="x")
     y = gc.placeholder(axes=[T, B, N], name="y")
-    out = make_op("op:concat", {"tensors": [x, y]}, {"along": ["A", "B"], "axis": "K"}, [K], "out")
+    out = gc.concat([x, y], [A, B], K, name="out")
     return gc.graph([out]), out
 
 
@@ -154,7 +153,7 @@ def _where() -> tuple[Graph, Tensor]:
     x = gc.placeholder(axes=[N, T], name="x")
     y = gc.placeholder(axes=[T], name="y")
     c = gc.placeholder(axes=[A, N], name="c", dtype="boolean")
-    out = make_op("op:where", {"x": [x], "y": [y], "condition": [c]}, name="out")
+    out = gc.where(c, x, y, name="out")
     return gc.graph([out]), out
 
 
@@ -198,7 +197,7 @@ IDS = np.array([[0, 5, -1], [2, 2, 3]], dtype=np.int64)
 def _lookup() -> tuple[Graph, Tensor]:
     table = gc.placeholder(axes=[V, E], name="table")
     ids = gc.placeholder(axes=[N, S], name="ids", dtype="int64")
-    out = make_op("op:gather", {"table": [table], "indices": [ids]}, {"axis": "V"}, name="out")
+    out = gc.gather(table, ids, V, name="out")
     return gc.graph([out]), out
 
 
@@ -268,3 +267,12 @@ def test_gather_refuses_indices_that_share_a_table_axis() -> None:
         'op:gather indices ("E") share ("E") with the table ("V", "E"); give the indices axes of '
         "their own"
     )
+
+
+def test_the_authoring_functions_refuse_what_the_kernels_cannot_take() -> None:
+    x, y = gc.placeholder(axes=[N, A, T]), gc.placeholder(axes=[T, B, N])
+    with pytest.raises(KernelError, match="concat joins 2 tensors along 1 axes; expected one"):
+        gc.concat([x, y], [A], K)
+    floats = gc.placeholder(axes=[N, S])
+    with pytest.raises(KernelError, match="gather indices have dtype float64; expected an int"):
+        gc.gather(gc.placeholder(axes=[V, E]), floats, V)

@@ -12,7 +12,8 @@
 [[3.0, 3.0, 3.0, 3.0], [12.0, 12.0, 12.0, 12.0]]
 
 Modules: :mod:`~geon.core.builder.tensor` (the :class:`Tensor` handle, leaves and how an op
-call becomes a handle), :mod:`~geon.core.builder.functions` (the operator functions) and
+call becomes a handle), :mod:`~geon.core.builder.functions` (the operator functions),
+:mod:`~geon.core.builder.combine` (concat, where, gather) and
 :mod:`~geon.core.builder.document` (:func:`graph`); :func:`evaluate` is here, the one import of
 the core from the executor.
 
@@ -44,6 +45,7 @@ from typing import Any
 import numpy as np
 
 from geon.core.axes import Axis
+from geon.core.builder.combine import concat, gather, where
 from geon.core.builder.document import graph, walk_tensors
 from geon.core.builder.functions import (
     abs,
@@ -94,6 +96,7 @@ __all__ = [
     "avg_pool2d",
     "broadcast",
     "cast_axes",
+    "concat",
     "constant",
     "conv2d",
     "decode_constant",
@@ -104,6 +107,7 @@ __all__ = [
     "evaluate",
     "exp",
     "flatten",
+    "gather",
     "gelu",
     "graph",
     "layer_norm",
@@ -131,6 +135,7 @@ __all__ = [
     "tanh",
     "transpose",
     "unflatten",
+    "where",
 ]
 
 
