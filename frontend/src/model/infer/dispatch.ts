@@ -1,15 +1,17 @@
 // The client's axis inference (DESIGN.md §2 and §4): inferAxes mirrors geon.core.ops.infer
 // (ops/dispatch.py) for every named kernel of the catalogue, message for message. It checks the
 // operation's IO against the kernel (ops/catalogue.py's check_io), reads its params and hands
-// the operands to the rule of the kernel's family (infer/arithmetic.ts, infer/normalization.ts,
-// infer/views.ts, infer/conv.ts); infer/inference.ts derives the same IPFSignature from the result. It is
-// tested on the server's own table (tests/core/axis_cases.json). Slice and pad never declare
+// the operands to the rule of the kernel's family (infer/arithmetic.ts, which op:where shares
+// with the n-ary kernels, infer/normalization.ts, infer/views.ts, infer/conv.ts for conv2d and
+// the pools, infer/combine.ts for concat and gather); infer/inference.ts derives the same
+// IPFSignature from the result. It is tested on the server's own table (tests/core/axis_cases.json). Slice and pad never declare
 // axes: the new axis a changed length needs is named in params.axes and must already be
 // declared, as on the server.
 
 import { canonical, type Declared } from "../axes";
 import { dot, elementwise, reduction, unary } from "./arithmetic";
-import { conv2d } from "./conv";
+import { concat, gather } from "./combine";
+import { conv2d, pool2d } from "./conv";
 import { identity, type Derived, type Inference } from "./inference";
 import { fail, InferenceError, pyRepr, quoted } from "./messages";
 import { normalization } from "./normalization";
@@ -20,7 +22,20 @@ import { flatten, pad, slice, unflatten, view } from "./views";
 /** A kernel of the catalogue as the server describes it (geon.core.ops.catalogue_json). */
 export interface KernelInfo {
   name: string;
-  family: "nary" | "binary" | "unary" | "dot" | "reduction" | "normalization" | "view" | "conv" | "pool" | "positional";
+  family:
+    | "nary"
+    | "binary"
+    | "unary"
+    | "dot"
+    | "reduction"
+    | "normalization"
+    | "view"
+    | "conv"
+    | "pool"
+    | "concat"
+    | "where"
+    | "gather"
+    | "positional";
   inputs: string[];
   outputs: string[];
   variadic: boolean;
@@ -35,7 +50,8 @@ export const MIRRORED = new Set([
   "op:negative", "op:abs", "op:exp", "op:log", "op:sqrt", "op:square", "op:tanh", "op:sigmoid", "op:relu", "op:gelu",
   "op:dot", "op:dot_partial", "op:sum", "op:prod", "op:max", "op:min", "op:mean", "op:softmax", "op:layer_norm",
   "op:cast_axes", "op:broadcast", "op:dimshuffle", "op:transpose",
-  "op:slice", "op:pad", "op:flatten", "op:unflatten", "op:conv2d",
+  "op:slice", "op:pad", "op:flatten", "op:unflatten", "op:conv2d", "op:max_pool2d", "op:avg_pool2d",
+  "op:concat", "op:gather", "op:where",
 ]);
 
 /** ops/catalogue.py check_io: every input the kernel has, each with one tensor unless it is variadic. */
@@ -62,6 +78,7 @@ function derive(k: KernelInfo, operands: string[][], keys: string[], p: Record<s
       return normalization(k.name, a, operands.slice(1).map((b, i) => [keys[i + 1]!, b]), p, res);
     case "nary":
     case "binary":
+    case "where":
       return elementwise(k.name, operands, p, res, declared);
     case "unary":
       return unary(k.name, a, p);
@@ -72,6 +89,12 @@ function derive(k: KernelInfo, operands: string[][], keys: string[], p: Record<s
       return "parts" in p ? reductionPartial(k.name, a, p, res, declared) : reduction(k.name, a, p, res);
     case "conv":
       return conv2d(k.name, a, operands[1]!, p, res, declared);
+    case "pool":
+      return pool2d(k.name, a, p, res, declared);
+    case "concat":
+      return concat(k.name, operands, p, res, declared);
+    case "gather":
+      return gather(k.name, a, operands[1]!, p, res);
   }
   if (k.name === "op:slice") return slice(k.name, a, p, res, declared);
   if (k.name === "op:pad") return pad(k.name, a, p, res, declared);
