@@ -76,7 +76,7 @@ export class Editor implements Commands {
     this.groups.placed();
     this.invalidate();
   }, { initial: (tree, operations) => this.groups.initial(tree, operations) });
-  private readonly groups: GroupControls;
+  readonly groups: GroupControls;
   /** The parts of the scene that change with the document, selection or status (not with the view). */
   private cached: SceneContent | null = null;
   /** The edges carrying collectives under the document's current plan (drawn on the canvas). */
@@ -122,7 +122,7 @@ export class Editor implements Commands {
     const canvas = el("canvas", { class: "geon-canvas", tabindex: "0", "aria-label": "graph canvas" });
     const minimap = el("canvas", { class: "geon-minimap", "aria-label": "minimap" });
     this.painter = new Painter(canvas, minimap, () => this.paint());
-    this.groups = new GroupControls(this, canvas, options.graphId);
+    this.groups = new GroupControls(this, canvas, options.graphId, this.contextMenu);
     this.toolbar = createToolbar((name) => this.runAction(name), () => void this.sync.requestRun(options.graphId ?? "", options.csrf), (text, next) => this.search(text, next), () => this.sync.retryNow());
     this.axesPanel = createAxesPanel({
       declare: (form) => this.perform(`declare axis ${form.name}`, (doc) => declareAxis(doc, form)),

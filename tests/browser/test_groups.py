@@ -186,7 +186,28 @@ def test_groups_collapse_expand_and_search_reveals(
     tab.keyboard.press("Enter")
     laid_out(tab)
     assert ("/layers.1/self_attn", "self_attn · 37 ops", False) in groups(tab)
-    # (the help overlay lists both keys under Groups)
+    # when she right-clicks the attention's frame: its menu offers it, then all groups
+    frame = group_box(tab, "/layers.1/self_attn")
+    tab.mouse.click(frame["x"] + 40, frame["y"] + 3, button="right")  # on its title bar
+    tab.wait_for_selector(".geon-menu:not([hidden])")
+    shot("04-group-menu")
+    items = tab.eval_on_selector_all(
+        ".geon-menu .geon-menu-item span", "(s) => s.map((x) => x.textContent)"
+    )
+    assert items == [
+        'Collapse group "self_attn"',
+        "Collapse every group to one box",
+        "Expand every group",
+    ]
+    tab.click(".geon-menu .geon-menu-item >> nth=0")
+    laid_out(tab)
+    assert ("/layers.1/self_attn", "self_attn · 37 ops", True) in groups(tab)
+    # and Shift+E expands every group
+    tab.locator("canvas.geon-canvas").focus()
+    tab.keyboard.press("Shift+E")
+    laid_out(tab)
+    assert [c for _p, _t, c in groups(tab)] == [False] * len(groups(tab))
+    # (the help overlay lists the group keys under Groups)
     tab.keyboard.press("Shift+?")
     tab.wait_for_selector(".geon-help[open]")
     assert tab.text_content(".geon-help dt[data-action='toggleGroup']") == "EnterG"

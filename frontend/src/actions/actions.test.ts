@@ -11,8 +11,13 @@ const key = (k: string, mods: Partial<{ ctrl: boolean; meta: boolean; shift: boo
 
 function recorder(): { calls: string[]; commands: Commands } {
   const calls: string[] = [];
-  const handler: ProxyHandler<object> = { get: (_t, name) => (...args: unknown[]) => calls.push(args.length ? `${String(name)}(${args.join(",")})` : String(name)) };
-  return { calls, commands: new Proxy({}, handler) as Commands };
+  const recording = (prefix: string): ProxyHandler<object> => ({
+    get: (_t, name) =>
+      name === "groups" && !prefix
+        ? new Proxy({}, recording("groups."))
+        : (...args: unknown[]) => calls.push(`${prefix}${String(name)}${args.length ? `(${args.join(",")})` : ""}`),
+  });
+  return { calls, commands: new Proxy({}, recording("")) as Commands };
 }
 
 describe("actions", () => {
@@ -38,6 +43,10 @@ describe("actions", () => {
     ["A", key("a"), "newAxis", "newAxis"],
     ["/", key("/"), "search", "focusSearch"],
     ["Escape", key("Escape"), "cancel", "cancel"],
+    ["Enter", key("Enter"), "toggleGroup", "groups.toggleSelected"],
+    ["G", key("g"), "toggleGroup", "groups.toggleSelected"],
+    ["Shift+G", key("G", { shift: true }), "collapseAll", "groups.collapseAll"],
+    ["Shift+E", key("E", { shift: true }), "expandAll", "groups.expandAll"],
   ])("%s runs %s", (_label, event, name, call) => {
     const found = actionForKey(event);
     expect(found?.name).toBe(name);

@@ -18,6 +18,16 @@ export interface Commands {
   cancel(): void;
   help(): void;
   history(): void;
+  /** The groups of the canvas (ui/groupControls.ts). */
+  readonly groups: GroupCommands;
+}
+
+/** What the group actions do (imported graphs group by name scope). */
+export interface GroupCommands {
+  /** The selected group, else the group around the first selected node; false when neither. */
+  toggleSelected(): boolean;
+  collapseAll(): void;
+  expandAll(): void;
 }
 
 export interface Action {
@@ -46,7 +56,13 @@ export const ACTIONS: Action[] = [
   { name: "cancel", title: "Cancel / clear the selection", keys: ["Escape"], run: (c) => c.cancel() },
   { name: "history", title: "History: every version, view or restore one", keys: ["h"], run: (c) => c.history() },
   { name: "help", title: "Shortcuts and help", keys: ["?", "Shift+?"], run: (c) => c.help() },
+  { name: "toggleGroup", title: "Expand or collapse the selected group (a node selected: collapse its group)", keys: ["Enter", "g"], run: (c) => void c.groups.toggleSelected() },
+  { name: "collapseAll", title: "Collapse every group to one box", keys: ["Shift+g"], run: (c) => c.groups.collapseAll() },
+  { name: "expandAll", title: "Expand every group", keys: ["Shift+e"], run: (c) => c.groups.expandAll() },
 ];
+
+/** Actions whose key is also how a focused control is used (Enter presses a button): not run then. */
+export const CONTROL_KEYS = new Set(["Enter"]);
 
 export interface KeyLike {
   key: string;

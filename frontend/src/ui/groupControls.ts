@@ -1,11 +1,13 @@
 // Collapsing and expanding groups (issue 20; the model is render/groups.ts). On the canvas a click
 // on a group's chevron toggles it, a click on a collapsed box or a frame's header selects the
-// group and a double-click toggles it; Enter or G toggles the selected group, or collapses the
-// group around the selected node; "Collapse all" / "Expand all" sit over the canvas when the
-// graph has groups. A node found by search or jumped to inside a collapsed group is revealed
-// (the groups around it expand) and centred once the layout arrives. The collapsed set is view
-// state: never sent, remembered per graph in this browser.
+// group and a double-click toggles it; a right-click on a group offers it, and on a node inside
+// one its group. The registered actions (actions/actions.ts) toggle the selected group, or the
+// group around the selected node (Enter, G), and collapse or expand them all (Shift+G, Shift+E, and
+// the buttons over the canvas when the graph has groups). A node found by search or jumped to
+// inside a collapsed group is revealed (the groups around it expand) and centred once the layout
+// arrives. The collapsed set is view state: never sent, remembered per graph in this browser.
 
+import { action, type GroupCommands } from "../actions/actions";
 import type { GraphView } from "../model/document";
 import { hitTest } from "../render/canvas";
 import { hitGroup } from "../render/groupPaint";
@@ -14,11 +16,7 @@ import type { Layout } from "../render/layout";
 import type { LiveLayout } from "../render/liveLayout";
 import { centreOn, fit, toScreen, toWorld, type Viewport } from "../render/viewport";
 import { button, el } from "./dom";
-
-/** The keys of the group commands (listed in the help overlay's "Groups" section). */
-export const GROUP_KEYS: { name: string; title: string; keys: string[] }[] = [
-  { name: "toggleGroup", title: "Expand or collapse the selected group (a node selected: collapse its group)", keys: ["Enter", "g"] },
-];
+import { keyLabel, type ContextMenu, type MenuItem } from "./help";
 
 /** What the controls read and move (the editor). */
 export interface GroupHost {
@@ -51,7 +49,7 @@ declare global {
 
 const STORE = "geon.groups.";
 
-export class GroupControls {
+export class GroupControls implements GroupCommands {
   /** The group selected by a click (its id): Enter toggles it. */
   focus: string | null = null;
   readonly bar: HTMLElement;
@@ -63,12 +61,13 @@ export class GroupControls {
     private readonly host: GroupHost,
     canvas: HTMLCanvasElement,
     private readonly graphId: string | undefined,
+    private readonly menu: ContextMenu,
   ) {
     this.bar = el(
       "div",
       { class: "geon-groups-bar", hidden: "" },
-      button("Collapse all", "Collapse every group to one box", () => this.set(new Set(this.tree?.groups.keys() ?? []))),
-      button("Expand all", "Expand every group", () => this.set(new Set())),
+      button("Collapse all", "Collapse every group to one box (Shift+G)", () => this.collapseAll()),
+      button("Expand all", "Expand every group (Shift+E)", () => this.expandAll()),
     );
     this.bind(canvas);
     window.geonGroups = {
@@ -163,8 +162,7 @@ export class GroupControls {
     this.target = null;
   }
 
-  /** Enter / G: the selected group, else the group around the first selected node. */
-  private key(): boolean {
+  toggleSelected(): boolean {
     if (this.focus) {
       this.toggle(groupPath(this.focus));
       return true;
@@ -173,6 +171,31 @@ export class GroupControls {
     if (!around) return false;
     this.toggle(around);
     return true;
+  }
+
+  collapseAll(): void {
+    if (this.tree?.groups.size) this.set(new Set(this.tree.groups.keys()));
+  }
+
+  expandAll(): void {
+    if (this.tree?.groups.size) this.set(new Set());
+  }
+
+  /** The right-click items for the group ``path`` (a frame or box), or around node ``id``; then
+   * collapse and expand all. None when the graph has no groups. */
+  menuFor(target: { path: string } | { id: string | null }): MenuItem[] {
+    const tree = this.tree;
+    if (!tree?.groups.size) return [];
+    const path = "path" in target ? target.path : target.id ? tree.of.get(target.id) : undefined;
+    const group = path ? tree.groups.get(path) : undefined;
+    const own: MenuItem[] = [];
+    if (path && group) {
+      const collapsed = this.host.live.collapsed.has(path);
+      const label = `${collapsed ? "Expand" : "Collapse"} group "${group.name}"`;
+      own.push({ label, run: () => this.toggle(path) });
+    }
+    const item = (name: string, run: () => void): MenuItem => ({ label: action(name).title, keys: keyLabel(action(name).keys[0] ?? ""), run });
+    return [...own, item("collapseAll", () => this.collapseAll()), item("expandAll", () => this.expandAll())];
   }
 
   private bind(canvas: HTMLCanvasElement): void {
@@ -202,11 +225,14 @@ export class GroupControls {
       const g = hit(e);
       if (g && g !== "none" && g.zone === "body") this.toggle(g.path);
     });
-    document.addEventListener("keydown", (e) => {
-      const target = e.target as HTMLElement | null;
-      if (e.ctrlKey || e.metaKey || e.altKey || e.shiftKey || (e.key !== "Enter" && e.key.toLowerCase() !== "g")) return;
-      if (target && (target.closest("input, textarea, select, dialog, button, a, summary, .geon-menu") || target.isContentEditable)) return;
-      if (this.key()) e.preventDefault();
+    // a right-click on a group's frame or box is the group's menu (the editor's is for nodes)
+    canvas.addEventListener("contextmenu", (e) => {
+      const g = hit(e);
+      if (!g || g === "none") return;
+      e.preventDefault();
+      e.stopImmediatePropagation();
+      this.select(g.id);
+      this.menu.show(e.clientX, e.clientY, this.menuFor({ path: g.path }));
     });
   }
 }

@@ -6,7 +6,6 @@
 import "./help.css";
 import type { Action } from "../actions/actions";
 import { button, el } from "./dom";
-import { GROUP_KEYS } from "./groupControls";
 
 /** The sections of the overlay, by action name; an action not listed goes under "Other". */
 export const GROUPS: [string, string[]][] = [
@@ -14,6 +13,7 @@ export const GROUPS: [string, string[]][] = [
   ["Add", ["palette", "newTensor", "newAxis"]],
   ["View", ["zoomToFit", "zoomIn", "zoomOut", "relayout", "search", "cancel"]],
   ["Panels", ["history", "help"]],
+  ["Groups", ["toggleGroup", "collapseAll", "expandAll"]],
 ];
 
 /** What the mouse does (not actions: no keys). */
@@ -23,7 +23,7 @@ export const GESTURES: [string, string][] = [
   ["Drag a tensor's round handle onto an operation", "connect them"],
   ["Drag the canvas / wheel", "pan / zoom"],
   ["Right-click", "the actions for what is under the pointer"],
-  ["Click a group's ▸ / ▾, or double-click it", "expand or collapse it (imported graphs group by name scope)"],
+  ["Click a group's ▸ / ▾, or double-click it", "expand or collapse it (imported graphs group by name scope); right-click it for its menu"],
 ];
 
 /** "Ctrl+Shift+Z" (or "⌘⇧Z" on a Mac) for one key binding. */
@@ -62,9 +62,7 @@ export function createHelp(actions: Action[], onTour: () => void, mac = /Mac|iPh
     element.close();
     onTour();
   });
-  // groups' keys are not actions of the registry: they act on the group selected on the canvas
-  const groups = { title: "Groups", rows: GROUP_KEYS.map((k) => ({ name: k.name, title: k.title, keys: k.keys.map((key) => keyLabel(key, mac)) })) };
-  const sections = [...helpSections(actions, mac), groups].map((s) =>
+  const sections = helpSections(actions, mac).map((s) =>
     el(
       "section",
       { class: "geon-help-section" },

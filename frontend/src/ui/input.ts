@@ -2,7 +2,7 @@
 // (tools/tools.ts), a click on the minimap moves the view, and keys run registered actions
 // (actions/actions.ts). This module only translates events; ``InputHost`` does what they ask.
 
-import { actionForKey, type Commands } from "../actions/actions";
+import { actionForKey, CONTROL_KEYS, type Commands } from "../actions/actions";
 import type { GraphView, Point } from "../model/document";
 import { hitTest } from "../render/canvas";
 import type { Layout } from "../render/layout";
@@ -90,6 +90,7 @@ export function bindKeys(commands: Commands): void {
     if (target && (target.closest("input, textarea, select, dialog") || target.isContentEditable)) return;
     const a = actionForKey(e);
     if (!a) return;
+    if (CONTROL_KEYS.has(e.key) && target?.closest("button, a, summary, [role=menuitem], .geon-menu")) return;
     e.preventDefault();
     a.run(commands);
   });

@@ -2,7 +2,7 @@
 // for the canvas; editing is disabled, with the reason, for a read-only role.
 
 import type { GraphView } from "../model/document";
-import type { ContextMenu } from "./help";
+import type { ContextMenu, MenuItem } from "./help";
 import { menuItems } from "./menus";
 
 /** The actions a read-only role cannot use (the right-click menu disables them). */
@@ -16,6 +16,8 @@ export interface MenuHost {
   setSelection(ids: string[]): void;
   runAction(name: string): void;
   openProjection(id: string): void;
+  /** The group items of the menu: the node's group, then collapse and expand all. */
+  readonly groups: { menuFor(target: { id: string | null }): MenuItem[] };
 }
 
 /** Show the menu of node ``id`` (null: the canvas) at client x, y; ``readOnly``: why editing is off, if it is. */
@@ -24,5 +26,6 @@ export function showNodeMenu(menu: ContextMenu, host: MenuHost, readOnly: string
   const kind = id ? (host.view?.boxes.find((b) => b.id === id)?.kind ?? "node") : null;
   const explain = host.extras.explain;
   const node = id ? { explain: explain && (() => explain(id)), projection: () => host.openProjection(id) } : {};
-  menu.show(x, y, menuItems(kind, (name) => host.runAction(name), node, (a) => (EDITING.has(a) ? readOnly : undefined)));
+  const items = menuItems(kind, (name) => host.runAction(name), node, (a) => (EDITING.has(a) ? readOnly : undefined));
+  menu.show(x, y, [...items, ...host.groups.menuFor({ id })]);
 }
