@@ -1,7 +1,8 @@
 """The kernel catalogue: IO keys, axis inference and derived projections (DESIGN.md §2, §4).
 
 The table of cases lives in ``axis_cases.json`` so the editor's TypeScript mirror runs the same
-cases; every expectation there is written by hand from DESIGN.md.
+cases. The older expectations were written by hand from DESIGN.md; those of the pools, concat,
+gather and where are what the server answered, each read against docs/kernels.md.
 """
 
 from __future__ import annotations
