@@ -42,7 +42,7 @@ def _pair_ints(
         or any(isinstance(v, bool) or not isinstance(v, int) or v < minimum for v in pair)
     ):
         raise KernelError(
-            f'{kname} {name} "{value!r}" is invalid; expected an integer >= {minimum} or '
+            f'{kname} params "{name}" is "{value!r}"; expected an integer >= {minimum} or '
             f"[height, width]"
         )
     return (int(pair[0]), int(pair[1]))

@@ -17,7 +17,7 @@ function pairInts(value: unknown, name: string, dflt: number | [number, number],
   if (value === null || value === undefined) return typeof dflt === "number" ? [dflt, dflt] : dflt;
   const pair = isInt(value) ? [value, value] : value;
   if (!Array.isArray(pair) || pair.length !== 2 || pair.some((v) => !isInt(v) || v < minimum)) {
-    fail("KernelError", `${kname} ${name} "${pyRepr(value)}" is invalid; expected an integer >= ${minimum} or [height, width]`);
+    fail("KernelError", `${kname} params "${name}" is "${pyRepr(value)}"; expected an integer >= ${minimum} or [height, width]`);
   }
   return [pair[0] as number, pair[1] as number];
 }
