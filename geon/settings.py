@@ -265,6 +265,9 @@ GEON_RUN_POLL_SECONDS = 0.25
 # (a token bucket that holds GEON_WS_EDIT_BURST edits).
 GEON_WS_MAX_MESSAGE_BYTES = env_int("GEON_WS_MAX_MESSAGE_BYTES", 1_048_576, minimum=1024)
 GEON_MAX_OPS_PER_EDIT = env_int("GEON_MAX_OPS_PER_EDIT", 1000, minimum=1)
+# A generated shard plan is one edit of the server's own making: its node ops (Applications
+# written and replaced, the Mesh, the inputs' placements) have this bound instead.
+GEON_MAX_PLAN_OPS = env_int("GEON_MAX_PLAN_OPS", 20_000, minimum=1)
 GEON_WS_EDITS_PER_SECOND = env_int("GEON_WS_EDITS_PER_SECOND", 20, minimum=1)
 GEON_WS_EDIT_BURST = env_int("GEON_WS_EDIT_BURST", 40, minimum=1)
 # Presence frames per second per connection (bursts of twice as many); what passes is merged

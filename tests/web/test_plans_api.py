@@ -213,3 +213,38 @@ def test_a_bad_mapping_or_placement_is_refused_and_changes_nothing(
         )
     stored = ShardPlan.objects.get()
     assert (stored.axis_mapping, stored.inputs) == (PLAN["axisMapping"], PLAN["inputs"])
+
+
+def chain(ops: int) -> dict[str, Any]:
+    """``ops`` additions in a chain, each of two (N, D) tensors: ``t0 + t1 -> t2``, ..."""
+    N, D = gc.Axis("N", 16), gc.Axis("D", 4)
+    t = gc.placeholder(axes=[N, D], name="t0")
+    for n in range(1, ops + 1):
+        t = gc.add(t, gc.placeholder(axes=[N, D], name=f"w{n}"), name=f"t{n}")
+    return gc.graph([t]).to_json()
+
+
+def test_a_plan_past_the_edit_bound_is_generated_and_its_own_bound_named(
+    client: Client, user: Any, settings: Any
+) -> None:
+    # given 150 additions split 8 ways by rows: 1,350 node ops, past what one edit may carry
+    stored = do_create_graph(owner=user, title="chain", document=chain(150))
+    client.force_login(user)
+    rows = {"name": "rows", "mesh": {"name": "m", "axes": {"d": 8}}, "axisMapping": {"N": "d"}}
+    plan = post(client, f"/graphs/{stored.pk}/plans", rows).json()
+    generate = f"/graphs/{stored.pk}/plans/{plan['id']}/generate"
+    assert settings.GEON_MAX_OPS_PER_EDIT < 1350
+    # when its generation is bounded lower than that, it is refused by name, and nothing changes
+    default = settings.GEON_MAX_PLAN_OPS
+    settings.GEON_MAX_PLAN_OPS = 1000
+    refused = post(client, generate, {"baseVersion": 1})
+    assert refused.status_code == 413, refused.content
+    message = refused.json()["error"]["message"]
+    assert message.startswith('plan "rows" writes more than GEON_MAX_PLAN_OPS (1,000) node ops')
+    assert [n for n in document(stored)["nodes"] if n["type"] == APPLICATION] == []
+    # then under the default bound it is written: 8 Applications per addition
+    settings.GEON_MAX_PLAN_OPS = default
+    done = post(client, generate, {"baseVersion": 1})
+    assert done.status_code == 200, done.content
+    apps = [n for n in document(stored)["nodes"] if n["type"] == APPLICATION]
+    assert len(apps) == 150 * 8

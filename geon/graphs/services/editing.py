@@ -73,6 +73,9 @@ class EditRequest:
     ops: Any
     edit_id: str | None = None
     message: str = ""
+    max_ops: int | None = None
+    """The bound of its ops and the node ops they expand to (``GEON_MAX_OPS_PER_EDIT`` when
+    None; a generated plan has its own, ``GEON_MAX_PLAN_OPS``)."""
 
 
 def do_apply_edit(
@@ -83,10 +86,12 @@ def do_apply_edit(
     *,
     edit_id: str | None = None,
     message: str = "",
+    max_ops: int | None = None,
 ) -> Applied:
     """Apply one edit as a new version, or refuse it and change nothing (see
-    :func:`do_apply_edits`; the refusal is raised)."""
-    [result] = do_apply_edits(graph_id, [EditRequest(user, base_version, ops, edit_id, message)])
+    :func:`do_apply_edits`; the refusal is raised). ``max_ops``: see :class:`EditRequest`."""
+    request = EditRequest(user, base_version, ops, edit_id, message, max_ops)
+    [result] = do_apply_edits(graph_id, [request])
     if isinstance(result, GeonError):
         raise result
     return result
@@ -180,7 +185,12 @@ class _Batch:
         self._read_stored_touched(request.base_version)
         try:
             node_ops, changes = apply_ops(
-                self.live, self.number, request.ops, request.base_version, self.touched
+                self.live,
+                self.number,
+                request.ops,
+                request.base_version,
+                self.touched,
+                request.max_ops,
             )
         except EditRefused as refused:
             return refused

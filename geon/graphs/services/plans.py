@@ -10,6 +10,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 
 from geon.accounts.models import Role
@@ -124,14 +125,26 @@ def do_generate_plan(
         whole = plan_splits(document, core_plan(plan)).not_split
     except GeonError as error:
         raise refused(plan, error) from None
-    applied = do_apply_edit(
-        user,
-        graph.pk,
-        base_version,
-        ops,
-        edit_id=edit_id,
-        message=f'generated shard plan "{plan.name}"',
-    )
+    try:
+        applied = do_apply_edit(
+            user,
+            graph.pk,
+            base_version,
+            ops,
+            edit_id=edit_id,
+            message=f'generated shard plan "{plan.name}"',
+            max_ops=settings.GEON_MAX_PLAN_OPS,
+        )
+    except EditRefused as error:
+        if error.reason != "too_many_ops":
+            raise
+        raise EditRefused(
+            "too_many_ops",
+            f'plan "{plan.name}" writes more than GEON_MAX_PLAN_OPS '
+            f"({settings.GEON_MAX_PLAN_OPS:,}) node ops into the document: {error}; split fewer "
+            "operations, over fewer devices",
+            **error.details,
+        ) from None
     plan.applications = {
         "version": applied.version,
         "mesh": mesh_id_of(plan),

@@ -26,15 +26,22 @@ def is_version(value: Any) -> bool:
 
 
 def apply_ops(
-    live: LiveDocument, number: int, ops: Any, base_version: Any, touched: Touched
+    live: LiveDocument,
+    number: int,
+    ops: Any,
+    base_version: Any,
+    touched: Touched,
+    max_ops: int | None = None,
 ) -> tuple[list[dict[str, Any]], list[Change]]:
     """Apply one edit's ``ops``, based on ``base_version``, to the live document at version
     ``number``: its node ops and the changes made, or :class:`EditRefused` with the document
     unchanged. ``touched`` has the fields touched by every version after the base (when it is
-    older)."""
-    _check_size_and_base(ops, base_version, number)
+    older). ``max_ops`` bounds the edit's ops and the node ops they expand to
+    (``GEON_MAX_OPS_PER_EDIT`` unless given)."""
+    max_ops = settings.GEON_MAX_OPS_PER_EDIT if max_ops is None else max_ops
+    _check_size_and_base(ops, base_version, number, max_ops)
     try:
-        node_ops = expand(live.document, ops)
+        node_ops = expand(live.document, ops, max_ops=max_ops)
     except DocumentError as error:
         raise EditRefused("invalid_edit", str(error), version=number) from None
     except EditRefused as error:  # too_many_ops: the refusal names the version, as every one does
@@ -49,10 +56,9 @@ def apply_ops(
     return node_ops, changes
 
 
-def _check_size_and_base(ops: Any, base_version: Any, number: int) -> None:
-    """Refuse an edit with more than ``GEON_MAX_OPS_PER_EDIT`` ops (``too_many_ops``) or based
-    on a version that does not exist (``unknown_version``); ``number`` is the current one."""
-    max_ops = settings.GEON_MAX_OPS_PER_EDIT
+def _check_size_and_base(ops: Any, base_version: Any, number: int, max_ops: int) -> None:
+    """Refuse an edit with more than ``max_ops`` ops (``too_many_ops``) or based on a version
+    that does not exist (``unknown_version``); ``number`` is the current one."""
     if isinstance(ops, list) and len(ops) > max_ops:
         raise EditRefused(
             "too_many_ops",
