@@ -184,8 +184,14 @@ def test_edge_labels_follow_an_applied_in_its_first_frame_with_no_request(
     assert all(t.startswith("all-reduce over tp · ") for t in megatron["labels"])
     assert any(t.startswith("all-gather over tp · ") for t in worse["labels"])
     assert len(worse["labels"]) > 2
-    # although every REST cost the Plans panel asked (for its ledger) failed, and stays drawn
+    # although every REST cost the Plans panel asked (for its ledger) failed, and stays drawn;
+    # where the ledger would be, the panel says why there is none
     assert asked
-    tab.wait_for_timeout(300)
+    said = f'No cost for plan "{WORSE}": the server could not be reached; try again'
+    tab.wait_for_function(
+        "(t) => document.querySelector('.geon-ledger-current .geon-ledger-refused')"
+        "?.textContent === t",
+        arg=said,
+    )
     assert tab.evaluate("window.geon.edgeLabels().length") == len(worse["labels"])
     assert [e for e in errors if not e.endswith("Failed to load resource: net::ERR_FAILED")] == []

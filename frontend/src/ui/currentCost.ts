@@ -11,6 +11,7 @@ import type { Collective } from "../model/costs";
 import type { LoomDocument } from "../model/document";
 import { currentPlans, type Plan } from "../model/plans";
 import type { LivePlanCost } from "../sync/protocol";
+import { el } from "./dom";
 import { renderLedger } from "./ledger";
 
 export interface CurrentCostOptions {
@@ -75,12 +76,12 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
             const open = ledger.querySelector("details")?.open ?? false;
             ledger.replaceChildren(renderLedger(plan.name, cost, open));
           },
-          () => {
+          (error: Error) => {
             // a refused cost (the plan no longer fits) draws no collectives, unless an applied
-            // carried this very key's (the server's word); the compare form says why
+            // carried this very key's (the server's word), and says why in the ledger's place
             if (key !== asked) return;
             if (key !== pushed) options.onCollectives?.(plan.name, []);
-            ledger.replaceChildren();
+            ledger.replaceChildren(el("p", { class: "small geon-form-error geon-ledger-refused", role: "status", text: `No cost for plan "${plan.name}": ${error.message}` }));
           },
         )
         .finally(() => {
