@@ -60,6 +60,10 @@ def test_gelu_exact_form_holds_across_the_range() -> None:
     np.testing.assert_allclose(got, want, rtol=2e-14, atol=0)
     inf = _value(_gelu([math.inf, 0.5]))
     assert inf[0] == math.inf
+    # inputs that all lie on the near side (the far interpolant is then skipped) agree as well
+    near = np.linspace(-2.8, 2.8, 561).tolist()
+    want = [x / 2 * math.erfc(-x / math.sqrt(2)) for x in near]
+    np.testing.assert_allclose(_value(_gelu(near)), want, rtol=2e-14, atol=0)
 
 
 def test_gelu_on_positional_tensors_is_the_exact_form() -> None:
