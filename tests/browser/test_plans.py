@@ -418,3 +418,43 @@ def test_a_plan_by_axis_mapping_splits_every_operation_with_the_axis(
         ".filter((n) => n.type.endsWith('/Application')).length === 8"
     )
     assert errors == []
+
+
+def test_a_plan_of_more_applications_than_an_edit_may_carry_is_switched_to(
+    daphne_server: str, user: Any, password: str, page: Any
+) -> None:
+    from geon import core as gc
+    from geon.graphs.services import do_create_graph
+
+    # given 150 additions in a chain: split 8 ways, 1,200 Applications (1,350 node ops, past
+    # the 1,000 an edit from the editor may carry)
+    N, D = gc.Axis("N", 16), gc.Axis("D", 4)
+    t = gc.placeholder(axes=[N, D], name="t0")
+    for n in range(1, 151):
+        t = gc.add(t, gc.placeholder(axes=[N, D], name=f"w{n}"), name=f"t{n}")
+    document = gc.graph([t]).to_json()
+    graph = off_loop(lambda: do_create_graph(owner=user, title="chain", document=document))
+    tab, errors = page
+    sign_in(tab, daphne_server, "ann", password)
+    open_graph(tab, daphne_server, str(graph.pk))
+    tab.wait_for_selector(".geon-plans .geon-plan-empty")
+    # when ann writes a plan mapping N over 8 devices and switches to it
+    tab.fill(".geon-plan-name", "rows")
+    tab.click(".geon-plan-by-mapping summary")
+    tab.fill(".geon-plan-mesh", "d=8")
+    tab.fill(".geon-plan-mapping", "N=d")
+    tab.click(".geon-plan-create")
+    tab.click(".geon-plan[data-plan='rows'] .geon-plan-switch")
+    # then the document holds it, checked clean, as one undo step
+    tab.wait_for_selector(".geon-plan[data-plan='rows'] .geon-plan-current", timeout=30_000)
+    state = tab.evaluate("window.geon.state()")
+    apps = [n for n in state["document"]["nodes"] if n["type"].endswith("/Application")]
+    assert (state["version"], len(apps), state["issueCounts"]) == (
+        2,
+        1200,
+        {"error": 0, "warning": 0},
+    )
+    assert state["history"]["undo"] == ["switch to plan rows"]
+    assert tab.text_content(".geon-plans-error") == ""
+    tab.screenshot(path=str(ARTIFACTS / "plans-big-switched.png"))
+    assert errors == []
