@@ -428,7 +428,8 @@ def _erfc(xp: Any, u: Array, series: tuple[Sequence[float], Sequence[float]]) ->
     """``erfc(u)`` for ``u >= 0`` with array API functions only (the standard has no erf):
     ``erfcx`` from the interpolant of ``u``'s side of the split, times ``exp(-u²)``. Each side
     sees ``u`` clamped to its interval, so the side not taken computes nothing infinite, and the
-    far side is skipped when no ``u`` reaches it. ``series``: :func:`_erfc_coefficients`, fetched when the kernel is lowered."""
+    far side is skipped when no ``u`` reaches it. ``series``: :func:`_erfc_coefficients`,
+    fetched when the kernel is lowered."""
     near_c, far_c = series
     near = _clenshaw(xp, near_c, xp.minimum(u, _ERFC_SPLIT) / (_ERFC_SPLIT / 2) - 1)
     if not bool(xp.any(u >= _ERFC_SPLIT)):  # the common case (|x| < 2√2 in GELU): no far side

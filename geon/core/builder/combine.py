@@ -65,9 +65,10 @@ def where(
     >>> evaluate(where(keep, constant([1.0, 2.0, 3.0], axes=[H]), 0.0)).tolist()
     [1.0, 0.0, 3.0]
     """
-    params = {"axes": [ref_str(a) for a in axes]} if axes is not None else {}
+    order = None if axes is None else list(axes)
+    params = {"axes": [ref_str(a) for a in order]} if order is not None else {}
     inputs = {"x": [as_tensor(x)], "y": [as_tensor(y)], "condition": [as_tensor(condition)]}
-    return make_op("op:where", inputs, params, declared_axes(axes or ()), name)
+    return make_op("op:where", inputs, params, declared_axes(order or ()), name)
 
 
 def gather(table: Any, indices: Any, axis: RefLike, *, name: str | None = None) -> Tensor:
