@@ -35,10 +35,12 @@ export interface CurrentCost {
 
 export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
   const { api, ledger, profile } = options;
-  /** What was last asked: plan, version and profile ("" when there is no current plan). */
-  let asked = "";
-  /** The key (as ``asked``) of the labels an ``applied`` carried last. */
-  let pushed = "";
+  /** What was last asked: plan, version and profile ("" when there is no current plan; null:
+   * nothing, so the next refresh asks whatever is current, even for no plan). */
+  let asked: string | null = null;
+  /** The plan an ``applied`` said was current last, at its version, and the key (as ``asked``)
+   * of the labels it carried. */
+  let pushed: { planId: number; version: number; key: string } | null = null;
   let timer: number | undefined;
   let costing = false;
   let again = false;
@@ -47,9 +49,12 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
     const { doc, plans, version } = options.state();
     if (!options.onCollectives || !doc) return;
     const ids = new Set(currentPlans(doc, plans));
-    const plan = plans.find((p) => ids.has(p.id)) ?? null;
+    // at the version an applied named the current plan, its word holds while the plan list
+    // (reloaded after a switch) still has the plan as it was before
+    const told = pushed?.version === version ? pushed : null;
+    const plan = plans.find((p) => ids.has(p.id)) ?? plans.find((p) => p.id === told?.planId) ?? null;
     const key = plan ? `${plan.id}:${version}:${profile.value}` : "";
-    if (key === asked) return;
+    if (key === asked || (!plan && told)) return;
     asked = key;
     window.clearTimeout(timer);
     if (!plan) {
@@ -60,7 +65,7 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
     timer = window.setTimeout(() => {
       if (options.state().busy || costing) {
         // a save, switch, rename or delete, or a cost, is under way: ask again after it
-        asked = "";
+        asked = null;
         if (costing) again = true;
         else timer = window.setTimeout(refresh, 300);
         return;
@@ -80,7 +85,7 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
             // a refused cost (the plan no longer fits) draws no collectives, unless an applied
             // carried this very key's (the server's word), and says why in the ledger's place
             if (key !== asked) return;
-            if (key !== pushed) options.onCollectives?.(plan.name, []);
+            if (key !== pushed?.key) options.onCollectives?.(plan.name, []);
             ledger.replaceChildren(el("p", { class: "small geon-form-error geon-ledger-refused", role: "status", text: `No cost for plan "${plan.name}": ${error.message}` }));
           },
         )
@@ -99,8 +104,8 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
     const collectives = cost.error !== undefined ? [] : cost.collectives?.[profile.value];
     // a plan not listed yet, or the profiles not loaded yet: the REST cost labels the edges
     if (!options.onCollectives || !plan || !collectives) return;
-    asked = ""; // a cost still out for an older version is not drawn over these
-    pushed = `${plan.id}:${cost.version}:${profile.value}`;
+    asked = null; // a cost still out for an older version is not drawn over these
+    pushed = { planId: plan.id, version: cost.version, key: `${plan.id}:${cost.version}:${profile.value}` };
     options.onCollectives(plan.name, collectives);
   };
 
