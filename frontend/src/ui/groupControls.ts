@@ -16,7 +16,8 @@ import type { Layout } from "../render/layout";
 import type { LiveLayout } from "../render/liveLayout";
 import { centreOn, fit, toScreen, toWorld, type Viewport } from "../render/viewport";
 import { button, el } from "./dom";
-import { keyLabel, type ContextMenu, type MenuItem } from "./help";
+import type { ContextMenu, MenuItem } from "./help";
+import { actionItem } from "./menus";
 
 /** What the controls read and move (the editor). */
 export interface GroupHost {
@@ -192,10 +193,9 @@ export class GroupControls implements GroupCommands {
     if (path && group) {
       const collapsed = this.host.live.collapsed.has(path);
       const label = `${collapsed ? "Expand" : "Collapse"} group "${group.name}"`;
-      own.push({ label, run: () => this.toggle(path) });
+      own.push({ ...actionItem(action("toggleGroup"), () => this.toggle(path)), label });
     }
-    const item = (name: string, run: () => void): MenuItem => ({ label: action(name).title, keys: keyLabel(action(name).keys[0] ?? ""), run });
-    return [...own, item("collapseAll", () => this.collapseAll()), item("expandAll", () => this.expandAll())];
+    return [...own, actionItem(action("collapseAll"), () => this.collapseAll()), actionItem(action("expandAll"), () => this.expandAll())];
   }
 
   private bind(canvas: HTMLCanvasElement): void {
@@ -225,7 +225,8 @@ export class GroupControls implements GroupCommands {
       const g = hit(e);
       if (g && g !== "none" && g.zone === "body") this.toggle(g.path);
     });
-    // a right-click on a group's frame or box is the group's menu (the editor's is for nodes)
+    // a right-click on a group's frame or box is the group's menu (the editor's is for nodes):
+    // bound before the editor binds its own (ui/input.ts), so stopping it here keeps that out
     canvas.addEventListener("contextmenu", (e) => {
       const g = hit(e);
       if (!g || g === "none") return;

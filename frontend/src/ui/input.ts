@@ -90,7 +90,8 @@ export function bindKeys(commands: Commands): void {
     if (target && (target.closest("input, textarea, select, dialog") || target.isContentEditable)) return;
     const a = actionForKey(e);
     if (!a) return;
-    if (CONTROL_KEYS.has(e.key) && target?.closest("button, a, summary, [role=menuitem], .geon-menu")) return;
+    // Enter on a focused control (a button, a link, an issue in its list) is that control's
+    if (CONTROL_KEYS.has(e.key) && target?.closest("button, a, summary, [role=menuitem], .geon-menu, [tabindex]:not(canvas)")) return;
     e.preventDefault();
     a.run(commands);
   });

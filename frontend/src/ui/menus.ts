@@ -2,7 +2,7 @@
 // what is under the pointer, each with its key, plus the node's own commands (explain an
 // operation, its index space). Pure: the editor shows the items.
 
-import { ACTIONS } from "../actions/actions";
+import { ACTIONS, type Action } from "../actions/actions";
 import { keyLabel, type MenuItem } from "./help";
 
 /** The commands a node's menu may add (absent: not offered here). */
@@ -21,6 +21,11 @@ export function menuItems(kind: string | null, run: (action: string) => void, no
   const own: MenuItem[] = [];
   if (kind === "operation" && node.explain) own.push({ label: "Explain step by step", run: node.explain });
   if (kind === "operation" && node.projection) own.push({ label: "Index space & projections", run: node.projection });
-  const registered = names.flatMap((name) => ACTIONS.filter((a) => a.name === name)).map((a) => ({ label: a.title, keys: keyLabel(a.keys[0] ?? "", mac), disabled: disabled(a.name), run: () => run(a.name) }));
+  const registered = names.flatMap((name) => ACTIONS.filter((a) => a.name === name)).map((a) => actionItem(a, () => run(a.name), disabled(a.name), mac));
   return [...own, ...registered];
+}
+
+/** The menu item of a registered action: its title, its first key, and what it runs. */
+export function actionItem(a: Action, run: () => void, disabled?: string, mac = false): MenuItem {
+  return { label: a.title, keys: keyLabel(a.keys[0] ?? "", mac), disabled, run };
 }
