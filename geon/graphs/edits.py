@@ -16,8 +16,9 @@ ops that :func:`expand` turns into node ops:
   (the ops :func:`geon.core.plans.shard_op_edits` returns), in the same atomic edit.
 
 Bounds: the node ops a ``shard`` makes (its Applications and the removal of the old ones) count,
-with the ops before it in the edit, against ``GEON_MAX_OPS_PER_EDIT``; more is refused with
-``too_many_ops`` before any shard is built. (An axis rename's rewrites do not count: they are
+with the ops before it in the edit, against the edit's bound (``GEON_MAX_OPS_PER_EDIT``; a
+generated plan's is ``GEON_MAX_PLAN_OPS``); more is refused with ``too_many_ops`` before any
+shard is built. (An axis rename's rewrites do not count: they are
 bounded by the document.) Lengths are integers of at most ``INT64_MAX`` and layout positions
 finite numbers within int64's range.
 

@@ -23,6 +23,9 @@ Server -> client (:data:`SERVER_MESSAGES`):
   ``id`` its sender already used on the graph (say, sent again after a reconnect) is not
   applied again: the sender alone gets ``applied`` with the version that edit made and its
   stored ops (the issues are the document's now); nothing is stored or sent to others.
+  An ``applied`` with more node ops than one edit may carry (``GEON_MAX_OPS_PER_EDIT``: a large
+  generated plan) says ``undoable: false``: its inverse would be refused as an edit, so the
+  editor does not offer to undo it.
   The last ``applied`` of a commit also carries ``planCost`` when the document holds a stored
   plan's Applications (at most ``GEON_LIVE_COST_MAX_APPLICATIONS``): ``{planId, plan, version,
   collectives: {profile: [collective]}}`` for every shipped profile, or ``{planId, plan,
@@ -268,6 +271,7 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
             "issueCounts": ISSUE_COUNTS,
             "author": {"type": "string"},
             "planCost": PLAN_COST,
+            "undoable": {"const": False},
         },
     },
     "rejected": {

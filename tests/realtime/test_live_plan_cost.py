@@ -103,6 +103,9 @@ async def test_the_collectives_follow_each_edit(connect: Any, user: Any) -> None
     refused = answer["planCost"]
     assert (refused["version"], "collectives" in refused) == (4, False)
     assert '"x"' in refused["error"]
+    # and a node moved after that does not make it fit again
+    moved = await ann.edit("m", 4, [{"op": "set_layout", "id": tensors["h1"], "x": 1, "y": 2}])
+    assert moved["planCost"] == {**refused, "version": 5}
 
 
 async def test_a_moved_node_carries_the_same_collectives(connect: Any, user: Any) -> None:
@@ -131,3 +134,21 @@ async def test_no_plan_cost_without_a_current_plan_or_over_the_bound(
         await database_sync_to_async(do_generate_plan)(user, block.pk, plan_id, 1)
         applied = await bob.receive()
     assert applied["type"] == "applied" and "planCost" not in applied
+
+
+async def test_an_applied_past_what_one_edit_may_carry_says_it_cannot_be_undone(
+    connect: Any, user: Any
+) -> None:
+    # given the block and its data-parallel plan, with edits bounded below the plan's size
+    graph, plan_id, _ = await database_sync_to_async(block_graph)(user, PLANS[0])
+    ann = await connect(user, graph)
+    with override_settings(GEON_MAX_OPS_PER_EDIT=5):
+        await database_sync_to_async(do_generate_plan)(user, graph.pk, plan_id, 1, edit_id="dp")
+        big = await ann.receive()
+        # then its applied says so (its inverse would be refused as an edit)
+        assert (big["type"], len(big["ops"]) > 5, big["undoable"]) == ("applied", True, False)
+        assert (await ann.receive())["type"] == "plans"
+        # while an ordinary edit says nothing of it
+        added = next(op["node"]["id"] for op in big["ops"] if op["op"] == "add_node")
+        small = await ann.edit("s", 2, [{"op": "set_layout", "id": added, "x": 1, "y": 1}])
+        assert small["type"] == "applied" and "undoable" not in small

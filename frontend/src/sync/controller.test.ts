@@ -79,4 +79,22 @@ describe("Controller", () => {
     c.receive({ ...applied, version: 5, ops: rename("z"), planCost: undefined });
     expect(costs).toEqual([[4, ["y"]]]);
   });
+
+  it("does not offer to undo an expanded edit the server says is too large to undo, and says why", () => {
+    const flashes: string[] = [];
+    const hooks: ControllerHooks = { changed: () => {}, ticked: () => {}, flash: (m) => flashes.push(m), plansChanged: () => {}, selection: () => [] };
+    const c = new Controller(hooks, false);
+    c.receive(snapshot);
+    // (an open line, as the plan switch needs one; nothing is sent on it here)
+    (c as unknown as { socket: unknown }).socket = { isOpen: true, send: () => {} };
+    const id = c.expectExpanded("plan", "switch to plan rows")!;
+    const add = (n: number) => ({ op: "add_node" as const, node: { id: `a${n}`, type: TENSOR, label: `a${n}`, body: { dtype: "float32" } } });
+    const counts = { error: 0, warning: 0 };
+    c.receive({ type: "applied", id, version: 4, ops: [add(1), add(2), add(3)], issues: [], issueCounts: counts, author: "ann", undoable: false });
+    expect([c.history.names(), flashes]).toEqual([{ undo: [], redo: [] }, ['"switch to plan rows" cannot be undone here: its 3 changes are more than one edit may make']]);
+    // without the server's word, the same edit is one undo step
+    const again = c.expectExpanded("plan", "switch to plan cols")!;
+    c.receive({ type: "applied", id: again, version: 5, ops: [add(4)], issues: [], issueCounts: counts, author: "ann" });
+    expect(c.history.names().undo).toEqual(["switch to plan cols"]);
+  });
 });

@@ -166,7 +166,9 @@ export class Controller {
           // an edit the server expanded (a shard) is recorded now, inverted against the
           // document it was applied to; everyone else's edits never enter the history
           const entry = this.expanded.applied(msg, before);
-          if (entry) this.history.record(entry);
+          // past what one edit may carry (the server says so), its undo would be refused
+          if (entry && msg.undoable === false) this.hooks.flash(`"${entry.name}" cannot be undone here: its ${entry.ops.length} changes are more than one edit may make`);
+          else if (entry) this.history.record(entry);
           if (msg.planCost) this.hooks.planCost?.(msg.planCost);
         }
         break;

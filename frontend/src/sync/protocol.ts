@@ -49,6 +49,7 @@ export interface AppliedMessage {
   issueCounts: IssueCounts;
   author: string;
   planCost?: LivePlanCost;
+  undoable?: false;
   [k: string]: unknown;
 }
 export interface LivePlanCost {

@@ -12,7 +12,7 @@ performs the trusted write and schedules its notifications with ``transaction.on
 - :mod:`.snapshots`: storing the whole document every ``GEON_SNAPSHOT_EVERY`` versions;
 - :mod:`.plans`: shard plans, their generation and cost;
 - :mod:`.plan_trials`: a plan tried on a document, and the current plan's collectives that
-  every ``applied`` carries;
+  the last ``applied`` of a commit carries;
 - :mod:`.gallery`: the example gallery as a user's graphs;
 - :mod:`.presence`: who is connected to each graph, per process;
 - :mod:`.publishing`: the channel-layer group of a graph and what is sent to it;

@@ -53,12 +53,13 @@ class LiveDocument:
     """A graph's current document with its incremental checker, at one stored version.
 
     ``trial`` remembers the last plan tried on it (:mod:`~geon.graphs.services.plan_trials`):
-    the plan's key, the version it was tried at and the planned copy, so that the ``planCost``
-    an ``applied`` carries and the plan's REST cost asked right after write the plan once."""
+    the plan's key, the version it was tried at and the planned copy (or the refusal), so that
+    the ``planCost`` an ``applied`` carries and the plan's REST cost asked right after write the
+    plan once."""
 
     version: int
     checker: IncrementalChecker
-    trial: tuple[Any, int, Document] | None = None
+    trial: tuple[Any, int, Any] | None = None
 
     @property
     def document(self) -> Document:

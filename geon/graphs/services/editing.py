@@ -15,6 +15,7 @@ import uuid
 from dataclasses import dataclass, replace
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User as Account
 from django.db import transaction
 
@@ -52,8 +53,9 @@ class Applied:
     repeated: bool = False
 
     def message(self, edit_id: str | None) -> dict[str, Any]:
-        """The ``applied`` websocket message."""
-        return {
+        """The ``applied`` websocket message; ``undoable: false`` when its inverse would be more
+        node ops than one edit may carry (a large generated plan)."""
+        message = {
             "type": "applied",
             "id": edit_id,
             "version": self.version,
@@ -62,6 +64,9 @@ class Applied:
             "issueCounts": self.issue_counts,
             "author": self.author,
         }
+        if len(self.ops) > settings.GEON_MAX_OPS_PER_EDIT:
+            message["undoable"] = False
+        return message
 
 
 @dataclass(frozen=True)
@@ -256,28 +261,35 @@ class _Batch:
             if isinstance(result, Applied) and not result.repeated
         ]
         pk, live = graph.pk, self.live
-        moved = all(version.layout_only for version in self.versions)
+        moved = self.first if all(version.layout_only for version in self.versions) else None
         transaction.on_commit(
-            lambda: publish_applied(pk, _with_plan_cost(pk, live, messages, layout_only=moved))
+            lambda: publish_applied(pk, _with_plan_cost(pk, live, messages, moved_since=moved))
         )
         schedule_snapshot(pk, self.first, self.number, deferred=defer_snapshot)
 
 
 def _with_plan_cost(
-    graph_id: uuid.UUID, live: LiveDocument, messages: list[dict[str, Any]], *, layout_only: bool
+    graph_id: uuid.UUID,
+    live: LiveDocument,
+    messages: list[dict[str, Any]],
+    *,
+    moved_since: int | None,
 ) -> list[dict[str, Any]]:
     """``messages`` with the last one carrying ``planCost``, the collectives of the document's
-    current plan (:func:`~geon.graphs.services.plan_trials.live_plan_cost`), when there is one
-    and the live document is still at that message's version. A failure to cost it is logged
-    and costs the message nothing: the editor then asks the plan's REST cost."""
-    if not messages or live.version != messages[-1]["version"]:
+    current plan (:func:`~geon.graphs.services.plan_trials.live_plan_cost`; ``moved_since``:
+    the batch only moved nodes since that version), when there is one and the live document is
+    at that message's version before and after it is costed (another writer may have moved it
+    on meanwhile: its own ``applied`` then carries the cost). A failure to cost it is logged and
+    costs the message nothing: the editor then asks the plan's REST cost."""
+    version = messages[-1]["version"] if messages else None
+    if version is None or live.version != version:
         return messages
     try:
-        cost = live_plan_cost(graph_id, live, layout_only=layout_only)
+        cost = live_plan_cost(graph_id, live, moved_since=moved_since)
     except Exception:
-        log.exception("the plan cost of graph %s at version %s failed", graph_id, live.version)
+        log.exception("the plan cost of graph %s at version %s failed", graph_id, version)
         return messages
-    if cost is None:
+    if cost is None or live.version != version:
         return messages
     return [*messages[:-1], {**messages[-1], "planCost": cost}]
 

@@ -1,11 +1,13 @@
 """A stored plan tried on a document (:func:`plan_trial`), and the collectives of the plan a
-live document holds, which every ``applied`` carries (:func:`live_plan_cost`; issue 16: the
+live document holds, which the last ``applied`` of each commit carries while the document has at
+most ``GEON_LIVE_COST_MAX_APPLICATIONS`` Applications (:func:`live_plan_cost`; issue 16: the
 editor's edge labels follow an edit within one animation frame, with no request of their own).
 
 The **current plan** of a document is the stored plan whose last generation wrote exactly the
-document's Applications (what the editor's Plans panel calls the plan the document has now). Its
-collectives are those of :func:`geon.graphs.services.plans.plan_cost` (the plan generated on the
-document as it is now), under every shipped profile, so each editor reads its chosen one.
+document's Applications. (The editor's Plans panel also calls current a per-operation plan that
+the document matches without its being generated; for that one the editor asks the REST cost.)
+Its collectives are those of :func:`geon.graphs.services.plans.plan_cost` (the plan generated
+on the document as it is now), under every shipped profile, so each editor reads its chosen one.
 """
 
 from __future__ import annotations
@@ -76,20 +78,28 @@ def plan_trial(document: Document, plan: ShardPlan) -> Document:
         raise refused(plan, error) from None
 
 
+def trial_key(plan: ShardPlan) -> tuple[int, Any]:
+    """What a remembered trial is of: the plan, as last saved."""
+    return (plan.pk, plan.updated)
+
+
 def live_trial(live: LiveDocument, plan: ShardPlan) -> Document:
-    """:func:`plan_trial` of a live document, remembered on it for its version (the last plan
-    tried only: the ``planCost`` of an ``applied`` and the REST cost asked right after share it).
-    At the version the plan's last generation wrote, the document is that trial already (only
-    the new Applications' ids would differ, and no cost names them)."""
-    key = (plan.pk, plan.updated)
+    """:func:`plan_trial` of a live document, remembered on it for its version, refusal
+    included (the last plan tried only: the ``planCost`` of an ``applied`` and the REST cost
+    asked right after share it). The trial is a copy: nothing reads the live document while it
+    is costed."""
+    key = trial_key(plan)
     kept = live.trial
-    if kept is not None and kept[0] == key and kept[1] == live.version:
-        return kept[2]
-    version = live.version
-    written = (plan.applications or {}).get("version")
-    trial = live.document if written == version else plan_trial(live.document, plan)
-    live.trial = (key, version, trial)
-    return trial
+    if kept is None or kept[0] != key or kept[1] != live.version:
+        version = live.version
+        try:
+            found: Document | EditRefused = plan_trial(live.document, plan)
+        except EditRefused as error:
+            found = error
+        kept = live.trial = (key, version, found)
+    if isinstance(kept[2], EditRefused):
+        raise kept[2]
+    return kept[2]
 
 
 def generated_applications(plan: ShardPlan) -> set[str]:
@@ -111,7 +121,7 @@ def current_plan(graph_id: uuid.UUID, held: set[str]) -> ShardPlan | None:
 
 @collector_paused()
 def live_plan_cost(
-    graph_id: uuid.UUID, live: LiveDocument, *, layout_only: bool = False
+    graph_id: uuid.UUID, live: LiveDocument, *, moved_since: int | None = None
 ) -> dict[str, Any] | None:
     """What an ``applied`` of the live document's version carries as ``planCost``:
     ``{"planId", "plan", "version", "collectives": {profile: [collective, ...]}}`` for the
@@ -120,8 +130,8 @@ def live_plan_cost(
     when it has no current plan or more Applications than ``GEON_LIVE_COST_MAX_APPLICATIONS``
     (the editor then asks the plan's REST cost, as for any plan it finds current itself).
 
-    After edits that only moved nodes (``layout_only``) the plan tried last is costed again as
-    it is: a layout changes no cost."""
+    ``moved_since``: the edits since that version only moved nodes, so a trial remembered for
+    it (or its refusal) holds now: a layout changes no cost."""
     document, version = live.document, live.version
     held = {node.id for node in document.of_type(APPLICATION)}
     if len(held) > settings.GEON_LIVE_COST_MAX_APPLICATIONS:
@@ -131,7 +141,7 @@ def live_plan_cost(
         return None
     head = {"planId": plan.pk, "plan": plan.name, "version": version}
     kept = live.trial
-    if layout_only and kept is not None and kept[0] == (plan.pk, plan.updated):
+    if moved_since is not None and kept is not None and kept[:2] == (trial_key(plan), moved_since):
         live.trial = (kept[0], version, kept[2])
     try:
         trial = live_trial(live, plan)

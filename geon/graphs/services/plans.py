@@ -23,7 +23,7 @@ from geon.core.plans import plan_ops, plan_splits
 from geon.graphs.edits import EditRefused
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.access import GraphNotFound, User, check_can
-from geon.graphs.services.documents import live_document
+from geon.graphs.services.documents import kept_live, live_document
 from geon.graphs.services.editing import Applied, do_apply_edit
 from geon.graphs.services.plan_trials import (
     check_plan,
@@ -32,6 +32,7 @@ from geon.graphs.services.plan_trials import (
     mesh_id_of,
     plan_trial,
     refused,
+    trial_key,
 )
 from geon.graphs.services.publishing import publish
 
@@ -119,7 +120,8 @@ def do_generate_plan(
     its axis mapping left whole (``notSplit``), in one transaction."""
     graph = check_can(user, graph_id, Role.EDITOR)
     plan = plan_of(graph, plan_id)
-    document = live_document(graph).document
+    live = live_document(graph)
+    document, computed_at = live.document, live.version
     try:
         ops = plan_ops(document, core_plan(plan), mesh_id_of(plan))
         whole = plan_splits(document, core_plan(plan)).not_split
@@ -152,6 +154,11 @@ def do_generate_plan(
         "notSplit": [entry.to_json() for entry in whole],
     }
     plan.save(update_fields=["applications", "updated"])
+    written = kept_live(graph.pk)
+    if applied.version == computed_at + 1 and written is not None:
+        # no other edit came between: the document is the plan written afresh, so its cost
+        # (planCost, the REST cost) needs no second writing (copied under the graph's lock)
+        written.trial = (trial_key(plan), applied.version, written.document.copy())
     _plans_changed(user, graph)
     return applied, plan
 
