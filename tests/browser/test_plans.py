@@ -347,6 +347,15 @@ def test_the_toolbar_stays_one_line_after_a_run(
     assert errors == []
 
 
+def write_plan(tab: Page, name: str, mesh: str, mapping: str) -> None:
+    """Name a plan and write it as a mesh and an axis mapping in the Plans panel's form."""
+    tab.fill(".geon-plan-name", name)
+    tab.click(".geon-plan-by-mapping summary")
+    tab.fill(".geon-plan-mesh", mesh)
+    tab.fill(".geon-plan-mapping", mapping)
+    tab.click(".geon-plan-create")
+
+
 def test_a_plan_by_axis_mapping_splits_every_operation_with_the_axis(
     daphne_server: str, user: Any, password: str, gallery: dict[str, str], page: Any
 ) -> None:
@@ -355,11 +364,7 @@ def test_a_plan_by_axis_mapping_splits_every_operation_with_the_axis(
     open_graph(tab, daphne_server, gallery["Dual-axis dot in 2-D"])
     tab.wait_for_selector(".geon-plans .geon-plan-empty")
     # a mapping to a mesh axis that is not there is refused by name, and nothing is stored
-    tab.fill(".geon-plan-name", "rows")
-    tab.click(".geon-plan-by-mapping summary")
-    tab.fill(".geon-plan-mesh", "dp=2")
-    tab.fill(".geon-plan-mapping", "H=tp")
-    tab.click(".geon-plan-create")
+    write_plan(tab, "rows", "dp=2", "H=tp")
     said = tab.text_content(".geon-plans-error") or ""
     assert 'axis "H" is mapped to "tp", which is not a mesh axis' in said, said
     assert tab.locator(".geon-plan").count() == 0
@@ -439,11 +444,7 @@ def test_a_plan_of_more_applications_than_an_edit_may_carry_is_switched_to(
     open_graph(tab, daphne_server, str(graph.pk))
     tab.wait_for_selector(".geon-plans .geon-plan-empty")
     # when ann writes a plan mapping N over 8 devices and switches to it
-    tab.fill(".geon-plan-name", "rows")
-    tab.click(".geon-plan-by-mapping summary")
-    tab.fill(".geon-plan-mesh", "d=8")
-    tab.fill(".geon-plan-mapping", "N=d")
-    tab.click(".geon-plan-create")
+    write_plan(tab, "rows", "d=8", "N=d")
     tab.click(".geon-plan[data-plan='rows'] .geon-plan-switch")
     # then the document holds it, checked clean; too large for one edit to take it back, it is
     # not offered as an undo step, and the editor says so
