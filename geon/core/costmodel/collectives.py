@@ -50,7 +50,7 @@ from geon.core.graph import IPF_SIGNATURE
 from geon.core.ops import REDUCTIONS
 from geon.core.sharding import Mesh
 
-__all__ = ["Collective", "infer_collectives"]
+__all__ = ["Collective", "collectives_by_profile", "infer_collectives"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -296,6 +296,18 @@ def _fuse_all_reduces(found: list[Collective]) -> list[Collective]:
 def infer_collectives(doc: PlacedDocument, profile: Profile) -> list[Collective]:
     """The collective of every edge that moves data, in document order of the consumers' first
     shard that reads across devices (see the module docstring)."""
+    [found] = collectives_by_profile(doc, [profile])
+    return found
+
+
+def collectives_by_profile(
+    doc: PlacedDocument, profiles: Sequence[Profile]
+) -> list[list[Collective]]:
+    """:func:`infer_collectives` under each of ``profiles``, in order: the regions that move are
+    found once, and only the classification, which times each collective, runs per profile."""
     writers = _writers(doc)
-    found = [_classify(doc, edge, writers, profile) for edge in _edges(doc, writers)]
-    return _fuse_all_reduces(found)
+    edges = _edges(doc, writers)
+    return [
+        _fuse_all_reduces([_classify(doc, edge, writers, profile) for edge in edges])
+        for profile in profiles
+    ]

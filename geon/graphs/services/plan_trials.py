@@ -20,7 +20,7 @@ from django.conf import settings
 
 from geon.core.collector import collector_paused
 from geon.core.costmodel import load_profile, shipped_profiles
-from geon.core.costmodel.collectives import infer_collectives
+from geon.core.costmodel.collectives import collectives_by_profile
 from geon.core.costmodel.placed import read_placed
 from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION
@@ -147,9 +147,10 @@ def live_plan_cost(
         trial = live_trial(live, plan)
     except EditRefused as error:
         return {**head, "error": str(error)}
-    placed = read_placed(trial)
-    by_profile = {}
-    for name in shipped_profiles():
-        found = infer_collectives(placed, load_profile(name))
-        by_profile[name] = [named_collective(trial, c.to_json()) for c in found]
+    names = shipped_profiles()
+    timed = collectives_by_profile(read_placed(trial), [load_profile(name) for name in names])
+    by_profile = {
+        name: [named_collective(trial, c.to_json()) for c in found]
+        for name, found in zip(names, timed, strict=True)
+    }
     return {**head, "collectives": by_profile}
