@@ -1,15 +1,17 @@
 """The cost model's fast paths equal straightforward reference implementations kept here, on
 random small placed documents (hypothesis, bounded examples):
 
-- :func:`geon.core.cost.read_shards` (one look-up per selection seen before) against reading the
-  JSON selection by selection;
-- :func:`geon.core.cost.regions_that_move` (writers indexed per tensor, found by bisection along
-  rows) and :func:`geon.core.cost.transfers` against the rule spelled out on sets of cells: a
+- :func:`geon.core.cost.read_shards` (the columns of :func:`geon.core.shard_table.read_table`,
+  read in bulk) against reading the JSON selection by selection;
+- :func:`geon.core.shard_table.regions_that_move` (every read paired with the writes of its
+  tensor as NumPy rows) and :func:`geon.core.cost.transfers` against the rule spelled out on sets
+  of cells: a
   consumer's region read moves unless one write on its own device holds all of it, and then
   every cell another operation's shard wrote on another device moves from there;
 - :func:`geon.core.cost.device_memory` (unions of boxes) against unions of sets of cells;
 - the memory ledger's peak (a NumPy running sum) against summing the live allocations at each
-  step.
+  step, and the whole ledger (regions grouped per device and tensor as NumPy rows) against its
+  rule on sets of cells.
 """
 
 from __future__ import annotations
@@ -18,12 +20,15 @@ from collections import Counter
 from itertools import pairwise, product
 from typing import Any
 
+import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from geon.core.cost import device_memory, read_shards, regions_that_move, transfers, writers_of
-from geon.core.costmodel.ledger import KINDS, _peak
+from geon.core.cost import device_memory, read_shards, transfers
+from geon.core.costmodel.ledger import KINDS, _peak, memory_ledger
+from geon.core.costmodel.placed import read_placed
 from geon.core.graph import APPLICATION, MESH, OPERATION, PLACEMENT, TENSOR, Graph
+from geon.core.shard_table import Writes, read_table, regions_that_move
 
 MESH_ID = "00000000-0000-4000-8000-00000000f000"
 SHAPE = (8, 3)
@@ -177,10 +182,24 @@ def test_read_shards_equals_reading_selection_by_selection(doc: dict[str, Any]) 
 @given(placed_documents())
 def test_regions_that_move_equal_the_rule_on_cells(doc: dict[str, Any]) -> None:
     graph = Graph.from_json(doc)
-    shards = read_shards(graph).shards
+    table = read_table(graph)
+    writes = Writes.of(table)
+    moves = regions_that_move(table, writes)
     fast = Counter(
-        (tid, p.id, c.id, _cells(*region))
-        for tid, p, c, region in regions_that_move(shards, writers_of(shards))
+        (
+            table.tensor_ids[t],
+            table.ids[writes.rows.shard[w]],
+            table.ids[c],
+            _cells(lo[: table.ranks[t]], hi[: table.ranks[t]]),
+        )
+        for t, w, c, lo, hi in zip(
+            moves.tensor,
+            moves.write,
+            moves.consumer,
+            moves.lo.tolist(),
+            moves.hi.tolist(),
+            strict=True,
+        )
     )
     assert fast == _reference_moves(_reference_shards(doc))
     bytes_of = {
@@ -241,7 +260,11 @@ def test_device_memory_equals_unions_of_cells(doc: dict[str, Any]) -> None:
 )
 def test_ledger_peak_equals_summing_each_step(case: tuple[int, list[Any]]) -> None:
     steps, allocations = case
-    found = _peak(allocations, steps)
+    kinds = np.array([KINDS.index(a[0]) for a in allocations], dtype=np.intp)
+    starts, stops, sizes = (
+        np.array([a[n] for a in allocations], dtype=np.int64) for n in (1, 2, 3)
+    )
+    found = _peak(kinds, starts, stops, sizes, steps)
     assert (found.peak, found.split) == _reference_peak(allocations, steps)
 
 
@@ -276,3 +299,56 @@ def test_a_box_seen_before_is_still_refused_with_float_or_bool_coordinates() -> 
         (),
         ((out, ((0, 1), (4, 3))),),
     ]
+
+
+def _reference_ledger(doc: dict[str, Any], order: list[str]) -> dict[Any, tuple[Any, ...]]:
+    """The memory ledger's rule (:mod:`geon.core.costmodel.ledger`) on sets of cells: per
+    device and tensor, the cells written and read and their steps, then each device's peak."""
+    nbytes = {
+        n["id"]: {"float32": 4, "float16": 2, "int64": 8}[n["body"]["dtype"]]
+        for n in doc["nodes"]
+        if n["type"] == TENSOR
+    }
+    step = {op: n for n, op in enumerate(order)}
+    end = len(order) - 1
+    wrote: dict[Any, dict[str, tuple[set[Any], list[int]]]] = {}
+    read: dict[Any, dict[str, tuple[set[Any], list[int]]]] = {}
+    last_read: dict[str, int] = {}
+    for _, op, device, reads, writes in _reference_shards(doc):
+        n = step[op]
+        for found, side in ((read, reads), (wrote, writes)):
+            for tid, box in side:
+                cells, steps = found.setdefault(device, {}).setdefault(tid, (set(), []))
+                cells.update(_cells(*box))
+                steps.append(n)
+        for tid, _ in reads:
+            last_read[tid] = max(last_read.get(tid, -1), n)
+    written_anywhere = {t for per in wrote.values() for t in per}
+    out = {}
+    for device in {*wrote, *read}:
+        allocations = []
+        own = wrote.get(device, {})
+        for tid, (cells, steps) in own.items():
+            first, size = min(steps), len(cells) * nbytes[tid]
+            if tid in last_read:
+                allocations.append(("temporaries", first, max(last_read[tid], first), size))
+            else:
+                allocations.append(("outputs", first, end, size))
+        for tid, (cells, steps) in read.get(device, {}).items():
+            only = len(cells - own.get(tid, (set(), []))[0]) * nbytes[tid]
+            if tid not in written_anywhere:
+                allocations.append(("inputs", 0, end, only))
+            elif only:
+                allocations.append(("communication", min(steps), max(steps), only))
+        out[device] = _reference_peak(allocations, len(order))
+    return out
+
+
+@settings(max_examples=80, deadline=None)
+@given(placed_documents())
+def test_memory_ledger_equals_the_rule_on_cells(doc: dict[str, Any]) -> None:
+    placed = read_placed(Graph.from_json(doc))
+    order = [placed.table.op_ids[op] for op in placed.order]
+    found = {d: (m.peak, m.split) for d, m in memory_ledger(placed).items() if m.peak}
+    expected = {d: p for d, p in _reference_ledger(doc, order).items() if p[0]}
+    assert found == expected

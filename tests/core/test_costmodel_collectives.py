@@ -333,10 +333,60 @@ class _Placed(NamedTuple):
 
 
 def _moves(shards: list[_Placed]) -> list[tuple[str, str, str, Any]]:
-    from geon.core.cost import regions_that_move, writers_of
+    """The regions that move between ``shards`` (of one tensor ``t[0:4]``, on mesh ``m`` of 2
+    devices), written as a document and read as the cost model reads it."""
+    from geon.core.graph import APPLICATION, OPERATION, PLACEMENT, TENSOR
+    from geon.core.shard_table import Writes, read_table, regions_that_move
 
-    found = regions_that_move(shards, writers_of(shards))
-    return [(tid, p.id, c.id, box) for tid, p, c, box in found]
+    ids: dict[str, str] = {}
+
+    def node_id(name: str) -> str:
+        return ids.setdefault(name, f"00000000-0000-4000-8000-{len(ids):012d}")
+
+    def selected(side: tuple[tuple[str, Any], ...]) -> list[dict[str, Any]]:
+        return [
+            {"tensorId": node_id(t), "range": {"start": list(a), "end": list(b)}}
+            for t, (a, b) in side
+        ]
+
+    whole = {"start": [0], "end": [4]}
+    nodes: list[dict[str, Any]] = [
+        {"id": node_id("m"), "type": MESH, "body": {"name": "m", "axes": {"d": 2}}},
+        {"id": node_id("t"), "type": TENSOR, "body": {"dtype": "float32", "range": whole}},
+    ]
+    for op in dict.fromkeys(s.op_id for s in shards):
+        nodes.append({"id": node_id(op), "type": OPERATION, "body": {"kernel": "op:relu"}})
+    for s in shards:
+        assert s.device is not None
+        body = {
+            "operationId": node_id(s.op_id),
+            "inputs": {"x": selected(s.reads)},
+            "outputs": {"y": selected(s.writes)},
+        }
+        placement = {"mesh": node_id("m"), "coords": list(s.device[1])}
+        nodes.append(
+            {"id": node_id(s.id), "type": APPLICATION, "body": body, "tags": {PLACEMENT: placement}}
+        )
+    table = read_table(Graph.from_json({"id": node_id("graph"), "nodes": nodes}))
+    writes = Writes.of(table)
+    found = regions_that_move(table, writes)
+    name = {v: k for k, v in ids.items()}
+    return [
+        (
+            name[table.tensor_ids[t]],
+            name[table.ids[writes.rows.shard[w]]],
+            name[table.ids[c]],
+            (tuple(lo[:1]), tuple(hi[:1])),
+        )
+        for t, w, c, lo, hi in zip(
+            found.tensor,
+            found.write,
+            found.consumer,
+            found.lo.tolist(),
+            found.hi.tolist(),
+            strict=True,
+        )
+    ]
 
 
 def test_a_region_moves_from_the_other_device_that_wrote_it() -> None:

@@ -7,7 +7,7 @@ import pytest
 from geon import core as gc
 from geon.core.builder.tensor import declared_axes, make_op
 from geon.core.costmodel import cost_report, parse_profile, read_placed
-from geon.core.costmodel.timing import Work, all_work, shard_work
+from geon.core.costmodel.timing import Work, all_work
 from geon.core.sharding import shard
 from tests.core.test_costmodel_collectives import MESH_ID, PROFILE, _mesh, mlp
 
@@ -16,15 +16,15 @@ def test_an_application_takes_its_roofline_time() -> None:
     # given the MLP's first dot split over N on 4 devices: device 0 computes h[F=16, N 0:2]
     g, ids = mlp("N", "D")
     doc = read_placed(g)
-    first = doc.by_op[ids["dot1"]][0]
+    first = int(doc.shards_of(ids["dot1"])[0])
     # flops 2·M·N·K = 2 · (16·2) · 4 = 256; bytes: x 2·4 + w1 4·16 + h 16·2 cells, 4 bytes each
     # = 416; max(256 / (1e12·0.5), 416 / (1e11·0.5), 1e-6) = the floor, 1e-6 s
-    assert shard_work(doc, first, PROFILE, k=4) == Work(256, 416, 1e-6)
+    assert all_work(doc, PROFILE).of(first) == Work(256, 416, 1e-6)
     no_floor = parse_profile(
         {**PROFILE.to_json(), "device": {**PROFILE.to_json()["device"], "kernelFloor": 0}}
     )
     # without the floor, memory bound: 416 / 5e10 = 8.32e-9 s
-    assert shard_work(doc, first, no_floor, k=4).seconds == pytest.approx(8.32e-9, rel=1e-9)
+    assert all_work(doc, no_floor).of(first).seconds == pytest.approx(8.32e-9, rel=1e-9)
 
 
 def test_devices_time_and_memory_of_the_mlp_that_all_gathers() -> None:
@@ -92,8 +92,8 @@ def test_pooling_counts_one_operation_per_window_cell() -> None:
     img = gc.placeholder(axes=[C, H, W], name="img", dtype="float32")
     g = gc.graph([gc.max_pool2d(img, [C, P, Q], (3, 2), stride=1, name="pooled")])
     # then its flops are 32 · 6 = 192 comparisons, not the 32 cells it writes
-    [work] = all_work(read_placed(g), PROFILE).values()
-    assert work.flops == 192
+    found = all_work(read_placed(g), PROFILE)
+    assert len(found) == 1 and found.of(0).flops == 192
 
 
 def test_a_concat_moves_bytes_and_computes_nothing() -> None:
@@ -103,6 +103,6 @@ def test_a_concat_moves_bytes_and_computes_nothing() -> None:
     b = gc.placeholder(axes=[N, G], name="b", dtype="float32")
     c = make_op("op:concat", {"tensors": [a, b]}, {"along": ["F", "G"], "axis": "H"},
                 declared_axes([H]), "c")  # fmt: skip
-    [work] = all_work(read_placed(gc.graph([c])), PROFILE).values()
+    found = all_work(read_placed(gc.graph([c])), PROFILE)
     # then no flops, and its bytes are what it reads and writes: (12 + 20 + 32) cells · 4
-    assert (work.flops, work.bytes) == (0, 256)
+    assert len(found) == 1 and found.of(0)[:2] == (0, 256)

@@ -39,15 +39,17 @@ Inputs no plan placed are replicated wherever they are read: nothing moves.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
-from geon.core.cost import Box, Device, Written, box_size, regions_that_move, writers_of
+import numpy as np
+
 from geon.core.costmodel.formulas import Kind, collective_seconds, slowest_link
-from geon.core.costmodel.placed import PlacedDocument, Shard, boxes_union_size
+from geon.core.costmodel.placed import PlacedDocument, boxes_union_size
 from geon.core.costmodel.profiles import Link, Profile
 from geon.core.graph import IPF_SIGNATURE
 from geon.core.ops import REDUCTIONS
+from geon.core.shard_table import Box, Device, Writes, box_size, group_keys, regions_that_move
 from geon.core.sharding import Mesh
 
 __all__ = ["Collective", "collectives_by_profile", "infer_collectives"]
@@ -81,39 +83,131 @@ class Collective:
         }
 
 
-@dataclass(slots=True)
-class _Edge:
-    tensor: str
-    producer: str
-    consumer: str
-    moves: list[tuple[Device, Device, Box]]
-    """Regions moving from a source device to a target device."""
-
-
 Entries = Sequence[tuple[Device, Box]]
 
 
-def _writers(doc: PlacedDocument) -> dict[str, Written[Shard]]:
-    """The placed shards writing each tensor; a graph input a plan placed is "written" where it
-    is held, by its own tensor id (its ``producer`` in a collective)."""
-    inputs = [
-        Shard(tid, tid, device, None, (), ((tid, box),), (), (box_size(box),))
-        for tid, held in doc.held.items()
-        for device, box in held
-    ]
-    return writers_of([*doc.shards, *inputs])
+@dataclass(slots=True)
+class _Edge:
+    """An edge that moves data, and the regions its classification reads, as rows of
+    :class:`_Rows` matrices: the moves (source and target device, region), the regions the
+    producer writes of the tensor (``made``), those the consumer reads of it, and, when the
+    consumer reduces dims of it (``reduced``), those it writes (``results``); with the element
+    bytes of the tensor and of the consumer's results."""
+
+    tensor: str
+    producer: str
+    consumer: str
+    groups: tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+    eb: int
+    out_eb: int
+    reduced: frozenset[int]
+
+    def key(self) -> tuple[Any, ...]:
+        """What the classification reads: two edges with one key are classified alike."""
+        return (self.eb, self.out_eb, self.reduced, *(g.tobytes() for g in self.groups))
 
 
-def _edges(doc: PlacedDocument, writers: dict[str, Written[Shard]]) -> list[_Edge]:
-    """The edges that move data (:func:`geon.core.cost.regions_that_move`), each with its
-    moves, in document order of the consumers."""
-    edges: dict[tuple[str, str, str], _Edge] = {}
-    for tid, producer, consumer, common in regions_that_move(doc.shards, writers):
-        key = (tid, producer.op_id, consumer.op_id)
-        edge = edges.get(key) or edges.setdefault(key, _Edge(*key, []))
-        assert producer.device is not None and consumer.device is not None
-        edge.moves.append((producer.device, consumer.device, common))
-    return list(edges.values())
+class _Rows:
+    """Regions as rows ``[device..., rank, lo..., hi...]`` of one int64 matrix, sorted by a
+    group key, so that a group's regions are one contiguous slice (compared as bytes)."""
+
+    def __init__(self, keys: np.ndarray, columns: list[np.ndarray]) -> None:
+        order = np.argsort(keys, kind="stable")
+        self.keys = keys[order]
+        self.matrix = np.ascontiguousarray(np.column_stack(columns)[order])
+
+    def bounds(self, keys: np.ndarray) -> tuple[list[int], list[int]]:
+        """Where the group of each of ``keys`` starts and ends."""
+        starts = np.searchsorted(self.keys, keys)
+        return starts.tolist(), np.searchsorted(self.keys, keys, side="right").tolist()
+
+
+def _entries(matrix: np.ndarray, devices: list[Device], first: int = 1) -> list[Any]:
+    """Rows ``[device..., rank, lo..., hi...]`` (``first`` device columns) as ``(device...,
+    box)`` tuples."""
+    width = (matrix.shape[1] - first - 1) // 2
+    out = []
+    for row in matrix.tolist():
+        rank, lo = row[first], first + 1
+        box = (tuple(row[lo : lo + rank]), tuple(row[lo + width : lo + width + rank]))
+        out.append((*(devices[d] for d in row[:first]), box))
+    return out
+
+
+def _edges(doc: PlacedDocument) -> list[_Edge]:
+    """The edges that move data (:func:`geon.core.shard_table.regions_that_move`), in order of
+    the consumers' first shard that reads across devices."""
+    table = doc.table
+    rows = table.rows
+    writes = Writes.of(table, doc.held)
+    moves = regions_that_move(table, writes)
+    if not len(moves):
+        return []
+    n_ops, n_tensors = len(table.op_ids), len(table.tensor_ids)
+    n_producers = n_ops + n_tensors
+    producer = writes.producer[moves.write]
+    consumer_op = table.op[moves.consumer]
+    keys, first, at = group_keys((moves.tensor * n_producers + producer) * n_ops + consumer_op)
+    ranks = table.ranks
+    moved = _Rows(
+        at,
+        [
+            writes.device[moves.write],
+            table.device[moves.consumer],
+            ranks[moves.tensor],
+            moves.lo,
+            moves.hi,
+        ],
+    )
+    w = writes.rows
+    made = _Rows(
+        w.tensor * n_producers + writes.producer, [writes.device, ranks[w.tensor], w.lo, w.hi]
+    )
+    shard_op, shard_device = table.op[rows.shard], table.device[rows.shard]
+    on_device = shard_device >= 0
+    r = np.flatnonzero(~rows.write & on_device)
+    read = _Rows(
+        rows.tensor[r] * n_ops + shard_op[r],
+        [shard_device[r], ranks[rows.tensor[r]], rows.lo[r], rows.hi[r]],
+    )
+    r = np.flatnonzero(rows.write & on_device)
+    results = _Rows(shard_op[r], [shard_device[r], ranks[rows.tensor[r]], rows.lo[r], rows.hi[r]])
+    eb = table.element_bytes
+    out_eb = np.zeros(n_ops, dtype=np.int64)
+    r = np.flatnonzero(rows.write)
+    np.maximum.at(out_eb, shard_op[r], eb[rows.tensor[r]])
+    in_order = np.argsort(first, kind="stable")
+    ordered = keys[in_order]
+    cs, rest = ordered % n_ops, ordered // n_ops
+    ps, ts = rest % n_producers, rest // n_producers
+    spans = (
+        moved.bounds(in_order),
+        made.bounds(ts * n_producers + ps),
+        read.bounds(ts * n_ops + cs),
+        results.bounds(cs),
+    )
+    reducing = {
+        c for c in group_keys(cs)[0].tolist() if doc.operation(c).body.get("kernel") in REDUCTIONS
+    }
+    names = [*table.op_ids, *table.tensor_ids]
+    matrices = (moved.matrix, made.matrix, read.matrix, results.matrix)
+    out: list[_Edge] = []
+    for n, (c, p, t) in enumerate(zip(cs.tolist(), ps.tolist(), ts.tolist(), strict=True)):
+        reduced = _reduced_dims(doc, c, table.tensor_ids[t]) if c in reducing else frozenset()
+        moving, making, reading, resulting = (
+            m[a[n] : b[n]] for m, (a, b) in zip(matrices, spans, strict=True)
+        )
+        edge = _Edge(
+            table.tensor_ids[t],
+            names[p],
+            table.op_ids[c],
+            (moving, making, reading, resulting if reduced else resulting[:0]),
+            int(eb[t]),
+            int(out_eb[c]),
+            reduced,
+        )
+        out.append(edge)
+    return out
 
 
 def _carried(entries: Entries, mesh: Mesh) -> tuple[dict[str, frozenset[int]], dict[str, bool]]:
@@ -138,8 +232,8 @@ def _carried(entries: Entries, mesh: Mesh) -> tuple[dict[str, frozenset[int]], d
     return carried, spans
 
 
-def _reduced_dims(doc: PlacedDocument, op_id: str, tensor_id: str) -> frozenset[int]:
-    """The dims of ``tensor_id`` that operation ``op_id`` reduces: the zero rows of the
+def _reduced_dims(doc: PlacedDocument, op_id: int, tensor_id: str) -> frozenset[int]:
+    """The dims of ``tensor_id`` that operation ``op_id`` (an index) reduces: the zero rows of the
     projection its IPFSignature reads the tensor through (none unless it is a reduction)."""
     op = doc.operation(op_id)
     sig = (op.tags or {}).get(IPF_SIGNATURE)
@@ -189,16 +283,37 @@ def _group_seconds(
     return n, seconds
 
 
+@dataclass(slots=True)
+class _Regions:
+    """An edge's regions as tuples (:class:`_Edge`'s groups), read when it is classified."""
+
+    moves: list[tuple[Device, Device, Box]]
+    made: list[tuple[Device, Box]]
+    read: list[tuple[Device, Box]]
+    results: list[tuple[Device, Box]]
+
+    @classmethod
+    def of(cls, edge: _Edge, devices: list[Device]) -> _Regions:
+        moves, made, read, results = edge.groups
+        return cls(
+            _entries(moves, devices, first=2),
+            _entries(made, devices),
+            _entries(read, devices),
+            _entries(results, devices),
+        )
+
+
 def _point_to_point(
-    kind: Kind, edge: _Edge, axes: Sequence[str], eb: int, profile: Profile
-) -> Collective:
+    kind: Kind, edge: _Edge, moves: list[tuple[Device, Device, Box]], axes: Sequence[str],
+    profile: Profile,
+) -> Collective:  # fmt: skip
     link = _link(profile, axes)
     received: dict[Device, int] = {}
-    for _, target, box in edge.moves:
-        received[target] = received.get(target, 0) + box_size(box) * eb
+    for _, target, box in moves:
+        received[target] = received.get(target, 0) + box_size(box) * edge.eb
     seconds = max(collective_seconds(kind, 2, b, link) for b in received.values())
-    devices = sorted({d for s, t, _ in edge.moves for d in (s, t)})
-    nbytes = boxes_union_size(box for _, _, box in edge.moves) * eb
+    devices = sorted({d for s, t, _ in moves for d in (s, t)})
+    nbytes = boxes_union_size(box for _, _, box in moves) * edge.eb
     return Collective(
         kind,
         edge.tensor,
@@ -212,26 +327,18 @@ def _point_to_point(
     )
 
 
-def _classify(
-    doc: PlacedDocument,
-    edge: _Edge,
-    writers: dict[str, Written[Shard]],
-    profile: Profile,
-) -> Collective:
-    tid = edge.tensor
-    eb = doc.element_bytes.get(tid, 0)
-    meshes = {d[0] for s, t, _ in edge.moves for d in (s, t)}
+def _classify(doc: PlacedDocument, edge: _Edge, profile: Profile) -> Collective:
+    regions = _Regions.of(edge, doc.table.devices)
+    moves, made, read = regions.moves, regions.made, regions.read
+    meshes = {d[0] for s, t, _ in moves for d in (s, t)}
     if len(meshes) != 1:
-        return _point_to_point("send", edge, (), eb, profile)
+        return _point_to_point("send", edge, moves, (), profile)
     mesh = doc.meshes[meshes.pop()]
     names = mesh.axis_names()
     moved = sorted(
-        {names[m] for s, t, _ in edge.moves for m in range(len(names)) if s[1][m] != t[1][m]},
+        {names[m] for s, t, _ in moves for m in range(len(names)) if s[1][m] != t[1][m]},
         key=names.index,
     )
-    made = [(p.device, b) for p, b in writers[tid].shards if p.op_id == edge.producer and p.device]
-    consumers = doc.by_op[edge.consumer]
-    read = [(c.device, b) for c in consumers for t, b in c.reads if t == tid and c.device]
     pc, _ = _carried(made, mesh)
     cc, spans = _carried(read, mesh)
     everyone = tuple(sorted({d for d, _ in [*made, *read]}))
@@ -241,27 +348,31 @@ def _classify(
         n, seconds = _group_seconds(kind, entries, mesh, axes, eb, link)
         nbytes = boxes_union_size(b for _, b in entries) * eb
         return Collective(
-            kind, tid, edge.producer, edge.consumer, tuple(axes), n, nbytes, seconds, everyone
+            kind,
+            edge.tensor,
+            edge.producer,
+            edge.consumer,
+            tuple(axes),
+            n,
+            nbytes,
+            seconds,
+            everyone,
         )
 
-    reduced = _reduced_dims(doc, edge.consumer, tid)
-    partial = [a for a in names if pc[a] & reduced]
+    partial = [a for a in names if pc[a] & edge.reduced]
     if partial:
-        results = [(c.device, b) for c in consumers for _, b in c.writes if c.device]
-        rc, _ = _carried(results, mesh)
+        rc, _ = _carried(regions.results, mesh)
         kind: Kind = "reduce-scatter" if any(rc[a] for a in partial) else "all-reduce"
-        written = [doc.element_bytes.get(t, 0) for c in consumers for t, _ in c.writes]
-        out_eb = max(written, default=0)
-        return collective(kind, partial, results, out_eb)
+        return collective(kind, partial, regions.results, edge.out_eb)
     if moved and all(pc[a] and not cc[a] and spans[a] for a in moved):
-        return collective("all-gather", moved, read, eb)
+        return collective("all-gather", moved, read, edge.eb)
     if moved and all(pc[a] and cc[a] and pc[a] != cc[a] and spans[a] for a in moved):
-        return collective("all-to-all", moved, read, eb)
+        return collective("all-to-all", moved, read, edge.eb)
     if len(moved) == 1 and pc[moved[0]] and pc[moved[0]] == cc[moved[0]]:
         m = names.index(moved[0])
-        if all(abs(s[1][m] - t[1][m]) == 1 for s, t, _ in edge.moves):
-            return _point_to_point("permute", edge, moved, eb, profile)
-    return _point_to_point("send", edge, moved, eb, profile)
+        if all(abs(s[1][m] - t[1][m]) == 1 for s, t, _ in moves):
+            return _point_to_point("permute", edge, moves, moved, profile)
+    return _point_to_point("send", edge, moves, moved, profile)
 
 
 def _fuse_all_reduces(found: list[Collective]) -> list[Collective]:
@@ -304,10 +415,24 @@ def collectives_by_profile(
     doc: PlacedDocument, profiles: Sequence[Profile]
 ) -> list[list[Collective]]:
     """:func:`infer_collectives` under each of ``profiles``, in order: the regions that move are
-    found once, and only the classification, which times each collective, runs per profile."""
-    writers = _writers(doc)
-    edges = _edges(doc, writers)
-    return [
-        _fuse_all_reduces([_classify(doc, edge, writers, profile) for edge in edges])
-        for profile in profiles
-    ]
+    found once, and only the classification, which times each collective, runs per profile.
+    Edges that read the same regions (a model's layers, placed alike) are classified once per
+    profile: the others take its collective with their own tensor and operations."""
+    edges = _edges(doc)
+    keys = [edge.key() for edge in edges]
+    out = []
+    for profile in profiles:
+        classified: dict[tuple[Any, ...], Collective] = {}
+        found = []
+        for edge, key in zip(edges, keys, strict=True):
+            known = classified.get(key)
+            if known is None:
+                found.append(classified.setdefault(key, _classify(doc, edge, profile)))
+            else:
+                found.append(
+                    replace(
+                        known, tensor=edge.tensor, producer=edge.producer, consumer=edge.consumer
+                    )
+                )
+        out.append(_fuse_all_reduces(found))
+    return out

@@ -20,17 +20,18 @@ busiest device's peak over the mean peak, in percent above it (``(max - mean) / 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from geon.core.cost import Box, Device, box_size, contains, intersect
 from geon.core.costmodel.placed import PlacedDocument, boxes_union_size
+from geon.core.shard_table import Device, group_keys
 
 __all__ = ["KINDS", "DeviceMemory", "imbalance_percent", "memory_ledger"]
 
 KINDS = ("inputs", "outputs", "temporaries", "communication")
+_INPUTS, _OUTPUTS, _TEMPORARIES, _COMMUNICATION = range(len(KINDS))
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,100 +46,172 @@ class DeviceMemory:
 
 
 @dataclass(slots=True)
-class _Seen:
-    """The regions one device reads (or writes) of each tensor: the first and last step, the
-    first box and its cells, and any further boxes (kept in plain dicts: a plan has tens of
-    thousands of selections, and a container per selection would wake the garbage collector)."""
+class _Groups:
+    """The regions one side (reads or writes) holds per device and tensor: each group's
+    device, tensor, first and last step, and its distinct cells; ``single`` when all its regions
+    are one box (then ``lo``/``hi`` are that box)."""
 
-    first: dict[str, int] = field(default_factory=dict)
-    last: dict[str, int] = field(default_factory=dict)
-    box: dict[str, Box] = field(default_factory=dict)
-    cells: dict[str, int] = field(default_factory=dict)
-    more: dict[str, list[Box]] = field(default_factory=dict)
+    device: np.ndarray
+    tensor: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    cells: np.ndarray
+    single: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    boxes: dict[int, list[Any]]
+    """The distinct boxes (as tuples) of each group that is not single."""
 
-    def add(self, n: int, found: tuple[tuple[str, Box], ...], cells: tuple[int, ...]) -> None:
-        first, box = self.first, self.box
-        for (tid, b), c in zip(found, cells, strict=True):
-            if tid not in first:
-                first[tid] = n
-                box[tid] = b
-                self.cells[tid] = c
-            elif b != box[tid]:
-                self.more.setdefault(tid, []).append(b)
-            self.last[tid] = n
 
-    def boxes(self, tid: str) -> list[Box]:
-        return [self.box[tid], *self.more.get(tid, ())]
+def _groups(
+    device: np.ndarray,
+    tensor: np.ndarray,
+    step: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    cells: np.ndarray,
+    n_tensors: int,
+    ranks: np.ndarray,
+) -> _Groups:
+    keys, first_row, at = group_keys(device * n_tensors + tensor)
+    n = len(keys)
+    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    np.minimum.at(first, at, step)
+    np.maximum.at(last, at, step)
+    g_lo, g_hi = lo[first_row], hi[first_row]
+    differs = np.any(lo != g_lo[at], axis=1) | np.any(hi != g_hi[at], axis=1)
+    single = np.bincount(at, weights=differs, minlength=n) == 0
+    g_cells = cells[first_row].copy()
+    boxes: dict[int, list[Any]] = {}
+    several = np.flatnonzero(~single)
+    if len(several):
+        by_group = np.argsort(at, kind="stable")
+        ends = np.cumsum(np.bincount(at, minlength=n))
+        for g in several.tolist():
+            r = int(ranks[tensor[first_row[g]]])
+            mine = by_group[(ends[g - 1] if g else 0) : ends[g]]
+            found = zip(lo[mine, :r].tolist(), hi[mine, :r].tolist(), strict=True)
+            boxes[g] = list({(tuple(a), tuple(b)) for a, b in found})
+            g_cells[g] = boxes_union_size(boxes[g])
+    return _Groups(
+        keys // n_tensors, keys % n_tensors, first, last, g_cells, single, g_lo, g_hi, boxes
+    )
 
-    def distinct_cells(self, tid: str) -> int:
-        return boxes_union_size(self.boxes(tid)) if tid in self.more else self.cells[tid]
+
+def _group_boxes(groups: _Groups, g: int, rank: int) -> list[Any]:
+    if not groups.single[g]:
+        return groups.boxes[g]
+    return [(tuple(groups.lo[g, :rank].tolist()), tuple(groups.hi[g, :rank].tolist()))]
 
 
 def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
     """Per device of the plan (idle ones too), its peak and split (see the module docstring)."""
-    end = len(doc.order) - 1
-    written_by_any: set[str] = set()
-    last_read: dict[str, int] = {}
-    reads: dict[Device, _Seen] = {}
-    writes: dict[Device, _Seen] = {}
-    for n, op_id in enumerate(doc.order):
-        for sh in doc.by_op[op_id]:
-            last_read.update(dict.fromkeys([tid for tid, _ in sh.reads], n))
-            written_by_any.update(tid for tid, _ in sh.writes)
-            d = sh.device
-            if d is not None:
-                (reads.get(d) or reads.setdefault(d, _Seen())).add(n, sh.reads, sh.read_cells)
-                (writes.get(d) or writes.setdefault(d, _Seen())).add(n, sh.writes, sh.write_cells)
-    for tid, held in doc.held.items():  # placed graph inputs: held from the start
-        for d, box in held:
-            (writes.get(d) or writes.setdefault(d, _Seen())).add(0, ((tid, box),), (box_size(box),))
-    allocations: dict[Device, list[tuple[str, int, int, int]]] = {d: [] for d in doc.devices()}
-    for d, own in writes.items():
-        found = allocations.setdefault(d, [])
-        for tid, first in own.first.items():
-            nbytes = own.distinct_cells(tid) * doc.element_bytes.get(tid, 0)
-            if tid in doc.held:
-                found.append(("inputs", 0, end, nbytes))
-            elif tid in last_read:
-                found.append(("temporaries", first, max(last_read[tid], first), nbytes))
-            else:
-                found.append(("outputs", first, end, nbytes))
-    for d, seen in reads.items():
-        found = allocations.setdefault(d, [])
-        own = writes.get(d) or _Seen()
-        for tid, first in seen.first.items():
-            if tid not in own.first:
-                only_read = seen.distinct_cells(tid)
-            elif tid not in own.more and all(contains(own.box[tid], b) for b in seen.boxes(tid)):
-                only_read = 0
-            elif tid not in own.more and tid not in seen.more:  # one box each: |R| - |R ∩ W|
-                common = intersect(seen.box[tid], own.box[tid])
-                only_read = seen.cells[tid] - (box_size(common) if common is not None else 0)
-            else:
-                mine = own.boxes(tid)
-                only_read = boxes_union_size([*seen.boxes(tid), *mine]) - boxes_union_size(mine)
-            nbytes = only_read * doc.element_bytes.get(tid, 0)
-            if tid not in written_by_any and tid not in doc.held:
-                found.append(("inputs", 0, end, nbytes))
-            elif nbytes:
-                found.append(("communication", first, seen.last[tid], nbytes))
-    return {d: _peak(found, len(doc.order)) for d, found in allocations.items()}
+    table = doc.table
+    rows = table.rows
+    steps = len(doc.order)
+    end = steps - 1
+    n_tensors = len(table.tensor_ids)
+    step_of_op = np.full(len(table.op_ids), -1, dtype=np.int64)
+    step_of_op[doc.order] = np.arange(steps)
+    step = step_of_op[table.op[rows.shard]]
+    ordered = step >= 0
+    device = table.device[rows.shard]
+    reading = ordered & ~rows.write
+    last_read = np.full(n_tensors, -1, dtype=np.int64)
+    np.maximum.at(last_read, rows.tensor[reading], step[reading])
+    written_by_any = np.zeros(n_tensors, dtype=bool)
+    written_by_any[rows.tensor[ordered & rows.write]] = True
+    held = np.zeros(n_tensors, dtype=bool)
+    h_tensor = np.array([t for t, _, _ in doc.held], dtype=np.intp)
+    h_device = np.array([d for _, d, _ in doc.held], dtype=np.intp)
+    held[h_tensor] = True
+    width = rows.lo.shape[1]
+    h_lo = np.zeros((len(doc.held), width), dtype=np.int64)
+    h_hi = np.ones((len(doc.held), width), dtype=np.int64)
+    for n, (_, _, (start, stop)) in enumerate(doc.held):
+        h_lo[n, : len(start)], h_hi[n, : len(stop)] = start, stop
+    h_cells = np.prod(h_hi - h_lo, axis=1, dtype=np.int64)
+
+    def side(mask: np.ndarray, extra: bool) -> _Groups:
+        parts = [
+            (device[mask], rows.tensor[mask], step[mask], rows.lo[mask], rows.hi[mask],
+             rows.cells[mask])
+        ]  # fmt: skip
+        if extra:  # placed graph inputs: held from the start
+            zero = np.zeros(len(h_tensor), dtype=np.int64)
+            parts.append((h_device, h_tensor, zero, h_lo, h_hi, h_cells))
+        d, t, n, lo, hi, cells = (np.concatenate(c) for c in zip(*parts, strict=True))
+        return _groups(d, t, n, lo, hi, cells, n_tensors, table.ranks)
+
+    placed = ordered & (device >= 0)
+    writes = side(placed & rows.write, True)
+    reads = side(placed & ~rows.write, False)
+    eb = table.element_bytes
+    # what each device writes: inputs it holds, temporaries until their last reader, outputs
+    w_bytes = writes.cells * eb[writes.tensor]
+    w_held = held[writes.tensor]
+    w_read = last_read[writes.tensor] >= 0
+    kind = np.where(w_held, _INPUTS, np.where(w_read, _TEMPORARIES, _OUTPUTS))
+    w_first = np.where(w_held, 0, writes.first)
+    w_last = np.where(w_held | ~w_read, end, np.maximum(last_read[writes.tensor], writes.first))
+    written = (kind, w_first, w_last, w_bytes, writes.device)
+    # what each device reads and does not write itself: graph inputs, or received
+    w_keys = writes.device * n_tensors + writes.tensor
+    r_keys = reads.device * n_tensors + reads.tensor
+    own = np.minimum(np.searchsorted(w_keys, r_keys), max(len(w_keys) - 1, 0))
+    has_own = w_keys[own] == r_keys if len(w_keys) else np.zeros(len(r_keys), dtype=bool)
+    only_read = reads.cells.copy()
+    both_single = has_own.copy()
+    both_single[has_own] &= reads.single[has_own] & writes.single[own[has_own]]
+    one, theirs = np.flatnonzero(both_single), own[both_single]  # |R| - |R ∩ W|
+    overlap = np.minimum(reads.hi[one], writes.hi[theirs]) - np.maximum(
+        reads.lo[one], writes.lo[theirs]
+    )
+    only_read[one] -= np.prod(np.clip(overlap, 0, None), axis=1)
+    for g in np.flatnonzero(has_own & ~both_single).tolist():
+        w, r = int(own[g]), int(table.ranks[reads.tensor[g]])
+        mine = _group_boxes(writes, w, r)
+        seen = _group_boxes(reads, g, r)
+        only_read[g] = boxes_union_size([*seen, *mine]) - int(writes.cells[w])
+    r_bytes = only_read * eb[reads.tensor]
+    graph_input = ~written_by_any[reads.tensor] & ~held[reads.tensor]
+    keep = graph_input | (r_bytes != 0)
+    received = (
+        np.where(graph_input, _INPUTS, _COMMUNICATION)[keep],
+        np.where(graph_input, 0, reads.first)[keep],
+        np.where(graph_input, end, reads.last)[keep],
+        r_bytes[keep],
+        reads.device[keep],
+    )
+    kind, first, last, nbytes, owner = (
+        np.concatenate(pair) for pair in zip(written, received, strict=True)
+    )
+    order = np.argsort(owner, kind="stable")
+    kind, first, last, nbytes, owner = (c[order] for c in (kind, first, last, nbytes, owner))
+    devices = doc.devices()
+    known = set(devices)
+    everyone = [*devices, *(d for d in group_keys(owner)[0].tolist() if d not in known)]
+    bounds = np.searchsorted(owner, everyone), np.searchsorted(owner, everyone, side="right")
+    out = {}
+    for d, a, b in zip(everyone, *bounds, strict=True):
+        part = slice(a, b)
+        out[table.devices[d]] = _peak(kind[part], first[part], last[part], nbytes[part], steps)
+    return out
 
 
-def _peak(allocations: list[tuple[str, int, int, int]], steps: int) -> DeviceMemory:
-    """The peak step of live allocations ``(kind, first step, last step, bytes)``: per kind, the
-    bytes live at each step are the running sum of each allocation's start and end deltas
-    (NumPy ``int64``, exact far beyond any device's bytes)."""
+def _peak(
+    kinds: np.ndarray, starts: np.ndarray, stops: np.ndarray, sizes: np.ndarray, steps: int
+) -> DeviceMemory:
+    """The peak step of live allocations (each of a kind, an index of :data:`KINDS`, live from
+    its first step to its last and of some bytes): per kind, the bytes live at each step are the
+    running sum of each allocation's start and end deltas (NumPy ``int64``, exact far beyond any
+    device's bytes)."""
     if not steps:
         return DeviceMemory(0, tuple((kind, 0) for kind in KINDS))
-    row = {kind: n for n, kind in enumerate(KINDS)}
     deltas = np.zeros((len(KINDS), steps + 1), dtype=np.int64)
-    if allocations:
-        kinds, starts, stops, sizes = zip(*allocations, strict=True)
-        rows = np.fromiter(map(row.__getitem__, kinds), dtype=np.intp, count=len(kinds))
-        nbytes = np.array(sizes, dtype=np.int64)
-        np.add.at(deltas, (rows, np.array(starts, dtype=np.intp)), nbytes)
-        np.add.at(deltas, (rows, np.array(stops, dtype=np.intp) + 1), -nbytes)
+    np.add.at(deltas, (kinds, starts), sizes)
+    np.add.at(deltas, (kinds, stops + 1), -sizes)
     live = np.cumsum(deltas[:, :steps], axis=1)
     at = int(np.argmax(live.sum(axis=0)))  # the earliest peak on ties
     return DeviceMemory(

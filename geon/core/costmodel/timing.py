@@ -34,22 +34,25 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from geon.core.cost import Device, box_size
+import numpy as np
+
 from geon.core.costmodel.collectives import Collective
-from geon.core.costmodel.placed import PlacedDocument, Shard
+from geon.core.costmodel.placed import PlacedDocument
 from geon.core.costmodel.profiles import Profile
 from geon.core.graph import IPF_SIGNATURE
 from geon.core.ops import REDUCTIONS, VIEWS
+from geon.core.shard_table import Device, box_size, group_keys
 
 __all__ = [
     "CONTRACTIONS",
     "COPIES",
     "WINDOWS",
+    "AllWork",
     "DeviceTime",
     "Work",
     "all_work",
     "device_times",
-    "shard_work",
+    "segment_sums",
     "time_interval",
 ]
 
@@ -69,12 +72,26 @@ _CELLS_READ = (*REDUCTIONS, "row_sum")
 
 
 class Work(NamedTuple):
-    """One application's flops, bytes moved to and from memory, and seconds (a named tuple: a
-    plan has thousands of applications)."""
+    """One application's flops, bytes moved to and from memory, and seconds."""
 
     flops: int
     bytes: int
     seconds: float
+
+
+@dataclass(slots=True)
+class AllWork:
+    """Every shard's :class:`Work`, as columns indexed by shard."""
+
+    flops: np.ndarray
+    bytes: np.ndarray
+    seconds: np.ndarray
+
+    def of(self, shard: int) -> Work:
+        return Work(int(self.flops[shard]), int(self.bytes[shard]), float(self.seconds[shard]))
+
+    def __len__(self) -> int:
+        return len(self.flops)
 
 
 @dataclass(slots=True)
@@ -86,15 +103,32 @@ class DeviceTime:
     comm: float = 0.0
 
 
-def _contracted_cells(doc: PlacedDocument, op_id: str) -> int:
+def segment_sums(values: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """The sum of each segment ``values[offsets[n]:offsets[n + 1]]`` (exact for integers; 0 for
+    an empty one).
+
+    >>> segment_sums(np.array([1, 2, 3]), np.array([0, 2, 2, 3])).tolist()
+    [3, 0, 3]
+    """
+    starts, ends = offsets[:-1], offsets[1:]
+    sums = (
+        np.add.reduceat(np.append(values, values.dtype.type(0)), starts)
+        if len(starts)
+        else (np.zeros(0, values.dtype))
+    )
+    sums[starts == ends] = 0
+    return sums
+
+
+def _contracted_cells(doc: PlacedDocument, op: int) -> int:
     """``K``: the cells one index point reads of the operation's first input (1 without an
     IPFSignature): a contraction's contracted extents, a pooling's window."""
-    op = doc.operation(op_id)
-    sig = (op.tags or {}).get(IPF_SIGNATURE)
+    node = doc.operation(op)
+    sig = (node.tags or {}).get(IPF_SIGNATURE)
     if not isinstance(sig, dict):
         return 1
     try:
-        first = next(iter(op.body["inputs"]))
+        first = next(iter(node.body["inputs"]))
         cells = 1
         for extent in sig["inputs"][first][0]["shape"]:
             cells *= int(extent)
@@ -103,117 +137,111 @@ def _contracted_cells(doc: PlacedDocument, op_id: str) -> int:
         return 1
 
 
-def shard_work(doc: PlacedDocument, shard: Shard, profile: Profile, k: int = 1) -> Work:
-    """The flops, bytes and seconds of one application (see the module docstring); ``k`` is
-    its operation's contracted cells (:func:`_contracted_cells`, computed once per operation)."""
-    kname = doc.operation(shard.op_id).body.get("kernel")
-    return _Roofline(doc, profile).work(shard, kname, k)
-
-
-class _Roofline:
-    """The per-application formula with what it looks up per plan bound once: bytes per element,
-    the profile's peak per dtype and its memory bandwidth."""
-
-    def __init__(self, doc: PlacedDocument, profile: Profile) -> None:
-        dev = profile.device
-        self.eb = doc.element_bytes
-        self.dtypes = doc.dtypes
-        self.profile = profile
-        self.flops_per_s: dict[str, float] = {}
-        self.bytes_per_s = dev.memory_bandwidth * dev.efficiency
-        self.efficiency = dev.efficiency
-        self.floor = dev.kernel_floor
-
-    def work(self, shard: Shard, kname: object, k: int) -> Work:
-        if kname in VIEWS:
-            return Work(0, 0, 0.0)
-        eb = self.eb
-        written = sum(shard.write_cells)
-        per_cell = _PER_CELL.get(kname) if isinstance(kname, str) else None
-        if per_cell is not None:
-            cells = box_size(shard.index_box) if shard.index_box is not None else written
-            flops = per_cell * cells * k
-        elif kname in _CELLS_READ:
-            flops = sum(shard.read_cells)
-        elif kname in COPIES:
-            flops = 0
-        else:
-            flops = written
-        nbytes = sum(
-            n * eb.get(t, 0) for (t, _), n in zip(shard.reads, shard.read_cells, strict=True)
-        )
-        nbytes += sum(
-            n * eb.get(t, 0) for (t, _), n in zip(shard.writes, shard.write_cells, strict=True)
-        )
-        dtype = self.dtypes.get(shard.writes[0][0], "float32") if shard.writes else "float32"
-        rate = self.flops_per_s.get(dtype)
-        if rate is None:
-            rate = self.flops_per_s[dtype] = self.profile.peak(dtype) * self.efficiency
-        return Work(flops, nbytes, max(flops / rate, nbytes / self.bytes_per_s, self.floor))
-
-
-def all_work(doc: PlacedDocument, profile: Profile) -> dict[str, Work]:
-    """Every shard's work (placed or run whole), by shard id."""
-    out: dict[str, Work] = {}
-    roofline = _Roofline(doc, profile)
-    for op_id in doc.order:
-        kname = doc.operation(op_id).body.get("kernel")
-        k = _contracted_cells(doc, op_id) if kname in _PER_CELL else 1
-        for sh in doc.by_op[op_id]:
-            out[sh.id] = roofline.work(sh, kname, k)
-    return out
+def all_work(doc: PlacedDocument, profile: Profile) -> AllWork:
+    """Every shard's work (placed or run whole; see the module docstring)."""
+    table = doc.table
+    rows, n = table.rows, len(table.ids)
+    nbytes = segment_sums(rows.cells * table.element_bytes[rows.tensor], table.offsets)
+    written = segment_sums(np.where(rows.write, rows.cells, 0), table.offsets)
+    read = segment_sums(np.where(rows.write, 0, rows.cells), table.offsets)
+    flops = written.copy()
+    kernels = [doc.operation(op).body.get("kernel") for op in range(len(table.op_ids))]
+    kernel_of = [k if isinstance(k, str) else "" for k in kernels]
+    view = np.array([k in VIEWS for k in kernel_of], dtype=bool)[table.op]
+    by_read = np.array([k in _CELLS_READ for k in kernel_of], dtype=bool)[table.op]
+    copy = np.array([k in COPIES for k in kernel_of], dtype=bool)[table.op]
+    flops[by_read] = read[by_read]
+    flops[copy] = 0
+    counted = [op for op, k in enumerate(kernel_of) if k in _PER_CELL]
+    if counted:
+        per_op = {op: _PER_CELL[kernel_of[op]] * _contracted_cells(doc, op) for op in counted}
+        for s in np.flatnonzero(np.isin(table.op, counted)).tolist():
+            box = table.index_box(s)
+            cells = box_size(box) if box is not None else int(written[s])
+            flops[s] = per_op[int(table.op[s])] * cells
+    # the peak of the dtype each shard writes first (float32 when it writes nothing)
+    writes = np.flatnonzero(rows.write)
+    shards_writing, first, _ = group_keys(rows.shard[writes])
+    dev = profile.device
+    rates = {d: profile.peak(d) * dev.efficiency for d in {*table.dtypes, "float32"}}
+    rate_of = np.array([rates[d] for d in table.dtypes] or [0.0])
+    rate = np.full(n, rates["float32"])
+    rate[shards_writing] = rate_of[rows.tensor[writes[first]]]
+    seconds = np.maximum(
+        np.maximum(flops / rate, nbytes / (dev.memory_bandwidth * dev.efficiency)),
+        dev.kernel_floor,
+    )
+    flops[view], nbytes[view], seconds[view] = 0, 0, 0.0
+    return AllWork(flops, nbytes, seconds)
 
 
 def device_times(
-    doc: PlacedDocument, work: dict[str, Work], collectives: Iterable[Collective]
+    doc: PlacedDocument, work: AllWork, collectives: Iterable[Collective]
 ) -> dict[Device, DeviceTime]:
     """Per device of the plan (idle ones too): flops, compute and communication seconds."""
-    out = {d: DeviceTime() for d in doc.devices()}
-    for sh in doc.shards:
-        if sh.device is not None:
-            acc = out.setdefault(sh.device, DeviceTime())
-            acc.flops += work[sh.id].flops
-            acc.compute += work[sh.id].seconds
+    table = doc.table
+    devices = doc.devices()
+    placed = table.placed
+    known = set(devices)
+    used = group_keys(table.device[placed])[0].tolist()
+    everyone = [*devices, *(d for d in used if d not in known)]
+    n = len(table.devices)
+    flops = np.zeros(n, dtype=np.int64)
+    np.add.at(flops, table.device[placed], work.flops[placed])
+    compute = np.bincount(table.device[placed], weights=work.seconds[placed], minlength=n)
+    out = {table.devices[d]: DeviceTime(int(flops[d]), float(compute[d])) for d in everyone}
     for c in collectives:
         for d in c.participants:
             out.setdefault(d, DeviceTime()).comm += c.seconds
     return out
 
 
-def _operation_seconds(doc: PlacedDocument, op_id: str, work: dict[str, Work]) -> float:
-    """``C(o)``: the busiest device's seconds of the operation's Applications."""
-    per: dict[Device | None, float] = {}
-    for sh in doc.by_op[op_id]:
-        per[sh.device] = per.get(sh.device, 0.0) + work[sh.id].seconds
-    return max(per.values(), default=0.0)
+def _tensors_by_op(ops: np.ndarray, tensors: np.ndarray, n_tensors: int) -> dict[int, list[int]]:
+    """The distinct tensors of each operation's rows."""
+    keys = group_keys(ops * n_tensors + tensors)[0]
+    out: dict[int, list[int]] = {}
+    for op, t in zip((keys // n_tensors).tolist(), (keys % n_tensors).tolist(), strict=True):
+        (out.get(op) or out.setdefault(op, [])).append(t)
+    return out
 
 
 def time_interval(
     doc: PlacedDocument,
-    work: dict[str, Work],
+    work: AllWork,
     collectives: Iterable[Collective],
     devices: dict[Device, DeviceTime],
 ) -> dict[str, float]:
     """``{"lower", "upper"}`` seconds of the plan (see the module docstring)."""
+    table = doc.table
+    rows = table.rows
     comm: dict[str, float] = {}
     for c in collectives:
         comm[c.consumer] = comm.get(c.consumer, 0.0) + c.seconds
-    writer: dict[str, str] = {}
-    finish: dict[str, float] = {}
+    # C(o): the busiest device's seconds of each operation (an unplaced shard is a device too)
+    slots = len(table.devices) + 1
+    keys, _, at = group_keys(table.op * slots + table.device + 1)
+    per_device = np.bincount(at, weights=work.seconds, minlength=len(keys))
+    own = np.zeros(len(table.op_ids))
+    np.maximum.at(own, keys // slots, per_device)
+    # the tensors each operation reads and writes, for the critical path
+    op_rows = table.op[rows.shard]
+    read_by = _tensors_by_op(op_rows[~rows.write], rows.tensor[~rows.write], len(table.tensor_ids))
+    wrote = _tensors_by_op(op_rows[rows.write], rows.tensor[rows.write], len(table.tensor_ids))
+    writer: dict[int, int] = {}
+    finish: dict[int, float] = {}
     upper = 0.0
-    for op_id in doc.order:
-        own = _operation_seconds(doc, op_id, work)
-        upper += own + comm.get(op_id, 0.0)
+    own_of = own.tolist()
+    for op in doc.order:
+        mine = own_of[op]
+        upper += mine + comm.get(table.op_ids[op], 0.0)
         before = [
             finish[w]
-            for sh in doc.by_op[op_id]
-            for t, _ in sh.reads
+            for t in read_by.get(op, ())
             if (w := writer.get(t)) is not None and w in finish
         ]
-        finish[op_id] = own + max(before, default=0.0)
-        for sh in doc.by_op[op_id]:
-            for t, _ in sh.writes:
-                writer[t] = op_id
+        finish[op] = mine + max(before, default=0.0)
+        for t in wrote.get(op, ()):
+            writer[t] = op
     lower = max(
         max(finish.values(), default=0.0),
         max((d.compute for d in devices.values()), default=0.0),

@@ -175,8 +175,12 @@ def input_placements(graph: Graph) -> dict[str, InputPlacement]:
     out: dict[str, InputPlacement] = {}
     for tensor in graph_inputs(graph):
         tag = tensor.tags.get(INPUT_PLACEMENT) if tensor.tags else None
-        out[tensor.id] = InputPlacement(None) if tag is None else _read_tag(graph, tensor, tag)
+        out[tensor.id] = _REPLICATED if tag is None else _read_tag(graph, tensor, tag)
     return out
+
+
+_REPLICATED = InputPlacement(None)
+"""Where an input no plan placed lives (one value shared: a document has thousands of them)."""
 
 
 def _held(
