@@ -248,13 +248,14 @@ def _boxes(ranges: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
     try:
         ends = list(chain.from_iterable(map(_START_END, ranges)))  # start, end, start, ...
         lens = list(map(len, ends))
+        coords = list(chain.from_iterable(ends))
         bulk = (
             set(map(type, ends)) <= {list}
             and lens[0::2] == lens[1::2]
-            and set(map(type, chain.from_iterable(ends))) <= _INTS
+            and set(map(type, coords)) <= _INTS
         )
         if bulk:
-            flat = np.fromiter(chain.from_iterable(ends), np.int64, sum(lens))
+            flat = np.array(coords, dtype=np.int64)
     except (KeyError, TypeError, OverflowError):
         bulk = False
     if not bulk:
@@ -265,6 +266,9 @@ def _boxes(ranges: list[Any]) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.nd
         flat = np.fromiter(chain.from_iterable(ends), np.int64, sum(lens))
     sides = np.array(lens, dtype=np.intp)
     width = int(sides.max()) if m else 0
+    if m and int(sides.min()) == width:  # one rank, as a plan's regions mostly are
+        lo, hi = flat.reshape(m, 2, width).transpose(1, 0, 2)
+        return valid & np.all(lo <= hi, axis=1), sides[0::2], lo, hi
     both = np.zeros((2 * m, width), dtype=np.int64)
     both[1::2] = 1
     if len(flat):
