@@ -40,14 +40,17 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from geon.core.checks.structure import ipf_from_json
 from geon.core.collector import collector_paused
 from geon.core.errors import GeonError
 from geon.core.graph import IPF_INDEX, IPF_SIGNATURE, TENSOR, Graph, Node
 from geon.core.shard_table import (
     Box,
     Device,
+    ShardTable,
     Writes,
     box_size,
+    group_keys,
     parse_box,
     read_table,
     regions_that_move,
@@ -60,15 +63,18 @@ __all__ = [
     "Device",
     "DeviceMemory",
     "PlacedShards",
+    "Resident",
     "Shard",
     "Transfer",
     "box_size",
     "boxes_union_size",
+    "cells_only_read",
     "contains",
     "device_bytes",
     "device_memory",
     "intersect",
     "read_shards",
+    "resident",
     "transfer_bytes",
     "transfers",
 ]
@@ -126,6 +132,95 @@ def _disjoint(boxes: list[Box]) -> bool:
         else:
             return True
     return all(intersect(a, b) is None for n, a in enumerate(boxes) for b in boxes[n + 1 :])
+
+
+@dataclass(slots=True)
+class Resident:
+    """The regions one side (reads or writes) holds, grouped per device and tensor
+    (:func:`resident`): each group's device, tensor, first and last step, and its distinct
+    cells; ``single`` when all its regions are one box (then ``lo``/``hi`` are that box)."""
+
+    device: np.ndarray
+    tensor: np.ndarray
+    first: np.ndarray
+    last: np.ndarray
+    cells: np.ndarray
+    single: np.ndarray
+    lo: np.ndarray
+    hi: np.ndarray
+    boxes: dict[int, list[Box]]
+    """The distinct boxes of each group that is not single."""
+
+    def boxes_of(self, group: int, rank: int) -> list[Box]:
+        """The distinct boxes of ``group``, of ``rank`` dims."""
+        if not self.single[group]:
+            return self.boxes[group]
+        lo, hi = self.lo[group, :rank].tolist(), self.hi[group, :rank].tolist()
+        return [(tuple(lo), tuple(hi))]
+
+
+def resident(
+    device: np.ndarray,
+    tensor: np.ndarray,
+    step: np.ndarray,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    cells: np.ndarray,
+    n_tensors: int,
+    ranks: np.ndarray,
+) -> Resident:
+    """Rows (their device, tensor, step, ``lo``/``hi`` padded as :class:`Rows` are, and cells)
+    grouped per device and tensor, in that order: a group of one distinct box is read off the
+    arrays; only one of several boxes is unioned (:func:`boxes_union_size`)."""
+    keys, first_row, at = group_keys(device * n_tensors + tensor)
+    n = len(keys)
+    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
+    last = np.full(n, -1, dtype=np.int64)
+    np.minimum.at(first, at, step)
+    np.maximum.at(last, at, step)
+    g_lo, g_hi = lo[first_row], hi[first_row]
+    differs = np.any(lo != g_lo[at], axis=1) | np.any(hi != g_hi[at], axis=1)
+    single = np.bincount(at, weights=differs, minlength=n) == 0
+    g_cells = cells[first_row].copy()
+    boxes: dict[int, list[Box]] = {}
+    several = np.flatnonzero(~single)
+    if len(several):
+        by_group = np.argsort(at, kind="stable")
+        ends = np.cumsum(np.bincount(at, minlength=n))
+        for g in several.tolist():
+            r = int(ranks[tensor[first_row[g]]])
+            mine = by_group[(ends[g - 1] if g else 0) : ends[g]]
+            found = zip(lo[mine, :r].tolist(), hi[mine, :r].tolist(), strict=True)
+            boxes[g] = list({(tuple(a), tuple(b)) for a, b in found})
+            g_cells[g] = boxes_union_size(boxes[g])
+    return Resident(
+        keys // n_tensors, keys % n_tensors, first, last, g_cells, single, g_lo, g_hi, boxes
+    )
+
+
+def cells_only_read(
+    reads: Resident, writes: Resident, n_tensors: int, ranks: np.ndarray
+) -> np.ndarray:
+    """Per group of ``reads``, the distinct cells it reads that the writes of its device and
+    tensor do not hold: the cells of the union of both less those of the writes (when each is
+    one box, the read box's cells less its overlap with the written box)."""
+    w_keys = writes.device * n_tensors + writes.tensor
+    r_keys = reads.device * n_tensors + reads.tensor
+    own = np.minimum(np.searchsorted(w_keys, r_keys), max(len(w_keys) - 1, 0))
+    has_own = w_keys[own] == r_keys if len(w_keys) else np.zeros(len(r_keys), dtype=bool)
+    only_read = reads.cells.copy()
+    both_single = has_own.copy()
+    both_single[has_own] &= reads.single[has_own] & writes.single[own[has_own]]
+    one, theirs = np.flatnonzero(both_single), own[both_single]
+    overlap = np.minimum(reads.hi[one], writes.hi[theirs]) - np.maximum(
+        reads.lo[one], writes.lo[theirs]
+    )
+    only_read[one] -= np.prod(np.clip(overlap, 0, None), axis=1)
+    for g in np.flatnonzero(has_own & ~both_single).tolist():
+        w, r = int(own[g]), int(ranks[reads.tensor[g]])
+        seen, mine = reads.boxes_of(g, r), writes.boxes_of(w, r)
+        only_read[g] = boxes_union_size([*seen, *mine]) - int(writes.cells[w])
+    return only_read
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,35 +330,42 @@ def read_shards(graph: Graph) -> PlacedShards:
     return found
 
 
-def device_bytes(graph: Graph) -> dict[Device, dict[str, int]]:
-    """Bytes read (``inputs``) and written (``outputs``) per device by placed Applications.
+def device_bytes(graph: Graph, table: ShardTable | None = None) -> dict[Device, dict[str, int]]:
+    """Bytes read (``inputs``) and written (``outputs``) per device by placed Applications
+    (``table``: the document's :func:`~geon.core.shard_table.read_table`, when already read).
 
     Keys are ``(mesh id, coords)``; tensors of unknown dtype count 0 bytes per element.
     """
-    out: dict[Device, dict[str, int]] = {}
-    found = read_shards(graph)
-    eb = found.element_bytes
-    for sh in found.shards:
-        assert sh.device is not None
-        acc = out.setdefault(sh.device, {"inputs": 0, "outputs": 0})
-        for side, boxes, cells in (
-            ("inputs", sh.reads, sh.read_cells),
-            ("outputs", sh.writes, sh.write_cells),
-        ):
-            acc[side] += sum(n * eb.get(t, 0) for (t, _), n in zip(boxes, cells, strict=True))
-    return out
+    table = read_table(graph) if table is None else table
+    rows = table.rows
+    device = table.device[rows.shard]
+    placed = device >= 0
+    found = np.zeros((len(table.devices), 2), dtype=np.int64)
+    nbytes = rows.cells * table.element_bytes[rows.tensor]
+    np.add.at(found, (device[placed], rows.write[placed].astype(np.intp)), nbytes[placed])
+    return {
+        table.devices[d]: {"inputs": int(found[d, 0]), "outputs": int(found[d, 1])}
+        for d in _used_devices(table)
+    }
+
+
+def _used_devices(table: ShardTable) -> list[int]:
+    """The devices (indices of the table's) that placed shards run on, in device order."""
+    used = group_keys(table.device[table.placed])[0].tolist()
+    return sorted(used, key=table.devices.__getitem__)
 
 
 @collector_paused()
-def transfers(graph: Graph) -> list[Transfer]:
+def transfers(graph: Graph, table: ShardTable | None = None) -> list[Transfer]:
     """Every region a placed consumer shard reads that placed shards on other devices wrote and
     its own device did not (:func:`geon.core.shard_table.regions_that_move`), in document order
-    of the consumers.
+    of the consumers (``table``: the document's :func:`~geon.core.shard_table.read_table`, when
+    already read).
 
     >>> transfers(Graph())
     []
     """
-    table = read_table(graph)
+    table = read_table(graph) if table is None else table
     writes = Writes.of(table)
     moves = regions_that_move(table, writes)
     ranks = table.ranks[moves.tensor].tolist()
@@ -288,50 +390,49 @@ def transfers(graph: Graph) -> list[Transfer]:
     return out
 
 
-def transfer_bytes(graph: Graph) -> dict[tuple[Device, Device], int]:
+def transfer_bytes(
+    graph: Graph, table: ShardTable | None = None
+) -> dict[tuple[Device, Device], int]:
     """The bytes that move from each device to each other device: ``(source, target) ->
     bytes``, summed over :func:`transfers`."""
     out: dict[tuple[Device, Device], int] = {}
-    for t in transfers(graph):
+    for t in transfers(graph, table):
         out[(t.source, t.target)] = out.get((t.source, t.target), 0) + t.bytes
     return out
 
 
 @collector_paused()
-def device_memory(graph: Graph) -> dict[Device, DeviceMemory]:
-    """Per device, the bytes of inputs, outputs and temporaries (see the module docstring)."""
-    found = read_shards(graph)
-    eb = found.element_bytes
-    reads: dict[Device, dict[str, list[Box]]] = {}
-    writes: dict[Device, dict[str, list[Box]]] = {}
-    temporaries: dict[Device, int] = {}
-    padding = _Padding(graph, found)
-    for sh in found.shards:
-        d = sh.device
-        assert d is not None
-        mine = reads.get(d) or reads.setdefault(d, {})
-        for tid, box in sh.reads:
-            (mine.get(tid) or mine.setdefault(tid, [])).append(box)
-        mine = writes.get(d) or writes.setdefault(d, {})
-        for tid, box in sh.writes:
-            (mine.get(tid) or mine.setdefault(tid, [])).append(box)
-        temporaries[d] = temporaries.get(d, 0) + padding.bytes(graph.node(sh.id), sh.index_box)
-    out = {}
-    for device in sorted({*reads, *writes, *temporaries}):
-        written = writes.get(device, {})
-        outputs = sum(boxes_union_size(bs) * eb.get(tid, 0) for tid, bs in written.items())
-        inputs = 0
-        for tid, bs in reads.get(device, {}).items():
-            own = written.get(tid)
-            # cells read and not written here: the union of reads and writes minus the writes
-            only_read = (
-                boxes_union_size([*bs, *own]) - boxes_union_size(own)
-                if own
-                else boxes_union_size(bs)
-            )
-            inputs += only_read * eb.get(tid, 0)
-        out[device] = DeviceMemory(inputs, outputs, temporaries.get(device, 0))
-    return out
+def device_memory(graph: Graph, table: ShardTable | None = None) -> dict[Device, DeviceMemory]:
+    """Per device, the bytes of inputs, outputs and temporaries (see the module docstring;
+    ``table``: the document's :func:`~geon.core.shard_table.read_table`, when already read)."""
+    table = read_table(graph) if table is None else table
+    rows = table.rows
+    device = table.device[rows.shard]
+    n_tensors, ranks, eb = len(table.tensor_ids), table.ranks, table.element_bytes
+    at_once = np.zeros(len(rows), dtype=np.int64)  # no schedule here: one step
+
+    def side(mask: np.ndarray) -> Resident:
+        lo, hi, cells = rows.lo[mask], rows.hi[mask], rows.cells[mask]
+        return resident(
+            device[mask], rows.tensor[mask], at_once[mask], lo, hi, cells, n_tensors, ranks
+        )
+
+    placed = device >= 0
+    writes, reads = side(placed & rows.write), side(placed & ~rows.write)
+    outputs = np.zeros(len(table.devices), dtype=np.int64)
+    np.add.at(outputs, writes.device, writes.cells * eb[writes.tensor])
+    inputs = np.zeros(len(table.devices), dtype=np.int64)
+    only_read = cells_only_read(reads, writes, n_tensors, ranks)
+    np.add.at(inputs, reads.device, only_read * eb[reads.tensor])
+    temporaries = [0] * len(table.devices)
+    padding = _Padding(graph, table)
+    for n in np.flatnonzero(table.placed).tolist():
+        d = int(table.device[n])
+        temporaries[d] += padding.bytes(graph.node(table.ids[n]), table.index_box(n))
+    return {
+        table.devices[d]: DeviceMemory(int(inputs[d]), int(outputs[d]), temporaries[d])
+        for d in _used_devices(table)
+    }
 
 
 class _Padding:
@@ -343,10 +444,10 @@ class _Padding:
     whose IPFIndex lies inside the operation's (a projection of a sub-box lies inside the
     projection of the box: affine images and their windows grow with the box)."""
 
-    def __init__(self, graph: Graph, found: PlacedShards) -> None:
+    def __init__(self, graph: Graph, table: ShardTable) -> None:
         self.graph = graph
-        self.ops = found.ops
-        self.eb = found.element_bytes
+        self.ops = table.ops
+        self.eb = dict(zip(table.tensor_ids, table.element_bytes.tolist(), strict=True))
         self.signatures: dict[str, dict[str, list[IPF | None]] | None] = {}
         self.ranges: dict[str, ZRange | None] = {}
         self.op_boxes: dict[str, Box | None] = {}
@@ -370,7 +471,7 @@ class _Padding:
     @staticmethod
     def _ipf(raw: Any) -> IPF | None:
         try:
-            return IPF.from_json(raw)
+            return ipf_from_json(raw)
         except GeonError:  # a malformed IPF is the checker's issue, not a cost
             return None
 
@@ -412,7 +513,6 @@ class _Padding:
         sig = self._signature(op_id)
         if sig is None:
             return 0
-        shard_range = ZRange(*index_box)
         if op_id not in self.op_boxes:
             op = self.ops.get(op_id)
             self.op_boxes[op_id] = (
@@ -423,6 +523,8 @@ class _Padding:
             len(op_box[0]) == len(index_box[0]) and contains(op_box, index_box)
         ):
             op_box = None  # the application reaches past its operation: project it
+        fits = self.fits
+        shard_range = None
         total = 0
         for key, items in inputs.items():
             ipfs = sig.get(key)
@@ -432,9 +534,12 @@ class _Padding:
                 tid = item.get("tensorId") if isinstance(item, dict) else None
                 if ipf is None or not isinstance(tid, str):
                     continue
-                if op_box is not None and self._fits(op_id, key, n, tid, ipf, op_box):
+                if op_box is not None and (
+                    fits.get((op_id, key, n, tid)) or self._fits(op_id, key, n, tid, ipf, op_box)
+                ):
                     continue
                 trange = self._range(tid)
+                shard_range = shard_range or ZRange(*index_box)
                 try:
                     projected = ipf.apply_range(shard_range)
                 except GeonError:  # a malformed IPF is the checker's issue, not a cost

@@ -317,8 +317,8 @@ def _op_context(index: GraphIndex, op: Node | None) -> OpContext | None:
     # with issues in the operation's own signature, its applications go the long way
     if sig is not None and not own:
         sides = parsed(index, op).sides
-        # equal IPFs are one object (_ipf), so footprints and images go by IPF identity, as in
-        # OperationIPFSignatureAgreement (hashing an IPF costs more than projecting it)
+        # equal IPFs are one object (ipf_from_json), so footprints and images go by IPF identity,
+        # as in OperationIPFSignatureAgreement (hashing an IPF costs more than projecting it)
         footprints: dict[tuple[int, ZRange | None], int] = {}
         feet: list[tuple[IPF, ZRange | None, bool]] = []
         images: dict[int, ZRange] = {}

@@ -135,7 +135,7 @@ def operation_signature_issues(index: GraphIndex, node: Node) -> Iterator[Issue]
                     )
                     continue
                 projected = images.get(id(ipf))
-                if projected is None:  # equal IPFs are one object (_ipf): project each once
+                if projected is None:  # equal IPFs are one object: project each once
                     projected = images[id(ipf)] = ipf.apply_range(irange)
                 expected, clipped = expected_selection(index, side, sel, ipf, irange, projected)
                 if expected != sel.range:

@@ -42,6 +42,7 @@ __all__ = [
     "Signature",
     "Structure",
     "index_range",
+    "ipf_from_json",
     "ipf_of",
     "judge",
     "parsed",
@@ -305,7 +306,7 @@ def _signature_of_node(node: Node) -> Signature | None:
             ipfs: list[IPF | str] = []
             for item in items:
                 try:
-                    ipfs.append(_ipf(item))
+                    ipfs.append(ipf_from_json(item))
                 except Exception as exc:  # a malformed IPF is reported, never raised
                     ipfs.append(str(exc))
             keys[key] = tuple(ipfs)
@@ -318,8 +319,9 @@ def ipf_of(key: tuple[tuple[tuple[int, ...], ...], tuple[int, ...], tuple[int, .
     return IPF(key[0], key[1], key[2])
 
 
-def _ipf(item: Any) -> IPF:
-    """An IPF from its JSON; equal IPFs (most operations repeat a few) are built once."""
+def ipf_from_json(item: Any) -> IPF:
+    """An IPF from its JSON (:meth:`IPF.from_json`); equal IPFs (most operations repeat a few)
+    are built once, in every graph."""
     try:
         amap = item["affineMap"]
         key = (tuple(map(tuple, amap["projection"])), tuple(amap["offset"]), tuple(item["shape"]))

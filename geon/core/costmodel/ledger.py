@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.costmodel.placed import PlacedDocument, boxes_union_size
+from geon.core.cost import Resident, cells_only_read, resident
+from geon.core.costmodel.placed import PlacedDocument
 from geon.core.shard_table import Device, group_keys
 
 __all__ = ["KINDS", "DeviceMemory", "imbalance_percent", "memory_ledger"]
@@ -43,66 +44,6 @@ class DeviceMemory:
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.split)
-
-
-@dataclass(slots=True)
-class _Groups:
-    """The regions one side (reads or writes) holds per device and tensor: each group's
-    device, tensor, first and last step, and its distinct cells; ``single`` when all its regions
-    are one box (then ``lo``/``hi`` are that box)."""
-
-    device: np.ndarray
-    tensor: np.ndarray
-    first: np.ndarray
-    last: np.ndarray
-    cells: np.ndarray
-    single: np.ndarray
-    lo: np.ndarray
-    hi: np.ndarray
-    boxes: dict[int, list[Any]]
-    """The distinct boxes (as tuples) of each group that is not single."""
-
-
-def _groups(
-    device: np.ndarray,
-    tensor: np.ndarray,
-    step: np.ndarray,
-    lo: np.ndarray,
-    hi: np.ndarray,
-    cells: np.ndarray,
-    n_tensors: int,
-    ranks: np.ndarray,
-) -> _Groups:
-    keys, first_row, at = group_keys(device * n_tensors + tensor)
-    n = len(keys)
-    first = np.full(n, np.iinfo(np.int64).max, dtype=np.int64)
-    last = np.full(n, -1, dtype=np.int64)
-    np.minimum.at(first, at, step)
-    np.maximum.at(last, at, step)
-    g_lo, g_hi = lo[first_row], hi[first_row]
-    differs = np.any(lo != g_lo[at], axis=1) | np.any(hi != g_hi[at], axis=1)
-    single = np.bincount(at, weights=differs, minlength=n) == 0
-    g_cells = cells[first_row].copy()
-    boxes: dict[int, list[Any]] = {}
-    several = np.flatnonzero(~single)
-    if len(several):
-        by_group = np.argsort(at, kind="stable")
-        ends = np.cumsum(np.bincount(at, minlength=n))
-        for g in several.tolist():
-            r = int(ranks[tensor[first_row[g]]])
-            mine = by_group[(ends[g - 1] if g else 0) : ends[g]]
-            found = zip(lo[mine, :r].tolist(), hi[mine, :r].tolist(), strict=True)
-            boxes[g] = list({(tuple(a), tuple(b)) for a, b in found})
-            g_cells[g] = boxes_union_size(boxes[g])
-    return _Groups(
-        keys // n_tensors, keys % n_tensors, first, last, g_cells, single, g_lo, g_hi, boxes
-    )
-
-
-def _group_boxes(groups: _Groups, g: int, rank: int) -> list[Any]:
-    if not groups.single[g]:
-        return groups.boxes[g]
-    return [(tuple(groups.lo[g, :rank].tolist()), tuple(groups.hi[g, :rank].tolist()))]
 
 
 def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
@@ -133,7 +74,7 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
         h_lo[n, : len(start)], h_hi[n, : len(stop)] = start, stop
     h_cells = np.prod(h_hi - h_lo, axis=1, dtype=np.int64)
 
-    def side(mask: np.ndarray, extra: bool) -> _Groups:
+    def side(mask: np.ndarray, extra: bool) -> Resident:
         parts = [
             (device[mask], rows.tensor[mask], step[mask], rows.lo[mask], rows.hi[mask],
              rows.cells[mask])
@@ -142,7 +83,7 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
             zero = np.zeros(len(h_tensor), dtype=np.int64)
             parts.append((h_device, h_tensor, zero, h_lo, h_hi, h_cells))
         d, t, n, lo, hi, cells = (np.concatenate(c) for c in zip(*parts, strict=True))
-        return _groups(d, t, n, lo, hi, cells, n_tensors, table.ranks)
+        return resident(d, t, n, lo, hi, cells, n_tensors, table.ranks)
 
     placed = ordered & (device >= 0)
     writes = side(placed & rows.write, True)
@@ -157,23 +98,7 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
     w_last = np.where(w_held | ~w_read, end, np.maximum(last_read[writes.tensor], writes.first))
     written = (kind, w_first, w_last, w_bytes, writes.device)
     # what each device reads and does not write itself: graph inputs, or received
-    w_keys = writes.device * n_tensors + writes.tensor
-    r_keys = reads.device * n_tensors + reads.tensor
-    own = np.minimum(np.searchsorted(w_keys, r_keys), max(len(w_keys) - 1, 0))
-    has_own = w_keys[own] == r_keys if len(w_keys) else np.zeros(len(r_keys), dtype=bool)
-    only_read = reads.cells.copy()
-    both_single = has_own.copy()
-    both_single[has_own] &= reads.single[has_own] & writes.single[own[has_own]]
-    one, theirs = np.flatnonzero(both_single), own[both_single]  # |R| - |R ∩ W|
-    overlap = np.minimum(reads.hi[one], writes.hi[theirs]) - np.maximum(
-        reads.lo[one], writes.lo[theirs]
-    )
-    only_read[one] -= np.prod(np.clip(overlap, 0, None), axis=1)
-    for g in np.flatnonzero(has_own & ~both_single).tolist():
-        w, r = int(own[g]), int(table.ranks[reads.tensor[g]])
-        mine = _group_boxes(writes, w, r)
-        seen = _group_boxes(reads, g, r)
-        only_read[g] = boxes_union_size([*seen, *mine]) - int(writes.cells[w])
+    only_read = cells_only_read(reads, writes, n_tensors, table.ranks)
     r_bytes = only_read * eb[reads.tensor]
     graph_input = ~written_by_any[reads.tensor] & ~held[reads.tensor]
     keep = graph_input | (r_bytes != 0)

@@ -68,11 +68,11 @@ class PlacedDocument:
         ]
 
 
-def read_placed(graph: Graph) -> PlacedDocument:
+def read_placed(graph: Graph, table: ShardTable | None = None) -> PlacedDocument:
     """The placed document of ``graph`` (see the module docstring): its shards as
-    :func:`geon.core.shard_table.read_table` reads them, with the placed graph inputs, the
-    meshes and the run order."""
-    table = read_table(graph)
+    :func:`geon.core.shard_table.read_table` reads them (``table``, when already read), with
+    the placed graph inputs, the meshes and the run order."""
+    table = read_table(graph) if table is None else table
     doc = PlacedDocument(graph, table)
     meshes = table.meshes
     for tid, (mesh_id, regions) in held_regions(graph).items():

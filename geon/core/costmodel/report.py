@@ -28,15 +28,17 @@ from geon.core.costmodel.placed import read_placed
 from geon.core.costmodel.profiles import Profile
 from geon.core.costmodel.timing import all_work, device_times, time_interval
 from geon.core.graph import Graph
+from geon.core.shard_table import ShardTable
 
 __all__ = ["cost_report"]
 
 
 @collector_paused()
-def cost_report(graph: Graph, profile: Profile) -> dict[str, Any]:
-    """The cost of ``graph``'s placed plan under ``profile`` (see the module docstring); the
-    cyclic collector is paused meanwhile (:mod:`geon.core.collector`)."""
-    doc = read_placed(graph)
+def cost_report(graph: Graph, profile: Profile, table: ShardTable | None = None) -> dict[str, Any]:
+    """The cost of ``graph``'s placed plan under ``profile`` (see the module docstring; ``table``:
+    the document's :func:`~geon.core.shard_table.read_table`, when already read); the cyclic
+    collector is paused meanwhile (:mod:`geon.core.collector`)."""
+    doc = read_placed(graph, table)
     collectives = infer_collectives(doc, profile)
     work = all_work(doc, profile)
     times = device_times(doc, work, collectives)

@@ -20,6 +20,7 @@ from geon.core.errors import GeonError, quote
 from geon.core.graph import APPLICATION
 from geon.core.plan_diff import named_collective
 from geon.core.plans import plan_ops, plan_splits
+from geon.core.shard_table import read_table
 from geon.graphs.edits import EditRefused
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.access import GraphNotFound, User, check_can
@@ -195,6 +196,7 @@ def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict
     name = check_profile(profile)
     document = live_document(graph)
     trial = live_trial(document, plan)
+    table = read_table(trial)  # read once for the bytes, the moves and the report
     devices = [
         {
             "mesh": mesh,
@@ -204,13 +206,13 @@ def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict
             "temporaries": memory.temporaries,
             "total": memory.total,
         }
-        for (mesh, coords), memory in device_memory(trial).items()
+        for (mesh, coords), memory in device_memory(trial, table).items()
     ]
     moves = [
         {"source": list(source[1]), "target": list(target[1]), "bytes": size}
-        for (source, target), size in sorted(transfer_bytes(trial).items())
+        for (source, target), size in sorted(transfer_bytes(trial, table).items())
     ]
-    report = cost_report(trial, load_profile(name))
+    report = cost_report(trial, load_profile(name), table)
     return {
         "version": document.version,
         "devices": devices,
