@@ -51,6 +51,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from geon.core.checks import index_range, is_well_formed
+from geon.core.checks.structure import ipf_from_json
 from geon.core.errors import DocumentError, LimitError, SplitError, quote
 from geon.core.graph import (
     APPLICATION,
@@ -452,13 +453,19 @@ def _application_ops(
         {"op": "remove_node", "id": app.id} for app in graph.index.applications_of(op.id)
     ]
     ranges: dict[str, ZRange | None] = {}  # each read tensor's range, parsed once per operation
+    # equal IPFs are one object (ipf_from_json): a window is projected once per shard for all
+    # the selections through it onto tensors of one range (an elementwise op's operands)
+    windows: dict[tuple[bool, int, int, ZRange | None], ZRange] = {}
 
-    def selection(side: str, item: Any, ipf: IPF, shard: ZRange) -> dict[str, Any]:
+    def selection(side: str, item: Any, ipf: IPF, n: int, shard: ZRange) -> dict[str, Any]:
         tid = item["tensorId"]
         read = side == "inputs"
         if read and tid not in ranges:
             ranges[tid] = _tensor_range(graph, item)
-        window = selection_of(ipf, shard, ranges.get(tid) if read else None, read=read)
+        bounds = ranges.get(tid) if read else None
+        window = windows.get((read, id(ipf), n, bounds))
+        if window is None:
+            window = windows[read, id(ipf), n, bounds] = selection_of(ipf, shard, bounds, read=read)
         return {"tensorId": tid, "range": window.to_json()}
 
     for n, s in enumerate(shards):
@@ -475,7 +482,9 @@ def _application_ops(
                         f"operation {quote(op.id)} IPFSignature has no IPF for each selection "
                         f"of {side} {quote(key)}; expected {len(items)}"
                     )
-                out[key] = [selection(side, item, f, s) for item, f in zip(items, fns, strict=True)]
+                out[key] = [
+                    selection(side, item, f, n, s) for item, f in zip(items, fns, strict=True)
+                ]
             body[side] = out
         tags: dict[str, Any] = {IPF_INDEX: s.to_json()}
         if mesh is not None and coords is not None:
@@ -502,7 +511,7 @@ def _signature(op: Node) -> dict[str, dict[str, list[IPF]]]:
         ipfs[side] = {}
         for key, items in (sig_tag.get(side) or {}).items():
             try:
-                ipfs[side][key] = [IPF.from_json(item) for item in items]
+                ipfs[side][key] = [ipf_from_json(item) for item in items]
             except Exception as exc:
                 raise DocumentError(
                     f"operation {quote(op.id)} IPFSignature {side} {quote(key)} is malformed: {exc}"
