@@ -8,8 +8,7 @@ A device is ``(mesh id, coords)``, where placed Applications (those with a ``Pla
 written by :func:`geon.core.sharding.shard`) run.
 
 The shards are :func:`geon.core.shard_table.read_table`'s (the one reader of placed shards);
-:func:`read_shards` gives them as :class:`Shard` records (device, index box, boxes read and
-written with their cells) for the rules here that walk them one by one.
+each rule here takes the table when its caller has read it already.
 
 - :func:`device_bytes`: per device, the bytes its Applications read (``inputs``) and write
   (``outputs``).
@@ -35,8 +34,8 @@ reports them).
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, field
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -55,16 +54,13 @@ from geon.core.shard_table import (
     read_table,
     regions_that_move,
 )
-from geon.core.sharding import Mesh
 from geon.core.zspace import IPF, ZRange, parse_range, union_size
 
 __all__ = [
     "Box",
     "Device",
     "DeviceMemory",
-    "PlacedShards",
     "Resident",
-    "Shard",
     "Transfer",
     "box_size",
     "boxes_union_size",
@@ -73,7 +69,6 @@ __all__ = [
     "device_bytes",
     "device_memory",
     "intersect",
-    "read_shards",
     "resident",
     "transfer_bytes",
     "transfers",
@@ -249,85 +244,6 @@ class DeviceMemory:
     @property
     def total(self) -> int:
         return self.inputs + self.outputs + self.temporaries
-
-
-class Shard(NamedTuple):
-    """One Application (or an unplaced operation, run whole): where it runs and what it reads
-    and writes."""
-
-    id: str
-    op_id: str
-    device: Device | None
-    index_box: Box | None
-    reads: tuple[tuple[str, Box], ...]
-    writes: tuple[tuple[str, Box], ...]
-    read_cells: tuple[int, ...]
-    """The cells of each region read, in the order of ``reads``."""
-    write_cells: tuple[int, ...]
-
-
-@dataclass(slots=True)
-class PlacedShards:
-    """The shards of a document as records (:func:`read_shards`)."""
-
-    shards: list[Shard]
-    """The placed Applications, in document order, then the replicas of the operations that
-    run whole."""
-    by_op: dict[str, list[Shard]]
-    """Per operation, its placed Applications; for one that has none, its replica on every
-    device of :attr:`replicas`, or one unplaced shard when there are none."""
-    ops: dict[str, Node]
-    meshes: dict[str, Mesh | None]
-    element_bytes: dict[str, int]
-    replicas: list[Device] = field(default_factory=list)
-    """Where an operation that runs whole runs (:func:`~geon.core.sharding.replica_devices`)."""
-
-
-def read_shards(graph: Graph) -> PlacedShards:
-    """The shards of :func:`geon.core.shard_table.read_table` (the one reader of placed shards)
-    as records, for rules that walk them one by one (memory with padding, plan comparison).
-
-    >>> found = read_shards(Graph())
-    >>> found.shards, found.by_op
-    ([], {})
-    """
-    table = read_table(graph)
-    rows = table.rows
-    tids = [table.tensor_ids[t] for t in rows.tensor.tolist()]
-    ranks = table.ranks[rows.tensor].tolist()
-    boxes = [
-        (tuple(lo[:r]), tuple(hi[:r]))
-        for lo, hi, r in zip(rows.lo.tolist(), rows.hi.tolist(), ranks, strict=True)
-    ]
-    selected = list(zip(tids, boxes, strict=True))
-    cells, write, offsets = rows.cells.tolist(), rows.write.tolist(), table.offsets.tolist()
-    found = PlacedShards(
-        [],
-        {},
-        table.ops,
-        table.meshes,
-        dict(zip(table.tensor_ids, table.element_bytes.tolist(), strict=True)),
-        table.replicas,
-    )
-    for n, (op, d) in enumerate(zip(table.op.tolist(), table.device.tolist(), strict=True)):
-        a, b = offsets[n], offsets[n + 1]
-        k = a
-        while k < b and not write[k]:  # reads come before writes
-            k += 1
-        sh = Shard(
-            table.ids[n],
-            table.op_ids[op],
-            table.devices[d] if d >= 0 else None,
-            table.index_box(n),
-            tuple(selected[a:k]),
-            tuple(selected[k:b]),
-            tuple(cells[a:k]),
-            tuple(cells[k:b]),
-        )
-        found.by_op.setdefault(sh.op_id, []).append(sh)
-        if sh.device is not None:
-            found.shards.append(sh)
-    return found
 
 
 def device_bytes(graph: Graph, table: ShardTable | None = None) -> dict[Device, dict[str, int]]:

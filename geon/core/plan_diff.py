@@ -46,10 +46,12 @@ from collections import defaultdict
 from collections.abc import Iterable
 from typing import Any
 
-from geon.core.cost import Box, Device, Shard, read_shards
+import numpy as np
+
 from geon.core.costmodel import Profile, cost_report
 from geon.core.graph import Graph
 from geon.core.nodes import INDEX_AXES, Node, selected_tensor_ids
+from geon.core.shard_table import Box, Device, ShardTable, read_table
 from geon.core.sharding import Mesh
 
 __all__ = ["named_collective", "placement_of", "plan_diff"]
@@ -68,9 +70,10 @@ def plan_diff(
 ) -> dict[str, Any]:
     """Placed document ``base`` (before) against ``target`` (after) under ``profile`` (see the
     module docstring); ``base_mesh`` and ``target_mesh`` are the ids of the plans' own meshes."""
-    before, after = cost_report(base, profile), cost_report(target, profile)
+    old, new = read_table(base), read_table(target)  # each read once, for cost and placements
+    before, after = cost_report(base, profile, old), cost_report(target, profile, new)
     return {
-        "placements": _placements(base, target),
+        "placements": _placements(base, target, old, new),
         "collectives": _collectives(
             [named_collective(base, c) for c in before["collectives"]],
             [named_collective(target, c) for c in after["collectives"]],
@@ -129,18 +132,16 @@ def _mesh_axis_of(placed: list[tuple[Device, Box]], dim: int, mesh: Mesh) -> str
     return None
 
 
-def placement_of(op: Node, shards: list[Shard], meshes: dict[str, Mesh | None]) -> dict[str, Any]:
-    """How an operation runs, from its shards (:func:`geon.core.cost.read_shards`): the parts
-    of each index dim it is cut into (dims cut in one part left out), the mesh axis each cut
-    dim is spread over (when one mesh axis decides it), its mesh's name and the coordinates of
-    its devices. An operation run whole is replicated: no split, on every device of the plan's
-    mesh (:func:`geon.core.sharding.replica_devices`); unplaced, with no mesh and no devices, when
-    the document uses no mesh or several."""
-    placed = [
-        (sh.device, sh.index_box)
-        for sh in shards
-        if sh.device is not None and sh.index_box is not None
-    ]
+def placement_of(
+    op: Node, placed: list[tuple[Device, Box]], meshes: dict[str, Mesh | None]
+) -> dict[str, Any]:
+    """How an operation runs, from the device and ``IPFIndex`` of each of its placed shards
+    (:func:`geon.core.shard_table.read_table`): the parts of each index dim it is cut into
+    (dims cut in one part left out), the mesh axis each cut dim is spread over (when one mesh
+    axis decides it), its mesh's name and the coordinates of its devices. An operation run whole
+    is replicated: no split, on every device of the plan's mesh
+    (:func:`geon.core.sharding.replica_devices`); unplaced, with no mesh and no devices, when the
+    document uses no mesh or several."""
     if not placed:
         return {"split": {}, "meshAxes": {}, "mesh": None, "devices": []}
     rank = len(placed[0][1][0])
@@ -166,19 +167,34 @@ def placement_of(op: Node, shards: list[Shard], meshes: dict[str, Mesh | None]) 
     }
 
 
-def _placements(base: Graph, target: Graph) -> list[dict[str, Any]]:
-    """The operations of either document placed differently, in the target's document order,
-    then those only the base has."""
-    old, new = read_shards(base), read_shards(target)
+def _placed_by_op(table: ShardTable) -> dict[str, list[tuple[Device, Box]]]:
+    """Per operation, the device and ``IPFIndex`` of each of its placed shards (those with a
+    well-formed ``IPFIndex``)."""
+    found: dict[str, list[tuple[Device, Box]]] = {op_id: [] for op_id in table.op_ids}
+    for n in np.flatnonzero(table.placed).tolist():
+        box = table.index_box(n)
+        if box is not None:
+            found[table.op_ids[table.op[n]]].append((table.devices[table.device[n]], box))
+    return found
+
+
+def _placements(
+    base: Graph, target: Graph, old: ShardTable, new: ShardTable
+) -> list[dict[str, Any]]:
+    """The operations of either document (``old`` and ``new``: their shards) placed
+    differently, in the target's document order, then those only the base has."""
+    old_placed, new_placed = _placed_by_op(old), _placed_by_op(new)
     out = []
     for op_id in [*new.ops, *(i for i in old.ops if i not in new.ops)]:
         op = new.ops.get(op_id) or old.ops[op_id]
         # each side names the dims by its own operation: a contracted split's parts axis is
         # named after the plan's mesh axis (F_over_tp)
         before = (
-            placement_of(old.ops[op_id], old.by_op[op_id], old.meshes) if op_id in old.ops else None
+            placement_of(old.ops[op_id], old_placed[op_id], old.meshes)
+            if op_id in old.ops
+            else None
         )
-        after = placement_of(op, new.by_op[op_id], new.meshes) if op_id in new.ops else None
+        after = placement_of(op, new_placed[op_id], new.meshes) if op_id in new.ops else None
         if before != after:
             label = _operation_label(target if op_id in new.ops else base, op)
             out.append(

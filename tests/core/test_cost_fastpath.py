@@ -1,8 +1,8 @@
 """The cost model's fast paths equal straightforward reference implementations kept here, on
 random small placed documents (hypothesis, bounded examples):
 
-- :func:`geon.core.cost.read_shards` (the columns of :func:`geon.core.shard_table.read_table`,
-  read in bulk) against reading the JSON selection by selection;
+- :func:`geon.core.shard_table.read_table` (the shards as columns, read in bulk) against reading
+  the JSON selection by selection;
 - :func:`geon.core.shard_table.regions_that_move` (every read paired with the writes of its
   tensor as NumPy rows) and :func:`geon.core.cost.transfers` against the rule spelled out on sets
   of cells: a
@@ -24,7 +24,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from geon.core.cost import device_memory, read_shards, transfers
+from geon.core.cost import device_memory, transfers
 from geon.core.costmodel.ledger import KINDS, _peak, memory_ledger
 from geon.core.costmodel.placed import read_placed
 from geon.core.graph import APPLICATION, MESH, OPERATION, PLACEMENT, TENSOR, Graph
@@ -170,12 +170,24 @@ def _reference_peak(allocations: list[tuple[str, int, int, int]], steps: int) ->
 
 @settings(max_examples=60, deadline=None)
 @given(placed_documents())
-def test_read_shards_equals_reading_selection_by_selection(doc: dict[str, Any]) -> None:
-    shards = read_shards(Graph.from_json(doc)).shards
-    assert [(s.id, s.op_id, s.device, s.reads, s.writes) for s in shards] == _reference_shards(doc)
-    for s in shards:
-        assert s.read_cells == tuple(len(_cells(*box)) for _, box in s.reads)
-        assert s.write_cells == tuple(len(_cells(*box)) for _, box in s.writes)
+def test_the_table_equals_reading_selection_by_selection(doc: dict[str, Any]) -> None:
+    table = read_table(Graph.from_json(doc))
+    found = []
+    for n in np.flatnonzero(table.placed).tolist():
+        rows = range(table.offsets[n], table.offsets[n + 1])
+        sides = [
+            tuple(
+                (table.tensor_ids[table.rows.tensor[r]], table.box(r))
+                for r in rows
+                if table.rows.write[r] == write
+            )
+            for write in (False, True)
+        ]
+        device = table.devices[table.device[n]]
+        found.append((table.ids[n], table.op_ids[table.op[n]], device, *sides))
+        for r in rows:
+            assert table.rows.cells[r] == len(_cells(*table.box(r)))
+    assert found == _reference_shards(doc)
 
 
 @settings(max_examples=100, deadline=None)
@@ -293,12 +305,11 @@ def test_a_box_seen_before_is_still_refused_with_float_or_bool_coordinates() -> 
             }
         )
     # when its shards are read, then the float and bool box is left out, the others kept
-    shards = read_shards(Graph.from_json({"id": _id(0, 0), "nodes": nodes})).shards
-    assert [s.writes for s in shards] == [
-        ((out, ((0, 1), (4, 3))),),
-        (),
-        ((out, ((0, 1), (4, 3))),),
+    table = read_table(Graph.from_json({"id": _id(0, 0), "nodes": nodes}))
+    writes = [
+        [table.box(r) for r in range(table.offsets[n], table.offsets[n + 1])] for n in range(3)
     ]
+    assert writes == [[((0, 1), (4, 3))], [], [((0, 1), (4, 3))]]
 
 
 def _reference_ledger(doc: dict[str, Any], order: list[str]) -> dict[Any, tuple[Any, ...]]:
