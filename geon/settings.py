@@ -246,11 +246,20 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env_url("REDIS_URL", ("redis", "rediss", "unix"))
 
+# A websocket consumer waits on the channel layer with a blocking BZPOPMIN of 5 s
+# (channels_redis's brpop_timeout); redis-py 8 reads every reply with a 5 s socket timeout by
+# default, so an idle consumer's wait could time out first and tear its websocket down
+# (django/channels_redis#422). The layer's connections read for longer than the pop blocks,
+# and still give up on a Redis that stopped answering.
+CHANNEL_LAYER_SOCKET_TIMEOUT = 15
+
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
             "BACKEND": "channels_redis.core.RedisChannelLayer",
-            "CONFIG": {"hosts": [REDIS_URL]},
+            "CONFIG": {
+                "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT}]
+            },
         }
     }
 else:
