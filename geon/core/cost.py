@@ -439,7 +439,6 @@ class _Padding:
             len(op_box[0]) == len(index_box[0]) and contains(op_box, index_box)
         ):
             op_box = None  # the application reaches past its operation: project it
-        fits = self.fits
         shard_range = None
         total = 0
         for key, items in inputs.items():
@@ -450,12 +449,11 @@ class _Padding:
                 tid = item.get("tensorId") if isinstance(item, dict) else None
                 if ipf is None or not isinstance(tid, str):
                     continue
-                if op_box is not None and (
-                    fits.get((op_id, key, n, tid)) or self._fits(op_id, key, n, tid, ipf, op_box)
-                ):
+                if op_box is not None and self._fits(op_id, key, n, tid, ipf, op_box):
                     continue
                 trange = self._range(tid)
-                shard_range = shard_range or ZRange(*index_box)
+                if shard_range is None:  # projected only when an input may reach past
+                    shard_range = ZRange(*index_box)
                 try:
                     projected = ipf.apply_range(shard_range)
                 except GeonError:  # a malformed IPF is the checker's issue, not a cost
