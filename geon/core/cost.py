@@ -267,8 +267,7 @@ def device_bytes(graph: Graph, table: ShardTable | None = None) -> dict[Device, 
 
 def _used_devices(table: ShardTable) -> list[int]:
     """The devices (indices of the table's) that placed shards run on, in device order."""
-    used = group_keys(table.device[table.placed])[0].tolist()
-    return sorted(used, key=table.devices.__getitem__)
+    return sorted(set(table.device[table.placed].tolist()), key=table.devices.__getitem__)
 
 
 @collector_paused()
