@@ -299,9 +299,10 @@ class _Compiler:
         ins = list(iter_selections(op.body, ("inputs",)))
         outs = list(iter_selections(op.body, ("outputs",)))
         if len(outs) != 1 or outs[0].key != "result":
+            keys = ", ".join(quote(s.key) for s in outs) or "nothing"
             raise ExecutionError(
-                f"operation {_named(op)} writes {len(outs)} selections; expected exactly one, "
-                '"result"'
+                f"operation {_named(op)} ({kname}) writes {len(outs)} selection(s), as {keys}; "
+                'the executor runs it writing exactly one, as "result"'
             )
         in_infos = [self._tensor(s.tensor_id, op, f"input {quote(s.key)}") for s in ins]
         out_info = self._tensor(outs[0].tensor_id, op, 'output "result"')

@@ -15,11 +15,17 @@
 'operation "add_1" (op:add) has no input "tensors"; connect a tensor to its "tensors" input or
  delete the operation'
 
-- ``OperationPorts`` (Operations with a catalogue kernel that
+- ``OperationPorts`` (Operations with a kernel of geon's namespace that
   ``OperationAxesInference`` does not judge — nothing connected, or only tensors without
   ``TensorAxes``): the input keys are the kernel's, each required key holds one tensor (an n-ary
   kernel at least two), and the operation writes exactly one tensor, in ``"result"``. An
-  operation added from the palette with nothing connected is reported here.
+  operation added from the palette with nothing connected is reported here. **Geon's namespace**
+  is the kernel names that begin with ``op:`` (:data:`GEON_NAMESPACE`): those are geon's own,
+  with geon's ports. Every other name is loom's — ``matmul`` and ``row_sum`` too, although the
+  catalogue knows them so that the executor can run them — and is checked by loom's rules only
+  (form, references, signatures, applications), never against geon's catalogue: loom's own
+  unit-test documents write ``matmul``'s product as ``"z"``, not ``"result"``, and must check
+  clean (``tests/core/loom_unit/matmul_*.json``).
 - ``PositionalKernelAgreement`` (the same operations once their ports are right, when no tensor
   they touch has ``TensorAxes``): the kernel runs positionally, which only the elementwise kernels
   and ``op:linear``, ``matmul`` and ``row_sum`` do, and an elementwise kernel's operand
@@ -29,9 +35,11 @@
 
 A named operation (one with a tensor tagged with ``TensorAxes``) is judged by
 ``OperationAxesInference`` alone, which reports the same port problems in its own words; the
-checks here then stay silent, so that one problem is one issue. Custom kernels (not in the
-catalogue) are loom's and check clean; the executor refuses them (they have no implementation),
-and that is the one exception to "no error issue, then it runs".
+checks here then stay silent, so that one problem is one issue. Kernels outside geon's namespace
+(custom kernels, and loom's ``matmul`` and ``row_sum``) are loom's and check clean by these
+rules; the executor refuses a custom kernel (it has no implementation) and a loom kernel whose
+ports are not geon's (``matmul`` writing ``"z"``), naming them, and that is the one exception to
+"no error issue, then it runs".
 """
 
 from __future__ import annotations
@@ -52,10 +60,14 @@ from geon.core.issues import Constraint, Issue
 from geon.core.ops import CATALOGUE, Kernel
 from geon.core.zspace import IPF, parse_range
 
-__all__ = ["CONSTRAINTS", "PORTS", "POSITIONAL"]
+__all__ = ["CONSTRAINTS", "GEON_NAMESPACE", "PORTS", "POSITIONAL"]
 
 PORTS = "OperationPorts"
 POSITIONAL = "PositionalKernelAgreement"
+
+GEON_NAMESPACE = "op:"
+"""The prefix of geon's own kernel names: only these are held to geon's ports (``OperationPorts``);
+every other kernel is loom's."""
 
 ELEMENTWISE = ("nary", "binary", "unary")
 """The kernel families the executor runs on tensors without axes, besides ``positional``."""
@@ -85,6 +97,9 @@ def _keys(node: Node, side: str) -> dict[str, int]:
 
 
 def _ports(index: GraphIndex, node: Node) -> Iterator[Issue]:
+    kname = node.body.get("kernel")
+    if not isinstance(kname, str) or not kname.startswith(GEON_NAMESPACE):
+        return  # loom's kernel (matmul's "z" included): loom's rules judge it, not geon's ports
     k = _judged_here(index, node)
     if k is None:
         return
