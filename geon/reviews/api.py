@@ -86,7 +86,8 @@ def _review(request: HttpRequest, graph_id: str, review_id: int) -> dict[str, An
 def _thread(request: HttpRequest, graph_id: str, review_id: int, thread_id: int) -> Any:
     graph = check_can_view(request.user, graph_id)
     review = reading.review_of(graph, review_id)
-    return reading.thread_json(writing.thread_of(review, thread_id), Context(graph, request.user))
+    thread = writing.thread_of(review, thread_id)
+    return reading.thread_json(thread, Context(graph, request.user), review)
 
 
 @router.get("/graphs/{graph_id}/reviews", response=answers({200: dict[str, Any]}))

@@ -41,6 +41,8 @@ export interface Thread {
   author: string | null;
   version: number;
   resolved: boolean;
+  /** Why the caller may not resolve or reopen it (its author, the review's reviewers and the graph's owner may); null: they may. */
+  resolveRefused?: string | null;
   outdated: boolean;
   removed: boolean;
   changes: string[];
@@ -55,6 +57,8 @@ export interface Thread {
 export interface Verdict {
   id: number;
   user: string | null;
+  /** Whether the review asks this user: only such a reviewer's approval makes it approved. */
+  requested?: boolean;
   verdict: VerdictKind;
   body: string;
   version: number;
@@ -84,6 +88,8 @@ export interface ReviewSummary {
 
 export interface Review extends ReviewSummary {
   threads: Thread[];
+  /** Why the caller may not give it a verdict (its author may not); null: they may. */
+  verdictRefused?: string | null;
 }
 
 /** One guardrail that refused an approval. */

@@ -54,8 +54,13 @@ export function threadView(t: Thread, ctx: ThreadContext, act: ThreadActions): H
     parts.push(el("div", { class: "geon-comment", ...(c.id ? { "data-comment": String(c.id) } : {}) }, el("div", { class: "geon-comment-by small muted", text: byline(c.author, c.version, c.created) }), body));
   }
   if (t.suggestion) parts.push(suggestionView(t, ctx, act));
-  if (ctx.canReview && !t.resolved) parts.push(replyForm(t, ctx, act, button("Resolve", "Mark the thread resolved", () => act.resolve(t, true), "geon-small geon-thread-resolve")));
-  else if (ctx.canReview) parts.push(button("Reopen", "Reopen the thread (it counts as unresolved again)", () => act.resolve(t, false), "geon-small geon-thread-reopen"));
+  // resolving is for the thread's author, the review's reviewers and the graph's owner: anyone
+  // else who may review sees the control disabled, with the server's reason
+  const refused = t.resolveRefused ?? null;
+  const resolveTitle = (title: string) => refused ?? title;
+  const resolve = (b: HTMLButtonElement) => ((b.disabled = refused !== null), b);
+  if (ctx.canReview && !t.resolved) parts.push(replyForm(t, ctx, act, resolve(button("Resolve", resolveTitle("Mark the thread resolved"), () => act.resolve(t, true), "geon-small geon-thread-resolve"))));
+  else if (ctx.canReview) parts.push(resolve(button("Reopen", resolveTitle("Reopen the thread (it counts as unresolved again)"), () => act.resolve(t, false), "geon-small geon-thread-reopen")));
   return el("li", { class: classes.join(" "), "data-thread": String(t.id), "data-anchor": label }, ...parts);
 }
 

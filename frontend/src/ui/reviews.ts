@@ -5,7 +5,9 @@
 // (a thread pinned to the selected node, or to the output window the projection window shows,
 // optionally with a suggested split), its verdicts with the stale ones marked and why, and the
 // verdict form, which lists each guardrail that refused an approval. Roles decide what shows:
-// viewers read; reviewers comment and give verdicts; editors and owners also open, close and
+// viewers read; reviewers comment and give verdicts (never on a review they opened: the form is
+// disabled, saying why), and resolve threads (their own, or any of a review that asks them; the
+// graph's owner any); editors and owners also open, close and
 // reopen reviews and apply suggestions (the server checks every role again).
 //
 // Live: the websocket's ``review`` messages (``event``) refresh the list and the review shown;
@@ -213,14 +215,23 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
   const verdictText = el("textarea", { class: "geon-verdict-text", rows: "2", placeholder: "Summary (Markdown)", "aria-label": "verdict summary" });
   const verdictError = el("p", { class: "geon-form-error geon-verdict-error", role: "alert" });
   const guardrails = el("ul", { class: "geon-guardrails", "aria-label": "guardrails that refused the approval" });
-  const verdictForm = el("form", { class: "geon-verdict-form" }, el("div", { class: "geon-verdict-row" }, verdictKind, submit("Give verdict", "Give the verdict at the current version", "primary geon-verdict-send")), verdictText, verdictError, guardrails);
+  const verdictSend = submit("Give verdict", "Give the verdict at the current version", "primary geon-verdict-send");
+  // the review's author gives no verdict: the form stays, disabled, saying why (the server's words)
+  const verdictRefused = el("p", { class: "geon-verdict-refused small muted", role: "note" });
+  const verdictForm = el("form", { class: "geon-verdict-form" }, el("div", { class: "geon-verdict-row" }, verdictKind, verdictSend), verdictText, verdictRefused, verdictError, guardrails);
+  function refreshVerdictForm(refused: string | null): void {
+    for (const control of [verdictKind, verdictText, verdictSend]) control.disabled = refused !== null;
+    verdictSend.title = refused ?? "Give the verdict at the current version";
+    verdictRefused.textContent = refused ?? "";
+    verdictRefused.hidden = refused === null;
+  }
   verdictForm.addEventListener("submit", (e) => {
     e.preventDefault();
     void giveVerdict();
   });
 
   async function giveVerdict(): Promise<void> {
-    if (!shown) return;
+    if (!shown || verdictSend.disabled) return;
     verdictError.textContent = "";
     guardrails.replaceChildren();
     try {
@@ -315,6 +326,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
   function verdictItem(v: Verdict): HTMLElement {
     const item = el("li", { class: `geon-verdict${v.stale ? " geon-verdict-stale" : ""}`, "data-user": v.user ?? "", "data-verdict": v.verdict }, el("span", { class: "geon-verdict-who", text: `${v.user ?? "someone"} ${verdictLabel(v.verdict)} at version ${v.version}` }));
     if (v.stale) item.append(el("span", { class: "geon-verdict-mark", text: "stale", title: staleText(v) }), el("p", { class: "geon-verdict-why small muted", text: staleText(v) }));
+    if (v.requested === false && v.verdict === "approve") item.append(el("p", { class: "geon-verdict-unasked small muted", text: "not asked by this review: only an approval of a reviewer it asks approves it" }));
     if (v.body) {
       const body = el("div", { class: "geon-verdict-body" });
       body.innerHTML = renderMarkdown(v.body);
@@ -399,7 +411,10 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     }
     parts.push(el("h4", { text: "Verdicts" }), el("ul", { class: "geon-verdicts" }, ...r.verdicts.map(verdictItem)));
     if (!r.verdicts.length) parts.push(el("p", { class: "small muted", text: "No verdicts yet." }));
-    if (canReview(role) && r.state !== "closed") parts.push(verdictForm);
+    if (canReview(role) && r.state !== "closed") {
+      refreshVerdictForm(r.verdictRefused ?? null);
+      parts.push(verdictForm);
+    }
     // a rebuild keeps the focus where the user was typing
     const focused = document.activeElement;
     view.replaceChildren(...parts);

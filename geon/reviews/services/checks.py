@@ -6,11 +6,13 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User as Account
 
 from geon.accounts.models import Role
-from geon.core.errors import GeonError, quote
+from geon.core.errors import DocumentError, GeonError, quote
 from geon.core.nodes import LAYOUT, OPERATION
+from geon.graphs.edits import EditRefused, expand
 from geon.graphs.models import Graph
 from geon.graphs.protocol import CLIENT_MESSAGES, message_errors
 from geon.graphs.services.access import roles_on
@@ -61,8 +63,9 @@ def members_of(graph: Graph) -> dict[str, Account]:
     return people
 
 
-def check_reviewers(graph: Graph, names: Any) -> list[Account]:
-    """The accounts of ``names``, each a reviewer (or more) of the graph."""
+def check_reviewers(graph: Graph, names: Any, author: Account | None = None) -> list[Account]:
+    """The accounts of ``names``, each a reviewer (or more) of the graph, none the review's
+    ``author`` (who gives their own review no verdict)."""
     if not isinstance(names, list) or len(names) > REVIEWERS_MAX:
         raise GeonError(
             f"reviewers {quote(names)} is not valid; expected a list of at most "
@@ -82,6 +85,13 @@ def check_reviewers(graph: Graph, names: Any) -> list[Account]:
             raise GeonError(
                 f"{quote(name)} is a viewer of graph {quote(graph.title)} and cannot review; "
                 "give them the role reviewer (or editor) first"
+            )
+        if author is not None and account.pk == author.pk:
+            others = sorted(n for n in members if n != name)
+            raise GeonError(
+                f"reviewer {quote(name)} is opening this review and cannot review it (its author "
+                "gives it no verdict); ask other members of graph "
+                f"{quote(graph.title)}: {', '.join(others) if others else 'invite one first'}"
             )
         found.append(account)
     return found
@@ -158,8 +168,12 @@ def _position(context: Context, node_id: str) -> Any:
     return node.tag(LAYOUT) if node is not None else None
 
 
-def check_suggestion(suggestion: Any) -> dict[str, Any] | None:
-    """A suggestion ``{"ops": [...]}`` in the websocket's edit form (None: none)."""
+def check_suggestion(suggestion: Any, context: Context) -> dict[str, Any] | None:
+    """A suggestion ``{"ops": [...]}`` in the websocket's edit form (None: none), which the
+    current document accepts as an edit: tried on a copy (nothing changes), so that a
+    suggestion naming a node that does not exist, or a removal the document refuses, is refused
+    when the thread is written, not first when someone applies it. (Applying checks it again:
+    the document may have moved on.)"""
     if suggestion is None:
         return None
     ops = suggestion.get("ops") if isinstance(suggestion, dict) else None
@@ -172,4 +186,12 @@ def check_suggestion(suggestion: Any) -> dict[str, Any] | None:
     problems = message_errors(edit, CLIENT_MESSAGES)
     if problems:
         raise GeonError("suggestion is not a valid edit: " + "; ".join(problems))
+    trial = context.live.document.copy()
+    try:
+        trial.apply(expand(trial, ops, max_ops=settings.GEON_MAX_OPS_PER_EDIT))
+    except (DocumentError, EditRefused) as refused:
+        raise GeonError(
+            f"suggestion is not an edit version {context.version} of the graph accepts: "
+            f"{refused}; suggest ops on the nodes as they are now"
+        ) from None
     return {"ops": ops}

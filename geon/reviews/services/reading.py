@@ -11,11 +11,13 @@ from typing import Any
 
 from django.contrib.auth.models import User as Account
 
+from geon.accounts.models import Role
 from geon.core.approval import approval_subject, fingerprint, stale_because
 from geon.graphs import services as graphs
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.access import User, roles_on
 from geon.reviews.models import ReadMark, Review, Thread, Verdict
+from geon.reviews.services.roles import resolve_refusal, verdict_refusal
 
 
 class ReviewNotFound(graphs.GraphNotFound):
@@ -57,6 +59,11 @@ class Context:
         return found
 
     @cached_property
+    def owner(self) -> bool:
+        """Whether the user's role on the graph is owner (resolves any thread)."""
+        return roles_on([self.user], self.graph).get(self.user.pk) == Role.OWNER
+
+    @cached_property
     def read(self) -> dict[int, int]:
         """How much of each review of the graph the user has read (one query for them all)."""
         marks = ReadMark.objects.filter(review__graph=self.graph, user_id=self.user.pk or 0)
@@ -86,19 +93,21 @@ def plan_fields(plan: ShardPlan | None) -> dict[str, Any] | None:
 
 
 def review_state(review: Review, verdicts: list[dict[str, Any]]) -> str:
-    """``closed`` when closed; else, over each reviewer's latest verdict that is not stale,
-    ``changes_requested`` when one asks for changes, ``approved`` when one approves, else
-    ``open`` (verdicts: their JSON, oldest first)."""
+    """``closed`` when closed; else, over each person's latest verdict that is not stale (the
+    review's author's never count), ``changes_requested`` when one asks for changes,
+    ``approved`` when one of a reviewer the review asks approves, else ``open`` (verdicts:
+    their JSON, oldest first)."""
     if review.closed:
         return "closed"
+    author = review.author.get_username() if review.author is not None else None
     latest: dict[str, dict[str, Any]] = {}
     for verdict in verdicts:
-        if verdict["verdict"] != Verdict.Kind.COMMENT:
+        if verdict["verdict"] != Verdict.Kind.COMMENT and verdict["user"] != author:
             latest[verdict["user"]] = verdict
-    standing = {v["verdict"] for v in latest.values() if not v["stale"]}
-    if Verdict.Kind.REQUEST_CHANGES in standing:
+    standing = [v for v in latest.values() if not v["stale"]]
+    if any(v["verdict"] == Verdict.Kind.REQUEST_CHANGES for v in standing):
         return "changes_requested"
-    if Verdict.Kind.APPROVE in standing:
+    if any(v["verdict"] == Verdict.Kind.APPROVE and v["requested"] for v in standing):
         return "approved"
     return "open"
 
@@ -118,6 +127,8 @@ def verdict_json(verdict: Verdict, review: Review, context: Context) -> dict[str
     return {
         "id": verdict.pk,
         "user": _name(verdict.user),
+        # asked by the review: only such a reviewer's approval makes it approved
+        "requested": any(u.pk == verdict.user_id for u in review.reviewers.all()),
         "verdict": verdict.verdict,
         "body": verdict.body,
         "version": verdict.version,
@@ -159,7 +170,9 @@ def _changed_fields(before: Any, after: Any) -> list[str]:
     return sorted(k for k in set(old) | set(new) if old.get(k) != new.get(k))
 
 
-def thread_json(thread: Thread, context: Context) -> dict[str, Any]:
+def thread_json(thread: Thread, context: Context, review: Review | None = None) -> dict[str, Any]:
+    """A thread as the API answers it to ``context.user``; ``resolveRefused`` says why they may
+    not resolve or reopen it (None: they may, their role permitting)."""
     now = anchor_subject(thread.anchor, context)
     removed = now is None
     changes = [] if removed else _changed_fields(thread.anchor_fields, now)
@@ -172,6 +185,9 @@ def thread_json(thread: Thread, context: Context) -> dict[str, Any]:
         "author": _name(thread.author),
         "version": thread.version,
         "resolved": thread.resolved,
+        "resolveRefused": resolve_refusal(
+            review or thread.review, thread, context.user.pk, context.owner
+        ),
         "outdated": removed or bool(changes),
         "removed": removed,
         "changes": changes,
@@ -218,14 +234,16 @@ def review_json(review: Review, context: Context, *, threads: bool = True) -> di
         "verdicts": verdicts,
     }
     if threads:
-        out["threads"] = [thread_json(t, context) for t in rows]
+        # for the caller only (never in a published summary): why they may not judge it
+        out["verdictRefused"] = verdict_refusal(review, context.user.pk)
+        out["threads"] = [thread_json(t, context, review) for t in rows]
     return out
 
 
 def _related(rows: Any) -> Any:
     """Reviews with what their JSON reads, in a fixed number of queries."""
     return rows.select_related("plan", "author").prefetch_related(
-        "reviewers", "verdicts__user", "threads__comments__author"
+        "reviewers", "verdicts__user", "threads__author", "threads__comments__author"
     )
 
 

@@ -41,6 +41,7 @@ from geon.reviews.services.reading import (
     review_json,
     review_of,
 )
+from geon.reviews.services.roles import resolve_refusal, verdict_refusal
 
 
 def account(user: User) -> Account:
@@ -75,11 +76,12 @@ def do_open_review(
     description: Any = "",
 ) -> Review:
     """A new review of a plan of the graph (or the whole graph) at its current version
-    (editor and up); each reviewer must be a reviewer, editor or owner of the graph."""
+    (editor and up); each reviewer must be a reviewer, editor or owner of the graph, and not
+    its author (who gives it no verdict)."""
     graph = graphs.check_can_edit(user, graph_id)
     user = account(user)
     plan = plan_of(graph, plan_id) if plan_id is not None else None
-    accounts = check_reviewers(graph, reviewers)
+    accounts = check_reviewers(graph, reviewers, author=user)
     check_room("reviews", Review.objects.filter(graph=graph).count(), f"graph {quote(graph.title)}")
     review = Review.objects.create(
         graph=graph,
@@ -126,7 +128,8 @@ def do_add_thread(
     body: Any,
     suggestion: Any = None,
 ) -> Thread:
-    """A thread pinned to ``anchor`` with its first comment (reviewer and up)."""
+    """A thread pinned to ``anchor`` with its first comment (reviewer and up); a suggestion
+    must be an edit the current document accepts (:func:`check_suggestion`)."""
     graph = graphs.check_can_review(user, graph_id)
     user = account(user)
     review = review_of(graph, review_id)
@@ -134,13 +137,14 @@ def do_add_thread(
     context = Context(graph, user)
     checked, name, position = check_anchor(anchor, context)
     text = check_body(body)
+    suggested = check_suggestion(suggestion, context)
     thread = Thread.objects.create(
         review=review,
         anchor=checked,
         anchor_name=name[:300],
         anchor_fields=anchor_subject(checked, context),
         last_position=position,
-        suggestion=check_suggestion(suggestion),
+        suggestion=suggested,
         author=user,
         version=context.version,
     )
@@ -186,8 +190,12 @@ def do_add_comment(
 def do_resolve_thread(
     user: User, graph_id: uuid.UUID | str, review_id: int, thread_id: int, resolved: Any
 ) -> Thread:
-    """Resolve or reopen a thread (reviewer and up)."""
-    _, person, review, thread = _reviewing(user, graph_id, review_id, thread_id)
+    """Resolve or reopen a thread (reviewer and up): its author, the review's reviewers or the
+    graph's owner (:func:`~.roles.resolve_refusal`)."""
+    graph, person, review, thread = _reviewing(user, graph_id, review_id, thread_id)
+    refused = resolve_refusal(review, thread, person.pk, Context(graph, person).owner)
+    if refused is not None:
+        raise graphs.AccessDenied(refused)
     if not isinstance(resolved, bool):
         raise GeonError(f"resolved {quote(resolved)} is not valid; expected true or false")
     thread.resolved = resolved
@@ -200,11 +208,15 @@ def do_resolve_thread(
 def do_give_verdict(
     user: User, graph_id: uuid.UUID | str, review_id: int, verdict: Any, body: Any = ""
 ) -> Verdict:
-    """A verdict of the review at the current version (reviewer and up). An approval is
-    refused (:class:`GuardrailRefused`) while a guardrail of the graph holds."""
+    """A verdict of the review at the current version (reviewer and up, never its author:
+    :func:`~.roles.verdict_refusal`). An approval is refused (:class:`GuardrailRefused`) while a
+    guardrail of the graph holds."""
     graph = graphs.check_can_review(user, graph_id)
     user = account(user)
     review = review_of(graph, review_id)
+    refused = verdict_refusal(review, user.pk)
+    if refused is not None:
+        raise graphs.AccessDenied(refused)
     if verdict not in Verdict.Kind.values:
         raise GeonError(
             f"verdict {quote(verdict)} is not valid; expected one of "
