@@ -9,11 +9,15 @@
   version as a solution (202, the attempt ``queued``); ``GET /puzzles/attempts/<id>``: yours,
   ``done`` with ``{"solved", "draws", "counterexample"?}`` or ``failed`` with ``error``.
 
-A graph's editors write a lesson on it (``geon.learn.writing``), read and opened like a
-shipped one by its key:
+A graph's owner publishes a lesson on it (``geon.learn.writing``): the graph's current
+version with the steps, read and opened like a shipped one by its key (128 random bits):
 
 - ``GET /graphs/<id>/lesson`` (viewer and up: ``{"lesson"}``, null when none);
-- ``PUT`` ``{"title", "summary", "steps"}`` (editor and up: written or rewritten), ``DELETE``.
+- ``PUT`` ``{"title", "summary", "steps"}`` (the owner only: published, or published again
+  on the graph as it is now), ``DELETE`` (the owner only: withdrawn).
+
+Every endpoint that reads a lesson by key counts the wrong keys of the client's address; too
+many in ten minutes answer 429 with ``Retry-After`` (``services.lesson_for``).
 
 Visitors without an account try lessons and puzzles on a document their browser keeps:
 
@@ -30,7 +34,7 @@ from __future__ import annotations
 import uuid
 from typing import Any
 
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponse
 from ninja import Router, Schema, Status
 
 from geon.envelope import ERROR_STATUSES, answers, error_response
@@ -72,33 +76,55 @@ def list_lessons(request: HttpRequest) -> dict[str, Any]:
     return {"lessons": [lesson.to_json() for lesson in LESSONS.values()]}
 
 
-@router.get("/lessons/{key}", response=answers({200: dict[str, Any]}), auth=None)
-def get_lesson(request: HttpRequest, key: str) -> dict[str, Any]:
+#: The statuses of endpoints that read a lesson by key: a wrong key counts against the
+#: client's address, and too many of them answer 429 (services.lesson_for).
+KEYED = (*ERROR_STATUSES, 429)
+
+
+def _keys_throttled(throttled: services.KeysThrottled) -> HttpResponse:
+    response = error_response(429, "too_many_requests", str(throttled))
+    response["Retry-After"] = str(throttled.retry_after)
+    return response
+
+
+@router.get("/lessons/{key}", response=answers({200: dict[str, Any]}, KEYED), auth=None)
+def get_lesson(request: HttpRequest, key: str) -> Any:
     """One lesson with its steps."""
-    return services.lesson_of(key).to_json()
+    try:
+        return services.lesson_for(request, key).to_json()
+    except services.KeysThrottled as throttled:
+        return _keys_throttled(throttled)
 
 
-@router.post("/lessons/{key}/steps/{step}/check", response=answers({200: CheckOut}))
-def check_step(
-    request: HttpRequest, key: str, payload: CheckIn, step: int = PATH_NUMBER
-) -> dict[str, Any]:
+@router.post("/lessons/{key}/steps/{step}/check", response=answers({200: CheckOut}, KEYED))
+def check_step(request: HttpRequest, key: str, payload: CheckIn, step: int = PATH_NUMBER) -> Any:
     """Check step ``step``'s task on a graph you may view."""
+    try:
+        services.lesson_for(request, key)
+    except services.KeysThrottled as throttled:
+        return _keys_throttled(throttled)
     result = services.check_step(request.user, key, step, payload.graph)
     return {"passed": result.passed, "message": result.message}
 
 
-@router.post("/lessons/{key}/steps/{step}/try", response=answers({200: CheckOut}), auth=None)
-def try_step(
-    request: HttpRequest, key: str, payload: DocumentIn, step: int = PATH_NUMBER
-) -> dict[str, Any]:
+@router.post("/lessons/{key}/steps/{step}/try", response=answers({200: CheckOut}, KEYED), auth=None)
+def try_step(request: HttpRequest, key: str, payload: DocumentIn, step: int = PATH_NUMBER) -> Any:
     """Check step ``step``'s task on a posted document (for anyone; nothing is stored)."""
+    try:
+        services.lesson_for(request, key)
+    except services.KeysThrottled as throttled:
+        return _keys_throttled(throttled)
     result = services.check_tried_step(key, step, payload.document)
     return {"passed": result.passed, "message": result.message}
 
 
-@router.post("/lessons/{key}/keep", response=answers({200: KeptOut}))
-def keep_lesson(request: HttpRequest, key: str, payload: DocumentIn) -> dict[str, Any]:
+@router.post("/lessons/{key}/keep", response=answers({200: KeptOut}, KEYED))
+def keep_lesson(request: HttpRequest, key: str, payload: DocumentIn) -> Any:
     """Your copy of the lesson, holding what you did in it before signing in."""
+    try:
+        services.lesson_for(request, key)
+    except services.KeysThrottled as throttled:
+        return _keys_throttled(throttled)
     graph, kept = services.do_keep_lesson(request.user, key, payload.document)  # type: ignore[arg-type]
     return {"graph": graph.pk, "kept": kept, "url": f"/graphs/{graph.pk}/?lesson={key}"}
 
@@ -167,7 +193,8 @@ def get_written(request: HttpRequest, graph_id: uuid.UUID) -> dict[str, Any]:
 
 @router.put("/graphs/{graph_id}/lesson", response=answers({200: dict[str, Any]}))
 def write_lesson(request: HttpRequest, graph_id: uuid.UUID, payload: WrittenIn) -> dict[str, Any]:
-    """Write or rewrite the lesson on a graph: its title, summary and steps."""
+    """Publish (or publish again) the lesson on a graph: its title, summary and steps, on the
+    graph's current version (the owner only)."""
     written = writing.do_write_lesson(
         request.user, graph_id, payload.title, payload.summary, payload.steps
     )
@@ -176,6 +203,7 @@ def write_lesson(request: HttpRequest, graph_id: uuid.UUID, payload: WrittenIn) 
 
 @router.delete("/graphs/{graph_id}/lesson", response=answers({204: None}))
 def drop_lesson(request: HttpRequest, graph_id: uuid.UUID) -> Status[None]:
-    """Remove the lesson written on a graph (students keep their copies)."""
+    """Withdraw the lesson published on a graph (the owner only; students keep their
+    copies)."""
     writing.do_drop_lesson(request.user, graph_id)
     return Status(204, None)

@@ -84,7 +84,10 @@ def do_join(student: Account, key: str) -> Classroom:
 
 def item_title(assignment: Assignment) -> str:
     if assignment.kind == Assignment.Kind.LESSON:
-        return f"Lesson: {services.lesson_of(assignment.key).title}"
+        try:
+            return f"Lesson: {services.lesson_of(assignment.key).title}"
+        except services.LessonNotFound:  # withdrawn by its author, or its author's access gone
+            return "Lesson: withdrawn by its author"
     return f"Puzzle: {puzzles.puzzle_of(assignment.key)['title']}"
 
 
@@ -119,7 +122,11 @@ def progress(classroom: Classroom) -> list[dict[str, Any]]:
                 prefix = puzzles.PREFIX
             else:
                 done = checks.get((student.pk, a.key), [])
-                tasks = {i + 1 for i, s in enumerate(services.lesson_of(a.key).steps) if s.task}
+                try:
+                    steps = services.lesson_of(a.key).steps
+                except services.LessonNotFound:  # withdrawn: nothing left to pass
+                    steps = ()
+                tasks = {i + 1 for i, s in enumerate(steps) if s.task}
                 passed_steps = {step for step, ok in done if ok}
                 tries = [ok for _, ok in done]
                 solved = bool(tasks) and tasks <= passed_steps

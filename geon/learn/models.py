@@ -14,7 +14,9 @@ class Attempt(models.Model):
     checker's answer) or failed (the worker could not check it: ``error`` says why).
 
     A visitor without an account checks the document their browser holds: the attempt has no
-    user or graph but the ``document``, and is read back by its unguessable ``key``."""
+    user or graph but the ``document``, and is read back by its unguessable ``key``. Such a
+    check is counted against its visitor: ``visitor`` and ``address`` are SHA-256 digests of
+    their session key and of their address (neither is kept in the clear)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -29,6 +31,8 @@ class Attempt(models.Model):
     version = models.PositiveIntegerField(default=0)
     document = models.JSONField(null=True, blank=True)
     key = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    visitor = models.CharField(max_length=64, blank=True, default="", db_index=True)
+    address = models.CharField(max_length=64, blank=True, default="", db_index=True)
     status = models.CharField(max_length=8, choices=Status.choices, default=Status.QUEUED)
     solved = models.BooleanField(default=False)
     result = models.JSONField(default=dict, blank=True)
@@ -86,8 +90,12 @@ class Assignment(models.Model):
 
 
 class WrittenLesson(models.Model):
-    """A lesson a teacher wrote on one of their graphs (issue 19, item 3): its steps, read like
-    a shipped lesson's; a student's copy starts from the graph's document when they open it."""
+    """A lesson a graph's owner published on it (issue 19, item 3): its steps, read like a
+    shipped lesson's, on the graph as it was at ``version`` when published (a snapshot: later
+    edits of the graph are not published until the owner publishes again).
+
+    Served only while ``author`` still owns the graph and their account is active; its ``key``
+    carries 128 random bits (issue 30)."""
 
     key = models.CharField(max_length=64, unique=True)
     graph = models.OneToOneField(Graph, on_delete=models.CASCADE, related_name="lesson")
@@ -95,6 +103,7 @@ class WrittenLesson(models.Model):
     title = models.CharField(max_length=200)
     summary = models.TextField(blank=True, default="")
     steps = models.JSONField(default=list)
+    version = models.PositiveIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)
 

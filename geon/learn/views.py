@@ -2,6 +2,9 @@
 person's own copy in the editor at its first step (``?lesson=<key>&step=1``), a puzzle as their
 own graph (``?puzzle=<key>``): the editor's Lesson and Puzzle panels read them.
 
+A lesson key that opens nothing counts against the client's address; too many answer 429
+(:func:`geon.learn.services.lesson_for`).
+
 Without an account, ``/learn/try/<key>/`` and ``/learn/try/puzzles/<key>/`` open the same
 editor on the lesson's or puzzle's starting graph with no graph stored: the browser keeps the
 work, the server only checks it (geon/teaching/README.md, Trying without an account)."""
@@ -11,6 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
+from django.db.models import F
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 
@@ -22,7 +26,10 @@ from geon.teaching.lessons import LESSONS
 
 def lessons_page(request: HttpRequest) -> HttpResponse:
     shown = [puzzles.puzzle_json(key) for key in puzzles.puzzles()]
-    written = WrittenLesson.objects.filter(author_id=request.user.pk or 0).select_related("graph")
+    # the lessons one published and still serves (withdrawn ones are not listed)
+    written = WrittenLesson.objects.filter(
+        author_id=request.user.pk or 0, graph__owner_id=F("author_id")
+    ).select_related("graph")
     context = {"lessons": list(LESSONS.values()), "puzzles": shown, "written": written}
     return render(request, "learn/lessons.html", context)
 
@@ -33,9 +40,19 @@ def _try_page(request: HttpRequest, kind: str, key: str, title: str, start: Any)
     return render(request, "learn/try.html", context)
 
 
+def _keys_throttled(request: HttpRequest, throttled: services.KeysThrottled) -> HttpResponse:
+    """429: this address asked for too many lesson links that open nothing."""
+    context = {"title": "Too many wrong lesson links", "message": str(throttled)}
+    response = render(request, "learn/refused.html", context, status=429)
+    response["Retry-After"] = str(throttled.retry_after)
+    return response
+
+
 def try_lesson(request: HttpRequest, key: str) -> HttpResponse:
     try:
-        lesson = services.lesson_of(key)
+        lesson = services.lesson_for(request, key)
+    except services.KeysThrottled as throttled:
+        return _keys_throttled(request, throttled)
     except services.LessonNotFound as error:
         raise Http404(str(error)) from None
     return _try_page(request, "lesson", key, lesson.title, lesson.build().to_json())
@@ -61,7 +78,10 @@ def open_puzzle(request: HttpRequest, key: str) -> HttpResponse:
 @login_required
 def open_lesson(request: HttpRequest, key: str) -> HttpResponse:
     try:
+        services.lesson_for(request, key)
         graph, _ = services.do_open_lesson(request.user, key)  # type: ignore[arg-type]
+    except services.KeysThrottled as throttled:
+        return _keys_throttled(request, throttled)
     except services.LessonNotFound as error:
         raise Http404(str(error)) from None
     step = request.GET.get("step", "1")
@@ -116,7 +136,9 @@ def class_page(request: HttpRequest, class_id: int) -> HttpResponse:
         "items": [(f"lesson:{k}", f"Lesson: {v.title}") for k, v in LESSONS.items()]
         + [
             (f"lesson:{w.key}", f"Your lesson: {w.title}")
-            for w in WrittenLesson.objects.filter(author_id=request.user.pk)
+            for w in WrittenLesson.objects.filter(
+                author_id=request.user.pk, graph__owner_id=F("author_id")
+            )
         ]
         + [(f"puzzle:{k}", f"Puzzle: {p['title']}") for k, p in puzzles.puzzles().items()],
         "error": error,
