@@ -163,6 +163,24 @@ def celery_worker(subprocess_env: dict[str, str]) -> Iterator[Child]:
 
 
 @pytest.fixture(scope="session")
+def tries_worker(subprocess_env: dict[str, str]) -> Iterator[Child]:
+    """A real worker of the tries queue (visitors' puzzle checks), as ``geon serve`` runs it
+    beside the default queue's worker."""
+    from django.conf import settings
+
+    hostname = f"geon-tests-tries-{os.getpid()}@localhost"
+    command = [
+        sys.executable, "-m", "celery", "-A", "geon", "worker", "--pool=solo", "--loglevel=INFO",
+        "-Q", settings.GEON_TRIES_QUEUE, f"--hostname={hostname}",
+        "--without-gossip", "--without-mingle",
+    ]  # fmt: skip
+    child = start_child("tries", command, subprocess_env, lambda c: " ready." in c.output())
+    child.name = hostname
+    yield child
+    stop_process(child.process)
+
+
+@pytest.fixture(scope="session")
 def daphne_server(subprocess_env: dict[str, str]) -> Iterator[str]:
     """A real Daphne serving ``geon.asgi:application``; yields its base URL."""
     port = free_port()

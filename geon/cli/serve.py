@@ -1,10 +1,15 @@
-"""``geon serve``: run the web server (Daphne) and a Celery worker until Ctrl-C.
+"""``geon serve``: run the web server (Daphne) and two Celery workers until Ctrl-C.
 
-Both run as child processes in sessions of their own, so the terminal's Ctrl-C reaches only this
-process, which then stops both (SIGTERM, then SIGKILL after a grace period). A worker that exits
-on its own is restarted after a backoff (1 s, doubling up to 30 s; back to 1 s once a worker has
-run for a minute), and each exit is logged and recorded in ``GEON_DATA_DIR/serve.json``, which
-``/healthz`` shows to staff. Only the web server exiting stops everything (exit status 1).
+The ``worker`` consumes the default queue (signed-in users' runs and checks); the ``tries``
+worker consumes the tries queue (``GEON_TRIES_QUEUE``: visitors' puzzle checks), so that
+however many visitors check, signed-in users' runs never wait behind them (issue 30).
+
+All run as child processes in sessions of their own, so the terminal's Ctrl-C reaches only this
+process, which then stops them all (SIGTERM, then SIGKILL after a grace period). A worker that
+exits on its own is restarted after a backoff (1 s, doubling up to 30 s; back to 1 s once it has
+run for a minute), and each exit is logged and recorded in ``GEON_DATA_DIR/serve.json`` (the
+tries worker's under ``tries``), which ``/healthz`` shows to staff. Only the web server exiting
+stops everything (exit status 1).
 """
 
 from __future__ import annotations
@@ -23,7 +28,7 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-HELP = "run the web server (Daphne) and a Celery worker; Ctrl-C stops both"
+HELP = "run the web server (Daphne) and the Celery workers; Ctrl-C stops them all"
 GRACE_SECONDS = 10.0
 #: The first wait before a worker is restarted, the longest, and how long a worker must have run
 #: for the next restart to wait the first delay again.
@@ -84,19 +89,26 @@ def daphne_command(host: str, port: int) -> list[str]:
 
 
 def _commands(args: argparse.Namespace) -> dict[str, list[str]]:
-    python = sys.executable
+    """The children: the web server, the default queue's worker and the tries queue's (one
+    process: a visitor's check is short, and their number is bounded before they queue)."""
+    from django.conf import settings
+
+    celery = [sys.executable, "-m", "celery", "-A", "geon", "worker", "--loglevel=INFO"]
     return {
         "web": daphne_command(args.host, args.port),
         "worker": [
-            python,
-            "-m",
-            "celery",
-            "-A",
-            "geon",
-            "worker",
-            "--loglevel=INFO",
+            *celery,
+            "-Q",
+            settings.CELERY_TASK_DEFAULT_QUEUE,
             f"--concurrency={args.concurrency}",
             f"--hostname={args.worker_name}",
+        ],
+        "tries": [
+            *celery,
+            "-Q",
+            settings.GEON_TRIES_QUEUE,
+            "--concurrency=1",
+            f"--hostname=tries-{args.worker_name}",
         ],
     }
 
@@ -118,6 +130,9 @@ class Supervision:
     lastExit: dict[str, Any] | None = None
     # While a restart waits out its backoff: when it is due.
     restartAt: str | None = None
+    # The tries worker's supervision, with the same fields (pid, since, restarts, lastExit,
+    # restartAt).
+    tries: dict[str, Any] = field(default_factory=dict)
     _path: Path | None = field(default=None, repr=False)
 
     def save(self) -> None:
@@ -173,6 +188,68 @@ def _say(message: str, *, error: bool = False) -> None:
     print(f"geon serve: {message}", file=sys.stderr if error else sys.stdout, flush=True)
 
 
+class _Watched:
+    """One supervised worker (``worker`` or ``tries``): restarted after a backoff when it exits
+    on its own, each exit recorded in the state."""
+
+    def __init__(self, name: str, state: Supervision) -> None:
+        self.name, self.state = name, state
+        self.began = time.monotonic()
+        self.delay = BACKOFF_FIRST_SECONDS
+        self.restart_due: float | None = None
+
+    def started(self, pid: int) -> None:
+        self.began, self.restart_due = time.monotonic(), None
+        if self.name == "worker":
+            self.state.workerPid, self.state.workerSince = pid, _now()
+        else:
+            self.state.tries.update(pid=pid, since=_now())
+            self.state.tries.setdefault("restarts", 0)
+
+    def check(
+        self, child: subprocess.Popen[bytes], command: list[str]
+    ) -> subprocess.Popen[bytes] | None:
+        """Note an exit, or restart once the backoff is over (the new child)."""
+        label = "worker" if self.name == "worker" else "tries worker"
+        if self.restart_due is None and child.poll() is not None:
+            _kill_group(child.pid)
+            if time.monotonic() - self.began >= STABLE_SECONDS:
+                self.delay = BACKOFF_FIRST_SECONDS
+            self.restart_due = time.monotonic() + self.delay
+            restarts = self._get("restarts")
+            self._set(lastExit={"status": child.returncode, "at": _now()}, pid=None)
+            self._set(restartAt=_now(self.delay))
+            self.state.save()
+            _say(
+                f"the {label} process exited with status {child.returncode}; restarting it "
+                f"in {self.delay:g} s (restarts so far: {restarts})",
+                error=True,
+            )
+            self.delay = min(self.delay * 2, BACKOFF_MAX_SECONDS)
+        elif self.restart_due is not None and time.monotonic() >= self.restart_due:
+            fresh = subprocess.Popen(command, start_new_session=True)
+            self.started(fresh.pid)
+            self._set(restarts=self._get("restarts") + 1, restartAt=None)
+            self.state.save()
+            _say(f"{self.name} pid {fresh.pid} (restart {self._get('restarts')})")
+            return fresh
+        return None
+
+    def _get(self, key: str) -> Any:
+        if self.name == "worker":
+            return getattr(self.state, key)
+        return self.state.tries.get(key, 0)
+
+    def _set(self, **fields: Any) -> None:
+        for key, value in fields.items():
+            if self.name != "worker":
+                self.state.tries[key] = value
+            elif key == "pid":
+                self.state.workerPid = value
+            else:
+                setattr(self.state, key, value)
+
+
 def main(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         print(f'geon serve: port "{args.port}" is not valid; expected 1 to 65535', file=sys.stderr)
@@ -201,46 +278,26 @@ def main(args: argparse.Namespace) -> int:
     commands = _commands(args)
     children: dict[str, subprocess.Popen[bytes]] = {}
     state = Supervision(servePid=os.getpid(), since=_now(), _path=path)
+    workers = [_Watched("worker", state), _Watched("tries", state)]
     try:
         for name, command in commands.items():
             children[name] = subprocess.Popen(command, start_new_session=True)
-        state.workerPid, state.workerSince = children["worker"].pid, _now()
+        for watched in workers:
+            watched.started(children[watched.name].pid)
         state.save()
         pids = ", ".join(f"{name} pid {child.pid}" for name, child in children.items())
         host = "localhost" if args.host in ("127.0.0.1", "0.0.0.0") else args.host
         _say(pids)
         _say(f"open http://{host}:{args.port}/  (Ctrl-C stops)")
-        worker_began = time.monotonic()
-        delay = BACKOFF_FIRST_SECONDS
-        restart_due: float | None = None
         while not stopping:
             if children["web"].poll() is not None:
                 status = children["web"].returncode
                 _say(f"the web process exited with status {status}; stopping", error=True)
                 return 1
-            worker = children["worker"]
-            if restart_due is None and worker.poll() is not None:
-                _kill_group(worker.pid)
-                if time.monotonic() - worker_began >= STABLE_SECONDS:
-                    delay = BACKOFF_FIRST_SECONDS
-                restart_due = time.monotonic() + delay
-                state.lastExit = {"status": worker.returncode, "at": _now()}
-                state.workerPid, state.restartAt = None, _now(delay)
-                state.save()
-                _say(
-                    f"the worker process exited with status {worker.returncode}; restarting it "
-                    f"in {delay:g} s (restarts so far: {state.restarts})",
-                    error=True,
-                )
-                delay = min(delay * 2, BACKOFF_MAX_SECONDS)
-            elif restart_due is not None and time.monotonic() >= restart_due:
-                children["worker"] = subprocess.Popen(commands["worker"], start_new_session=True)
-                worker_began, restart_due = time.monotonic(), None
-                state.restarts += 1
-                state.workerPid, state.workerSince = children["worker"].pid, _now()
-                state.restartAt = None
-                state.save()
-                _say(f"worker pid {children['worker'].pid} (restart {state.restarts})")
+            for watched in workers:
+                child = watched.check(children[watched.name], commands[watched.name])
+                if child is not None:
+                    children[watched.name] = child
             time.sleep(0.2)
         _say("stopping")
         return 0

@@ -22,8 +22,10 @@ many in ten minutes answer 429 with ``Retry-After`` (``services.lesson_for``).
 Visitors without an account try lessons and puzzles on a document their browser keeps:
 
 - ``POST /lessons/<key>/steps/<n>/try`` ``{"document"}``: the step's check on it (nothing stored);
-- ``POST /puzzles/<key>/tries`` ``{"document"}``: a worker checks it (202 with the check's
-  unguessable ``key``; 429 while too many visitors' checks wait); ``GET /puzzles/tries/<key>``;
+- ``POST /puzzles/<key>/tries`` ``{"document"}``: a worker of the tries queue checks it (202
+  with the check's unguessable ``key``; 429, naming the limit, while the visitor's, their
+  address's or all visitors' checks wait or are used up: ``puzzles.Visitor``);
+  ``GET /puzzles/tries/<key>``;
 - once signed in, ``POST /lessons/<key>/keep`` and ``POST /puzzles/<key>/keep``
   ``{"document"}``: the person's own copy, made now holding that document (``kept``), or the
   copy they already had, left as it is.
@@ -154,13 +156,21 @@ def queue_attempt(request: HttpRequest, key: str, payload: CheckIn) -> Status[di
     auth=None,
 )
 def queue_try(request: HttpRequest, key: str, payload: DocumentIn) -> Any:
-    """Have a worker check a posted document as a solution of puzzle ``key`` (for anyone)."""
+    """Have a worker check a posted document as a solution of puzzle ``key`` (for anyone),
+    counted against the visitor's session and address."""
+    session = request.session
+    visitor = puzzles.Visitor.of(session.session_key, request.META.get("REMOTE_ADDR"))
     try:
-        attempt = puzzles.do_queue_try(key, payload.document)
+        attempt = puzzles.do_queue_try(key, payload.document, visitor)
     except puzzles.TriesBusy as busy:
         response = error_response(429, "too_many_requests", str(busy))
         response["Retry-After"] = "60"
         return response
+    if not visitor.session:  # their first try: a session (made only now) counts the next
+        session["geon.visitor"] = True
+        session.save()
+        assert session.session_key is not None
+        puzzles.own_try(attempt, session.session_key)
     return Status(202, puzzles.attempt_json(attempt))
 
 

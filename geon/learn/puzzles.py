@@ -7,16 +7,19 @@ of axis lengths (1 included) and values, the first difference explained in axis 
 
 from __future__ import annotations
 
+import hashlib
+import ipaddress
 import json
 import secrets
 import uuid
+from dataclasses import dataclass
 from datetime import timedelta
 from functools import cache
 from importlib import resources
 from typing import Any
 
 from django.contrib.auth.models import User as Account
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from geon import core as gc
@@ -41,12 +44,26 @@ CHECK_ATTEMPT = "geon.learn.check_attempt"
 DRAWS = 50
 #: The most checks of one puzzle by one person still queued at once.
 QUEUED_MAX = 3
-#: Visitors without an account: the most of their checks queued at once (all visitors
-#: together), the most kept in a day, the largest document (JSON bytes) and node count.
+#: The registered name of the worker's task for a visitor's check, routed to the tries queue
+#: (``GEON_TRIES_QUEUE``: geon/settings.py ``CELERY_TASK_ROUTES``).
+CHECK_TRY = "geon.learn.check_try"
+#: Visitors without an account (issue 30, finding 8), each counted by their session and by
+#: their address (an IPv6 address by its /64): the checks of one waiting at once, and made in
+#: a day; the same for one address (a classroom behind one NAT shares it). Every visitor
+#: together has at most TRIES_QUEUED_MAX waiting (the tries queue's bound) and
+#: TRIES_PER_DAY_MAX a day (what is kept: a checked try keeps its answer, not its document).
+TRIES_QUEUED_PER_VISITOR = 3
+TRIES_PER_VISITOR_DAY = 100
+TRIES_QUEUED_PER_ADDRESS = 10
+TRIES_PER_ADDRESS_DAY = 300
 TRIES_QUEUED_MAX = 20
-TRIES_PER_DAY_MAX = 2000
+TRIES_PER_DAY_MAX = 20_000
+#: The largest document of a try (JSON bytes) and its most nodes.
 TRY_BYTES_MAX = 64 * 1024
 TRY_NODES_MAX = 100
+#: The PostgreSQL advisory lock that queues visitors' tries one at a time (SQLite's
+#: IMMEDIATE transactions already do).
+TRIES_LOCK = 0x6765_6F6E_7472_79  # "geontry"
 
 
 class PuzzleNotFound(graphs.GraphNotFound):
@@ -152,7 +169,37 @@ def do_queue_attempt(user: User, key: str, graph_id: uuid.UUID | str) -> Attempt
 
 
 class TriesBusy(GeonError):
-    """Too many checks of visitors without an account are waiting (429)."""
+    """A visitor's check refused for now: theirs, their address's or every visitor's are
+    waiting or used up (429)."""
+
+
+@dataclass(frozen=True)
+class Visitor:
+    """Who a visitor's try is counted against: SHA-256 digests of their session key (empty
+    while they have no session: none of their tries is stored yet) and of their address."""
+
+    session: str
+    address: str
+
+    @classmethod
+    def of(cls, session_key: str | None, address: str | None) -> Visitor:
+        return cls(digest(session_key) if session_key else "", digest(network_of(address)))
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def network_of(address: str | None) -> str:
+    """What one address is counted as: an IPv4 address itself, an IPv6 address its /64 (one
+    host gets a whole /64)."""
+    try:
+        parsed = ipaddress.ip_address(address or "")
+    except ValueError:
+        return address or "unknown"
+    if parsed.version == 6:
+        return str(ipaddress.ip_network(f"{parsed}/64", strict=False))
+    return str(parsed)
 
 
 def tried_document(document: Any) -> dict[str, Any]:
@@ -172,29 +219,80 @@ def tried_document(document: Any) -> dict[str, Any]:
     return dict(document)
 
 
-@transaction.atomic
-def do_queue_try(key: str, document: Any) -> Attempt:
-    """Queue a check of a visitor's ``document`` (no account: their browser keeps the work)
-    as a solution of puzzle ``key``. All visitors together have at most
-    :data:`TRIES_QUEUED_MAX` checks waiting and :data:`TRIES_PER_DAY_MAX` a day; checks
-    older than a day are forgotten."""
-    puzzle_of(key)
-    document = tried_document(document)
-    day_ago = timezone.now() - timedelta(days=1)
+def _one_at_a_time() -> None:
+    """Queue visitors' tries one at a time, so that counting them and adding one is atomic:
+    concurrent tries never pass a cap. PostgreSQL: a transaction-scoped advisory lock; SQLite:
+    the IMMEDIATE transaction (geon/settings.py) already holds the database's write lock."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(%s)", [TRIES_LOCK])
+
+
+def _refusal(visitor: Visitor) -> str | None:
+    """Why ``visitor``'s try is refused now (None: it may be queued). Yours first, then your
+    address's, then every visitor's, each naming the limit and what to do."""
     tries = Attempt.objects.filter(user=None)
-    tries.filter(created__lt=day_ago).delete()
-    if tries.filter(status=Attempt.Status.QUEUED).count() >= TRIES_QUEUED_MAX:
-        raise TriesBusy(
+    queued = tries.filter(status=Attempt.Status.QUEUED)
+    if visitor.session:
+        if queued.filter(visitor=visitor.session).count() >= TRIES_QUEUED_PER_VISITOR:
+            return (
+                f"{TRIES_QUEUED_PER_VISITOR} of your checks are still waiting for the worker, "
+                "the most one visitor may have; wait for their answers"
+            )
+        if tries.filter(visitor=visitor.session).count() >= TRIES_PER_VISITOR_DAY:
+            return (
+                f"you have made {TRIES_PER_VISITOR_DAY} checks today, the most one visitor "
+                "may make in a day; sign in to check yours"
+            )
+    if queued.filter(address=visitor.address).count() >= TRIES_QUEUED_PER_ADDRESS:
+        return (
+            f"{TRIES_QUEUED_PER_ADDRESS} checks from your address are still waiting for the "
+            "worker, the most one address may have; try again in a minute, or sign in"
+        )
+    if tries.filter(address=visitor.address).count() >= TRIES_PER_ADDRESS_DAY:
+        return (
+            f"{TRIES_PER_ADDRESS_DAY} checks were made from your address today, the most one "
+            "address may make in a day; sign in to check yours"
+        )
+    if queued.count() >= TRIES_QUEUED_MAX:
+        return (
             f"{TRIES_QUEUED_MAX} checks of visitors are waiting for the worker; try again in "
             "a minute, or sign in"
         )
     if tries.count() >= TRIES_PER_DAY_MAX:
-        raise TriesBusy(
-            f"visitors have made {TRIES_PER_DAY_MAX:,} checks today; sign in to check yours"
+        return f"visitors have made {TRIES_PER_DAY_MAX:,} checks today; sign in to check yours"
+    return None
+
+
+def do_queue_try(key: str, document: Any, visitor: Visitor) -> Attempt:
+    """Queue a check of a visitor's ``document`` (no account: their browser keeps the work)
+    as a solution of puzzle ``key``, on the tries queue. The puzzle and the document are
+    checked first; then, one visitor's try at a time, the quotas of :class:`Visitor` (see
+    :data:`TRIES_QUEUED_PER_VISITOR` and below) are counted and the try is stored, or refused
+    (:class:`TriesBusy`) with nothing stored. Tries older than a day are forgotten."""
+    puzzle_of(key)
+    document = tried_document(document)
+    with transaction.atomic():
+        _one_at_a_time()
+        Attempt.objects.filter(user=None, created__lt=timezone.now() - timedelta(days=1)).delete()
+        refused = _refusal(visitor)
+        if refused is not None:
+            raise TriesBusy(refused)
+        attempt = Attempt.objects.create(
+            puzzle=key,
+            document=document,
+            key=secrets.token_urlsafe(24),
+            visitor=visitor.session,
+            address=visitor.address,
         )
-    attempt = Attempt.objects.create(puzzle=key, document=document, key=secrets.token_urlsafe(24))
-    transaction.on_commit(lambda: app.send_task(CHECK_ATTEMPT, args=(attempt.pk,)))
+        transaction.on_commit(lambda: app.send_task(CHECK_TRY, args=(attempt.pk,)))
     return attempt
+
+
+def own_try(attempt: Attempt, session_key: str) -> None:
+    """Count ``attempt`` (a visitor's first, queued before they had a session) against the
+    session they have now."""
+    Attempt.objects.filter(pk=attempt.pk, user=None).update(visitor=digest(session_key))
 
 
 def get_try(key: str) -> Attempt:
@@ -228,4 +326,6 @@ def do_check_attempt(attempt_id: int) -> None:
         attempt.status, attempt.solved = Attempt.Status.DONE, result.solved
         attempt.result = result.to_json()
     attempt.finished = timezone.now()
+    if attempt.graph is None:  # a visitor's try keeps its answer, not its document
+        attempt.document = None
     attempt.save()
