@@ -32,7 +32,8 @@ def signup_allowed(mode: str, invited: bool) -> bool:
 
 
 class GeonAccountAdapter(DefaultAccountAdapter):
-    """Sign-up follows ``GEON_SIGNUP``; an invited person's invitation is accepted on sign-up."""
+    """Sign-up follows ``GEON_SIGNUP``; an invited person is sent back to their invitation,
+    whose page they accept it on (a POST: following a link never accepts)."""
 
     def is_open_for_signup(self, request: HttpRequest) -> bool:
         """Open, by invitation (a followed invitation in the session), or closed."""
@@ -40,8 +41,8 @@ class GeonAccountAdapter(DefaultAccountAdapter):
         return signup_allowed(settings.GEON_SIGNUP, invited)
 
     def get_signup_redirect_url(self, request: HttpRequest) -> Any:
-        """After sign-up: back to the invitation followed (which accepts it and lands on its
-        graph), else the graph list."""
+        """After sign-up: back to the invitation followed (its page offers to accept it, which
+        lands on its graph), else the graph list."""
         return pending_invitation_url(request) or super().get_signup_redirect_url(request)
 
     def get_login_redirect_url(self, request: HttpRequest) -> Any:

@@ -2,9 +2,14 @@
 (``/s/<key>/``); and the teams page (``/teams/``).
 
 An invitation link followed while signed out remembers its key in the session and sends the
-person to sign up (or, with an account, to sign in); once signed in, the same page accepts the
-invitation and lands them on the graph with its role. A share link opens the editor read-only
-for anyone; a revoked one shows a page saying it was turned off (410).
+person to sign up (or, with an account, to sign in); once signed in, the same page shows the
+invitation with an "Accept" button, a form that POSTs (with its CSRF token) to the same address,
+which accepts it and lands them on the graph with its role. A GET changes nothing. Only an
+account holding the invited address, confirmed, may accept: anyone else sees the button disabled
+with the reason (403), and a POST of theirs is refused alike. A link that was used, revoked or
+expired — also for the loser of two acceptances at once — answers the same 404 page. A share
+link opens the editor read-only for anyone; a revoked one shows a page saying it was turned off
+(410).
 """
 
 from __future__ import annotations
@@ -12,7 +17,7 @@ from __future__ import annotations
 from allauth.account.adapter import get_adapter
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
@@ -24,24 +29,46 @@ from geon.graphs.services import sharing
 from geon.graphs.services.access import GraphNotFound
 
 
+def _gone(request: HttpRequest, error: Exception) -> HttpResponse:
+    """The page of an invitation link that does not work (used, revoked, expired, unknown)."""
+    request.session.pop(INVITATION_SESSION_KEY, None)
+    context = {"title": "Invitation not valid", "message": str(error)}
+    return render(request, "graphs/link_closed.html", context, status=404)
+
+
 def invitation(request: HttpRequest, key: str) -> HttpResponse:
-    """Follow an invitation: sign up (or in) first, then land on its graph with its role."""
+    """Follow an invitation: sign up (or in) first; then GET shows it, and POST (the page's
+    form, with its CSRF token) accepts it and lands on its graph with its role."""
+    if request.method not in ("GET", "HEAD", "POST"):
+        return HttpResponseNotAllowed(["GET", "POST"])
     try:
         found = sharing.pending_invitation(key)
     except sharing.InvitationNotFound as error:
-        request.session.pop(INVITATION_SESSION_KEY, None)
-        context = {"title": "Invitation not valid", "message": str(error)}
-        return render(request, "graphs/link_closed.html", context, status=404)
+        return _gone(request, error)
     if not request.user.is_authenticated:
         request.session[INVITATION_SESSION_KEY] = key
         if found.email:  # the link came to this address: signing up with it needs no confirming
             get_adapter(request).stash_verified_email(request, found.email)
         return redirect(f"{reverse('account_signup')}?email={found.email}")
-    accepted = sharing.do_accept_invitation(request.user, key)
-    request.session.pop(INVITATION_SESSION_KEY, None)
-    if accepted.graph is not None:
-        return redirect("graph-editor", graph_id=accepted.graph.pk)
-    return redirect("teams")
+    refused = sharing.invitation_refusal(request.user, found)
+    if request.method == "POST" and refused is None:
+        try:
+            accepted = sharing.do_accept_invitation(request.user, key)
+        except sharing.InvitationNotFound as error:  # another acceptance won meanwhile
+            return _gone(request, error)
+        except sharing.InvitationForAnother as error:  # its addresses changed meanwhile
+            refused = str(error)
+        else:
+            request.session.pop(INVITATION_SESSION_KEY, None)
+            if accepted.graph is not None:
+                return redirect("graph-editor", graph_id=accepted.graph.pk)
+            return redirect("teams")
+    context = {
+        "invitation": found,
+        "to": f'graph "{found.graph.title}"' if found.graph is not None else f'team "{found.team}"',
+        "refused": refused,
+    }
+    return render(request, "graphs/invitation.html", context, status=403 if refused else 200)
 
 
 def shared_link(request: HttpRequest, key: str) -> HttpResponse:

@@ -96,6 +96,10 @@ def test_invite_sign_up_live_edits_demotion_and_links(
     eve.fill("input[name=password2]", "tensor-axes-42")
     screenshots(eve, "sharing")("02-signup")
     eve.click("form button[type=submit]")
+    # then she sees the invitation, and accepting it is the page's form (a POST), not the link
+    eve.wait_for_selector(".geon-invitation-accept button[type=submit]:not([disabled])")
+    assert "invited eve@example.org" in (eve.text_content(".geon-invitation") or "")
+    eve.click(".geon-invitation-accept button[type=submit]")
     eve.wait_for_url(f"{base}/graphs/{graph.pk}/")
     open_editor(eve)
     eve.wait_for_function("() => window.geon.state().role === 'reviewer'")

@@ -5,7 +5,9 @@ the link can view" links, and teams (their members, team roles, a team's role on
   once, like ``PUT /graphs/<id>/members/<username>``; one to an **unknown email** stores an
   :class:`~geon.graphs.models.Invitation` and mails its link, which signs the person up and
   lands them on the graph with the role. Both answer alike: whether an address has an account
-  is never told;
+  is never told. The link is not a bearer token: it is accepted by a POST (with CSRF) of an
+  account that holds the invited address, confirmed (:func:`invitation_refusal`), and only
+  once, even when two acceptances race (:func:`do_accept_invitation`);
 - a **share link** is an unguessable key (256 bits) that opens the graph read-only for anyone;
   revoking it keeps the row, so the link shows a clear "revoked" page;
 - a **team** is made by a signed-in user, who becomes its ``owner``; team owners add members
@@ -61,6 +63,17 @@ def account(user: User) -> Account:
 
 class InvitationNotFound(GraphNotFound):
     """No pending invitation with that key (or it expired, or was accepted or revoked)."""
+
+
+#: What a link that no longer works says, however it stopped working (used, by a race too).
+INVITATION_GONE = (
+    "this invitation link does not work: it expired, was revoked or was used already; "
+    "ask the person who invited you for a new one"
+)
+
+
+class InvitationForAnother(AccessDenied):
+    """The signed-in account does not hold the address the invitation was sent to (403)."""
 
 
 class TeamNotFound(GraphNotFound):
@@ -201,18 +214,53 @@ def pending_invitation(key: Any) -> Invitation:
         else None
     )
     if invitation is None:
-        raise InvitationNotFound(
-            "this invitation link does not work: it expired, was revoked or was used already; "
-            "ask the person who invited you for a new one"
-        )
+        raise InvitationNotFound(INVITATION_GONE)
     return invitation
+
+
+def confirmed_addresses(user: Account) -> list[str]:
+    """The addresses ``user`` has confirmed (allauth's verified addresses), lower-cased."""
+    from allauth.account.models import EmailAddress
+
+    rows = EmailAddress.objects.filter(user=user, verified=True).values_list("email", flat=True)
+    return sorted({e.lower() for e in rows})
+
+
+def invitation_refusal(user: Account, invitation: Invitation) -> str | None:
+    """Why ``user`` may not accept ``invitation`` (None: they may): it is accepted only by an
+    account holding the invited address, confirmed — signing up from the link confirms it."""
+    if invitation.email.lower() in confirmed_addresses(user):
+        return None
+    what = (
+        f"graph {quote(invitation.graph.title)}"
+        if invitation.graph is not None
+        else f"team {quote(invitation.team.name if invitation.team else '')}"
+    )
+    return (
+        f"this invitation to {what} was sent to {invitation.email}, which is not a confirmed "
+        f"address of your account {quote(user.get_username())}; sign in with the account of "
+        f"{invitation.email}, add and confirm that address on your account page, or ask "
+        f"{invitation.invited_by.get_username()} to invite this account"
+    )
 
 
 @transaction.atomic
 def do_accept_invitation(user: Account, key: str) -> Invitation:
     """Give ``user`` the invitation's role on its graph (or in its team) and mark it accepted.
-    A role the user holds already is raised, never lowered."""
+    A role the user holds already is raised, never lowered. Refused
+    (:class:`InvitationForAnother`) when the user does not hold the invited address.
+
+    Only one acceptance wins: the invitation is claimed by a conditional update (``accepted_by
+    IS NULL``) before any role is given. On PostgreSQL a second acceptance waits on the first's
+    row lock and then finds it claimed; on SQLite the transactions run one at a time. The loser
+    gets :class:`InvitationNotFound`, the page of a used link."""
     invitation = pending_invitation(key)
+    refused = invitation_refusal(user, invitation)
+    if refused is not None:
+        raise InvitationForAnother(refused)
+    claimed = Invitation.objects.filter(pk=invitation.pk, accepted_by=None).update(accepted_by=user)
+    if not claimed:
+        raise InvitationNotFound(INVITATION_GONE)
     if invitation.graph is not None:
         graph = invitation.graph
         if graph.owner_id != user.pk:
@@ -227,7 +275,6 @@ def do_accept_invitation(user: Account, key: str) -> Invitation:
             )
             announce_team_changed(invitation.team)
     invitation.accepted_by = user
-    invitation.save(update_fields=["accepted_by"])
     return invitation
 
 
