@@ -63,6 +63,12 @@ def test_a_plan_review_from_opening_to_a_stale_approval(
     # then she sees it open, and bob's panel lists it live with an unread badge
     ann.wait_for_selector(".geon-review-view:not([hidden]) .geon-review-title-text")
     assert state_chip(ann) == "open"
+    # and, as its author, she is offered no verdict: the form is disabled, saying why
+    ann.wait_for_selector(".geon-verdict-send[disabled]")
+    assert (ann.text_content(".geon-verdict-refused") or "").startswith(
+        f'you opened review "{REVIEW}", so you cannot give it a verdict; the reviewers it asks '
+        '("bob")'
+    )
     bob.wait_for_selector(f".geon-review[data-review='{REVIEW}']")
     assert bob.text_content(".geon-reviews-count") == "1 open review"
     assert bob.text_content(".geon-reviews-unread") == "1"
