@@ -342,6 +342,13 @@ GEON_RUN_MAX_ATTEMPTS = env_int("GEON_RUN_MAX_ATTEMPTS", 3, minimum=1)
 # person's imports may wait for (or be on) a worker at once before more are refused with 429.
 GEON_IMPORT_MAX_BYTES = env_int("GEON_IMPORT_MAX_BYTES", 64 * 1024 * 1024, minimum=1024)
 GEON_IMPORTS_PER_USER = env_int("GEON_IMPORTS_PER_USER", 3, minimum=1)
+# Each import runs in a child process of the worker (geon.interop.onnx_bounded) in an empty
+# working folder, killed after this many seconds, its address space capped at this many bytes;
+# the import task's Celery soft/hard time limits are 30/60 s past it.
+GEON_IMPORT_SECONDS = env_int("GEON_IMPORT_SECONDS", 120, minimum=1)
+GEON_IMPORT_MAX_MEMORY_BYTES = env_int(
+    "GEON_IMPORT_MAX_MEMORY_BYTES", 2 * 1024**3, minimum=256 * 1024 * 1024
+)
 
 # --- auth, i18n, static ---------------------------------------------------------------------
 

@@ -6,7 +6,10 @@ initializers' values are written to ``--weights`` (default: ``OUT.npz`` beside t
 keys = tensor labels = ONNX initializer names). ``--dim batch=8`` binds a ``dim_param``.
 Prints one JSON line: the counts of axes, tensors and operations, the inputs, the weights and
 the outputs. Exit status 0 on success, 2 when the model is refused (one line on stderr says why,
-for unsupported operators the list of them with their node names).
+for unsupported operators the list of them with their node names). Nothing the model names is
+opened (external data is refused), control flow is refused, constants are computed only within
+a bound, and a model whose document would surely be over ``GEON_MAX_REQUEST_BYTES`` (16 MiB
+unless the environment says otherwise) is refused before it is converted.
 """
 
 from __future__ import annotations
@@ -21,6 +24,10 @@ import numpy as np
 from geon.core.errors import GeonError
 
 HELP = "import an ONNX model as a geon document"
+#: The document's bound: what the server accepts for one (``GEON_MAX_REQUEST_BYTES``, read from
+#: the environment as the server reads it), so a model whose document could never be uploaded
+#: is refused before it is converted.
+MAX_BYTES_NAME, DEFAULT_MAX_BYTES = "GEON_MAX_REQUEST_BYTES", 16 * 1024 * 1024
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -46,7 +53,13 @@ def main(args: argparse.Namespace) -> int:
         return _fail(f'cannot read "{args.model}": no such file')
     weights_path = args.weights or os.path.splitext(args.out)[0] + ".npz"
     try:
-        imported = import_onnx(args.model, dims=parse_dims(args.dim))
+        max_bytes = int(os.environ.get(MAX_BYTES_NAME) or DEFAULT_MAX_BYTES)
+    except ValueError:
+        return _fail(f'{MAX_BYTES_NAME} is "{os.environ[MAX_BYTES_NAME]}"; expected bytes')
+    try:
+        imported = import_onnx(
+            args.model, dims=parse_dims(args.dim), max_bytes=max_bytes, bound=MAX_BYTES_NAME
+        )
     except GeonError as exc:
         return _fail(str(exc))
     except Exception as exc:  # a bug must still reach the user as one line, not a traceback

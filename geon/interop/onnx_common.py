@@ -59,6 +59,22 @@ MULTI_OUTPUT = ("LayerNormalization", "Split")
 """Operators whose outputs after the first the importer maps (the others are refused if used)."""
 SUPPORTED = frozenset({*UNARY, *BINARY, *NARY, *REDUCE, *OTHER, *LAYERED})
 """ONNX operator types (default domain) the importer maps."""
+SHAPE_OPS = frozenset({
+    "Shape", "Size", "Cast", "CastLike", "Slice", "ConstantOfShape", "Expand", "Range", "Tile",
+    "Pad", "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "Not", "And", "Or",
+    "Floor", "Ceil", "Round", "Mod",
+})  # fmt: skip
+"""Operators geon does not map but computes when their inputs are constants (PyTorch's shape
+arithmetic); left on data they are refused as unsupported."""
+UNFOLDED = frozenset(WINDOWED) | {"Einsum"}
+"""Mapped operators never computed when importing, even on constants: their work is not bounded
+by their output's size (a window or a contraction per element)."""
+FOLDABLE = (SUPPORTED - UNFOLDED) | SHAPE_OPS
+"""What the importer may compute on constants (ONNX's reference evaluator), each node only once
+shape inference gave the size of its outputs and that size is within the bound."""
+CONTROL_FLOW = ("Loop", "If", "Scan")
+"""Refused by name, before anything is inferred or computed: their bodies are subgraphs and a
+``Loop``'s trip count is any int64."""
 
 DTYPES = {1: "float32", 2: "uint8", 3: "int8", 5: "int16", 6: "int32", 7: "int64", 9: "boolean",
           10: "float16", 11: "float64", 14: "complex64", 15: "complex128"}  # fmt: skip
@@ -70,6 +86,66 @@ class OnnxImportError(GeonError):
 
 class UnsupportedOperators(OnnxImportError):
     """The model uses operators geon does not map; the message lists them with node names."""
+
+
+def external_tensors(model: Any) -> list[str]:
+    """The names of every tensor of ``model`` that keeps its data outside the model (in a file
+    that reading it would open): initializers, sparse initializers' values and indices, and the
+    tensors of every attribute (``TENSOR(S)``, ``SPARSE_TENSOR(S)``), in the main graph, in every
+    subgraph at any depth, in the model's functions and training graphs.
+
+    >>> from onnx import helper as h, TensorProto as T
+    >>> t = h.make_tensor("w", T.FLOAT, [1], [0.0]); t.data_location = T.EXTERNAL
+    >>> s = h.make_sparse_tensor(t, h.make_tensor("i", T.INT64, [1], [0]), [4])
+    >>> g = h.make_graph([h.make_node("Constant", [], ["c"], sparse_value=s)], "g", [], [])
+    >>> external_tensors(h.make_model(g))
+    ['w']
+    """
+    from onnx import AttributeProto, TensorProto
+
+    found: list[str] = []
+
+    def tensor(t: Any) -> None:
+        if t.data_location == TensorProto.EXTERNAL or len(t.external_data):
+            found.append(t.name or "(unnamed)")
+
+    def sparse(s: Any) -> None:
+        tensor(s.values)
+        tensor(s.indices)
+
+    def attribute(a: Any) -> None:
+        tensor(a.t)
+        sparse(a.sparse_tensor)
+        for t in a.tensors:
+            tensor(t)
+        for s in a.sparse_tensors:
+            sparse(s)
+        if a.type == AttributeProto.GRAPH or a.HasField("g"):
+            graph(a.g)
+        for g in a.graphs:
+            graph(g)
+
+    def nodes(ns: Any) -> None:
+        for node in ns:
+            for a in node.attribute:
+                attribute(a)
+
+    def graph(g: Any) -> None:
+        for t in g.initializer:
+            tensor(t)
+        for s in g.sparse_initializer:
+            sparse(s)
+        nodes(g.node)
+
+    graph(model.graph)
+    for f in model.functions:
+        nodes(f.node)
+        for a in f.attribute_proto:
+            attribute(a)
+    for info in model.training_info:
+        graph(info.initialization)
+        graph(info.algorithm)
+    return found
 
 
 def refuse(n: Any, what: str) -> NoReturn:

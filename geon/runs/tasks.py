@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from celery.signals import worker_ready
+from django.conf import settings
 
 from geon.celery import app
 from geon.runs import services
@@ -28,9 +29,15 @@ def render_diagram(render_id: int) -> None:
     services.do_render(render_id)
 
 
-@app.task(name=IMPORT_MODEL)
+@app.task(
+    name=IMPORT_MODEL,
+    soft_time_limit=settings.GEON_IMPORT_SECONDS + 30,
+    time_limit=settings.GEON_IMPORT_SECONDS + 60,
+)
 def import_model(import_id: int) -> None:
-    """Convert model import ``import_id`` to a graph (idempotent: a finished one is left alone)."""
+    """Convert model import ``import_id`` to a graph (idempotent: a finished one is left alone).
+    The conversion's child process is killed after ``GEON_IMPORT_SECONDS``; the task's own
+    limits (a prefork pool enforces them) are a second bound past it."""
     do_import(import_id)
 
 

@@ -4,11 +4,14 @@ converted by a worker with :func:`geon.interop.onnx_import.import_onnx`.
 :func:`check_can_import` bounds the request in the web process before anything is stored (the
 file's name and size, the ``dims`` field, how many of the person's imports are waiting);
 :func:`do_queue_import` stores the upload and hands it to the worker once committed; the worker's
-:func:`do_import` reads the model, names its axes, stores the graph (through
-:func:`geon.graphs.services.do_create_graph`, within the size the REST API accepts for a
-document) and the initializers' values as an ``.npz`` keyed by their ONNX names, recording the
-step it is at. A refusal of the interop (unsupported operators with their node names, a dim
-without a length...) is the import's ``error``; nothing else of a failure reaches the user.
+:func:`do_import` converts the model in a bounded child process
+(:func:`geon.interop.onnx_bounded.import_in_child`: an empty working folder,
+``GEON_IMPORT_MAX_MEMORY_BYTES``, ``GEON_IMPORT_SECONDS``, a document within the size the REST
+API accepts, ``GEON_MAX_REQUEST_BYTES``), stores the graph (through
+:func:`geon.graphs.services.do_create_graph`) and the initializers' values as an ``.npz`` keyed
+by their ONNX names, recording the step it is at. A refusal of the interop (unsupported
+operators with their node names, a dim without a length, a bound...) is the import's ``error``;
+nothing else of a failure reaches the user.
 
 >>> parse_dims("batch=8, seq=16")
 {'batch': 8, 'seq': 16}
@@ -18,12 +21,11 @@ without a length...) is the import's ``error``; nothing else of a failure reache
 
 from __future__ import annotations
 
-import io
 import logging
 import re
 from typing import IO, Any
 
-import numpy as np
+from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.contrib.auth.models import User as Account
 from django.core.files.base import File
@@ -33,10 +35,11 @@ from django.utils import timezone
 from geon.core.errors import GeonError
 from geon.execute.limits import format_bytes
 from geon.graphs.services import User, do_create_graph
-from geon.graphs.services.documents import over_request_size
+from geon.graphs.services.documents import parse_document
 from geon.graphs.services.graphs import TITLE_MAX
 from geon.interop.dims import DimsError, split_dims
 from geon.interop.dims import parse_dims as dims_of
+from geon.interop.onnx_bounded import DEFAULT_DIM, DocumentTooLarge, ImportLimitExceeded
 from geon.runs.models import ModelImport
 from geon.runs.services.errors import RunNotFound, RunRefused
 from geon.runs.services.files import save_file
@@ -46,9 +49,7 @@ log = logging.getLogger(__name__)
 
 #: The steps of an import, in order, as ``GET /api/v1/imports/<id>`` names them.
 READING, NAMING, STORING = "reading the model", "naming axes", "storing the graph"
-#: The length a ``dim_param`` gets when the request binds none (2, not 1: a length-1 dim would
-#: be taken for a broadcast one and lose its identity through reshapes).
-DEFAULT_DIM = 2
+__all__ = ["DEFAULT_DIM"]  # the length an unbound ``dim_param`` gets (onnx_bounded)
 #: Seconds a client is asked to wait when too many of its imports are converting.
 RETRY_AFTER_SECONDS = 5
 UNEXPECTED_IMPORT_FAILURE = "the import failed unexpectedly; the worker log has the details"
@@ -206,28 +207,47 @@ def do_import(import_id: int) -> None:
         _convert(found, dict(found.dims))
     except GeonError as error:
         _finish(found, ModelImport.Status.FAILED, str(error))
+    except SoftTimeLimitExceeded:  # the task's own limit, past the child's (tasks.py)
+        _finish(found, ModelImport.Status.FAILED, WORKER_STOPPED)
     except Exception:
         log.exception("model import %s failed unexpectedly", import_id)
         _finish(found, ModelImport.Status.FAILED, UNEXPECTED_IMPORT_FAILURE)
 
 
 def _convert(found: ModelImport, dims: dict[str, int]) -> None:
-    from geon.interop.onnx_import import import_onnx
+    """Import the upload in a bounded child process (:mod:`geon.interop.onnx_bounded`: an empty
+    working folder, ``GEON_IMPORT_MAX_MEMORY_BYTES`` of address space, ``GEON_IMPORT_SECONDS``
+    of wall clock), then store the graph and its weights."""
+    from geon.interop.onnx_bounded import import_in_child
 
-    model = read_model(found.upload, found.name)
+    with found.upload.open("rb") as f:
+        data = f.read()
     _step(found, NAMING)
-    imported = import_onnx(model, dims={**unbound_dims(model, dims), **dims})
-    _step(found, STORING)
-    document = imported.graph.to_json()
-    over = over_request_size(document)
-    if over is not None:
-        size, limit = over
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+    seconds, memory = settings.GEON_IMPORT_SECONDS, settings.GEON_IMPORT_MAX_MEMORY_BYTES
+    try:
+        document, weights = import_in_child(
+            data, found.name, dims, max_bytes=limit, bound="GEON_MAX_REQUEST_BYTES",
+            seconds=seconds, memory=memory,
+        )  # fmt: skip
+    except ImportLimitExceeded as exc:
+        if exc.kind == "time":
+            raise GeonError(
+                f'"{found.name}" took longer than {seconds:g} s to import; an import may take at '
+                f"most {seconds:g} s (GEON_IMPORT_SECONDS): import a smaller model"
+            ) from None
         raise GeonError(
-            f"the imported graph is {format_bytes(size)} of JSON; a graph may be at most "
+            f'"{found.name}" needed more than {format_bytes(memory)} of memory to import; an '
+            f"import may use at most {format_bytes(memory)} (GEON_IMPORT_MAX_MEMORY_BYTES): "
+            "import a smaller model"
+        ) from None
+    except DocumentTooLarge as exc:
+        raise GeonError(
+            f"the imported graph is {format_bytes(exc.size)} of JSON; a graph may be at most "
             f"{format_bytes(limit)} (GEON_MAX_REQUEST_BYTES)"
-        )
-    packed = io.BytesIO()
-    np.savez(packed, **imported.weights)  # type: ignore[arg-type]
+        ) from None
+    parse_document(document)  # the text rule every stored document follows (a DocumentError)
+    _step(found, STORING)
     with transaction.atomic():
         graph = do_create_graph(
             owner=found.owner,
@@ -235,62 +255,6 @@ def _convert(found: ModelImport, dims: dict[str, int]) -> None:
             document=document,
             message=f"imported from {found.name}",
         )
-        save_file(found.weights, f"imports/{found.pk}/weights.npz", packed.getvalue())
+        save_file(found.weights, f"imports/{found.pk}/weights.npz", weights)
         found.graph = graph
         _finish(found, ModelImport.Status.DONE)
-
-
-def read_model(upload: Any, name: str) -> Any:
-    """The uploaded ``ModelProto``; refuses a file that is not one, and a model whose tensors
-    keep their data in external files (which would be read from the worker's disk)."""
-    import onnx
-
-    with upload.open("rb") as f:
-        data = f.read()
-    try:
-        model = onnx.load_model_from_string(data)
-    except Exception:
-        model = None
-    if model is None or not model.HasField("graph"):
-        raise GeonError(f'"{name}" is not an ONNX model; expected a file saved by onnx.save')
-    external = _external_tensors(model.graph)
-    if external:
-        raise GeonError(
-            f'"{name}" keeps the data of {", ".join(external[:3])} in external files; expected '
-            "a model with its weights inside (onnx.save without save_as_external_data)"
-        )
-    return model
-
-
-def _external_tensors(graph: Any) -> list[str]:
-    """The names of tensors (initializers, attributes, subgraphs') with external data."""
-    from onnx import AttributeProto, TensorProto
-
-    found: list[str] = []
-    tensors = [*graph.initializer, *(s.values for s in graph.sparse_initializer)]
-    for node in graph.node:
-        for a in node.attribute:
-            if a.type == AttributeProto.TENSOR:
-                tensors.append(a.t)
-            elif a.type == AttributeProto.TENSORS:
-                tensors.extend(a.tensors)
-            elif a.type == AttributeProto.GRAPH:
-                found += _external_tensors(a.g)
-            elif a.type == AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    found += _external_tensors(g)
-    found += [
-        f'"{t.name}"' for t in tensors if t.data_location == TensorProto.EXTERNAL or t.external_data
-    ]
-    return found
-
-
-def unbound_dims(model: Any, dims: dict[str, int]) -> dict[str, int]:
-    """:data:`DEFAULT_DIM` for each ``dim_param`` of the model's inputs that ``dims`` leaves
-    unbound."""
-    out: dict[str, int] = {}
-    for vi in model.graph.input:
-        for d in vi.type.tensor_type.shape.dim:
-            if d.HasField("dim_param") and d.dim_param and d.dim_param not in dims:
-                out[d.dim_param] = DEFAULT_DIM
-    return out
