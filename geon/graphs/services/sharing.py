@@ -179,7 +179,8 @@ def _new_invitation(
             f"{inviter} invited you to the {what} on geon",
             f"{inviter} invited you to the {what} on geon as {role}.\n\n"
             f"Follow this link to create your account and open it:\n\n{link}\n\n"
-            f"The link works for {days} days.\n",
+            f"The link works for {days} days, and only for an account with this address "
+            f"({invitation.email}).\n",
             None,
             [invitation.email],
         )
