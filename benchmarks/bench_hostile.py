@@ -13,7 +13,13 @@ each hostile input that issue 13 found beside the normal request of the same kin
 - ``POST /api/v1/graphs/<id>/runs``: a correct ``.npz`` of the loom inputs (baseline) and a
   1 MiB ``savez_compressed`` of ``zeros(2**30, uint8)``;
 - ``POST /api/v1/graphs/<id>/edits``: a relabel (baseline), a ``shard`` into ``10**12`` parts;
-  ``POST /api/v1/graphs/<id>/plans``: a plan over a mesh of ``10**12`` devices.
+  ``POST /api/v1/graphs/<id>/plans``: a plan over a mesh of ``10**12`` devices;
+- ``POST /api/v1/imports`` then the worker's task (``import_model``, in this process as the worker
+  runs it: the conversion in its bounded child process), then ``GET`` the import: the MLP of
+  ``tests/interop/models`` (baseline), the encoder layer, and issue 30's bombs: a ``Loop`` of
+  2**62 iterations, a ``Pad`` of a 2x2 constant to 20,002 x 20,002, a chain of 150,000 ``Relu``.
+  The memory column is this process's only (the child's is bounded by
+  ``GEON_IMPORT_MAX_MEMORY_BYTES``).
 
 For each it prints the status, the best wall time of ``--repeat`` tries, the peak of Python and
 NumPy allocations during the request (``tracemalloc``), the answer's size, and the time and
@@ -100,6 +106,58 @@ def npz(**arrays: np.ndarray[Any, Any]) -> bytes:
     return buffer.getvalue()
 
 
+def model_bytes(nodes: list[Any], x: list[int], y: list[int]) -> bytes:
+    from onnx import TensorProto, helper
+
+    g = helper.make_graph(
+        nodes, "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, x)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, y)],
+    )  # fmt: skip
+    model = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+    return bytes(model.SerializeToString())
+
+
+def import_bombs() -> dict[str, bytes]:
+    """Issue 30's hostile models (findings 3 and 4), as tests/hostile/test_onnx_bombs.py builds
+    them."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    def const(name: str, value: Any) -> Any:
+        return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(value))
+
+    vi = helper.make_tensor_value_info
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc", "one"], ["acc_out"]),
+         helper.make_node("Identity", ["cond"], ["cond_out"])],
+        "body",
+        [vi("i", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []),
+         vi("acc", TensorProto.FLOAT, [1])],
+        [vi("cond_out", TensorProto.BOOL, []), vi("acc_out", TensorProto.FLOAT, [1])],
+        initializer=[numpy_helper.from_array(np.ones(1, np.float32), "one")],
+    )  # fmt: skip
+    loop = [
+        const("trips", np.array(2**62, np.int64)), const("go", np.array(True)),
+        const("zero", np.zeros(1, np.float32)),
+        helper.make_node("Loop", ["trips", "go", "zero"], ["count"], body=body, name="/loop"),
+        helper.make_node("Add", ["x", "count"], ["y"]),
+    ]  # fmt: skip
+    pad = [
+        const("small", np.ones((2, 2), np.float32)),
+        const("pads", np.array([0, 0, 20_000, 20_000], np.int64)),
+        helper.make_node("Pad", ["small", "pads"], ["big"], name="/pad"),
+        helper.make_node("Add", ["x", "big"], ["y"]),
+    ]
+    n = 150_000
+    names = ["x", *(f"v{i}" for i in range(n - 1)), "y"]
+    chain = [helper.make_node("Relu", [names[i]], [names[i + 1]]) for i in range(n)]
+    return {
+        "loop": model_bytes(loop, [1], [1]),
+        "pad": model_bytes(pad, [1, 1], [20_002, 20_002]),
+        "chain": model_bytes(chain, [2], [2]),
+    }
+
+
 def measure(send: Callable[[], Any], repeat: int) -> dict[str, Any]:
     """Best time, peak traced allocation and the answer of ``send()``."""
     best, peak, answer = float("inf"), 0, None
@@ -148,6 +206,21 @@ def main(argv: list[str] | None = None) -> int:
         path = f"{API}/graphs/{graph.pk}/edits"
         return send
 
+    from geon.runs.tasks import import_model
+
+    def convert(name: str, content: bytes) -> Callable[[], Any]:
+        def send() -> Any:
+            answer = client.post(f"{API}/imports", {"model": SimpleUploadedFile(name, content)})
+            import_model.apply(args=(answer.json()["id"],))
+            done = client.get(answer["Location"])
+            outcomes[name] = f"{done.json()['status']}: {done.json()['error'][:100]}"
+            return done
+
+        return send
+
+    outcomes: dict[str, str] = {}
+    models = ROOT / "tests" / "interop" / "models"
+    bombs = import_bombs()
     mesh = {"name": "m", "axes": {"x": 10**12}}
     many = identical_applications(800)
     kinds: dict[str, list[tuple[str, Callable[[], Any]]]] = {
@@ -175,6 +248,16 @@ def main(argv: list[str] | None = None) -> int:
                 ),
             ),
         ],
+        "model imports": [
+            ("mlp.onnx (baseline)", convert("mlp.onnx", (models / "mlp.onnx").read_bytes())),
+            ("encoder.onnx", convert("encoder.onnx", (models / "encoder.onnx").read_bytes())),
+            (f"Loop of 2**62 ({len(bombs['loop'])} B)", convert("loop.onnx", bombs["loop"])),
+            (f"Pad to 20,002^2 ({len(bombs['pad'])} B)", convert("pad.onnx", bombs["pad"])),
+            (
+                f"150,000 Relu ({len(bombs['chain']) >> 20} MiB)",
+                convert("chain.onnx", bombs["chain"]),
+            ),
+        ],
     }
     for _kind, cases in kinds.items():  # warm up: imports, compiled schemas, first queries
         cases[0][1]()
@@ -196,6 +279,8 @@ def main(argv: list[str] | None = None) -> int:
                     f"{row['peak'] / 2**20:9.2f} {row['bytes']:>10,} "
                     f"{row['s'] / base['s']:7.1f}x {row['peak'] / max(base['peak'], 1):7.1f}x"
                 )
+        for name, outcome in outcomes.items():
+            print(f"  {name}: {outcome}")
     finally:
         drop_database(SERVER)
     return 0
