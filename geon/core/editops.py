@@ -28,6 +28,11 @@ The node ops:
   merge patches (RFC 7386: objects merge recursively, ``null`` deletes a key, anything else
   replaces); ``label`` replaces the label (``null`` removes it).
 
+Labels, axis names and axis references may not hold control characters or the line separators
+U+2028/U+2029 (:func:`geon.core.nodes.text_refusal`): an ``add_node`` or ``update_node`` that
+would store one is refused, naming the text (a node stored before the rule keeps what it holds
+until an edit changes it).
+
 A batch is atomic: every op is validated against the state the ones before it leave, on a
 staging area beside the index, and the index changes only once all of them succeed.
 """
@@ -40,7 +45,7 @@ from typing import Any
 
 from geon.core.errors import DocumentError, quote
 from geon.core.index import GraphIndex
-from geon.core.nodes import Node, node_references
+from geon.core.nodes import Node, node_references, text_refusal
 
 __all__ = [
     "NODE_OPS",
@@ -202,6 +207,9 @@ def _add(staging: _Staging, op: dict[str, Any], where: str) -> None:
         raise DocumentError(f"{where}: {exc}") from None
     if staging.get(node.id) is not None:
         raise DocumentError(f"{where}: node {quote(node.id)} already exists; use a new id")
+    refusal = text_refusal(node)
+    if refusal is not None:
+        raise DocumentError(f"{where}: {refusal}")
     if node.id in staging.staged and staging.index.get(node.id) is not None:
         staging.moved.add(node.id)  # removed earlier in this batch: it goes to the end
     staging.staged[node.id] = node
@@ -271,4 +279,11 @@ def _update(staging: _Staging, op: dict[str, Any], where: str, current: Node) ->
                     f"{where} has {side} {quote(patch)}; expected a JSON object (a merge patch)"
                 )
             changes[side] = merge_patch(getattr(current, side), patch)
-    staging.staged[current.id] = current.replace(**changes) if changes else current
+    if not changes:
+        staging.staged[current.id] = current
+        return
+    new = current.replace(**changes)
+    refusal = text_refusal(new, staging.index.get(current.id))
+    if refusal is not None:
+        raise DocumentError(f"{where}: {refusal}")
+    staging.staged[current.id] = new

@@ -46,7 +46,10 @@ __all__ = [
     "iter_selections",
     "node_references",
     "selected_tensor_ids",
+    "shown_text",
     "split_level",
+    "text_refusal",
+    "unsafe_text",
 ]
 
 LOOM_NODE_PREFIX = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/"
@@ -343,3 +346,105 @@ def axis_names_of_ref(ref: Any) -> tuple[str, ...]:
         if name:
             names.append(name)
     return tuple(names)
+
+
+# --------------------------------------------------------------------------------------------
+# Text that names things: labels, axis names, axis references
+
+#: What no label, axis name or axis reference may hold: the C0 and C1 control characters (CR,
+#: LF, TAB, NUL, ESC, NEL...) and the line and paragraph separators U+2028 and U+2029. Each ends
+#: a line somewhere a name is written (Python reads a lone CR as a new line, so a name written
+#: into a comment of an exported script became code; JavaScript and terminals read the others).
+UNSAFE_CHARACTERS = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+#: The operation params whose strings (or keys) are axis references.
+_REF_PARAMS = ("axes", "out_axes", "reduction_axes", "along", "axis", "slices", "pad")
+
+_ESCAPES = {"\r": "\\r", "\n": "\\n", "\t": "\\t"}
+
+
+def shown_text(text: str, limit: int = 80) -> str:
+    """``text`` in double quotes for a message, its unsafe characters written as escapes
+    (``\\r``, ``\\u2028``), cut to ``limit`` characters: a message never carries a line break.
+
+    >>> print(shown_text("F\\r  x\\u2028"))
+    "F\\r  x\\u2028"
+    """
+    clipped = text if len(text) <= limit else text[: limit - 3] + "..."
+    escaped = UNSAFE_CHARACTERS.sub(
+        lambda m: _ESCAPES.get(m.group(), f"\\u{ord(m.group()):04x}"), clipped
+    )
+    return f'"{escaped}"'
+
+
+def _ref_strings(value: Any) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, list):
+        for item in value:
+            yield from _ref_strings(item)
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from _ref_strings(key)
+            if isinstance(item, (str, list)):
+                yield from _ref_strings(item)
+
+
+def _named_text(node: Node) -> Iterator[tuple[str, str]]:
+    """``(what, text)`` for every label, axis name and axis reference of ``node``."""
+    if node.label is not None:
+        yield "label", node.label
+    body = node.body if isinstance(node.body, dict) else {}
+    if node.type == AXIS and isinstance(body.get("name"), str):
+        yield "axis name", body["name"]
+    if node.type == OPERATION and isinstance(body.get("params"), dict):
+        for key in _REF_PARAMS:
+            for ref in _ref_strings(body["params"].get(key)):
+                yield f'axis reference in params "{key}"', ref
+    for url in (TENSOR_AXES, INDEX_AXES):
+        tag = node.tags.get(url) if isinstance(node.tags, dict) else None
+        if isinstance(tag, dict):
+            for ref in _ref_strings(tag.get("axes")):
+                yield "axis reference", ref
+
+
+def unsafe_text(node: Node) -> list[tuple[str, str]]:
+    """``(what, text)`` for each label, axis name or axis reference of ``node`` that holds an
+    unsafe character (:data:`UNSAFE_CHARACTERS`).
+
+    >>> unsafe_text(Node("a", AXIS, "ok", {"name": "F\\r#"}))
+    [('axis name', 'F\\r#')]
+    """
+    return [(what, text) for what, text in _named_text(node) if UNSAFE_CHARACTERS.search(text)]
+
+
+def text_refusal(node: Node, before: Node | None = None) -> str | None:
+    """Why ``node`` may not be stored: the first label, axis name or axis reference holding an
+    unsafe character that ``before`` (the node as stored, if any) did not already hold, so that
+    a stored node can still be moved or fixed; None when there is none. The one rule every
+    writer of a document applies (edits on the websocket and REST, uploads and imports).
+
+    >>> print(text_refusal(Node("a", AXIS, "x\\u2028y", {"name": "H"})))
+    the label "x\\u2028y" holds a line break (U+2028); labels, axis names and axis references \
+may not hold control characters (U+0000-U+001F, U+007F-U+009F) or the line separators U+2028 \
+and U+2029
+    >>> print(text_refusal(Node("t", TENSOR, "x", tags={TENSOR_AXES: {"axes": ["H\\r"]}}))[:60])
+    the axis reference "H\\r" of "x" holds a control character (U
+    """
+    old = set(unsafe_text(before)) if before is not None else set()
+    for what, text in unsafe_text(node):
+        if (what, text) in old:
+            continue
+        found = UNSAFE_CHARACTERS.search(text)
+        assert found is not None
+        kind = "a line break" if found.group() in "\u2028\u2029" else "a control character"
+        kind_of, _, inside = what.partition(" in ")
+        subject = f"the {kind_of} {shown_text(text)}" + (f" in {inside}" if inside else "")
+        if kind_of == "axis reference":
+            subject += f" of {shown_text(node.name)}"
+        return (
+            f"{subject} holds {kind} (U+{ord(found.group()):04X}); labels, axis names and axis "
+            "references may not hold control characters (U+0000-U+001F, U+007F-U+009F) or the "
+            "line separators U+2028 and U+2029"
+        )
+    return None

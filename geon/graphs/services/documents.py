@@ -20,15 +20,24 @@ from typing import Any
 from django.conf import settings
 
 from geon.core.checks import IncrementalChecker, check
+from geon.core.errors import DocumentError
 from geon.core.graph import Graph as Document
 from geon.core.issues import Issue
+from geon.core.nodes import text_refusal
 from geon.graphs.models import Graph, GraphVersion
 
 
 def parse_document(document: Any) -> Document:
     """Load an untrusted LoomGraph document; raises :class:`DocumentError` naming the problem
-    (:func:`geon.core.checks.check_document`, by contrast, returns the issues)."""
-    return Document.from_json(document)
+    (:func:`geon.core.checks.check_document`, by contrast, returns the issues), among them a
+    label, axis name or axis reference holding a control character or line break
+    (:func:`geon.core.nodes.text_refusal`, the rule edits follow too)."""
+    loaded = Document.from_json(document)
+    for number, node in enumerate(loaded.nodes):
+        refusal = text_refusal(node)
+        if refusal is not None:
+            raise DocumentError(f"node {number}: {refusal}")
+    return loaded
 
 
 def over_request_size(document: dict[str, Any]) -> tuple[int, int] | None:
