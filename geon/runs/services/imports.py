@@ -53,6 +53,10 @@ __all__ = ["DEFAULT_DIM"]  # the length an unbound ``dim_param`` gets (onnx_boun
 #: Seconds a client is asked to wait when too many of its imports are converting.
 RETRY_AFTER_SECONDS = 5
 UNEXPECTED_IMPORT_FAILURE = "the import failed unexpectedly; the worker log has the details"
+TASK_TIME_LIMIT = (
+    "the import ran past the worker's time limit for it (GEON_IMPORT_SECONDS and 30 s more); "
+    "import a smaller model"
+)
 WORKER_STOPPED = (
     "the worker stopped while importing this model (it may be too large to import); "
     "the import is not tried again"
@@ -208,7 +212,7 @@ def do_import(import_id: int) -> None:
     except GeonError as error:
         _finish(found, ModelImport.Status.FAILED, str(error))
     except SoftTimeLimitExceeded:  # the task's own limit, past the child's (tasks.py)
-        _finish(found, ModelImport.Status.FAILED, WORKER_STOPPED)
+        _finish(found, ModelImport.Status.FAILED, TASK_TIME_LIMIT)
     except Exception:
         log.exception("model import %s failed unexpectedly", import_id)
         _finish(found, ModelImport.Status.FAILED, UNEXPECTED_IMPORT_FAILURE)
