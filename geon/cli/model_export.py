@@ -20,6 +20,7 @@ import numpy as np
 
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
+from geon.core.nodes import shown_text
 
 HELP = "export a geon document as ONNX, NumPy, einsum or Python"
 FORMATS = ("onnx", "numpy", "einsum", "python")
@@ -35,7 +36,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def _fail(message: str) -> int:
-    print(f"geon export: {message}", file=sys.stderr)
+    """One line on stderr: a control character or line break in ``message`` (a file name, a
+    bug's text) is written as its escape."""
+    print(f"geon export: {shown_text(message, limit=len(message))[1:-1]}", file=sys.stderr)
     return 2
 
 

@@ -10,24 +10,28 @@ and given length-1 dims where an axis is missing), as geon's elementwise rule sa
 >>> x = gc.placeholder(axes=[H, W], name="x")
 >>> y = gc.placeholder(axes=[W + 1, N], name="y")
 >>> print(to_einsum(gc.graph([gc.dot(x, y, name="z")])))
-z = einsum("ab,bc->ac", x, y)  # (H, W)·(W+1, N) -> (H, N)
+z = einsum("ab,bc->ac", x, y)  # ('H', 'W')·('W+1', 'N') -> ('H', 'N')
 """
 
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 from geon.core.graph import Graph
 from geon.interop.program import (
+    MALFORMED,
     ExportError,
     Op,
     Program,
     Tensor,
     axis_name,
     einsum_of,
+    malformed,
     read,
     reduced,
+    shown,
     with_role,
 )
 
@@ -54,7 +58,7 @@ NARY_NP = {
 REDUCE_NP = {"op:sum": "sum", "op:prod": "prod", "op:max": "max", "op:min": "min",
              "op:mean": "mean"}  # fmt: skip
 
-_HEADER = '''"""{title} (written by python -m geon export --to numpy).
+_HEADER = '''"""A geon model (written by python -m geon export --to numpy).
 
 Run: python {{this file}} --inputs in.npz --out out.npz  (keys = tensor labels)
 """
@@ -63,6 +67,8 @@ import argparse
 import math
 
 import numpy as np
+
+TITLE = {title}
 
 
 def align(x, src, dst):
@@ -113,7 +119,26 @@ if __name__ == "__main__":
 
 
 def _ax(axes: list[str]) -> str:
-    return "(" + ", ".join(axes) + ")"
+    """Axis references for a comment, each through ``repr`` (they are canonical, parsed and
+    written again, but no document text reaches the script otherwise)."""
+    return "(" + ", ".join(repr(a) for a in axes) + ")"
+
+
+def _literal(value: Any) -> str:
+    """A constant's values as a Python literal: numbers only, NaN and infinities as ``np.nan``
+    and ``np.inf`` (``repr`` writes them as names no script defines)."""
+    text = repr(value.tolist())
+    return re.sub(r"\b(nan|inf)\b", r"np.\1", text)
+
+
+def _int_or_none(value: Any, op: Op) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ExportError(
+            f"operation {op.named} has slice bound {shown(value)}; expected an integer or null"
+        )
+    return str(value)
 
 
 def _np_line(p: Program, op: Op) -> str:
@@ -187,7 +212,7 @@ def _np_line(p: Program, op: Op) -> str:
         x_, y_, c_ = (f"align({t.var}, {t.axes!r}, {r.axes!r})" for t in (xs, ys, cs))
         return (f"{r.var} = np.broadcast_to(np.where({c_}.astype(bool), {x_}, {y_}), "
                 f"{tuple(r.shape)!r}).astype(np.{_np_dtype(r.dtype)})")  # fmt: skip
-    raise ExportError(f'operation on "{r.label or r.id}" ({k}) has no NumPy form here')
+    raise ExportError(f"operation {op.named} ({k}) has no NumPy form here")
 
 
 def _np_windowed(p: Program, op: Op, x: Tensor) -> str:
@@ -229,13 +254,16 @@ def _index(op: Op, axes: list[str]) -> str:
         s = op.params.get("slices", {}).get(a)
         if s is None:
             parts.append(":")
-        elif isinstance(s, int):
+        elif isinstance(s, int) and not isinstance(s, bool):
             parts.append(str(s))
+        elif isinstance(s, dict):
+            start, stop = _int_or_none(s.get("start"), op), _int_or_none(s.get("stop"), op)
+            step = _int_or_none(s.get("step"), op)
+            parts.append(f"{start}:{stop}{':' + step if step else ''}")
         else:
-            start, stop, step = s.get("start"), s.get("stop"), s.get("step")
-            parts.append(
-                f"{'' if start is None else start}:{'' if stop is None else stop}"
-                f"{'' if step is None else ':' + str(step)}"
+            raise ExportError(
+                f"operation {op.named} slices axis {a!r} by {shown(s)}; expected an integer or "
+                "{start, stop, step}"
             )
     return ", ".join(parts) + ("," if len(parts) == 1 else "")
 
@@ -247,19 +275,23 @@ def _np_dtype(dtype: str) -> str:
 def to_numpy(graph: Graph, title: str = "geon model") -> str:
     """A standalone NumPy script computing ``graph``: ``model(inputs) -> outputs`` by label."""
     p = read(graph)
-    lines = [_HEADER.format(title=title), "def model(inputs):"]
+    lines = [_HEADER.format(title=repr(title)), "def model(inputs):"]
     lines.append('    """The outputs (by label) of the document, from its inputs (by label)."""')
     for t in p.leaves:
-        key = t.label or t.id
+        key = t.key
         if t.value is not None:
             lines.append(
-                f"    {t.var} = np.asarray({t.value.tolist()!r}, dtype=np.{_np_dtype(t.dtype)})"
+                f"    {t.var} = np.asarray({_literal(t.value)}, dtype=np.{_np_dtype(t.dtype)})"
             )
         else:
             lines.append(f"    {t.var} = np.asarray(inputs[{key!r}])  # {_ax(t.axes)}")
     for op in p.ops:
-        lines.append(f"    {_np_line(p, op)}  # {op.kernel} -> {_ax(op.result.axes)}")
-    outs = ", ".join(f"{(t.label or t.id)!r}: {t.var}" for t in p.outputs)
+        try:
+            line = _np_line(p, op)
+        except MALFORMED as error:
+            raise malformed(op, error) from None
+        lines.append(f"    {line}  # {op.kernel} -> {_ax(op.result.axes)}")
+    outs = ", ".join(f"{t.key!r}: {t.var}" for t in p.outputs)
     lines.append(f"    return {{{outs}}}")
     return "\n".join(lines) + _FOOTER.format()
 
@@ -272,8 +304,12 @@ def to_einsum(graph: Graph) -> str:
         if op.kernel != "op:dot":
             continue
         x, y, r = op.inputs["x"][0], op.inputs["y"][0], op.result
+        try:
+            spec = einsum_of(p, op)
+        except MALFORMED as error:
+            raise malformed(op, error) from None
         out.append(
-            f'{r.var} = einsum("{einsum_of(p, op)}", {x.var}, {y.var})  # {_ax(x.axes)}·'
+            f'{r.var} = einsum("{spec}", {x.var}, {y.var})  # {_ax(x.axes)}·'
             f"{_ax(y.axes)} -> {_ax(r.axes)}"
         )
     return "\n".join(out)
@@ -315,7 +351,7 @@ def to_python(graph: Graph) -> str:
         refs = "[" + ", ".join(f"R({a!r})" for a in t.axes) + "]"
         if t.value is not None:
             lines.append(
-                f"    {t.var} = gc.constant(np.asarray({t.value.tolist()!r}, "
+                f"    {t.var} = gc.constant(np.asarray({_literal(t.value)}, "
                 f"dtype={_np_dtype(t.dtype)!r}), axes={refs}, name={t.label!r})"
             )
         else:

@@ -17,18 +17,22 @@ ones, ``y`` and the condition cast where their types differ from what ONNX needs
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
 import numpy as np
 
 from geon.core.graph import Graph
+from geon.core.nodes import shown_text
 from geon.interop.program import (
+    MALFORMED,
     ExportError,
     Op,
     Program,
     Tensor,
     axis_name,
     einsum_of,
+    malformed,
     read,
     reduced,
     with_role,
@@ -55,9 +59,29 @@ class _Writer:
         self.nodes: list[Any] = []
         self.inits: list[Any] = []
         self.n = 0
+        # each tensor's ONNX name: its label where no other tensor has it, else its variable
+        # name; the names a writer makes up (fresh) never take one of these
+        self.names: dict[str, str] = {}
+        self.taken: set[str] = set()
+        counts = Counter(t.label for t in p.tensors.values())
+        for t in p.tensors.values():
+            if t.label and counts[t.label] == 1:
+                self.names[t.id] = t.label
+                self.taken.add(t.label)
+        for t in p.tensors.values():
+            if t.id not in self.names:
+                name, k = t.var, 1
+                while name in self.taken:
+                    k += 1
+                    name = f"{t.var}_{k}"
+                self.names[t.id] = name
+                self.taken.add(name)
+        self.taken.update([n + "_value" for n in self.names.values()])
 
     def fresh(self, hint: str) -> str:
         self.n += 1
+        while f"_{hint}_{self.n}" in self.taken:
+            self.n += 1
         return f"_{hint}_{self.n}"
 
     def const(self, value: Any, dtype: Any = np.int64) -> str:
@@ -84,7 +108,7 @@ class _Writer:
         return name
 
     def p_name(self, t: Tensor) -> str:
-        return t.label or t.var
+        return self.names.get(t.id, t.var)
 
     def scalar(self, value: float, like: Tensor) -> str:
         return self.const(value, np.dtype(_np(like.dtype)))
@@ -108,7 +132,7 @@ def _emit(w: _Writer, op: Op) -> None:
         if len(names) == 1:
             w.node("Identity", [acc], out)
     elif x is None:
-        raise ExportError(f'operation on "{r.label or r.id}" ({k}) has no operand')
+        raise ExportError(f"operation {op.named} ({k}) has no operand")
     elif k in UNARY:
         w.node(UNARY[k], [w.p_name(x)], out)
     elif k == "op:square":
@@ -177,7 +201,7 @@ def _emit(w: _Writer, op: Op) -> None:
             picked.append(name if t.dtype == want else w.node("Cast", [name], to=ELEM[want]))
         w.node("Where", picked, out)
     else:
-        raise ExportError(f'operation on "{r.label or r.id}" ({k}) has no ONNX form here')
+        raise ExportError(f"operation {op.named} ({k}) has no ONNX form here")
 
 
 def _slice(w: _Writer, op: Op, x: Tensor, out: str) -> None:
@@ -255,7 +279,8 @@ def to_onnx(
         if value is not None:
             if tuple(np.shape(value)) != tuple(t.shape):
                 raise ExportError(
-                    f'weight "{t.label}" has shape {np.shape(value)}; the tensor has {t.shape}'
+                    f"weight {shown_text(t.label or '')} has shape {np.shape(value)}; the tensor "
+                    f"has {t.shape}"
                 )
             arr = np.asarray(value, dtype=np.dtype(_np(t.dtype)))
             if t.id in output_ids:  # an initializer cannot be a graph output in onnxruntime
@@ -266,7 +291,10 @@ def to_onnx(
         else:
             inputs.append(helper.make_tensor_value_info(w.p_name(t), ELEM[t.dtype], t.shape))
     for op in p.ops:
-        _emit(w, op)
+        try:
+            _emit(w, op)
+        except MALFORMED as error:
+            raise malformed(op, error) from None
     outputs = [helper.make_tensor_value_info(w.p_name(t), ELEM[t.dtype], t.shape)
                for t in p.outputs]  # fmt: skip
     g = helper.make_graph(w.nodes, name, inputs, outputs, initializer=w.inits)

@@ -15,16 +15,20 @@ kernels the exporters do not know are refused with :class:`ExportError` naming t
 
 from __future__ import annotations
 
+import keyword
 import re
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
+from geon.core.axes import AXIS_NAME, parse_ref_string
 from geon.core.constants import CONSTANT, decode_constant
-from geon.core.errors import GeonError
+from geon.core.dtypes import DTYPES
+from geon.core.errors import AxisError, GeonError, quote
 from geon.core.graph import Graph
-from geon.core.nodes import AXIS, OPERATION, TENSOR, TENSOR_AXES
+from geon.core.nodes import AXIS, OPERATION, TENSOR, TENSOR_AXES, Node, shown_text
 from geon.core.order import run_order
 
 KNOWN = (
@@ -75,7 +79,9 @@ class ExportError(GeonError):
 
 @dataclass
 class Tensor:
-    """One tensor of the document: its variable name, label, dtype, axes and shape."""
+    """One tensor of the document: its variable name, label, dtype, axes and shape; ``name``
+    is how messages name it, ``key`` how the NumPy script's inputs and outputs do (its label
+    where no other tensor has it, else its id)."""
 
     id: str
     var: str
@@ -84,6 +90,8 @@ class Tensor:
     axes: list[str]
     shape: list[int]
     value: np.ndarray[Any, Any] | None = None
+    name: str = ""
+    key: str = ""
 
 
 @dataclass
@@ -95,6 +103,7 @@ class Op:
     params: dict[str, Any]
     inputs: dict[str, list[Tensor]]
     result: Tensor
+    named: str = '""'
 
 
 @dataclass
@@ -112,11 +121,11 @@ def _var(label: str | None, n: int, taken: set[str], tried: dict[str, int]) -> s
     """A fresh variable name for a tensor; ``tried`` remembers the last suffix tried per base,
     so that many tensors with one label take linear time, not quadratic."""
     base = re.sub(r"[^A-Za-z0-9_]", "_", label or "") or f"t{n}"
-    if not re.match(r"[A-Za-z_]", base):
+    if not re.match(r"[A-Za-z_]", base) or keyword.iskeyword(base):
         base = f"t_{base}"
     k = tried.get(base, 1)
     name = base if k == 1 else f"{base}_{k}"
-    while name in taken or name in ("np", "math", "align", "inputs", "main", "model"):
+    while name in taken or name in _RESERVED:
         k += 1
         name = f"{base}_{k}"
     tried[base] = k
@@ -124,51 +133,167 @@ def _var(label: str | None, n: int, taken: set[str], tried: dict[str, int]) -> s
     return name
 
 
+#: Names the exported scripts define or import, which no tensor's variable may take.
+_RESERVED = frozenset(
+    ("np", "math", "align", "inputs", "main", "model", "argparse", "windows", "conv2d",
+     "pool2d", "gc", "make_op", "AX", "R", "build", "graph", "einsum", "_erf", "_x", "_m",
+     "parser", "args", "data")
+)  # fmt: skip
+
+#: The params of an operation whose strings (lists of strings, or keys) are axis references.
+_REF_LISTS = ("reduction_axes", "out_axes", "axes", "along")
+_REF_KEYS = ("slices", "pad")
+
+
+def named(node: Node) -> str:
+    """How an export's message names ``node``: its label (or name, else id) in quotes, with any
+    control character written as an escape."""
+    return shown_text(node.name)
+
+
+def shown(value: Any) -> str:
+    """Document text (or JSON) quoted for a message, control characters escaped."""
+    return shown_text(value) if isinstance(value, str) else quote(value)
+
+
+def canonical_ref(ref: Any, where: str) -> str:
+    """An axis reference parsed and written again (``" W - 1 "`` -> ``"W-1"``): the only form of
+    a reference an export writes. :class:`ExportError` naming ``where`` when it does not parse.
+
+    >>> canonical_ref(" H * W + 1", "x")
+    'H*W+1'
+    """
+    try:
+        parts = parse_ref_string(ref)
+    except AxisError:
+        raise ExportError(
+            f"{where} has axis reference {shown(ref)}, which does not parse; expected a name "
+            'with an optional dual level, e.g. "W", "W-1", "W+1", or a composite "H*W"'
+        ) from None
+    return "*".join(name + ("" if level == 0 else f"{level:+d}") for name, level in parts)
+
+
+def _canonical_params(params: dict[str, Any], where: str) -> dict[str, Any]:
+    out = dict(params)
+    for key in _REF_LISTS:
+        value = out.get(key)
+        if isinstance(value, list):
+            out[key] = [canonical_ref(r, where) if isinstance(r, str) else r for r in value]
+    if isinstance(out.get("axis"), str):
+        out["axis"] = canonical_ref(out["axis"], where)
+    for key in _REF_KEYS:
+        value = out.get(key)
+        if isinstance(value, dict):
+            out[key] = {canonical_ref(k, where): v for k, v in value.items()}
+    return out
+
+
+def _axis_declaration(node: Node) -> dict[str, Any]:
+    body = dict(node.body) if isinstance(node.body, dict) else {}
+    name, length = body.get("name"), body.get("length")
+    if not isinstance(name, str) or not AXIS_NAME.match(name):
+        raise ExportError(
+            f"axis {shown(name)} has a name that is not one; expected a letter or _ then letters, "
+            "digits or _ (the name an axis reference uses)"
+        )
+    if isinstance(length, bool) or not isinstance(length, int):
+        raise ExportError(f'axis "{name}" has length {quote(length)}; expected an integer')
+    return body
+
+
+def _tensor(node: Node, i: int, taken: set[str], tried: dict[str, int]) -> Tensor:
+    where = f"tensor {named(node)}"
+    tag = node.tags.get(TENSOR_AXES)
+    if not isinstance(tag, dict) or not isinstance(tag.get("axes"), list):
+        raise ExportError(f"{where} has no TensorAxes; export needs names")
+    axes = [canonical_ref(a, where) for a in tag["axes"]]
+    dtype = node.body.get("dtype")
+    if dtype not in DTYPES:
+        raise ExportError(f"{where} has dtype {shown(dtype)}; export knows {', '.join(DTYPES)}")
+    r: Any = node.body.get("range")
+    try:
+        shape = [int(e) - int(s) for s, e in zip(r["start"], r["end"], strict=True)]
+    except (KeyError, TypeError, ValueError):
+        raise ExportError(
+            f"{where} has no valid range; expected start and end of one length"
+        ) from None
+    if len(shape) != len(axes):
+        raise ExportError(
+            f"{where} has {len(axes)} axes and a range of {len(shape)} dimensions; expected one "
+            "axis per dimension"
+        )
+    t = Tensor(node.id, _var(node.label, i, taken, tried), node.label, dtype, axes, shape,
+               name=node.name)  # fmt: skip
+    if CONSTANT in node.tags:
+        try:
+            t.value = decode_constant(node.tags[CONSTANT], t.dtype, shape)
+        except GeonError as error:
+            raise ExportError(f"{where}: {error}") from None
+    return t
+
+
+def _selected(node: Node, side: Any, tensors: dict[str, Tensor], where: str) -> list[Tensor]:
+    if not isinstance(side, list):
+        raise ExportError(f"{where} has a selection that is not a list; expected [{{tensorId}}]")
+    found = []
+    for s in side:
+        tid = s.get("tensorId") if isinstance(s, dict) else None
+        if tid not in tensors:
+            raise ExportError(f"{where} reads or writes a tensor the document does not have")
+        found.append(tensors[tid])
+    return found
+
+
 def read(graph: Graph) -> Program:
-    """The program of ``graph``; :class:`ExportError` for what cannot be exported."""
-    axes = [dict(n.body) for n in graph.nodes if n.type == AXIS]
+    """The program of ``graph``; :class:`ExportError` for what cannot be exported: a kernel the
+    exporters do not know, an axis reference that does not parse, a malformed node (each named
+    by its label). Every axis reference is canonical (parsed and written again)."""
+    axes = [_axis_declaration(n) for n in graph.nodes if n.type == AXIS]
     tensors: dict[str, Tensor] = {}
     taken: set[str] = set()
     tried: dict[str, int] = {}
     for i, n in enumerate(graph.nodes):
-        if n.type != TENSOR:
-            continue
-        tag = n.tags.get(TENSOR_AXES)
-        if not isinstance(tag, dict):
-            raise ExportError(f'tensor "{n.label or n.id}" has no TensorAxes; export needs names')
-        r = n.body["range"]
-        shape = [e - s for s, e in zip(r["start"], r["end"], strict=True)]
-        var = _var(n.label, i, taken, tried)
-        t = Tensor(n.id, var, n.label, n.body["dtype"], list(tag["axes"]), shape)
-        if CONSTANT in n.tags:
-            t.value = decode_constant(n.tags[CONSTANT], t.dtype, shape)
-        tensors[n.id] = t
+        if n.type == TENSOR:
+            tensors[n.id] = _tensor(n, i, taken, tried)
     op_nodes = [n for n in graph.nodes if n.type == OPERATION]
     order, stuck = run_order(op_nodes)
     if stuck:
-        raise ExportError(f'operation "{stuck[0].label or stuck[0].id}" is in a cycle')
+        raise ExportError(f"operation {named(stuck[0])} is in a cycle")
     ops: list[Op] = []
     written: set[str] = set()
     read_ids: set[str] = set()
     for n in order:
         body = n.body
+        where = f"operation {named(n)}"
         if body.get("kernel") not in KNOWN:
             raise ExportError(
-                f'operation "{n.label or n.id}" uses kernel "{body.get("kernel")}"; export '
-                f"knows {', '.join(KNOWN)}"
+                f"{where} uses kernel {shown(body.get('kernel'))}; export knows {', '.join(KNOWN)}"
             )
-        ins = {k: [tensors[s["tensorId"]] for s in v] for k, v in body.get("inputs", {}).items()}
-        out = tensors[body["outputs"]["result"][0]["tensorId"]]
-        ops.append(Op(n.id, body["kernel"], dict(body.get("params") or {}), ins, out))
+        inputs, outputs = body.get("inputs", {}), body.get("outputs", {})
+        params = body.get("params") or {}
+        if not isinstance(inputs, dict) or not isinstance(outputs, dict):
+            raise ExportError(f"{where} has inputs or outputs that are not objects")
+        if not isinstance(params, dict):
+            raise ExportError(f"{where} has params {shown(params)}; expected an object")
+        ins = {k: _selected(n, v, tensors, where) for k, v in inputs.items()}
+        result = _selected(n, outputs.get("result"), tensors, where)
+        if len(result) != 1:
+            raise ExportError(f"{where} has {len(result)} results; expected one")
+        out = result[0]
+        op = Op(n.id, body["kernel"], _canonical_params(params, where), ins, out, named(n))
+        ops.append(op)
         written.add(out.id)
         read_ids.update(t.id for ts in ins.values() for t in ts)
+    labels = Counter(t.label for t in tensors.values())
+    for t in tensors.values():  # the key of an input or output: its label where it is unique
+        t.key = t.label if t.label and labels[t.label] == 1 else t.id
     leaves = [t for t in tensors.values() if t.id not in written]
-    outputs = [
+    outputs_ = [
         t
         for t in tensors.values()
         if t.id not in read_ids and (t.id in written or t.value is not None)
     ]
-    return Program(axes, tensors, leaves, ops, outputs)
+    return Program(axes, tensors, leaves, ops, outputs_)
 
 
 def _level(ref: str) -> tuple[str, int]:
@@ -187,7 +312,7 @@ def einsum_of(p: Program, op: Op) -> str:
         if ref not in letters:
             letter = next(pool, None)
             if letter is None:
-                raise ExportError(f'"{op.result.label or op.id}" has more than 52 axes for einsum')
+                raise ExportError(f"operation {op.named} has more than 52 axes for einsum")
             letters[ref] = letter
         return letters[ref]
 
@@ -228,3 +353,17 @@ def reduced(op: Op) -> list[str]:
     else:
         red = set(x.axes)
     return [a for a in x.axes if a in red]
+
+
+#: What a malformed operation (a param missing or of the wrong kind, an operand missing) raises
+#: while an exporter writes it; the exporters answer each as an :class:`ExportError`.
+MALFORMED = (KeyError, IndexError, ValueError, TypeError, StopIteration, AttributeError)
+
+
+def malformed(op: Op, error: Exception) -> ExportError:
+    """The refusal of an operation the exporter could not read (``error``), naming it."""
+    detail = shown_text(str(error), limit=60)
+    return ExportError(
+        f"operation {op.named} ({op.kernel}) has params or operands the export cannot read "
+        f"({type(error).__name__} {detail}); the checker's issues on it say what to fix"
+    )
