@@ -22,4 +22,4 @@ broker.register()
 
 app = Celery("geon")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["geon.runs", "geon.learn"])
+app.autodiscover_tasks(["geon.runs", "geon.learn", "geon.graphs"])

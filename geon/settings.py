@@ -384,6 +384,33 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# --- plan cost and plan diff bounds (geon.graphs.services.plan_jobs; docs/cost-model.md) -------
+# A REST cost or diff whose work estimate (plan_jobs.plan_work: shards, read/write pairs, devices)
+# is past GEON_PLAN_COST_WEB_MAX_WORK goes to a worker, on the Celery queue GEON_PLAN_COST_QUEUE
+# (the default queue when empty), and answers 202 with a location to poll; a job not answered in
+# GEON_PLAN_COST_JOB_RETRY_SECONDS is queued again by the next poll. Answers (and
+# refusals) are cached per (document version, plan, profile) for GEON_PLAN_COST_CACHE_SECONDS in
+# the "plan_costs" cache, which the worker writes and every web process reads: Redis with
+# REDIS_URL, files under GEON_DATA_DIR without (at most GEON_PLAN_COST_CACHE_ENTRIES of them).
+# Device rows past GEON_PLAN_COST_DEVICE_ROWS are grouped (equal figures, a count and at most
+# GEON_PLAN_COST_GROUP_MEMBERS devices listed), per-edge lists hold GEON_PLAN_COST_LIST_ROWS.
+GEON_PLAN_COST_WEB_MAX_WORK = env_int("GEON_PLAN_COST_WEB_MAX_WORK", 40_000, minimum=1)
+GEON_PLAN_COST_QUEUE = env_str("GEON_PLAN_COST_QUEUE", "")
+GEON_PLAN_COST_JOB_RETRY_SECONDS = env_int("GEON_PLAN_COST_JOB_RETRY_SECONDS", 300, minimum=1)
+GEON_PLAN_COST_CACHE_SECONDS = env_int("GEON_PLAN_COST_CACHE_SECONDS", 3600, minimum=1)
+GEON_PLAN_COST_CACHE_ENTRIES = env_int("GEON_PLAN_COST_CACHE_ENTRIES", 500, minimum=10)
+GEON_PLAN_COST_DEVICE_ROWS = env_int("GEON_PLAN_COST_DEVICE_ROWS", 256, minimum=1)
+GEON_PLAN_COST_LIST_ROWS = env_int("GEON_PLAN_COST_LIST_ROWS", 4096, minimum=1)
+GEON_PLAN_COST_GROUP_MEMBERS = env_int("GEON_PLAN_COST_GROUP_MEMBERS", 64, minimum=1)
+if REDIS_URL:
+    CACHES["plan_costs"] = {**CACHES["default"], "KEY_PREFIX": "geon-plan-costs"}
+else:
+    CACHES["plan_costs"] = {
+        "BACKEND": "django.core.cache.backends.filebased.FileBasedCache",
+        "LOCATION": str(DATA_DIR / "plan-costs"),
+        "OPTIONS": {"MAX_ENTRIES": GEON_PLAN_COST_CACHE_ENTRIES},  # type: ignore[dict-item]
+    }
+
 # --- accounts (django-allauth; geon/accounts/README.md) ------------------------------------
 
 AUTHENTICATION_BACKENDS = [

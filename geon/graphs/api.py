@@ -15,6 +15,8 @@
   ``owner``), ``POST /graphs/<id>/owner`` (the owner hands the graph over);
 - ``GET /graphs/<id>/plans/<a>/diff/<b>``: plan ``a`` against plan ``b`` on the current
   document: placements, collectives, devices and step time (:mod:`.services.plan_diff`);
+  a plan's cost and a plan diff past the web budget answer 202 with a ``location`` to poll
+  (:mod:`.services.plan_jobs`);
 - ``POST /validate``: check a posted document without storing it;
 
 Views only translate HTTP; checks and writes are in :mod:`geon.graphs.services`.
@@ -40,9 +42,11 @@ from geon.envelope import answers, error_response
 from geon.graphs import services
 from geon.graphs.edits import diff
 from geon.graphs.models import Graph, GraphVersion, Membership
-from geon.graphs.plan_schemas import PlanCost, PlanDiffOut
+from geon.graphs.plan_schemas import CostPending, PlanCost, PlanDiffOut
 from geon.graphs.services import copies, exporting, plan_diff
 from geon.graphs.services.graphs import DESCRIPTION_MAX, TITLE_MAX
+from geon.graphs.services.plan_jobs import Pending
+from geon.graphs.services.plans import requested_cost
 
 router = Router(tags=["graphs"])
 
@@ -611,34 +615,58 @@ def generate_plan(
     }
 
 
-@router.get("/graphs/{graph_id}/plans/{plan_id}/cost", response=answers({200: PlanCost}))
+@router.get(
+    "/graphs/{graph_id}/plans/{plan_id}/cost",
+    response=answers({200: PlanCost, 202: CostPending}),
+    exclude_unset=True,
+)
 def plan_cost(
     request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER, profile: str | None = None
-) -> dict[str, Any]:
+) -> Any:
     """What the plan would cost on the current document: bytes per device (inputs, outputs,
     temporaries) and bytes moved between devices; under the hardware profile ``profile`` (a
     shipped name, ``h100-sxm-8`` by default) its collectives, time interval (seconds), per-device
     ``ledger`` (flops, compute and communication seconds, peak memory) and memory summary, as
-    ``geon cost`` prints them. Nothing is stored."""
+    ``geon cost`` prints them. Nothing is stored in the database; the answer is cached per
+    (version, plan, profile). Past ``GEON_PLAN_COST_DEVICE_ROWS`` devices, equal ones are one
+    row with ``count`` and ``omitted`` counts what is not listed; a plan whose work is past the
+    web budget is costed by a worker: 202 with a ``location`` to poll until it answers 200."""
     graph = services.check_can_view(request.user, graph_id)
-    return services.plan_cost(graph, services.plan_of(graph, plan_id), profile)
+    found = requested_cost(graph, services.plan_of(graph, plan_id), profile)
+    return _answer_or_pending(request, found, "the plan's cost")
 
 
-@router.get("/graphs/{graph_id}/plans/{base}/diff/{target}", response=answers({200: PlanDiffOut}))
+@router.get(
+    "/graphs/{graph_id}/plans/{base}/diff/{target}",
+    response=answers({200: PlanDiffOut, 202: CostPending}),
+    exclude_unset=True,
+)
 def diff_plans(
     request: HttpRequest,
     graph_id: str,
     base: int = PATH_NUMBER,
     target: int = PATH_NUMBER,
     profile: str | None = None,
-) -> dict[str, Any]:
+) -> Any:
     """Plan ``base`` (before) against plan ``target`` (after), both as generated on the current
     document and costed under the hardware profile ``profile`` (as a plan's cost): operations
     placed differently, collectives added, removed and changed (bytes, seconds, deltas), each
-    device's peak memory and busy seconds, and the step time. Nothing is stored."""
+    device's peak memory and busy seconds, and the step time. Nothing is stored in the
+    database; bounded, cached and handed to a worker as a plan's cost is."""
     graph = services.check_can_view(request.user, graph_id)
     old, new = services.plan_of(graph, base), services.plan_of(graph, target)
-    return plan_diff.diff_plans(graph, old, new, profile)
+    found = plan_diff.requested_diff(graph, old, new, profile)
+    return _answer_or_pending(request, found, "the comparison of the plans")
+
+
+def _answer_or_pending(request: HttpRequest, found: Any, what: str) -> Any:
+    """An answer as it is; a job handed to a worker as 202 with the ``location`` to poll (the
+    same request: it answers 200 once the worker has answered)."""
+    if not isinstance(found, Pending):
+        return found
+    response = JsonResponse(found.to_json(what, request.get_full_path()), status=202)
+    response["Location"], response["Retry-After"] = request.get_full_path(), "1"
+    return response
 
 
 @router.get("/profiles", response=answers({200: dict[str, Any]}), auth=None)

@@ -1,6 +1,12 @@
 """The JSON shapes of a shard plan's cost (``GET /graphs/<id>/plans/<id>/cost``, issue 16) and of
 plan against plan (``GET /graphs/<id>/plans/<a>/diff/<b>``, issue 18: docs/reviews.md "Plan
-diff"), for the OpenAPI schema and the response check of :mod:`geon.graphs.api`."""
+diff"), for the OpenAPI schema and the response check of :mod:`geon.graphs.api`.
+
+Past the bounds of :mod:`geon.graphs.services.plan_jobs` a device row stands for a group of
+devices with equal figures (``count``, and ``devices``: the first members), a placement side
+counts the devices it does not list (``devicesOmitted``) and the answer counts what each list
+left out (``omitted``); the endpoints leave these fields out when they are not set. A cost past
+the web process's budget answers :class:`CostPending` (202) until a worker has answered."""
 
 from __future__ import annotations
 
@@ -16,6 +22,9 @@ class DeviceCost(Schema):
     outputs: int
     temporaries: int
     total: int
+    # a group of devices with these figures: how many, and the first ones' coords
+    count: int | None = None
+    devices: list[list[int]] | None = None
 
 
 class TransferCost(Schema):
@@ -54,6 +63,8 @@ class DeviceLedger(Schema):
     peakBytes: int
     memory: DeviceMemoryKinds
     overBudget: bool
+    count: int | None = None
+    devices: list[list[int]] | None = None
 
 
 class TimeInterval(Schema):
@@ -77,6 +88,15 @@ class PlanCost(Schema):
     ledger: list[DeviceLedger]
     time: TimeInterval
     memory: MemorySummary
+    # rows each list left out ("devices" and "ledger": devices in groups not listed)
+    omitted: dict[str, int] | None = None
+
+
+class CostPending(Schema):
+    status: str
+    message: str
+    location: str
+    work: int
 
 
 class PlanRef(Schema):
@@ -89,6 +109,7 @@ class PlacementSide(Schema):
     meshAxes: dict[str, str]
     mesh: str | None
     devices: list[list[int]]
+    devicesOmitted: int | None = None
 
 
 class PlacementChange(Schema):
@@ -126,6 +147,8 @@ class DeviceChange(Schema):
     after: DeviceSide | None
     peakBytesDelta: int
     secondsDelta: float
+    count: int | None = None
+    devices: list[str] | None = None
 
 
 class TimeChange(Schema):
@@ -143,3 +166,4 @@ class PlanDiffOut(Schema):
     collectives: CollectivesDiff
     devices: list[DeviceChange]
     time: TimeChange
+    omitted: dict[str, int] | None = None

@@ -1,17 +1,20 @@
 """Plan against plan on a graph (issue 18, "Diffs"; docs/reviews.md "Plan diff"): both plans
 written into the graph's current document, as they would be generated (nothing is stored), and
-compared under one shipped hardware profile by :func:`geon.core.plan_diff.plan_diff`."""
+compared under one shipped hardware profile by :func:`geon.core.plan_diff.plan_diff`. The REST
+diff is bounded as a plan's cost is (:func:`requested_diff`, :mod:`.plan_jobs`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from geon.core.costmodel import load_profile
+from geon.core.graph import Graph as Document
 from geon.core.plan_diff import plan_diff
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.documents import live_document
+from geon.graphs.services.plan_jobs import Pending, bounded, diff_key, plan_work, summarise_diff
 from geon.graphs.services.plan_trials import mesh_id_of, plan_trial
-from geon.graphs.services.plans import check_profile
+from geon.graphs.services.plans import check_profile, queue_job
 
 
 def diff_plans(
@@ -20,20 +23,49 @@ def diff_plans(
     """Plan ``base`` (before) against ``target`` (after) on the graph's current document under
     ``profile``: ``{"base": {"id", "name"}, "target": {...}, "profile": name, "version", ...}``
     with the core's placements, collectives, devices and time. A plan that does not fit the
-    document is refused as generating it would be (``invalid_edit``, naming the plan)."""
+    document is refused as generating it would be (``invalid_edit``, naming the plan). Whole
+    and unbounded: the REST diff is :func:`requested_diff`."""
     name = check_profile(profile)
     live = live_document(graph)
-    before = plan_trial(live.document, base)
-    after = plan_trial(live.document, target)
+    return diffed(live.document, live.version, base, target, name)
+
+
+def requested_diff(
+    graph: Graph, base: ShardPlan, target: ShardPlan, profile: str | None = None
+) -> dict[str, Any] | Pending:
+    """The REST diff (:mod:`.plan_jobs`): :func:`diff_plans` summarised within the answer's
+    bounds, cached per (document version, both plans, profile); compared now when the two
+    plans' work estimates together are within ``GEON_PLAN_COST_WEB_MAX_WORK``, else handed to a
+    worker (:class:`Pending` until it has answered)."""
+    name = check_profile(profile)
+    live = live_document(graph)
+    document, version = live.document, live.version
+    key = diff_key(graph, version, base, target, name)
+    job = {"kind": "diff", "graph": str(graph.pk), "version": version}
+    return bounded(
+        key,
+        plan_work(document, base) + plan_work(document, target),
+        lambda: summarise_diff(diffed(document, version, base, target, name)),
+        lambda: queue_job({**job, "plans": [base.pk, target.pk], "profile": name, "key": key}),
+    )
+
+
+def diffed(
+    document: Document, version: int, base: ShardPlan, target: ShardPlan, profile: str
+) -> dict[str, Any]:
+    """Plan ``base`` against ``target``, each written into ``document`` (of ``version``),
+    under the shipped ``profile`` (see :func:`diff_plans`)."""
+    before = plan_trial(document, base)
+    after = plan_trial(document, target)
     return {
         "base": {"id": base.pk, "name": base.name},
         "target": {"id": target.pk, "name": target.name},
-        "profile": name,
-        "version": live.version,
+        "profile": profile,
+        "version": version,
         **plan_diff(
             before,
             after,
-            load_profile(name),
+            load_profile(profile),
             base_mesh=mesh_id_of(base),
             target_mesh=mesh_id_of(target),
         ),

@@ -14,10 +14,12 @@ from django.conf import settings
 from django.db import transaction
 
 from geon.accounts.models import Role
+from geon.celery import app
 from geon.core.cost import device_memory, transfer_bytes
 from geon.core.costmodel import DEFAULT_PROFILE, cost_report, load_profile, shipped_profiles
 from geon.core.errors import GeonError, quote
 from geon.core.graph import APPLICATION
+from geon.core.graph import Graph as Document
 from geon.core.plan_diff import named_collective
 from geon.core.plans import plan_ops, plan_splits
 from geon.core.shard_table import read_table
@@ -26,6 +28,14 @@ from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.access import GraphNotFound, User, check_can
 from geon.graphs.services.documents import kept_live, live_document
 from geon.graphs.services.editing import Applied, do_apply_edit
+from geon.graphs.services.plan_jobs import (
+    PLAN_COST_TASK,
+    Pending,
+    bounded,
+    cost_key,
+    plan_work,
+    summarise_cost,
+)
 from geon.graphs.services.plan_trials import (
     check_plan,
     core_plan,
@@ -192,10 +202,36 @@ def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict
     a shipped hardware profile (:data:`DEFAULT_PROFILE` for None) its collectives, time interval,
     per-device ledger and memory summary (:func:`geon.core.costmodel.cost_report`; the report's
     ``devices`` are ``ledger`` here). A profile that is not shipped is a :class:`GeonError`
-    naming the shipped ones (no file is read on a request)."""
+    naming the shipped ones (no file is read on a request). Whole and unbounded: the REST cost
+    is :func:`requested_cost`."""
     name = check_profile(profile)
     document = live_document(graph)
-    trial = live_trial(document, plan)
+    return costed(live_trial(document, plan), document.version, name)
+
+
+def requested_cost(
+    graph: Graph, plan: ShardPlan, profile: str | None = None
+) -> dict[str, Any] | Pending:
+    """The REST cost of a plan (:mod:`.plan_jobs`): :func:`plan_cost` summarised within the
+    answer's bounds, cached per (document version, plan, profile); costed now when its work
+    estimate is within ``GEON_PLAN_COST_WEB_MAX_WORK``, else handed to a worker
+    (:class:`Pending` until it has answered)."""
+    name = check_profile(profile)
+    live = live_document(graph)
+    version = live.version
+    key = cost_key(graph, version, plan, name)
+    job = {"kind": "cost", "graph": str(graph.pk), "version": version, "plans": [plan.pk]}
+    return bounded(
+        key,
+        plan_work(live.document, plan),
+        lambda: summarise_cost(costed(live_trial(live, plan), version, name)),
+        lambda: queue_job({**job, "profile": name, "key": key}),
+    )
+
+
+def costed(trial: Document, version: int, profile: str) -> dict[str, Any]:
+    """The cost of a plan written into a document (``trial``) of ``version`` under the shipped
+    ``profile`` (see :func:`plan_cost`)."""
     table = read_table(trial)  # read once for the bytes, the moves and the report
     devices = [
         {
@@ -212,9 +248,9 @@ def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict
         {"source": list(source[1]), "target": list(target[1]), "bytes": size}
         for (source, target), size in sorted(transfer_bytes(trial, table).items())
     ]
-    report = cost_report(trial, load_profile(name), table)
+    report = cost_report(trial, load_profile(profile), table)
     return {
-        "version": document.version,
+        "version": version,
         "devices": devices,
         "transfers": moves,
         "transferBytes": sum(m["bytes"] for m in moves),
@@ -224,3 +260,9 @@ def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict
         "time": report["time"],
         "memory": report["memory"],
     }
+
+
+def queue_job(job: dict[str, Any]) -> None:
+    """Ask a worker to cost a plan or a pair of plans (:mod:`geon.graphs.tasks`), on the queue
+    ``GEON_PLAN_COST_QUEUE`` (Celery's default queue when empty)."""
+    app.send_task(PLAN_COST_TASK, args=(job,), queue=settings.GEON_PLAN_COST_QUEUE or None)
