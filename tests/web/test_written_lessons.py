@@ -1,7 +1,8 @@
-"""Lessons teachers write on their graphs (issue 19, item 3): an editor of a graph writes its
-steps (text, highlights, a task), each value checked before anything is stored; the lesson is
-then read, opened as a student's own copy, checked, tried without an account and assigned to a
-class by its key, like a shipped one."""
+"""Lessons teachers write on their graphs (issue 19, item 3): a graph's owner publishes its
+steps (text, highlights, a task), each value checked before anything is stored (an editor may
+not: issue 30, tests/hostile/test_lesson_publishing.py); the lesson is then read, opened as a
+student's own copy, checked, tried without an account and assigned to a class by its key, like
+a shipped one."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def put(client: Client, graph: Graph, body: Any) -> Any:
     return client.put(path, json.dumps(body), content_type="application/json")
 
 
-def test_an_editor_writes_a_lesson_that_students_open_and_check(
+def test_the_owner_publishes_a_lesson_that_students_open_and_check(
     client: Client, user: Any, other_user: Any, graph: Graph
 ) -> None:
     client.force_login(user)
@@ -79,13 +80,14 @@ def test_an_editor_writes_a_lesson_that_students_open_and_check(
     assert client.get(f"/learn/try/{key}/").status_code == 200
 
 
-def test_only_editors_write_and_every_value_is_checked_first(
+def test_only_the_owner_publishes_and_every_value_is_checked_first(
     client: Client, user: Any, other_user: Any, graph: Graph
 ) -> None:
     client.force_login(other_user)
     assert put(client, graph, {"title": "t", "steps": STEPS}).status_code == 404
-    do_set_member(graph, other_user, "viewer")
-    assert put(client, graph, {"title": "t", "steps": STEPS}).status_code == 403
+    for role in ("viewer", "editor", "owner"):  # an owner member manages members, no more
+        do_set_member(graph, other_user, role)
+        assert put(client, graph, {"title": "t", "steps": STEPS}).status_code == 403, role
     client.force_login(user)
     refusals = {
         "no steps": ({"title": "t", "steps": []}, "expected a list of 1 to 50"),
