@@ -324,23 +324,42 @@ def test_external_data_anywhere_is_refused_without_opening_it(
     answers = []
     for exists in (False, True):
         # when ann uploads it with the secret absent, then present (9 bytes)
-        if exists:
+        if exists:  # its access time before its modification: a read would move it
             secret_beside.write_bytes(b"top secret"[:9])
+            mtime = secret_beside.stat().st_mtime_ns
+            os.utime(secret_beside, ns=(mtime - 10**11, mtime))
         body, _ = import_as_the_worker(client, "sneaky.onnx", data)
         assert_refused(body, f'"sneaky.onnx" keeps the data of {tensor} {EXTERNAL}')
         answers.append(body["error"])
+        if exists:
+            assert secret_beside.stat().st_atime_ns == mtime - 10**11
     # then the answer says nothing of the file: the same whether it exists or not
     assert answers[0] == answers[1]
     another_client_answered(other_user)
 
 
-def test_the_importer_opens_no_file_a_model_names(tmp_path: Path) -> None:
-    # given a model file whose sparse attribute names a secret beside it (onnx.load would read
-    # external data relative to the model's folder)
+def mlp_with_external_weight(location: str) -> bytes:
+    """The MLP whose first weight keeps its data in ``location``."""
+    model = onnx.load(MODELS / "mlp.onnx")
+    external(model.graph.initializer[0], location)
+    return bytes(model.SerializeToString())
+
+
+@pytest.mark.parametrize(
+    ("build", "tensor"),
+    [(sparse_attribute, "w"), (mlp_with_external_weight, "0.weight")],
+    ids=["sparse attribute", "initializer"],
+)
+def test_the_importer_opens_no_file_a_model_names(build: Any, tensor: str, tmp_path: Path) -> None:
+    # given a model file naming a secret beside it (onnx.load reads an initializer's external
+    # data relative to the model's folder unless told not to), the secret's access time set
+    # before its modification time (so that any read of it moves the access time)
     secret = tmp_path / "secret.bin"
-    secret.write_bytes(np.zeros(4, np.float32).tobytes())
+    secret.write_bytes(np.zeros(8 * 16, np.float32).tobytes())
+    stat = secret.stat()
+    os.utime(secret, ns=(stat.st_mtime_ns - 10**11, stat.st_mtime_ns))
     path = tmp_path / "model.onnx"
-    path.write_bytes(sparse_attribute("secret.bin"))
+    path.write_bytes(build("secret.bin"))
     opened: list[str] = []
 
     def audit(event: str, args: tuple[Any, ...]) -> None:
@@ -351,9 +370,14 @@ def test_the_importer_opens_no_file_a_model_names(tmp_path: Path) -> None:
     # when it is imported from its path
     with pytest.raises(Exception) as refused:
         import_onnx(str(path))
-    # then it is refused, naming the tensor, and the secret was never opened
-    assert str(refused.value) == f'the model keeps the data of "w" {EXTERNAL}'
+    # then it is refused, naming the tensor, and the secret was neither opened from Python nor
+    # read by onnx's C++ (its access time did not move)
+    assert str(refused.value) == f'the model keeps the data of "{tensor}" {EXTERNAL}'
     assert opened == []
+    assert secret.stat().st_atime_ns == stat.st_mtime_ns - 10**11
+    if build is mlp_with_external_weight:  # what onnx.load, as the CLI called it, did
+        onnx.load(str(path))
+        assert secret.stat().st_atime_ns != stat.st_mtime_ns - 10**11
 
 
 # --- finding 4 and the legitimate big model ---------------------------------------------------
