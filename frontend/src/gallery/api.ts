@@ -135,6 +135,16 @@ export class GraphsApi extends RestClient {
   }
 }
 
+/** A cost or diff a worker computes (202): the server's words and where to ask again. */
+interface Queued {
+  status: string;
+  message: string;
+  location: string;
+}
+
+/** Seconds a polled cost or diff is waited for before the editor says it gave up. */
+export const POLL_LIMIT = 600;
+
 /** A graph's shard plans (``/graphs/<id>/plans``): list, create, rename, delete and cost. */
 export class PlansApi extends RestClient {
   constructor(
@@ -176,16 +186,33 @@ export class PlansApi extends RestClient {
   }
 
   /** What the plan costs on the graph's current version (nothing is stored), under the shipped
-   * hardware ``profile`` (the server's default when not given). */
-  cost(id: number, profile?: string): Promise<PlanCost> {
+   * hardware ``profile`` (the server's default when not given); a plan past the web process's
+   * budget is costed by a worker, and ``onWait`` hears the server's words while it is. */
+  cost(id: number, profile?: string, onWait?: (message: string) => void): Promise<PlanCost> {
     const query = profile ? `?profile=${encodeURIComponent(profile)}` : "";
-    return this.call("GET", `${this.path}/${id}/cost${query}`);
+    return this.polled(`${this.path}/${id}/cost${query}`, onWait);
   }
 
-  /** Plan ``a`` against plan ``b`` on the current version (``GET .../plans/<a>/diff/<b>``). */
-  diff(a: number, b: number, profile?: string): Promise<PlanDiff> {
+  /** Plan ``a`` against plan ``b`` on the current version (``GET .../plans/<a>/diff/<b>``),
+   * polled as a cost is. */
+  diff(a: number, b: number, profile?: string, onWait?: (message: string) => void): Promise<PlanDiff> {
     const query = profile ? `?profile=${encodeURIComponent(profile)}` : "";
-    return this.call("GET", `${this.path}/${a}/diff/${b}${query}`);
+    return this.polled(`${this.path}/${a}/diff/${b}${query}`, onWait);
+  }
+
+  /** A GET the server may answer 202 ``{"status": "queued", "message", "location"}`` while a
+   * worker computes it: the location is asked again every second (for at most
+   * {@link POLL_LIMIT} tries) until it answers. */
+  private async polled<T>(path: string, onWait?: (message: string) => void): Promise<T> {
+    for (let tries = 0; ; tries++) {
+      const answer = await this.call<T | Queued>("GET", path);
+      const queued = answer as Queued | null;
+      if (!queued || queued.status !== "queued" || typeof queued.location !== "string") return answer as T;
+      if (tries >= POLL_LIMIT) throw new ApiError(`${queued.message} (still not answered after ${POLL_LIMIT} s; ask again later)`, "timeout");
+      onWait?.(queued.message);
+      await new Promise((done) => setTimeout(done, 1000));
+      if (queued.location.startsWith(`${this.base}/`)) path = queued.location.slice(this.base.length);
+    }
   }
 
   /** The shipped hardware profiles' names and the default one (``GET /profiles``). */

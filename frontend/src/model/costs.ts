@@ -38,6 +38,10 @@ export interface LedgerRow {
   /** The peak's parts: graph inputs, outputs, temporaries and communication buffers. */
   memory?: MemoryParts;
   overBudget: boolean;
+  /** Past the server's row bound, one row stands for this many devices of equal figures
+   * (``devices``: the first of them); absent, the row is one device. */
+  count?: number;
+  devices?: number[][];
 }
 
 /** A plan's cost under a hardware profile (REST ``GET .../plans/<id>/cost?profile=``). */
@@ -47,6 +51,8 @@ export interface ProfiledCost {
   ledger: LedgerRow[];
   time: { lower: number; upper: number };
   memory: { capacity: number; imbalancePercent: number; overBudget: boolean };
+  /** What each list left out past the server's bounds (``ledger``: devices not listed). */
+  omitted?: Record<string, number>;
 }
 
 /** Bytes as people read them: "96 B", "1.5 KiB", "3.2 MiB". */

@@ -65,6 +65,9 @@ export interface DeviceCost {
   outputs: number;
   temporaries: number;
   total: number;
+  /** Equal devices grouped past the server's row bound (as a ledger row's). */
+  count?: number;
+  devices?: number[][];
 }
 
 export interface PlanCost extends Partial<ProfiledCost> {

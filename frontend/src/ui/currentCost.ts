@@ -73,7 +73,10 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
       if (!options.state().plans.some((p) => p.id === plan.id) || key !== asked) return;
       costing = true;
       api
-        .cost(plan.id, profile.value || undefined)
+        .cost(plan.id, profile.value || undefined, (message) => {
+          // a worker computes it: say so in the ledger's place until it answers
+          if (key === asked) ledger.replaceChildren(el("p", { class: "small muted geon-ledger-pending", role: "status", text: `Costing plan "${plan.name}": ${message}` }));
+        })
         .then(
           (cost) => {
             if (key !== asked) return;

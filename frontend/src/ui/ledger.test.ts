@@ -1,12 +1,18 @@
 import { describe, expect, it } from "vitest";
 import type { LedgerRow } from "../model/costs";
-import { barScale, ledgerSummary, peakWords } from "./ledger";
+import { barScale, deviceLabel, ledgerSummary, peakWords } from "./ledger";
 
 const row = (peakBytes: number, memory?: LedgerRow["memory"]): LedgerRow => ({
   mesh: "m", coords: [0], flops: 0, computeSeconds: 0, commSeconds: 0, peakBytes, overBudget: false, ...(memory ? { memory } : {}),
 });
 
 describe("device ledger", () => {
+  it("names a device by its coordinates, and equal devices the server grouped by how many", () => {
+    expect(deviceLabel({ ...row(8), coords: [0, 1] })).toBe("(0, 1)");
+    expect(deviceLabel({ ...row(8), coords: [0, 1], count: 65536, devices: [[0, 1]] })).toBe("(0, 1) ×65,536");
+    expect(deviceLabel({ ...row(8), count: 1, devices: [[0]] })).toBe("(0)");
+  });
+
   it("draws bars to the capacity once a device uses a visible share of it, else to the busiest device", () => {
     expect(barScale([10, 40], 100)).toEqual({ bytes: 100, capacity: true });
     expect(barScale([10, 4], 100)).toEqual({ bytes: 100, capacity: true });

@@ -53,6 +53,18 @@ export function peakWords(d: LedgerRow): string {
   return split.length ? `${showBytes(d.peakBytes)}: ${split.join(", ")}` : showBytes(d.peakBytes);
 }
 
+/** A ledger row's device: "(0, 1)", or for equal devices grouped by the server "(0, 1) ×4,096". */
+export function deviceLabel(d: LedgerRow): string {
+  const coords = `(${d.coords.join(", ")})`;
+  return d.count && d.count > 1 ? `${coords} ×${d.count.toLocaleString("en")}` : coords;
+}
+
+function grouped(d: LedgerRow): string {
+  const listed = (d.devices ?? []).map((c) => `(${c.join(", ")})`);
+  const more = (d.count ?? listed.length) - listed.length;
+  return `${d.count!.toLocaleString("en")} devices alike: ${listed.join(" ")}${more > 0 ? ` and ${more.toLocaleString("en")} more` : ""}`;
+}
+
 function collectiveItem(c: Collective): HTMLElement {
   return el(
     "li",
@@ -81,7 +93,7 @@ export function renderLedger(plan: string, cost: Partial<ProfiledCost>, open = f
     el(
       "tr",
       { class: `geon-ledger-row${d.overBudget ? " over" : ""}` },
-      el("th", { scope: "row", text: `(${d.coords.join(", ")})` }),
+      el("th", { scope: "row", text: deviceLabel(d), ...(d.count && d.count > 1 ? { title: grouped(d) } : {}) }),
       el("td", { text: showSeconds(d.computeSeconds) }),
       el("td", { text: showSeconds(d.commSeconds) }),
       el("td", { class: "geon-ledger-peak", ...(d.overBudget ? { title: `over the device's ${showBytes(capacity)}` } : {}) }, showBytes(d.peakBytes), memoryBar(d, scale.bytes)),
@@ -91,6 +103,8 @@ export function renderLedger(plan: string, cost: Partial<ProfiledCost>, open = f
   const caption = scale.capacity
     ? `Per device on ${profile}; bars to the device's memory, ${showBytes(capacity)}`
     : `Per device on ${profile}; bars to the busiest device (${Number.isFinite(capacity) ? `each has ${showBytes(capacity)}` : "no capacity given"})`;
+  const left = cost.omitted?.ledger ?? 0;
+  const notListed = left ? [el("p", { class: "small muted geon-ledger-omitted", text: `${left.toLocaleString("en")} more devices not listed (the busiest are)` })] : [];
   const legend = el("p", { class: "geon-bar-legend small muted" }, ...PARTS.map(([key, words]) => el("span", {}, el("span", { class: `geon-bar-swatch geon-bar-${key}` }), words)));
   const collectives = cost.collectives ?? [];
   return el(
@@ -101,6 +115,7 @@ export function renderLedger(plan: string, cost: Partial<ProfiledCost>, open = f
       ? el("ul", { class: "geon-collectives", "aria-label": "collectives on the plan's edges" }, ...collectives.map(collectiveItem))
       : el("p", { class: "small muted", text: "No collectives: nothing moves between devices." }),
     el("table", { class: "geon-ledger-table" }, el("caption", { class: "small muted", text: caption }), head, el("tbody", {}, ...devices)),
+    ...notListed,
     legend,
   );
 }

@@ -364,7 +364,8 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     }
     void attempt(async () => {
       const on = profile.value || undefined;
-      const [ca, cb, diff] = await Promise.all([api.cost(a.id, on), api.cost(b.id, on), api.diff(a.id, b.id, on)]);
+      const wait = (message: string): void => say("", message);
+      const [ca, cb, diff] = await Promise.all([api.cost(a.id, on, wait), api.cost(b.id, on, wait), api.diff(a.id, b.id, on, wait)]);
       showTable(a, ca, b, cb);
       showLedgers([[a, ca], [b, cb]]);
       ledgers.prepend(renderPlanDiff(diff));
