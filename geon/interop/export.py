@@ -303,8 +303,8 @@ def to_einsum(graph: Graph) -> str:
     for op in p.ops:
         if op.kernel != "op:dot":
             continue
-        x, y, r = op.inputs["x"][0], op.inputs["y"][0], op.result
         try:
+            x, y, r = op.inputs["x"][0], op.inputs["y"][0], op.result
             spec = einsum_of(p, op)
         except MALFORMED as error:
             raise malformed(op, error) from None

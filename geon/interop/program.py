@@ -238,7 +238,7 @@ def _selected(node: Node, side: Any, tensors: dict[str, Tensor], where: str) -> 
     found = []
     for s in side:
         tid = s.get("tensorId") if isinstance(s, dict) else None
-        if tid not in tensors:
+        if not isinstance(tid, str) or tid not in tensors:
             raise ExportError(f"{where} reads or writes a tensor the document does not have")
         found.append(tensors[tid])
     return found

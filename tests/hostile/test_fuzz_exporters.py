@@ -6,13 +6,18 @@ allow-list per kernel, over the script's fixed part); the ONNX model passes ONNX
 holds only the node types those kernels export as. An axis name or reference that does not
 parse is refused with one line naming it, never written.
 
-Bounded: 150 examples of one eight-node graph (dot, add, tanh, softmax, sum over three fuzzed
-axes), the same ones every run (derandomized); the file runs in a few seconds.
+A stored document with values of the wrong kind anywhere in its nodes (as one stored before the
+server read documents strictly may hold) is exported or refused with an ``ExportError`` (the
+REST export's 400), never another exception (a 500).
+
+Bounded: 150 examples each of one eight-node graph (dot, add, tanh, softmax, sum over three
+fuzzed axes), the same ones every run (derandomized); the file runs in about ten seconds.
 """
 
 from __future__ import annotations
 
 import ast
+import copy
 import re
 from typing import Any
 
@@ -23,6 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from geon import core as gc
+from geon.core.errors import GeonError
 from geon.core.graph import AXIS, TENSOR_AXES, Graph
 from geon.core.nodes import UNSAFE_CHARACTERS
 from geon.interop.export import export
@@ -188,3 +194,59 @@ def test_the_findings_axis_name_is_refused_by_every_exporter(to: str) -> None:
     assert str(refused.value).startswith(
         "axis \"F\\r    __import__('os').system('touch pwned')\\r    #\" has a name that is not one"
     )
+
+
+#: Values a stored document may hold where the exporters expect something else.
+JUNK = [None, 0, -1, True, 1.5, "", "x", " A ", "A\rB", PAYLOAD, [], [1], ["A"], [["A"]], {},
+        {"a": 1}, {"start": "a"}, [None]]  # fmt: skip
+
+
+def places(value: Any, path: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into ``value`` below a node's own fields (body, tags and what they hold)."""
+    found = [path] if len(path) > 2 else []
+    if isinstance(value, dict):
+        items: Any = value.items()
+    elif isinstance(value, list):
+        items = enumerate(value)
+    else:
+        items = ()
+    for key, item in items:
+        found += places(item, (*path, key))
+    return found
+
+
+@st.composite
+def malformed_documents(draw: Any) -> dict[str, Any]:
+    """The template with one to three values replaced by junk or deleted, as a document stored
+    before the server read it strictly might hold."""
+    doc = template("A", "B", "C")
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(places(doc)))
+        parent = doc
+        for key in path[:-1]:
+            parent = parent[key]
+        if isinstance(parent, dict) and draw(st.booleans()):
+            del parent[path[-1]]
+        else:
+            parent[path[-1]] = copy.deepcopy(draw(st.sampled_from(JUNK)))
+    return doc
+
+
+@settings(max_examples=150, derandomize=True, deadline=None)
+@given(malformed_documents())
+def test_a_malformed_stored_document_is_exported_or_refused_never_a_crash(
+    doc: dict[str, Any],
+) -> None:
+    try:
+        graph = Graph.from_json(doc)
+    except GeonError:
+        return  # not loaded at all: the server never held it
+    for to in ("numpy", "python", "einsum", "onnx"):
+        try:
+            result = export(graph, to)
+        except ExportError as error:  # the service's 400, one line
+            assert not UNSAFE_CHARACTERS.search(str(error)), str(error)
+            continue
+        if to != "onnx":
+            ast.parse(result)
+            assert not UNSAFE_CHARACTERS.search(result.replace("\n", "")), (to, result)
