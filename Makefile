@@ -102,15 +102,50 @@ frontend-check: $(INSTALLED) $(NODE_MODULES)
 	rm -f "$$fresh"
 	(cd frontend && npm run --silent typecheck && npm run --silent test)
 
+# Each step's seconds (steps.tsv) and each suite's (tests/timing_plugin.py) go here; make test
+# and make pytest end with them as a table (scripts/ci_timings.py), also when a step failed.
+TIMINGS := $(GEON_DATA_DIR)/test-timings
+# `step NAME COMMAND...` runs COMMAND and records its seconds and exit status under NAME (recipes
+# that use it start with @: .ONESHELL would echo the definition; step echoes each command).
+define STEP
+step() {
+  local name=$$1 start=$${EPOCHREALTIME/[.,]/} status=0 took
+  shift
+  echo "== $$name: $$*"
+  "$$@" || status=$$?
+  took=$$(( ($${EPOCHREALTIME/[.,]/} - start) / 100000 ))
+  printf '%s\t%d.%d\t%d\n' "$$name" $$((took / 10)) $$((took % 10)) "$$status" \
+    >> "$$GEON_TEST_TIMINGS/steps.tsv"
+  return $$status
+}
+if [ -z "$${GEON_TEST_TIMINGS:-}" ]; then
+  export GEON_TEST_TIMINGS=$(TIMINGS)
+  rm -rf "$$GEON_TEST_TIMINGS" && mkdir -p "$$GEON_TEST_TIMINGS"
+  trap '$(PYTHON) scripts/ci_timings.py "$$GEON_TEST_TIMINGS"' EXIT
+fi
+endef
+
+# The second pass, on PostgreSQL and Redis, runs what differs there: the tests that touch the
+# database, the channel layer or the broker (tests/suite_marks.py marks them), and of the browser
+# stories the few marked story_on_services. The first pass runs everything.
+SECOND_PASS := (database or channel_layer or broker) and not browser or story_on_services
+
 # pytest exits 5 when it collects nothing; like every other non-zero status, that fails make.
 pytest: setup chromium
-	env -u REDIS_URL -u DATABASE_URL $(BIN)/python -m pytest
-	@if [ -n "$${REDIS_URL:-}$${DATABASE_URL:-}" ]; then \
-	  echo "again against REDIS_URL=$${REDIS_URL:-(unset)} DATABASE_URL=$${DATABASE_URL:-(unset)}"; \
-	  $(BIN)/python -m pytest tests/web tests/realtime tests/browser tests/hostile tests/faults tests/test_cli.py; \
+	@$(STEP)
+	step "pytest pass 1" env -u REDIS_URL -u DATABASE_URL GEON_TEST_PASS=1 $(BIN)/python -m pytest
+	if [ -n "$${REDIS_URL:-}$${DATABASE_URL:-}" ]; then
+	  echo "again against REDIS_URL=$${REDIS_URL:-(unset)} DATABASE_URL=$${DATABASE_URL:-(unset)}:"
+	  echo "  -m '$(SECOND_PASS)'"
+	  step "pytest pass 2" env GEON_TEST_PASS=2 $(BIN)/python -m pytest -m '$(SECOND_PASS)'
 	fi
 
-test: setup lint frontend-check pytest
+test:
+	@$(STEP)
+	step setup $(MAKE) --no-print-directory setup chromium
+	step lint $(MAKE) --no-print-directory lint
+	step frontend-check $(MAKE) --no-print-directory frontend-check
+	$(MAKE) --no-print-directory pytest
 
 clean:
 	rm -rf $(VENV) frontend/node_modules geon/static/editor .mypy_cache .ruff_cache .pytest_cache

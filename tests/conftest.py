@@ -20,6 +20,7 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from hypothesis import settings as hypothesis_settings
 
 ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(tempfile.mkdtemp(prefix="geon-tests-"))
@@ -38,8 +39,25 @@ django.setup()  # pytest-django then finds the apps ready in its pytest_configur
 
 from geon.cli.serve import daphne_command  # noqa: E402
 from tests.processes import Child, free_port, start_child, stop_process  # noqa: E402
+from tests.suite_marks import bound_examples, drives_a_browser, services_of  # noqa: E402
 
 PASSWORD = "correct horse battery staple"
+
+#: Each suite's seconds, for the table ``make test`` ends with (``GEON_TEST_TIMINGS``).
+pytest_plugins = ["tests.timing_plugin"]
+
+
+#: CI's bound on a property test's examples (the ``ci`` profile, loaded when ``CI=true``, as
+#: ``.ci/run`` sets it): Hypothesis's own default, so a test declaring more (150 to 600) runs
+#: 100 there and its own count elsewhere, and none runs fewer than it asked for. Derandomized,
+#: so a CI run is repeatable; no deadline, the machine is shared.
+CI_MAX_EXAMPLES = 100
+hypothesis_settings.register_profile(
+    "ci", max_examples=CI_MAX_EXAMPLES, derandomize=True, deadline=None, database=None
+)
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+if IN_CI:
+    hypothesis_settings.load_profile("ci")
 
 
 #: The tests a database marker keeps to that database (``make test`` runs the suite on SQLite,
@@ -47,9 +65,25 @@ PASSWORD = "correct horse battery staple"
 DATABASE_MARKERS = {"sqlite": "sqlite", "postgres": "postgresql"}
 
 
+@pytest.hookimpl(tryfirst=True)  # before ``-m`` reads the marks
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Deselect (never skip) the tests marked for a database other than this run's, saying so."""
+    """Mark each test with the services it touches and ``browser`` when it drives Chromium
+    (:mod:`tests.suite_marks`); deselect (never skip) the tests marked for a database other than
+    this run's, saying so."""
     from django.db import connection
+
+    for item in items:
+        fixturenames = getattr(item, "fixturenames", ())
+        module = getattr(item, "module", None)
+        for service in services_of(
+            fixturenames, bool(item.get_closest_marker("django_db")), module
+        ):
+            if not item.get_closest_marker(service):
+                item.add_marker(service)
+        if drives_a_browser(fixturenames) and not item.get_closest_marker("browser"):
+            item.add_marker("browser")
+        if IN_CI:
+            bound_examples(item, CI_MAX_EXAMPLES)
 
     elsewhere = [
         item

@@ -111,6 +111,9 @@ class Served:
         self.log.close()
 
 
+# geon serve's children reach REDIS_URL's broker and channel layer, unseen by tests/suite_marks.py
+@pytest.mark.broker
+@pytest.mark.channel_layer
 def test_serve_runs_the_web_server_and_a_worker_and_ctrl_c_stops_both(tmp_path: Path) -> None:
     # when geon serve starts on a fresh data folder
     with Served(tmp_path) as served:
@@ -133,6 +136,9 @@ def test_serve_runs_the_web_server_and_a_worker_and_ctrl_c_stops_both(tmp_path: 
         assert not (tmp_path / "serve.json").exists()
 
 
+# geon serve's children reach REDIS_URL's broker and channel layer, unseen by tests/suite_marks.py
+@pytest.mark.broker
+@pytest.mark.channel_layer
 def test_serve_stops_the_worker_when_the_web_server_dies(tmp_path: Path) -> None:
     with Served(tmp_path) as served:
         assert served.wait_healthy()[0] == 200, served.output()

@@ -14,6 +14,8 @@ from tests.browser.helpers import ARTIFACTS, STORE_DOCUMENT, Browsers, sign_in
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 
+# Kept for the PostgreSQL + Redis pass: two people, a class, a puzzle checked by the worker.
+@pytest.mark.story_on_services
 def test_a_teacher_sees_a_student_solve_an_assigned_puzzle(
     daphne_server: str,
     celery_worker: Any,

@@ -30,6 +30,8 @@ READ_PIXELS = """(boxes) => {
 }"""
 
 
+# Kept for the PostgreSQL + Redis pass: a run through the worker, its events over the channel layer.
+@pytest.mark.story_on_services
 def test_the_editor_draws_the_graph_and_runs_it_live(
     daphne_server: str,
     celery_worker: Any,

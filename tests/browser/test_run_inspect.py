@@ -25,6 +25,8 @@ def mlp(user: Any) -> Any:
     return do_create_graph(owner=user, title="One layer", document=gc.graph([y]).to_json())
 
 
+# Kept for the PostgreSQL + Redis pass: a worker's stored intermediates read back in the editor.
+@pytest.mark.story_on_services
 def test_a_run_keeping_intermediates_shows_every_tensor(
     daphne_server: str,
     celery_worker: Any,

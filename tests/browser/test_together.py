@@ -26,6 +26,8 @@ def declare(tab: Page, name: str, length: str) -> None:
     tab.press(".geon-axes .geon-axis-length", "Enter")
 
 
+# Kept for the PostgreSQL + Redis pass: two editors' edits through the channel layer.
+@pytest.mark.story_on_services
 def test_an_edit_in_one_browser_appears_in_the_other(
     daphne_server: str, user: Any, password: str, graph: Any, browsers: Browsers
 ) -> None:
