@@ -30,7 +30,7 @@ from geon.graphs.services import (
     live_document,
 )
 from geon.learn import services
-from geon.learn.models import WrittenLesson
+from geon.learn.models import Assignment, WrittenLesson
 from geon.teaching.lessons import LESSONS
 
 pytestmark = pytest.mark.django_db
@@ -221,8 +221,19 @@ def test_wrong_keys_are_throttled_per_address(
     )
     assert tried.status_code == 429
     assert guesser.get("/learn/try/dot-and-duals/").status_code == 200
+    # the class form is no way around it: from that address, assigning by key is refused too
+    guesser.force_login(user)
+    made = guesser.post("/learn/classes/", {"name": "Monday"})
+    form = guesser.post(made["Location"], {"item": f"lesson:{key}"})
+    assert form.status_code == 200
+    assert "3 lesson links that open no lesson" in form.content.decode()
+    assert not Assignment.objects.exists()
     # nothing was stored; another address is still answered, right keys and wrong alike
     assert Graph.objects.count() == 1 and WrittenLesson.objects.count() == 1
+    teacher = Client(REMOTE_ADDR="198.51.100.8")
+    teacher.force_login(user)
+    assert teacher.post(made["Location"], {"item": f"lesson:{key}"}).status_code == 302
+    assert Assignment.objects.get().key == key
     other = Client(REMOTE_ADDR="198.51.100.7")
     assert other.get(f"/learn/try/{key}/").status_code == 200
     assert other.get(f"{API}/lessons/{key}").json()["title"] == "Duals"
@@ -236,7 +247,7 @@ def test_lessons_of_24_bit_keys_are_reissued_or_withdrawn_by_the_migration(
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    from geon.learn.models import Assignment, Classroom, LessonCheck
+    from geon.learn.models import Classroom, LessonCheck
 
     before = [("learn", "0005_visitor_quotas_and_published_versions")]
     MigrationExecutor(connection).migrate(before)
