@@ -5,8 +5,9 @@ it ran when the owner ran the exported script; the einsum export carried it too,
 bad references made the export answer 500.
 
 Replayed through the real paths: the edit on the REST API and on the websocket (as the server
-applies it), an upload, ``GET /api/v1/graphs/<id>/export?to=...`` of a document stored before the
-rule, and ``python -m geon export`` as a user runs it. Each refusal is checked to name the bad
+applies it), an upload, an ONNX import converted by the worker's task,
+``GET /api/v1/graphs/<id>/export?to=...`` of a document stored before the rule, and
+``python -m geon export`` as a user runs it. Each refusal is checked to name the bad
 text (escaped), to have stored nothing, and to leave another client answered.
 """
 
@@ -27,13 +28,16 @@ import pytest_asyncio
 from channels.db import database_sync_to_async
 from channels.layers import channel_layers
 from channels.testing import WebsocketCommunicator
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
+from onnx import TensorProto, helper
 
 from geon import core as gc
 from geon.asgi import application
 from geon.core.graph import AXIS, TENSOR, TENSOR_AXES
 from geon.graphs.models import Graph, GraphVersion, Membership
 from geon.graphs.services import do_create_graph
+from geon.runs.services.imports import do_import
 
 API = "/api/v1"
 #: The finding's axis name: a CR ends the comment it was written into; the next line runs.
@@ -427,3 +431,33 @@ def test_the_cli_writes_hostile_labels_as_data(tmp_path: Path) -> None:
         text = (tmp_path / f"out.{to}").read_text()
         assert "\r" not in text and "\u2028" not in text
         assert not {c for c in calls(text) if "import" in c or "system" in c}
+
+
+# --- an ONNX import -------------------------------------------------------------------------
+
+
+@pytest.mark.django_db
+def test_an_onnx_model_whose_names_hold_a_line_break_fails_to_import_and_makes_no_graph(
+    client: Client, user: Any
+) -> None:
+    # given a model whose input is named with the finding's text (its tensor's label)
+    relu = helper.make_node("Relu", [PAYLOAD], ["y"], name="relu")
+    g = helper.make_graph(
+        [relu], "g",
+        [helper.make_tensor_value_info(PAYLOAD, TensorProto.FLOAT, [2])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])],
+    )  # fmt: skip
+    data = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)]).SerializeToString()
+    client.force_login(user)
+    graphs = Graph.objects.count()
+    queued = client.post(f"{API}/imports", {"model": SimpleUploadedFile("m.onnx", data)})
+    assert queued.status_code == 202, queued.content
+    # when the worker converts it
+    do_import(queued.json()["id"])
+    # then the import fails naming the label escaped, and no graph is made
+    body = client.get(f"{API}/imports/{queued.json()['id']}").json()
+    assert (body["status"], body["graph"]) == ("failed", None)
+    assert body["error"].startswith("node 1: the label " + SHOWN + " holds a control character")
+    assert Graph.objects.count() == graphs
+    # and another request is still answered
+    assert client.get(f"{API}/graphs").status_code == 200
