@@ -61,6 +61,16 @@ class Browsers:
         return opened
 
 
+NEXT_FRAMES = "() => new Promise(done => requestAnimationFrame(() => requestAnimationFrame(done)))"
+
+
+def painted(tab: Page) -> None:
+    """Wait until the page has drawn what it last scheduled: the canvases draw on the next
+    animation frame, so once a second frame begins the first one's drawing is done (the event
+    to wait for, rather than a fixed sleep)."""
+    tab.evaluate(NEXT_FRAMES)
+
+
 def screenshots(tab: Page, story: str) -> Callable[[str], Path]:
     """``shot("02-axes")`` saves ``artifacts/<story>-02-axes.png`` and returns its path."""
     ARTIFACTS.mkdir(exist_ok=True)

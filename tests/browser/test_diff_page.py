@@ -14,7 +14,7 @@ from playwright.sync_api import Page
 from geon.core.graph import LAYOUT, TENSOR, TENSOR_AXES
 from geon.graphs.services import do_apply_edit, live_document
 from geon.graphs.services.gallery import do_load_example
-from tests.browser.helpers import ARTIFACTS, sign_in
+from tests.browser.helpers import ARTIFACTS, painted, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -72,13 +72,13 @@ def test_two_versions_side_by_side(
     assert rows == ["bias added", "out changed: label", "op:add changed: inputs"]
     assert tab.evaluate("window.geonDiff.mode()") == "side"
     assert tab.locator(".geon-diff-pane:not([hidden])").count() == 2
-    tab.wait_for_timeout(300)
+    painted(tab)
     tab.screenshot(path=str(ARTIFACTS / "diff-page.png"))
     # a change in the list centres both canvases on it, close enough to read
     tab.get_by_role("button", name="out changed: label").click()
     focused = tab.evaluate("window.geonDiff.viewport()")
     assert focused["scale"] >= 0.6
-    tab.wait_for_timeout(300)
+    painted(tab)
     tab.screenshot(path=str(ARTIFACTS / "diff-page-focused.png"))
     # one pan moves both canvases (one viewport)
     before = tab.evaluate("window.geonDiff.viewport()")

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.helpers import screenshots, sign_in
+from tests.browser.helpers import painted, screenshots, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -52,7 +52,7 @@ def test_every_gallery_example_opens_drawn_and_clean(
         seen.append((title, len(state["issues"])))
         if title == "A small MLP":
             tab.evaluate("window.geon.run('zoomToFit')")
-            tab.wait_for_timeout(100)
+            painted(tab)
             screenshots(tab, "example")("mlp")
     assert seen == [(title, 0) for _id, title, _n in examples]
     assert errors == []

@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from tests.browser.helpers import off_loop, open_graph, screenshots, sign_in
+from tests.browser.helpers import off_loop, open_graph, painted, screenshots, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -116,7 +116,7 @@ def test_groups_collapse_expand_and_search_reveals(
     assert tab.is_visible(".geon-groups-bar")
     # the minimap shows each collapsed layer as a block of the groups' colour (under the tint
     # of the part in view)
-    tab.wait_for_timeout(100)
+    painted(tab)
     pixel = tab.evaluate(MINIMAP_PIXEL, "group:/layers.1")
     assert max(abs(a - b) for a, b in zip(pixel, GROUP_COLOUR, strict=True)) <= 8, pixel
     shot("01-collapsed")

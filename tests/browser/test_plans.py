@@ -19,6 +19,7 @@ from tests.browser.helpers import (
     click_box,
     off_loop,
     open_graph,
+    painted,
     screenshots,
     sign_in,
 )
@@ -271,7 +272,7 @@ def test_the_mlp_is_readable_at_fit_to_screen(
         # when ann opens each example at 1280x800 and fits it to the screen
         open_graph(tab, daphne_server, graph_id)
         tab.evaluate("window.geon.run('zoomToFit')")
-        tab.wait_for_timeout(100)
+        painted(tab)
         scales[title] = round(tab.evaluate("window.geon.state().viewport.scale"), 3)
         if title == "A small MLP":
             screenshots(tab, "plans")("mlp-fit")
