@@ -17,10 +17,13 @@ import pytest
 from django.core.cache import caches
 from django.test import Client, override_settings
 
+from geon.core.costmodel import shipped_profiles
 from geon.core.graph import IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR
 from geon.graphs.models import Graph, GraphVersion, ShardPlan
 from geon.graphs.services import do_create_graph
+from geon.graphs.services.documents import live_document
 from geon.graphs.services.plan_jobs import CACHE, cost_key, diff_key
+from geon.graphs.services.plan_trials import live_plan_cost
 from geon.runs.models import Run
 
 API = "/api/v1"
@@ -223,3 +226,22 @@ def test_a_normal_plan_keeps_its_answer_shape(client: Client, user: Any) -> None
     assert len(compared["devices"]) == 8 and "count" not in compared["devices"][0]
     assert all("devicesOmitted" not in p["after"] for p in compared["placements"])
     assert json.loads(cost.content) == body
+
+
+@pytest.mark.django_db
+def test_a_current_plan_past_the_web_budget_leaves_its_edges_to_the_rest_cost(
+    client: Client, user: Any
+) -> None:
+    # given a document on its plan (generated), whose applied carries its collectives
+    client.force_login(user)
+    graph, path, (a,) = made(client, user, chain(2, 8), [{"d": 4}])
+    switched = client.post(f"{path}/{a}/generate", {"baseVersion": 1}, "application/json")
+    assert switched.status_code == 200
+    live = live_document(Graph.objects.get(pk=graph.pk))
+    carried = live_plan_cost(graph.pk, live)
+    assert carried is not None and set(carried["collectives"]) == set(shipped_profiles())
+    # when the web budget is below the plan's work, no edit carries its cost (the editor asks
+    # the REST cost, which a worker answers): every edit would pay for it otherwise
+    with override_settings(GEON_PLAN_COST_WEB_MAX_WORK=1):
+        assert live_plan_cost(graph.pk, live) is None
+        assert client.get(f"{path}/{a}/cost").status_code == 202

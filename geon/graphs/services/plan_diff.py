@@ -12,8 +12,8 @@ from geon.core.graph import Graph as Document
 from geon.core.plan_diff import plan_diff
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.documents import live_document
-from geon.graphs.services.plan_jobs import Pending, bounded, diff_key, plan_work, summarise_diff
-from geon.graphs.services.plan_trials import mesh_id_of, plan_trial
+from geon.graphs.services.plan_jobs import Pending, bounded, diff_key, summarise_diff
+from geon.graphs.services.plan_trials import mesh_id_of, plan_trial, plan_work
 from geon.graphs.services.plans import check_profile, queue_job
 
 

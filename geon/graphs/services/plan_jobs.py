@@ -2,7 +2,8 @@
 "Bounded answers"): at the documented maxima (65,536 devices, ~20,000 Applications) they took
 16 s and 39 s in the web process and answered 16 MB.
 
-- **Work estimate**, before anything is built (:func:`plan_work`): the shards the cost model
+- **Work estimate**, before anything is built
+  (:func:`~geon.graphs.services.plan_trials.plan_work`): the shards the cost model
   will read, the read/write pairs its moving rule compares (quadratic in an operation's
   pieces) and the mesh's devices (a ledger row each). A request whose estimate is past
   ``GEON_PLAN_COST_WEB_MAX_WORK`` is not costed in the web process: it is handed to a worker
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import json
 import logging
-import math
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -32,14 +32,8 @@ from django.conf import settings
 from django.core.cache import caches
 
 from geon.core.errors import DocumentError, GeonError
-from geon.core.graph import OPERATION
-from geon.core.graph import Graph as Document
-from geon.core.limits import MAX_PIECES
-from geon.core.plans import plan_splits
-from geon.core.plans.model import ShardSpec
 from geon.graphs.edits import EditRefused
 from geon.graphs.models import Graph, ShardPlan
-from geon.graphs.services.plan_trials import core_plan
 
 log = logging.getLogger(__name__)
 
@@ -48,50 +42,6 @@ CACHE = "plan_costs"
 
 PLAN_COST_TASK = "geon.graphs.plan_cost"
 """The Celery task that costs a plan, or a pair of plans, in the worker."""
-
-
-# -- the work estimate --------------------------------------------------------------------------
-
-
-def _pieces(spec: ShardSpec, mesh: dict[str, int]) -> int:
-    """The shards one spec entry makes, at most :data:`MAX_PIECES` (a chunk's count needs the
-    range: counted as the most a split may make)."""
-    if spec.over:
-        count = math.prod(mesh.get(axis, 1) for _, axis in spec.over)
-    elif spec.grid:
-        count = math.prod(parts for _, parts in spec.grid)
-    elif spec.parts is not None:
-        count = spec.parts
-    elif spec.sizes is not None:
-        count = len(spec.sizes)
-    elif spec.chunk is not None:
-        count = MAX_PIECES
-    else:
-        count = 1
-    return max(1, min(count, MAX_PIECES))
-
-
-def plan_work(document: Document, plan: ShardPlan) -> int:
-    """What costing ``plan`` on ``document`` will do, counted before anything is built, in
-    units of about one shard read (~60 us of the web process): the shards (each split
-    operation's pieces, each operation left whole once per device of the mesh), plus the pairs
-    of a read and a write of one tensor that the moving rule compares (an operation's pieces
-    times its producer's, estimated as its pieces squared) / 256, plus the devices (each a row
-    of the ledger and of the bytes) / 2. Linear in the document's operations. A plan that does
-    not fit the document counts its devices only (the trial refuses it at once)."""
-    core = core_plan(plan)
-    mesh = dict(core.mesh_axes)
-    devices = math.prod(mesh.values())
-    try:
-        splits = plan_splits(document, core).splits
-    except GeonError:
-        return devices
-    operations = sum(1 for _ in document.of_type(OPERATION))
-    pieces = [_pieces(spec, mesh) for _, spec in splits]
-    whole = max(0, operations - len({op_id for op_id, _ in splits}))
-    shards = sum(pieces) + whole * devices
-    pairs = sum(n * n for n in pieces) + whole * devices * devices
-    return shards + pairs // 256 + devices // 2
 
 
 # -- the cache ----------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ on the document as it is now), under every shipped profile, so each editor reads
 from __future__ import annotations
 
 import itertools
+import math
 import uuid
 from typing import Any
 
@@ -23,10 +24,12 @@ from geon.core.costmodel import load_profile, shipped_profiles
 from geon.core.costmodel.collectives import collectives_by_profile
 from geon.core.costmodel.placed import read_placed
 from geon.core.errors import GeonError
-from geon.core.graph import APPLICATION
+from geon.core.graph import APPLICATION, OPERATION
 from geon.core.graph import Graph as Document
+from geon.core.limits import MAX_PIECES
 from geon.core.plan_diff import named_collective
-from geon.core.plans import Plan, apply_plan, read_plan
+from geon.core.plans import Plan, apply_plan, plan_splits, read_plan
+from geon.core.plans.model import ShardSpec
 from geon.graphs.edits import EditRefused
 from geon.graphs.models import ShardPlan
 from geon.graphs.services.documents import LiveDocument
@@ -78,6 +81,47 @@ def plan_trial(document: Document, plan: ShardPlan) -> Document:
         raise refused(plan, error) from None
 
 
+def _pieces(spec: ShardSpec, mesh: dict[str, int]) -> int:
+    """The shards one spec entry makes, at most :data:`MAX_PIECES` (a chunk's count needs the
+    range: counted as the most a split may make)."""
+    if spec.over:
+        count = math.prod(mesh.get(axis, 1) for _, axis in spec.over)
+    elif spec.grid:
+        count = math.prod(parts for _, parts in spec.grid)
+    elif spec.parts is not None:
+        count = spec.parts
+    elif spec.sizes is not None:
+        count = len(spec.sizes)
+    elif spec.chunk is not None:
+        count = MAX_PIECES
+    else:
+        count = 1
+    return max(1, min(count, MAX_PIECES))
+
+
+def plan_work(document: Document, plan: ShardPlan) -> int:
+    """What costing ``plan`` on ``document`` will do, counted before anything is built, in
+    units of about one shard read (~60 us of the web process): the shards (each split
+    operation's pieces, each operation left whole once per device of the mesh), plus the pairs
+    of a read and a write of one tensor that the moving rule compares (an operation's pieces
+    times its producer's, estimated as its pieces squared) / 256, plus the devices (each a row
+    of the ledger and of the bytes) / 2. Linear in the document's operations. A plan that does
+    not fit the document counts its devices only (the trial refuses it at once)."""
+    core = core_plan(plan)
+    mesh = dict(core.mesh_axes)
+    devices = math.prod(mesh.values())
+    try:
+        splits = plan_splits(document, core).splits
+    except GeonError:
+        return devices
+    operations = sum(1 for _ in document.of_type(OPERATION))
+    pieces = [_pieces(spec, mesh) for _, spec in splits]
+    whole = max(0, operations - len({op_id for op_id, _ in splits}))
+    shards = sum(pieces) + whole * devices
+    pairs = sum(n * n for n in pieces) + whole * devices * devices
+    return shards + pairs // 256 + devices // 2
+
+
 def trial_key(plan: ShardPlan) -> tuple[int, Any]:
     """What a remembered trial is of: the plan, as last saved."""
     return (plan.pk, plan.updated)
@@ -127,8 +171,10 @@ def live_plan_cost(
     ``{"planId", "plan", "version", "collectives": {profile: [collective, ...]}}`` for the
     document's current plan (each collective as the plan's REST cost names it), ``{"planId",
     "plan", "version", "error"}`` when that plan does not fit the document any more, and None
-    when it has no current plan or more Applications than ``GEON_LIVE_COST_MAX_APPLICATIONS``
-    (the editor then asks the plan's REST cost, as for any plan it finds current itself).
+    when it has no current plan, more Applications than ``GEON_LIVE_COST_MAX_APPLICATIONS``,
+    or a plan whose :func:`plan_work` is past ``GEON_PLAN_COST_WEB_MAX_WORK`` (a few
+    Applications on a mesh of many devices; the editor then asks the plan's REST cost, as for
+    any plan it finds current itself).
 
     ``moved_since``: the edits since that version only moved nodes, so a trial remembered for
     it (or its refusal) holds now: a layout changes no cost."""
@@ -137,8 +183,8 @@ def live_plan_cost(
     if len(held) > settings.GEON_LIVE_COST_MAX_APPLICATIONS:
         return None
     plan = current_plan(graph_id, held)
-    if plan is None:
-        return None
+    if plan is None or plan_work(document, plan) > settings.GEON_PLAN_COST_WEB_MAX_WORK:
+        return None  # past the web's budget, the editor's REST cost goes to the worker
     head = {"planId": plan.pk, "plan": plan.name, "version": version}
     kept = live.trial
     if moved_since is not None and kept is not None and kept[:2] == (trial_key(plan), moved_since):

@@ -33,7 +33,6 @@ from geon.graphs.services.plan_jobs import (
     Pending,
     bounded,
     cost_key,
-    plan_work,
     summarise_cost,
 )
 from geon.graphs.services.plan_trials import (
@@ -42,6 +41,7 @@ from geon.graphs.services.plan_trials import (
     live_trial,
     mesh_id_of,
     plan_trial,
+    plan_work,
     refused,
     trial_key,
 )
