@@ -245,3 +245,37 @@ def test_a_current_plan_past_the_web_budget_leaves_its_edges_to_the_rest_cost(
     with override_settings(GEON_PLAN_COST_WEB_MAX_WORK=1):
         assert live_plan_cost(graph.pk, live) is None
         assert client.get(f"{path}/{a}/cost").status_code == 202
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_plan_the_worker_refuses_is_answered_with_the_refusal_on_the_poll(
+    celery_worker: Any, client: Client, user: Any, other_user: Any
+) -> None:
+    # given a plan that splits one of 3 operations and leaves 2 whole on 8 x 8,192 devices:
+    # each whole one runs on every device, more shards than the cost model takes
+    client.force_login(user)
+    document = chain(3, 8)
+    first = next(n["id"] for n in document["nodes"] if n["type"] == OPERATION)
+    graph = do_create_graph(owner=user, title="whole", document=document)
+    path = f"{API}/graphs/{graph.pk}/plans"
+    plan = {"name": "wide", "mesh": {"name": "m", "axes": {"d": 8, "r": 8192}}}
+    made = client.post(path, {**plan, "spec": {first: {"over": {"0": "d"}}}}, "application/json")
+    assert made.status_code == 201, made.content[:300]
+    before = stored()
+    # when its cost is asked for: past the web budget, so the worker tries it
+    queued = client.get(f"{path}/{made.json()['id']}/cost")
+    assert queued.status_code == 202
+    answer = poll(client, queued.json()["location"])
+    # then the poll answers the worker's refusal, naming the count and what may be costed
+    assert (answer.status_code, answer.json()["error"]) == (
+        422,
+        {
+            "code": "invalid_request",
+            "message": 'the plan leaves 2 operations whole on mesh "m" of 65536 devices: each '
+            "runs on every device, 131072 shards in all; at most 65536 can be costed. Split "
+            "more of them, or place the plan on a smaller mesh",
+        },
+    )
+    # and nothing was stored; another client is answered
+    assert stored() == before
+    another_client_is_answered(client, other_user)
