@@ -5,7 +5,7 @@ The worker converts uploads that anyone may have written, so :func:`import_in_ch
 
 - **an empty working folder** (a fresh temporary folder, removed afterwards): nothing the model
   names can resolve against the worker's files (external data is refused anyway, before
-  anything is read: :func:`geon.interop.onnx_import.refuse_external`);
+  anything is read: :func:`geon.interop.onnx_gate.refuse_external`);
 - **memory**: ``RLIMIT_AS`` (the child's whole address space, which is what a Python process's
   allocations grow) set to ``memory`` bytes once its modules are loaded and the model is parsed
   (the parse is as large as the upload, bounded by ``GEON_IMPORT_MAX_BYTES``); an allocation
@@ -143,7 +143,8 @@ def _convert(request: dict[str, Any], model: Any) -> tuple[dict[str, Any], bytes
 
     import numpy as np
 
-    from geon.interop.onnx_import import import_onnx, refuse_external
+    from geon.interop.onnx_gate import refuse_external
+    from geon.interop.onnx_import import import_onnx
 
     refuse_external(model, f'"{request["name"]}"')
     dims = dict(request["dims"])

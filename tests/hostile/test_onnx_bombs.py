@@ -31,7 +31,8 @@ from django.test import Client
 from onnx import TensorProto, helper, numpy_helper
 
 from geon.graphs.models import Graph
-from geon.interop.onnx_import import MAX_FOLDED, NODE_BYTES, estimate_document, import_onnx
+from geon.interop.onnx_gate import MAX_FOLDED, NODE_BYTES, estimate_document
+from geon.interop.onnx_import import import_onnx
 from geon.runs.models import ModelImport, data_files
 from geon.runs.tasks import import_model
 from tests.processes import geon
