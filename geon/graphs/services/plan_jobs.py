@@ -22,7 +22,6 @@
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -34,8 +33,6 @@ from django.core.cache import caches
 from geon.core.errors import DocumentError, GeonError
 from geon.graphs.edits import EditRefused
 from geon.graphs.models import Graph, ShardPlan
-
-log = logging.getLogger(__name__)
 
 CACHE = "plan_costs"
 """The Django cache alias that holds answers and pending jobs (see the module docstring)."""
