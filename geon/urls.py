@@ -15,6 +15,7 @@ from geon.graphs.api import router as graphs_router
 from geon.graphs.sharing_api import router as sharing_router
 from geon.learn import views as learn_views
 from geon.learn.api import router as learn_router
+from geon.learn.classes_api import router as classes_router
 from geon.reviews import views as review_views
 from geon.reviews.api import router as reviews_router
 from geon.runs import views as run_views
@@ -28,6 +29,7 @@ api.add_router("", runs_router)
 api.add_router("", imports_router)
 api.add_router("", reviews_router)
 api.add_router("", learn_router)
+api.add_router("", classes_router)
 
 urlpatterns = [
     path("", graph_views.graph_list, name="graph-list"),

@@ -80,12 +80,32 @@ class Assignment(models.Model):
     classroom = models.ForeignKey(Classroom, on_delete=models.CASCADE, related_name="assignments")
     kind = models.CharField(max_length=8, choices=Kind.choices)
     key = models.CharField(max_length=100)
+    #: When the work is due (issue 36): shown to students; work after it is marked late, never
+    #: refused. Null: no due date.
+    due = models.DateTimeField(null=True, blank=True)
+    #: The teacher's order of the class's work (reordered as a whole: ``classes.do_reorder``).
+    position = models.PositiveIntegerField(default=0)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["created", "id"]
+        ordering = ["position", "created", "id"]
         constraints = [
             models.UniqueConstraint(fields=["classroom", "kind", "key"], name="assigned_once")
+        ]
+
+
+class Comment(models.Model):
+    """The teacher's comment on one student's work on one assignment (issue 36): the student
+    sees it beside the item on their progress page. One per student and assignment."""
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="comments")
+    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    text = models.TextField()
+    updated = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "student"], name="one_comment_per_item")
         ]
 
 

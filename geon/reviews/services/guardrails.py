@@ -1,5 +1,11 @@
 """A graph's guardrails on approvals (docs/reviews.md, Guardrails): which hold for a review now,
-and the graph's settings of them."""
+and the graph's settings of them.
+
+The capacity guardrail reads the plan's cost through the REST cost's bounded machinery
+(:func:`geon.graphs.services.plans.requested_cost`: the ``plan_costs`` cache, the web budget
+``GEON_PLAN_COST_WEB_MAX_WORK`` and the worker's job), never the whole cost in the web process: a
+plan past the budget whose cost no worker has answered yet holds the approval with the
+``costPending`` guardrail ("being computed; approve again in a moment"), and the job is queued."""
 
 from __future__ import annotations
 
@@ -8,9 +14,15 @@ from typing import Any
 
 from geon.core.errors import GeonError, quote
 from geon.graphs import services as graphs
-from geon.graphs.models import Graph
+from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.access import User
-from geon.graphs.services.plans import DEFAULT_PROFILE, check_profile, plan_cost, shipped_profiles
+from geon.graphs.services.plan_jobs import Pending
+from geon.graphs.services.plans import (
+    DEFAULT_PROFILE,
+    check_profile,
+    requested_cost,
+    shipped_profiles,
+)
 from geon.reviews.models import Review, ReviewSettings
 from geon.reviews.services.reading import Context
 
@@ -95,23 +107,40 @@ def guardrails_holding(graph: Graph, review: Review, context: Context) -> list[d
                 }
             )
     if rules.block_over_capacity and review.plan is not None:
-        cost = plan_cost(graph, review.plan, rules.profile or None)
-        capacity = cost["memory"]["capacity"]
-        over = [d for d in cost["ledger"] if d["overBudget"]]
-        if over:
-            worst = max(over, key=lambda d: d["peakBytes"])
-            mesh = quote(review.plan.mesh.get("name", ""))
-            held.append(
-                {
-                    "name": "blockOverCapacity",
-                    "message": f"plan {quote(review.plan.name)} needs {worst['peakBytes']:,} bytes "
-                    f"on device {worst['coords']} of mesh {mesh}, "
-                    f"more than the "
-                    f"{capacity:,} bytes of a {cost['profile']['name']} device "
-                    f"({len(over)} device(s) over)",
-                }
-            )
+        found = capacity_held(graph, review.plan, rules.profile or None)
+        if found is not None:
+            held.append(found)
     return held
+
+
+def capacity_held(graph: Graph, plan: ShardPlan, profile: str | None) -> dict[str, str] | None:
+    """The capacity guardrail of ``plan`` under ``profile``: None when every device fits; the
+    plan's cost read as the REST cost is (bounded, cached, past the web budget a worker's), so an
+    approval never costs a plan at the maxima in the web process. A cost still with the worker
+    holds the approval as ``costPending`` (the next approval reads the worker's answer)."""
+    cost = requested_cost(graph, plan, profile)
+    if isinstance(cost, Pending):
+        return {
+            "name": "costPending",
+            "message": f"the cost of plan {quote(plan.name)} is being computed (it is past what "
+            "the web process computes at once; a worker computes it) and the capacity "
+            "guardrail needs it; approve again in a moment",
+        }
+    capacity = cost["memory"]["capacity"]
+    over = [d for d in cost["ledger"] if d["overBudget"]]
+    if not over:
+        return None
+    worst = max(over, key=lambda d: d["peakBytes"])
+    count = sum(d.get("count", 1) for d in over)
+    # grouped rows past GEON_PLAN_COST_DEVICE_ROWS are left out, the least loaded first
+    counted = f"at least {count:,}" if cost.get("omitted", {}).get("ledger") else f"{count:,}"
+    mesh = quote(plan.mesh.get("name", ""))
+    return {
+        "name": "blockOverCapacity",
+        "message": f"plan {quote(plan.name)} needs {worst['peakBytes']:,} bytes on device "
+        f"{worst['coords']} of mesh {mesh}, more than the {capacity:,} bytes of a "
+        f"{cost['profile']['name']} device ({counted} device(s) over)",
+    }
 
 
 def check_guardrails(graph: Graph, review: Review, context: Context) -> None:
