@@ -57,6 +57,17 @@ urlpatterns = [
     path("learn/classes/", learn_views.classes_page, name="classes"),
     path("learn/classes/<int:class_id>/", learn_views.class_page, name="class"),
     path("learn/join/<str:key>/", learn_views.join_class, name="class-join"),
+    path("learn/progress/", learn_views.my_progress_page, name="my-progress"),
+    path(
+        "learn/classes/<int:class_id>/students/<str:student>/items/<int:assignment_id>/",
+        learn_views.student_work,
+        name="class-work",
+    ),
+    path(
+        "learn/classes/<int:class_id>/students/<str:student>/items/<int:assignment_id>/graph.svg",
+        learn_views.student_graph,
+        name="class-work-graph",
+    ),
     # after the fixed paths above: a lesson's key is any slug
     path("learn/<slug:key>/", learn_views.open_lesson, name="lesson-open"),
     path("healthz", run_views.healthz, name="healthz"),

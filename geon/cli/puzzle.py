@@ -2,8 +2,11 @@
 solution (issue 19; see ``geon/teaching/README.md``).
 
 Prints one JSON object ``{"solved": bool, "draws": int, "counterexample"?: {"axes": {name:
-length}, "message"}}``. Exit status: 0 solved, 1 not solved, 2 a file that cannot be read or is
-malformed (one line on stderr naming what is wrong).
+length}, "message", "inputs": {label: {"axes", "values"}}, "got": {"axes", "values"},
+"expected": {"axes", "values"}}, "issues"?: [{"severity", "summary", "message", "nodes"}]}``
+(issue 36: the failing draw shrunk, its inputs and both results; the solution's issues as the
+editor shows them inside the puzzle, its own pattern left out). Exit status: 0 solved, 1 not
+solved, 2 a file that cannot be read or is malformed (one line on stderr naming what is wrong).
 """
 
 from __future__ import annotations

@@ -12,6 +12,7 @@ first difference in axis names. See ``README.md`` in this package for the file s
 
 from __future__ import annotations
 
+import copy
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -19,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.checks import check_document
+from geon.core.checks import broadcasting, check_document
 from geon.core.checks.documents import load_document
 from geon.core.dtypes import DTYPES
 from geon.core.errors import GeonError, quote
@@ -33,6 +34,8 @@ __all__ = [
     "PuzzleError",
     "PuzzleResult",
     "check_puzzle",
+    "puzzle_issues",
+    "quiet_constraints",
     "read_puzzle",
 ]
 
@@ -42,6 +45,11 @@ MAX_AXIS_LENGTH = 64
 """An axis's ``max`` may be at most this (the executor runs each draw in memory)."""
 MAX_CELLS = 1 << 16
 """The product of every axis's ``max`` (the most cells any tensor of a draw can hold)."""
+SHOWN_CELLS = 256
+"""A counterexample's tensor holds its values when it has at most this many cells (else
+``values`` is null): the failing draw is first shrunk (:func:`_shrink`), so this is rare."""
+SHRINK_RUNS = 40
+"""At most this many extra runs look for a smaller failing draw."""
 RTOL, ATOL = 1e-5, 1e-6
 """Values agree when ``|got - expected| <= ATOL + RTOL * |expected|`` (NaN equals NaN)."""
 
@@ -61,12 +69,22 @@ class PuzzleResult:
     axes: dict[str, int] | None = None
     message: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    issues: list[dict[str, Any]] = field(default_factory=list)
 
     def to_json(self) -> dict[str, Any]:
-        """``{"solved", "draws", "counterexample"?: {"axes", "message"}}``."""
+        """``{"solved", "draws", "counterexample"?: {"axes", "message", "inputs"?, "got"?,
+        "expected"?}, "issues"?}``: ``inputs`` by label and ``got``/``expected`` are
+        ``{"axes", "values"}`` (values nested lists in those axes' order) when a draw failed;
+        ``issues`` the solution's issues as the editor shows them inside the puzzle."""
         out: dict[str, Any] = {"solved": self.solved, "draws": self.draws}
         if self.message is not None:
-            out["counterexample"] = {"axes": dict(self.axes or {}), "message": self.message}
+            out["counterexample"] = {
+                "axes": dict(self.axes or {}),
+                "message": self.message,
+                **self.extra,
+            }
+        if self.issues:
+            out["issues"] = list(self.issues)
         return out
 
 
@@ -172,10 +190,18 @@ def _fmt(v: Any) -> str:
 
 
 def _named(graph: Graph, message: str) -> str:
-    """``message`` with quoted node ids replaced by the nodes' labels."""
+    """``message`` with quoted node ids replaced by the nodes' labels, or for a node without
+    one by what it is ("the unnamed tensor (H, H2)"): no id reaches a person."""
     for node in graph.nodes:
-        if node.label and f'"{node.id}"' in message:
-            message = message.replace(f'"{node.id}"', quote(node.label))
+        if f'"{node.id}"' not in message:
+            continue
+        if node.label:
+            named = quote(node.label)
+        else:
+            kind = node.type.rsplit("/", 1)[-1].lower() or "node"
+            axes = tensor_axes(node) if kind == "tensor" else []
+            named = f"the unnamed {kind}" + (f" ({', '.join(axes)})" if axes else "")
+        message = message.replace(f'"{node.id}"', named)
     return message
 
 
@@ -183,19 +209,69 @@ def _at(names: list[str], where: tuple[int, ...]) -> str:
     return "(" + ", ".join(f"{n}={i}" for n, i in zip(names, where, strict=True)) + ")"
 
 
+def quiet_constraints(puzzle: Any) -> frozenset[str]:
+    """The warnings a puzzle asks for, so never shown as a mistake inside it: the
+    ``AccidentalBroadcast`` its own reference raises once its operations' result axes
+    (``params.axes``, which say a broadcast is meant) are taken away — the outer product is
+    the answer there, not an accident. A puzzle may also name them (``"quietConstraints"``)."""
+    named = puzzle.get("quietConstraints", []) if isinstance(puzzle, dict) else []
+    quiet = {c for c in named if isinstance(c, str)}
+    reference = puzzle.get("reference") if isinstance(puzzle, dict) else None
+    if not isinstance(reference, dict) or not isinstance(reference.get("nodes"), list):
+        return frozenset(quiet)
+    unnamed = copy.deepcopy(reference)
+    for node in unnamed["nodes"]:
+        params = node.get("body", {}).get("params") if isinstance(node, dict) else None
+        if isinstance(params, dict):
+            params.pop("axes", None)
+    for issue in check_document(unnamed):
+        if issue.constraint == broadcasting.NAME and issue.severity == "warning":
+            quiet.add(issue.constraint)
+    return frozenset(quiet)
+
+
+def puzzle_issues(puzzle: Any, solution: Any) -> list[dict[str, Any]]:
+    """The solution's issues as the editor shows them inside the puzzle: the puzzle's own
+    pattern left out (:func:`quiet_constraints`), each ``{"severity", "summary", "message",
+    "nodes"}`` with nodes named by label, never by id."""
+    graph, _ = load_document(solution)
+    quiet = quiet_constraints(puzzle)
+    shown = []
+    for issue in check_document(solution):
+        if issue.constraint in quiet and issue.severity == "warning":
+            continue
+        labels = []
+        for node_id in issue.node_ids:
+            node = graph.index.get(node_id) if graph is not None else None
+            labels.append(node.label if node is not None and node.label else "unnamed")
+        message = _named(graph, issue.message) if graph is not None else issue.message
+        shown.append(
+            {
+                "severity": issue.severity,
+                "summary": issue.summary,
+                "message": message,
+                "nodes": labels,
+            }
+        )
+    return shown
+
+
 def check_puzzle(puzzle: Any, solution: Any, draws: int = 50, seed: int = 0) -> PuzzleResult:
     """Check ``solution`` (a geon document) against ``puzzle``: at least ``draws`` draws
     (always all-ones and each axis at its smallest), the result compared with the reference's
     (axes as a set, values to tolerance, dtype). Raises :class:`PuzzleError` when the puzzle or
-    the solution is malformed."""
+    the solution is malformed. A failing draw is shrunk to the smallest lengths that still fail
+    the same way, and its counterexample carries the inputs, what the solution produced and
+    what was expected; ``issues`` lists the solution's issues as the puzzle shows them."""
     if isinstance(draws, bool) or not isinstance(draws, int) or not 1 <= draws <= MAX_DRAWS:
         raise PuzzleError(f"draws is {draws!r}; expected an integer from 1 to {MAX_DRAWS}")
     axes, inputs, reference = read_puzzle(puzzle)
     student = _load(solution, "the solution")
+    issues = puzzle_issues(puzzle, solution)
     errors = [i for i in check_document(solution) if i.severity == "error"]
     if errors:
         first = _named(student, errors[0].message)
-        return PuzzleResult(False, 0, {}, f"the solution does not check: {first}")
+        return PuzzleResult(False, 0, {}, f"the solution does not check: {first}", issues=issues)
     allowed = puzzle["allowedKernels"]
     bad = [k for k in kernels(student) if k not in allowed]
     if bad:
@@ -205,17 +281,20 @@ def check_puzzle(puzzle: Any, solution: Any, draws: int = 50, seed: int = 0) -> 
             {},
             f"the solution uses {', '.join(bad)}, which this puzzle does not allow; "
             f"allowed kernels: {', '.join(allowed)}",
+            issues=issues,
         )
     problem = _inputs_problem(student, inputs) or _result_problem(student)
     if problem:
-        return PuzzleResult(False, 0, {}, problem)
+        return PuzzleResult(False, 0, {}, problem, issues=issues)
     rng = np.random.default_rng(seed)
     plan = _draws(axes, draws, seed)
     for n, lengths in enumerate(plan, start=1):
         failure = _one_draw(reference, student, inputs, lengths, rng)
         if failure is not None:
-            return PuzzleResult(False, n, lengths, failure)
-    return PuzzleResult(True, len(plan))
+            failure = _shrink(reference, student, inputs, axes, failure, seed)
+            shown = {} if failure.lengths_irrelevant else failure.lengths
+            return PuzzleResult(False, n, shown, failure.message, failure.data(), issues)
+    return PuzzleResult(True, len(plan), issues=issues)
 
 
 def _inputs_problem(student: Graph, inputs: Mapping[str, Any]) -> str | None:
@@ -248,13 +327,85 @@ def _result_problem(student: Graph) -> str | None:
     return None
 
 
+@dataclass
+class _Failure:
+    """A failing draw: its lengths, the kind of failure (``shrink`` keeps it), the message,
+    and the inputs, what the solution produced and what was expected."""
+
+    lengths: dict[str, int]
+    kind: str
+    message: str
+    feeds: dict[str, tuple[list[str], np.ndarray]]
+    got: tuple[list[str], np.ndarray] | None
+    expected: tuple[list[str], np.ndarray]
+
+    @property
+    def lengths_irrelevant(self) -> bool:
+        """An axis or dtype mismatch holds at every length: the lengths are left out."""
+        return self.kind in ("axes", "dtype")
+
+    def data(self) -> dict[str, Any]:
+        return {
+            "inputs": {label: _shown(*feed) for label, feed in self.feeds.items()},
+            "got": None if self.got is None else _shown(*self.got),
+            "expected": _shown(*self.expected),
+        }
+
+
+def _shown(axes: list[str], values: np.ndarray) -> dict[str, Any]:
+    """``{"axes", "values"}``: values as nested lists (null past :data:`SHOWN_CELLS`)."""
+    array = np.asarray(values)
+    if array.size > SHOWN_CELLS:
+        return {"axes": list(axes), "values": None}
+    plain = array.tolist()
+    return {"axes": list(axes), "values": _finite(plain)}
+
+
+def _finite(values: Any) -> Any:
+    """JSON has no NaN or infinity: they are written as the strings "nan", "inf", "-inf"."""
+    if isinstance(values, list):
+        return [_finite(v) for v in values]
+    if isinstance(values, float) and not math.isfinite(values):
+        return "nan" if math.isnan(values) else ("inf" if values > 0 else "-inf")
+    return values
+
+
+def _shrink(
+    reference: Graph,
+    student: Graph,
+    inputs: Mapping[str, Any],
+    axes: Mapping[str, tuple[int, int]],
+    failure: _Failure,
+    seed: int,
+) -> _Failure:
+    """A smaller draw failing the same way: each axis lowered towards its ``min`` while the
+    failure's kind holds (at most :data:`SHRINK_RUNS` runs), so the counterexample is small
+    enough to read."""
+    runs = 0
+    for name in axes:
+        lo = axes[name][0]
+        while failure.lengths[name] > lo and runs < SHRINK_RUNS:
+            runs += 1
+            smaller = {**failure.lengths, name: lo}
+            rng = np.random.default_rng([seed, runs])
+            found = _one_draw(reference, student, inputs, smaller, rng)
+            if found is None or found.kind != failure.kind:
+                smaller = {**failure.lengths, name: failure.lengths[name] - 1}
+                found = _one_draw(reference, student, inputs, smaller, rng)
+                runs += 1
+                if found is None or found.kind != failure.kind:
+                    break
+            failure = found
+    return failure
+
+
 def _one_draw(
     reference: Graph,
     student: Graph,
     inputs: Mapping[str, Any],
     lengths: dict[str, int],
     rng: np.random.Generator,
-) -> str | None:
+) -> _Failure | None:
     from geon.execute import evaluate_graph
 
     where = "with " + ", ".join(f"{n}={v}" for n, v in lengths.items())
@@ -271,33 +422,54 @@ def _one_draw(
         expected = evaluate_graph(ref, _fed(ref, feeds), [ref_out.id])[ref_out.id]
     except Exception as e:  # the puzzle's fault: reported as a malformed puzzle
         raise PuzzleError(f"puzzle: the reference does not run {where}: {e}") from None
+    want_axes = tensor_axes(ref_out)
+    wanted = (list(want_axes), np.asarray(expected))
+
+    def failed(kind: str, message: str, got: Any = None, axes: Any = None) -> _Failure:
+        shown = None if got is None else (list(axes), np.asarray(got))
+        return _Failure(dict(lengths), kind, message, feeds, shown, wanted)
+
     try:
         mine = resize(student, lengths)
         my_out = result_tensor(mine)
         got = evaluate_graph(mine, _fed(mine, feeds), [my_out.id])[my_out.id]
     except Exception as e:  # a student's graph failing to run is an answer, not a crash
-        return f"{where}: your graph does not run: {_named(student, str(e))}"
-    want_axes, got_axes = tensor_axes(ref_out), tensor_axes(my_out)
+        return failed("run", f"{where}: your graph does not run: {_named(student, str(e))}")
+    got_axes = tensor_axes(my_out)
     if set(want_axes) != set(got_axes):
-        return (
-            f"{where}: your result has axes ({', '.join(got_axes)}), expected "
-            f"({', '.join(want_axes)}) in any order"
+        return failed(
+            "axes",
+            f"your result has axes ({', '.join(got_axes)}), expected "
+            f"({', '.join(want_axes)}) in any order",
+            got,
+            got_axes,
         )
     if my_out.body.get("dtype") != ref_out.body.get("dtype"):
-        return (
-            f"{where}: your result has dtype {my_out.body.get('dtype')}, expected "
-            f"{ref_out.body.get('dtype')}"
+        return failed(
+            "dtype",
+            f"your result has dtype {my_out.body.get('dtype')}, expected "
+            f"{ref_out.body.get('dtype')}",
+            got,
+            got_axes,
         )
     got = np.transpose(np.asarray(got), [got_axes.index(a) for a in want_axes])
     expected = np.asarray(expected)
     if got.shape != expected.shape:
-        return f"{where}: your result has shape {got.shape}, expected {expected.shape}"
+        return failed(
+            "shape",
+            f"{where}: your result has shape {got.shape}, expected {expected.shape}",
+            got,
+            want_axes,
+        )
     close = np.isclose(got, expected, rtol=RTOL, atol=ATOL, equal_nan=True)
     if not bool(np.all(close)):
         bad = tuple(int(i) for i in np.argwhere(~close)[0])
-        return (
+        return failed(
+            "values",
             f"{where}: at {_at(want_axes, bad)} you get {_fmt(got[bad])}, "
-            f"expected {_fmt(expected[bad])}"
+            f"expected {_fmt(expected[bad])}",
+            got,
+            want_axes,
         )
     return None
 
