@@ -281,6 +281,53 @@ class Item:
         }
 
 
+def grid(caption: str, shown: Any) -> dict[str, Any] | None:
+    """A counterexample's tensor (``{"axes", "values"}``) as a table a person reads: the
+    last axis along the columns, the one before along the rows, labelled with their names
+    and indices (a tensor of more axes is one table per leading index, up to 8)."""
+    if not isinstance(shown, dict) or not isinstance(shown.get("axes"), list):
+        return None
+    axes, values = [str(a) for a in shown["axes"]], shown.get("values")
+    if values is None:
+        return {"caption": caption, "axes": axes, "tables": [], "omitted": True}
+    if not axes:
+        return {
+            "caption": caption,
+            "axes": [],
+            "tables": [{"title": "", "cols": [""], "rows": [("", [values])]}],
+        }
+    tables = []
+    slices: list[tuple[str, Any]] = [("", values)]
+    for name in axes[:-2]:
+        slices = [
+            (f"{title}{name}={i} ", part)
+            for title, whole in slices
+            for i, part in enumerate(whole if isinstance(whole, list) else [])
+        ][:8]
+    for title, part in slices:
+        if len(axes) == 1:
+            rows = [("", list(part))]
+        else:
+            rows = [(f"{axes[-2]}={i}", list(r)) for i, r in enumerate(part)]
+        width = max((len(r) for _, r in rows), default=0)
+        tables.append(
+            {
+                "title": title.strip(),
+                "cols": [f"{axes[-1]}={j}" for j in range(width)],
+                "rows": rows,
+            }
+        )
+    return {"caption": caption, "axes": axes, "tables": tables, "omitted": False}
+
+
+def counterexample_grids(example: dict[str, Any]) -> list[dict[str, Any]]:
+    """The grids of a counterexample: each input by label, then what the solution produced
+    and what was expected."""
+    shown = [grid(f"input {label}", t) for label, t in (example.get("inputs") or {}).items()]
+    shown += [grid("your result", example.get("got")), grid("expected", example.get("expected"))]
+    return [g for g in shown if g is not None]
+
+
 def attempt_view(attempt: Attempt) -> dict[str, Any]:
     """A puzzle attempt as the progress shows it (the counterexample when not solved)."""
     out: dict[str, Any] = {
@@ -340,7 +387,7 @@ def items_of(
                 tries = attempts.get((student.pk, a.key), [])
                 solved_at = next((t.finished or t.created for t in tries if t.solved), None)
                 graph = graphs.get((student.pk, puzzles.PREFIX + a.key))
-                shown_attempts = [attempt_view(t) for t in tries[-shown:]]
+                shown_attempts = [attempt_view(t) for t in tries[-shown:]] if shown else []
                 count = len(tries)
             else:
                 done = checks.get((student.pk, a.key), [])
@@ -353,7 +400,7 @@ def items_of(
                 graph = graphs.get((student.pk, services.PREFIX + a.key))
                 shown_attempts = [
                     {"step": c.step, "passed": c.passed, "created": c.created.isoformat()}
-                    for c in done[-shown:]
+                    for c in (done[-shown:] if shown else [])
                 ]
                 count = len(done)
             state = (
@@ -447,6 +494,46 @@ def do_comment(
         assignment=found, student=student, defaults={"text": text.strip()}
     )
     return comment
+
+
+#: The most nodes of a student's graph the drill-down draws.
+DRAWN_NODES_MAX = 300
+
+
+def graph_svg(item: Item, version: Any = None) -> bytes:
+    """The student's graph of ``item`` drawn as SVG, at its current version or ``version``
+    (one of its versions, as an attempt names it), errors highlighted: what the teacher sees,
+    read-only. A graph past :data:`DRAWN_NODES_MAX` nodes, or not opened, is a note instead."""
+    from geon.core.checks import check, load_document
+    from geon.graphs.services import version_of
+    from geon.render import RenderError, render
+
+    if item.graph is None:
+        return _note_svg("The student has not opened this yet.")
+    graph = item.graph
+    number = graph.current_version.number if graph.current_version else 1
+    if version not in (None, ""):
+        if not str(version).isdigit() or not 1 <= int(str(version)) <= number:
+            return _note_svg(
+                f"There is no version {str(version)[:20]}; versions are 1 to {number}."
+            )
+        number = int(str(version))
+    loaded, _ = load_document(version_of(graph, number).document)
+    if loaded is None:
+        return _note_svg("This version cannot be drawn.")
+    try:
+        return render(loaded, "svg", check(loaded), max_nodes=DRAWN_NODES_MAX)
+    except (RenderError, GeonError) as refused:
+        return _note_svg(str(refused))
+
+
+def _note_svg(text: str) -> bytes:
+    from xml.sax.saxutils import escape
+
+    return (
+        '<svg xmlns="http://www.w3.org/2000/svg" width="480" height="40">'
+        f'<text x="8" y="24" font-family="sans-serif" font-size="14">{escape(text)}</text></svg>'
+    ).encode()
 
 
 def my_progress(student: Account, class_id: int) -> dict[str, Any]:

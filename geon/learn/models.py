@@ -99,7 +99,9 @@ class Comment(models.Model):
     sees it beside the item on their progress page. One per student and assignment."""
 
     assignment = models.ForeignKey(Assignment, on_delete=models.CASCADE, related_name="comments")
-    student = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    student = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+"
+    )
     text = models.TextField()
     updated = models.DateTimeField(auto_now=True)
 

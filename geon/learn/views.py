@@ -107,10 +107,51 @@ def classes_page(request: HttpRequest) -> HttpResponse:
     return render(request, "learn/classes.html", context)
 
 
+def _class_items(request: HttpRequest) -> list[tuple[str, str]]:
+    """What a teacher may assign: the shipped lessons, their own published ones, the puzzles."""
+    return (
+        [(f"lesson:{k}", f"Lesson: {v.title}") for k, v in LESSONS.items()]
+        + [
+            (f"lesson:{w.key}", f"Your lesson: {w.title}")
+            for w in WrittenLesson.objects.filter(
+                author_id=request.user.pk, graph__owner_id=F("author_id")
+            )
+        ]
+        + [(f"puzzle:{k}", f"Puzzle: {p['title']}") for k, p in puzzles.puzzles().items()]
+    )
+
+
+def _teacher_post(request: HttpRequest, classroom: Classroom) -> None:
+    """The teacher's forms: assign (with a due date), remove, move up or down."""
+    teacher: Any = request.user
+    action = request.POST.get("action", "assign")
+    if action == "assign":
+        kind, _, key = str(request.POST.get("item")).partition(":")
+        if kind == "lesson":  # a wrong key counts here too: the form is no key oracle
+            services.lesson_for(request, key)
+        classes.do_assign(teacher, classroom.pk, request.POST.get("item"), request.POST.get("due"))
+        return
+    order = list(classroom.assignments.values_list("pk", flat=True))
+    try:
+        chosen = int(request.POST.get("assignment", ""))
+    except ValueError:
+        chosen = 0
+    if chosen not in order:
+        raise GeonError("that work is no longer assigned to this class; reload the page")
+    if action == "remove":
+        classes.do_unassign(teacher, classroom.pk, chosen)
+    elif action in ("up", "down"):
+        at = order.index(chosen)
+        to = max(0, at - 1) if action == "up" else min(len(order) - 1, at + 1)
+        order[at], order[to] = order[to], order[at]
+        classes.do_reorder(teacher, classroom.pk, order)
+
+
 @login_required
 def class_page(request: HttpRequest, class_id: int) -> HttpResponse:
-    """A class: for its teacher the join link, the assign form and the dashboard; for a
-    student the work assigned, each linked to their own copy."""
+    """A class: for its teacher the join link, the assign form (with due dates), the order of
+    the work and the progress, each cell linking to the student's work; for a student their
+    work with its state, due date (late marked) and the teacher's comment."""
     try:
         classroom, teaches = classes.class_of(request.user, class_id)  # type: ignore[arg-type]
     except classes.ClassNotFound as missing:
@@ -118,35 +159,114 @@ def class_page(request: HttpRequest, class_id: int) -> HttpResponse:
     error = None
     if request.method == "POST" and teaches:
         try:
-            kind, _, key = str(request.POST.get("item")).partition(":")
-            if kind == "lesson":  # a wrong key counts here too: the form is no key oracle
-                services.lesson_for(request, key)
-            classes.do_assign(request.user, class_id, request.POST.get("item"))  # type: ignore[arg-type]
+            _teacher_post(request, classroom)
         except GeonError as refused:
             error = str(refused)
         else:
             return redirect("class", class_id=class_id)
     assignments = [
-        {"title": classes.item_title(a), "link": classes.item_link(a)}
+        {"id": a.pk, "title": classes.item_title(a), "link": classes.item_link(a), "due": a.due}
         for a in classroom.assignments.all()
     ]
+    person: Any = request.user
+    mine = [] if teaches else classes.items_of(classroom, [person], shown=0)[person.pk]
     context = {
         "classroom": classroom,
         "teaches": teaches,
         "assignments": assignments,
         "rows": classes.progress(classroom) if teaches else [],
+        "mine": [
+            {
+                "item": i,
+                "title": classes.item_title(i.assignment),
+                "link": classes.item_link(i.assignment),
+            }
+            for i in mine
+        ],
         "join": request.build_absolute_uri(f"/learn/join/{classroom.key}/"),
-        "items": [(f"lesson:{k}", f"Lesson: {v.title}") for k, v in LESSONS.items()]
-        + [
-            (f"lesson:{w.key}", f"Your lesson: {w.title}")
-            for w in WrittenLesson.objects.filter(
-                author_id=request.user.pk, graph__owner_id=F("author_id")
-            )
-        ]
-        + [(f"puzzle:{k}", f"Puzzle: {p['title']}") for k, p in puzzles.puzzles().items()],
+        "items": _class_items(request) if teaches else [],
         "error": error,
     }
     return render(request, "learn/class.html", context)
+
+
+@login_required
+def student_work(
+    request: HttpRequest, class_id: int, student: str, assignment_id: int
+) -> HttpResponse:
+    """The teacher's drill-down: one student's graph (drawn, read-only), their attempts with
+    each counterexample, and the comment the student sees (a form)."""
+    teacher: Any = request.user
+    error = None
+    try:
+        if request.method == "POST":
+            try:
+                classes.do_comment(
+                    teacher, class_id, student, assignment_id, request.POST.get("comment", "")
+                )
+            except classes.ClassNotFound:
+                raise
+            except GeonError as refused:
+                error = str(refused)
+            else:
+                return redirect(
+                    "class-work", class_id=class_id, student=student, assignment_id=assignment_id
+                )
+        item = classes.drill_down(teacher, class_id, student, assignment_id)
+    except (classes.ClassNotFound, classes.TeacherOnly) as missing:
+        raise Http404(str(missing)) from None
+    context = {
+        "classroom": item.assignment.classroom,
+        "student": student,
+        "item": item,
+        "title": classes.item_title(item.assignment),
+        "attempts": [
+            {**a, "grids": classes.counterexample_grids(a.get("counterexample") or {})}
+            for a in reversed(item.attempts)
+        ],
+        "error": error,
+    }
+    return render(request, "learn/work.html", context)
+
+
+@login_required
+def student_graph(
+    request: HttpRequest, class_id: int, student: str, assignment_id: int
+) -> HttpResponse:
+    """The student's graph drawn as SVG for the teacher (``?version=N``: as an attempt had it);
+    an image, so nothing in it runs and nothing can be edited."""
+    try:
+        item = classes.drill_down(request.user, class_id, student, assignment_id)  # type: ignore[arg-type]
+        svg = classes.graph_svg(item, request.GET.get("version"))
+    except (classes.ClassNotFound, classes.TeacherOnly) as missing:
+        raise Http404(str(missing)) from None
+    response = HttpResponse(svg, content_type="image/svg+xml")
+    response["Content-Security-Policy"] = "default-src 'none'; style-src 'unsafe-inline'"
+    return response
+
+
+@login_required
+def my_progress_page(request: HttpRequest) -> HttpResponse:
+    """A student's own progress: per class they are in, each item's state, due date (late
+    marked) and the teacher's comment."""
+    person: Any = request.user
+    shown = []
+    for classroom in Classroom.objects.filter(students=person.pk).select_related("teacher"):
+        items = classes.items_of(classroom, [person], shown=0)[person.pk]
+        shown.append(
+            {
+                "classroom": classroom,
+                "items": [
+                    {
+                        "item": i,
+                        "title": classes.item_title(i.assignment),
+                        "link": classes.item_link(i.assignment),
+                    }
+                    for i in items
+                ],
+            }
+        )
+    return render(request, "learn/progress.html", {"classes": shown})
 
 
 @login_required

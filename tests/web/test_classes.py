@@ -6,6 +6,8 @@ Only the teacher assigns; strangers do not see the class."""
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -14,10 +16,12 @@ from django.test import Client
 from geon.graphs.models import Graph
 from geon.graphs.services import do_update_graph
 from geon.learn import classes
-from geon.learn.models import Classroom
+from geon.learn.models import Classroom, Comment
 from geon.learn.puzzles import do_check_attempt, puzzle_of
 
 pytestmark = pytest.mark.django_db
+
+WRONG = Path(__file__).resolve().parents[1] / "teaching" / "wrong"
 
 
 def test_a_class_from_link_to_dashboard(
@@ -62,14 +66,10 @@ def test_a_class_from_link_to_dashboard(
     do_check_attempt(queued["id"])
     # the dashboard shows it
     rows = classes.progress(room)
-    assert rows == [
-        {
-            "student": "bob",
-            "cells": [
-                {"opened": False, "attempts": 0, "solved": False},
-                {"opened": True, "attempts": 1, "solved": True},
-            ],
-        }
+    assert [row["student"] for row in rows] == ["bob"]
+    assert [(i.state, i.checks, i.graph is not None) for i in rows[0]["items"]] == [
+        ("new", 0, False),
+        ("solved", 1, True),
     ]
     client.force_login(user)
     dashboard = client.get(f"/learn/classes/{room.pk}/")
@@ -78,3 +78,78 @@ def test_a_class_from_link_to_dashboard(
     client.force_login(stranger)
     assert client.get(f"/learn/classes/{room.pk}/").status_code == 404
     assert client.get("/learn/join/not-a-key/").status_code == 404
+
+
+def test_the_teachers_drill_down_and_the_students_progress_page(
+    client: Client,
+    user: Any,
+    other_user: Any,
+    django_user_model: Any,
+    django_capture_on_commit_callbacks: Any,
+) -> None:
+    """The progress cell opens the student's work: their graph drawn read-only, each attempt
+    with its counterexample as grids, and a comment the student then sees with the due date
+    and the late mark; only the teacher opens it."""
+    client.force_login(user)
+    room = classes.do_create_class(user, "Axes 101")
+    work = classes.do_assign(user, room.pk, "puzzle:matvec_dual", "2020-01-01")
+    classes.do_join(other_user, room.key)
+    client.force_login(other_user)
+    client.get("/learn/puzzles/matvec_dual/")
+    graph = Graph.objects.get(owner=other_user, example="puzzle:matvec_dual")
+    wrong = json.loads((WRONG / "matvec_dual.json").read_text())
+    do_update_graph(other_user, graph.pk, base_version=1, document=wrong)
+    with django_capture_on_commit_callbacks(execute=False):
+        queued = client.post(
+            "/api/v1/puzzles/matvec_dual/attempts",
+            json.dumps({"graph": str(graph.pk)}),
+            content_type="application/json",
+        ).json()
+    do_check_attempt(queued["id"])
+    where = f"/learn/classes/{room.pk}/students/bob/items/{work.pk}/"
+    # a student does not open the drill-down, nor comment
+    assert client.get(where).status_code == 404
+    assert client.post(where, {"comment": "mine"}).status_code == 404
+    assert client.get(where + "graph.svg").status_code == 404
+    client.force_login(user)
+    dashboard = client.get(f"/learn/classes/{room.pk}/").content.decode()
+    assert f'href="{where}"' in dashboard and "late" in dashboard
+    page = client.get(where).content.decode()
+    assert "Not solved" in page and "input m" in page and "your result" in page
+    assert "<th>W-1=0</th>" in page and "<th>H=0</th>" in page  # grids labelled by axis
+    assert (
+        re.search(r"[0-9a-f]{8}-[0-9a-f]{4}-", page.split("<main")[1].replace(str(graph.pk), ""))
+        is None
+    )
+    drawn = client.get(where + "graph.svg")
+    assert drawn["Content-Type"] == "image/svg+xml" and b"<svg" in drawn.content
+    then = client.get(where + "graph.svg?version=9")
+    assert b"There is no version 9; versions are 1 to 2." in then.content
+    # the comment: too long is refused naming the bound and nothing is stored
+    long = client.post(where, {"comment": "x" * 2001})
+    assert long.status_code == 200 and b"at most 2000 characters" in long.content
+    assert not Comment.objects.exists()
+    assert client.post(where, {"comment": "Check W-1 against W."})["Location"] == where
+    # bob sees it beside the item, due date and late mark, on the class and progress pages
+    client.force_login(other_user)
+    for page_url in (f"/learn/classes/{room.pk}/", "/learn/progress/"):
+        mine = client.get(page_url).content.decode()
+        assert "Check W-1 against W." in mine and "due 1 Jan 2020" in mine
+        assert 'class="late"' in mine and "tried" in mine
+
+
+def test_the_teacher_orders_removes_and_dates_work_on_the_page(client: Client, user: Any) -> None:
+    client.force_login(user)
+    room = classes.do_create_class(user, "Axes 101")
+    for item in ("lesson:reductions", "puzzle:row_sums"):
+        client.post(f"/learn/classes/{room.pk}/", {"item": item, "due": "2030-05-01"})
+    first, second = room.assignments.all()
+    assert first.due is not None and first.due.isoformat() == "2030-05-01T23:59:59+00:00"
+    client.post(f"/learn/classes/{room.pk}/", {"action": "up", "assignment": second.pk})
+    assert [a.pk for a in room.assignments.all()] == [second.pk, first.pk]
+    bad = client.post(f"/learn/classes/{room.pk}/", {"item": "puzzle:row_sums", "due": "soon"})
+    assert b"due date &quot;soon&quot; is not a date" in bad.content
+    client.post(f"/learn/classes/{room.pk}/", {"action": "remove", "assignment": first.pk})
+    assert [a.pk for a in room.assignments.all()] == [second.pk]
+    gone = client.post(f"/learn/classes/{room.pk}/", {"action": "up", "assignment": first.pk})
+    assert b"no longer assigned" in gone.content
