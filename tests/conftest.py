@@ -3,7 +3,10 @@
 The suite runs with its own ``GEON_DATA_DIR`` (a temporary folder: SQLite test database,
 ``filesystem://`` broker) and its own Celery queue, so a ``make run`` on the same machine never
 sees its tasks. ``celery_worker`` and ``daphne_server`` start real child processes that share the
-test database; tests using them need ``@pytest.mark.django_db(transaction=True)``.
+test database; tests using them need ``@pytest.mark.django_db(transaction=True)``. The settings
+are ``tests/settings.py``'s (geon's, with a fast password hasher and Redis cache keys of the
+session's own), in the children too. The collection hook marks each test with the services it
+touches (``tests/suite_marks.py``), which the second pass of ``make test`` selects by.
 """
 
 from __future__ import annotations
@@ -26,7 +29,9 @@ ROOT = Path(__file__).resolve().parent.parent
 DATA_DIR = Path(tempfile.mkdtemp(prefix="geon-tests-"))
 
 # Read by geon.settings, which pytest-django imports after this module (see pytest_configure).
-os.environ["DJANGO_SETTINGS_MODULE"] = "geon.settings"
+os.environ["DJANGO_SETTINGS_MODULE"] = "tests.settings"  # geon.settings, a fast password hasher
+# The children import tests.settings too, whatever folder they start in.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
 os.environ["GEON_DATA_DIR"] = str(DATA_DIR)
 os.environ["GEON_DEBUG"] = "0"
 os.environ["SECRET_KEY"] = "geon-tests-only-not-a-secret"
