@@ -51,7 +51,7 @@ from geon.graphs.services.access import AccessDenied, GraphNotFound
 from geon.graphs.services.documents import current_version_number, snapshot
 from geon.graphs.services.editing import Applied, EditRequest
 from geon.graphs.services.feeds import Delivered, Feed, Item, feed_of_event, follow, unfollow
-from geon.graphs.services.publishing import graph_group
+from geon.graphs.services.publishing import graph_group, user_group
 from geon.graphs.services.queue import UNAVAILABLE, EditQueue
 from geon.graphs.services.sharing import check_link_access, share_link_key
 
@@ -89,6 +89,7 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
     """One signed-in client of a graph: snapshot, edits, presence and run events."""
 
     group: str | None = None
+    person_group: str | None = None
     client_id: str = ""
     #: Set once access is gone: nothing more is sent on this socket.
     revoked: bool = False
@@ -150,6 +151,10 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         self.presence_sent_at = 0.0
         self.group = graph_group(graph.pk)
         await self.channel_layer.group_add(self.group, self.channel_name)
+        # what concerns the person, whichever graph they have open (a review's notification)
+        self.person_group = user_group(user.pk) if user.is_authenticated else None
+        if self.person_group is not None:
+            await self.channel_layer.group_add(self.person_group, self.channel_name)
         await self.accept()
         since = timezone.now()
         self.client_id = uuid.uuid4().hex[:12]
@@ -185,6 +190,8 @@ class GraphConsumer(AsyncJsonWebsocketConsumer):
         if presence.depart(str(self.graph_id), self.client_id):
             await self.announce("leave")
         await self.channel_layer.group_discard(self.group, self.channel_name)
+        if self.person_group is not None:
+            await self.channel_layer.group_discard(self.person_group, self.channel_name)
         self.group = None
 
     async def send(

@@ -46,9 +46,12 @@ Server -> client (:data:`SERVER_MESSAGES`):
 - ``run`` ``{event: queued|progress|done|failed, run}``.
 - ``plans`` ``{author}`` to every client when the graph's shard plans were saved, changed,
   generated or deleted (through the REST API): the editor reloads its list.
-- ``review`` ``{event: opened|thread|comment|resolved|verdict|state|applied, review}`` to every
-  client when a review of the graph changed (``review`` is its summary, docs/reviews.md; the
-  reviews app publishes it through the feeds of :mod:`geon.graphs.services.feeds`).
+- ``notification`` ``{notification, unread}`` to every websocket of the person it concerns, on
+  whichever graph (docs/reviews.md, Notifications; ``unread`` counts their unread ones);
+- ``review`` ``{event: opened|thread|comment|resolved|verdict|state|applied|requested,
+  review}`` to every client when a review of the graph changed (``review`` is its summary,
+  docs/reviews.md; the reviews app publishes it through the feeds of
+  :mod:`geon.graphs.services.feeds`).
 - ``pong`` ``{id}``.
 - ``error`` ``{code, message, error: {code, message}, id?}`` (the code and message twice: at
   the top, and in ``error`` as before) for a frame that is not a valid message
@@ -103,6 +106,22 @@ REVIEW: dict[str, Any] = {
         "activity": {"type": "integer"},
         "openThreads": {"type": "integer"},
         "verdicts": {"type": "array", "items": {"type": "object"}},
+    },
+}
+#: A person's notification (docs/reviews.md, Notifications; the REST inbox's item).
+NOTIFICATION: dict[str, Any] = {
+    "type": "object",
+    "required": ["id", "kind", "graph", "review", "text", "url", "read", "created"],
+    "properties": {
+        "id": {"type": "integer"},
+        "kind": {"enum": ["review_requested", "mentioned", "replied", "verdict", "stale"]},
+        "graph": {"type": "string"},
+        "review": {"type": "integer"},
+        "thread": {"type": "integer"},
+        "text": {"type": "string"},
+        "url": {"type": "string"},
+        "read": {"type": "boolean"},
+        "created": {"type": "string"},
     },
 }
 _RUN_STATUSES = ["queued", "running", "done", "failed"]
@@ -205,7 +224,9 @@ COLLECTIVE: dict[str, Any] = {
         },
         "meshAxes": {"type": "array", "items": {"type": "string"}},
         "devices": {**INT, "minimum": 1},
+        "groups": {**INT, "minimum": 1},
         "bytes": {**INT, "minimum": 0},
+        "bytesPerDevice": {**INT, "minimum": 0},
         "seconds": {"type": "number", "minimum": 0},
     },
 }  # fmt: skip
@@ -342,9 +363,27 @@ SERVER_MESSAGES: dict[str, dict[str, Any]] = {
         "properties": {
             "type": {"const": "review"},
             "event": {
-                "enum": ["opened", "thread", "comment", "resolved", "verdict", "state", "applied"]
+                "enum": [
+                    "opened",
+                    "thread",
+                    "comment",
+                    "resolved",
+                    "verdict",
+                    "state",
+                    "applied",
+                    "requested",
+                ]
             },
             "review": REVIEW,
+        },
+    },
+    "notification": {
+        "type": "object",
+        "required": ["type", "notification", "unread"],
+        "properties": {
+            "type": {"const": "notification"},
+            "notification": NOTIFICATION,
+            "unread": {"type": "integer", "minimum": 0},
         },
     },
     "error": {

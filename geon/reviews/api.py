@@ -6,7 +6,10 @@
 - ``POST /graphs/<id>/reviews/apply``: several threads' suggestions as one edit;
 - ``POST /graphs/<id>/reviews/<rid>/verdicts`` (a guardrail refusal is 409 ``guardrail``);
 - ``POST /graphs/<id>/reviews/<rid>/read``; ``GET/PATCH /graphs/<id>/review-settings``;
-- ``GET /reviews?for=me``: the open reviews that ask the caller.
+- ``GET /reviews?for=me``: the open reviews that ask the caller;
+- ``POST /graphs/<id>/reviews/<rid>/requests``: ask reviewers (again);
+- ``GET /notifications``, ``POST /notifications/read``, ``GET/PATCH /notifications/settings``:
+  the caller's inbox and whether it is mailed.
 
 Views only translate HTTP; the rules are in :mod:`geon.reviews.services`.
 """
@@ -19,10 +22,11 @@ from django.http import HttpRequest, HttpResponse
 from ninja import Router, Schema, Status
 from pydantic import Field
 
+from geon.core.errors import GeonError, quote
 from geon.envelope import answers, error_response
-from geon.graphs.api import PATH_NUMBER, Positive
+from geon.graphs.api import PATH_NUMBER, RAW_BODY, Positive
 from geon.graphs.services import check_can_view
-from geon.reviews.services import guardrails, reading, writing
+from geon.reviews.services import guardrails, notifications, reading, writing
 from geon.reviews.services.guardrails import GuardrailRefused
 from geon.reviews.services.reading import Context
 
@@ -71,6 +75,23 @@ class VerdictIn(Schema):
     body: Any = Field(default="", json_schema_extra={"type": "string"})
 
 
+class RequestsIn(Schema):
+    reviewers: Any = Field(json_schema_extra={"type": "array", "items": {"type": "string"}})
+
+
+class ReadIn(Schema):
+    # checked by the service, which names a bad value
+    ids: Any = Field(
+        default=None, json_schema_extra={"type": "array", "items": {"type": "integer"}}
+    )
+    all: Any = Field(default=None, json_schema_extra={"type": "boolean"})
+
+
+def _site(request: HttpRequest) -> None:
+    """Links in the mail this request causes start with the site's address as it reached us."""
+    notifications.site_base.set(request.build_absolute_uri("/"))
+
+
 class SettingsPatch(Schema):
     # checked by the service, which names a bad value
     requireResolvedThreads: Any = Field(default=None, json_schema_extra={"type": "boolean"})
@@ -99,6 +120,7 @@ def list_reviews(request: HttpRequest, graph_id: str) -> dict[str, Any]:
 @router.post("/graphs/{graph_id}/reviews", response=answers({201: dict[str, Any]}))
 def open_review(request: HttpRequest, graph_id: str, payload: ReviewIn) -> Status[dict[str, Any]]:
     """Ask reviewers (members with role reviewer or more) to review a plan, or the graph."""
+    _site(request)
     review = writing.do_open_review(
         request.user, graph_id, payload.title, payload.reviewers, payload.plan, payload.description
     )
@@ -138,10 +160,13 @@ def add_thread(
     request: HttpRequest, graph_id: str, payload: ThreadIn, review_id: int = PATH_NUMBER
 ) -> Status[Any]:
     """A thread pinned to a node, an axis, an edge or a region, maybe with a suggestion."""
+    _site(request)
     thread = writing.do_add_thread(
         request.user, graph_id, review_id, payload.anchor, payload.body, payload.suggestion
     )
-    return Status(201, _thread(request, graph_id, review_id, thread.pk))
+    answer = _thread(request, graph_id, review_id, thread.pk)
+    answer["notices"] = thread.notices
+    return Status(201, answer)
 
 
 @router.post(
@@ -156,8 +181,11 @@ def add_comment(
     thread_id: int = PATH_NUMBER,
 ) -> Status[Any]:
     """A reply in a thread; answers the thread."""
-    writing.do_add_comment(request.user, graph_id, review_id, thread_id, payload.body)
-    return Status(201, _thread(request, graph_id, review_id, thread_id))
+    _site(request)
+    comment = writing.do_add_comment(request.user, graph_id, review_id, thread_id, payload.body)
+    answer = _thread(request, graph_id, review_id, thread_id)
+    answer["notices"] = comment.notices
+    return Status(201, answer)
 
 
 @router.patch(
@@ -205,6 +233,7 @@ def give_verdict(
     request: HttpRequest, graph_id: str, payload: VerdictIn, review_id: int = PATH_NUMBER
 ) -> Status[Any] | HttpResponse:
     """Approve, request changes or comment; an approval a guardrail refuses is 409."""
+    _site(request)
     try:
         writing.do_give_verdict(request.user, graph_id, review_id, payload.verdict, payload.body)
     except GuardrailRefused as refused:
@@ -237,3 +266,43 @@ def reviews_for_me(request: HttpRequest) -> dict[str, Any]:
     """The open reviews that ask the caller, newest activity first (``?for=me``, the one
     listing there is)."""
     return {"reviews": reading.reviews_for(request.user)}
+
+
+@router.post(
+    "/graphs/{graph_id}/reviews/{review_id}/requests", response=answers({200: dict[str, Any]})
+)
+def request_again(
+    request: HttpRequest, graph_id: str, payload: RequestsIn, review_id: int = PATH_NUMBER
+) -> dict[str, Any]:
+    """Ask reviewers to review again (editors; one not asked yet joins the review's reviewers):
+    each is notified; answers the review."""
+    _site(request)
+    writing.do_request_again(request.user, graph_id, review_id, payload.reviewers)
+    return _review(request, graph_id, review_id)
+
+
+@router.get("/notifications", response=answers({200: dict[str, Any]}))
+def list_notifications(request: HttpRequest) -> dict[str, Any]:
+    """The caller's notifications, newest first (at most 100), and how many are unread."""
+    return notifications.list_for(writing.account(request.user))
+
+
+@router.post("/notifications/read", response=answers({200: dict[str, Any]}))
+def read_notifications(request: HttpRequest, payload: ReadIn) -> dict[str, Any]:
+    """Mark notifications read: ``{"ids": [...]}`` or ``{"all": true}``; answers the inbox."""
+    return notifications.do_mark_read(writing.account(request.user), payload.ids, payload.all)
+
+
+@router.get("/notifications/settings", response=answers({200: dict[str, Any]}))
+def notification_settings(request: HttpRequest) -> dict[str, Any]:
+    """Whether the caller's notifications are mailed, and the verified addresses they go to."""
+    return notifications.get_settings(writing.account(request.user))
+
+
+@router.patch("/notifications/settings", response=answers({200: dict[str, Any]}))
+def change_notification_settings(request: HttpRequest, changes: Any = RAW_BODY) -> dict[str, Any]:
+    """Mute (``{"mail": false}``) or unmute the caller's notification mail (``mail`` is the one
+    setting; any other is named in the refusal)."""
+    if not isinstance(changes, dict):
+        raise GeonError(f'settings {quote(changes)} are not valid; expected {{"mail": false}}')
+    return notifications.do_change_settings(writing.account(request.user), changes)

@@ -14,5 +14,9 @@ class ReviewsConfig(AppConfig):
     def ready(self) -> None:
         from geon.graphs.services.feeds import register_feed
         from geon.reviews.feed import REVIEW_FEED
+        from geon.reviews.services.notifications import NOTIFICATION_FEED
+        from geon.reviews.services.stale import watch_for_stale_approvals
 
         register_feed(REVIEW_FEED)
+        register_feed(NOTIFICATION_FEED)
+        watch_for_stale_approvals()

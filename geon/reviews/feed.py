@@ -22,7 +22,7 @@ from geon.graphs.services.feeds import Feed
 from geon.graphs.services.publishing import graph_group
 
 #: What happened to a review, as its websocket message names it.
-EVENTS = ("opened", "thread", "comment", "resolved", "verdict", "state", "applied")
+EVENTS = ("opened", "thread", "comment", "resolved", "verdict", "state", "applied", "requested")
 
 
 def review_position(item: dict[str, Any]) -> tuple[Hashable, tuple[int]]:

@@ -57,6 +57,8 @@ class Thread(models.Model):
     version = models.PositiveIntegerField()
     resolved = models.BooleanField(default=False)
     created = models.DateTimeField(auto_now_add=True)
+    #: Not stored: what its writer is told of mentions mail cannot reach (set when written).
+    notices: list[str]
 
     class Meta:
         ordering = ["review", "created", "id"]
@@ -72,6 +74,8 @@ class Comment(models.Model):
     body = models.TextField()
     version = models.PositiveIntegerField()
     created = models.DateTimeField(auto_now_add=True)
+    #: Not stored: what its writer is told of mentions mail cannot reach (set when written).
+    notices: list[str]
 
     class Meta:
         ordering = ["thread", "created", "id"]
@@ -93,6 +97,8 @@ class Verdict(models.Model):
     version = models.PositiveIntegerField()
     fingerprint = models.CharField(max_length=64)
     plan_fields = models.JSONField(null=True, blank=True)
+    #: An approval whose going stale was told (a ``stale`` notification and live event).
+    stale_told = models.BooleanField(default=False)
     created = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -118,3 +124,45 @@ class ReadMark(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["review", "user"], name="review_read_once")]
+
+
+class Notification(models.Model):
+    """Something of a review that concerns one person (docs/reviews.md, Notifications): they
+    were asked (again), mentioned, replied to, given a verdict, or their approval went stale.
+    ``text`` is the sentence the inbox shows; the permalink is built from the ids."""
+
+    class Kind(models.TextChoices):
+        REVIEW_REQUESTED = "review_requested"
+        MENTIONED = "mentioned"
+        REPLIED = "replied"
+        VERDICT = "verdict"
+        STALE = "stale"
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notifications"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    graph = models.ForeignKey(Graph, on_delete=models.CASCADE, related_name="+")
+    review = models.ForeignKey(Review, on_delete=models.CASCADE, related_name="notifications")
+    thread = models.ForeignKey(
+        Thread, on_delete=models.CASCADE, null=True, blank=True, related_name="+"
+    )
+    actor = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.SET_NULL, null=True, related_name="+"
+    )
+    text = models.CharField(max_length=500)
+    read = models.BooleanField(default=False)
+    created = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created", "-id"]
+        indexes = [models.Index(fields=["user", "read"], name="notification_unread")]
+
+
+class NotificationSettings(models.Model):
+    """A person's notification settings (absent: mail on)."""
+
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="notification_settings"
+    )
+    mail = models.BooleanField(default=True)

@@ -10,7 +10,7 @@ from geon.graphs.protocol import CLIENT_MESSAGES, SERVER_MESSAGES, message_error
 
 UNKNOWN = (
     'message type "{kind}" is not known; expected one of "snapshot", "applied", "rejected", '
-    '"presence", "access", "pong", "plans", "run", "review", "error"'
+    '"presence", "access", "pong", "plans", "run", "review", "notification", "error"'
 )
 RUN = {
     "id": 1,

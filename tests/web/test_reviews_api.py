@@ -441,20 +441,35 @@ def test_closing_and_reopening_is_for_editors(client: Client, cast: Any, review:
     assert patch(as_(client, cast["owner"]), path, {"state": "open"}).json()["state"] == "open"
 
 
-def test_mentions_and_verdicts_are_mailed(
+def verified(person: Any) -> None:
+    """``person``'s address as allauth holds it once confirmed."""
+    from allauth.account.models import EmailAddress
+
+    EmailAddress.objects.create(user=person, email=person.email, verified=True, primary=True)
+
+
+def test_mentions_and_verdicts_are_mailed_to_verified_addresses(
     client: Client, cast: Any, review: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
+    # given cat's and ann's addresses confirmed, and dan's (no role) never
     graph, rid = cast["graph"], review["id"]
     cast["owner"].email = "ann@x.org"
     cast["owner"].save()
+    verified(cast["cat"])
+    verified(cast["owner"])
     dot = second_dot(graph)
     with_mention = {"anchor": {"node": dot["id"]}, "body": "@cat could you look? (not @nobody)"}
+    mail.outbox.clear()
     with django_capture_on_commit_callbacks(execute=True):
-        post(
+        thread = post(
             as_(client, cast["reviewer"]), f"/graphs/{graph.pk}/reviews/{rid}/threads", with_mention
         )
+    # then cat is mailed, with the thread's permalink
     assert [m.to for m in mail.outbox] == [["cat@x.org"]]
     assert "rex mentioned you" in mail.outbox[0].subject
+    tid = thread.json()["id"]
+    assert f"http://testserver/graphs/{graph.pk}/?review={rid}&thread={tid}" in mail.outbox[0].body
+    assert thread.json()["notices"] == []
     with django_capture_on_commit_callbacks(execute=True):
         post(
             as_(client, cast["reviewer"]),
@@ -462,6 +477,45 @@ def test_mentions_and_verdicts_are_mailed(
             {"verdict": "comment", "body": "ok"},
         )
     assert mail.outbox[-1].to == ["ann@x.org"] and "rex commented on" in mail.outbox[-1].subject
+    assert f"/graphs/{graph.pk}/?review={rid}\n" in mail.outbox[-1].body
+
+
+def test_a_mention_of_someone_without_a_verified_address_says_so(
+    client: Client, cast: Any, review: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    # given cat's address is on the account but never confirmed
+    graph, rid = cast["graph"], review["id"]
+    body = {"anchor": {"node": second_dot(graph)["id"]}, "body": "@cat please look"}
+    mail.outbox.clear()
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = post(
+            as_(client, cast["reviewer"]), f"/graphs/{graph.pk}/reviews/{rid}/threads", body
+        )
+    # then nothing is mailed, the writer is told why, and cat has the mention in the inbox
+    assert answer.status_code == 201 and mail.outbox == []
+    assert answer.json()["notices"] == [
+        "@cat has no verified email address: they see the mention in their inbox only"
+    ]
+    inbox = as_(client, cast["cat"]).get(f"{API}/notifications").json()
+    found = [(n["kind"], n["thread"]) for n in inbox["items"]]
+    assert found == [("mentioned", answer.json()["id"])]
+
+
+def test_muted_mail_still_notifies(
+    client: Client, cast: Any, review: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    graph, rid = cast["graph"], review["id"]
+    verified(cast["cat"])
+    muted = patch(as_(client, cast["cat"]), "/notifications/settings", {"mail": False})
+    assert muted.json() == {"mail": False, "addresses": ["cat@x.org"]}
+    bad = patch(as_(client, cast["cat"]), "/notifications/settings", {"mail": "no"})
+    assert bad.status_code == 422 and 'mail "no" is not valid' in bad.json()["error"]["message"]
+    mail.outbox.clear()
+    body = {"anchor": {"node": second_dot(graph)["id"]}, "body": "@cat please look"}
+    with django_capture_on_commit_callbacks(execute=True):
+        post(as_(client, cast["reviewer"]), f"/graphs/{graph.pk}/reviews/{rid}/threads", body)
+    assert mail.outbox == []
+    assert as_(client, cast["cat"]).get(f"{API}/notifications").json()["unread"] == 1
 
 
 def test_reviews_for_me_and_unread(client: Client, cast: Any, review: Any) -> None:

@@ -8,7 +8,17 @@ import type { EditOp } from "../model/edits";
 
 export type Message = ServerMessage | ClientMessage;
 export type ServerMessage =
-  SnapshotMessage | AppliedMessage | RejectedMessage | PresenceMessage | AccessMessage | PongMessage | PlansMessage | RunMessage | ReviewMessage | ErrorMessage;
+  | SnapshotMessage
+  | AppliedMessage
+  | RejectedMessage
+  | PresenceMessage
+  | AccessMessage
+  | PongMessage
+  | PlansMessage
+  | RunMessage
+  | ReviewMessage
+  | NotificationMessage
+  | ErrorMessage;
 export type Cursor = {
   x: number;
   y: number;
@@ -141,7 +151,7 @@ export interface RunInfo {
 }
 export interface ReviewMessage {
   type: "review";
-  event: "opened" | "thread" | "comment" | "resolved" | "verdict" | "state" | "applied";
+  event: "opened" | "thread" | "comment" | "resolved" | "verdict" | "state" | "applied" | "requested";
   review: ReviewSummary;
   [k: string]: unknown;
 }
@@ -154,6 +164,23 @@ export interface ReviewSummary {
   verdicts: {
     [k: string]: unknown;
   }[];
+  [k: string]: unknown;
+}
+export interface NotificationMessage {
+  type: "notification";
+  notification: {
+    id: number;
+    kind: "review_requested" | "mentioned" | "replied" | "verdict" | "stale";
+    graph: string;
+    review: number;
+    thread?: number;
+    text: string;
+    url: string;
+    read: boolean;
+    created: string;
+    [k: string]: unknown;
+  };
+  unread: number;
   [k: string]: unknown;
 }
 export interface ErrorMessage {
@@ -195,4 +222,4 @@ export interface PingMessage {
 }
 
 /** Every `type` of a server message. */
-export const SERVER_MESSAGE_TYPES: ReadonlySet<string> = new Set(["snapshot", "applied", "rejected", "presence", "access", "pong", "plans", "run", "review", "error"]);
+export const SERVER_MESSAGE_TYPES: ReadonlySet<string> = new Set(["snapshot", "applied", "rejected", "presence", "access", "pong", "plans", "run", "review", "notification", "error"]);

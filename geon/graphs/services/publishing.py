@@ -21,6 +21,12 @@ def graph_group(graph_id: uuid.UUID | str) -> str:
     return f"graph.{graph_id}"
 
 
+def user_group(user_id: int) -> str:
+    """The channel-layer group of a signed-in user's websockets, on any graph: what concerns
+    the person (a review's notification) rather than the graph."""
+    return f"user.{user_id}"
+
+
 def publish(graph_id: uuid.UUID, kind: str, message: dict[str, Any]) -> None:
     """Send ``message`` to every websocket client of the graph (handler ``kind``)."""
     layer = get_channel_layer()

@@ -1,40 +1,18 @@
-"""Mail of reviews through the configured mail backend (settings ``EMAIL_*``): to the members
-an ``@mention`` names, and to a review's author and reviewers when a verdict is given. Mail is
-sent once the write commits; a mail server that fails is logged and loses nothing else."""
+"""Who hears of a review's mentions and verdicts (docs/reviews.md, Notifications): each gets a
+notification (:mod:`.notifications`), which mails them at the address allauth verified unless they
+muted mail. A mention of someone mail cannot reach is told to its writer (``notices``)."""
 
 from __future__ import annotations
 
-import logging
 from typing import Any
 
-from django.conf import settings
-from django.core.mail import send_mail
-from django.db import transaction
-
 from geon.graphs.models import Graph
-from geon.graphs.services.access import User
-from geon.reviews.models import Review, Verdict
+from geon.reviews.models import Notification, Review, Thread, Verdict
 from geon.reviews.services.checks import MENTION, members_of
+from geon.reviews.services.notifications import notify, unmailed_mentions
 
-log = logging.getLogger(__name__)
-
-#: What a verdict says in a mail's subject.
+#: What a verdict says in a notification.
 SAYS = {"approve": "approved", "request_changes": "requested changes on", "comment": "commented on"}
-
-
-def _send(subject: str, text: str, to: list[str]) -> None:
-    def send() -> None:
-        try:
-            send_mail(subject, text, settings.DEFAULT_FROM_EMAIL, to)
-        except Exception:  # a mail server's failure must not undo the review's write
-            log.exception("sending review mail %r to %s failed", subject, to)
-
-    if to:
-        transaction.on_commit(send)
-
-
-def _footer(graph: Graph, review: Review) -> str:
-    return f'\n\n— review "{review.title}" of graph "{graph.title}" on geon'
 
 
 def mentioned(graph: Graph, text: str) -> list[Any]:
@@ -43,17 +21,47 @@ def mentioned(graph: Graph, text: str) -> list[Any]:
     return [members[name] for name in dict.fromkeys(MENTION.findall(text)) if name in members]
 
 
-def mail_mentions(graph: Graph, review: Review, author: User, text: str) -> None:
-    """Mail each member ``text`` mentions (but its author)."""
-    to = [u.email for u in mentioned(graph, text) if u.pk != author.pk and u.email]
+def mention_notifications(
+    graph: Graph, review: Review, author: Any, text: str, thread: Thread, *, reply: bool = False
+) -> list[str]:
+    """Notify each member ``text`` mentions (but its author) and, for a reply, the thread's
+    earlier writers it does not mention; what the author is told of mentions mail cannot
+    reach."""
     who = author.get_username()
-    _send(f'{who} mentioned you in review "{review.title}"', text + _footer(graph, review), to)
+    people = [u for u in mentioned(graph, text) if u.pk != author.pk]
+    place = f'in review "{review.title}" on {thread.anchor_name}'
+    notify(
+        people,
+        Notification.Kind.MENTIONED,
+        review,
+        author,
+        f"{who} mentioned you {place}",
+        thread=thread,
+        mail=f"{who} mentioned you {place}:\n\n{text}",
+    )
+    if reply:
+        named = {u.pk for u in people}
+        writers = [c.author for c in thread.comments.select_related("author")]
+        notify(
+            [u for u in writers if u is not None and u.pk not in named],
+            Notification.Kind.REPLIED,
+            review,
+            author,
+            f"{who} replied {place}",
+            thread=thread,
+        )
+    return unmailed_mentions(people)
 
 
-def mail_verdict(graph: Graph, review: Review, author: User, verdict: Verdict) -> None:
-    """Mail the review's author and reviewers (but the verdict's author) of a verdict."""
-    people = [review.author, *review.reviewers.all()]
-    to = sorted({u.email for u in people if u is not None and u.pk != author.pk and u.email})
+def verdict_notifications(graph: Graph, review: Review, author: Any, verdict: Verdict) -> None:
+    """Notify the review's author and reviewers (but the verdict's author) of a verdict."""
     who = author.get_username()
     subject = f'{who} {SAYS[verdict.verdict]} review "{review.title}"'
-    _send(subject, (verdict.body or subject) + _footer(graph, review), to)
+    notify(
+        [review.author, *review.reviewers.all()],
+        Notification.Kind.VERDICT,
+        review,
+        author,
+        subject,
+        mail=f"{subject}\n\n{verdict.body}" if verdict.body else subject,
+    )

@@ -236,8 +236,40 @@ def review_json(review: Review, context: Context, *, threads: bool = True) -> di
     if threads:
         # for the caller only (never in a published summary): why they may not judge it
         out["verdictRefused"] = verdict_refusal(review, context.user.pk)
+        out["sinceYourVerdict"] = since_verdict(review, verdicts, context)
         out["threads"] = [thread_json(t, context, review) for t in rows]
     return out
+
+
+def since_verdict(
+    review: Review, verdicts: list[dict[str, Any]], context: Context
+) -> dict[str, Any] | None:
+    """What changed since the caller's latest verdict (approve or request changes) of the review:
+    None when they gave none or nothing changed; else the version they judged, what the approval
+    covers that changed (``changes``, as ``staleBecause``), and where the version diff is read
+    (``versionDiff`` over REST, ``page`` in the browser)."""
+    me = context.user.get_username() if context.user.is_authenticated else None
+    mine = [v for v in verdicts if v["user"] == me and v["verdict"] != Verdict.Kind.COMMENT]
+    if not mine:
+        return None
+    last = mine[-1]
+    now = context.version
+    if last["version"] == now and not last["stale"]:
+        return None
+    graph = review.graph_id
+    moved = last["version"] != now  # else only the plan changed: no version diff to read
+    return {
+        "verdict": last["id"],
+        "given": last["verdict"],
+        "version": last["version"],
+        "currentVersion": now,
+        "stale": last["stale"],
+        "changes": last["staleBecause"],
+        "versionDiff": f"/api/v1/graphs/{graph}/versions/{last['version']}/diff/{now}"
+        if moved
+        else None,
+        "page": f"/graphs/{graph}/diff/{last['version']}/{now}/" if moved else None,
+    }
 
 
 def _related(rows: Any) -> Any:

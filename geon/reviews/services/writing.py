@@ -23,7 +23,7 @@ from geon.graphs.services.access import User
 from geon.graphs.services.graphs import check_title
 from geon.graphs.services.plans import plan_of
 from geon.reviews.feed import publish_review
-from geon.reviews.models import Comment, ReadMark, Review, Thread, Verdict
+from geon.reviews.models import Comment, Notification, ReadMark, Review, Thread, Verdict
 from geon.reviews.services.checks import (
     check_anchor,
     check_body,
@@ -32,7 +32,8 @@ from geon.reviews.services.checks import (
     check_suggestion,
 )
 from geon.reviews.services.guardrails import check_guardrails
-from geon.reviews.services.mail import mail_mentions, mail_verdict
+from geon.reviews.services.mail import mention_notifications, verdict_notifications
+from geon.reviews.services.notifications import notify
 from geon.reviews.services.reading import (
     Context,
     ReviewNotFound,
@@ -94,6 +95,13 @@ def do_open_review(
     )
     review.reviewers.set(accounts)
     _touched(review, user, "opened")
+    notify(
+        accounts,
+        Notification.Kind.REVIEW_REQUESTED,
+        review,
+        user,
+        f'{user.get_username()} asked you to review "{review.title}" of graph "{graph.title}"',
+    )
     return review
 
 
@@ -150,7 +158,7 @@ def do_add_thread(
     )
     Comment.objects.create(thread=thread, author=user, body=text, version=context.version)
     _touched(review, user, "thread")
-    mail_mentions(graph, review, user, text)
+    thread.notices = mention_notifications(graph, review, user, text, thread)
     return thread
 
 
@@ -182,7 +190,7 @@ def do_add_comment(
         thread=thread, author=person, body=text, version=Context(graph, person).version
     )
     _touched(review, person, "comment")
-    mail_mentions(graph, review, person, text)
+    comment.notices = mention_notifications(graph, review, person, text, thread, reply=True)
     return comment
 
 
@@ -240,8 +248,45 @@ def do_give_verdict(
         plan_fields=fields,
     )
     _touched(review, user, "verdict")
-    mail_verdict(graph, review, user, given)
+    verdict_notifications(graph, review, user, given)
     return given
+
+
+@transaction.atomic
+def do_request_again(
+    user: User, graph_id: uuid.UUID | str, review_id: int, reviewers: Any
+) -> tuple[Review, list[Account]]:
+    """Ask ``reviewers`` (again, or for the first time: they join the review's reviewers) to
+    review (editor and up; never the review's author). Each is notified; one who judged it
+    before sees "changes since your last verdict" on the review."""
+    graph = graphs.check_can_edit(user, graph_id)
+    user = account(user)
+    review = review_of(graph, review_id)
+    if review.closed:
+        raise GeonError(f"review {quote(review.title)} is closed; reopen it first")
+    if not isinstance(reviewers, list) or not reviewers:
+        raise GeonError(
+            f"reviewers {quote(reviewers)} is not valid; expected a non-empty list of "
+            "usernames of the graph's members"
+        )
+    accounts = check_reviewers(graph, reviewers, author=review.author)
+    review.reviewers.add(*accounts)
+    _touched(review, user, "requested")
+    last = {
+        v.user_id: v.version for v in review.verdicts.all() if v.verdict != Verdict.Kind.COMMENT
+    }
+    for person in accounts:
+        since = last.get(person.pk)
+        what = f" (changes since your verdict at version {since})" if since is not None else ""
+        notify(
+            [person],
+            Notification.Kind.REVIEW_REQUESTED,
+            review,
+            user,
+            f'{user.get_username()} asked you again to review "{review.title}" of graph '
+            f'"{graph.title}"{what}',
+        )
+    return review, accounts
 
 
 def do_apply_suggestions(
