@@ -108,12 +108,17 @@ TIMINGS := $(GEON_DATA_DIR)/test-timings
 # `step NAME COMMAND...` runs COMMAND and records its seconds and exit status under NAME (recipes
 # that use it start with @: .ONESHELL would echo the definition; step echoes each command).
 define STEP
+microseconds() {  # bash 5's clock; whole seconds where bash is older (macOS's 3.2)
+  local now=$${EPOCHREALTIME:-$$SECONDS.000000}
+  echo "$${now/[.,]/}"
+}
 step() {
-  local name=$$1 start=$${EPOCHREALTIME/[.,]/} status=0 took
+  local name=$$1 start status=0 took
+  start=$$(microseconds)
   shift
   echo "== $$name: $$*"
   "$$@" || status=$$?
-  took=$$(( ($${EPOCHREALTIME/[.,]/} - start) / 100000 ))
+  took=$$(( ($$(microseconds) - start) / 100000 ))
   printf '%s\t%d.%d\t%d\n' "$$name" $$((took / 10)) $$((took % 10)) "$$status" \
     >> "$$GEON_TEST_TIMINGS/steps.tsv"
   return $$status
