@@ -46,7 +46,7 @@ from geon.graphs.plan_schemas import CostPending, PlanCost, PlanDiffOut
 from geon.graphs.services import copies, exporting, plan_diff
 from geon.graphs.services.graphs import DESCRIPTION_MAX, TITLE_MAX
 from geon.graphs.services.plan_jobs import Pending
-from geon.graphs.services.plans import requested_cost
+from geon.graphs.services.plans import requested_cost, requested_document_cost
 
 router = Router(tags=["graphs"])
 
@@ -634,6 +634,20 @@ def plan_cost(
     graph = services.check_can_view(request.user, graph_id)
     found = requested_cost(graph, services.plan_of(graph, plan_id), profile)
     return _answer_or_pending(request, found, "the plan's cost")
+
+
+@router.get(
+    "/graphs/{graph_id}/cost",
+    response=answers({200: PlanCost, 202: CostPending}),
+    exclude_unset=True,
+)
+def document_cost(request: HttpRequest, graph_id: str, profile: str | None = None) -> Any:
+    """What the current document costs as it is placed (its Applications and Placements),
+    whether or not that is a saved plan's: the plan cost's answer (``geon cost`` JSON), bounded,
+    cached per (version, profile) and handed to a worker past the web budget (202, poll)."""
+    graph = services.check_can_view(request.user, graph_id)
+    found = requested_document_cost(graph, profile)
+    return _answer_or_pending(request, found, "the document's cost")
 
 
 @router.get(

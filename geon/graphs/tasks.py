@@ -17,6 +17,7 @@ from geon.graphs.services.plan_jobs import (
     PLAN_COST_TASK,
     cost_key,
     diff_key,
+    document_cost_key,
     refusal,
     store,
     summarise_cost,
@@ -35,8 +36,9 @@ UNEXPECTED = (
 
 @app.task(name=PLAN_COST_TASK)
 def plan_cost_job(job: dict[str, Any]) -> None:
-    """Cost ``job`` (``{"kind": "cost"|"diff", "graph", "version", "plans": [ids], "profile",
-    "key"}``) on the graph's document of that version and cache the bounded answer, or the
+    """Cost ``job`` (``{"kind": "cost"|"diff"|"document", "graph", "version", "plans": [ids],
+    "profile", "key"}``; a ``document`` job costs the version as it is placed) on the graph's
+    document of that version and cache the bounded answer, or the
     refusal, under the key of what was costed: the plans as they are now (a plan saved since
     it was queued is costed as saved, which its next poll asks for). A graph or plan deleted
     meanwhile leaves nothing to do."""
@@ -46,14 +48,18 @@ def plan_cost_job(job: dict[str, Any]) -> None:
         return
     chosen = [plans[pk] for pk in job["plans"]]
     version, profile = job["version"], job["profile"]
-    if job["kind"] == "cost":
+    if job["kind"] == "document":
+        key = document_cost_key(graph, version, profile)
+    elif job["kind"] == "cost":
         key = cost_key(graph, version, chosen[0], profile)
     else:
         key = diff_key(graph, version, chosen[0], chosen[1], profile)
     entry: dict[str, Any]
     try:
         document = Document.from_json(version_of(graph, version).document)
-        if job["kind"] == "cost":
+        if job["kind"] == "document":
+            entry = {"answer": summarise_cost(costed(document, version, profile))}
+        elif job["kind"] == "cost":
             entry = {
                 "answer": summarise_cost(costed(plan_trial(document, chosen[0]), version, profile))
             }

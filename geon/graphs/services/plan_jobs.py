@@ -53,6 +53,11 @@ def cost_key(graph: Graph, version: int, plan: ShardPlan, profile: str) -> str:
     return f"geon:plan-cost:{graph.pk}:{version}:{_plan_key(plan)}:{profile}"
 
 
+def document_cost_key(graph: Graph, version: int, profile: str) -> str:
+    """The cache key of the cost of a version of the graph as it is placed, under a profile."""
+    return f"geon:document-cost:{graph.pk}:{version}:{profile}"
+
+
 def diff_key(graph: Graph, version: int, base: ShardPlan, target: ShardPlan, profile: str) -> str:
     """The cache key of plan against plan on a version of the graph under a profile."""
     return f"geon:plan-diff:{graph.pk}:{version}:{_plan_key(base)}:{_plan_key(target)}:{profile}"

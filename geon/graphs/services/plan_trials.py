@@ -27,6 +27,7 @@ from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION, OPERATION
 from geon.core.graph import Graph as Document
 from geon.core.limits import MAX_PIECES
+from geon.core.nodes import MESH
 from geon.core.plan_diff import named_collective
 from geon.core.plans import Plan, apply_plan, plan_splits, read_plan
 from geon.core.plans.model import ShardSpec
@@ -119,6 +120,28 @@ def plan_work(document: Document, plan: ShardPlan) -> int:
     whole = max(0, operations - len({op_id for op_id, _ in splits}))
     shards = sum(pieces) + whole * devices
     pairs = sum(n * n for n in pieces) + whole * devices * devices
+    return shards + pairs // 256 + devices // 2
+
+
+def document_work(document: Document) -> int:
+    """:func:`plan_work` of a document as it is placed (the current document's cost, issue 35):
+    its Applications (one shard each), the read/write pairs of each operation's Applications
+    (squared) / 256, and the devices of its meshes / 2. A mesh whose size cannot be read counts
+    nothing (the cost refuses the document at once)."""
+    per_operation: dict[Any, int] = {}
+    for node in document.of_type(APPLICATION):
+        operation = node.body.get("operationId")
+        key = operation if isinstance(operation, str) else None
+        per_operation[key] = per_operation.get(key, 0) + 1
+    devices = 0
+    for node in document.of_type(MESH):
+        sizes = node.body.get("axes")
+        if isinstance(sizes, dict) and all(
+            isinstance(n, int) and not isinstance(n, bool) and n >= 1 for n in sizes.values()
+        ):
+            devices += math.prod(sizes.values())
+    shards = sum(per_operation.values())
+    pairs = sum(n * n for n in per_operation.values())
     return shards + pairs // 256 + devices // 2
 
 

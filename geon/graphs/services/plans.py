@@ -33,11 +33,13 @@ from geon.graphs.services.plan_jobs import (
     Pending,
     bounded,
     cost_key,
+    document_cost_key,
     summarise_cost,
 )
 from geon.graphs.services.plan_trials import (
     check_plan,
     core_plan,
+    document_work,
     live_trial,
     mesh_id_of,
     plan_trial,
@@ -225,6 +227,25 @@ def requested_cost(
         key,
         plan_work(live.document, plan),
         lambda: summarise_cost(costed(live_trial(live, plan), version, name)),
+        lambda: queue_job({**job, "profile": name, "key": key}),
+    )
+
+
+def requested_document_cost(graph: Graph, profile: str | None = None) -> dict[str, Any] | Pending:
+    """The REST cost of the graph's current document as it is placed (``GET graphs/<id>/cost``,
+    issue 35), whether or not its placement is a saved plan's: bounded, cached per (version,
+    profile) and handed to a worker past the web budget as a plan's cost is (its work is
+    :func:`~.plan_trials.document_work`)."""
+    name = check_profile(profile)
+    live = live_document(graph)
+    version = live.version
+    key = document_cost_key(graph, version, name)
+    job = {"kind": "document", "graph": str(graph.pk), "version": version, "plans": []}
+    return bounded(
+        key,
+        document_work(live.document),
+        # a copy: nothing reads the live document while it is costed
+        lambda: summarise_cost(costed(Document.from_json(live.document.to_json()), version, name)),
         lambda: queue_job({**job, "profile": name, "key": key}),
     )
 

@@ -1,0 +1,89 @@
+"""GET /graphs/<id>/cost (issue 35): the current document's cost as it is placed, whether or not
+its placement is a saved plan's; the plan cost's answer, bounds, cache and worker."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from django.core.cache import caches
+from django.test import Client, override_settings
+
+from geon.graphs.models import GraphVersion, ShardPlan
+from geon.graphs.services.plan_jobs import CACHE, document_cost_key
+from geon.graphs.tasks import plan_cost_job
+from tests.hostile.test_plan_cost_maxima import UNCONSUMED
+from tests.web.test_plan_cost import API, BY_COLUMNS
+
+pytestmark = pytest.mark.django_db
+
+
+def generated(client: Client, graph: Any) -> int:
+    """BY_COLUMNS saved and written into the document; its id."""
+    made = client.post(
+        f"{API}/graphs/{graph.pk}/plans", json.dumps(BY_COLUMNS), content_type="application/json"
+    )
+    plan = made.json()["id"]
+    done = client.post(
+        f"{API}/graphs/{graph.pk}/plans/{plan}/generate",
+        json.dumps({"baseVersion": 1}),
+        content_type="application/json",
+    )
+    assert done.status_code == 200, done.content[:300]
+    return int(plan)
+
+
+def test_the_document_cost_is_the_placed_plans_and_outlives_it(
+    client: Client, user: Any, other_user: Any, graph: Any
+) -> None:
+    client.force_login(user)
+    caches[CACHE].clear()
+    # given the add split over columns, written into the document
+    plan = generated(client, graph)
+    by_plan = client.get(f"{API}/graphs/{graph.pk}/plans/{plan}/cost").json()
+    # when the current document's cost is asked for: the same figures as the plan's
+    answer = client.get(f"{API}/graphs/{graph.pk}/cost")
+    assert answer.status_code == 200, answer.content[:300]
+    body = answer.json()
+    assert [(d["coords"], d["total"]) for d in body["devices"]] == [([0], 360), ([1], 240)]
+    for field in ("devices", "ledger", "time", "memory", "collectives", "version"):
+        assert body[field] == by_plan[field], field
+    # and once the plan is deleted (no saved plan matches the placement) it is still answered
+    caches[CACHE].clear()
+    assert client.delete(f"{API}/graphs/{graph.pk}/plans/{plan}").status_code == 204
+    again = client.get(f"{API}/graphs/{graph.pk}/cost?profile=h100-sxm-8")
+    assert (again.status_code, again.json()["ledger"]) == (200, body["ledger"])
+    # refusals: a profile not shipped is named; a stranger sees no graph; nothing is stored
+    versions = GraphVersion.objects.count()
+    bad = client.get(f"{API}/graphs/{graph.pk}/cost?profile=tpu-v9")
+    assert bad.status_code == 422
+    assert bad.json()["error"]["message"].startswith(
+        'profile "tpu-v9" is not a shipped profile; expected one of ('
+    )
+    client.force_login(other_user)
+    assert client.get(f"{API}/graphs/{graph.pk}/cost").status_code == 404
+    assert GraphVersion.objects.count() == versions and ShardPlan.objects.count() == 0
+
+
+@override_settings(GEON_PLAN_COST_QUEUE=UNCONSUMED, GEON_PLAN_COST_WEB_MAX_WORK=1)
+def test_past_the_web_budget_the_worker_costs_the_document(
+    client: Client, user: Any, graph: Any
+) -> None:
+    client.force_login(user)
+    caches[CACHE].clear()
+    generated(client, graph)
+    url = f"{API}/graphs/{graph.pk}/cost"
+    # when asked past the budget: 202, the location to poll, and why
+    first = client.get(url)
+    assert first.status_code == 202, first.content[:300]
+    assert (first.json()["location"], first.json()["status"]) == (url, "queued")
+    assert first.json()["message"].startswith("the document's cost is past what the web")
+    # and once the worker's task has costed it, the poll answers it
+    version = GraphVersion.objects.filter(graph=graph).count()
+    key = document_cost_key(graph, version, "h100-sxm-8")
+    job = {"kind": "document", "graph": str(graph.pk), "version": version, "plans": []}
+    plan_cost_job({**job, "profile": "h100-sxm-8", "key": key})
+    done = client.get(url)
+    assert done.status_code == 200
+    assert [(d["coords"], d["total"]) for d in done.json()["devices"]] == [([0], 360), ([1], 240)]
