@@ -40,6 +40,7 @@ __all__ = [
     "TAG_TYPES",
     "TENSOR",
     "TENSOR_AXES",
+    "VARIABLE",
     "Node",
     "Selection",
     "axis_names_of_ref",
@@ -71,6 +72,7 @@ TENSOR_AXES = GEON_TAG_PREFIX + "TensorAxes"
 INDEX_AXES = GEON_TAG_PREFIX + "IndexAxes"
 PLACEMENT = GEON_TAG_PREFIX + "Placement"
 LAYOUT = GEON_TAG_PREFIX + "Layout"
+VARIABLE = GEON_TAG_PREFIX + "Variable"
 
 NODE_TYPES: dict[str, str] = {
     "Tensor": TENSOR,
@@ -90,6 +92,7 @@ TAG_TYPES: dict[str, str] = {
     "IndexAxes": INDEX_AXES,
     "Placement": PLACEMENT,
     "Layout": LAYOUT,
+    "Variable": VARIABLE,
 }
 """Short name -> type URL of every tag type geon knows (others are kept, not checked)."""
 

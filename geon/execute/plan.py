@@ -42,6 +42,7 @@ from geon.core.graph import (
 )
 from geon.core.limits import show_int
 from geon.core.ops import CATALOGUE, Inference, infer
+from geon.core.variables import VARIABLE, check_init
 from geon.core.zspace import ZRange, parse_range, selection_of
 from geon.execute.backend import Backend, select_backend
 from geon.execute.kernels import ELEMENTWISE_FAMILIES, KernelFn, lower_named, lower_positional
@@ -101,6 +102,7 @@ class _Compiler:
         self.bound: dict[str, int] = {}
         self._axes_memo: dict[int, Axes | None] = {}
         self._operands: dict[Any, dict[str, list[Operand]]] = {}
+        self.initial: dict[int, dict[str, Any]] = {}
 
     # --- tensors and axes -----------------------------------------------------------------
 
@@ -214,6 +216,7 @@ class _Compiler:
             storage.memory,
             self.limits,
             tuple(groups),
+            initial=self.initial,
         )
 
     def _sources(self, uses: Uses) -> tuple[list[int], dict[int, Any]]:
@@ -233,6 +236,12 @@ class _Compiler:
                 constants[info.index] = self.be.asarray(host.astype(numpy_dtype(info.dtype)))
             else:
                 inputs.append(info.index)
+                rule = (node.tags or {}).get(VARIABLE)
+                if isinstance(rule, dict) and rule.get("init") is not None:
+                    try:
+                        self.initial[info.index] = check_init(rule["init"])
+                    except GeonError as exc:
+                        raise ExecutionError(f"variable {quote(info.name)}: {exc}") from None
         return inputs, constants
 
     def _keep(self, keep_ids: Sequence[str] | None, uses: Uses) -> list[int]:

@@ -227,6 +227,7 @@ class Plan:
     memory: MemoryPlan
     limits: Limits
     groups: tuple[tuple[int, int], ...] = ()  # [first, stop) step ranges that may run together
+    initial: dict[int, dict[str, Any]] = field(default_factory=dict)  # variable -> its init rule
     _bound: list[Array] | None = None
     _group_macs: dict[tuple[int, int], int] = field(default_factory=dict)
 

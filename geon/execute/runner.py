@@ -34,6 +34,7 @@ from geon.core.dtypes import DTYPE_BYTES, numpy_dtype
 from geon.core.errors import ExecutionError, GeonError, LimitError, ShapeError, quote
 from geon.core.graph import Graph
 from geon.core.nodes import PLACEMENT
+from geon.core.variables import initial_value
 from geon.core.zspace import ZRange
 from geon.execute.backend import Backend, select_backend
 from geon.execute.limits import Limits, format_bytes
@@ -122,6 +123,11 @@ def resolve_inputs(
                 "casts to it without changing kind"
             )
         out[t] = arr.astype(dt, copy=False)
+    for t in plan.inputs:
+        rule = plan.initial.get(t)
+        if t not in out and rule is not None:  # a variable with an init rule, not fed
+            info = tensors[t]
+            out[t] = initial_value(rule, info.shape, info.dtype, seed=seed or 0, index=t)
     missing = [t for t in plan.inputs if t not in out]
     if missing and seed is None:
         info = tensors[missing[0]]

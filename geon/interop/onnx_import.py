@@ -13,8 +13,9 @@ Contractions are dual pairs: the weight of a MatMul/Gemm carries the contracted 
 up (``d16+1``), so ``dot`` infers exactly the ONNX output order. Weights are stored in their
 atoms' shape; graph inputs and outputs keep ONNX's.
 
-Initializers become input tensors labelled with their ONNX names, their values returned in
-:attr:`Imported.weights` (the CLI writes them to an ``.npz``); scalars become inline constants.
+Initializers become input tensors labelled with their ONNX names and tagged ``Variable`` (the
+model's trainable parameters, DESIGN.md §11), their values returned in :attr:`Imported.weights`
+(the CLI writes them to an ``.npz``); scalars become inline constants.
 Every ONNX value's tensor is labelled with the value name. Name scopes (``/layers.0/attn/...``)
 become a ``Group`` tag on each operation (DESIGN.md §3 has no grouping node; unknown tags are
 kept as they are).
@@ -580,7 +581,8 @@ class _Importer:
                 elif conv and u.input[1] == name and len(arr.shape) == 4:
                     lv = {1: 1}  # the filter's input channels: the channel's dual
             self.handles[name] = self.leaf(name, lv)
-            if self.handles[name].value is None:
+            if self.handles[name].value is None:  # a weight: a trainable variable (§11)
+                self.handles[name].variable = {}
                 weights[name] = arr.reshape([int(r.length or 1) for r in self.handles[name].axes])
         for n in self.nodes:
             if n.op_type == "Constant":

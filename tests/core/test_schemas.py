@@ -49,6 +49,7 @@ VALID: dict[str, Any] = {
     "IndexAxes": {"axes": ["H"]},
     "Placement": {"mesh": IDS, "coords": [0, 1]},
     "Layout": {"x": 1.5, "y": -3},
+    "Variable": {"init": {"kind": "normal", "scale": 0.02}},
 }
 
 

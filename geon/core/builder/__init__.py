@@ -83,7 +83,15 @@ from geon.core.builder.functions import (
     tanh,
     unflatten,
 )
-from geon.core.builder.tensor import Tensor, constant, dot, placeholder, shown, transpose
+from geon.core.builder.tensor import (
+    Tensor,
+    constant,
+    dot,
+    placeholder,
+    shown,
+    transpose,
+    variable,
+)
 from geon.core.constants import CONSTANT, decode_constant, encode_constant
 from geon.core.errors import ExecutionError
 
@@ -135,6 +143,7 @@ __all__ = [
     "tanh",
     "transpose",
     "unflatten",
+    "variable",
     "where",
 ]
 

@@ -24,6 +24,7 @@ from geon.core.graph import (
     OPERATION,
     TENSOR,
     TENSOR_AXES,
+    VARIABLE,
     Graph,
     Node,
 )
@@ -88,6 +89,8 @@ def graph(outputs: Sequence[Tensor] | Tensor, *, id: str | None = None) -> Graph
         tags: dict[str, Any] = {TENSOR_AXES: {"axes": list(t.axes.names)}}
         if t.value is not None:
             tags[CONSTANT] = encode_constant(t.value)
+        if t.variable is not None:
+            tags[VARIABLE] = dict(t.variable)
         nodes.append(Node(t.id, TENSOR, t.name, {"dtype": t.dtype, "range": _range(t)}, tags))
     for t in tensors:
         if t.kernel is None or t.inference is None or t.op_id is None:

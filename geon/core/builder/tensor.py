@@ -25,6 +25,7 @@ from geon.core.axes import Axes, Axis, AxisRef, CompositeRef, RefLike, to_ref
 from geon.core.dtypes import DTYPES, dtype_name, numpy_dtype, result_dtype
 from geon.core.errors import AxisError, GeonError, ShapeError
 from geon.core.ops import CATALOGUE, Inference, infer
+from geon.core.variables import check_init
 
 _counter = itertools.count()
 
@@ -52,6 +53,7 @@ class Tensor:
         "scope",
         "seq",
         "value",
+        "variable",
     )
 
     def __init__(
@@ -66,6 +68,7 @@ class Tensor:
         value: np.ndarray[Any, Any] | None = None,
         name: str | None = None,
         scope: dict[str, Axis] | None = None,
+        variable: dict[str, Any] | None = None,
     ) -> None:
         self.axes = axes
         self.dtype = dtype
@@ -79,6 +82,7 @@ class Tensor:
         self.op_id = str(uuid.uuid4()) if kernel is not None else None
         self.scope = scope if scope is not None else {}
         self.seq = next(_counter)
+        self.variable = variable
 
     @property
     def is_placeholder(self) -> bool:
@@ -89,7 +93,13 @@ class Tensor:
         return self.axes.shape
 
     def __repr__(self) -> str:
-        what = self.kernel or ("constant" if self.value is not None else "placeholder")
+        what = self.kernel or (
+            "constant"
+            if self.value is not None
+            else "variable"
+            if self.variable is not None
+            else "placeholder"
+        )
         label = f' "{self.name}"' if self.name else ""
         return f"<Tensor{label} {what} {self.axes} {self.dtype}>"
 
@@ -263,6 +273,25 @@ def placeholder(
     if dtype not in DTYPES:
         raise ShapeError(f'dtype "{dtype}" is unknown; expected one of {DTYPES}')
     return Tensor(ax, dtype, name=name, scope=merge_scope([], ax.declared))
+
+
+def variable(
+    axes: Iterable[RefLike],
+    name: str | None = None,
+    dtype: str = "float64",
+    init: Any = None,
+) -> Tensor:
+    """A trainable parameter (DESIGN.md §11): an input tagged ``Variable``, fed like a
+    placeholder, or initialised by ``init`` (``"zeros"``, ``"ones"``, ``"normal"``,
+    ``"uniform"`` or ``{"kind": ..., "scale": s}``) when a run is not given it.
+
+    >>> w = variable([Axis("H", 2)], name="w", init={"kind": "normal", "scale": 0.02})
+    >>> w, w.variable
+    (<Tensor "w" variable (H) float64>, {'init': {'kind': 'normal', 'scale': 0.02}})
+    """
+    t = placeholder(axes, name=name, dtype=dtype)
+    t.variable = {} if init is None else {"init": check_init(init)}
+    return t
 
 
 def elementwise(
