@@ -19,7 +19,11 @@ import pytest
 from tests.processes import free_port, geon, stop_process
 
 ROOT = Path(__file__).resolve().parent.parent
-VERBS = ["check", "run", "render", "shard", "plan", "cost", "puzzle", "import", "export", "serve"]
+VERBS = [
+    "check", "run", "render", "shard", "plan", "cost", "train", "verify", "puzzle", "import",
+    "export",
+    "serve",
+]  # fmt: skip
 
 
 def test_help_lists_every_verb() -> None:

@@ -19,6 +19,7 @@ VERBS = {
     "shard": "shard",
     "plan": "plan",
     "cost": "cost",
+    "train": "train",
     "puzzle": "puzzle",
     "import": "model_import",
     "export": "model_export",

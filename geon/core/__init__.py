@@ -23,6 +23,7 @@ True
 'geon.core.graph'
 """
 
+from geon.core.autodiff import training_step
 from geon.core.axes import Axes, AxisRef, CompositeRef
 from geon.core.builder import (
     Axis,
@@ -69,6 +70,7 @@ from geon.core.builder import (
     tanh,
     transpose,
     unflatten,
+    variable,
     where,
 )
 from geon.core.errors import AxisError, GeonError, KernelError, ShapeError
@@ -123,7 +125,9 @@ __all__ = [
     "subtract",
     "sum",
     "tanh",
+    "training_step",
     "transpose",
     "unflatten",
+    "variable",
     "where",
 ]
