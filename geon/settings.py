@@ -396,6 +396,10 @@ else:
 # GEON_PLAN_COST_GROUP_MEMBERS devices listed), per-edge lists hold GEON_PLAN_COST_LIST_ROWS.
 GEON_PLAN_COST_WEB_MAX_WORK = env_int("GEON_PLAN_COST_WEB_MAX_WORK", 40_000, minimum=1)
 GEON_PLAN_COST_QUEUE = env_str("GEON_PLAN_COST_QUEUE", "")
+# A job is stopped after GEON_PLAN_COST_SECONDS (Celery's soft limit, which a prefork worker
+# enforces; the hard limit 10 s later) and answered as a refusal, so one plan never holds a
+# worker that others' runs wait for longer than that.
+GEON_PLAN_COST_SECONDS = env_int("GEON_PLAN_COST_SECONDS", 240, minimum=1)
 GEON_PLAN_COST_JOB_RETRY_SECONDS = env_int("GEON_PLAN_COST_JOB_RETRY_SECONDS", 300, minimum=1)
 GEON_PLAN_COST_CACHE_SECONDS = env_int("GEON_PLAN_COST_CACHE_SECONDS", 3600, minimum=1)
 GEON_PLAN_COST_CACHE_ENTRIES = env_int("GEON_PLAN_COST_CACHE_ENTRIES", 500, minimum=10)

@@ -7,6 +7,9 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
+from django.conf import settings
+
 from geon.celery import app
 from geon.core.errors import GeonError
 from geon.core.graph import Graph as Document
@@ -34,18 +37,23 @@ UNEXPECTED = (
 )
 
 
-@app.task(name=PLAN_COST_TASK)
-def plan_cost_job(job: dict[str, Any]) -> None:
-    """Cost ``job`` (``{"kind": "cost"|"diff"|"document", "graph", "version", "plans": [ids],
-    "profile", "key"}``; a ``document`` job costs the version as it is placed) on the graph's
-    document of that version and cache the bounded answer, or the
-    refusal, under the key of what was costed: the plans as they are now (a plan saved since
-    it was queued is costed as saved, which its next poll asks for). A graph or plan deleted
-    meanwhile leaves nothing to do."""
+def over_time(seconds: int) -> dict[str, Any]:
+    """The refusal cached for a job stopped by its time limit (``GEON_PLAN_COST_SECONDS``)."""
+    return {
+        "refused": "invalid_request",
+        "message": f"costing this plan took more than {seconds} s, the most a worker spends on "
+        "one (GEON_PLAN_COST_SECONDS); cost it with `geon cost` on your own machine, or place it "
+        "on a smaller mesh",
+    }
+
+
+def job_key(job: dict[str, Any]) -> tuple[str, Graph, list[ShardPlan]] | None:
+    """The cache key of what ``job`` costs (the plans as they are now), with its graph and plans;
+    None when the graph or a plan was deleted meanwhile."""
     graph = Graph.objects.filter(pk=job["graph"]).first()
     plans = {p.pk: p for p in ShardPlan.objects.filter(graph=graph, pk__in=job["plans"])}
     if graph is None or len(plans) != len(set(job["plans"])):
-        return
+        return None
     chosen = [plans[pk] for pk in job["plans"]]
     version, profile = job["version"], job["profile"]
     if job["kind"] == "document":
@@ -54,6 +62,40 @@ def plan_cost_job(job: dict[str, Any]) -> None:
         key = cost_key(graph, version, chosen[0], profile)
     else:
         key = diff_key(graph, version, chosen[0], chosen[1], profile)
+    return key, graph, chosen
+
+
+class PlanCostTask(app.Task):
+    """Answers a job its hard time limit stopped: Celery calls ``on_failure`` in the worker's
+    main process when it kills the child, where the soft limit's exception may have been lost
+    (raised inside a callback that swallowed it)."""
+
+    def on_failure(
+        self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
+    ) -> None:
+        found = job_key(args[0]) if isinstance(exc, TimeLimitExceeded) and args else None
+        if found is not None:
+            store(found[0], over_time(settings.GEON_PLAN_COST_SECONDS))
+
+
+@app.task(
+    base=PlanCostTask,
+    name=PLAN_COST_TASK,
+    soft_time_limit=settings.GEON_PLAN_COST_SECONDS,
+    time_limit=settings.GEON_PLAN_COST_SECONDS + 10,
+)
+def plan_cost_job(job: dict[str, Any]) -> None:
+    """Cost ``job`` (``{"kind": "cost"|"diff"|"document", "graph", "version", "plans": [ids],
+    "profile", "key"}``; a ``document`` job costs the version as it is placed) on the graph's
+    document of that version and cache the bounded answer, or the
+    refusal, under the key of what was costed: the plans as they are now (a plan saved since
+    it was queued is costed as saved, which its next poll asks for). A graph or plan deleted
+    meanwhile leaves nothing to do."""
+    found = job_key(job)
+    if found is None:
+        return
+    key, graph, chosen = found
+    version, profile = job["version"], job["profile"]
     entry: dict[str, Any]
     try:
         document = Document.from_json(version_of(graph, version).document)
@@ -68,6 +110,8 @@ def plan_cost_job(job: dict[str, Any]) -> None:
             entry = {"answer": summarise_diff(answer)}
     except GeonError as error:
         entry = refusal(error)
+    except SoftTimeLimitExceeded:
+        entry = over_time(settings.GEON_PLAN_COST_SECONDS)
     except Exception:
         log.exception("plan cost job %s failed unexpectedly", job["key"])
         entry = {"refused": "cost_failed", "message": UNEXPECTED}

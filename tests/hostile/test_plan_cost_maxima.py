@@ -8,9 +8,11 @@ devices (``count``, the first ``devices``) and counts what it leaves out (``omit
 from __future__ import annotations
 
 import json
-import statistics
+import sys
 import time
+import tracemalloc
 import uuid
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -25,6 +27,7 @@ from geon.graphs.services.documents import live_document
 from geon.graphs.services.plan_jobs import CACHE, cost_key, diff_key
 from geon.graphs.services.plan_trials import live_plan_cost
 from geon.runs.models import Run
+from tests.processes import start_child, stop_process
 
 API = "/api/v1"
 UNCONSUMED = f"geon-tests-unconsumed-{uuid.uuid4().hex[:8]}"
@@ -101,9 +104,8 @@ def another_client_is_answered(client: Client, other_user: Any) -> None:
     path = f"{API}/graphs/{mine.pk}/plans"
     plan = client.post(path, by_rows(small, "two", {"d": 2}), "application/json")
     assert plan.status_code == 201
-    start = time.perf_counter()
     answer = client.get(f"{path}/{plan.json()['id']}/cost")
-    assert (answer.status_code, time.perf_counter() - start < 2.0) == (200, True)
+    assert answer.status_code == 200
     assert [d["coords"] for d in answer.json()["ledger"]] == [[0], [1]]
 
 
@@ -120,15 +122,17 @@ def test_the_cost_and_diff_at_the_maxima_are_handed_to_the_worker_before_any_wor
     before = stored()
     for url in (f"{path}/{a}/cost", f"{path}/{a}/diff/{b}"):
         # when its cost (then the diff) is asked for, three times afresh
-        walls, answers = [], []
+        peaks, answers = [], []
         for _ in range(3):
             caches[CACHE].clear()
-            start = time.perf_counter()
+            tracemalloc.start()
             answers.append(client.get(url))
-            walls.append(time.perf_counter() - start)
-        # then each is answered in well under 100 ms (the median, on a shared machine): 202,
-        # the location to poll (the same request) and why, in a few hundred bytes
-        assert statistics.median(walls) < 0.1, walls
+            peaks.append(tracemalloc.get_traced_memory()[1])
+            tracemalloc.stop()
+        # then each is answered before any of the work (the shard table of 20,480 Applications
+        # alone is megabytes; bench_plan_maxima.py times it): 202, the location to poll (the
+        # same request) and why, in a few hundred bytes
+        assert max(peaks) < 2 * 2**20, peaks
         answer = answers[-1]
         body = answer.json()
         assert (answer.status_code, answer["Location"], body["location"]) == (202, url, url)
@@ -187,12 +191,10 @@ def test_a_cost_past_the_web_budget_is_costed_by_the_worker_with_equal_devices_g
     # every device holds its row of the 5 tensors (x, w0, y0, w1, y1), 8 float32 each: one row
     assert [(r["count"], r["total"]) for r in body["devices"]] == [(512, 5 * 8 * 4)]
     assert body["omitted"] == {"devices": 0, "ledger": 0}
-    # and the answer is cached for the version: asked again, the same answer at once
-    start = time.perf_counter()
-    assert (client.get(f"{path}/{a}/cost").json(), time.perf_counter() - start < 0.5) == (
-        body,
-        True,
-    )
+    # and the answer is cached for the version: asked again, the same answer at once (200, not
+    # another 202 for the worker)
+    again = client.get(f"{path}/{a}/cost")
+    assert (again.status_code, again.json()) == (200, body)
     # when the plans are compared: the worker answers the bounded diff
     diff = poll(client, client.get(f"{path}/{a}/diff/{b}").json()["location"])
     assert diff.status_code == 200, diff.content[:500]
@@ -278,4 +280,57 @@ def test_a_plan_the_worker_refuses_is_answered_with_the_refusal_on_the_poll(
     )
     # and nothing was stored; another client is answered
     assert stored() == before
+    another_client_is_answered(client, other_user)
+
+
+@pytest.fixture
+def timed_worker(subprocess_env: dict[str, str]) -> Iterator[str]:
+    """A prefork worker (as ``geon serve`` runs one: it enforces Celery's time limits, which the
+    suite's solo worker does not) on a queue of its own, spending at most 1 s on a plan's cost;
+    yields the queue."""
+    queue = f"geon-tests-timed-{uuid.uuid4().hex[:8]}"
+    env = {**subprocess_env, "GEON_PLAN_COST_SECONDS": "1"}
+    command = [
+        sys.executable, "-m", "celery", "-A", "geon", "worker", "--pool=prefork",
+        "--concurrency=1", "--loglevel=INFO", "-Q", queue, f"--hostname={queue}@localhost",
+        "--without-gossip", "--without-mingle",
+    ]  # fmt: skip
+    child = start_child("timed", command, env, lambda c: " ready." in c.output())
+    yield queue
+    stop_process(child.process)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_cost_past_the_workers_time_limit_is_refused_and_the_worker_goes_on(
+    timed_worker: str, client: Client, user: Any, other_user: Any
+) -> None:
+    # given a worker that spends at most GEON_PLAN_COST_SECONDS = 1 s on a plan's cost, and a
+    # plan of 5 operations of 4,096 rows on 4,096 x 16 devices (tens of seconds of work)
+    client.force_login(user)
+    _, path, (a,) = made(client, user, chain(5, 4096), [{"d": 4096, "r": 16}])
+    before = stored()
+    # when its cost is asked for (past the web budget, so that worker takes it)
+    with override_settings(GEON_PLAN_COST_QUEUE=timed_worker):
+        queued = client.get(f"{path}/{a}/cost")
+        assert queued.status_code == 202
+        answer = poll(client, queued.json()["location"], 60)
+    # then the poll answers the refusal, naming the limit and what to do instead
+    assert (answer.status_code, answer.json()["error"]) == (
+        422,
+        {
+            "code": "invalid_request",
+            "message": "costing this plan took more than 1 s, the most a worker spends on one "
+            "(GEON_PLAN_COST_SECONDS); cost it with `geon cost` on your own machine, or place "
+            "it on a smaller mesh",
+        },
+    )
+    # and nothing was stored; the worker goes on: a small plan past a lowered web budget is
+    # costed by it
+    assert stored() == before
+    small = chain(2, 8)
+    _, small_path, (b,) = made(client, user, small, [{"d": 2}])
+    with override_settings(GEON_PLAN_COST_QUEUE=timed_worker, GEON_PLAN_COST_WEB_MAX_WORK=1):
+        queued = client.get(f"{small_path}/{b}/cost")
+        assert queued.status_code == 202
+        assert poll(client, queued.json()["location"]).status_code == 200
     another_client_is_answered(client, other_user)
