@@ -1,17 +1,18 @@
 """``geon cost FILE [--plan PLAN.json] [--profile NAME_OR_FILE]``: what a placed plan costs
 (DESIGN.md §9).
 
-Prints ONE JSON object on stdout (:func:`geon.core.costmodel.cost_report`):
-``{"profile": {...}, "collectives": [{"kind", "tensor", "producer", "consumer", "meshAxes",
-"devices", "bytes", "seconds"}], "devices": [{"mesh", "coords", "flops", "computeSeconds",
-"commSeconds", "peakBytes", ...}], "time": {"lower", "upper"}, "memory": {...}}``; node ids
-name tensors and operations. ``--plan`` first writes a plan (the REST ``ShardPlan`` shape, as
-``geon plan`` does: :func:`geon.core.plans.apply_plan`) into the document; without it the
-document's own placements are costed. ``--profile`` is a shipped profile's name (``h100-sxm-8``,
-the default, ``tpu-v5e-16``, ``cpu-host``) or the path of a profile JSON file. Malformed nodes
-are left out of the cost (``geon check`` reports them). Exit status 0 on success; 1 when the plan
-does not fit the document; 2 when a file cannot be read or is not JSON, or the document, the
-plan or the profile is refused (one line on stderr says why).
+Prints ONE JSON object on stdout (:func:`geon.core.costmodel.cost_report`): ``{"profile": {...},
+"collectives": [{"kind", "tensor", "producer", "consumer", "meshAxes", "devices", "groups",
+"bytes", "bytesPerDevice", "seconds"}], "devices": [{"mesh", "coords", "flops", "computeSeconds",
+"commSeconds", "peakBytes", ...}], "time": {"lower", "upper"}, "memory": {...}}``; node ids name
+tensors and operations; ``bytesPerDevice`` is one device's buffer of a collective (XLA's
+convention) and ``groups`` how many groups run it. ``--plan`` first writes a plan (the REST
+``ShardPlan`` shape, as ``geon plan`` does: :func:`geon.core.plans.apply_plan`) into the document;
+without it the document's own placements are costed. ``--profile`` is a shipped profile's name
+(``h100-sxm-8``, the default, ``tpu-v5e-16``, ``cpu-host``) or the path of a profile JSON file.
+Malformed nodes are left out of the cost (``geon check`` reports them). Exit status 0 on success; 1
+when the plan does not fit the document; 2 when a file cannot be read or is not JSON, or the
+document, the plan or the profile is refused (one line on stderr says why).
 """
 
 from __future__ import annotations

@@ -43,7 +43,9 @@ class CollectiveCost(Schema):
     consumerLabel: str
     meshAxes: list[str]
     devices: int
+    groups: int = 1
     bytes: int
+    bytesPerDevice: int = 0
     seconds: float
 
 

@@ -83,6 +83,8 @@ def test_second_dot_over_d_after_the_first_over_n_all_gathers_the_hidden_tensor(
             "meshAxes": ["d"],
             "devices": 4,
             "bytes": 512,
+            "bytesPerDevice": 512,
+            "groups": 1,
             "seconds": pytest.approx(3e-6 + 0.75 * 512 / 1e9, rel=1e-9),
         }
     ]
@@ -101,6 +103,8 @@ def test_repartitioning_from_f_to_n_is_an_all_to_all() -> None:
             "meshAxes": ["d"],
             "devices": 4,
             "bytes": 512,
+            "bytesPerDevice": 128,
+            "groups": 1,
             "seconds": pytest.approx(3e-6 + 3 / 16 * 512 / 1e9, rel=1e-9),
         }
     ]
@@ -141,6 +145,8 @@ def test_partial_sums_reduced_into_a_partitioned_result_are_a_reduce_scatter() -
             "meshAxes": ["tp"],
             "devices": 4,
             "bytes": 192,
+            "bytesPerDevice": 48,
+            "groups": 1,
             "seconds": pytest.approx(3e-6 + 0.75 * 192 / 1e9, rel=1e-9),
         }
     ]
@@ -159,6 +165,8 @@ def test_a_reduce_scatter_then_an_all_gather_of_its_result_is_one_all_reduce() -
             "meshAxes": ["tp"],
             "devices": 4,
             "bytes": 192,
+            "bytesPerDevice": 192,
+            "groups": 1,
             "seconds": pytest.approx(2 * (3e-6 + 0.75 * 192 / 1e9), rel=1e-9),
         }
     ]
@@ -197,6 +205,8 @@ def test_a_conv_split_over_height_exchanges_halos_by_permute() -> None:
             "meshAxes": ["h"],
             "devices": 2,
             "bytes": 40,
+            "bytesPerDevice": 20,
+            "groups": 1,
             "seconds": pytest.approx(1e-6 + 20 / 1e9, rel=1e-9),
         }
     ]
@@ -223,6 +233,8 @@ def test_gathering_to_one_device_is_a_send() -> None:
             "meshAxes": ["d"],
             "devices": 4,
             "bytes": 96,
+            "bytesPerDevice": 96,
+            "groups": 1,
             "seconds": pytest.approx(1e-6 + 96 / 1e9, rel=1e-9),
         }
     ]
@@ -287,6 +299,8 @@ def test_a_weight_sharded_over_the_devices_is_all_gathered_where_it_is_read_whol
             "meshAxes": ["d"],
             "devices": 4,
             "bytes": 256,
+            "bytesPerDevice": 256,
+            "groups": 1,
             "seconds": pytest.approx(3e-6 + 0.75 * 256 / 1e9, rel=1e-9),
         }
     ]
@@ -312,6 +326,8 @@ def test_an_input_on_one_device_is_sent_to_the_others() -> None:
             "meshAxes": ["d"],
             "devices": 4,
             "bytes": 96,
+            "bytesPerDevice": 32,
+            "groups": 1,
             "seconds": pytest.approx(1e-6 + 32 / 1e9, rel=1e-9),
         }
     ]

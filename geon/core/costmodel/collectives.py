@@ -29,6 +29,13 @@ or a send, the device receiving the most bytes. ``devices`` is ``n``, the device
 (for a permute or a send, the devices sending or receiving). Every device that takes part spends
 ``seconds`` on it.
 
+``groups`` is how many groups run it at once (the devices sharing their coordinates on the mesh
+axes it does not run over; for a permute or a send, 1). ``bytesPerDevice`` is one device's result
+buffer of the collective, XLA's convention (issue 31, so that ``geon verify`` compares it with the
+compiled program's shapes): the reduced tensor of an all-reduce, the piece of a reduce-scatter, the
+gathered result of an all-gather, the region a device reads after an all-to-all — each the largest
+over the devices — and for a permute or a send what the device receiving the most receives.
+
 Graph inputs move only once a plan has placed them (:func:`geon.core.plans.held_regions`:
 replicated, sharded over a mesh axis, or on one device): the region each device holds counts as
 written there by the input tensor itself, which is then the collective's ``producer`` (a sharded
@@ -69,6 +76,8 @@ class Collective:
     bytes: int
     seconds: float
     participants: tuple[Device, ...]
+    bytes_per_device: int = 0
+    groups: int = 1
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -79,6 +88,8 @@ class Collective:
             "meshAxes": list(self.mesh_axes),
             "devices": self.devices,
             "bytes": self.bytes,
+            "bytesPerDevice": self.bytes_per_device,
+            "groups": self.groups,
             "seconds": self.seconds,
         }
 
@@ -263,10 +274,10 @@ def _link(profile: Profile, axes: Iterable[str]) -> Link:
 
 def _group_seconds(
     kind: Kind, entries: Entries, mesh: Mesh, axes: Sequence[str], eb: int, link: Link
-) -> tuple[int, float]:
-    """``n`` and the slowest group's seconds of a collective over ``axes``: groups are the
-    devices sharing their coordinates on the other mesh axes, each holding the union of its
-    entries' boxes."""
+) -> tuple[int, float, int]:
+    """``n``, the slowest group's seconds and the number of groups of a collective over
+    ``axes``: groups are the devices sharing their coordinates on the other mesh axes, each
+    holding the union of its entries' boxes."""
     names = mesh.axis_names()
     inside = {names.index(a) for a in axes}
     n = 1
@@ -280,7 +291,15 @@ def _group_seconds(
         (collective_seconds(kind, n, boxes_union_size(bs) * eb, link) for bs in groups.values()),
         default=0.0,
     )
-    return n, seconds
+    return n, seconds, len(groups)
+
+
+def _per_device(entries: Entries, eb: int) -> int:
+    """The largest union of one device's boxes among ``entries``, in bytes."""
+    boxes: dict[Device, list[Box]] = {}
+    for device, box in entries:
+        boxes.setdefault(device, []).append(box)
+    return max((boxes_union_size(bs) * eb for bs in boxes.values()), default=0)
 
 
 @dataclass(slots=True)
@@ -324,6 +343,8 @@ def _point_to_point(
         nbytes,
         seconds,
         tuple(devices),
+        max(received.values(), default=0),
+        1,
     )
 
 
@@ -345,7 +366,7 @@ def _classify(doc: PlacedDocument, edge: _Edge, profile: Profile) -> Collective:
 
     def collective(kind: Kind, axes: Sequence[str], entries: Entries, eb: int) -> Collective:
         link = _link(profile, axes)
-        n, seconds = _group_seconds(kind, entries, mesh, axes, eb, link)
+        n, seconds, groups = _group_seconds(kind, entries, mesh, axes, eb, link)
         nbytes = boxes_union_size(b for _, b in entries) * eb
         return Collective(
             kind,
@@ -357,6 +378,8 @@ def _classify(doc: PlacedDocument, edge: _Edge, profile: Profile) -> Collective:
             nbytes,
             seconds,
             everyone,
+            _per_device(entries, eb),
+            groups,
         )
 
     partial = [a for a in names if pc[a] & edge.reduced]
@@ -400,6 +423,8 @@ def _fuse_all_reduces(found: list[Collective]) -> list[Collective]:
             c.bytes,
             c.seconds + gather.seconds,
             participants,
+            max(c.bytes_per_device, gather.bytes_per_device),
+            c.groups,
         )
     return [c for n, c in enumerate(out) if n not in dropped]
 

@@ -7,7 +7,8 @@
 >>> report["collectives"], report["devices"], report["time"]
 ([], [], {'lower': 0.0, 'upper': 0.0})
 
-- ``collectives``: :mod:`geon.core.costmodel.collectives`, one per edge that moves data;
+- ``collectives``: :mod:`geon.core.costmodel.collectives`, one per edge that moves data (with
+  ``groups`` and ``bytesPerDevice``, XLA's per-device buffer, beside ``bytes``);
 - ``devices``: per device of every mesh used (idle ones too), ``{"mesh", "coords", "flops",
   "computeSeconds", "commSeconds", "peakBytes", "memory": {inputs, outputs, temporaries,
   communication}, "overBudget"}`` (:mod:`~geon.core.costmodel.timing`,

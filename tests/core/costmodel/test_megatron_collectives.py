@@ -63,6 +63,8 @@ def test_megatron_has_exactly_one_all_reduce_of_n_d_4_bytes() -> None:
             "meshAxes": ["tp"],
             "devices": 4,
             "bytes": N * D * 4,
+            "bytesPerDevice": N * D * 4,
+            "groups": 2,
             "seconds": pytest.approx(2 * (3e-6 + 0.75 * N * D * 4 / 1e9), rel=1e-9),
         }
     ]
