@@ -43,3 +43,33 @@ def test_a_reviewer_finds_the_reviews_that_ask_them(
     tab.wait_for_function("() => window.geon && window.geon.state().version !== null")
     assert tab.url.endswith(f"/graphs/{asked.graph_id}/?review={asked.pk}")
     assert errors == []
+
+
+def test_the_inbox_shows_the_request_with_a_badge_and_clicking_it_marks_it_read(
+    daphne_server: str, password: str, asked: Any, page: tuple[Page, list[str]]
+) -> None:
+    tab, errors = page
+    sign_in(tab, daphne_server, "bob", password)
+    # the nav's Reviews link carries bob's one unread notification
+    badge = tab.locator("header.site .geon-nav-reviews .geon-unread")
+    assert badge.text_content() == "1"
+    tab.click("header.site .geon-nav-reviews")
+    item = tab.locator("ul.geon-inbox li.unread")
+    assert item.locator("a").text_content() == (
+        'ann asked you to review "Check the add\'s split" of graph "Loom add"'
+    )
+    mail = tab.locator(".geon-mail-toggle")
+    assert mail.is_disabled()  # bob has no verified address, and the label says so
+    assert "(no verified address)" in (
+        tab.locator("label:has(.geon-mail-toggle)").text_content() or ""
+    )
+    tab.screenshot(path=str(ARTIFACTS / "reviews-inbox.png"))
+    # clicking it opens the review in the editor and marks it read
+    item.locator("a").click()
+    tab.wait_for_function("() => window.geon && window.geon.state().version !== null")
+    assert tab.url.endswith(f"/graphs/{asked.graph_id}/?review={asked.pk}")
+    tab.goto(f"{daphne_server}/reviews/")
+    assert tab.locator("header.site .geon-unread").count() == 0
+    assert tab.locator("ul.geon-inbox li.unread").count() == 0
+    assert tab.locator(".geon-read-all").is_disabled()
+    assert errors == []
