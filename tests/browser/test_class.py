@@ -1,15 +1,31 @@
-"""A class (issue 19, item 5), in two headless Chromium contexts against a live Daphne and a
-real Celery worker: a teacher creates a class and assigns a puzzle; a student joins by the
-link, solves the puzzle on their own copy; the teacher's dashboard shows it solved."""
+"""A class (issue 19, item 5; issue 36), in two headless Chromium contexts against a live
+Daphne and a real Celery worker: a teacher creates a class and assigns a puzzle with a due
+date; a student joins by the link, checks a wrong answer (the counterexample's inputs, result
+and expected values drawn as grids), then solves it on their own copy; the teacher's progress
+shows it solved, the cell opens the student's attempts with the counterexample, the comment
+reaches the student, and the CSV has the row."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from geon.learn.puzzles import puzzle_of
 from tests.browser.helpers import ARTIFACTS, STORE_DOCUMENT, Browsers, sign_in
+
+WRONG = Path(__file__).resolve().parents[1] / "teaching" / "wrong" / "matvec_dual.json"
+DOCS = Path(__file__).resolve().parents[2] / "docs"
+CSV = """async (url) => {
+  const r = await fetch(url);
+  return [r.status, r.headers.get("content-type"), await r.text()];
+}"""
+DRAWN = """() => {
+  const i = document.querySelector("img.drawn");
+  return i.complete && i.naturalWidth > 0;
+}"""
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -31,20 +47,59 @@ def test_a_teacher_sees_a_student_solve_an_assigned_puzzle(
     teacher.fill("input[name=name]", "Axes 101")
     teacher.click("text=Create class")
     teacher.select_option("select[name=item]", "puzzle:matvec_dual")
+    teacher.fill("input[name=due]", "2030-06-01")
     teacher.click("button:has-text('Assign')")
     link = teacher.input_value("input.join")
     # bob joins by the link and opens the puzzle from the class
     sign_in(student, daphne_server, "bob", password)
     student.goto(link)
+    assert "due 1 Jun 2030" in (student.text_content("main") or "")
     student.click("text=Puzzle: Matrix-vector product with a dual")
     student.wait_for_selector(".geon-puzzle .geon-lesson-title")
+    # a wrong answer first: the counterexample with the inputs that failed, as grids
+    assert student.evaluate(STORE_DOCUMENT, json.loads(WRONG.read_text())) == 200
+    student.click(".geon-puzzle-check")
+    student.wait_for_selector(".geon-puzzle .geon-lesson-result.failed", timeout=60_000)
+    grids = student.locator(".geon-counterexample [data-grid]")
+    assert grids.evaluate_all("gs => gs.map(g => g.dataset.grid)") == [
+        "input m",
+        "input v",
+        "your result",
+        "expected",
+    ]
+    assert student.locator("[data-grid='input m'] th").first.is_visible()
+    assert "W-1=0" in (student.text_content("[data-grid='input m'] table") or "")
+    student.locator(".geon-puzzle").screenshot(
+        path=str(DOCS / "screenshot-puzzle-counterexample.png")
+    )
     # he builds the solution (here: the reference's graph, stored as his next version)
     assert student.evaluate(STORE_DOCUMENT, puzzle_of("matvec_dual")["reference"]) == 200
     student.click(".geon-puzzle-check")
     student.wait_for_selector(".geon-puzzle .geon-lesson-result.passed", timeout=60_000)
-    # ann's dashboard shows him: opened, one check, solved
+    assert student.locator(".geon-counterexample").count() == 0
+    # ann's progress shows him: solved after two checks
     teacher.reload()
     cell = teacher.locator("tr[data-student='bob'] td.cell").first
-    assert cell.text_content() == "solved · 1 check"
+    assert cell.text_content() == "solved · 2 checks"
     teacher.screenshot(path=str(ARTIFACTS / "class-dashboard.png"))
+    # the cell opens his work: the graph drawn, both attempts, the counterexample's grids
+    cell.locator("a").click()
+    teacher.wait_for_selector("img.drawn")
+    assert teacher.locator(".attempt").count() == 2
+    assert teacher.locator(".attempt h3").first.text_content().startswith("Solved")  # type: ignore[union-attr]
+    assert teacher.locator(".attempt [data-grid='input m'] table").count() == 1
+    teacher.wait_for_function(DRAWN)
+    teacher.fill("textarea[name=comment]", "Good: you paired W-1 with W.")
+    teacher.click("text=Save comment")
+    teacher.wait_for_function(DRAWN)
+    teacher.screenshot(path=str(DOCS / "screenshot-class-drill-down.png"), full_page=True)
+    # the CSV a spreadsheet opens
+    class_id = teacher.url.split("/classes/")[1].split("/")[0]
+    status, kind, text = teacher.evaluate(CSV, f"/api/v1/classes/{class_id}/progress.csv")
+    assert status == 200 and kind.startswith("text/csv")
+    assert text.splitlines() == ["student,Puzzle: Matrix-vector product with a dual", "bob,solved"]
+    # bob reads the comment on his progress page
+    student.goto(f"{daphne_server}/learn/progress/")
+    assert "Good: you paired W-1 with W." in (student.text_content("main") or "")
+    student.screenshot(path=str(DOCS / "screenshot-class-progress.png"))
     assert browsers.errors == []

@@ -24,8 +24,71 @@ export interface Attempt {
   key: string;
   status: "queued" | "done" | "failed";
   solved: boolean;
-  result: { solved?: boolean; draws?: number; counterexample?: { axes: Record<string, number>; message: string } };
+  result: { solved?: boolean; draws?: number; counterexample?: Counterexample };
   error: string;
+}
+
+/** A tensor of a counterexample: its axes and its values, nested in that order (null when it
+ * was too large to send; geon.teaching.puzzles.SHOWN_CELLS). */
+export interface Shown {
+  axes: string[];
+  values: unknown;
+}
+
+/** The first failing draw (issue 36): the inputs by label, what the graph produced, what was
+ * expected. A failure before any draw (a kernel not allowed) has only axes and message. */
+export interface Counterexample {
+  axes: Record<string, number>;
+  message: string;
+  inputs?: Record<string, Shown>;
+  got?: Shown | null;
+  expected?: Shown;
+}
+
+/** One tensor as tables a person reads the way NumPy prints it: the last axis along the
+ * columns, the one before along the rows, each labelled ``name=index``; more axes make one
+ * table per leading index (at most 8). */
+export function gridTables(shown: Shown): { title: string; cols: string[]; rows: { label: string; cells: string[] }[] }[] {
+  const { axes, values } = shown;
+  if (values === null || values === undefined) return [];
+  const cell = (v: unknown): string => (typeof v === "number" ? String(Number.isInteger(v) ? v.toFixed(1) : +v.toPrecision(6)) : String(v));
+  if (axes.length === 0) return [{ title: "", cols: [""], rows: [{ label: "", cells: [cell(values)] }] }];
+  let slices: { title: string; part: unknown }[] = [{ title: "", part: values }];
+  for (const name of axes.slice(0, -2)) {
+    slices = slices.flatMap(({ title, part }) => (Array.isArray(part) ? part.map((p, i) => ({ title: `${title}${name}=${i} `, part: p })) : [])).slice(0, 8);
+  }
+  const last = axes[axes.length - 1];
+  return slices.map(({ title, part }) => {
+    const rows = axes.length === 1 ? [{ label: "", cells: (part as unknown[]).map(cell) }] : (part as unknown[][]).map((r, i) => ({ label: `${axes[axes.length - 2]}=${i}`, cells: r.map(cell) }));
+    const width = Math.max(0, ...rows.map((r) => r.cells.length));
+    return { title: title.trim(), cols: Array.from({ length: width }, (_, j) => `${last}=${j}`), rows };
+  });
+}
+
+/** What a counterexample shows, captioned: each input, then the graph's result and the
+ * expected one (none for a check that failed before any draw). */
+export function counterexampleParts(c: Counterexample): [string, Shown][] {
+  const shown: [string, Shown | null | undefined][] = [...Object.entries(c.inputs ?? {}).map(([label, t]): [string, Shown] => [`input ${label}`, t]), ["your result", c.got], ["expected", c.expected]];
+  return shown.filter((s): s is [string, Shown] => !!s[1]);
+}
+
+/** The counterexample's grids (the page's DOM). */
+export function counterexampleView(c: Counterexample): HTMLElement | null {
+  const parts = counterexampleParts(c);
+  if (parts.length === 0) return null;
+  const box = el("div", { class: "geon-counterexample", "aria-label": "counterexample" });
+  for (const [caption, t] of parts) {
+    const one = el("div", { class: "geon-grid-of", "data-grid": caption }, el("strong", { text: caption }), el("span", { class: "muted", text: ` (${t.axes.join(", ")})` }));
+    const tables = gridTables(t);
+    if (tables.length === 0) one.append(el("p", { class: "muted", text: "too large to show" }));
+    for (const table of tables) {
+      const head = el("tr", {}, el("th", { text: "" }), ...table.cols.map((c) => el("th", { text: c })));
+      const body = table.rows.map((r) => el("tr", {}, el("th", { text: r.label }), ...r.cells.map((v) => el("td", { text: v }))));
+      one.append(el("table", { class: "geon-grid" }, ...(table.title ? [el("caption", { text: table.title })] : []), head, ...body));
+    }
+    box.append(one);
+  }
+  return box;
 }
 
 export class PuzzlesApi extends RestClient {
@@ -78,6 +141,7 @@ export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) =>
   const element = el("section", { class: "geon-panel geon-lesson geon-puzzle", "aria-label": "puzzle" });
   document.querySelector(".geon-left")?.prepend(element);
   const result = el("p", { class: "geon-lesson-result", role: "status" });
+  const grids = el("div", { class: "geon-puzzle-grids" });
   let tries = 0;
   try {
     const puzzle = await api.puzzle(key);
@@ -99,6 +163,10 @@ export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) =>
         const said = a.status === "queued" ? { solved: false, text: "The worker has not answered yet; try again in a moment." } : verdict(a);
         result.textContent = said.text;
         result.className = `geon-lesson-result ${said.solved ? "passed" : "failed"}`;
+        grids.replaceChildren();
+        const c = a.status === "done" && !a.solved ? a.result.counterexample : undefined;
+        const view = c ? counterexampleView(c) : null;
+        if (view) grids.append(view);
         count.textContent = `${++tries} ${tries === 1 ? "check" : "checks"} in this visit`;
       } catch (e) {
         result.textContent = e instanceof ApiError ? e.message : String(e);
@@ -113,6 +181,7 @@ export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) =>
       el("p", { class: "muted small", text: `Kernels you may use: ${puzzle.allowedKernels.join(", ")}` }),
       check,
       result,
+      grids,
       count,
       el("div", { class: "geon-lesson-nav" }, el("a", { href: "/learn/", text: "All puzzles" })),
     );
