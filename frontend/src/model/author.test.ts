@@ -179,6 +179,29 @@ describe("tensors and operations", () => {
     expect(sorted(back)).toEqual(sorted(doc));
   });
 
+  it("a multi-selection of an operation and its tensors deletes referrers first, in one undoable edit (issue 36)", () => {
+    const base = story();
+    const doc = base.doc;
+    const result = outputOf(doc, base.dot).id;
+    // selected tensors first, the operation last: the order a person clicks in
+    const ops = deleteNodes(doc, [base.x, result, base.y, base.dot]);
+    const removed = ops.filter((o) => o.op === "remove_node").map((o) => (o as { id: string }).id);
+    expect(removed[0]).toBe(base.dot);
+    // as the server checks it: no node is removed while a node still there names it
+    let current = doc;
+    for (const op of ops) {
+      if (op.op === "remove_node") {
+        const named = current.nodes.filter((n) => n.id !== op.id && JSON.stringify(n.body).includes(`"${op.id}"`));
+        expect(named.map((n) => n.label)).toEqual([]);
+      }
+      current = applyOps(current, [op]);
+    }
+    expect(current.nodes.map((n) => n.label).sort()).toEqual(doc.nodes.filter((n) => ![base.x, base.y, base.dot, result].includes(n.id)).map((n) => n.label).sort());
+    const back = run(current, invertOps(doc, ops));
+    const sorted = (d: LoomDocument) => [...d.nodes].sort((a, b) => a.id.localeCompare(b.id));
+    expect(sorted(back)).toEqual(sorted(doc));
+  });
+
   it("copy and paste makes new nodes whose selections point to the copies", () => {
     const { doc, x, dot } = story();
     const { ops, ids } = pasteNodes(doc, copyNodes(doc, [x, dot]), { x: 40, y: 40 });

@@ -475,6 +475,13 @@ export function deleteNodes(doc: LoomDocument, ids: string[]): EditOp[] {
     if (Object.keys(patch).length) ops.push({ op: "update_node", id: op.id, body: patch });
   }
   current = applyOps(current, ops);
-  for (const id of gone) ops.push({ op: "remove_node", id });
+  // referrers go first (issue 36): an application before its operation, an operation before
+  // the tensors it reads and writes, so the server never sees a node removed while a node
+  // not yet removed still names it; one edit, undone as one
+  const rank = (id: string): number => {
+    const type = nodes.get(id)!.type;
+    return type === APPLICATION ? 0 : type === OPERATION ? 1 : type === TENSOR ? 3 : type === AXIS ? 4 : 2;
+  };
+  for (const id of [...gone].sort((a, b) => rank(a) - rank(b))) ops.push({ op: "remove_node", id });
   return ops;
 }

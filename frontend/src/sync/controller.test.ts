@@ -29,7 +29,7 @@ describe("Controller", () => {
     c.commit("rename x", rename("x2"));
     const id = c.session.next()!.id;
     c.receive({ type: "rejected", id, reason: "conflict", message: "someone renamed it", version: 3 });
-    expect([labels(c), c.history.names().undo, flashes]).toEqual([["x"], [], ['your edit "rename x" was dropped: the server refused it (conflict): someone renamed it']]);
+    expect([labels(c), c.history.names().undo, flashes]).toEqual([["x"], [], ['your edit "rename x" was dropped: the server refused it: someone renamed it']]);
   });
 
   it("keeps an edit the server cannot take now, and says when it is sent again", () => {

@@ -16,6 +16,7 @@ import { backoffDelay } from "./backoff";
 import type { LivePlanCost, ReviewMessage, RunInfo, ServerMessage } from "./protocol";
 import { startRun } from "./runs";
 import { Session } from "./session";
+import { forPeople } from "../model/people";
 import { GraphSocket, refusalMessage, socketUrl } from "./socket";
 
 /** Refusals that mean "not now" (the database is unavailable, too many edits at once): the edit is sent again later. */
@@ -175,7 +176,7 @@ export class Controller {
       }
       case "rejected":
         if (RETRYABLE.has(msg.reason) && this.session.requeue(msg.id)) this.holdBack(msg.message);
-        else this.dropped(msg.id, `the server refused it (${msg.reason}): ${msg.message}`);
+        else this.dropped(msg.id, `the server refused it: ${forPeople(msg.message, this.session.document)}`);
         break;
       case "presence":
         this.session.presence(msg);
