@@ -20,6 +20,7 @@ VERBS = {
     "plan": "plan",
     "cost": "cost",
     "train": "train",
+    "verify": "verify",
     "puzzle": "puzzle",
     "import": "model_import",
     "export": "model_export",

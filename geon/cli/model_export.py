@@ -1,10 +1,13 @@
-"""``geon export FILE.json --to onnx|numpy|einsum|python -o OUT [--weights W.npz]``.
+"""``geon export FILE.json --to onnx|numpy|einsum|python|jax -o OUT [--weights W.npz]``.
 
 Exports a document (:mod:`geon.interop.export`): ``onnx`` writes an ONNX model that
 onnxruntime runs with the same results (``--weights`` puts those values in as initializers;
 without it, every leaf is a graph input named by its label); ``numpy`` a standalone script
 (``python OUT --inputs in.npz --out out.npz``); ``einsum`` one line per contraction; ``python``
-geon builder code that rebuilds the graph. Exit status 0 on success, 2 when the document or the
+geon builder code that rebuilds the graph; ``jax`` a standalone JAX program of the document under
+its placed plan (mesh, shardings, ``python OUT --inputs in.npz --out out.npz [--hlo H.txt]``,
+:mod:`geon.interop.jax_export`; jax is not needed to write it). Exit status 0 on success, 2
+when the document or the
 request is refused (one line on stderr says why).
 """
 
@@ -22,14 +25,14 @@ from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.nodes import shown_text
 
-HELP = "export a geon document as ONNX, NumPy, einsum or Python"
-FORMATS = ("onnx", "numpy", "einsum", "python")
+HELP = "export a geon document as ONNX, NumPy, einsum, Python or a JAX program of its plan"
+FORMATS = ("onnx", "numpy", "einsum", "python", "jax")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE.json", help="the document")
     parser.add_argument(
-        "--to", required=True, metavar="FORMAT", help="onnx, numpy, einsum or python"
+        "--to", required=True, metavar="FORMAT", help="onnx, numpy, einsum, python or jax"
     )
     parser.add_argument("-o", "--out", metavar="OUT", required=True, help="the file to write")
     parser.add_argument("--weights", metavar="W.npz", help="values of leaves, by label (onnx)")
@@ -64,7 +67,13 @@ def main(args: argparse.Namespace) -> int:
             except (OSError, ValueError, zipfile.BadZipFile, EOFError, AttributeError) as exc:
                 return _fail(f'cannot read "{args.weights}" as an .npz file: {exc}')
         graph = Graph.from_json(data)
-        result = export(graph, args.to, weights)
+        result: Any
+        if args.to == "jax":
+            from geon.interop.jax_export import to_jax
+
+            result = to_jax(graph)
+        else:
+            result = export(graph, args.to, weights)
     except GeonError as exc:
         return _fail(str(exc))
     except Exception as exc:  # a bug must still reach the user as one line, not a traceback

@@ -1,5 +1,5 @@
-"""``geon run FILE [--inputs in.npz] [--weights W.npz] [--sharded] [--out out.npz] [--backend B]
-[--seed N]``.
+"""``geon run FILE [--inputs in.npz] [--weights W.npz] [--sharded] [--engine numpy|jax]
+[--out out.npz] [--backend B] [--seed N]``.
 
 Runs a document on the executor (:func:`geon.execute.run`). Inputs come from ``--inputs`` (an
 ``.npz`` whose keys are tensor labels, or ids where a label is missing or not unique; loaded
@@ -13,6 +13,11 @@ Inputs that neither holds are generated from ``--seed`` (default 0 when there is
 document runs logically and Application by Application, and ONE JSON object is printed on stdout:
 ``{"outputs": [...], "max_abs_diff": {label: float}}`` (each output: id, label, shape, dtype and
 sum/min/max). Without it, the outputs are summarised as JSON on stdout too (no ``max_abs_diff``).
+With ``--engine jax`` (issue 31; jax must be installed: ``pip install 'jax[cpu]'``) the document
+runs logically on NumPy and under its placed plan on JAX (:mod:`geon.interop.jax_engine`, one
+jitted program over the plan's mesh, CPU host devices forced as the mesh needs), and the JSON is
+``{"engine": "jax", "outputs", "max_abs_diff", "devices", "compileSeconds", "runSeconds"}``;
+``--out`` writes JAX's outputs. ``--engine numpy`` (the default) is the executor.
 Graphs with error issues are refused (run ``geon check`` to see them). Exit status 0 on success,
 2 when the request, the document or the run is refused (one line on stderr says why).
 """
@@ -24,13 +29,16 @@ import json
 import os
 import sys
 import zipfile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.plans import graph_inputs
+
+if TYPE_CHECKING:
+    from geon.interop.jax_engine import JaxRun
 
 HELP = "run a document logically, or sharded and checked against the logical run"
 
@@ -43,6 +51,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--sharded", action="store_true", help="run Application by Application and diff"
+    )
+    parser.add_argument(
+        "--engine", metavar="E", default="numpy", help="numpy (default) or jax (the placed plan)"
     )
     parser.add_argument("--out", metavar="OUT.npz", help="write the outputs to this .npz file")
     parser.add_argument("--backend", metavar="B", help="numpy (default, or GEON_BACKEND) or cupy")
@@ -81,6 +92,40 @@ def _weights(args: argparse.Namespace, graph: Graph) -> dict[str, np.ndarray[Any
     return {k: v for k, v in _load_npz(beside).items() if k in names and k not in given}
 
 
+def run_on_jax(
+    graph: Graph, inputs: dict[str, np.ndarray[Any, Any]] | None, seed: int | None
+) -> tuple[dict[str, Any], JaxRun]:
+    """``graph`` run logically on NumPy and under its plan on JAX with the same inputs: the
+    summary (outputs, ``max_abs_diff`` by key, devices, compile and run seconds) and the JAX
+    run (outputs by key, the compiled program's text). :class:`GeonError` when jax is missing
+    or the program is refused."""
+    from geon.execute import compile_graph, max_abs_diff, resolve_inputs, run_compiled, tensor_keys
+    from geon.interop.jax_engine import require_jax, run_jax
+
+    require_jax()
+    plan = compile_graph(graph)
+    host = resolve_inputs(plan, inputs, seed)
+    keys = tensor_keys(plan.tensors)
+    logical = run_compiled(plan, None, {plan.tensors[t].id: a for t, a in host.items()})
+    done = run_jax(graph, {keys[t]: a for t, a in host.items()})
+    expected = logical.by_key()
+    diffs = {}
+    for key, value in expected.items():
+        got = done.outputs.get(key)
+        if got is None or got.shape != value.shape:
+            raise GeonError(f'the JAX program gave no output "{key}" of shape {value.shape}')
+        diffs[key] = max_abs_diff(got.astype(value.dtype), value)
+    summary = logical.summary()
+    return {
+        "engine": "jax",
+        "outputs": summary["outputs"],
+        "max_abs_diff": diffs,
+        "devices": done.devices,
+        "compileSeconds": done.compile_seconds,
+        "runSeconds": done.run_seconds,
+    }, done
+
+
 def main(args: argparse.Namespace) -> int:
     from geon.execute import run
 
@@ -97,6 +142,15 @@ def main(args: argparse.Namespace) -> int:
             seed = int(args.seed)
         except ValueError:
             return _fail(f'--seed "{args.seed}" is invalid; expected an integer such as 0')
+    if args.engine not in ("numpy", "jax"):
+        return _fail(f'--engine "{args.engine}" is not known; expected "numpy" or "jax"')
+    if args.engine == "jax" and (args.sharded or args.backend is not None):
+        return _fail("--engine jax runs the plan on JAX; leave out --sharded and --backend")
+    if args.engine == "jax":
+        from geon.interop.jax_engine import INSTALL, jax_available
+
+        if not jax_available():
+            return _fail(f"--engine jax needs jax, which is not installed: {INSTALL}")
     if args.backend is not None and args.backend not in ("numpy", "cupy"):
         return _fail(f'--backend "{args.backend}" is not known; expected "numpy" or "cupy"')
     try:
@@ -118,6 +172,15 @@ def main(args: argparse.Namespace) -> int:
             inputs = {**(inputs or {}), **weights}
         if inputs is None and seed is None:
             seed = 0
+        if args.engine == "jax":
+            summary, done = run_on_jax(graph, inputs, seed)
+            if args.out is not None:
+                try:
+                    np.savez(args.out, **done.outputs)  # type: ignore[arg-type]
+                except OSError as exc:
+                    return _fail(f'cannot write "{args.out}": {exc.strerror or exc}')
+            sys.stdout.write(json.dumps(summary) + "\n")
+            return 0
         result = run(graph, inputs, seed=seed, sharded=args.sharded, backend=args.backend)
         if args.out is not None:
             try:

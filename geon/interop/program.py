@@ -137,7 +137,7 @@ def _var(label: str | None, n: int, taken: set[str], tried: dict[str, int]) -> s
 _RESERVED = frozenset(
     ("np", "math", "align", "inputs", "main", "model", "argparse", "windows", "conv2d",
      "pool2d", "gc", "make_op", "AX", "R", "build", "graph", "einsum", "_erf", "_x", "_m",
-     "parser", "args", "data")
+     "parser", "args", "data", "jnp", "jax", "wsc", "onp", "P", "lax", "os", "sys")
 )  # fmt: skip
 
 #: The params of an operation whose strings (lists of strings, or keys) are axis references.
@@ -244,9 +244,10 @@ def _selected(node: Node, side: Any, tensors: dict[str, Tensor], where: str) -> 
     return found
 
 
-def read(graph: Graph) -> Program:
+def read(graph: Graph, known: tuple[str, ...] = KNOWN) -> Program:
     """The program of ``graph``; :class:`ExportError` for what cannot be exported: a kernel the
-    exporters do not know, an axis reference that does not parse, a malformed node (each named
+    exporter does not know (``known``: the JAX export also knows a plan's partial products), an
+    axis reference that does not parse, a malformed node (each named
     by its label). Every axis reference is canonical (parsed and written again)."""
     axes = [_axis_declaration(n) for n in graph.nodes if n.type == AXIS]
     tensors: dict[str, Tensor] = {}
@@ -265,9 +266,9 @@ def read(graph: Graph) -> Program:
     for n in order:
         body = n.body
         where = f"operation {named(n)}"
-        if body.get("kernel") not in KNOWN:
+        if body.get("kernel") not in known:
             raise ExportError(
-                f"{where} uses kernel {shown(body.get('kernel'))}; export knows {', '.join(KNOWN)}"
+                f"{where} uses kernel {shown(body.get('kernel'))}; export knows {', '.join(known)}"
             )
         inputs, outputs = body.get("inputs", {}), body.get("outputs", {})
         params = body.get("params") or {}
