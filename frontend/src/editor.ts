@@ -52,6 +52,21 @@ export interface EditorOptions {
   offline: boolean;
 }
 
+/** The nav's unread badge beside the Reviews link (templates/base.html), kept live by the websocket's notifications. */
+function showUnread(unread: number): void {
+  const link = document.querySelector<HTMLElement>("header.site .geon-nav-reviews");
+  if (!link) return;
+  let badge = link.querySelector<HTMLElement>(".geon-unread");
+  if (!unread) return void badge?.remove();
+  if (!badge) {
+    badge = document.createElement("span");
+    badge.className = "badge geon-unread";
+    link.append(badge);
+  }
+  badge.textContent = unread > 99 ? "99+" : String(unread);
+  badge.title = `${unread} unread notification${unread === 1 ? "" : "s"}`;
+}
+
 export class Editor implements Commands {
   readonly sync: Controller;
   /** What the page adds to the editor (main.ts: help, history, explain; ``changed``: the shown document changed). */
@@ -115,6 +130,10 @@ export class Editor implements Commands {
         plansChanged: () => this.shardsPanel.reloadPlans(),
         planCost: (cost) => this.shardsPanel.livePlanCost(cost),
         reviewChanged: (event, review) => this.reviews?.event(event, review as unknown as ReviewSummary),
+        notified: (notification, unread) => {
+          showUnread(unread);
+          this.flash(notification.text);
+        },
         selection: () => this.selected,
       },
       options.offline,
@@ -177,6 +196,7 @@ export class Editor implements Commands {
         graphId: options.graphId,
         csrf: options.csrf,
         initial: Number(new URLSearchParams(window.location.search).get("review")) || null,
+        initialThread: Number(new URLSearchParams(window.location.search).get("thread")) || null,
         role: () => this.sync.state().role as Role | null,
         doc: () => this.sync.session.document,
         version: () => this.sync.session.version,

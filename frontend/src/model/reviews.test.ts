@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { OPERATION, TENSOR, type LoomDocument } from "./document";
-import { anchorNode, anchorText, canEditReviews, canReview, mergeSummary, openReviewsText, outdatedText, selectionAnchor, staleText, stateLabel, suggestionText, unreadCount, type ReviewSummary, type Verdict } from "./reviews";
+import { anchorNode, anchorText, canEditReviews, canReview, mergeSummary, openReviewsText, outdatedText, reviewMarkdown, selectionAnchor, sinceVerdictText, staleText, stateLabel, stateText, suggestionText, unreadCount, type Review, type ReviewSummary, type Verdict } from "./reviews";
 
 function summary(id: number, state: ReviewSummary["state"], unread = 0): ReviewSummary {
   return { id, title: `review ${id}`, description: "", state, plan: null, version: 1, currentVersion: 1, author: "alice", reviewers: ["bob"], created: "", updated: "", unread, activity: 0, openThreads: 0, verdicts: [] };
@@ -115,5 +115,35 @@ describe("suggestions in words", () => {
     expect(suggestionText([{ op: "shard", operation: "op1", dim: "N", chunk: 8 } as never], doc)).toBe("split dot 2 along N in chunks of 8");
     expect(suggestionText([{ op: "shard", operation: "op1", grid: { H: 2, N: 2 } } as never], doc)).toBe("split dot 2 on a grid H=2, N=2");
     expect(suggestionText([{ op: "remove_node", id: "t1" }, { op: "update_node", id: "gone", patch: {} }] as never, doc)).toBe("remove node x; update node node gone");
+  });
+});
+
+describe("issue 35: state with unresolved threads, changes since a verdict, Markdown export", () => {
+  it("shows '1 unresolved' beside a state an open thread holds", () => {
+    expect(stateText({ state: "approved", openThreads: 1 })).toBe("approved · 1 unresolved");
+    expect(stateText({ state: "approved", openThreads: 0 })).toBe("approved");
+    expect(stateText({ state: "closed", openThreads: 2 })).toBe("closed");
+  });
+
+  it("says what changed since the reviewer's last verdict", () => {
+    const since = { verdict: 4, given: "request_changes" as const, version: 3, currentVersion: 5, stale: true, changes: ['"dot 2": body.params'], versionDiff: "/api/v1/graphs/g/versions/3/diff/5", page: "/graphs/g/diff/3/5/" };
+    expect(sinceVerdictText(since)).toBe('Changes since your last verdict (requested changes at version 3; version 3 → 5): "dot 2": body.params');
+    expect(sinceVerdictText({ ...since, currentVersion: 3, stale: false, changes: [] })).toBe("Changes since your last verdict (requested changes at version 3; the plan changed): nothing your verdict covered");
+  });
+
+  it("exports a review as Markdown with its anchors, replies, verdicts and permalinks", () => {
+    const review: Review = {
+      ...summary(7, "approved"),
+      title: "Megatron split",
+      openThreads: 1,
+      threads: [
+        { id: 9, anchor: { node: "op1" }, anchorLabel: "op:dot -> up", body: "why 4?", author: "bob", version: 3, resolved: false, outdated: false, removed: false, changes: [], lastPosition: null, suggestion: null, appliedVersion: null, comments: [{ id: 2, author: "alice", body: "memory", version: 3, created: "" }], created: "" },
+      ],
+      verdicts: [{ ...verdict("bob", "approve"), body: "LGTM" }],
+    };
+    const text = reviewMarkdown(review, (t) => `https://geon/graphs/g/?review=7${t === null ? "" : `&thread=${t}`}`);
+    expect(text).toContain("# Megatron split\n\n- State: approved · 1 unresolved\n- Plan: the whole graph");
+    expect(text).toContain("### On op:dot -> up (open)\n\n**bob** at version 3: why 4?\n\n**alice** at version 3: memory\n\n[Open the thread](https://geon/graphs/g/?review=7&thread=9)");
+    expect(text).toContain("- bob approved at version 3: LGTM");
   });
 });

@@ -90,6 +90,20 @@ export interface Review extends ReviewSummary {
   threads: Thread[];
   /** Why the caller may not give it a verdict (its author may not); null: they may. */
   verdictRefused?: string | null;
+  /** What changed since the caller's latest verdict (null: none given, or nothing changed). */
+  sinceYourVerdict?: SinceVerdict | null;
+}
+
+/** The review's ``sinceYourVerdict`` (docs/reviews.md, Notifications). */
+export interface SinceVerdict {
+  verdict: number;
+  given: VerdictKind;
+  version: number;
+  currentVersion: number;
+  stale: boolean;
+  changes: string[];
+  versionDiff: string | null;
+  page: string | null;
 }
 
 /** One guardrail that refused an approval. */
@@ -114,6 +128,37 @@ const VERDICT_WORDS: Record<VerdictKind, string> = {
 /** A review's state as people read it ("changes requested"). */
 export function stateLabel(state: ReviewState): string {
   return STATE_WORDS[state] ?? state;
+}
+
+/** The state's words with what still holds it open: "approved · 1 unresolved" when a thread is open after the approval. */
+export function stateText(review: Pick<ReviewSummary, "state" | "openThreads">): string {
+  const words = stateLabel(review.state);
+  const open = review.openThreads ?? 0;
+  return review.state !== "closed" && open > 0 ? `${words} · ${open} unresolved` : words;
+}
+
+/** "Changes since your last verdict": the sentence the reviewer reads above the review. */
+export function sinceVerdictText(since: SinceVerdict): string {
+  const what = since.changes.length ? `: ${since.changes.slice(0, 5).join(", ")}${since.changes.length > 5 ? ` and ${since.changes.length - 5} more` : ""}` : "";
+  const moved = since.version === since.currentVersion ? "the plan changed" : `version ${since.version} → ${since.currentVersion}`;
+  return `Changes since your last verdict (${verdictLabel(since.given)} at version ${since.version}; ${moved})${since.stale ? what : ": nothing your verdict covered"}`;
+}
+
+/** The review as Markdown ("Export review"): its state, plan, reviewers, threads with their anchors and replies, and verdicts. */
+export function reviewMarkdown(review: Review, permalink: (thread: number | null) => string): string {
+  const lines = [`# ${review.title}`, "", `- State: ${stateText(review)}`, `- Plan: ${review.plan ? review.plan.name : "the whole graph"}`, `- Author: ${review.author ?? "(deleted account)"}`, `- Reviewers: ${review.reviewers.join(", ") || "none"}`, `- From version ${review.version} (now ${review.currentVersion})`, `- Link: ${permalink(null)}`];
+  if (review.description) lines.push("", review.description);
+  lines.push("", `## Threads (${review.threads.filter((t) => !t.resolved).length} open)`);
+  for (const t of review.threads) {
+    const marks = [t.resolved ? "resolved" : "open", ...(t.outdated ? ["outdated"] : []), ...(t.suggestion ? [t.appliedVersion !== null ? `suggestion applied at version ${t.appliedVersion}` : "suggestion"] : [])];
+    lines.push("", `### On ${t.anchorLabel} (${marks.join(", ")})`, "", `**${t.author ?? "someone"}** at version ${t.version}: ${t.body}`);
+    for (const c of t.comments) lines.push("", `**${c.author ?? "someone"}** at version ${c.version}: ${c.body}`);
+    lines.push("", `[Open the thread](${permalink(t.id)})`);
+  }
+  lines.push("", "## Verdicts", "");
+  if (!review.verdicts.length) lines.push("No verdicts yet.");
+  for (const v of review.verdicts) lines.push(`- ${v.user ?? "someone"} ${verdictLabel(v.verdict)} at version ${v.version}${v.stale ? ` (stale: ${v.staleBecause.join(", ") || "changed since"})` : ""}${v.body ? `: ${v.body}` : ""}`);
+  return `${lines.join("\n")}\n`;
 }
 
 /** A verdict as a verb ("approved", "requested changes", "commented"). */

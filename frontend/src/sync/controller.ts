@@ -13,7 +13,7 @@ import { invertOps, type EditOp } from "../model/edits";
 import { predictIssues } from "../model/issues";
 import { applyRun, countIssues, initialState, READ_ONLY_ROLES, type EditorState, type LinkState } from "../model/state";
 import { backoffDelay } from "./backoff";
-import type { LivePlanCost, ReviewMessage, RunInfo, ServerMessage } from "./protocol";
+import type { LivePlanCost, NotificationMessage, ReviewMessage, RunInfo, ServerMessage } from "./protocol";
 import { startRun } from "./runs";
 import { Session } from "./session";
 import { forPeople } from "../model/people";
@@ -36,6 +36,8 @@ export interface ControllerHooks {
   plansChanged(): void;
   /** A review of the graph changed (docs/reviews.md, Live events): what happened and its summary. */
   reviewChanged?(event: ReviewMessage["event"], review: ReviewMessage["review"]): void;
+  /** A notification for this user (docs/reviews.md, Notifications), and how many are unread. */
+  notified?(notification: NotificationMessage["notification"], unread: number): void;
   /** The node ids this user has selected (announced again after a reconnect). */
   selection(): string[];
   /** An ``applied`` carried the collectives of the document's current plan (labels at once). */
@@ -195,6 +197,9 @@ export class Controller {
         break;
       case "review":
         this.hooks.reviewChanged?.(msg.event, msg.review);
+        break;
+      case "notification":
+        this.hooks.notified?.(msg.notification, msg.unread);
         break;
       case "pong":
         break;

@@ -117,6 +117,11 @@ export class ReviewsApi extends RestClient {
     return this.call("POST", `${this.graph}/reviews/${id}/verdicts`, { verdict, body });
   }
 
+  /** Ask reviewers to review again (editors): each is notified. */
+  requestAgain(id: number, reviewers: string[]): Promise<Review> {
+    return this.call("POST", `${this.graph}/reviews/${id}/requests`, { reviewers });
+  }
+
   markRead(id: number): Promise<unknown> {
     return this.call("POST", `${this.graph}/reviews/${id}/read`);
   }

@@ -18,7 +18,7 @@ import "./reviews.css";
 import { PlansApi } from "../gallery/api";
 import { nodeName, type LoomDocument } from "../model/document";
 import type { EditOp } from "../model/edits";
-import { canEditReviews, canReview, mergeSummary, openReviewsText, selectionAnchor, staleText, stateLabel, unreadCount, verdictLabel, anchorText, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
+import { canEditReviews, canReview, mergeSummary, openReviewsText, reviewMarkdown, selectionAnchor, sinceVerdictText, staleText, stateText, unreadCount, verdictLabel, anchorText, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
 import { indexAxesOf } from "../model/shards";
 import { ReviewsApi, ReviewsError } from "../sync/reviewsApi";
 import { createGuardrailSettings } from "./reviewSettings";
@@ -33,6 +33,8 @@ export interface ReviewsOptions {
   api?: string;
   /** The review to show once the list has loaded (the page's ``?review=<id>``, from "Reviews for me"). */
   initial?: number | null;
+  /** The thread of it to show (the permalink's ``&thread=<id>``, from a notification). */
+  initialThread?: number | null;
   role(): Role | null;
   doc(): LoomDocument | null;
   version(): number | null;
@@ -281,6 +283,16 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     await refetchShown();
   }
 
+  /** The permalink's thread: pan to its anchor and mark it in the list. */
+  function showInitialThread(): void {
+    const thread = shown?.threads.find((t) => t.id === options.initialThread);
+    if (!thread) return;
+    options.show(thread.anchor, thread.lastPosition);
+    const item = view.querySelector<HTMLElement>(`.geon-thread[data-thread="${thread.id}"]`);
+    item?.classList.add("geon-thread-linked");
+    item?.scrollIntoView({ block: "nearest" });
+  }
+
   function scheduleRefetch(): void {
     if (timer !== null) clearTimeout(timer);
     timer = setTimeout(() => {
@@ -290,8 +302,23 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
   }
 
   // --- drawing -----------------------------------------------------------------------------
-  function stateChip(state: Review["state"]): HTMLElement {
-    return el("span", { class: `geon-review-state state-${state}`, "data-state": state, text: stateLabel(state) });
+  function stateChip(r: ReviewSummary): HTMLElement {
+    return el("span", { class: `geon-review-state state-${r.state}`, "data-state": r.state, text: stateText(r) });
+  }
+
+  /** The editor's address of the review (and a thread of it): what a notification links. */
+  function permalink(thread: number | null): string {
+    const url = `${window.location.origin}/graphs/${options.graphId}/?review=${shown?.id ?? ""}`;
+    return thread === null ? url : `${url}&thread=${thread}`;
+  }
+
+  function exportReview(r: Review): void {
+    const blob = new Blob([reviewMarkdown(r, permalink)], { type: "text/markdown" });
+    const link = el("a", { href: URL.createObjectURL(blob), download: `review-${r.id}.md` });
+    document.body.append(link);
+    link.click();
+    link.remove();
+    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
   }
 
   function meta(r: ReviewSummary): string {
@@ -313,7 +340,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
           "li",
           { class: "geon-review", "data-review": r.title },
           el("button", { type: "button", class: "geon-review-link", text: r.title, title: `Open the review "${r.title}"` }),
-          stateChip(r.state),
+          stateChip(r),
           el("span", { class: "geon-review-meta small muted", text: meta(r) }),
         );
         item.querySelector("button")!.addEventListener("click", () => void show(r.id));
@@ -388,12 +415,23 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       renderList();
       renderShown();
     }, "geon-small geon-review-back");
-    const head = el("div", { class: "geon-review-head" }, el("h3", { class: "geon-review-title-text", text: r.title }), stateChip(r.state));
+    const head = el("div", { class: "geon-review-head" }, el("h3", { class: "geon-review-title-text", text: r.title }), stateChip(r));
     const parts: HTMLElement[] = [back, head, el("p", { class: "geon-review-meta small muted", text: `${meta(r)} · from version ${r.version} (now ${r.currentVersion})` })];
     if (r.description) {
       const d = el("div", { class: "geon-review-description-text" });
       d.innerHTML = renderMarkdown(r.description);
       parts.push(d);
+    }
+    if (r.sinceYourVerdict) {
+      const since = el("p", { class: "geon-review-since small", role: "note", text: sinceVerdictText(r.sinceYourVerdict) });
+      if (r.sinceYourVerdict.page) since.append(" ", el("a", { href: r.sinceYourVerdict.page, target: "_blank", text: "Open the version diff" }));
+      parts.push(since);
+    }
+    parts.push(button("Export review", "Download the review, its threads and verdicts as Markdown", () => exportReview(r), "geon-small geon-review-export"));
+    if (canEditReviews(role) && r.state !== "closed" && r.reviewers.length) {
+      const again = el("div", { class: "geon-review-requests small" }, "Ask again: ");
+      for (const name of r.reviewers) again.append(button(name, `Ask ${name} to review again (they are notified, and see the changes since their last verdict)`, () => void write(() => api.requestAgain(r.id, [name])), "geon-small geon-review-request"));
+      parts.push(again);
     }
     if (canEditReviews(role)) {
       const closed = r.state === "closed";
@@ -440,7 +478,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       }
       const first = loadedVersion === null;
       loadedVersion = version;
-      if (first) void loadList().then(() => (options.initial && reviews.some((r) => r.id === options.initial) ? show(options.initial) : undefined));
+      if (first) void loadList().then(() => (options.initial && reviews.some((r) => r.id === options.initial) ? show(options.initial).then(showInitialThread) : undefined));
       else scheduleRefetch();
       if (shown) refreshAnchorNote();
     },
