@@ -143,7 +143,12 @@ function mount(root: HTMLElement): void {
     root.querySelector(".geon-left")?.append(createLessonWriter({ graphId, csrf, selectedLabels }));
   }
   void mountLesson({ graphId, csrf, select: selectLabels, tryout: tryout?.kind === "lesson" ? tried : undefined });
-  void mountPuzzle({ graphId, csrf, tryout: tryout?.kind === "puzzle" ? tried : undefined });
+  // the warnings a puzzle asks for (its own pattern) are not drawn as mistakes inside it
+  const quiet = (constraints: string[]): void => {
+    editor.sync.quiet = new Set(constraints);
+    editor.refresh();
+  };
+  void mountPuzzle({ graphId, csrf, tryout: tryout?.kind === "puzzle" ? tried : undefined, quiet });
   const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
     state: () =>

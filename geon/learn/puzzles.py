@@ -34,7 +34,7 @@ from geon.graphs.services.documents import parse_document
 from geon.graphs.services.gallery import do_load_copy
 from geon.learn.models import Attempt
 from geon.learn.services import keep_tried
-from geon.teaching.puzzles import PuzzleError, check_puzzle
+from geon.teaching.puzzles import PuzzleError, check_puzzle, quiet_constraints
 
 #: A puzzle's copy remembers its puzzle under this prefix (``Graph.example``).
 PREFIX = "puzzle:"
@@ -99,7 +99,15 @@ def puzzle_json(key: str) -> dict[str, Any]:
         "axes": p["axes"],
         "inputs": p["inputs"],
         "allowedKernels": p["allowedKernels"],
+        "quietConstraints": quiet_of(key),
     }
+
+
+@cache
+def quiet_of(key: str) -> list[str]:
+    """The warnings puzzle ``key`` asks for (its own pattern: the outer product's
+    AccidentalBroadcast), which the editor does not show inside it (issue 36)."""
+    return sorted(quiet_constraints(puzzle_of(key)))
 
 
 def starting_graph(puzzle: dict[str, Any]) -> dict[str, Any]:

@@ -68,3 +68,28 @@ def test_a_multi_selection_of_operations_and_tensors_deletes_in_one_undoable_edi
         n["id"] for n in wrong["nodes"]
     )
     assert browsers.errors == []
+
+
+def test_the_outer_product_is_no_mistake_inside_its_puzzle(
+    daphne_server: str, user: Any, password: str, browsers: Browsers
+) -> None:
+    """a * b with no axis in common is an AccidentalBroadcast anywhere else; inside the outer
+    product puzzle the editor shows no issue for it."""
+    from geon import core as gc
+
+    i_axis, j_axis = gc.Axis("I", 3), gc.Axis("J", 2)
+    a = gc.placeholder(axes=[i_axis], name="a", dtype="float64")
+    b = gc.placeholder(axes=[j_axis], name="b", dtype="float64")
+    answer = gc.graph([a * b]).to_json()
+    assert [i.constraint for i in gc.graph([a * b]).check()] == ["AccidentalBroadcast"]
+    tab = browsers.new_page()
+    sign_in(tab, daphne_server, "ann", password)
+    tab.goto(f"{daphne_server}/learn/puzzles/outer_product/")
+    tab.wait_for_selector(".geon-puzzle .geon-lesson-title")
+    assert tab.evaluate(STORE_DOCUMENT, answer) == 200
+    tab.reload()
+    tab.wait_for_selector(".geon-puzzle .geon-lesson-title")
+    state = settled(tab, "s.version === 2")
+    assert state["issues"] == [] and state["issueCounts"] == {"error": 0, "warning": 0}
+    assert "No issues" in (tab.text_content(".geon-right") or "")
+    assert browsers.errors == []

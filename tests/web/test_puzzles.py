@@ -68,3 +68,12 @@ def test_a_puzzle_is_checked_by_the_worker_and_explained_by_name(
     # nobody else reads your attempts
     client.force_login(other_user)
     assert client.get(f"{API}/puzzles/attempts/{second['id']}").status_code == 404
+
+
+def test_a_puzzle_names_the_warnings_it_asks_for(client: Client) -> None:
+    """The outer product is the answer of its puzzle (issue 36): the editor is told not to
+    show its AccidentalBroadcast there; other puzzles ask for none."""
+    assert client.get(f"{API}/puzzles/outer_product").json()["quietConstraints"] == [
+        "AccidentalBroadcast"
+    ]
+    assert client.get(f"{API}/puzzles/cast_axes_pitfall").json()["quietConstraints"] == []

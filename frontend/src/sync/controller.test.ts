@@ -18,6 +18,17 @@ const rename = (label: string) => [{ op: "update_node" as const, id: "x", label 
 const labels = (c: Controller) => c.session.document!.nodes.map((n) => n.label);
 
 describe("Controller", () => {
+  it("does not show the warnings a puzzle asks for (issue 36), and shows its errors and other warnings", () => {
+    const { c } = started();
+    const issue = (constraint: string, severity: "error" | "warning") => ({ constraint, type: "t", severity, summary: "s", message: "m", nodeIds: ["x"] });
+    const issues = [issue("AccidentalBroadcast", "warning"), issue("AccidentalBroadcast", "error"), issue("OperationAxesInference", "warning")];
+    c.receive({ ...snapshot, issues, issueCounts: { error: 1, warning: 2 } });
+    expect(c.state().issueCounts).toEqual({ error: 1, warning: 2 });
+    c.quiet = new Set(["AccidentalBroadcast"]);
+    expect(c.issues().map((i) => [i.constraint, i.severity])).toEqual([["AccidentalBroadcast", "error"], ["OperationAxesInference", "warning"]]);
+    expect(c.state().issueCounts).toEqual({ error: 1, warning: 1 });
+  });
+
   it("shows a committed action at once and records it as one undo step", () => {
     const { c } = started();
     c.commit("rename x", rename("x2"));

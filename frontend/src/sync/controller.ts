@@ -370,22 +370,31 @@ export class Controller {
    * The issues to show: the server's, plus while our edits are in flight, the axis errors the
    * client already predicts for operations the server has not re-checked yet.
    */
+  /** Warnings a puzzle asks for (issue 36: the outer product is the answer there, not an
+   * AccidentalBroadcast), never shown as a mistake while that puzzle is open. */
+  quiet: ReadonlySet<string> = new Set();
+
+  private shown(list: Issue[]): Issue[] {
+    return this.quiet.size ? list.filter((i) => !(i.severity === "warning" && this.quiet.has(i.constraint))) : list;
+  }
+
   issues(): Issue[] {
-    const server = this.session.issues;
+    const server = this.shown(this.session.issues);
     const doc = this.session.document;
     if (!doc || !this.session.inFlight) return server;
-    return [...server, ...predictIssues(doc, server)];
+    return [...server, ...this.shown(predictIssues(doc, server))];
   }
 
   state(): EditorState {
     const issues = this.issues();
+    const server = this.shown(this.session.issues);
     return {
       ...this.status,
       unsaved: this.session.inFlight,
       document: this.session.document,
       version: this.session.version,
       issues,
-      issueCounts: countIssues(this.session.issues, this.session.issueCounts, issues.slice(this.session.issues.length)),
+      issueCounts: countIssues(server, this.quiet.size ? null : this.session.issueCounts, issues.slice(server.length)),
       present: this.session.present,
     };
   }

@@ -16,6 +16,8 @@ export interface Puzzle {
   title: string;
   description: string;
   allowedKernels: string[];
+  /** Warnings the puzzle asks for, not shown as mistakes inside it (issue 36). */
+  quietConstraints?: string[];
 }
 
 export interface Attempt {
@@ -130,11 +132,13 @@ export interface PuzzleOptions {
   csrf: string;
   /** On a try page: the puzzle's key and the document to check (no graph is stored). */
   tryout?: TriedWork;
+  /** Told the warnings the puzzle asks for, which the editor then does not show. */
+  quiet?: (constraints: string[]) => void;
 }
 
 /** Mount the panel when the page's URL (or try page) names a puzzle; returns null otherwise. */
 export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<HTMLElement | null> {
-  const { graphId, csrf, tryout } = options;
+  const { graphId, csrf, tryout, quiet } = options;
   const key = tryout?.key ?? new URLSearchParams(location.search).get("puzzle");
   if (!key) return null;
   const api = new PuzzlesApi("/api/v1", csrf);
@@ -145,6 +149,7 @@ export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) =>
   let tries = 0;
   try {
     const puzzle = await api.puzzle(key);
+    if (puzzle.quietConstraints?.length) quiet?.(puzzle.quietConstraints);
     const text = el("div", { class: "geon-lesson-text markdown" });
     text.innerHTML = renderMarkdown(puzzle.description);
     const count = el("p", { class: "geon-puzzle-tries muted small" });
