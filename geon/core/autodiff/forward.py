@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from geon.core.axes import Axes, Axis
-from geon.core.builder.document import graph as build_graph
+from geon.core.builder.document import document_nodes
 from geon.core.builder.tensor import Tensor
 from geon.core.constants import CONSTANT
 from geon.core.errors import GeonError, quote
@@ -33,6 +33,11 @@ from geon.core.order import run_order
 from geon.core.variables import is_variable
 
 GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
+MAX_OPERATIONS = 20_000
+"""The most forward operations a training step is derived for (the step holds about five
+times as many nodes); checked before any work."""
+MAX_WINDOW_TAPS = 64
+"""The largest conv2d window (height x width) differentiated: its gradient is a dot per tap."""
 
 
 class AutodiffError(GeonError):
@@ -68,6 +73,12 @@ class Forward:
             raise AutodiffError(
                 "the document holds Applications (a placed plan); derive the training step of "
                 "the unplaced document, then place the step with a plan"
+            )
+        operations = doc.of_type(OPERATION)
+        if len(operations) > MAX_OPERATIONS:
+            raise AutodiffError(
+                f"the document has {len(operations):,} operations; a training step is derived "
+                f"for at most {MAX_OPERATIONS:,}"
             )
         self.axes: dict[str, Axis] = {}
         for node in doc.of_type(AXIS):
@@ -131,6 +142,16 @@ class Forward:
         params = dict(node.body.get("params") or {})
         scope = dict(self.axes)
         inf = infer(kernel, {k: [t.axes for t in ts] for k, ts in inputs}, params, scope)
+        if kernel == "op:conv2d":
+            taps = 1
+            for r in dict(inputs)["filter"][0].axes:
+                if {"Height", "Width"} & set(r.roles):
+                    taps *= int(r.length or 1)
+            if taps > MAX_WINDOW_TAPS:
+                raise AutodiffError(
+                    f"conv2d {where} has a window of {taps} taps; the backward pass takes at "
+                    f"most {MAX_WINDOW_TAPS} (a dot per tap)"
+                )
         return ForwardOp(node, kernel, dict(inf.params), tuple(inputs), output, inf)
 
     def by_label(self, label: str) -> Tensor:
@@ -149,17 +170,14 @@ def merge(doc: Graph, outputs: Sequence[Tensor], groups: dict[str, str]) -> Grap
     """``doc`` with the nodes computing ``outputs`` added: nodes the document holds already
     (same id, or an Axis of the same name) are not repeated; an Operation whose result id is in
     ``groups`` gets that ``Group`` scope."""
-    extra = build_graph(list(outputs))
     have_ids = {n.id for n in doc.nodes}
-    have_axes = {n.body.get("name") for n in doc.of_type(AXIS)}
-    nodes = [n.to_json() for n in doc.nodes]
-    for n in extra.nodes:
-        if n.id in have_ids or (n.type == AXIS and n.body.get("name") in have_axes):
-            continue
-        data = n.to_json()
+    have_axes = {str(n.body.get("name")) for n in doc.of_type(AXIS)}
+    extra = document_nodes(list(outputs), known_tensors=have_ids, known_axes=have_axes)
+    nodes = list(doc.nodes)
+    for n in extra:
         if n.type == OPERATION:
             result = n.body["outputs"]["result"][0]["tensorId"]
             if result in groups:
-                data.setdefault("tags", {})[GROUP] = {"scope": groups[result]}
-        nodes.append(data)
-    return Graph.from_json({"id": doc.id, "nodes": nodes})
+                n = n.replace(tags={**(n.tags or {}), GROUP: {"scope": groups[result]}})
+        nodes.append(n)
+    return Graph(nodes, id=doc.id, extra=doc.extra, keys=doc.keys)

@@ -25,7 +25,6 @@ state like any tensor. The outputs are ``loss`` (the forward loss tensor, relabe
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -168,7 +167,7 @@ def _same_dtype(g: Tensor, like: Tensor) -> Tensor:
     return g
 
 
-def _check_options(optimizer: str, lr: Any) -> float:
+def check_options(optimizer: str, lr: Any) -> float:
     if optimizer not in OPTIMIZERS:
         raise AutodiffError(
             f'optimizer "{optimizer}" is unknown; expected one of '
@@ -201,8 +200,7 @@ def training_step(
     >>> float(out["loss"]), out["w.next"].tolist()
     (5.0, [0.5, 1.0])
     """
-    rate = _check_options(optimizer, lr)
-    started = time.perf_counter()
+    rate = check_options(optimizer, lr)
     grads = gradients(doc, loss)
     fw = grads.forward
     outs: list[Tensor] = []
@@ -229,7 +227,6 @@ def training_step(
     loss_node = merged.node(grads.loss.id)
     if loss_node.label != "loss" and "loss" not in taken:
         merged.update_node(loss_node.id, label="loss")
-    del started
     return merged
 
 

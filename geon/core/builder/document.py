@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Sequence
+from collections.abc import Set as AbstractSet
 from typing import Any
 
 from geon.core.builder.tensor import Tensor, merge_scope
@@ -63,14 +64,28 @@ def graph(outputs: Sequence[Tensor] | Tensor, *, id: str | None = None) -> Graph
     >>> sorted(n.type.rsplit("/", 1)[1] for n in g.nodes)
     ['Axis', 'Operation', 'Tensor', 'Tensor', 'Tensor']
     """
+    return Graph(document_nodes(outputs), id=id or str(uuid.uuid4()))
+
+
+def document_nodes(
+    outputs: Sequence[Tensor] | Tensor,
+    *,
+    known_tensors: AbstractSet[str] = frozenset(),
+    known_axes: AbstractSet[str] = frozenset(),
+) -> list[Node]:
+    """The nodes :func:`graph` writes for ``outputs``, less the Tensor nodes whose ids are in
+    ``known_tensors`` and the Axis nodes named in ``known_axes`` (what a document holds already,
+    when nodes are added to it: :func:`geon.core.autodiff.forward.merge`)."""
     outs = [outputs] if isinstance(outputs, Tensor) else list(outputs)
     for o in outs:
         if not isinstance(o, Tensor):
             raise GeonError(f'graph output "{o!r}" is not a tensor; expected geon Tensors')
-    tensors = walk_tensors(outs)
+    tensors = [t for t in walk_tensors(outs) if t.id not in known_tensors]
     scope = merge_scope(t.scope for t in tensors)
     nodes: list[Node] = []
     for axis in scope.values():
+        if axis.name in known_axes:
+            continue
         nodes.append(
             Node(
                 str(uuid.uuid5(uuid.NAMESPACE_URL, f"geon-axis:{axis.name}")),
@@ -113,4 +128,4 @@ def graph(outputs: Sequence[Tensor] | Tensor, *, id: str | None = None) -> Graph
             IPF_SIGNATURE: t.inference.signature(),
         }
         nodes.append(Node(t.op_id, OPERATION, t.kernel, body, tags))
-    return Graph(nodes, id=id or str(uuid.uuid4()))
+    return nodes

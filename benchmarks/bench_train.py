@@ -1,0 +1,83 @@
+"""How fast is a training step derived and costed? (issue 32: the 12-layer imported encoder's
+step derived in < 2 s; its cost in < 2x the forward cost's time)
+
+Run: ``.venv/bin/python benchmarks/bench_train.py [--layers 12] [--repeat 3]``
+
+Stacks ``--layers`` copies of the imported encoder layer (tests/interop/models/encoder.onnx,
+chained with ``onnx.compose`` as bench_onnx.py does), imports it (batch 8) and adds the loss
+``sum(y·r)``. Prints the best of ``--repeat`` times of :func:`geon.core.autodiff.training_step`
+(Adam) on it, the documents' sizes, and the best time of ``cost_report`` of the forward document
+and of the step, both under the same data-parallel plan (the batch over 8 devices of
+``h100-sxm-8``), with their ratio and the collectives each predicts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_onnx import _stack
+
+from geon import core as gc
+from geon.core.autodiff import Forward, merge, training_step
+from geon.core.costmodel import cost_report, load_profile
+from geon.core.graph import OPERATION, Graph
+from geon.core.plans import apply_plan
+from geon.interop.onnx_import import import_onnx
+
+MODELS = Path(__file__).resolve().parent.parent / "tests" / "interop" / "models"
+
+
+def _best(fn: Any, repeat: int) -> tuple[float, Any]:
+    best, out = float("inf"), None
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t0)
+    return best, out
+
+
+def _forward(layers: int) -> Graph:
+    import onnx
+
+    imp = import_onnx(_stack(onnx.load(MODELS / "encoder.onnx"), layers), dims={"batch": 8})
+    y = Forward(imp.graph).by_label(imp.outputs[0])
+    r = gc.placeholder(list(y.axes), name="r", dtype=y.dtype)
+    return merge(imp.graph, [gc.sum(gc.multiply(y, r), name="loss")], {})
+
+
+def main() -> None:
+    """Print the derivation and cost times (see the module docstring)."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--layers", type=int, default=12)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    forward = _forward(args.layers)
+    ops = len(forward.of_type(OPERATION))
+    t, step = _best(lambda: training_step(forward, optimizer="adam", lr=1e-3), args.repeat)
+    print(f"derive the step of {args.layers} encoder layers ({ops} forward operations): "
+          f"{t:.3f} s (goal < 2 s); step: {len(step.of_type(OPERATION))} operations, "
+          f"{len(step.nodes)} nodes")  # fmt: skip
+    profile = load_profile("h100-sxm-8")
+    batch = {"over": {"batch": "dp"}}
+    plan = {"name": "dp", "mesh": {"name": "dp", "axes": {"dp": 8}}, "axisMapping": {"batch": "dp"},
+            "inputs": {"layers.0/x": batch, "r": batch}}  # fmt: skip
+    times = {}
+    for name, doc in (("forward", forward), ("step", step)):
+        placed = apply_plan(doc, plan)
+        t, report = _best(lambda placed=placed: cost_report(placed, profile), args.repeat)
+        times[name] = t
+        kinds = Counter(c["kind"] for c in report["collectives"])
+        print(f"cost of the {name:7} under data parallel x8: {t * 1e3:8.1f} ms, predicted "
+              f"{report['time']['upper'] * 1e3:.3f} ms, collectives {dict(kinds)}")  # fmt: skip
+    print(f"step cost / forward cost: {times['step'] / times['forward']:.2f}x (goal < 2x)")
+
+
+if __name__ == "__main__":
+    main()
