@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import Any
 
 from geon import core as gc
-from geon.core.graph import Graph
+from geon.core.graph import OPERATION, Graph
 from geon.core.plans import PlanError, apply_plan
 from geon.examples.gallery import build as gallery
 from geon.examples.transformer import PLANS, transformer_block
@@ -91,6 +91,14 @@ def _random_cases(count: int) -> list[Case]:
     return out
 
 
+def _resplit() -> Graph:
+    """The first dot and relu over ``N``, the second dot over ``D``: the hidden tensor is
+    gathered whole (one all-gather)."""
+    g = mlp()
+    y = g.of_type(OPERATION)[2].id  # the second dot (the document order: dot, relu, dot)
+    return apply_plan(g, _plan({"d": 4}, axisMapping={"N": "d"}, spec={y: {"over": {"D": "d"}}}))
+
+
 def _conv(over: str, mesh: int, images: dict[str, str] | None = None) -> Callable[[], Graph]:
     def build() -> Graph:
         g = gallery("conv2d-halos")
@@ -138,7 +146,7 @@ def cases() -> list[Case]:
                 ),
             ),
         ),
-        ("mlp-resplit-all-gather", _placed(mlp, _plan({"d": 4}, spec={}, axisMapping={"N": "d"}))),
+        ("mlp-resplit-all-gather", _resplit),
         (
             "mlp-fsdp-weights",
             _placed(

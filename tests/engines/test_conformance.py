@@ -104,3 +104,13 @@ def test_the_imported_encoder_under_megatron(host_devices: int, tmp_path: Path) 
     assert report["agrees"], json.dumps(report, indent=1, default=str)
     assert [p["kind"] for p in report["predicted"]] == ["all-reduce", "all-reduce"]
     assert max(report["diff"].values()) < 1e-4
+
+
+def test_a_re_split_compiles_to_the_one_all_gather_geon_predicts(host_devices: int) -> None:
+    # given the first dot and relu over N and the second dot over D, on 4 devices
+    report = conform(dict(CASES)["mlp-resplit-all-gather"]())
+    # then the hidden tensor (F, N) in float32 is gathered whole, once, on both sides
+    assert [(p["kind"], p["bytesPerDevice"], p["rule"]) for p in report["predicted"]] == [
+        ("all-gather", 16 * 8 * 4, "equal")
+    ]
+    assert [c["kind"] for c in report["compiled"]] == ["all-gather"]
