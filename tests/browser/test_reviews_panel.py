@@ -105,10 +105,11 @@ def test_a_plan_review_from_opening_to_a_stale_approval(
     bob.click(".geon-thread-new-send")
     bob.wait_for_selector(".geon-thread")
     label = bob.get_attribute(".geon-thread", "data-anchor") or ""
-    assert " · window " in label
+    # the anchor reads as the operation and what it writes (issue 35), then the window
+    assert label.startswith("op:dot → k · window "), label
     # then ann sees the thread live, with the suggestion she may apply
     ann.wait_for_selector(".geon-thread .geon-apply-suggestion")
-    operation = label.split(" · ")[0]
+    operation = label.split(" → ")[0]
     assert ann.text_content(".geon-suggestion-text") == f"split {operation} along B into 2 parts"
     assert ann.inner_html(".geon-thread .geon-comment-body").strip() == (
         "<p>Split this one over <strong>B</strong> instead</p>"

@@ -172,7 +172,10 @@ def test_threads_comments_and_resolving_by_role(client: Client, cast: Any, revie
     made = post(as_(client, cast["reviewer"]), f"/graphs/{graph.pk}/reviews/{rid}/threads", body)
     assert made.status_code == 201, made.content
     thread = made.json()
-    assert thread["anchor"] == {"node": dot["id"]} and thread["anchorLabel"] == dot["label"]
+    # an operation reads by its name and what it writes (issue 35), never just its kernel
+    assert (
+        thread["anchor"] == {"node": dot["id"]} and thread["anchorLabel"] == f"{dot['label']} → k"
+    )
     assert thread["resolved"] is False and thread["outdated"] is False and thread["comments"] == []
     tid = thread["id"]
     reply = post(
@@ -233,7 +236,7 @@ def test_a_region_anchor_is_named_for_people(client: Client, cast: Any, review: 
         {"anchor": anchor, "body": "this window"},
     )
     assert answer.status_code == 201
-    assert answer.json()["anchorLabel"] == f"{dot['label']} · window [0:2, 0:3]"
+    assert answer.json()["anchorLabel"] == f"{dot['label']} → k · window [0:2, 0:3]"
 
 
 def test_a_malformed_suggestion_is_refused(client: Client, cast: Any, review: Any) -> None:
@@ -566,3 +569,26 @@ def test_several_suggestions_are_applied_as_one_edit(
     assert applied.json()["version"] == before + 1 == current(graph)
     assert node_labelled(graph, "x!") and node_labelled(graph, "Wq!")
     assert set(Thread.objects.values_list("applied_version", flat=True)) == {before + 1}
+
+
+def test_an_anchor_names_the_operation_by_its_output_and_scope(
+    client: Client, cast: Any, review: Any
+) -> None:
+    # given the second dot kept an import's name scope
+    graph, rid = cast["graph"], review["id"]
+    dot = second_dot(graph)
+    scope = {"urn:geon:2026-11:tag_types.jsd#/tags/Group": {"scope": "/layers.0/attn"}}
+    do_apply_edit(
+        cast["owner"],
+        graph.pk,
+        current(graph),
+        [{"op": "update_node", "id": dot["id"], "tags": scope}],
+    )
+    # when a thread is pinned to it
+    thread = post(
+        as_(client, cast["reviewer"]),
+        f"/graphs/{graph.pk}/reviews/{rid}/threads",
+        {"anchor": {"node": dot["id"]}, "body": "why here?"},
+    ).json()
+    # then its anchor reads as the operation, what it writes and where it lives
+    assert thread["anchorLabel"] == f"{dot['label']} → k in layers.0/attn"

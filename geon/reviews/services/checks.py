@@ -11,7 +11,7 @@ from django.contrib.auth.models import User as Account
 
 from geon.accounts.models import Role
 from geon.core.errors import DocumentError, GeonError, quote
-from geon.core.nodes import LAYOUT, OPERATION
+from geon.core.nodes import GEON_TAG_PREFIX, LAYOUT, OPERATION, selected_tensor_ids
 from geon.graphs.edits import EditRefused, expand
 from geon.graphs.models import Graph
 from geon.graphs.protocol import CLIENT_MESSAGES, message_errors
@@ -97,6 +97,32 @@ def check_reviewers(graph: Graph, names: Any, author: Account | None = None) -> 
     return found
 
 
+#: The tag that keeps a node's scope (an import's name scope: ``{"scope": "/layers.0/attn"}``).
+GROUP = GEON_TAG_PREFIX + "Group"
+
+
+def readable_name(context: Context, node_id: str) -> str:
+    """A node as people read it in an anchor (issue 35): an operation by its name and what it
+    writes (``op:dot → up``), never just its kernel; any node with its scope when it has one
+    (``op:dot → q in layers.0/attn``)."""
+    nodes = context.nodes
+    name = nodes[node_id]["name"]
+    node = next((n for n in context.document.get("nodes", []) if n.get("id") == node_id), None)
+    if node is None:
+        return name
+    if node.get("type") == OPERATION:
+        outs = [
+            nodes[t]["name"] for t in selected_tensor_ids(node.get("body"), "outputs") if t in nodes
+        ]
+        if outs:
+            name = f"{name} → {', '.join(outs)}"
+    group = (node.get("tags") or {}).get(GROUP)
+    scope = group.get("scope") if isinstance(group, dict) else None
+    if isinstance(scope, str) and scope.strip("/"):
+        name = f"{name} in {scope.strip('/')}"
+    return name
+
+
 def check_anchor(anchor: Any, context: Context) -> tuple[dict[str, Any], str, Any]:
     """A thread's anchor, checked against the current document: ``(anchor, its name for
     people, its position on the canvas or None)``."""
@@ -123,7 +149,7 @@ def check_anchor(anchor: Any, context: Context) -> tuple[dict[str, Any], str, An
             )
         return (
             {"region": {"operation": op, "start": start, "end": end}},
-            f"{node['name']} · window {_box(start, end)}",
+            f"{readable_name(context, op)} · window {_box(start, end)}",
             _position(context, op),
         )
     if "edge" in anchor:
@@ -134,14 +160,14 @@ def check_anchor(anchor: Any, context: Context) -> tuple[dict[str, Any], str, An
             raise GeonError(f"anchor edge {quote(edge)} does not join two nodes of the graph")
         return (
             {"edge": {"from": ids[0], "to": ids[1]}},
-            " → ".join(nodes[e]["name"] for e in ids),
+            " → ".join(nodes[e]["name"] for e in ids),  # an edge reads as its two ends
             _position(context, ids[1]),
         )
     if "node" in anchor:
         node_id = anchor["node"]
         if not isinstance(node_id, str) or node_id not in nodes:
             raise GeonError(f"anchor node {quote(node_id)} is not a node of the graph")
-        return {"node": node_id}, nodes[node_id]["name"], _position(context, node_id)
+        return {"node": node_id}, readable_name(context, node_id), _position(context, node_id)
     axis = anchor.get("axis")
     found = anchor_subject({"axis": axis}, context) if isinstance(axis, str) else None
     if found is None:
