@@ -33,7 +33,7 @@ from geon.runs.models import Render, Run
 router = Router(tags=["runs"])
 
 #: Fields of a run request (a JSON object, or the fields of a multipart form).
-RUN_FIELDS = ("backend", "version", "sharded", "seed", "plan", "intermediates")
+RUN_FIELDS = ("backend", "engine", "version", "sharded", "seed", "plan", "intermediates")
 #: Form fields a browser may add that are not part of the request.
 IGNORED_FORM_FIELDS = ("csrfmiddlewaretoken",)
 INPUTS_FIELD = "inputs"
@@ -46,6 +46,7 @@ class RunOut(Schema):
     graphId: str
     version: int
     backend: str
+    engine: str
     sharded: bool
     plan: int | None
     planName: str | None
@@ -95,6 +96,12 @@ _RUN_BODY_SCHEMA = {
     "type": "object",
     "properties": {
         "backend": {"type": "string", "enum": ["numpy", "cupy"], "default": "numpy"},
+        "engine": {
+            "type": "string",
+            "enum": ["numpy", "jax"],
+            "default": "numpy",
+            "description": "jax: the placed plan on JAX, beside the logical run (jax installed)",
+        },
         "version": {"type": "integer", "minimum": 1},
         "sharded": {"type": "boolean", "default": False},
         "seed": {"type": "integer", "minimum": 0},
@@ -135,6 +142,7 @@ def queue_checked_run(
             request.user,
             graph_id,
             fields.get("backend", "numpy"),
+            engine=fields.get("engine", "numpy"),
             version=fields.get("version"),
             sharded=fields.get("sharded"),
             seed=fields.get("seed"),
@@ -242,6 +250,23 @@ def create_run(request: HttpRequest, graph_id: uuid.UUID) -> Any:
     response = JsonResponse(services.run_json(run), status=202)
     response["Location"] = f"/api/v1/runs/{run.pk}"
     return response
+
+
+class EnginesOut(Schema):
+    engines: list[str]
+
+
+@router.get(
+    "/engines",
+    response=answers({200: EnginesOut}, ERRORS),
+    summary="The engines a run may ask for",
+)
+def list_engines(request: HttpRequest) -> Any:
+    """``numpy`` always, and ``jax`` where jax is installed (the web process and the workers
+    share one environment): the run panel offers what this lists (docs/engines.md)."""
+    from geon.interop.jax_engine import jax_available
+
+    return {"engines": ["numpy", *(["jax"] if jax_available() else [])]}
 
 
 @router.get(

@@ -32,6 +32,10 @@ class Run(models.Model):
         NUMPY = "numpy"
         CUPY = "cupy"
 
+    class Engine(models.TextChoices):
+        NUMPY = "numpy"
+        JAX = "jax"
+
     graph_version = models.ForeignKey(GraphVersion, on_delete=models.CASCADE, related_name="runs")
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -39,6 +43,9 @@ class Run(models.Model):
     backend = models.CharField(max_length=16, choices=Backend.choices, default=Backend.NUMPY)
     # Application by Application, checked against a logical run (max abs diff per output).
     sharded = models.BooleanField(default=False)
+    # Where it runs: NumPy's executor, or JAX (the placed plan as one XLA program, checked
+    # against the logical NumPy run; docs/engines.md).
+    engine = models.CharField(max_length=16, choices=Engine.choices, default=Engine.NUMPY)
     # Every tensor's values are kept and returned, not only the outputs' ("keep intermediates").
     intermediates = models.BooleanField(default=False)
     # The shard plan whose generated Applications the run exercises (sharded runs only).

@@ -385,7 +385,7 @@ BAD_REQUESTS = [
      error(404, "not_found", 'version "9" of graph "{title}" does not exist; expected 1 to 1')),
     ("unknown field", {"shards": 4}, {},
      error(400, "invalid_request", 'field "shards" is not known; expected any of "backend", '
-           '"version", "sharded", "seed", "plan", "intermediates"')),
+           '"engine", "version", "sharded", "seed", "plan", "intermediates"')),
     ("body not an object", [1, 2], {},
      error(400, "invalid_body", 'the request body is not a JSON object; expected e.g. '
            '{"sharded": true}')),

@@ -36,6 +36,7 @@ def run_json(run: Run) -> dict[str, Any]:
         "graphId": str(version.graph_id),
         "version": version.number,
         "backend": run.backend,
+        "engine": run.engine,
         "sharded": run.sharded,
         "plan": run.plan_id,
         # the name people read (the plan may have been renamed or deleted since: then its id)

@@ -80,6 +80,36 @@ def execute_document(
     )
 
 
+def jax_devices() -> int:
+    """The CPU host devices a worker gives JAX (``GEON_JAX_DEVICES``, default 8): a plan whose
+    mesh needs more is refused before it is queued (the count is fixed once jax is loaded)."""
+    try:
+        return max(1, int(os.environ.get("GEON_JAX_DEVICES", "8")))
+    except ValueError:
+        return 8
+
+
+def execute_on_jax(
+    document: dict[str, Any], *, seed: int | None, inputs: Mapping[str, Any] | None
+) -> tuple[dict[str, Any], dict[str, np.ndarray[Any, Any]]]:
+    """A run on the JAX engine (docs/engines.md): the document logically on NumPy and under its
+    placed plan on JAX with the same inputs; the summary (``engine``, outputs, ``max_abs_diff``
+    per output, devices, timings with the compile apart) and JAX's outputs by key. The worker's
+    XLA host devices are ``GEON_JAX_DEVICES``, fixed when jax is first loaded."""
+    from geon.cli.run import run_on_jax
+    from geon.interop.jax_engine import force_host_devices
+
+    force_host_devices(jax_devices())
+    graph = Document.from_json(document)
+    limits = execute.Limits.from_env()
+    execute.compile_run(graph, sharded=False, backend="numpy", limits=limits)
+    summary, done = run_on_jax(graph, dict(inputs) if inputs else None, seed)
+    summary["backend"], summary["mode"] = "jax", "jax"
+    summary["timings"] = {"compile": round(done.compile_seconds, 6),
+                          "jax": round(done.run_seconds, 6)}  # fmt: skip
+    return summary, done.outputs
+
+
 def compared_collectives(
     document: dict[str, Any], result: execute.RunResult
 ) -> list[dict[str, Any]]:
@@ -157,6 +187,12 @@ def _execute(run: Run, progress: Callable[[execute.Progress], None]) -> None:
         # Test-only (tests/faults): hold the run in "running" so that a test can kill its
         # worker mid-run. Unset everywhere else.
         time.sleep(float(os.environ.get("GEON_TEST_RUN_DELAY_SECONDS", "0")))
+        if run.engine == Run.Engine.JAX:
+            summary, outputs = execute_on_jax(
+                run.graph_version.document, seed=seed, inputs=_stored_inputs(run)
+            )
+            _store(run, summary, outputs)
+            return
         result = execute_document(
             run.graph_version.document,
             backend=run.backend,
@@ -170,13 +206,7 @@ def _execute(run: Run, progress: Callable[[execute.Progress], None]) -> None:
         if run.intermediates:
             mark_intermediates(summary["outputs"], run.graph_version.document)
         summary["collectives"] = compared_collectives(run.graph_version.document, result)
-        run.timings = {**run.timings, **summary.pop("timings")}
-        run.result = summary
-        buffer = io.BytesIO()
-        np.savez(buffer, **result.by_key())  # type: ignore[arg-type]
-        save_file(run.results, f"runs/{run.pk}/results.npz", buffer.getvalue())
-        run.status = Run.Status.DONE
-        run.progress = 1.0
+        _store(run, summary, result.by_key())
     except GeonError as error:
         run.status = Run.Status.FAILED
         run.error = str(error)
@@ -184,6 +214,17 @@ def _execute(run: Run, progress: Callable[[execute.Progress], None]) -> None:
         log.exception("run %s failed unexpectedly", run.pk)
         run.status = Run.Status.FAILED
         run.error = UNEXPECTED_RUN_FAILURE
+
+
+def _store(run: Run, summary: dict[str, Any], outputs: dict[str, Any]) -> None:
+    """Record a finished run's summary, timings and results file on ``run`` (not saved)."""
+    run.timings = {**run.timings, **summary.pop("timings")}
+    run.result = summary
+    buffer = io.BytesIO()
+    np.savez(buffer, **outputs)
+    save_file(run.results, f"runs/{run.pk}/results.npz", buffer.getvalue())
+    run.status = Run.Status.DONE
+    run.progress = 1.0
 
 
 def _claim_run(run_id: int) -> Run | None:

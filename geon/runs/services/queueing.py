@@ -23,7 +23,7 @@ from geon.graphs.services import User, check_can_edit, document_issues
 from geon.runs.models import Run
 from geon.runs.services.errors import RunRefused
 from geon.runs.services.events import publish
-from geon.runs.services.execution import RUN_SEED, every_tensor
+from geon.runs.services.execution import RUN_SEED, every_tensor, jax_devices
 from geon.runs.services.fields import check_bool, check_int, check_version
 from geon.runs.services.files import save_file
 from geon.runs.services.inputs import check_npz, check_npz_size
@@ -37,6 +37,7 @@ class RunRequest:
     version: GraphVersion
     backend: str
     sharded: bool = False
+    engine: str = "numpy"
     seed: int | None = RUN_SEED
     plan: ShardPlan | None = None
     intermediates: bool = False
@@ -49,6 +50,7 @@ def check_can_run(
     graph_id: uuid.UUID | str,
     backend: Any = "numpy",
     *,
+    engine: Any = "numpy",
     version: Any = None,
     sharded: Any = None,
     seed: Any = None,
@@ -63,7 +65,8 @@ def check_can_run(
     The graph must be visible to the user (else :class:`~geon.graphs.services.GraphNotFound`)
     and writable by them (editors and owners; else :class:`~geon.graphs.services.AccessDenied`),
     the backend known, the version exist and have no error issues, the run fit the executor's
-    ``limits`` (default :meth:`geon.execute.Limits.from_env`), and the ``inputs`` ``.npz``
+    ``limits`` (default :meth:`geon.execute.Limits.from_env`), the ``engine`` available and
+    the document lowerable to it (:func:`check_engine`), and the ``inputs`` ``.npz``
     (loaded without pickles) hold arrays for the document's inputs with their shapes and dtypes.
     Inputs the file does not hold are generated from ``seed``; without a file the seed defaults
     to :data:`RUN_SEED`. ``plan`` (the id of one of the graph's shard plans) records which plan's
@@ -76,6 +79,8 @@ def check_can_run(
         raise RunRefused(
             "invalid_backend", f'backend "{backend}" is not known; expected one of {expected}'
         )
+    if engine not in Run.Engine.values:
+        check_engine(engine, {}, backend=str(backend), sharded=False, intermediates=False)
     chosen_plan = _check_plan(graph, plan)
     is_sharded = chosen_plan is not None if sharded is None else check_bool("sharded", sharded)
     if chosen_plan is not None and not is_sharded:
@@ -96,6 +101,8 @@ def check_can_run(
         check_npz_size(inputs, inputs_name, lim)
     keep_all = intermediates not in (None, "") and check_bool("intermediates", intermediates)
     compiled = _check_fits(stored.document, is_sharded, lim, keep_all)
+    check_engine(engine, stored.document, backend=str(backend), sharded=is_sharded,
+                 intermediates=keep_all)  # fmt: skip
     if inputs is None:
         chosen_seed = RUN_SEED if chosen_seed is None else chosen_seed
     else:
@@ -105,11 +112,55 @@ def check_can_run(
         version=stored,
         backend=str(backend),
         sharded=is_sharded,
+        engine=str(engine),
         seed=chosen_seed,
         plan=chosen_plan,
         intermediates=keep_all,
         inputs=inputs,
     )
+
+
+def check_engine(
+    engine: Any, document: dict[str, Any], *, backend: str, sharded: bool, intermediates: bool
+) -> None:
+    """Refuse an unknown engine, and a JAX run that cannot be: jax not installed (400
+    ``engine_unavailable``, saying how to install it), with ``sharded``, ``cupy`` or
+    ``intermediates`` (400 ``invalid_request``), a document the lowering refuses (422
+    ``cannot_run``) or a mesh of more devices than the worker has (413 ``limit_exceeded``)."""
+    if engine not in Run.Engine.values:
+        expected = ", ".join(f'"{e}"' for e in Run.Engine.values)
+        raise RunRefused(
+            "invalid_engine", f'engine "{engine}" is not known; expected one of {expected}'
+        )
+    if engine != Run.Engine.JAX:
+        return
+    from geon.interop.jax_engine import INSTALL, jax_available
+    from geon.interop.jax_export import to_jax
+    from geon.interop.jax_lowering import lower_shardings
+
+    if not jax_available():
+        raise RunRefused(
+            "engine_unavailable", f"the jax engine needs jax, which is not installed: {INSTALL}"
+        )
+    if sharded or backend != Run.Backend.NUMPY or intermediates:
+        raise RunRefused(
+            "invalid_request",
+            'engine "jax" runs the placed plan on JAX beside the logical NumPy run; leave out '
+            "sharded, plan, intermediates and backend",
+        )
+    graph = Document.from_json(document)
+    try:
+        to_jax(graph)
+        need = lower_shardings(graph).devices
+    except GeonError as error:
+        raise RunRefused("cannot_run", str(error), status=422) from None
+    if need > jax_devices():
+        raise RunRefused(
+            "limit_exceeded",
+            f"the plan's mesh needs {need} devices; the worker gives JAX {jax_devices()} "
+            "(GEON_JAX_DEVICES)",
+            status=413,
+        )
 
 
 def plan_in_document(graph: Graph, document: dict[str, Any]) -> ShardPlan | None:
@@ -187,6 +238,7 @@ def do_queue_run(request: RunRequest, user: User) -> Run:
         graph_version=request.version,
         requested_by=requester,
         backend=request.backend,
+        engine=request.engine,
         sharded=request.sharded,
         seed=request.seed,
         plan=request.plan,
