@@ -50,8 +50,12 @@ class CollectiveCost(Schema):
 
 
 class DeviceMemoryKinds(Schema):
-    inputs: int
-    outputs: int
+    """A device's peak by kind (geon.core.costmodel.ledger, DESIGN.md §9)."""
+
+    parameters: int
+    gradients: int
+    optimizer: int
+    activations: int
     temporaries: int
     communication: int
 

@@ -116,8 +116,9 @@ def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
     bars = ledger.locator(".geon-bar").evaluate_all(
         "(bs) => bs.map((b) => b.getAttribute('aria-label'))"
     )
-    assert len(bars) == 2 and all(b.startswith("peak ") and "inputs " in b for b in bars), bars
-    assert ledger.locator(".geon-bar").first.locator(".geon-bar-part").count() == 4
+    # (the block's weights are constants: parameters; x is data: activations)
+    assert len(bars) == 2 and all(b.startswith("peak ") and "parameters " in b for b in bars), bars
+    assert ledger.locator(".geon-bar").first.locator(".geon-bar-part").count() == 6
     assert "bars to" in (ledger.locator("caption").text_content() or "")
     ledger.screenshot(path=str(shot("04-ledger").with_suffix(".panel.png")))
     tab.wait_for_function("() => window.geon.boxes().some((b) => b.title === 'attn out partial')")

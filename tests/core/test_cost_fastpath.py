@@ -343,12 +343,12 @@ def _reference_ledger(doc: dict[str, Any], order: list[str]) -> dict[Any, tuple[
             first, size = min(steps), len(cells) * nbytes[tid]
             if tid in last_read:
                 allocations.append(("temporaries", first, max(last_read[tid], first), size))
-            else:
-                allocations.append(("outputs", first, end, size))
+            else:  # a forward output (no Group scopes here: every operation is forward)
+                allocations.append(("activations", first, end, size))
         for tid, (cells, steps) in read.get(device, {}).items():
             only = len(cells - own.get(tid, (set(), []))[0]) * nbytes[tid]
-            if tid not in written_anywhere:
-                allocations.append(("inputs", 0, end, only))
+            if tid not in written_anywhere:  # a data input (no Variable tags or constants here)
+                allocations.append(("activations", 0, end, only))
             elif only:
                 allocations.append(("communication", min(steps), max(steps), only))
         out[device] = _reference_peak(allocations, len(order))

@@ -40,10 +40,18 @@ def test_devices_time_and_memory_of_the_mlp_that_all_gathers() -> None:
         "flops": 544,
         "computeSeconds": pytest.approx(3e-6, rel=1e-9),
         "commSeconds": pytest.approx(gather, rel=1e-9),
-        # peak at the second dot: inputs x[0:2] 32 + w1 256 + w2[:, 0:1] 64 = 352, a[:, 0:2]
-        # 128 (temporary), the rest of a received 384, y[0:1, :] 32 (output)
+        # peak at the second dot: inputs x[0:2] 32 + w1 256 + w2[:, 0:1] 64 = 352 (placeholders,
+        # not variables: activations), a[:, 0:2] 128 (temporary), the rest of a received 384,
+        # y[0:1, :] 32 (the forward's output: activations too)
         "peakBytes": 896,
-        "memory": {"inputs": 352, "outputs": 32, "temporaries": 128, "communication": 384},
+        "memory": {
+            "parameters": 0,
+            "gradients": 0,
+            "optimizer": 0,
+            "activations": 352 + 32,
+            "temporaries": 128,
+            "communication": 384,
+        },
         "overBudget": False,
     }
     assert [d["coords"] for d in report["devices"]] == [[0], [1], [2], [3]]

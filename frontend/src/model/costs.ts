@@ -3,10 +3,14 @@
  * ``GET .../plans/<id>/cost?profile=``) and how its bytes and seconds read to a person.
  */
 
-/** The bytes a device holds at its peak, by what they are (geon.core.costmodel.ledger). */
+/** The bytes a device holds at its peak, by what they are (geon.core.costmodel.ledger, DESIGN.md
+ * §9): a forward document has parameters, activations, temporaries and communication buffers; a
+ * training step (§11) also gradients and optimizer state. */
 export interface MemoryParts {
-  inputs: number;
-  outputs: number;
+  parameters: number;
+  gradients: number;
+  optimizer: number;
+  activations: number;
   temporaries: number;
   communication: number;
 }
@@ -35,7 +39,8 @@ export interface LedgerRow {
   computeSeconds: number;
   commSeconds: number;
   peakBytes: number;
-  /** The peak's parts: graph inputs, outputs, temporaries and communication buffers. */
+  /** The peak's parts: parameters, gradients, optimizer state, activations, temporaries and
+   * communication buffers. */
   memory?: MemoryParts;
   overBudget: boolean;
   /** Past the server's row bound, one row stands for this many devices of equal figures

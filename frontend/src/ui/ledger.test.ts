@@ -36,8 +36,9 @@ describe("device ledger", () => {
   });
 
   it("names the parts of a device's peak that hold bytes", () => {
-    expect(peakWords(row(3072, { inputs: 2048, outputs: 0, temporaries: 512, communication: 512 }))).toBe(
-      "3 KiB: inputs 2 KiB, temporaries 512 B, communication buffers 512 B",
+    const parts = { parameters: 1024, gradients: 0, optimizer: 512, activations: 512, temporaries: 512, communication: 512 };
+    expect(peakWords(row(3072, parts))).toBe(
+      "3 KiB: parameters 1 KiB, optimizer state 512 B, activations 512 B, temporaries 512 B, communication buffers 512 B",
     );
     expect(peakWords(row(96))).toBe("96 B");
   });

@@ -2,7 +2,8 @@
  * A plan's device ledger as the Plans panel shows it (issue 16 items 5 and 7): a one-line
  * summary (collectives, step time as an interval, peak memory and its imbalance), the collectives
  * on the plan's edges, and per device its compute and communication time and its peak memory as a
- * bar split into inputs, outputs, temporaries and communication buffers, against the profile's
+ * bar split into parameters, gradients, optimizer state, activations, temporaries and
+ * communication buffers (a training step's ledger, issue 32), against the profile's
  * capacity. The current plan's ledger is shown as soon as its cost arrives; compared plans show
  * theirs under the comparison.
  */
@@ -12,8 +13,10 @@ import { el } from "./dom";
 
 /** The parts of a device's peak, in the order they are drawn, with the words a person reads. */
 export const PARTS: readonly [keyof MemoryParts, string][] = [
-  ["inputs", "inputs"],
-  ["outputs", "outputs"],
+  ["parameters", "parameters"],
+  ["gradients", "gradients"],
+  ["optimizer", "optimizer state"],
+  ["activations", "activations"],
   ["temporaries", "temporaries"],
   ["communication", "communication buffers"],
 ];
@@ -47,7 +50,7 @@ export function ledgerSummary(plan: string, cost: Partial<ProfiledCost>): string
   return parts.join(" · ") + (cost.memory?.overBudget ? ", over memory" : "");
 }
 
-/** A device's peak as words: "3.8 KiB: inputs 2 KiB, temporaries 1.8 KiB". */
+/** A device's peak as words: "3.8 KiB: parameters 2 KiB, temporaries 1.8 KiB". */
 export function peakWords(d: LedgerRow): string {
   const split = PARTS.filter(([key]) => (d.memory?.[key] ?? 0) > 0).map(([key, words]) => `${words} ${showBytes(d.memory![key])}`);
   return split.length ? `${showBytes(d.peakBytes)}: ${split.join(", ")}` : showBytes(d.peakBytes);
@@ -79,7 +82,7 @@ function memoryBar(d: LedgerRow, scale: number): HTMLElement {
   const share = (bytes: number): string => `${scale > 0 ? Math.min(100, (bytes / scale) * 100) : 0}%`;
   const segments = d.memory
     ? PARTS.map(([key]) => el("span", { class: `geon-bar-part geon-bar-${key}`, style: `width: ${share(d.memory![key])}` }))
-    : [el("span", { class: "geon-bar-part geon-bar-inputs", style: `width: ${share(d.peakBytes)}` })];
+    : [el("span", { class: "geon-bar-part geon-bar-parameters", style: `width: ${share(d.peakBytes)}` })];
   return el("span", { class: "geon-bar", role: "img", "aria-label": `peak ${peakWords(d)}`, title: peakWords(d) }, ...segments);
 }
 

@@ -224,22 +224,32 @@ def _clashes(a: Axes, b: Axes, pairs: set[tuple[Ref, Ref]]) -> bool:
 def _dot_grad(g: Tensor, other: Tensor, keep: dict[Ref, Ref], free: list[Ref], fresh: Fresh,
               target: Axes) -> Tensor:  # fmt: skip
     """``Σ g·other`` over ``free`` (axes of both ``g`` and ``other``), ``other``'s axes in
-    ``keep`` read as the operand's axes they pair with; the result in ``target``'s order."""
-    relabel = [keep[r] if r in keep else r.shift(1) for r in other.axes]
-    pairs = {(r, r.shift(1)) for r in free}
-    if not _clashes(g.axes, Axes(tuple(relabel)), pairs):
-        o = F.cast_axes(other, relabel) if relabel != list(other.axes) else other
-        return conform(dot(g, o), target)
-    # fresh axes: the summed ones, and the kept ones (cast back after)
-    summed = {r: fresh.axis(r) for r in free}
-    kept = {r: fresh.axis(keep[r]) for r in other.axes if r in keep}
-    g2 = F.cast_axes(g, [summed[r].ref if r in summed else r for r in g.axes])
-    o2 = F.cast_axes(
-        other, [kept[r].ref if r in kept else summed[r].ref.shift(1) for r in other.axes]
-    )
-    back: dict[Ref, Ref] = {kept[r].ref: keep[r] for r in kept}
+    ``keep`` read as the operand's axes they pair with; the result in ``target``'s order.
+
+    The summed axes keep their names where they can (a plan maps them: the batch of a weight
+    gradient is what data parallelism splits); fresh axes stand in first for the kept ones,
+    then for the summed ones too, only where the relabelling would pair or collide others."""
+    for rename_kept, rename_summed in ((False, False), (True, False), (True, True)):
+        summed = {r: fresh.axis(r).ref for r in free} if rename_summed else {}
+        kept = {r: fresh.axis(keep[r]).ref for r in other.axes if r in keep} if rename_kept else {}
+        g_axes = [summed.get(r, r) for r in g.axes]
+        o_axes = [
+            (kept.get(r, keep[r]) if r in keep else summed.get(r, r).shift(1) if r in summed
+             else r.shift(1))
+            for r in other.axes
+        ]  # fmt: skip
+        wanted = {(summed.get(r, r), summed.get(r, r).shift(1)) for r in free}
+        if not _clashes(Axes(tuple(g_axes)), Axes(tuple(o_axes)), wanted):
+            break
+    else:  # pragma: no cover - fresh names cannot clash
+        raise AutodiffError(f"cannot pair {g.axes} with {other.axes} for a dot's gradient")
+    g2 = F.cast_axes(g, g_axes) if g_axes != list(g.axes) else g
+    o2 = F.cast_axes(other, o_axes) if o_axes != list(other.axes) else other
+    back: dict[Ref, Ref] = {kept[r]: keep[r] for r in kept}
     d = dot(g2, o2)
-    return conform(F.cast_axes(d, [back.get(r, r) for r in d.axes]), target)
+    if back:
+        d = F.cast_axes(d, [back.get(r, r) for r in d.axes])
+    return conform(d, target)
 
 
 def _dot(op: ForwardOp, g: Tensor, fresh: Fresh) -> list[tuple[Tensor, Tensor]]:

@@ -1,16 +1,31 @@
-"""The memory ledger of a plan (DESIGN.md §9, issue 16 item 5): per device, the peak of the bytes
-it holds along the run order (not the sum of everything it ever holds), split into
+"""The memory ledger of a plan (DESIGN.md §9, §11, issue 16 item 5, issue 32): per device, the
+peak of the bytes it holds along the run order (not the sum of everything it ever holds), split
+by what the bytes are:
 
-- ``inputs``: the distinct cells it reads of graph inputs (tensors no operation writes), held for
-  the whole run; for an input a plan placed (:func:`geon.core.plans.held_regions`), the region
-  it holds, whether it reads it or not (what it reads beyond is ``communication``);
-- ``outputs``: the distinct cells it writes of graph outputs (tensors no operation reads), held
-  from the operation writing them to the end;
-- ``temporaries``: the distinct cells it writes of every other tensor, held from the operation
-  writing them until the last operation reading the tensor (on any device) has run;
-- ``communication``: the distinct cells it reads of a tensor that another device writes and it
-  does not (the receive buffers of collectives), held from the first to the last operation
+- ``parameters``: variables (the ``Variable`` tag), inline constants and, in a training step,
+  each variable's next value (``<name>.next``);
+- ``gradients``: what the optimizer reads of the backward pass (each weight's gradient), and
+  tensors labelled ``<name>.grad``;
+- ``optimizer``: optimizer state, the inputs only optimizer operations read (``<name>.m``,
+  ``<name>.v``, ``step``) and the state's next values (the optimizer's outputs that are not
+  parameters);
+- ``activations``: forward tensors the backward pass reads (saved for it: alive from their
+  forward producer to their last backward reader), the data inputs (the batch), and the
+  forward's outputs (``loss``, a forward document's results);
+- ``temporaries``: everything else written (the forward's intermediates nothing saves, the
+  backward's and the optimizer's intermediates), held from the operation writing them until the
+  last operation reading the tensor (on any device) has run;
+- ``communication``: the distinct cells a device reads of a tensor that another device writes
+  and it does not (the receive buffers of collectives), held from the first to the last operation
   reading them there.
+
+Operations are forward, backward or optimizer by their ``Group`` scope (``backward/...``,
+``optimizer/...``: what :func:`geon.core.autodiff.training_step` writes); a document that is
+not a training step has only parameters, activations, temporaries and communication. Graph inputs
+(tensors no operation writes) are held for the whole run: the distinct cells a device reads, or
+for an input a plan placed (:func:`geon.core.plans.held_regions`) the region it holds, whether it
+reads it or not (what it reads beyond is ``communication``). Graph outputs (tensors no operation
+reads) are held from the operation writing them to the end.
 
 A step is one operation of the run order; an allocation is live from its first step to its
 last, both included. The split reported is the one at the peak step (the earliest, on ties).
@@ -25,14 +40,18 @@ from typing import Any
 
 import numpy as np
 
+from geon.core.constants import CONSTANT
 from geon.core.cost import Resident, cells_only_read, resident
 from geon.core.costmodel.placed import PlacedDocument
+from geon.core.nodes import Node, selected_tensor_ids
 from geon.core.shard_table import Device, group_keys
+from geon.core.variables import is_variable
 
-__all__ = ["KINDS", "DeviceMemory", "imbalance_percent", "memory_ledger"]
+__all__ = ["KINDS", "DeviceMemory", "imbalance_percent", "memory_ledger", "tensor_kinds"]
 
-KINDS = ("inputs", "outputs", "temporaries", "communication")
-_INPUTS, _OUTPUTS, _TEMPORARIES, _COMMUNICATION = range(len(KINDS))
+KINDS = ("parameters", "gradients", "optimizer", "activations", "temporaries", "communication")
+_PARAMETERS, _GRADIENTS, _OPTIMIZER, _ACTIVATIONS, _TEMPORARIES, _COMMUNICATION = range(len(KINDS))
+_GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
 
 
 @dataclass(frozen=True, slots=True)
@@ -93,7 +112,8 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
     w_bytes = writes.cells * eb[writes.tensor]
     w_held = held[writes.tensor]
     w_read = last_read[writes.tensor] >= 0
-    kind = np.where(w_held, _INPUTS, np.where(w_read, _TEMPORARIES, _OUTPUTS))
+    kinds = tensor_kinds(doc)
+    kind = kinds[writes.tensor]
     w_first = np.where(w_held, 0, writes.first)
     w_last = np.where(w_held | ~w_read, end, np.maximum(last_read[writes.tensor], writes.first))
     written = (kind, w_first, w_last, w_bytes, writes.device)
@@ -103,7 +123,7 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
     graph_input = ~written_by_any[reads.tensor] & ~held[reads.tensor]
     keep = graph_input | (r_bytes != 0)
     received = (
-        np.where(graph_input, _INPUTS, _COMMUNICATION)[keep],
+        np.where(graph_input, kinds[reads.tensor], _COMMUNICATION)[keep],
         np.where(graph_input, 0, reads.first)[keep],
         np.where(graph_input, end, reads.last)[keep],
         r_bytes[keep],
@@ -122,6 +142,59 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
     for d, a, b in zip(everyone, *bounds, strict=True):
         part = slice(a, b)
         out[table.devices[d]] = _peak(kind[part], first[part], last[part], nbytes[part], steps)
+    return out
+
+
+def _role(node: Node) -> str:
+    """``backward``, ``optimizer`` or ``forward``: an operation's part of a training step."""
+    group = (node.tags or {}).get(_GROUP)
+    scope = group.get("scope") if isinstance(group, dict) else None
+    if isinstance(scope, str):
+        for role in ("backward", "optimizer"):
+            if scope == role or scope.startswith(role + "/"):
+                return role
+    return "forward"
+
+
+def tensor_kinds(doc: PlacedDocument) -> np.ndarray:
+    """The kind (an index of :data:`KINDS`) of every tensor of the table (see the module
+    docstring)."""
+    table = doc.table
+    written: dict[str, set[str]] = {}
+    read: dict[str, set[str]] = {}
+    for node in table.ops.values():
+        role = _role(node)
+        for tid in selected_tensor_ids(node.body, "outputs"):
+            written.setdefault(tid, set()).add(role)
+        for tid in selected_tensor_ids(node.body, "inputs"):
+            read.setdefault(tid, set()).add(role)
+    nodes = [doc.graph.get(tid) for tid in table.tensor_ids]
+    variables = {
+        n.label
+        for n in nodes
+        if n is not None and n.label and n.id not in written and is_variable(n.tags)
+    }
+    out = np.full(len(table.tensor_ids), _TEMPORARIES, dtype=np.int64)
+    for i, (tid, found) in enumerate(zip(table.tensor_ids, nodes, strict=True)):
+        tags = found.tags if found is not None else None
+        label = (found.label if found is not None else None) or ""
+        w, r = written.get(tid, set()), read.get(tid, set())
+        if not w:  # a graph input
+            if is_variable(tags) or (tags and tags.get(CONSTANT) is not None):
+                out[i] = _PARAMETERS
+            elif r == {"optimizer"}:
+                out[i] = _OPTIMIZER
+            else:
+                out[i] = _ACTIVATIONS
+        elif "optimizer" in w:
+            if label.endswith(".next") and label[: -len(".next")] in variables:
+                out[i] = _PARAMETERS
+            elif not r:
+                out[i] = _OPTIMIZER
+        elif "optimizer" in r or label.endswith(".grad"):
+            out[i] = _GRADIENTS
+        elif "backward" not in w and ("backward" in r or not r):
+            out[i] = _ACTIVATIONS
     return out
 
 

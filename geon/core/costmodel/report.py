@@ -10,8 +10,8 @@
 - ``collectives``: :mod:`geon.core.costmodel.collectives`, one per edge that moves data (with
   ``groups`` and ``bytesPerDevice``, XLA's per-device buffer, beside ``bytes``);
 - ``devices``: per device of every mesh used (idle ones too), ``{"mesh", "coords", "flops",
-  "computeSeconds", "commSeconds", "peakBytes", "memory": {inputs, outputs, temporaries,
-  communication}, "overBudget"}`` (:mod:`~geon.core.costmodel.timing`,
+  "computeSeconds", "commSeconds", "peakBytes", "memory": {parameters, gradients, optimizer,
+  activations, temporaries, communication}, "overBudget"}`` (:mod:`~geon.core.costmodel.timing`,
   :mod:`~geon.core.costmodel.ledger`);
 - ``time``: ``{"lower", "upper"}`` seconds (:func:`~geon.core.costmodel.timing.time_interval`);
 - ``memory``: ``{"capacity", "imbalancePercent", "overBudget"}``: the profile's capacity per
