@@ -175,6 +175,7 @@ export class Editor implements Commands {
                 return editId === null ? "the graph has not loaded yet" : { editId, baseVersion: this.sync.session.version! };
               },
               cancelSwitch: (editId) => this.sync.cancelExpanded(editId),
+              readOnly: () => this.sync.readOnly(),
               onCollectives: (_plan, collectives) => {
                 this.collectives = edgeLabels(collectives);
                 this.cached = null;

@@ -141,3 +141,21 @@ def test_request_notify_thread_suggest_re_request_approve_and_stale_live(
     bob.screenshot(path=str(ARTIFACTS / "review-story-stale.png"))
     # and nothing failed on either page
     assert browsers.errors == []
+
+
+def test_a_reviewer_sees_the_plan_controls_disabled_with_the_reason_from_the_first_paint(
+    daphne_server: str, password: str, block: str, browsers: Browsers
+) -> None:
+    bob = browsers.new_page()
+    sign_in(bob, daphne_server, "bob", password)
+    open_graph(bob, daphne_server, block)
+    # when the plans have loaded (after the snapshot: the rows are drawn by the load)
+    bob.wait_for_selector(f".geon-plan[data-plan='{DP}'] .geon-plan-switch")
+    # then every control that would change a plan is disabled, saying why, with nothing done
+    for control in (".geon-plan-switch", ".geon-plan-rename", ".geon-plan-delete"):
+        buttons = bob.locator(control)
+        assert buttons.count() == 3, control
+        for k in range(3):
+            assert buttons.nth(k).is_disabled(), control
+            assert "reviewer" in (buttons.nth(k).get_attribute("title") or ""), control
+    assert browsers.errors == []

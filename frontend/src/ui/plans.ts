@@ -17,6 +17,7 @@ import type { LivePlanCost } from "../sync/protocol";
 import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
+import { markReadOnly } from "./readOnly";
 
 export interface PlansOptions {
   graphId: string;
@@ -31,6 +32,9 @@ export interface PlansOptions {
   /** The collectives of the plan the document has now (its name), under the chosen profile,
    * after each change of document, plan list or profile; ``null`` and none without such a plan. */
   onCollectives?(plan: string | null, collectives: Collective[]): void;
+  /** Why this user may not change plans (a viewer's or reviewer's role), or null: the rows a load
+   * draws are disabled with it at once, not at the editor's next panel update (issue 35). */
+  readOnly?(): string | null;
 }
 
 export interface PlansSection {
@@ -204,6 +208,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       else if (plans[at]) pick.value = String(plans[at]!.id);
     }
     compareForm.hidden = plans.length < 2;
+    markReadOnly(list, options.readOnly?.() ?? null);
     if (compared && !(plans.some((p) => p.id === compared!.a) && plans.some((p) => p.id === compared!.b))) {
       compared = null;
       table.replaceChildren();
