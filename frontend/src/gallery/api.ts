@@ -193,6 +193,13 @@ export class PlansApi extends RestClient {
     return this.polled(`${this.path}/${id}/cost${query}`, onWait);
   }
 
+  /** What the current document costs as it is placed (``GET /graphs/<id>/cost``), saved plan or
+   * not: a suggestion applied or a split made by hand keeps a cost (issue 35); polled as a cost is. */
+  documentCost(profile?: string, onWait?: (message: string) => void): Promise<PlanCost> {
+    const query = profile ? `?profile=${encodeURIComponent(profile)}` : "";
+    return this.polled(`/graphs/${this.graphId}/cost${query}`, onWait);
+  }
+
   /** Plan ``a`` against plan ``b`` on the current version (``GET .../plans/<a>/diff/<b>``),
    * polled as a cost is. */
   diff(a: number, b: number, profile?: string, onWait?: (message: string) => void): Promise<PlanDiff> {

@@ -3,7 +3,7 @@ import type { PlansApi } from "../gallery/api";
 import type { Collective } from "../model/costs";
 import { APPLICATION, type LoomDocument } from "../model/document";
 import type { Plan } from "../model/plans";
-import { followCurrentCost } from "./currentCost";
+import { CURRENT_DOCUMENT, followCurrentCost } from "./currentCost";
 
 const collective: Collective = { kind: "all-reduce", tensor: "t", producer: "p", consumer: "q", tensorLabel: "t", producerLabel: "p", consumerLabel: "q", meshAxes: ["tp"], devices: 2, bytes: 512, seconds: 1e-6 };
 const plan: Plan = { id: 1, name: "Megatron", mesh: { name: "m", axes: { tp: 2 } }, spec: {}, axisMapping: { F: "tp" }, applications: { operations: { op: ["a1"] } } };
@@ -57,5 +57,30 @@ describe("the current plan's cost", () => {
     follow.live({ planId: 1, plan: "Megatron", version: 3, collectives: { "cpu-host": [collective] } });
     follow.live({ planId: 9, plan: "Other", version: 3, collectives: { "": [collective] } });
     expect(drawn).toEqual([]);
+  });
+
+  it("costs a document no saved plan placed (a suggestion applied, a hand split) as the current document", async () => {
+    vi.stubGlobal("window", { setTimeout: (f: () => void) => (f(), 1), clearTimeout: () => {} });
+    // the ledger is drawn too: a stand-in for the few DOM calls it makes
+    const drawnNode = (): unknown => ({ setAttribute() {}, append() {}, addEventListener() {}, set className(_: string) {}, set textContent(_: string) {} });
+    vi.stubGlobal("document", { createElement: drawnNode });
+    const shown: unknown[] = [];
+    const drawn: [string | null, number][] = [];
+    const asked: string[] = [];
+    // the document holds an Application no saved plan generated
+    const hand: LoomDocument = { id: "g", nodes: [{ id: "a9", type: APPLICATION, body: { operationId: "op" } }] };
+    const state = { doc: hand, plans: [plan], version: 5 as number | null, busy: false };
+    const cost = { collectives: [collective], ledger: [], memory: { capacity: 1, imbalancePercent: 0, overBudget: false } };
+    const api = {
+      cost: () => (asked.push("plan"), new Promise(() => {})),
+      documentCost: (profile: string) => (asked.push(`document ${profile}`), Promise.resolve(cost)),
+    } as unknown as PlansApi;
+    const ledger = { replaceChildren: (...nodes: unknown[]) => shown.push(...nodes), querySelector: () => null } as unknown as HTMLElement;
+    const profile = { value: "cpu-host" } as HTMLSelectElement;
+    const follow = followCurrentCost({ api, ledger, profile, onCollectives: (p, cs) => drawn.push([p, cs.length]), state: () => state });
+    follow.refresh();
+    await vi.waitFor(() => expect(shown.length).toBe(1));
+    // then the current document's own cost labels the edges and fills the ledger; no plan's cost is asked
+    expect([asked, drawn]).toEqual([["document cpu-host"], [[CURRENT_DOCUMENT, 1]]]);
   });
 });

@@ -8,7 +8,7 @@
 
 import type { PlansApi } from "../gallery/api";
 import type { Collective } from "../model/costs";
-import type { LoomDocument } from "../model/document";
+import { APPLICATION, type LoomDocument } from "../model/document";
 import { currentPlans, type Plan } from "../model/plans";
 import type { LivePlanCost } from "../sync/protocol";
 import { el } from "./dom";
@@ -33,6 +33,14 @@ export interface CurrentCost {
   live(cost: LivePlanCost): void;
 }
 
+/** What the ledger and labels are named by when no saved plan is the document's. */
+export const CURRENT_DOCUMENT = "current document";
+
+/** Whether the document places anything (an Application): then it has a cost of its own. */
+function placed(doc: LoomDocument): boolean {
+  return doc.nodes.some((n) => n.type === APPLICATION);
+}
+
 export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
   const { api, ledger, profile } = options;
   /** What was last asked: plan, version and profile ("" when there is no current plan; null:
@@ -52,9 +60,11 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
     // at the version an applied named the current plan, its word holds while the plan list
     // (reloaded after a switch) still has the plan as it was before
     const told = pushed?.version === version ? pushed : null;
-    const plan = plans.find((p) => ids.has(p.id)) ?? plans.find((p) => p.id === told?.planId) ?? null;
+    const saved = plans.find((p) => ids.has(p.id)) ?? plans.find((p) => p.id === told?.planId) ?? null;
+    // no saved plan is the document's, but it is placed: the current document's own cost
+    const plan = saved ?? (placed(doc) ? { id: 0, name: CURRENT_DOCUMENT } : null);
     const key = plan ? `${plan.id}:${version}:${profile.value}` : "";
-    if (key === asked || (!plan && told)) return;
+    if (key === asked || (!saved && told)) return;
     asked = key;
     window.clearTimeout(timer);
     if (!plan) {
@@ -70,13 +80,14 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
         else timer = window.setTimeout(refresh, 300);
         return;
       }
-      if (!options.state().plans.some((p) => p.id === plan.id) || key !== asked) return;
+      if ((plan.id && !options.state().plans.some((p) => p.id === plan.id)) || key !== asked) return;
       costing = true;
-      api
-        .cost(plan.id, profile.value || undefined, (message) => {
-          // a worker computes it: say so in the ledger's place until it answers
-          if (key === asked) ledger.replaceChildren(el("p", { class: "small muted geon-ledger-pending", role: "status", text: `Costing plan "${plan.name}": ${message}` }));
-        })
+      const wait = (message: string): void => {
+        // a worker computes it: say so in the ledger's place until it answers
+        if (key === asked) ledger.replaceChildren(el("p", { class: "small muted geon-ledger-pending", role: "status", text: `Costing ${plan.id ? `plan "${plan.name}"` : "the current document"}: ${message}` }));
+      };
+      const asking = plan.id ? api.cost(plan.id, profile.value || undefined, wait) : api.documentCost(profile.value || undefined, wait);
+      asking
         .then(
           (cost) => {
             if (key !== asked) return;
@@ -89,7 +100,7 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
             // carried this very key's (the server's word), and says why in the ledger's place
             if (key !== asked) return;
             if (key !== pushed?.key) options.onCollectives?.(plan.name, []);
-            ledger.replaceChildren(el("p", { class: "small geon-form-error geon-ledger-refused", role: "status", text: `No cost for plan "${plan.name}": ${error.message}` }));
+            ledger.replaceChildren(el("p", { class: "small geon-form-error geon-ledger-refused", role: "status", text: `No cost for ${plan.id ? `plan "${plan.name}"` : "the current document"}: ${error.message}` }));
           },
         )
         .finally(() => {
