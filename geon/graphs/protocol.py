@@ -144,6 +144,7 @@ RUN: dict[str, Any] = {
         "graphId": {"type": "string"},
         "version": VERSION,
         "backend": {"type": "string"},
+        "engine": {"enum": ["numpy", "jax"]},
         "sharded": {"type": "boolean"},
         "plan": OPTIONAL_INT,
         "planName": {"type": ["string", "null"]},

@@ -52,6 +52,7 @@ def test_a_jax_run_runs_the_plan_beside_the_logical_run(
     assert body["timings"]["compile"] > 0
     got = client.get(f"{API}/runs/{body['id']}/results/y").json()
     assert got["shape"] == [2, 4, 8] and np.isfinite(got["values"]).all()
+    assert got["maxAbsDiff"] == body["max_abs_diff"]["y"]
 
 
 @pytest.mark.parametrize(

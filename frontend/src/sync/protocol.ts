@@ -121,6 +121,7 @@ export interface RunInfo {
   graphId: string;
   version: number;
   backend: string;
+  engine?: "numpy" | "jax";
   sharded: boolean;
   plan: number | null;
   planName?: string | null;

@@ -5,6 +5,7 @@ describe("runForm", () => {
   it.each([
     ["the toolbar's logical run", { sharded: false }, [["backend", "numpy"], ["sharded", "false"]]],
     ["a sharded run with a seed", { sharded: true, seed: "7" }, [["backend", "numpy"], ["sharded", "true"], ["seed", "7"]]],
+    ["a run on the JAX engine", { sharded: false, engine: "jax" as const }, [["backend", "numpy"], ["sharded", "false"], ["engine", "jax"]]],
   ])("%s", (_label, request, expected) => {
     expect([...runForm(request).entries()]).toEqual(expected);
   });

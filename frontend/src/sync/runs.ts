@@ -12,6 +12,8 @@ export interface RunRequest {
   inputs?: File;
   /** Keep and return every tensor, not only the outputs. */
   intermediates?: boolean;
+  /** ``jax``: the placed plan on JAX beside the logical run (docs/engines.md); absent: NumPy. */
+  engine?: "numpy" | "jax";
 }
 
 /** The queued run, or why it was not queued (the server's message, or that it could not be reached). */
@@ -22,10 +24,22 @@ export function runForm(request: RunRequest): FormData {
   const body = new FormData();
   body.append("backend", "numpy");
   body.append("sharded", request.sharded ? "true" : "false");
+  if (request.engine === "jax") body.append("engine", "jax");
   if (request.seed !== undefined) body.append("seed", request.seed);
   if (request.inputs) body.append("inputs", request.inputs);
   if (request.intermediates) body.append("intermediates", "true");
   return body;
+}
+
+/** The engines a run may ask for (``GET /api/v1/engines``): NumPy always, JAX where installed. */
+export async function runEngines(): Promise<string[]> {
+  try {
+    const response = await fetch("/api/v1/engines", { credentials: "same-origin" });
+    const body = (await response.json()) as { engines?: unknown };
+    return response.ok && Array.isArray(body.engines) ? body.engines.filter((e): e is string => typeof e === "string") : ["numpy"];
+  } catch {
+    return ["numpy"];
+  }
 }
 
 export async function startRun(graphId: string, csrf: string, request: RunRequest): Promise<RunAnswer> {

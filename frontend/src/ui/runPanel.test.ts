@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { collectiveRows, formatBytes, heatColor } from "./runPanel";
+import { collectiveRows, engineModes, formatBytes, heatColor, runMode } from "./runPanel";
 
 describe("heat map colours", () => {
   it("runs blue (min) through white (middle) to red (max), grey for a missing value", () => {
@@ -40,5 +40,19 @@ describe("collectives of a sharded run", () => {
 
   it("formats bytes in binary units", () => {
     expect([formatBytes(0), formatBytes(1023), formatBytes(1536), formatBytes(2 ** 30)]).toEqual(["0 B", "1023 B", "1.5 KiB", "1 GiB"]);
+  });
+});
+
+describe("the JAX engine in the run panel", () => {
+  it("offers jax only when the server lists it, once", () => {
+    expect(engineModes(["numpy"], ["logical", "sharded"])).toEqual([]);
+    expect(engineModes(["numpy", "jax"], ["logical", "sharded"]).map((m) => [m.value, m.text])).toEqual([["jax", "jax (placed plan)"]]);
+    expect(engineModes(["numpy", "jax"], ["logical", "sharded", "jax"])).toEqual([]);
+  });
+
+  it("names a run's mode on the status line", () => {
+    expect(runMode({ sharded: false, engine: "jax" })).toBe("on jax");
+    expect(runMode({ sharded: true })).toBe("sharded");
+    expect(runMode({ sharded: false, engine: "numpy" })).toBe("logical");
   });
 });

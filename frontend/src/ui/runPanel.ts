@@ -4,7 +4,7 @@
 // difference from the logical one, and the results.npz download.
 
 import type { RunInfo } from "../sync/protocol";
-import { startRun } from "../sync/runs";
+import { runEngines, startRun } from "../sync/runs";
 import { el, submit } from "./dom";
 import { cellAt, colorBar, hoverText } from "./heatmap";
 
@@ -123,6 +123,17 @@ function drawHeat(canvas: HTMLCanvasElement, r: ResultView): void {
   }
 }
 
+/** The run modes to add for the engines the server offers beyond NumPy, less those the choice already has. */
+export function engineModes(engines: string[], present: string[]): { value: string; text: string; title: string }[] {
+  if (!engines.includes("jax") || present.includes("jax")) return [];
+  return [{ value: "jax", text: "jax (placed plan)", title: "Run the placed plan as one XLA program on JAX, checked against the logical run" }];
+}
+
+/** How the status line names a run's mode. */
+export function runMode(run: Pick<RunInfo, "sharded" | "engine">): string {
+  return run.engine === "jax" ? "on jax" : run.sharded ? "sharded" : "logical";
+}
+
 export interface RunPanel {
   element: HTMLElement;
   /** Show ``run``; ``current`` is the graph's version now (a run of an older one says so). */
@@ -132,6 +143,9 @@ export interface RunPanel {
 export function createRunPanel(options: { graphId: string; csrf: string; onRun: (run: RunInfo) => void; onError: (message: string) => void }): RunPanel {
   const mode = el("select", { "aria-label": "run mode", class: "geon-run-mode" });
   mode.append(el("option", { value: "logical", text: "logical" }), el("option", { value: "sharded", text: "sharded" }));
+  void runEngines().then((engines) => {
+    for (const m of engineModes(engines, [...mode.options].map((o) => o.value))) mode.append(el("option", m));
+  });
   const seed = el("input", { value: "0", "aria-label": "seed", class: "geon-run-seed", size: "4" });
   const file = el("input", { type: "file", accept: ".npz", "aria-label": "inputs .npz", class: "geon-run-file" });
   const keep = el("input", { type: "checkbox", class: "geon-run-intermediates", id: "geon-run-intermediates" });
@@ -161,7 +175,8 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
       return;
     }
     const chosen = file.files?.[0];
-    void startRun(options.graphId, options.csrf, { sharded: mode.value === "sharded", seed: typed || undefined, inputs: chosen, intermediates: keep.checked }).then((answer) => {
+    const engine = mode.value === "jax" ? "jax" : undefined;
+    void startRun(options.graphId, options.csrf, { sharded: mode.value === "sharded", seed: typed || undefined, inputs: chosen, intermediates: keep.checked, engine }).then((answer) => {
       if ("run" in answer) options.onRun(answer.run);
       else message.textContent = answer.error;
     });
@@ -199,7 +214,7 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
     const top = rank >= 2 ? axis(rank - 1) : axis(0);
     const left = rank >= 2 ? axis(rank - 2) : "";
     const num = (v: number | null) => (v === null ? "–" : Number(v.toPrecision(4)).toString());
-    const diff = body.maxAbsDiff === null ? "" : `sharded vs logical: max |Δ| = ${body.maxAbsDiff === 0 ? "0" : body.maxAbsDiff.toExponential(1)}`;
+    const diff = body.maxAbsDiff === null ? "" : `${run.engine === "jax" ? "jax" : "sharded"} vs logical: max |Δ| = ${body.maxAbsDiff === 0 ? "0" : body.maxAbsDiff.toExponential(1)}`;
     const head = el(
       "figcaption",
       { class: "small geon-result-caption" },
@@ -250,7 +265,7 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
       const where = step && step.kernel ? ` · ${step.phase ?? ""} ${step.kernel}${step.applicationId ? " (application)" : ""} ${step.done ?? ""}/${step.total ?? ""}` : "";
       const plan = typeof run.planName === "string" ? ` (${run.planName})` : "";
       const stale = current !== null && run.version !== current ? ` — of version ${run.version}; the graph is at version ${current} now` : "";
-      status.textContent = `run ${run.id} ${run.sharded ? "sharded" : "logical"}${plan}: ${run.status}${run.status === "running" ? ` ${Math.round(run.progress * 100)}%` : ""}${where}${run.error ? ` — ${run.error}` : ""}${stale}`;
+      status.textContent = `run ${run.id} ${runMode(run)}${plan}: ${run.status}${run.status === "running" ? ` ${Math.round(run.progress * 100)}%` : ""}${where}${run.error ? ` — ${run.error}` : ""}${stale}`;
       element.classList.toggle("stale", stale !== "");
       element.dataset.status = run.status;
       if (run.status === "done" && shownRun !== run.id) {

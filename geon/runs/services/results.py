@@ -59,8 +59,8 @@ def result_view(run: Run, key: str, at: str | None = None) -> dict[str, Any]:
     tensor's TensorAxes), min and max, and the values of a 1-D or 2-D view: the whole tensor for
     rank 1 or 2, else the slice that ``at`` (``"i,j"``: one index per leading dim, all but the
     last two) picks. A view over :data:`RESULT_VIEW_LIMIT` values is refused (413) from the
-    file's header, before anything is loaded. ``maxAbsDiff`` is the sharded run's difference
-    from the logical run for this output (``null`` for a logical run)."""
+    file's header, before anything is loaded. ``maxAbsDiff`` is the sharded (or JAX) run's
+    difference from the logical run for this output (``null`` for a logical run)."""
     check_results(run)
     with run.results.open("rb") as raw, zipfile.ZipFile(raw) as archive:
         members = sorted(n[: -len(".npy")] for n in archive.namelist() if n.endswith(".npy"))
@@ -90,7 +90,7 @@ def result_view(run: Run, key: str, at: str | None = None) -> dict[str, Any]:
     if np.iscomplexobj(view):
         view = np.abs(view)
     values = view.astype(np.float64) if numeric else np.zeros(view.shape)
-    diffs = run.result.get("max_abs_diff") if run.sharded else None
+    diffs = run.result.get("max_abs_diff") if run.sharded or run.engine == Run.Engine.JAX else None
     finite = values[np.isfinite(values)]
     return {
         "run": run.pk,
