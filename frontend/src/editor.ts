@@ -317,6 +317,11 @@ export class Editor implements Commands {
     this.fitted = false;
   }
 
+  /** The kernels the operation picker lists first (a puzzle's allowed kernels). */
+  preferKernels(kernels: readonly string[]): void {
+    this.palette.prefer(kernels);
+  }
+
   openPalette(): void {
     this.palette.open();
   }

@@ -10,7 +10,7 @@ import { mountHistory } from "./ui/history";
 import { createStepper } from "./teach/stepper";
 import { mountLesson } from "./ui/lesson";
 import { createLessonWriter } from "./ui/lessonWriter";
-import { mountPuzzle } from "./ui/puzzle";
+import { mountPuzzle, type Puzzle } from "./ui/puzzle";
 import { mountTryout, type TriedWork } from "./teach/tryout";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
@@ -143,12 +143,14 @@ function mount(root: HTMLElement): void {
     root.querySelector(".geon-left")?.append(createLessonWriter({ graphId, csrf, selectedLabels }));
   }
   void mountLesson({ graphId, csrf, select: selectLabels, tryout: tryout?.kind === "lesson" ? tried : undefined });
-  // the warnings a puzzle asks for (its own pattern) are not drawn as mistakes inside it
-  const quiet = (constraints: string[]): void => {
-    editor.sync.quiet = new Set(constraints);
+  // inside a puzzle: the warnings it asks for (its own pattern) are not drawn as mistakes, and
+  // the operation picker lists its allowed kernels first
+  const opened = (puzzle: Puzzle): void => {
+    editor.sync.quiet = new Set(puzzle.quietConstraints ?? []);
+    editor.preferKernels(puzzle.allowedKernels);
     editor.refresh();
   };
-  void mountPuzzle({ graphId, csrf, tryout: tryout?.kind === "puzzle" ? tried : undefined, quiet });
+  void mountPuzzle({ graphId, csrf, tryout: tryout?.kind === "puzzle" ? tried : undefined, opened });
   const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
     state: () =>

@@ -16,6 +16,7 @@ from tests.browser.test_authoring import settled
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 WRONG = Path(__file__).resolve().parents[1] / "teaching" / "wrong" / "matvec_dual.json"
 TENSOR = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Tensor"
 OPERATION = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Operation"
@@ -92,4 +93,20 @@ def test_the_outer_product_is_no_mistake_inside_its_puzzle(
     state = settled(tab, "s.version === 2")
     assert state["issues"] == [] and state["issueCounts"] == {"error": 0, "warning": 0}
     assert "No issues" in (tab.text_content(".geon-right") or "")
+    # the operation picker lists the puzzle's allowed kernels first, an exact name before them
+    tab.click("button:has-text('+ Operation')")
+    options = tab.locator(".geon-palette-list [data-kernel]")
+    listed = options.evaluate_all("os => os.slice(0, 2).map(o => o.dataset.kernel)")
+    assert listed == ["op:add", "op:multiply"]
+    assert "allowed in this puzzle" in (options.first.text_content() or "")
+    tab.fill(".geon-palette-search", "max")
+    assert options.first.get_attribute("data-kernel") == "op:max"
+    tab.screenshot(path=str(DOCS / "screenshot-puzzle-picker.png"))
+    tab.keyboard.press("Escape")
+    # the params box shows a valid example in the operation's own axes
+    tab.evaluate(
+        "(id) => window.geon.select([id])", tab.evaluate("window.geon.nodeId('op:multiply')")
+    )
+    placeholder = tab.get_attribute(".geon-params", "placeholder") or ""
+    assert placeholder in ('e.g. {"axes":["I","J"]}', 'e.g. {"axes":["J","I"]}'), placeholder
     assert browsers.errors == []

@@ -56,4 +56,17 @@ describe("searchKernels", () => {
   ])("%s", (query, want) => {
     expect(searchKernels(query).map((k) => k.name)).toEqual(want);
   });
+
+  it("ranks the kernel a query names exactly first (issue 36): max before maximum", () => {
+    expect(searchKernels("max").slice(0, 2).map((k) => k.name)).toEqual(["op:max", "op:maximum"]);
+    expect(searchKernels("op:min")[0]!.name).toBe("op:min");
+    expect(searchKernels("sum")[0]!.name).toBe("op:sum");
+  });
+
+  it("lists a puzzle's allowed kernels first, after an exact name", () => {
+    const allowed = ["op:sum", "op:multiply"];
+    expect(searchKernels("", allowed).slice(0, 2).map((k) => k.name)).toEqual(["op:multiply", "op:sum"]);
+    expect(searchKernels("", allowed).length).toBe(searchKernels("").length);
+    expect(searchKernels("dot", allowed).map((k) => k.name)).toEqual(["op:dot", "op:dot_partial"]);
+  });
 });

@@ -6,6 +6,7 @@ import { canonical } from "../model/axes";
 import { inferOperation, splitRefs } from "../model/author";
 import { dotOrders } from "../model/orders";
 import { CATALOGUE, searchKernels } from "../model/catalogue";
+import { paramsPlaceholder } from "../model/paramsExample";
 import { castFixOf } from "../model/fixes";
 import { namedMessage } from "../model/issues";
 import { declaredAxes, DTYPES, nodeById, OPERATION, ROLES, selections, TENSOR, tensorAxes, type Issue, type LoomDocument, type LoomNode } from "../model/document";
@@ -215,6 +216,10 @@ export function createInspector(cb: InspectorCallbacks): { element: HTMLElement;
         const nodes = nodeById(doc);
         const ports = [...selections(node.body.inputs)].map(([port, list]) => `${port}: ${list.map((s) => nodes.get(s.tensorId)?.label ?? "?").join(", ")}`);
         const inf = inferOperation(doc, node);
+        // a valid example for this kernel, in the first input's own axes (issue 36)
+        const first = [...selections(node.body.inputs).values()][0]?.[0];
+        const firstTensor = first ? nodes.get(first.tensorId) : undefined;
+        params.placeholder = paramsPlaceholder(String(node.body.kernel), (firstTensor && tensorAxes(firstTensor)) ?? [], inf.kind === "ok" ? inf.result : null);
         // a custom kernel (not in the catalogue) is what its IPFSignature says: nothing to infer
         const custom = !CATALOGUE.has(String(node.body.kernel));
         const predicted = custom
@@ -349,17 +354,20 @@ function dialog(titleText: string): { element: HTMLDialogElement; body: HTMLElem
   return { element, body };
 }
 
-export function createPalette(onPick: (kernel: string) => void): { element: HTMLDialogElement; open(): void } {
+export function createPalette(onPick: (kernel: string) => void): { element: HTMLDialogElement; open(): void; prefer(kernels: readonly string[]): void } {
   const { element, body } = dialog("Add an operation");
   const search = el("input", { placeholder: "search kernels: dot, reduction, exp…", "aria-label": "search kernels", class: "geon-palette-search" });
   const list = el("ul", { class: "geon-palette-list", role: "listbox" });
   const hint = el("p", { class: "muted small", text: "Select input tensors first to connect them in order (x, then y)." });
   body.append(search, list, hint);
+  // a puzzle's allowed kernels come first (issue 36), after a kernel named exactly
+  let preferred: readonly string[] = [];
   const render = (): void => {
-    const found = searchKernels(search.value);
+    const found = searchKernels(search.value, preferred);
     list.replaceChildren(
       ...found.map((k) => {
-        const item = el("li", { role: "option", tabindex: "0", "data-kernel": k.name }, el("strong", { text: k.name }), el("span", { class: "muted small", text: ` ${k.doc} · ${k.inputs.join(", ")}` }));
+        const allowed = preferred.includes(k.name) ? " · allowed in this puzzle" : "";
+        const item = el("li", { role: "option", tabindex: "0", "data-kernel": k.name }, el("strong", { text: k.name }), el("span", { class: "muted small", text: ` ${k.doc} · ${k.inputs.join(", ")}${allowed}` }));
         item.addEventListener("click", () => pick(k.name));
         item.addEventListener("keydown", (e) => {
           if (e.key === "Enter") {
@@ -380,7 +388,7 @@ export function createPalette(onPick: (kernel: string) => void): { element: HTML
   search.addEventListener("keydown", (e) => {
     if (e.key === "Enter") {
       e.preventDefault();
-      const first = searchKernels(search.value)[0];
+      const first = searchKernels(search.value, preferred)[0];
       if (first) pick(first.name);
     }
   });
@@ -391,6 +399,9 @@ export function createPalette(onPick: (kernel: string) => void): { element: HTML
       render();
       element.showModal();
       search.focus();
+    },
+    prefer(kernels) {
+      preferred = [...kernels];
     },
   };
 }

@@ -132,13 +132,14 @@ export interface PuzzleOptions {
   csrf: string;
   /** On a try page: the puzzle's key and the document to check (no graph is stored). */
   tryout?: TriedWork;
-  /** Told the warnings the puzzle asks for, which the editor then does not show. */
-  quiet?: (constraints: string[]) => void;
+  /** Told the puzzle once it is read: the editor then hides the warnings it asks for
+   * (``quietConstraints``) and its operation picker lists the allowed kernels first. */
+  opened?: (puzzle: Puzzle) => void;
 }
 
 /** Mount the panel when the page's URL (or try page) names a puzzle; returns null otherwise. */
 export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<HTMLElement | null> {
-  const { graphId, csrf, tryout, quiet } = options;
+  const { graphId, csrf, tryout, opened } = options;
   const key = tryout?.key ?? new URLSearchParams(location.search).get("puzzle");
   if (!key) return null;
   const api = new PuzzlesApi("/api/v1", csrf);
@@ -149,7 +150,7 @@ export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) =>
   let tries = 0;
   try {
     const puzzle = await api.puzzle(key);
-    if (puzzle.quietConstraints?.length) quiet?.(puzzle.quietConstraints);
+    opened?.(puzzle);
     const text = el("div", { class: "geon-lesson-text markdown" });
     text.innerHTML = renderMarkdown(puzzle.description);
     const count = el("p", { class: "geon-puzzle-tries muted small" });
