@@ -93,6 +93,12 @@ def test_request_notify_thread_suggest_re_request_approve_and_stale_live(
     version = ann.evaluate("window.geon.state().version")
     ann.click(".geon-apply-suggestion")
     ann.wait_for_function("(v) => window.geon.state().version === v + 1", arg=version)
+    # the document is no saved plan's now, and keeps its cost: the ledger names it
+    ann.wait_for_function(
+        "() => (document.querySelector('.geon-ledger-current summary')?.textContent ?? '')"
+        ".startsWith('current document: ')"
+    )
+    ann.screenshot(path=str(ARTIFACTS / "review-story-current-document-cost.png"))
     ann.click(".geon-review-request:text('bob')")
     # bob is notified again, and reads what changed since his verdict, with the diff's link
     bob.wait_for_function(
