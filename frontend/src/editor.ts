@@ -210,10 +210,13 @@ export class Editor implements Commands {
           return editId === null ? "the graph has not loaded yet" : { editId, baseVersion: this.sync.session.version! };
         },
         cancelApply: (editId) => this.sync.cancelExpanded(editId),
+        pinsChanged: () => this.invalidate(),
       });
     }
     const right = el("aside", { class: "geon-side geon-right" }, ...(this.reviews ? [this.reviews.element] : []), this.shardsPanel.element, this.issuesPanel.element, this.runPanel.element);
-    root.append(this.toolbar.element, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
+    // below a tablet's width the canvas is not usable: the page says so, the lesson text stays (issue 36)
+    const narrow = el("p", { class: "geon-narrow-note", role: "note", text: "The editor needs a wider screen: at least 700 px, such as a tablet. The lesson or puzzle text stays readable below; open this page on a wider screen to build the graph." });
+    root.append(this.toolbar.element, narrow, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
     bindCanvas(canvas, minimap, this);
     bindKeys(this);
     if (!options.offline) this.sync.connect(options.wsPath);
@@ -470,7 +473,7 @@ export class Editor implements Commands {
     if (!this.cached || this.cached.view !== this.view) {
       this.cached = sceneContent({ doc, view: this.view, issues: this.sync.issues(), present: this.sync.session.present, selected: this.selected, found: this.found, collectives: this.collectives, grouped: this.live.grouped, groupFocus: this.groups.focus });
     }
-    return { ...this.cached, layout: this.layout, vp: this.vp, size: this.size(), tool: this.tool };
+    return { ...this.cached, layout: this.layout, vp: this.vp, size: this.size(), tool: this.tool, pins: this.reviews?.pins() };
   }
 
   private updatePanels(): void {
