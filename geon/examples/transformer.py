@@ -73,8 +73,10 @@ def transformer_block(seed: int = 16) -> Graph:
     return gc.graph([block(seed)])
 
 
-def block(seed: int = 16) -> gc.Tensor:
-    """The block's output ``y (B, N, D)`` as a builder handle (weights drawn from ``seed``)."""
+def block(seed: int = 16, *, trainable: bool = False) -> gc.Tensor:
+    """The block's output ``y (B, N, D)`` as a builder handle (weights drawn from ``seed``);
+    ``trainable``: the weights and layer norms' scales and biases are variables (DESIGN.md §11),
+    initialised by rule (normal, scaled by 1/√fan-in; ones; zeros) instead of constants."""
     s = SIZES
     B, N, D = gc.Axis("B", s["B"], batch=True), gc.Axis("N", s["N"]), gc.Axis(_D, s["D"])
     H, E, F = gc.Axis("H", s["H"]), gc.Axis("E", s["E"]), gc.Axis("F", s["F"])
@@ -85,15 +87,22 @@ def block(seed: int = 16) -> gc.Tensor:
         # every axis here is bound: its length is one of SIZES, found by its name
         shape = tuple(s[(a if isinstance(a, gc.Axis) else a.axis).name] for a in axes)
         values = (rng.normal(size=shape) / np.sqrt(fan_in)).round(3)
+        if trainable:
+            rule = {"kind": "normal", "scale": round(float(1 / np.sqrt(fan_in)), 6)}
+            return gc.variable(axes, name=name, init=rule)
         return gc.constant(values, axes=axes, name=name)
 
+    def norm(name: str, value: float) -> gc.Tensor:
+        if trainable:
+            return gc.variable([D], name=name, init="ones" if value else "zeros")
+        return gc.constant(np.full(s["D"], value), axes=[D], name=name)
+
     x = gc.placeholder(axes=[B, N, D], name="x")
-    ones, zeros = np.ones(s["D"]), np.zeros(s["D"])
     ln1 = layer_norm(
         x,
         [D],
-        scale=gc.constant(ones, axes=[D], name="ln1 scale"),
-        bias=gc.constant(zeros, axes=[D], name="ln1 bias"),
+        scale=norm("ln1 scale", 1.0),
+        bias=norm("ln1 bias", 0.0),
         name="ln1",
     )
     q = gc.dot(ln1, weight("Wq", [D + 1, H, E], s["D"]), name="q")
@@ -111,8 +120,8 @@ def block(seed: int = 16) -> gc.Tensor:
     ln2 = layer_norm(
         h1,
         [D],
-        scale=gc.constant(ones, axes=[D], name="ln2 scale"),
-        bias=gc.constant(zeros, axes=[D], name="ln2 bias"),
+        scale=norm("ln2 scale", 1.0),
+        bias=norm("ln2 bias", 0.0),
         name="ln2",
     )
     up = gelu(gc.dot(ln2, weight("W1", [D + 1, F], s["D"]), name="up"), name="gelu")

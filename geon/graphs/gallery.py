@@ -1,7 +1,8 @@
 """The example gallery a new user sees first: the loom example, then the named-axes examples
 of :mod:`geon.examples.gallery` (built with the authoring API), then the transformer block of
 :mod:`geon.examples.transformer` with its shard plans (``Example.plans``, the REST ShardPlan
-shape), which the seeding saves as ShardPlan rows.
+shape), which the seeding saves as ShardPlan rows, and its training step
+(:mod:`geon.examples.training`) with data parallel, Megatron and fully sharded plans.
 
 >>> [e.key for e in examples()][0]
 'loom_sharded_add'
@@ -14,7 +15,7 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-from geon.examples import transformer
+from geon.examples import training, transformer
 from geon.examples.gallery import EXAMPLES
 
 #: Titles of the JSON documents shipped in ``geon/examples``, in gallery order.
@@ -46,6 +47,7 @@ def listing() -> list[tuple[str, str, str]]:
         *((key, title, "") for key, title in JSON_EXAMPLES.items()),
         *((key, e.title, e.description) for key, e in EXAMPLES.items()),
         ("transformer-block", transformer.TITLE, transformer.DESCRIPTION),
+        ("training-step", training.TITLE, training.DESCRIPTION),
     ]
 
 
@@ -72,4 +74,8 @@ def examples() -> list[Example]:
         transformer.transformer_block().to_json(),
         tuple(transformer.PLANS),
     )
-    return [*loom, *named, block]
+    step, step_plans = training.training_example()
+    trained = Example(
+        "training-step", training.TITLE, training.DESCRIPTION, step.to_json(), tuple(step_plans)
+    )
+    return [*loom, *named, block, trained]

@@ -35,6 +35,7 @@ busiest device's peak over the mean peak, in percent above it (``(max - mean) / 
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,11 +48,21 @@ from geon.core.nodes import Node, selected_tensor_ids
 from geon.core.shard_table import Device, group_keys
 from geon.core.variables import is_variable
 
-__all__ = ["KINDS", "DeviceMemory", "imbalance_percent", "memory_ledger", "tensor_kinds"]
+__all__ = [
+    "KINDS",
+    "DeviceMemory",
+    "imbalance_percent",
+    "memory_ledger",
+    "saved_activations",
+    "tensor_kinds",
+]
 
 KINDS = ("parameters", "gradients", "optimizer", "activations", "temporaries", "communication")
 _PARAMETERS, _GRADIENTS, _OPTIMIZER, _ACTIVATIONS, _TEMPORARIES, _COMMUNICATION = range(len(KINDS))
 _GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
+_CONTRACTED_SPLIT = "urn:geon:2026-11:tag_types.jsd#/tags/ContractedSplit"
+UNPLACED: Device = ("", ())
+"""The device of a document's operations when no plan places them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,9 +156,18 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
     return out
 
 
-def _role(node: Node) -> str:
-    """``backward``, ``optimizer`` or ``forward``: an operation's part of a training step."""
-    group = (node.tags or {}).get(_GROUP)
+def _role(node: Node, ops: Mapping[str, Node] | None = None) -> str:
+    """``backward``, ``optimizer`` or ``forward``: an operation's part of a training step, by
+    its ``Group`` scope; a plan's partial products and their sum (a contracted split,
+    :mod:`geon.core.plans.contract`) take the scope of the operation they replace."""
+    tags = node.tags or {}
+    split = tags.get(_CONTRACTED_SPLIT)
+    if isinstance(split, dict):
+        if isinstance(split.get("original"), dict):
+            tags = split["original"].get("tags") or {}
+        elif ops is not None and isinstance(split.get("sum"), str) and split["sum"] in ops:
+            return _role(ops[split["sum"]])
+    group = tags.get(_GROUP)
     scope = group.get("scope") if isinstance(group, dict) else None
     if isinstance(scope, str):
         for role in ("backward", "optimizer"):
@@ -163,7 +183,7 @@ def tensor_kinds(doc: PlacedDocument) -> np.ndarray:
     written: dict[str, set[str]] = {}
     read: dict[str, set[str]] = {}
     for node in table.ops.values():
-        role = _role(node)
+        role = _role(node, table.ops)
         for tid in selected_tensor_ids(node.body, "outputs"):
             written.setdefault(tid, set()).add(role)
         for tid in selected_tensor_ids(node.body, "inputs"):
@@ -195,6 +215,45 @@ def tensor_kinds(doc: PlacedDocument) -> np.ndarray:
             out[i] = _GRADIENTS
         elif "backward" not in w and ("backward" in r or not r):
             out[i] = _ACTIVATIONS
+    return out
+
+
+def saved_activations(doc: PlacedDocument, element_bytes: int | None = None) -> dict[Device, int]:
+    """Per device, the bytes of the activations the backward pass reads (the saved ones: kind
+    ``activations``, read by an operation scoped ``backward/...``): the cells of them it writes,
+    or for a graph input (the batch) the cells it reads; at the tensors' own element sizes, or
+    at ``element_bytes`` each (2: the 16-bit count of Korthikanti et al. 2022, table 2). A
+    document without a plan runs on one unplaced device, :data:`UNPLACED`."""
+    table = doc.table
+    rows = table.rows
+    kinds = tensor_kinds(doc)
+    backward_reads: set[str] = set()
+    written: set[str] = set()
+    for node in table.ops.values():
+        written.update(selected_tensor_ids(node.body, "outputs"))
+        if _role(node, table.ops) == "backward":
+            backward_reads.update(selected_tensor_ids(node.body, "inputs"))
+    saved = np.zeros(len(table.tensor_ids), dtype=bool)
+    for i, tid in enumerate(table.tensor_ids):
+        saved[i] = kinds[i] == _ACTIVATIONS and tid in backward_reads
+    device = table.device[rows.shard]
+    graph_input = np.array([tid not in written for tid in table.tensor_ids], dtype=bool)
+    counted = saved[rows.tensor] & (rows.write | graph_input[rows.tensor])
+    size = (
+        table.element_bytes[rows.tensor]
+        if element_bytes is None
+        else np.full(len(rows.tensor), element_bytes, dtype=np.int64)
+    )
+    out: dict[Device, int] = {}
+    seen: set[tuple[int, int]] = set()
+    for n in np.flatnonzero(counted).tolist():
+        d, t = int(device[n]), int(rows.tensor[n])
+        if not rows.write[n]:  # a graph input: the cells one device reads, counted once
+            if (d, t) in seen:
+                continue
+            seen.add((d, t))
+        key = table.devices[d] if d >= 0 else UNPLACED
+        out[key] = out.get(key, 0) + int(rows.cells[n]) * int(size[n])
     return out
 
 
