@@ -5,6 +5,7 @@ in another loop order, and its URL reopens it."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -14,6 +15,8 @@ from playwright.sync_api import Page
 from geon import core as gc
 from geon.graphs.services import do_create_graph
 from tests.browser.helpers import ARTIFACTS, sign_in
+
+DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -63,6 +66,23 @@ def test_a_dot_explained_step_by_step(
     tab.select_option(".geon-stepper-order", "W,H,N")
     assert tab.text_content(".geon-stepper-step") == "step 1 of 12"
     assert (tab.text_content(".geon-stepper-code") or "").startswith("for w in range(3):")
+    # NumPy's words (issue 36): einsum letters named after the axes, grids labelled by axis,
+    # and with W outermost every cell of z holds a partial sum after the first pass
+    assert 'np.einsum("hw,wn->hn", x, y)' in (tab.text_content(".geon-stepper") or "")
+    heads = tab.locator(".geon-stepper-tensor").first.locator("th")
+    assert heads.evaluate_all("hs => hs.map(h => h.textContent)") == [
+        "H↓ W-1→",
+        "W-1=0",
+        "W-1=1",
+        "W-1=2",
+        "H=0",
+        "H=1",
+    ]
+    for _ in range(3):
+        tab.keyboard.press("ArrowRight")
+    assert tab.locator(".geon-stepper-cell.partial").count() == 3
+    assert tab.locator(".geon-stepper-cell.accumulating").count() == 1
+    tab.locator(".geon-stepper").screenshot(path=str(DOCS / "screenshot-stepper-partial-sums.png"))
     # the URL reopens it
     tab.reload()
     tab.wait_for_selector(".geon-stepper[open]")

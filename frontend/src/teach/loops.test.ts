@@ -139,7 +139,33 @@ describe("the notation beside the stepper", async () => {
 
   it("writes loops in the chosen order, einsum and builder code", () => {
     expect(pythonLoops(dot, ["W", "H", "N"])).toEqual(["for w in range(3):", "    for h in range(2):", "        for n in range(2):", "            z[h, n] += x[h, w] * y[w, n]"]);
-    expect(einsum(dot)).toBe('np.einsum("ab,bc->ac", x, y)');
+    expect(einsum(dot)).toBe('np.einsum("hw,wn->hn", x, y)');
     expect(builder(dot)).toBe('z = gc.dot(x, y, name="z")');
+  });
+});
+
+describe("the stepper speaks NumPy (issue 36)", async () => {
+  const { einsum } = await import("./notation");
+  const { partialSums } = await import("./stepper");
+
+  it("names einsum's letters after the axes, a taken letter giving way to a free one", () => {
+    expect(einsum(loops("op:dot", { x: [["H", "W-1"]], y: [["W", "N"]] }, { H: 2, W: 3, N: 2 }))).toBe('np.einsum("hw,wn->hn", t0, t1)');
+    const same = einsum(loops("op:dot", { x: [["H", "H2-1"]], y: [["H2", "N"]] }, { H: 2, H2: 3, N: 2 }));
+    expect(same).toMatch(/^np\.einsum\("h(.),\1n->hn", t0, t1\)$/);
+    expect(same).not.toContain('"hh');
+  });
+
+  it("draws every partial sum as it accumulates when the reduced axis loops outside", () => {
+    const dot = loops("op:dot", { x: [["H", "W-1"]], y: [["W", "N"]] }, { H: 2, W: 3, N: 2 });
+    const all = steps(dot, ["W", "H", "N"]);
+    // after the first pass over W=0 every cell of z holds a partial sum, none complete
+    const first = partialSums(all, 3);
+    expect([...first.values()].map((c) => c.complete)).toEqual([false, false, false, false]);
+    // at the end each is complete and equals the product's cell
+    const last = partialSums(all, all.length - 1);
+    expect([...last.values()].every((c) => c.complete)).toBe(true);
+    expect(new Map([...last].map(([k, c]) => [k, c.value]))).toEqual(written(steps(dot)));
+    // in the usual order a cell is complete before the next starts
+    expect([...partialSums(steps(dot), 3).values()].map((c) => c.complete)).toEqual([true, false]);
   });
 });

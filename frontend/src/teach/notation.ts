@@ -79,12 +79,20 @@ export function pythonLoops(l: Loops, order: string[]): string[] {
   return [...note, ...lines, pad + body];
 }
 
-/** ``np.einsum("hw,wn->hn", x, y)`` for a dot or a sum (null for other kernels). */
+/** ``np.einsum("hw,wn->hn", x, y)`` for a dot or a sum, its letters named after the axes (null
+ * for other kernels). */
 export function einsum(l: Loops): string | null {
   if ((l.combine !== "product-sum" && l.combine !== "sum") || windows(l).length) return null;
+  // each loop's letter is its axis name's, lower-cased ("hw,wn->hn"; a dual pairs under its
+  // axis's letter); a name that is no letter, or whose letter is taken, gets the next free one
   const letters = new Map<string, string>();
   const letter = (n: string) => {
-    if (!letters.has(n)) letters.set(n, "abcdefghijklmnopqrstuvwxyz"[letters.size]!);
+    if (!letters.has(n)) {
+      const taken = new Set(letters.values());
+      const own = n.charAt(0).toLowerCase();
+      const free = /^[a-z]$/.test(own) && !taken.has(own) ? own : [..."abcdefghijklmnopqrstuvwxyz"].find((c) => !taken.has(c) && ![...l.axes.map((a) => a.name.charAt(0).toLowerCase())].includes(c)) ?? [..."abcdefghijklmnopqrstuvwxyz"].find((c) => !taken.has(c))!;
+      letters.set(n, free);
+    }
     return letters.get(n)!;
   };
   const ins = l.operands.map((o) => o.dims.map((d) => letter(d ?? "_")).join(""));

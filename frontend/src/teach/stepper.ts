@@ -75,8 +75,13 @@ function tensorGrid(title: string, axes: string[], shape: number[]): { element: 
     const rows = rowDim === null ? 1 : shape[rowDim]!;
     const cols = colDim === null ? 1 : shape[colDim]!;
     table.replaceChildren();
+    // labelled as NumPy prints them (issue 36): the last axis shown along the columns, the one
+    // before it along the rows, each header "name=index"
+    const colName = colDim === null ? "" : axes[colDim]!;
+    const rowName = rowDim === null ? "" : axes[rowDim]!;
+    table.append(el("tr", {}, el("th", { class: "geon-stepper-corner", text: rowName && colName ? `${rowName}↓ ${colName}→` : colName ? `${colName}→` : "" }), ...Array.from({ length: cols }, (_, c) => el("th", { class: "geon-stepper-head-col", text: colName ? `${colName}=${c}` : "" }))));
     for (let r = 0; r < rows; r++) {
-      const tr = el("tr", {});
+      const tr = el("tr", {}, el("th", { class: "geon-stepper-head-row", text: rowName ? `${rowName}=${r}` : "" }));
       for (let c = 0; c < cols; c++) {
         const cell = fixed.map((i, d) => (d === rowDim ? r : d === colDim ? c : i));
         tr.append(el("td", { class: `geon-stepper-cell ${mark(cell)}`, text: text(cell) }));
@@ -153,11 +158,14 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
     scrub.max = String(all.length - 1);
     scrub.value = String(at);
     counter.textContent = `step ${at + 1} of ${all.length}`;
-    const done = new Map<string, number>();
-    for (const s of all.slice(0, at + 1)) if (s.writes) done.set(s.writes.join(","), s.acc);
+    const sofar = partialSums(all, at);
     loops.operands.forEach((o, k) => tensors[k]!.update(step.reads[k]!, (c) => String(valueAt(k, c, o.shape)), (c) => (c.join(",") === step.reads[k]!.join(",") ? "read" : "")));
-    const written = (c: number[]) => done.get(c.join(","));
-    tensors.at(-1)!.update(step.cell, (c) => (written(c) === undefined ? "" : String(round(written(c)!))), (c) => (step.writes && c.join(",") === step.writes.join(",") ? "written" : ""));
+    const cellOf = (c: number[]) => sofar.get(c.join(","));
+    tensors.at(-1)!.update(
+      step.cell,
+      (c) => (cellOf(c) === undefined ? "" : String(round(cellOf(c)!.value))),
+      (c) => (step.writes && c.join(",") === step.writes.join(",") ? "written" : c.join(",") === step.cell.join(",") ? "accumulating" : cellOf(c)?.complete === false ? "partial" : ""),
+    );
     const index = Object.entries(step.index).map(([k, v]) => `${k}=${v}`).join(", ");
     const reads = loops.operands.map((o, k) => `${o.label}[${step.reads[k]!.join(", ")}] = ${step.values[k]}${inside(step.reads[k]!, o.shape) ? "" : " (padding)"}`).join(", ");
     now.textContent = `${index}: ${reads}; term ${step.term}, so far ${round(step.acc)}${step.writes ? ` → ${loops.result.label}[${step.writes.join(", ")}] = ${round(step.acc)}` : ""}`;
@@ -199,6 +207,15 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
   render();
   document.body.append(element);
   return { element, show: () => element.showModal() };
+}
+
+/** Every result cell touched by step ``at``: its sum so far and whether it is complete. In an
+ * order with a reduced axis outside (``for w: for h: for n``) every cell holds a partial sum
+ * that grows on each pass, drawn as it accumulates (issue 36). */
+export function partialSums(all: readonly { cell: number[]; acc: number; writes: number[] | null }[], at: number): Map<string, { value: number; complete: boolean }> {
+  const out = new Map<string, { value: number; complete: boolean }>();
+  for (const s of all.slice(0, at + 1)) out.set(s.cell.join(","), { value: s.acc, complete: s.writes !== null });
+  return out;
 }
 
 function round(v: number): number {
