@@ -252,6 +252,47 @@ def create_run(request: HttpRequest, graph_id: uuid.UUID) -> Any:
     return response
 
 
+class VerifyPendingOut(Schema):
+    status: str
+    message: str
+    location: str
+
+
+@router.post(
+    "/graphs/{graph_id}/verify",
+    response=answers({200: dict[str, Any], 202: VerifyPendingOut}, ERRORS),
+    summary="Verify the placed plan with XLA (geon verify)",
+)
+def request_verify(request: HttpRequest, graph_id: uuid.UUID, version: int | None = None) -> Any:
+    """Compile the version's placed plan with XLA in a worker and match its collectives with
+    geon's predictions (docs/engines.md): 200 with the report once a worker answered, else 202
+    with the ``location`` to poll."""
+    return _verify(request, graph_id, version, queue=True)
+
+
+@router.get(
+    "/graphs/{graph_id}/verify",
+    response=answers({200: dict[str, Any], 202: VerifyPendingOut}, ERRORS),
+    summary="The verify report of a placed plan (poll after POST)",
+)
+def get_verify(request: HttpRequest, graph_id: uuid.UUID, version: int | None = None) -> Any:
+    """The report once a worker answered (200), 202 while it is pending, 404 when nobody asked."""
+    return _verify(request, graph_id, version, queue=False)
+
+
+def _verify(request: HttpRequest, graph_id: uuid.UUID, version: int | None, *, queue: bool) -> Any:
+    from geon.runs.services.verifying import check_can_verify, verify_answer
+
+    try:
+        graph, number, _ = check_can_verify(request.user, graph_id, version)
+        status, body = verify_answer(graph, number, queue=queue)
+    except GraphNotFound as error:
+        return not_found(error)
+    except services.RunRefused as error:
+        return refused(error)
+    return JsonResponse(body, status=status)
+
+
 class EnginesOut(Schema):
     engines: list[str]
 

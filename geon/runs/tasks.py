@@ -14,6 +14,7 @@ from django.conf import settings
 from geon.celery import app
 from geon.runs import services
 from geon.runs.services.imports import do_import
+from geon.runs.services.verifying import VERIFY_TASK, do_verify
 from geon.runs.services.worker import EXECUTE_RUN, IMPORT_MODEL, RENDER_DIAGRAM
 
 
@@ -39,6 +40,12 @@ def import_model(import_id: int) -> None:
     The conversion's child process is killed after ``GEON_IMPORT_SECONDS``; the task's own
     limits (a prefork pool enforces them) are a second bound past it."""
     do_import(import_id)
+
+
+@app.task(name=VERIFY_TASK)
+def verify_plan(graph_id: str, version: int) -> None:
+    """Compile a version's placed plan with XLA and cache ``geon verify``'s report."""
+    do_verify(graph_id, version)
 
 
 @app.task(name="geon.runs.ping")

@@ -42,6 +42,47 @@ export async function runEngines(): Promise<string[]> {
   }
 }
 
+/** ``geon verify``'s answer: the report, or the location a worker's answer will be at, or why not. */
+export type VerifyAnswer = { report: VerifyReport } | { pending: string } | { error: string };
+
+/** One side of a verify report (docs/engines.md): a predicted or compiled collective and its rule. */
+export interface VerifyEntry {
+  kind: string;
+  bytesPerDevice: number;
+  rule: string;
+  match: number | null;
+  meshAxes?: string[];
+  groups?: number;
+  devices?: number;
+  combined?: number;
+  tensorLabel?: string;
+  producerLabel?: string;
+  consumerLabel?: string;
+}
+
+export interface VerifyReport {
+  agrees: boolean;
+  unexplained: number;
+  devices: number;
+  compileSeconds: number;
+  predicted: VerifyEntry[];
+  compiled: VerifyEntry[];
+}
+
+/** Ask for (``POST``) or poll (``GET`` the location) the verify of the graph's placed plan. */
+export async function verifyPlan(url: string, csrf: string | null): Promise<VerifyAnswer> {
+  try {
+    const init: RequestInit = csrf === null ? { credentials: "same-origin" } : { method: "POST", headers: { "X-CSRFToken": csrf }, credentials: "same-origin" };
+    const response = await fetch(url, init);
+    const body = (await response.json()) as Partial<VerifyReport> & { location?: string; error?: { message: string } };
+    if (response.status === 200 && Array.isArray(body.predicted)) return { report: body as VerifyReport };
+    if (response.status === 202 && typeof body.location === "string") return { pending: body.location };
+    return { error: body.error?.message ?? `the server answered ${response.status}` };
+  } catch {
+    return { error: "the server could not be reached; try again" };
+  }
+}
+
 export async function startRun(graphId: string, csrf: string, request: RunRequest): Promise<RunAnswer> {
   try {
     const response = await fetch(`/api/v1/graphs/${graphId}/runs`, { method: "POST", headers: { "X-CSRFToken": csrf }, body: runForm(request), credentials: "same-origin" });

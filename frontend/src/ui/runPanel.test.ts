@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { collectiveRows, engineModes, formatBytes, heatColor, runMode } from "./runPanel";
+import { collectiveRows, engineModes, formatBytes, heatColor, runMode, verifyRows } from "./runPanel";
 
 describe("heat map colours", () => {
   it("runs blue (min) through white (middle) to red (max), grey for a missing value", () => {
@@ -54,5 +54,26 @@ describe("the JAX engine in the run panel", () => {
     expect(runMode({ sharded: false, engine: "jax" })).toBe("on jax");
     expect(runMode({ sharded: true })).toBe("sharded");
     expect(runMode({ sharded: false, engine: "numpy" })).toBe("logical");
+  });
+});
+
+describe("the verify report", () => {
+  it("puts each predicted collective beside the compiled one it matches, then what nothing predicted", () => {
+    const report = {
+      agrees: true,
+      unexplained: 0,
+      devices: 2,
+      compileSeconds: 0.4,
+      predicted: [{ kind: "all-reduce", bytesPerDevice: 512, rule: "equal", match: 0, meshAxes: ["tp"], groups: 1, tensorLabel: "mlp out partial", producerLabel: "op:dot_partial", consumerLabel: "op:sum" }],
+      compiled: [
+        { kind: "all-reduce", bytesPerDevice: 512, rule: "equal", match: 0, devices: 2, groups: 1, combined: 1 },
+        { kind: "all-reduce", bytesPerDevice: 64, rule: "layer-norm-statistics", match: null, devices: 2, groups: 1, combined: 1 },
+      ],
+    };
+    expect(verifyRows(report)).toEqual([
+      { rule: "equal", tensor: "mlp out partial", predicted: "all-reduce 512 B ×1", compiled: "all-reduce 512 B ×1", edge: "mlp out partial: op:dot_partial → op:sum, over (tp)", ok: true },
+      { rule: "layer-norm-statistics", tensor: "–", predicted: "–", compiled: "all-reduce 64 B ×1", edge: "compiled on 2 devices per group", ok: true },
+    ]);
+    expect(verifyRows({ ...report, compiled: [{ ...report.compiled[1]!, rule: "unexplained" }], predicted: [] })[0]!.ok).toBe(false);
   });
 });

@@ -4,7 +4,8 @@
 // difference from the logical one, and the results.npz download.
 
 import type { RunInfo } from "../sync/protocol";
-import { runEngines, startRun } from "../sync/runs";
+import { runEngines, startRun, verifyPlan } from "../sync/runs";
+import type { VerifyEntry, VerifyReport } from "../sync/runs";
 import { el, submit } from "./dom";
 import { cellAt, colorBar, hoverText } from "./heatmap";
 
@@ -134,6 +135,49 @@ export function runMode(run: Pick<RunInfo, "sharded" | "engine">): string {
   return run.engine === "jax" ? "on jax" : run.sharded ? "sharded" : "logical";
 }
 
+/** One row of the verify table: the rule, the predicted collective and the compiled one it matches. */
+export interface VerifyRow {
+  rule: string;
+  tensor: string;
+  predicted: string;
+  compiled: string;
+  /** The edge by labels (the predicted side's), for the row's title. */
+  edge: string;
+  ok: boolean;
+}
+
+function bytes(e: VerifyEntry): string {
+  return `${e.kind} ${formatBytes(e.bytesPerDevice)}`;
+}
+
+/** The verify report as rows (ids never shown): each predicted collective beside the compiled one it matches, then the compiled ones nothing predicted. */
+export function verifyRows(report: VerifyReport): VerifyRow[] {
+  const shown = new Set<number>();
+  const compiledText = (c: VerifyEntry): string => `${bytes(c)} ×${c.groups ?? 1}${(c.combined ?? 1) > 1 ? ` (${c.combined} in one)` : ""}`;
+  const rows: VerifyRow[] = report.predicted.map((p) => {
+    const c = p.match !== null ? report.compiled[p.match] : undefined;
+    if (p.match !== null) shown.add(p.match);
+    const edge = `${p.tensorLabel ?? "unnamed tensor"}: ${p.producerLabel ?? "?"} → ${p.consumerLabel ?? "?"}, over (${(p.meshAxes ?? []).join(", ")})`;
+    return { rule: p.rule, tensor: p.tensorLabel ?? "unnamed tensor", predicted: `${bytes(p)} ×${p.groups ?? 1}`, compiled: c ? compiledText(c) : "–", edge, ok: p.rule !== "unexplained" };
+  });
+  report.compiled.forEach((c, j) => {
+    if (!shown.has(j)) rows.push({ rule: c.rule, tensor: "–", predicted: "–", compiled: compiledText(c), edge: `compiled on ${c.devices ?? "?"} devices per group`, ok: c.rule !== "unexplained" });
+  });
+  return rows;
+}
+
+function verifyTable(report: VerifyReport): HTMLElement {
+  const head = el("tr", {}, ...["rule", "tensor", "geon", "XLA"].map((t) => el("th", { text: t })));
+  const body = verifyRows(report).map((r) => el("tr", { class: r.ok ? "ok" : "bad", title: r.edge }, el("td", { text: r.rule }), el("td", { text: r.tensor }), el("td", { text: r.predicted }), el("td", { text: r.compiled })));
+  const verdict = report.agrees ? "agrees" : `${report.unexplained} unexplained`;
+  return el(
+    "div",
+    { class: "geon-verify-report" },
+    el("p", { class: `small geon-verify-verdict ${report.agrees ? "ok" : "bad"}`, text: `${report.predicted.length} predicted, ${report.compiled.length} compiled on ${report.devices} devices: ${verdict}` }),
+    el("table", { class: "small geon-run-collectives geon-verify-table", "aria-label": "collectives: predicted by geon and compiled by XLA" }, el("thead", {}, head), el("tbody", {}, ...body)),
+  );
+}
+
 export interface RunPanel {
   element: HTMLElement;
   /** Show ``run``; ``current`` is the graph's version now (a run of an older one says so). */
@@ -145,6 +189,7 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
   mode.append(el("option", { value: "logical", text: "logical" }), el("option", { value: "sharded", text: "sharded" }));
   void runEngines().then((engines) => {
     for (const m of engineModes(engines, [...mode.options].map((o) => o.value))) mode.append(el("option", m));
+    if (engines.includes("jax")) verifyGo.hidden = false;
   });
   const seed = el("input", { value: "0", "aria-label": "seed", class: "geon-run-seed", size: "4" });
   const file = el("input", { type: "file", accept: ".npz", "aria-label": "inputs .npz", class: "geon-run-file" });
@@ -164,7 +209,24 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
   const progress = el("progress", { class: "geon-run-progress", max: "1", value: "0", hidden: "" });
   const status = el("p", { class: "small geon-run-line", role: "status" });
   const outputs = el("div", { class: "geon-run-outputs" });
-  const element = el("section", { class: "geon-panel geon-run-panel", "aria-label": "run" }, el("h2", { text: "Run" }), form, message, progress, status, outputs);
+  const verifyGo = el("button", { type: "button", class: "geon-verify-go", hidden: "", title: "Compile the placed plan with XLA in a worker and match its collectives with geon's predictions" }, "Verify plan with XLA");
+  const verifyOut = el("div", { class: "geon-verify", role: "status" });
+  const element = el("section", { class: "geon-panel geon-run-panel", "aria-label": "run" }, el("h2", { text: "Run" }), form, message, progress, status, outputs, verifyGo, verifyOut);
+  verifyGo.addEventListener("click", () => {
+    verifyGo.setAttribute("disabled", "");
+    verifyOut.replaceChildren(el("p", { class: "small", text: "compiling the plan with XLA…" }));
+    const began = Date.now();
+    const settle = (answer: Awaited<ReturnType<typeof verifyPlan>>): void => {
+      if ("pending" in answer && Date.now() - began < 120_000) {
+        setTimeout(() => void verifyPlan(answer.pending, null).then(settle), 1000);
+        return;
+      }
+      verifyGo.removeAttribute("disabled");
+      if ("report" in answer) verifyOut.replaceChildren(verifyTable(answer.report));
+      else verifyOut.replaceChildren(el("p", { class: "small geon-form-error", text: "error" in answer ? answer.error : "no worker answered within 2 minutes; try again" }));
+    };
+    void verifyPlan(`/api/v1/graphs/${options.graphId}/verify`, options.csrf).then(settle);
+  });
   form.addEventListener("submit", (e) => {
     e.preventDefault();
     message.textContent = "";
