@@ -8,7 +8,6 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from django.core.cache import caches
 from django.test import Client
 
 import geon.interop.jax_engine as jax_engine
@@ -25,8 +24,8 @@ API = "/api/v1"
 
 @pytest.fixture(autouse=True)
 def _fresh(monkeypatch: pytest.MonkeyPatch) -> None:
-    """An empty answer cache, and XLA_FLAGS put back (the worker forces its host devices)."""
-    caches["plan_costs"].clear()
+    """XLA_FLAGS put back after each test (the worker forces its host devices). Graph ids are
+    fresh, so no answer is cached for them before a test asks."""
     monkeypatch.setenv("XLA_FLAGS", "")
 
 
@@ -90,7 +89,6 @@ def test_without_jax_or_past_the_workers_devices_verify_is_refused(
     assert "pip install 'jax[cpu]" in answer.json()["error"]["message"]
     assert client.get(url).status_code == 400  # nothing was queued or cached meanwhile
     monkeypatch.undo()
-    caches["plan_costs"].clear()
     assert client.get(url).status_code == 404
 
 
