@@ -552,6 +552,34 @@ def my_progress(student: Account, class_id: int) -> dict[str, Any]:
     }
 
 
+def after(student: Account, kind: str, key: str) -> dict[str, Any]:
+    """Where a student goes after an item (issue 36): the class (the latest joined) that
+    assigns it, and the item after it in that class's order — ``{"class": {"id", "title",
+    "url"} | null, "next": {"title", "link"} | null}``."""
+    found = (
+        Assignment.objects.filter(classroom__students=student.pk, kind=kind, key=key)
+        .select_related("classroom")
+        .order_by("-classroom__created", "-classroom_id")
+        .first()
+    )
+    if found is None:
+        return {"class": None, "next": None}
+    classroom = found.classroom
+    order = list(classroom.assignments.all())
+    at = next(i for i, a in enumerate(order) if a.pk == found.pk)
+    following = order[at + 1] if at + 1 < len(order) else None
+    return {
+        "class": {
+            "id": classroom.pk,
+            "title": classroom.name,
+            "url": f"/learn/classes/{classroom.pk}/",
+        },
+        "next": None
+        if following is None
+        else {"title": item_title(following), "link": item_link(following)},
+    }
+
+
 def progress(classroom: Classroom) -> list[dict[str, Any]]:
     """The dashboard rows: per student, their items (for the teacher's page)."""
     students = list(classroom.students.order_by("username"))

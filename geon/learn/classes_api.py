@@ -15,7 +15,10 @@ the class pages' own source. Every endpoint needs a signed-in person (session or
   and ``GET /classes/<id>/progress.csv`` (``text/csv``): the teacher's only;
 - ``GET /classes/<id>/students/<name>/items/<a>``: one item with up to 100 attempts, and
   ``PUT`` of it ``{"comment"}`` (empty removes it): the teacher's only;
-- ``GET /classes/<id>/mine``: the student's own items (state, due, late, the comment).
+- ``GET /classes/<id>/mine``: the student's own items (state, due, late, the comment);
+- ``GET /classes/after/<lesson|puzzle>/<key>``: after finishing an item, the class of yours
+  that assigns it and the item after it there: ``{"class": {"id", "title", "url"} | null,
+  "next": {"title", "link"} | null}``.
 
 A class's teacher is answered; a student of the class is refused with 403 where only the
 teacher may act, naming the teacher; anyone else gets 404 (the class is not shown to exist).
@@ -202,6 +205,14 @@ def comment(
     """The teacher's comment on the student's item, which the student sees ("" removes it)."""
     made = classes.do_comment(request.user, class_id, student, assignment_id, payload.comment)  # type: ignore[arg-type]
     return {"student": student, "assignment": assignment_id, "comment": made.text if made else ""}
+
+
+@router.get("/classes/after/{kind}/{key}", response=answers({200: dict[str, Any]}))
+def after(request: HttpRequest, kind: str, key: str) -> dict[str, Any]:
+    """The class that assigns this lesson or puzzle to you, and what comes next in it."""
+    if kind not in ("lesson", "puzzle"):
+        raise GeonError(f'kind "{kind[:20]}" is not valid; expected "lesson" or "puzzle"')
+    return classes.after(request.user, kind, key)  # type: ignore[arg-type]
 
 
 @router.get("/classes/{class_id}/mine", response=answers({200: dict[str, Any]}))

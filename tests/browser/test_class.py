@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from geon.learn.puzzles import puzzle_of
-from tests.browser.helpers import ARTIFACTS, STORE_DOCUMENT, Browsers, sign_in
+from tests.browser.helpers import STORE_DOCUMENT, Browsers, sign_in
 
 WRONG = Path(__file__).resolve().parents[1] / "teaching" / "wrong" / "matvec_dual.json"
 DOCS = Path(__file__).resolve().parents[2] / "docs"
@@ -77,11 +77,15 @@ def test_a_teacher_sees_a_student_solve_an_assigned_puzzle(
     student.click(".geon-puzzle-check")
     student.wait_for_selector(".geon-puzzle .geon-lesson-result.passed", timeout=60_000)
     assert student.locator(".geon-counterexample").count() == 0
+    # solved in a class: the way back to it (the class has nothing after this puzzle)
+    back = student.wait_for_selector(".geon-puzzle .geon-after-class")
+    assert back.text_content() == "Back to class Axes 101"
+    assert student.locator(".geon-after-next").count() == 0
     # ann's progress shows him: solved after two checks
     teacher.reload()
     cell = teacher.locator("tr[data-student='bob'] td.cell").first
     assert cell.text_content() == "solved · 2 checks"
-    teacher.screenshot(path=str(ARTIFACTS / "class-dashboard.png"))
+    teacher.screenshot(path=str(DOCS / "screenshot-class.png"))
     # the cell opens his work: the graph drawn, both attempts, the counterexample's grids
     cell.locator("a").click()
     teacher.wait_for_selector("img.drawn")

@@ -288,3 +288,27 @@ def test_join_and_create_refusals(people: dict[str, Client]) -> None:
         )
     assert not Classroom.objects.exists()
     assert Client().get(f"{API}/classes").status_code == 401
+
+
+def test_after_an_item_the_class_and_its_next_item(people: dict[str, Client]) -> None:
+    room = _class_with_work(people)
+    bob = people["bob"]
+    after_lesson = bob.get(f"{API}/classes/after/lesson/dot-and-duals").json()
+    assert after_lesson == {
+        "class": {"id": room["id"], "title": "Axes 101", "url": f"/learn/classes/{room['id']}/"},
+        "next": {
+            "title": "Puzzle: Matrix-vector product with a dual",
+            "link": "/learn/puzzles/matvec_dual/",
+        },
+    }
+    assert bob.get(f"{API}/classes/after/puzzle/matvec_dual").json()["next"] is None
+    # not assigned to any class of theirs, or not in the class: nothing
+    assert bob.get(f"{API}/classes/after/puzzle/row_sums").json() == {"class": None, "next": None}
+    assert people["dan"].get(f"{API}/classes/after/lesson/dot-and-duals").json() == {
+        "class": None,
+        "next": None,
+    }
+    bad = bob.get(f"{API}/classes/after/graph/x")
+    assert (
+        bad.status_code == 422 and 'expected "lesson" or "puzzle"' in bad.json()["error"]["message"]
+    )

@@ -26,7 +26,36 @@ export interface Lesson {
   steps: LessonStep[];
 }
 
+/** Where a student goes after an item of a class (issue 36): the class and its next item. */
+export interface After {
+  class: { id: number; title: string; url: string } | null;
+  next: { title: string; link: string } | null;
+}
+
+/** "Next: …" and "Back to class" links after a lesson or puzzle a class assigned (none when
+ * no class of the person assigns it). */
+export function afterLinks(after: After): HTMLElement[] {
+  if (!after.class) return [];
+  return [
+    ...(after.next ? [el("a", { class: "geon-after-next", href: after.next.link, text: `Next: ${after.next.title} →` })] : []),
+    el("a", { class: "geon-after-class", href: after.class.url, text: `Back to class ${after.class.title}` }),
+  ];
+}
+
+/** The class links after ``kind`` ``key``, or none (a visitor, or a refusal: the panel works on). */
+export async function loadAfter(api: LessonsApi, kind: "lesson" | "puzzle", key: string): Promise<HTMLElement[]> {
+  try {
+    return afterLinks(await api.after(kind, key));
+  } catch {
+    return [];
+  }
+}
+
 export class LessonsApi extends RestClient {
+  after(kind: "lesson" | "puzzle", key: string): Promise<After> {
+    return this.call("GET", `/classes/after/${kind}/${encodeURIComponent(key)}`);
+  }
+
   lesson(key: string): Promise<Lesson> {
     return this.call("GET", `/lessons/${encodeURIComponent(key)}`);
   }
@@ -98,6 +127,13 @@ export async function mountLesson(options: LessonOptions): Promise<HTMLElement |
         at < lesson.steps.length ? button("Next →", "The next step", () => go(1), "geon-lesson-next") : el("a", { class: "geon-lesson-done", href: "/learn/", text: "All lessons" }),
       ),
     );
+    // after the last step, a class's next item and the way back to it (signed in only)
+    if (at === lesson.steps.length && !options.tryout) {
+      const shownAt = at;
+      void loadAfter(api, "lesson", lesson.key).then((links) => {
+        if (links.length && at === shownAt) element.append(el("div", { class: "geon-lesson-nav geon-after" }, ...links));
+      });
+    }
     if (step.highlight.length) options.select(step.highlight);
   };
 

@@ -7,6 +7,7 @@
 import "./lesson.css";
 import { ApiError, RestClient } from "../gallery/api";
 import { button, el } from "./dom";
+import { LessonsApi, loadAfter } from "./lesson";
 import { renderMarkdown } from "./markdown";
 import type { LoomDocument } from "../model/document";
 import type { TriedWork } from "../teach/tryout";
@@ -169,6 +170,11 @@ export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) =>
         const said = a.status === "queued" ? { solved: false, text: "The worker has not answered yet; try again in a moment." } : verdict(a);
         result.textContent = said.text;
         result.className = `geon-lesson-result ${said.solved ? "passed" : "failed"}`;
+        // solved in a class: its next item and the way back to it (signed in only)
+        if (said.solved && !tryout && !element.querySelector(".geon-after")) {
+          const links = await loadAfter(new LessonsApi("/api/v1", csrf), "puzzle", key);
+          if (links.length) element.append(el("div", { class: "geon-lesson-nav geon-after" }, ...links));
+        }
         grids.replaceChildren();
         const c = a.status === "done" && !a.solved ? a.result.counterexample : undefined;
         const view = c ? counterexampleView(c) : null;
