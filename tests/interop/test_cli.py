@@ -163,5 +163,5 @@ def test_unbound_dim_param_and_bad_requests_are_one_line(
     assert main(["import", str(tmp_path / "bad.onnx"), "-o", str(tmp_path / "d.json")]) == 2
     assert "cannot read" in capsys.readouterr().err
     (tmp_path / "d.json").write_text("{}")
-    assert main(["export", str(tmp_path / "d.json"), "--to", "jax", "-o", "x"]) == 2
+    assert main(["export", str(tmp_path / "d.json"), "--to", "tflite", "-o", "x"]) == 2
     assert "expected one of onnx, numpy" in capsys.readouterr().err
