@@ -13,7 +13,7 @@ import pytest
 
 from geon.examples.transformer import TITLE
 from geon.graphs.models import Membership
-from tests.browser.helpers import ARTIFACTS, Browsers, open_graph, sign_in
+from tests.browser.helpers import ARTIFACTS, Browsers, open_graph, painted, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
@@ -31,6 +31,28 @@ def block(user: Any, other_user: Any, gallery: dict[str, str]) -> str:
 
 def chip(tab: Any) -> str:
     return tab.text_content(".geon-review-view .geon-review-head .geon-review-state") or ""
+
+
+PIN = [0x7A, 0x3F, 0xC4, 255]
+"""The pin's colour (render/canvas.ts, COLORS.pin)."""
+
+
+def pin_colour(tab: Any, node: str) -> list[int]:
+    """The canvas's pixel where a pin on ``node`` is drawn (left of its count)."""
+    painted(tab)
+    return tab.evaluate(
+        """(id) => {
+          const box = window.geon.boxes().find((b) => b.id === id);
+          const scale = window.geon.state().viewport.scale;
+          const canvas = document.querySelector("canvas.geon-canvas");
+          const ratio = window.devicePixelRatio;
+          const x = box.x + (2 - 6) * scale, y = box.y + 2 * scale;
+          const ctx = canvas.getContext("2d");
+          const [px, py] = [Math.round(x * ratio), Math.round(y * ratio)];
+          return Array.from(ctx.getImageData(px, py, 1, 1).data);
+        }""",
+        node,
+    )
 
 
 def badge(tab: Any) -> str:
@@ -78,6 +100,10 @@ def test_request_notify_thread_suggest_re_request_approve_and_stale_live(
     bob.select_option(".geon-suggest-axis", "B")
     bob.click(".geon-thread-new-send")
     bob.wait_for_selector(".geon-thread")
+    # the open thread is pinned on the canvas, at the operation's top left corner
+    bob.screenshot(path=str(ARTIFACTS / "review-story-pin.png"))
+    assert pin_colour(bob, dots[1]) == PIN
+    assert pin_colour(bob, dots[0]) != PIN
     bob.select_option(".geon-verdict-kind", "request_changes")
     bob.click(".geon-verdict-send")
     bob.wait_for_selector(".geon-verdict[data-verdict='request_changes']")

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { OPERATION, TENSOR, type LoomDocument } from "./document";
-import { anchorNode, anchorText, canEditReviews, canReview, mergeSummary, openReviewsText, outdatedText, reviewMarkdown, selectionAnchor, sinceVerdictText, staleText, stateLabel, stateText, suggestionText, unreadCount, type Review, type ReviewSummary, type Verdict } from "./reviews";
+import { anchorNode, anchorText, canEditReviews, canReview, mergeSummary, openReviewsText, outdatedText, reviewMarkdown, selectionAnchor, sinceVerdictText, staleText, stateLabel, stateText, suggestionText, threadPins, unreadCount, type Review, type ReviewSummary, type Verdict } from "./reviews";
 
 function summary(id: number, state: ReviewSummary["state"], unread = 0): ReviewSummary {
   return { id, title: `review ${id}`, description: "", state, plan: null, version: 1, currentVersion: 1, author: "alice", reviewers: ["bob"], created: "", updated: "", unread, activity: 0, openThreads: 0, verdicts: [] };
@@ -145,5 +145,26 @@ describe("issue 35: state with unresolved threads, changes since a verdict, Mark
     expect(text).toContain("# Megatron split\n\n- State: approved · 1 unresolved\n- Plan: the whole graph");
     expect(text).toContain("### On op:dot -> up (open)\n\n**bob** at version 3: why 4?\n\n**alice** at version 3: memory\n\n[Open the thread](https://geon/graphs/g/?review=7&thread=9)");
     expect(text).toContain("- bob approved at version 3: LGTM");
+  });
+});
+
+describe("thread pins", () => {
+  const thread = (id: number, anchor: Review["threads"][number]["anchor"], resolved = false, removed = false): Review["threads"][number] => ({ id, anchor, anchorLabel: "", body: "", author: "bob", version: 1, resolved, outdated: false, removed, changes: [], lastPosition: null, suggestion: null, appliedVersion: null, comments: [], created: "" });
+  it("counts the unresolved threads per node: a region at its operation, an edge at its head", () => {
+    const pins = threadPins({
+      threads: [
+        thread(1, { node: "op1" }),
+        thread(2, { region: { operation: "op1", start: [0], end: [2] } }),
+        thread(3, { edge: { from: "t1", to: "op2" } }),
+        thread(4, { node: "op2" }, true),
+        thread(5, { node: "gone" }, false, true),
+        thread(6, { axis: "B" }),
+      ],
+    });
+    expect([...pins]).toEqual([
+      ["op1", 2],
+      ["op2", 1],
+    ]);
+    expect(threadPins(null).size).toBe(0);
   });
 });

@@ -236,6 +236,17 @@ export function anchorNode(anchor: Anchor): string | null {
   return anchor.node ?? anchor.region?.operation ?? anchor.edge?.to ?? null;
 }
 
+/** The canvas's pins of a review (issue 35): how many unresolved threads each node holds (an
+ * edge's at its head, a region's at its operation; a removed node's none). */
+export function threadPins(review: Pick<Review, "threads"> | null): Map<string, number> {
+  const pins = new Map<string, number>();
+  for (const t of review?.threads ?? []) {
+    const node = t.resolved || t.removed ? null : anchorNode(t.anchor);
+    if (node) pins.set(node, (pins.get(node) ?? 0) + 1);
+  }
+  return pins;
+}
+
 /** What the projection window shows: an operation and the range of its index space in view (the pick or the whole space). */
 export interface ShownWindow {
   operation: string;

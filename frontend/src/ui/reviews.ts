@@ -18,7 +18,7 @@ import "./reviews.css";
 import { PlansApi } from "../gallery/api";
 import { nodeName, type LoomDocument } from "../model/document";
 import type { EditOp } from "../model/edits";
-import { canEditReviews, canReview, mergeSummary, openReviewsText, reviewMarkdown, selectionAnchor, sinceVerdictText, staleText, stateText, unreadCount, verdictLabel, anchorText, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
+import { canEditReviews, canReview, mergeSummary, openReviewsText, reviewMarkdown, selectionAnchor, sinceVerdictText, staleText, stateText, threadPins, unreadCount, verdictLabel, anchorText, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
 import { indexAxesOf } from "../model/shards";
 import { ReviewsApi, ReviewsError } from "../sync/reviewsApi";
 import { createGuardrailSettings } from "./reviewSettings";
@@ -48,6 +48,8 @@ export interface ReviewsOptions {
   beginApply(name: string): { editId: string; baseVersion: number } | string;
   /** The server refused the apply: its ``applied`` will never come. */
   cancelApply(editId: string): void;
+  /** The review shown, or its threads, changed: the canvas redraws its pins. */
+  pinsChanged?(): void;
 }
 
 export interface ReviewsPanel {
@@ -58,6 +60,8 @@ export interface ReviewsPanel {
   event(event: string, summary: ReviewSummary): void;
   /** The reviews listed. */
   reviews(): ReviewSummary[];
+  /** The canvas's pins: the review shown's unresolved threads per node. */
+  pins(): ReadonlyMap<string, number>;
 }
 
 /** How long after a new version the reviews are fetched again (a burst of edits asks once). */
@@ -406,7 +410,13 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     }
   }
 
+  let pins: Map<string, number> = new Map();
   function renderShown(): void {
+    const now = threadPins(shown);
+    if (JSON.stringify([...now]) !== JSON.stringify([...pins])) {
+      pins = now;
+      options.pinsChanged?.();
+    }
     view.hidden = shown === null;
     if (!shown) return view.replaceChildren();
     const r = shown;
@@ -488,5 +498,6 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       else renderList();
     },
     reviews: () => reviews.map((r) => ({ ...r })),
+    pins: () => pins,
   };
 }
