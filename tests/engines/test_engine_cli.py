@@ -254,3 +254,28 @@ def test_compiled_collectives_reads_every_replica_group_form() -> None:
         ("all-gather", 64, 4, 2, 1),
         ("permute", 12, 2, 2, 1),
     ]
+
+
+def test_document_text_reaches_the_program_only_as_data(tmp_path: Path) -> None:
+    # given a placed document whose labels hold quotes, a line break escape and code
+    from geon import core as gc
+    from geon.core.plans import apply_plan
+
+    hostile = "x'); import os; os.system('echo owned') #\""
+    n, d = gc.Axis("N", 4), gc.Axis("D", 2)
+    x = gc.placeholder(axes=[n, d], name=hostile)
+    graph = gc.graph([gc.relu(x, name='y"\\n print(1)')])
+    placed = apply_plan(
+        graph, {"name": "p", "mesh": {"axes": {"dp": 2}}, "axisMapping": {"N": "dp"}}
+    )
+    path = tmp_path / "placed.json"
+    path.write_text(json.dumps(placed.to_json()))
+    prog = tmp_path / "prog.py"
+    assert main(["export", str(path), "--to", "jax", "-o", str(prog)]) == 0
+    # then the program parses, calls nothing named by the document, and keys by the labels
+    tree = ast.parse(prog.read_text())
+    called = {n.func.attr if isinstance(n.func, ast.Attribute) else getattr(n.func, "id", "")
+              for n in ast.walk(tree) if isinstance(n, ast.Call)}  # fmt: skip
+    assert "system" not in called and "print" not in called
+    assert hostile in {k.value for n in ast.walk(tree) if isinstance(n, ast.Dict)
+                       for k in n.keys if isinstance(k, ast.Constant)}  # fmt: skip
