@@ -214,7 +214,9 @@ export class Editor implements Commands {
       });
     }
     const right = el("aside", { class: "geon-side geon-right" }, ...(this.reviews ? [this.reviews.element] : []), this.shardsPanel.element, this.issuesPanel.element, this.runPanel.element);
-    root.append(this.toolbar.element, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
+    // below a tablet's width the canvas is not usable: the page says so, the lesson text stays (issue 36)
+    const narrow = el("p", { class: "geon-narrow-note", role: "note", text: "The editor needs a wider screen: at least 700 px, such as a tablet. The lesson or puzzle text stays readable below; open this page on a wider screen to build the graph." });
+    root.append(this.toolbar.element, narrow, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
     bindCanvas(canvas, minimap, this);
     bindKeys(this);
     if (!options.offline) this.sync.connect(options.wsPath);
