@@ -17,6 +17,7 @@ from geon.cli import main
 from geon.cli.run import run_on_jax
 from geon.core.costmodel import load_profile
 from geon.core.graph import Graph
+from geon.core.plans import apply_plan
 from geon.interop.verify import RULES, document_kernels, match, predicted_records
 from tests.engines.cases import cases
 
@@ -36,7 +37,7 @@ def conform(graph: Graph) -> dict[str, Any]:
 
 
 def test_the_suite_has_at_least_thirty_plans() -> None:
-    assert len(CASES) + 1 >= 30
+    assert len(CASES) + len(ENCODER_PLANS) >= 30
 
 
 @pytest.mark.parametrize("name", [name for name, _ in CASES])
@@ -85,24 +86,40 @@ def test_the_worse_plan_differs_by_the_layer_norm_statistics_rule(host_devices: 
     assert report["agrees"]
 
 
-def test_the_imported_encoder_under_megatron(host_devices: int, tmp_path: Path) -> None:
-    # given the imported PyTorch encoder layer under the Megatron plan, on 4 devices
-    out = tmp_path / "encoder.json"
+@pytest.fixture(scope="module")
+def encoder(tmp_path_factory: pytest.TempPathFactory) -> Graph:
+    """The imported PyTorch encoder layer (tests/interop/models/encoder.onnx), batch 2."""
+    out = tmp_path_factory.mktemp("encoder") / "encoder.json"
     assert main(["import", str(MODELS / "encoder.onnx"), "--dim", "batch=2", "-o", str(out)]) == 0
-    heads, ffn = {"over": {"d4": "tp"}}, {"over": {"d64": "tp"}}
-    plan = {
-        "name": "Megatron", "mesh": {"axes": {"tp": 4}}, "axisMapping": {"d4": "tp", "d64": "tp"},
-        "inputs": {"onnx::MatMul_193": heads, "layer.self_attn.in_proj_bias": heads,
-                   "layer.self_attn.out_proj.weight": heads, "onnx::MatMul_201": ffn,
-                   "layer.linear1.bias": ffn, "onnx::MatMul_202": ffn},
-    }  # fmt: skip
-    (tmp_path / "plan.json").write_text(json.dumps(plan))
-    placed = tmp_path / "placed.json"
-    assert main(["plan", str(out), "--plan", str(tmp_path / "plan.json"), "-o", str(placed)]) == 0
-    report = conform(Graph.from_json(json.loads(placed.read_text())))
-    # then the two all-reduces geon predicts are the compiled ones, and the results agree
+    return Graph.from_json(json.loads(out.read_text()))
+
+
+_HEADS, _FFN = {"over": {"d4": "tp"}}, {"over": {"d64": "tp"}}
+ENCODER_PLANS = {
+    "megatron": (
+        {"tp": 4}, {"d4": "tp", "d64": "tp"},
+        {"onnx::MatMul_193": _HEADS, "layer.self_attn.in_proj_bias": _HEADS,
+         "layer.self_attn.out_proj.weight": _HEADS, "onnx::MatMul_201": _FFN,
+         "layer.linear1.bias": _FFN, "onnx::MatMul_202": _FFN},
+        ["all-reduce", "all-reduce"],
+    ),
+    "data-parallel": ({"dp": 2}, {"batch": "dp"}, {}, []),
+    "2x4-dp-megatron": ({"dp": 2, "tp": 4}, {"batch": "dp", "d4": "tp", "d64": "tp"}, {},
+                        ["send", "all-reduce", "send", "all-reduce"]),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("plan", list(ENCODER_PLANS))
+def test_the_imported_encoder_under_its_plans(host_devices: int, encoder: Graph, plan: str) -> None:
+    # given the imported PyTorch encoder layer under a plan
+    mesh, mapping, inputs, kinds = ENCODER_PLANS[plan]
+    placed = apply_plan(encoder, {"name": plan, "mesh": {"axes": mesh}, "axisMapping": mapping,
+                                  "inputs": inputs})  # fmt: skip
+    report = conform(placed)
+    # then geon's collectives are the compiled ones (Megatron's two all-reduces), or named, and
+    # the results agree with the logical run
     assert report["agrees"], json.dumps(report, indent=1, default=str)
-    assert [p["kind"] for p in report["predicted"]] == ["all-reduce", "all-reduce"]
+    assert [p["kind"] for p in report["predicted"]] == kinds
     assert max(report["diff"].values()) < 1e-4
 
 
