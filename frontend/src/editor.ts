@@ -33,7 +33,7 @@ import { GroupControls } from "./ui/groupControls";
 import { el } from "./ui/dom";
 import { createContextMenu } from "./ui/help";
 import { showNodeMenu } from "./ui/nodeMenu";
-import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog } from "./ui/panels";
+import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog, narrowNote } from "./ui/panels";
 import { createProjectionWindow } from "./ui/projection";
 import { markReadOnly } from "./ui/readOnly";
 import { createReviewsPanel, type ReviewsPanel } from "./ui/reviews";
@@ -214,9 +214,7 @@ export class Editor implements Commands {
       });
     }
     const right = el("aside", { class: "geon-side geon-right" }, ...(this.reviews ? [this.reviews.element] : []), this.shardsPanel.element, this.issuesPanel.element, this.runPanel.element);
-    // below a tablet's width the canvas is not usable: the page says so, the lesson text stays (issue 36)
-    const narrow = el("p", { class: "geon-narrow-note", role: "note", text: "The editor needs a wider screen: at least 700 px, such as a tablet. The lesson or puzzle text stays readable below; open this page on a wider screen to build the graph." });
-    root.append(this.toolbar.element, narrow, el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
+    root.append(this.toolbar.element, narrowNote(), el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
     bindCanvas(canvas, minimap, this);
     bindKeys(this);
     if (!options.offline) this.sync.connect(options.wsPath);
@@ -321,9 +319,7 @@ export class Editor implements Commands {
   }
 
   /** The kernels the operation picker lists first (a puzzle's allowed kernels). */
-  preferKernels(kernels: readonly string[]): void {
-    this.palette.prefer(kernels);
-  }
+  preferKernels = (kernels: readonly string[]): void => this.palette.prefer(kernels);
 
   openPalette(): void {
     this.palette.open();
