@@ -5,6 +5,7 @@ import "./ui/editor.css";
 import { ACTIONS } from "./actions/actions";
 import { Editor } from "./editor";
 import { mountAbout } from "./ui/about";
+import { mountTrainingStep } from "./ui/trainingStep";
 import { EDITOR_TOUR, createHelp, createTour } from "./ui/help";
 import { mountHistory } from "./ui/history";
 import { createStepper } from "./teach/stepper";
@@ -94,6 +95,13 @@ function mount(root: HTMLElement): void {
   }, csrf);
   const tried: TriedWork | undefined = tryout ? { key: tryout.key, document: () => editor.sync.session.document } : undefined;
   mountAbout(root, csrf);
+  if (!tryout) {
+    mountTrainingStep(root, csrf, {
+      groupPaths: () => new Set(editor.live.tree?.groups.keys() ?? []),
+      collapsed: () => editor.live.collapsed,
+      setCollapsed: (next) => editor.groups.set(next),
+    });
+  }
   const history = mountHistory(root, csrf);
   const tour = createTour(EDITOR_TOUR);
   const help = createHelp(ACTIONS, () => tour.start());

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import example from "../../../geon/examples/loom_sharded_add.json";
-import { AXIS, graphView, issueAxes, issuesByNode, LAYOUT, OPERATION, searchNodes, TENSOR, TENSOR_AXES, type Issue, type LoomDocument } from "./document";
+import { AXIS, graphView, issueAxes, issuesByNode, LAYOUT, OPERATION, searchNodes, TENSOR, TENSOR_AXES, type Issue, type LoomDocument, VARIABLE_TAG } from "./document";
 
 const loom = example as LoomDocument;
 
@@ -46,6 +46,13 @@ describe("graphView", () => {
       ],
       pinned: { x: 10, y: 20 },
     });
+  });
+
+  it("marks a variable's tensor box (the Variable tag of a trainable parameter)", () => {
+    const doc = structuredClone(named);
+    const x = doc.nodes.find((n) => n.id === "x")!;
+    x.tags = { ...x.tags, [VARIABLE_TAG]: {} };
+    expect(graphView(doc).boxes[0]!.subtitle).toBe("variable · float32");
   });
 });
 

@@ -152,9 +152,13 @@ export function axisOrder(doc: LoomDocument): string[] {
   return [...declaredAxes(doc).keys()];
 }
 
+/** The tag marking a trainable parameter (DESIGN.md §11): its tensor box reads "variable". */
+export const VARIABLE_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/Variable";
+
 function tensorChips(node: LoomNode, declared: Declared): { chips: Chip[]; subtitle: string } {
   const range = tensorRange(node);
-  const dtype = String(node.body.dtype ?? "?");
+  const variable = node.tags?.[VARIABLE_TAG] !== undefined ? "variable · " : "";
+  const dtype = variable + String(node.body.dtype ?? "?");
   const shape = range ? range.start.map((s, i) => (range.end[i] ?? s) - s) : [];
   const axes = tensorAxes(node);
   const origin = range && range.start.some((s) => s !== 0) ? ` @[${range.start.join(", ")}]` : "";
