@@ -651,6 +651,28 @@ def document_cost(request: HttpRequest, graph_id: str, profile: str | None = Non
 
 
 @router.get(
+    "/graphs/{graph_id}/cost/diff/{plan_id}",
+    response=answers({200: PlanDiffOut, 202: CostPending}),
+    exclude_unset=True,
+)
+def diff_document(
+    request: HttpRequest,
+    graph_id: str,
+    plan_id: int = PATH_NUMBER,
+    current: str = "before",
+    profile: str | None = None,
+) -> Any:
+    """The current document as it is placed against plan ``plan_id`` as generated on it, the
+    document ``before`` (default) or ``after`` (``current``), its side named "current document"
+    with id null; bounded, cached and handed to a worker as plan against plan is."""
+    graph = services.check_can_view(request.user, graph_id)
+    found = plan_diff.requested_document_diff(
+        graph, services.plan_of(graph, plan_id), current, profile
+    )
+    return _answer_or_pending(request, found, "the comparison with the current document")
+
+
+@router.get(
     "/graphs/{graph_id}/plans/{base}/diff/{target}",
     response=answers({200: PlanDiffOut, 202: CostPending}),
     exclude_unset=True,

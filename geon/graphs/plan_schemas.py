@@ -106,7 +106,7 @@ class CostPending(Schema):
 
 
 class PlanRef(Schema):
-    id: int
+    id: int | None  # None: the current document (GET graphs/<id>/cost/diff/<plan>)
     name: str
 
 

@@ -15,12 +15,13 @@ from geon.core.errors import GeonError
 from geon.core.graph import Graph as Document
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.graphs import version_of
-from geon.graphs.services.plan_diff import diffed
+from geon.graphs.services.plan_diff import diffed, document_diffed
 from geon.graphs.services.plan_jobs import (
     PLAN_COST_TASK,
     cost_key,
     diff_key,
     document_cost_key,
+    document_diff_key,
     refusal,
     store,
     summarise_cost,
@@ -58,6 +59,8 @@ def job_key(job: dict[str, Any]) -> tuple[str, Graph, list[ShardPlan]] | None:
     version, profile = job["version"], job["profile"]
     if job["kind"] == "document":
         key = document_cost_key(graph, version, profile)
+    elif job["kind"] == "document-diff":
+        key = document_diff_key(graph, version, chosen[0], job["current"], profile)
     elif job["kind"] == "cost":
         key = cost_key(graph, version, chosen[0], profile)
     else:
@@ -101,6 +104,9 @@ def plan_cost_job(job: dict[str, Any]) -> None:
         document = Document.from_json(version_of(graph, version).document)
         if job["kind"] == "document":
             entry = {"answer": summarise_cost(costed(document, version, profile))}
+        elif job["kind"] == "document-diff":
+            answer = document_diffed(document, version, chosen[0], job["current"], profile)
+            entry = {"answer": summarise_diff(answer)}
         elif job["kind"] == "cost":
             entry = {
                 "answer": summarise_cost(costed(plan_trial(document, chosen[0]), version, profile))

@@ -11,7 +11,7 @@ from django.core.cache import caches
 from django.test import Client, override_settings
 
 from geon.graphs.models import GraphVersion, ShardPlan
-from geon.graphs.services.plan_jobs import CACHE, document_cost_key
+from geon.graphs.services.plan_jobs import CACHE, document_cost_key, document_diff_key
 from geon.graphs.tasks import plan_cost_job
 from tests.hostile.test_plan_cost_maxima import UNCONSUMED
 from tests.web.test_plan_cost import API, BY_COLUMNS
@@ -87,3 +87,65 @@ def test_past_the_web_budget_the_worker_costs_the_document(
     done = client.get(url)
     assert done.status_code == 200
     assert [(d["coords"], d["total"]) for d in done.json()["devices"]] == [([0], 360), ([1], 240)]
+
+
+def test_the_current_document_compares_with_a_plan_on_either_side(
+    client: Client, user: Any, other_user: Any, graph: Any
+) -> None:
+    client.force_login(user)
+    caches[CACHE].clear()
+    # given the document on plan "two" (split over columns on 2 devices), and plan "four"
+    two = generated(client, graph)
+    four = {**BY_COLUMNS, "name": "four", "mesh": {"name": "m4", "axes": {"x": 4}}}
+    made = client.post(f"{API}/graphs/{graph.pk}/plans", json.dumps(four), "application/json")
+    four_id = made.json()["id"]
+    url = f"{API}/graphs/{graph.pk}/cost/diff"
+    # when the current document is compared with plan four, before it and after it
+    before = client.get(f"{url}/{four_id}")
+    after = client.get(f"{url}/{four_id}?current=after")
+    assert (before.status_code, after.status_code) == (200, 200), before.content[:300]
+    ahead, behind = before.json(), after.json()
+    # then the document's side is the current document, and the deltas turn round
+    assert (ahead["base"], ahead["target"]) == (
+        {"id": None, "name": "current document"},
+        {"id": four_id, "name": "four"},
+    )
+    assert (behind["base"]["name"], behind["target"]["name"]) == ("four", "current document")
+    assert ahead["time"]["delta"]["upper"] == -behind["time"]["delta"]["upper"]
+    # and against the plan it is on, nothing moves: the same collectives, the same time
+    same = client.get(f"{url}/{two}").json()
+    assert same["time"]["delta"] == {"lower": 0, "upper": 0}
+    assert same["collectives"]["added"] == same["collectives"]["removed"] == []
+    # refusals: a side that is neither, a plan of no such number; nothing stored
+    versions = GraphVersion.objects.count()
+    bad = client.get(f"{url}/{four_id}?current=middle")
+    assert bad.status_code == 422
+    assert bad.json()["error"]["message"] == (
+        'current "middle" is not valid; expected "before" or "after"'
+    )
+    assert client.get(f"{url}/999").status_code == 404
+    assert GraphVersion.objects.count() == versions
+    # and another person without a role sees no graph
+    client.force_login(other_user)
+    assert client.get(f"{url}/{four_id}").status_code == 404
+
+
+@override_settings(GEON_PLAN_COST_QUEUE=UNCONSUMED, GEON_PLAN_COST_WEB_MAX_WORK=1)
+def test_past_the_web_budget_the_worker_compares_the_document(
+    client: Client, user: Any, graph: Any
+) -> None:
+    client.force_login(user)
+    caches[CACHE].clear()
+    plan = generated(client, graph)
+    url = f"{API}/graphs/{graph.pk}/cost/diff/{plan}?current=after"
+    first = client.get(url)
+    assert first.status_code == 202, first.content[:300]
+    assert first.json()["message"].startswith("the comparison with the current document is past")
+    saved = ShardPlan.objects.get(pk=plan)
+    version = GraphVersion.objects.filter(graph=graph).count()
+    key = document_diff_key(graph, version, saved, "after", "h100-sxm-8")
+    job = {"kind": "document-diff", "graph": str(graph.pk), "version": version, "plans": [plan]}
+    plan_cost_job({**job, "current": "after", "profile": "h100-sxm-8", "key": key})
+    done = client.get(url)
+    assert done.status_code == 200
+    assert done.json()["target"] == {"id": None, "name": "current document"}

@@ -8,12 +8,19 @@ from __future__ import annotations
 from typing import Any
 
 from geon.core.costmodel import load_profile
+from geon.core.errors import GeonError, quote
 from geon.core.graph import Graph as Document
 from geon.core.plan_diff import plan_diff
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.documents import live_document
-from geon.graphs.services.plan_jobs import Pending, bounded, diff_key, summarise_diff
-from geon.graphs.services.plan_trials import mesh_id_of, plan_trial, plan_work
+from geon.graphs.services.plan_jobs import (
+    Pending,
+    bounded,
+    diff_key,
+    document_diff_key,
+    summarise_diff,
+)
+from geon.graphs.services.plan_trials import document_work, mesh_id_of, plan_trial, plan_work
 from geon.graphs.services.plans import check_profile, queue_job
 
 
@@ -68,5 +75,62 @@ def diffed(
             load_profile(profile),
             base_mesh=mesh_id_of(base),
             target_mesh=mesh_id_of(target),
+        ),
+    }
+
+
+#: The name the current document goes by in a comparison (as in the editor's Compare).
+CURRENT_DOCUMENT = "current document"
+#: Where the current document may stand in a comparison with a plan.
+CURRENT_SIDES = ("before", "after")
+
+
+def requested_document_diff(
+    graph: Graph, plan: ShardPlan, current: str = "before", profile: str | None = None
+) -> dict[str, Any] | Pending:
+    """The current document as it is placed against ``plan`` (issue 35: Compare offers the
+    current document beside the saved plans); ``current`` says which side the document is
+    (``before`` or ``after``). Its side is ``{"id": null, "name": "current document"}``. Bounded,
+    cached and handed to a worker as plan against plan is."""
+    if current not in CURRENT_SIDES:
+        raise GeonError(f'current {quote(current)} is not valid; expected "before" or "after"')
+    name = check_profile(profile)
+    live = live_document(graph)
+    document, version = live.document, live.version
+    key = document_diff_key(graph, version, plan, current, name)
+    job = {"kind": "document-diff", "graph": str(graph.pk), "version": version}
+    return bounded(
+        key,
+        document_work(document) + plan_work(document, plan),
+        # a copy: nothing reads the live document while it is compared
+        lambda: summarise_diff(
+            document_diffed(Document.from_json(document.to_json()), version, plan, current, name)
+        ),
+        lambda: queue_job(
+            {**job, "plans": [plan.pk], "current": current, "profile": name, "key": key}
+        ),
+    )
+
+
+def document_diffed(
+    document: Document, version: int, plan: ShardPlan, current: str, profile: str
+) -> dict[str, Any]:
+    """``document`` as placed against ``plan`` written into it, the document on the side
+    ``current`` names (see :func:`requested_document_diff`)."""
+    trial = plan_trial(document, plan)
+    meshes: tuple[str | None, str | None]
+    mine: dict[str, Any] = {"id": None, "name": CURRENT_DOCUMENT}
+    theirs: dict[str, Any] = {"id": plan.pk, "name": plan.name}
+    if current == "before":
+        sides, docs, meshes = (mine, theirs), (document, trial), (None, mesh_id_of(plan))
+    else:
+        sides, docs, meshes = (theirs, mine), (trial, document), (mesh_id_of(plan), None)
+    return {
+        "base": sides[0],
+        "target": sides[1],
+        "profile": profile,
+        "version": version,
+        **plan_diff(
+            docs[0], docs[1], load_profile(profile), base_mesh=meshes[0], target_mesh=meshes[1]
         ),
     }

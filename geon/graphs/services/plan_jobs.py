@@ -58,6 +58,14 @@ def document_cost_key(graph: Graph, version: int, profile: str) -> str:
     return f"geon:document-cost:{graph.pk}:{version}:{profile}"
 
 
+def document_diff_key(
+    graph: Graph, version: int, plan: ShardPlan, current: str, profile: str
+) -> str:
+    """The cache key of the current document (``current``: ``before`` or ``after``) against a
+    plan on a version of the graph under a profile."""
+    return f"geon:document-diff:{graph.pk}:{version}:{_plan_key(plan)}:{current}:{profile}"
+
+
 def diff_key(graph: Graph, version: int, base: ShardPlan, target: ShardPlan, profile: str) -> str:
     """The cache key of plan against plan on a version of the graph under a profile."""
     return f"geon:plan-diff:{graph.pk}:{version}:{_plan_key(base)}:{_plan_key(target)}:{profile}"
