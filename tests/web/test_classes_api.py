@@ -312,3 +312,17 @@ def test_after_an_item_the_class_and_its_next_item(people: dict[str, Client]) ->
     assert (
         bad.status_code == 422 and 'expected "lesson" or "puzzle"' in bad.json()["error"]["message"]
     )
+
+
+def test_the_csv_writes_no_formula_a_spreadsheet_would_run(
+    people: dict[str, Client], django_user_model: Any
+) -> None:
+    """A username a spreadsheet would read as a formula (+, -, @, =) is written as text."""
+    room = _class_with_work(people)
+    evil = django_user_model.objects.create_user("+cmd", password="x")
+    joined = Client()
+    joined.force_login(evil)
+    assert joined.post(f"{API}/classes/join/{room['key']}").status_code == 200
+    sheet = people["ann"].get(f"{API}/classes/{room['id']}/progress.csv").content.decode()
+    rows = list(csv.reader(io.StringIO(sheet)))
+    assert [r[0] for r in rows] == ["student", "'+cmd", "bob", "cat"]
