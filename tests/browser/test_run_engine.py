@@ -5,7 +5,6 @@ with XLA" shows geon's predicted collectives beside those XLA compiled, each wit
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,8 +16,6 @@ from geon.graphs.services import do_create_graph
 from tests.browser.helpers import ARTIFACTS, sign_in
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
-
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 
 
 @pytest.fixture
@@ -58,7 +55,6 @@ def test_a_run_on_jax_shows_the_output_and_its_difference_from_the_logical_run(
     assert diff.startswith("jax vs logical: max |Δ| = ")
     assert float(tab.get_attribute(".geon-result[data-key=y]", "data-diff") or "1") < 1e-12
     tab.locator(".geon-run-panel").screenshot(path=str(ARTIFACTS / "run-jax.png"))
-    tab.locator(".geon-run-panel").screenshot(path=str(DOCS / "screenshot-run-jax.png"))
     assert errors == []
 
 
@@ -86,5 +82,4 @@ def test_verify_shows_predicted_beside_compiled_collectives(
     )
     assert set(rules) == {"equal", "xla-combines", "layer-norm-statistics"}
     tab.locator(".geon-verify").screenshot(path=str(ARTIFACTS / "verify.png"))
-    tab.locator(".geon-verify").screenshot(path=str(DOCS / "screenshot-verify.png"))
     assert errors == []
