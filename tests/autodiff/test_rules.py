@@ -31,6 +31,7 @@ PY, PX = gc.Axis("PY", 3, roles="Height"), gc.Axis("PX", 2, roles="Width")
 Y4, X4 = gc.Axis("Y4", 4, roles="Height"), gc.Axis("X4", 4, roles="Width")
 P2Y, P2X = gc.Axis("P2Y", 2, roles="Height"), gc.Axis("P2X", 2, roles="Width")
 HW = gc.Axis("HW", 7)
+W3 = gc.Axis("W3", 3)
 
 Case = tuple[dict[str, list[Any]], Callable[..., Any], Callable[..., Any]]
 
@@ -145,6 +146,11 @@ CASES: dict[str, Case] = {
         {"a": [N, H], "b": [H]},
         lambda a, b: gc.where(gc.constant(np.array([[True, False, True]] * 2), [N, H]), a, b),
         lambda a, b: torch.where(torch.tensor([[True, False, True]] * 2), a, b),
+    ),
+    "gather": (
+        {"t": [K, H]},
+        lambda t: gc.gather(t, gc.constant(np.array([[4, 0, 4], [1, 1, 2]]), [N, W3]), K),
+        lambda t: t[torch.tensor([[4, 0, 4], [1, 1, 2]])],
     ),
     "conv2d stride 2 padded": (
         {"x": [N, C, Y, X], "f": [CO, C - 1, FY, FX]},

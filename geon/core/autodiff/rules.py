@@ -19,6 +19,8 @@ axes in the operand's order:
   recomputed from ``x``; ``gelu``: ``Φ(x) + x·φ(x)`` with ``Φ`` from Abramowitz & Stegun 7.1.26
   (|error| <= 1.5e-7: there is no ``erf`` kernel) or the tanh form's derivative;
 - ``concat``: a slice per operand; ``where``: ``g`` where the condition holds, else 0;
+  ``gather``: the table's gradient is a dot of ``g`` with the indices' one-hot (``where`` of the
+  integer difference ``indices - arange``);
 - ``conv2d``: a dot per window offset (the filter's gradient pairs ``g`` with the strided input
   slice; the input's gradient pairs ``g`` with the filter's tap and is padded back to its place);
   ``max_pool2d``/``avg_pool2d`` with windows that tile the input (stride = kernel size, no padding)
@@ -435,6 +437,21 @@ def _where(op: ForwardOp, g: Tensor, fresh: Fresh) -> list[tuple[Tensor, Tensor]
     ]
 
 
+def _gather(op: ForwardOp, g: Tensor, fresh: Fresh) -> list[tuple[Tensor, Tensor]]:
+    """The table's gradient: ``Σ_I onehot[I, A]·g[..., I, ...]``, the one-hot of the indices
+    along the table's axis ``A`` built as ``where(indices - arange(A), 0, 1)`` (an integer
+    difference read as a condition: exact, no comparison kernel needed); the indices get none."""
+    ins = dict(op.inputs)
+    table, indices = ins["table"][0], ins["indices"][0]
+    g = conform(g, op.output.axes)
+    axis = table.axes[int(op.inference.plan["axis"])]
+    n = int(axis.length or 1)
+    positions = constant(np.arange(n, dtype=numpy_dtype(indices.dtype)), axes=[axis])
+    hot = where(F.subtract(indices, positions), scalar(0.0, g), scalar(1.0, g))
+    lowered = F.cast_axes(hot, [r.shift(-1) if r in indices.axes else r for r in hot.axes])
+    return [(table, conform(dot(lowered, g), table.axes))]
+
+
 def _roles(a: Axes, role: str) -> Ref:
     return next(r for r in a if isinstance(r, AxisRef) and role in r.roles)
 
@@ -564,6 +581,7 @@ RULES: dict[str, Rule] = {
     "view": _view,
     "concat": _concat,
     "where": _where,
+    "gather": _gather,
     "conv": _conv2d,
     "pool": _pool,
 }
@@ -583,6 +601,6 @@ def vjp(op: ForwardOp, g: Tensor, fresh: Fresh) -> list[tuple[Tensor, Tensor]]:
     if rule is None:
         raise AutodiffError(
             f'operation {op.node.label or op.node.id!r} runs "{op.kernel}", which has no '
-            "backward rule (gather's indices are integers: its table's gradient is not built)"
+            "backward rule"
         )
     return rule(op, g, fresh)
