@@ -167,6 +167,24 @@ CASES: dict[str, Case] = {
         lambda x: gc.max_pool2d(x, [N, C, P2Y, P2X], 2) + gc.avg_pool2d(x, [N, C, P2Y, P2X], 2),
         lambda x: TF.max_pool2d(x, 2) + TF.avg_pool2d(x, 2),
     ),
+    "pools overlapping padded": (
+        {"x": [N, C, Y, X]},
+        lambda x: (
+            gc.max_pool2d(x, [N, C, OY, OX], 3, stride=2, padding=1)
+            + gc.avg_pool2d(x, [N, C, OY, OX], 3, stride=2, padding=1, count_include_pad=False)
+            + gc.avg_pool2d(x, [N, C, OY, OX], 3, stride=2, padding=1)
+        ),
+        lambda x: (
+            TF.max_pool2d(x, 3, 2, 1)
+            + TF.avg_pool2d(x, 3, 2, 1, count_include_pad=False)
+            + TF.avg_pool2d(x, 3, 2, 1)
+        ),
+    ),
+    "pools stride 1": (
+        {"x": [N, C, Y4, X4]},
+        lambda x: gc.max_pool2d(x, [N, C, OY, OX], 2, stride=1),
+        lambda x: TF.max_pool2d(x, 2, 1),
+    ),
 }
 
 

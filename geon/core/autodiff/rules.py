@@ -23,8 +23,9 @@ axes in the operand's order:
   integer difference ``indices - arange``);
 - ``conv2d``: a dot per window offset (the filter's gradient pairs ``g`` with the strided input
   slice; the input's gradient pairs ``g`` with the filter's tap and is padded back to its place);
-  ``max_pool2d``/``avg_pool2d`` with windows that tile the input (stride = kernel size, no padding)
-  as an upsampling by broadcast and flatten, times the arg-max mask for max pooling.
+  ``max_pool2d``/``avg_pool2d``: windows that tile the input (stride = kernel size, no padding)
+  as an upsampling by broadcast and flatten, times the arg-max mask for max pooling; any other
+  window (overlapping, padded, ``count_include_pad`` false) tap by tap, as conv2d's input.
 
 ``sign(x)`` is ``x / maximum(|x|, tiny)`` (exact for every normal number; there is no sign
 kernel), so ``relu``'s derivative is ``relu(sign(x))`` and ``abs``'s is ``sign(x)``. Ties of
@@ -456,6 +457,53 @@ def _roles(a: Axes, role: str) -> Ref:
     return next(r for r in a if isinstance(r, AxisRef) and role in r.roles)
 
 
+def _place(
+    part: Tensor,
+    outs: tuple[Ref, Ref],
+    into: tuple[Ref, Ref],
+    at: tuple[int, int],
+    stride: tuple[int, int],
+) -> Tensor:
+    """``part`` (read at window tap ``at`` over the output positions ``outs``) put back where
+    that tap reads the (padded) input ``into``: a pad for unit strides, else a one-hot dot."""
+    (oh, ow), (hp, wp), (i, j), (sh, sw) = outs, into, at, stride
+    nh, nw = int(oh.length or 1), int(ow.length or 1)
+    if sh == 1 and sw == 1:
+        hpad = (i, int(hp.length or 1) - i - nh)
+        wpad = (j, int(wp.length or 1) - j - nw)
+        return F.pad(part, {oh: hpad, ow: wpad}, axes={oh: hp, ow: wp})
+    for new, old, n, start, step in ((oh, hp, nh, i, sh), (ow, wp, nw, j, sw)):
+        sel = np.zeros((n, int(old.length or 1)), dtype=numpy_dtype(part.dtype))
+        for q in range(n):
+            sel[q, start + q * step] = 1
+        part = dot(part, constant(sel, axes=[new.shift(1), old]))
+    return part
+
+
+def _padded(x: Tensor, h: Ref, w: Ref, ph: int, pw: int, fresh: Fresh) -> tuple[Tensor, Ref, Ref]:
+    """``x`` zero-padded along ``h`` and ``w`` into fresh axes (itself when no padding)."""
+    hp = fresh.axis(h, int(h.length or 1) + 2 * ph).ref if ph else h
+    wp = fresh.axis(w, int(w.length or 1) + 2 * pw).ref if pw else w
+    widths: dict[Any, tuple[int, int]] = {}
+    renames: dict[Any, Any] = {}
+    if ph:
+        widths[h], renames[h] = (ph, ph), hp
+    if pw:
+        widths[w], renames[w] = (pw, pw), wp
+    return (F.pad(x, widths, axes=renames) if widths else x), hp, wp
+
+
+def _unpadded(t: Tensor, h: Ref, w: Ref, hp: Ref, wp: Ref, ph: int, pw: int) -> Tensor:
+    """The inverse of :func:`_padded`: the input's own cells."""
+    cut: dict[Any, Any] = {}
+    back: dict[Any, Any] = {}
+    if ph:
+        cut[hp], back[hp] = slice(ph, ph + int(h.length or 1)), h
+    if pw:
+        cut[wp], back[wp] = slice(pw, pw + int(w.length or 1)), w
+    return F.slice(t, cut, axes=back) if cut else t
+
+
 def _conv2d(op: ForwardOp, g: Tensor, fresh: Fresh) -> list[tuple[Tensor, Tensor]]:
     ins = dict(op.inputs)
     x, f, y = ins["x"][0], ins["filter"][0], op.output
@@ -470,22 +518,9 @@ def _conv2d(op: ForwardOp, g: Tensor, fresh: Fresh) -> list[tuple[Tensor, Tensor
     fk = _roles(f.axes, "Channelout")
     rest = Axes(tuple(r for r in y.axes if r not in x.axes and r != fk))
     oh, ow = _roles(rest, "Height"), _roles(rest, "Width")
-    batch = [r for r in x.axes if r not in (c, h, w)]
     kh, kw = int(fh.length or 1), int(fw.length or 1)
     nh, nw = int(oh.length or 1), int(ow.length or 1)
-    hp_axis = fresh.axis(h, int(h.length or 1) + 2 * ph) if ph else None
-    wp_axis = fresh.axis(w, int(w.length or 1) + 2 * pw) if pw else None
-    hp = hp_axis.ref if hp_axis else h
-    wp = wp_axis.ref if wp_axis else w
-    xp = x
-    if ph or pw:
-        widths: dict[Any, tuple[int, int]] = {}
-        renames: dict[Any, Any] = {}
-        if ph:
-            widths[h], renames[h] = (ph, ph), hp
-        if pw:
-            widths[w], renames[w] = (pw, pw), wp
-        xp = F.pad(x, widths, axes=renames)
+    xp, hp, wp = _padded(x, h, w, ph, pw, fresh)
     df_terms: list[Tensor] = []
     dx_terms: list[Tensor] = []
     # g's batch and output positions pair with the input slice one level up; its Channelout
@@ -505,28 +540,10 @@ def _conv2d(op: ForwardOp, g: Tensor, fresh: Fresh) -> list[tuple[Tensor, Tensor
             ft = F.slice(f, {fh: i, fw: j})  # (fk, fc)
             ft = F.cast_axes(ft, [fk.shift(1) if r == fk else c for r in ft.axes])
             part = dot(g, ft)  # (batch, oh, ow, c)
-            hpad = (i, int(hp.length or 1) - i - sh * (nh - 1) - 1)
-            wpad = (j, int(wp.length or 1) - j - sw * (nw - 1) - 1)
-            if sh == 1 and sw == 1:
-                part = F.pad(part, {oh: hpad, ow: wpad}, axes={oh: hp, ow: wp})
-            else:
-                for new, old, n, start, step in ((oh, hp, nh, i, sh), (ow, wp, nw, j, sw)):
-                    sel = np.zeros((n, int(old.length or 1)), dtype=numpy_dtype(g.dtype))
-                    for q in range(n):
-                        sel[q, start + q * step] = 1
-                    part = dot(part, constant(sel, axes=[new.shift(1), old]))
-            dx_terms.append(part)
+            dx_terms.append(_place(part, (oh, ow), (hp, wp), (i, j), (sh, sw)))
     df = conform(F.add(*df_terms) if len(df_terms) > 1 else df_terms[0], f.axes)
     dxp = F.add(*dx_terms) if len(dx_terms) > 1 else dx_terms[0]
-    if ph or pw:
-        cut: dict[Any, Any] = {}
-        back: dict[Any, Any] = {}
-        if ph:
-            cut[hp], back[hp] = slice(ph, ph + int(h.length or 1)), h
-        if pw:
-            cut[wp], back[wp] = slice(pw, pw + int(w.length or 1)), w
-        dxp = F.slice(dxp, cut, axes=back)
-    del batch
+    dxp = _unpadded(dxp, h, w, hp, wp, ph, pw)
     return [(x, conform(dxp, x.axes)), (f, df)]
 
 
@@ -543,11 +560,7 @@ def _pool(op: ForwardOp, g: Tensor, fresh: Fresh) -> list[tuple[Tensor, Tensor]]
         or ks[0] * int(oh.length or 1) != int(h.length or 1)
         or (ks[1] * int(ow.length or 1) != int(w.length or 1))
     ):
-        raise AutodiffError(
-            f"{op.kernel} {op.node.label or op.node.id!r} has kernel_size {ks}, stride {st} and "
-            f"padding {pd}; the backward pass supports windows that tile the input (stride = "
-            "kernel_size, no padding)"
-        )
+        return _pool_by_taps(op, x, y, g, fresh, (h, w), (oh, ow))
     kh_axis, kw_axis = fresh.axis(h, ks[0]), fresh.axis(w, ks[1])
 
     def up(t: Tensor) -> Tensor:
@@ -570,6 +583,51 @@ def _pool(op: ForwardOp, g: Tensor, fresh: Fresh) -> list[tuple[Tensor, Tensor]]
         mask = F.add(scalar(1.0, g), sign(F.subtract(x, up(y))))
         gx = F.multiply(up(g), mask)
     return [(x, conform(gx, x.axes))]
+
+
+def _pool_by_taps(
+    op: ForwardOp,
+    x: Tensor,
+    y: Tensor,
+    g: Tensor,
+    fresh: Fresh,
+    hw: tuple[Ref, Ref],
+    out: tuple[Ref, Ref],
+) -> list[tuple[Tensor, Tensor]]:
+    """Any pooling window: per tap, the gradient of the cells it reads (``g`` where the tap
+    holds the window's maximum; ``g`` over the window's count for an average) put back in place,
+    summed over the taps. The input is zero-padded: a padded cell's gradient is cut off after."""
+    (h, w), (oh, ow) = hw, out
+    (kh, kw), (sh, sw) = op.params["kernel_size"], op.params["stride"]
+    ph, pw = op.params.get("padding", [0, 0])
+    nh, nw = int(oh.length or 1), int(ow.length or 1)
+    xp, hp, wp = _padded(x, h, w, ph, pw, fresh)
+    share = g
+    if op.kernel == "op:avg_pool2d":
+        counts = np.full((nh, nw), float(kh * kw), dtype=numpy_dtype(g.dtype))
+        if not op.params.get("count_include_pad", True) and (ph or pw):
+            for a in range(nh):
+                for b in range(nw):
+                    rows = range(a * sh - ph, a * sh - ph + kh)
+                    cols = range(b * sw - pw, b * sw - pw + kw)
+                    inside_h = sum(1 for r in rows if 0 <= r < int(h.length or 1))
+                    inside_w = sum(1 for c in cols if 0 <= c < int(w.length or 1))
+                    counts[a, b] = inside_h * inside_w
+        share = F.divide(g, constant(counts, axes=[oh, ow]))
+    terms: list[Tensor] = []
+    for i in range(kh):
+        for j in range(kw):
+            part = share
+            if op.kernel == "op:max_pool2d":
+                window: dict[Any, slice] = {
+                    hp: slice(i, i + sh * (nh - 1) + 1, sh),
+                    wp: slice(j, j + sw * (nw - 1) + 1, sw),
+                }
+                xs = F.slice(xp, window, axes={hp: oh, wp: ow})
+                part = F.multiply(g, F.add(scalar(1.0, g), sign(F.subtract(xs, y))))
+            terms.append(_place(part, (oh, ow), (hp, wp), (i, j), (sh, sw)))
+    total = F.add(*terms) if len(terms) > 1 else terms[0]
+    return [(x, conform(_unpadded(total, h, w, hp, wp, ph, pw), x.axes))]
 
 
 RULES: dict[str, Rule] = {
