@@ -163,3 +163,19 @@ def test_geon_train_writes_a_step_and_refuses_bad_options(tmp_path: Path) -> Non
         and "Traceback" not in done.stderr
     )
     assert not bad.exists()
+
+
+def test_a_window_past_64_taps_is_refused_before_any_work() -> None:
+    C = gc.Axis("C", 1, roles="Channel")
+    Y, X = gc.Axis("Y", 12, roles="Height"), gc.Axis("X", 12, roles="Width")
+    P, Q = gc.Axis("P", 4, roles="Height"), gc.Axis("Q", 4, roles="Width")
+    x = gc.variable([C, Y, X], name="x")
+    pooled = gc.max_pool2d(x, [C, P, Q], 9, stride=1)
+    with pytest.raises(AutodiffError, match="has a window of 81 taps that do not tile the input"):
+        training_step(gc.graph([gc.sum(pooled, name="loss")]))
+    KY, KX = gc.Axis("KY", 9, roles="Height"), gc.Axis("KX", 9, roles="Width")
+    K = gc.Axis("K", 1, roles="Channelout")
+    f = gc.variable([K, C - 1, KY, KX], name="f")
+    conv = gc.conv2d(x, f, [K, P, Q])
+    with pytest.raises(AutodiffError, match="has a window of 81 taps; the backward pass takes"):
+        training_step(gc.graph([gc.sum(conv, name="loss")]))

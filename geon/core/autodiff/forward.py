@@ -37,7 +37,8 @@ MAX_OPERATIONS = 20_000
 """The most forward operations a training step is derived for (the step holds about five
 times as many nodes); checked before any work."""
 MAX_WINDOW_TAPS = 64
-"""The largest conv2d window (height x width) differentiated: its gradient is a dot per tap."""
+"""The largest conv2d window (height x width) differentiated, and pooling window that does not
+tile its input: their gradients are a term per tap."""
 
 
 class AutodiffError(GeonError):
@@ -142,6 +143,14 @@ class Forward:
         params = dict(node.body.get("params") or {})
         scope = dict(self.axes)
         inf = infer(kernel, {k: [t.axes for t in ts] for k, ts in inputs}, params, scope)
+        if kernel in ("op:max_pool2d", "op:avg_pool2d"):
+            ks, st = inf.params["kernel_size"], inf.params["stride"]
+            tiles = list(ks) == list(st) and not any(inf.params.get("padding", [0, 0]))
+            if not tiles and ks[0] * ks[1] > MAX_WINDOW_TAPS:
+                raise AutodiffError(
+                    f"{kernel} {where} has a window of {ks[0] * ks[1]} taps that do not tile the "
+                    f"input; the backward pass takes at most {MAX_WINDOW_TAPS} (a term per tap)"
+                )
         if kernel == "op:conv2d":
             taps = 1
             for r in dict(inputs)["filter"][0].axes:
