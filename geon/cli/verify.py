@@ -8,7 +8,8 @@ collective (kind, mesh axes, per-device bytes, the edge by labels) is printed be
 one it matches, and every difference is named by a rule of docs/engines.md
 (:mod:`geon.interop.verify`). ``--json`` prints the report as one JSON object instead. Exit status
 0 when every collective matches or is explained by a rule, 1 when one is unexplained, 2 when the
-request or the document is refused (one line on stderr says why).
+request or the document is refused, a document with no placed plan among them (one line on stderr
+says why).
 """
 
 from __future__ import annotations
@@ -97,7 +98,13 @@ def main(args: argparse.Namespace) -> int:
                 f'"{args.file}" has {len(errors)} error issue(s), first {errors[0].constraint}: '
                 f"{errors[0].message}; run geon check {args.file} to see them all"
             )
-        need = lower_shardings(graph).devices
+        lowering = lower_shardings(graph)
+        if not lowering.mesh_axes:
+            return _fail(
+                f'"{args.file}" has no placed plan: nothing to verify; write one with geon plan '
+                f"{args.file} --plan PLAN.json -o PLACED.json"
+            )
+        need = lowering.devices
         if devices is not None and devices < need:
             return _fail(f"--devices {devices} is fewer than the plan's mesh needs ({need})")
         force_host_devices(devices or need)

@@ -279,3 +279,20 @@ def test_document_text_reaches_the_program_only_as_data(tmp_path: Path) -> None:
     assert "system" not in called and "print" not in called
     assert hostile in {k.value for n in ast.walk(tree) if isinstance(n, ast.Dict)
                        for k in n.keys if isinstance(k, ast.Constant)}  # fmt: skip
+
+
+def test_verify_refuses_a_document_with_no_plan(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from geon import core as gc
+
+    plain = tmp_path / "plain.json"
+    n = gc.Axis("N", 4)
+    plain.write_text(json.dumps(gc.graph([gc.relu(gc.placeholder(axes=[n], name="x"))]).to_json()))
+    capsys.readouterr()
+    assert main(["verify", str(plain)]) == 2
+    err = capsys.readouterr().err
+    assert err == (
+        f'geon verify: "{plain}" has no placed plan: nothing to verify; write one with geon plan '
+        f"{plain} --plan PLAN.json -o PLACED.json\n"
+    )
