@@ -124,6 +124,16 @@ def test_request_notify_thread_suggest_re_request_approve_and_stale_live(
         "() => (document.querySelector('.geon-ledger-current summary')?.textContent ?? '')"
         ".startsWith('current document: ')"
     )
+    # and Compare offers the current document beside the saved plans
+    ann.select_option(".geon-compare-a", label="current document")
+    ann.select_option(".geon-compare-b", label=MEGATRON)
+    ann.click(".geon-compare-go")
+    ann.wait_for_selector(".geon-compare-table")
+    heads = ann.locator(".geon-compare-table thead th").all_text_contents()
+    assert heads[1:] == ["current document", MEGATRON]
+    ann.wait_for_selector(".geon-plan-diff summary")
+    diff = ann.text_content(".geon-plan-diff summary") or ""
+    assert diff.startswith(f'From "current document" to "{MEGATRON}": '), diff
     ann.screenshot(path=str(ARTIFACTS / "review-story-current-document-cost.png"))
     ann.click(".geon-review-request:text('bob')")
     # bob is notified again, and reads what changed since his verdict, with the diff's link

@@ -200,6 +200,13 @@ export class PlansApi extends RestClient {
     return this.polled(`/graphs/${this.graphId}/cost${query}`, onWait);
   }
 
+  /** The current document as placed against plan ``plan`` (``GET /graphs/<id>/cost/diff/<plan>``),
+   * the document ``before`` or ``after`` it; polled as a cost is. */
+  documentDiff(plan: number, current: "before" | "after", profile?: string, onWait?: (message: string) => void): Promise<PlanDiff> {
+    const query = `?current=${current}${profile ? `&profile=${encodeURIComponent(profile)}` : ""}`;
+    return this.polled(`/graphs/${this.graphId}/cost/diff/${plan}${query}`, onWait);
+  }
+
   /** Plan ``a`` against plan ``b`` on the current version (``GET .../plans/<a>/diff/<b>``),
    * polled as a cost is. */
   diff(a: number, b: number, profile?: string, onWait?: (message: string) => void): Promise<PlanDiff> {

@@ -9,10 +9,10 @@
 
 import { PlansApi } from "../gallery/api";
 import type { Collective } from "../model/costs";
-import { followCurrentCost } from "./currentCost";
+import { CURRENT_DOCUMENT, followCurrentCost } from "./currentCost";
 import { renderLedger } from "./ledger";
 import { renderPlanDiff } from "./planDiff";
-import type { LoomDocument } from "../model/document";
+import { APPLICATION, type LoomDocument } from "../model/document";
 import type { LivePlanCost } from "../sync/protocol";
 import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
@@ -45,6 +45,9 @@ export interface PlansSection {
   /** An ``applied``'s collectives of the current plan, to ``onCollectives`` at once (the chosen profile's). */
   livePlanCost(cost: LivePlanCost): void;
 }
+
+/** Compare's option value for the current document. */
+const CURRENT = "current";
 
 const CAPTION = "Cost on the current document (lower is better, ✓), then how each plan splits each operation";
 
@@ -173,7 +176,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       switching = null;
       say("", `The document has plan "${done.name}"'s applications.`);
     }
-    shownKey = JSON.stringify([plans, [...current]]);
+    shownKey = JSON.stringify([plans, [...current], placed()]);
     list.replaceChildren(
       ...plans.map((p) => {
         const title = el("span", { class: "geon-plan-title", text: p.name });
@@ -203,13 +206,17 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       [pickB, 1],
     ] as const) {
       const was = pick.value;
-      pick.replaceChildren(...plans.map((p) => el("option", { value: String(p.id), text: p.name })));
-      if (plans.some((p) => String(p.id) === was)) pick.value = was;
-      else if (plans[at]) pick.value = String(plans[at]!.id);
+      // the current document as placed, beside the saved plans (issue 35)
+      // (last, so the first two saved plans stay the defaults)
+      const options = [...plans.map((p) => el("option", { value: String(p.id), text: p.name })), ...(placed() ? [el("option", { value: CURRENT, text: CURRENT_DOCUMENT })] : [])];
+      pick.replaceChildren(...options);
+      if (options.some((o) => o.value === was)) pick.value = was;
+      else if (options[at]) pick.value = options[at]!.value;
     }
-    compareForm.hidden = plans.length < 2;
+    compareForm.hidden = plans.length + (placed() ? 1 : 0) < 2;
     markReadOnly(list, options.readOnly?.() ?? null);
-    if (compared && !(plans.some((p) => p.id === compared!.a) && plans.some((p) => p.id === compared!.b))) {
+    const known = (id: number): boolean => (id === 0 ? placed() : plans.some((p) => p.id === id));
+    if (compared && !(known(compared.a) && known(compared.b))) {
       compared = null;
       table.replaceChildren();
     }
@@ -360,17 +367,19 @@ export function createPlansSection(options: PlansOptions): PlansSection {
 
   compareForm.addEventListener("submit", (e) => {
     e.preventDefault();
-    const a = plans.find((p) => String(p.id) === pickA.value);
-    const b = plans.find((p) => String(p.id) === pickB.value);
+    const a = pickA.value === CURRENT ? documentPlan() : plans.find((p) => String(p.id) === pickA.value);
+    const b = pickB.value === CURRENT ? documentPlan() : plans.find((p) => String(p.id) === pickB.value);
     if (!a || !b) return;
     if (a.id === b.id) {
-      say("pick two different plans to compare");
+      say(a.id === 0 ? "pick a plan to compare with the current document" : "pick two different plans to compare");
       return;
     }
     void attempt(async () => {
       const on = profile.value || undefined;
       const wait = (message: string): void => say("", message);
-      const [ca, cb, diff] = await Promise.all([api.cost(a.id, on, wait), api.cost(b.id, on, wait), api.diff(a.id, b.id, on, wait)]);
+      const costOf = (p: Plan): Promise<PlanCost> => (p.id === 0 ? api.documentCost(on, wait) : api.cost(p.id, on, wait));
+      const compare = a.id === 0 ? api.documentDiff(b.id, "before", on, wait) : b.id === 0 ? api.documentDiff(a.id, "after", on, wait) : api.diff(a.id, b.id, on, wait);
+      const [ca, cb, diff] = await Promise.all([costOf(a), costOf(b), compare]);
       showTable(a, ca, b, cb);
       showLedgers([[a, ca], [b, cb]]);
       ledgers.prepend(renderPlanDiff(diff));
@@ -378,6 +387,20 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       return "";
     });
   });
+
+  /** Whether the document places anything (an Application): then Compare offers it. */
+  const placed = (): boolean => !!doc?.nodes.some((n) => n.type === APPLICATION);
+  /** The current document as Compare's side: id 0, its splits read back from its Applications. */
+  const documentPlan = (): Plan => {
+    let spec: Plan["spec"] = {};
+    let mesh: Mesh = { name: CURRENT_DOCUMENT, axes: {} };
+    try {
+      if (doc) ({ spec, mesh } = planFromDocument(doc, CURRENT_DOCUMENT));
+    } catch {
+      // a placement no spec entry can say (uneven pieces): the costs still compare
+    }
+    return { id: 0, name: CURRENT_DOCUMENT, mesh, spec };
+  };
 
   profile.addEventListener("change", () => {
     rememberProfile(window.localStorage, profile.value);
@@ -431,7 +454,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       if (doc !== seenDoc || plans !== seenPlans) {
         seenDoc = doc;
         seenPlans = plans;
-        if (JSON.stringify([plans, currentPlans(doc, plans)]) !== shownKey) render();
+        if (JSON.stringify([plans, currentPlans(doc, plans), placed()]) !== shownKey) render();
         currentCost.refresh();
       }
       const caption = table.querySelector("caption");
