@@ -384,6 +384,10 @@ if REDIS_URL:
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
+# --- training steps over REST (geon.graphs.training_api; docs/training.md) ---------------------
+# A graph of more operations is refused before any work (geon train takes up to 20,000).
+GEON_TRAIN_WEB_MAX_OPERATIONS = env_int("GEON_TRAIN_WEB_MAX_OPERATIONS", 2_000, minimum=1)
+
 # --- plan cost and plan diff bounds (geon.graphs.services.plan_jobs; docs/cost-model.md) -------
 # A REST cost or diff whose work estimate (plan_jobs.plan_work: shards, read/write pairs, devices)
 # is past GEON_PLAN_COST_WEB_MAX_WORK goes to a worker, on the Celery queue GEON_PLAN_COST_QUEUE

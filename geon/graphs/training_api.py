@@ -46,8 +46,8 @@ class TrainingStepIn(Schema):
 
 
 def max_web_operations() -> int:
-    """``GEON_TRAIN_WEB_MAX_OPERATIONS`` (settings), default 2,000."""
-    return int(getattr(settings, "GEON_TRAIN_WEB_MAX_OPERATIONS", 2_000))
+    """``GEON_TRAIN_WEB_MAX_OPERATIONS`` (geon.settings, from the environment), default 2,000."""
+    return int(settings.GEON_TRAIN_WEB_MAX_OPERATIONS)
 
 
 @router.post("/graphs/{graph_id}/training-step", response=answers({201: GraphOut}))
