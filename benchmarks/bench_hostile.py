@@ -8,12 +8,17 @@ sends, through the real request path (URL routing, middleware, django-ninja, ser
 each hostile input that issue 13 found beside the normal request of the same kind:
 
 - ``POST /api/v1/validate`` (no sign-in needed): the loom example (baseline); the same with a
-  43 KB axis reference of spaces; 800 identical applications of one operation; a range end of
-  ``10**4000``; 100,000 nested ``[``;
+  43 KB axis reference of spaces; a range end of ``10**4000``; 100,000 nested ``[``; and, as a
+  kind of its own, 800 identical applications of one operation beside a correct document of as
+  many applications (bench_check's 100 operations of 8 shards, the baseline of that size);
 - ``POST /api/v1/graphs/<id>/runs``: a correct ``.npz`` of the loom inputs (baseline) and a
   1 MiB ``savez_compressed`` of ``zeros(2**30, uint8)``;
 - ``POST /api/v1/graphs/<id>/edits``: a relabel (baseline), a ``shard`` into ``10**12`` parts;
   ``POST /api/v1/graphs/<id>/plans``: a plan over a mesh of ``10**12`` devices;
+- ``GET .../plans/<id>/cost`` and ``.../diff/<other>`` (issue 30, finding 7): a plan splitting
+  bench_check's 1,000 operations over 8 devices (baseline), and bench_plan_maxima's 5 operations
+  of 4,096 rows on 65,536 devices, its cost and its diff against the same plan with its mesh
+  axes turned (answered 202 for a worker, whose time ``bench_plan_maxima.py --worker`` prints);
 - ``POST /api/v1/imports`` then the worker's task (``import_model``, in this process as the worker
   runs it: the conversion in its bounded child process), then ``GET`` the import: the MLP of
   ``tests/interop/models`` (baseline), the encoder layer, and issue 30's bombs: a ``Loop`` of
@@ -218,6 +223,32 @@ def main(argv: list[str] | None = None) -> int:
 
         return send
 
+    from bench_check import generate
+    from bench_plan_maxima import maxima_document, rows_plan
+
+    def planned(document: dict[str, Any], meshes: list[dict[str, int]]) -> tuple[str, list[int]]:
+        made = do_create_graph(owner=user, title="plans", document=document)
+        api = f"{API}/graphs/{made.pk}/plans"
+        ids = []
+        for n, axes in enumerate(meshes):
+            body = json.dumps(rows_plan(document, f"p{n}", axes))
+            ids.append(client.post(api, body, content_type="application/json").json()["id"])
+        return api, ids
+
+    def afresh(url: str) -> Callable[[], Any]:
+        """``GET url`` with the plan-cost cache emptied first: each try does the work (or queues
+        it) again, not read the last try's answer."""
+        from django.core.cache import caches
+
+        from geon.graphs.services.plan_jobs import CACHE
+
+        return lambda: (caches[CACHE].clear(), client.get(url))[1]
+
+    normal_api, (normal,) = planned(generate(1000, 1), [{"d": 8}])
+    huge_api, (wide, turned) = planned(
+        maxima_document(), [{"d": 4096, "r": 16}, {"r": 16, "d": 4096}]
+    )
+
     outcomes: dict[str, str] = {}
     models = ROOT / "tests" / "interop" / "models"
     bombs = import_bombs()
@@ -227,9 +258,12 @@ def main(argv: list[str] | None = None) -> int:
         "validate": [
             ("loom example (baseline)", post_json(f"{API}/validate", LOOM)),
             ("43 KB axis reference", post_json(f"{API}/validate", long_axis_reference())),
-            ("800 identical applications", post_json(f"{API}/validate", many)),
             ("range end 10**4000", post_json(f"{API}/validate", huge_range_end())),
             ("100,000 nested [", post_json(f"{API}/validate", "[" * 100_000)),
+        ],
+        "validate, 800 applications": [
+            ("100 ops x 8 shards (baseline)", post_json(f"{API}/validate", generate(100, 8))),
+            ("800 identical applications", post_json(f"{API}/validate", many)),
         ],
         "run inputs": [
             ("loom inputs .npz (baseline)", upload(npz(**inputs))),
@@ -247,6 +281,11 @@ def main(argv: list[str] | None = None) -> int:
                     f"{API}/graphs/{graph.pk}/plans", {"name": "huge", "mesh": mesh, "spec": {}}
                 ),
             ),
+        ],
+        "plan cost and diff": [
+            ("cost, 1,000 ops x 8 (baseline)", afresh(f"{normal_api}/{normal}/cost")),
+            ("cost on 65,536 devices", afresh(f"{huge_api}/{wide}/cost")),
+            ("diff on 65,536 devices", afresh(f"{huge_api}/{wide}/diff/{turned}")),
         ],
         "model imports": [
             ("mlp.onnx (baseline)", convert("mlp.onnx", (models / "mlp.onnx").read_bytes())),
