@@ -176,6 +176,13 @@ export class Editor implements Commands {
               },
               cancelSwitch: (editId) => this.sync.cancelExpanded(editId),
               readOnly: () => this.sync.readOnly(),
+              showEdge: (tensor, consumer) => {
+                // a compared plan's edge may run through nodes its generation makes (partial products)
+                const held = [tensor, consumer].filter((id) => this.sync.session.document?.nodes.some((n) => n.id === id));
+                if (!held.length) return this.flash("this edge is between nodes the plan makes when generated; switch to the plan to see it");
+                this.jumpTo(held[held.length - 1]!);
+                this.setSelection(held);
+              },
               onCollectives: (_plan, collectives) => {
                 this.collectives = edgeLabels(collectives);
                 this.cached = null;

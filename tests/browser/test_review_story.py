@@ -134,6 +134,15 @@ def test_request_notify_thread_suggest_re_request_approve_and_stale_live(
     ann.wait_for_selector(".geon-plan-diff summary")
     diff = ann.text_content(".geon-plan-diff summary") or ""
     assert diff.startswith(f'From "current document" to "{MEGATRON}": '), diff
+    # a collective's row pans to its edge and selects its ends (those the document holds)
+    row = ann.locator(".geon-plan-diff .geon-edge-link").first
+    line = row.text_content() or ""
+    row.click()
+    ends = ann.evaluate(
+        "window.geon.state().selected.map((id) =>"
+        " window.geon.state().document.nodes.find((n) => n.id === id)?.label ?? null)"
+    )
+    assert ends and None not in ends and all(label in line for label in ends), (ends, line)
     ann.screenshot(path=str(ARTIFACTS / "review-story-current-document-cost.png"))
     ann.click(".geon-review-request:text('bob')")
     # bob is notified again, and reads what changed since his verdict, with the diff's link

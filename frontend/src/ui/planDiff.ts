@@ -9,6 +9,9 @@ import { el } from "./dom";
 
 export interface DiffCollective {
   kind: string;
+  /** The edge's ends by id (the tensor moved, the operation that reads it). */
+  tensor?: string;
+  consumer?: string;
   meshAxes: string[];
   bytes: number;
   seconds: number;
@@ -56,10 +59,22 @@ export function placedLine(labels: string[], shown = 4): string {
   return labels.slice(0, shown).join("; ") + (rest > 0 ? `; and ${rest} more` : "");
 }
 
-/** The block shown under the comparison table. */
-export function renderPlanDiff(diff: PlanDiff): HTMLElement {
+/** The block shown under the comparison table; ``showEdge``: a collective's row, clicked (or
+ * Enter), pans the canvas to its edge and selects both ends (issue 35). */
+export function renderPlanDiff(diff: PlanDiff, showEdge?: (tensor: string, consumer: string) => void): HTMLElement {
   const { added, removed, changed } = diff.collectives;
-  const list = (cls: string, sign: string, items: string[]) => items.map((text) => el("li", { class: `geon-plan-diff-${cls}` }, el("span", { class: "geon-plan-diff-sign", text: sign }), text));
+  const list = (cls: string, sign: string, items: [string, DiffCollective][]) =>
+    items.map(([text, c]) => {
+      const row = el("li", { class: `geon-plan-diff-${cls}` }, el("span", { class: "geon-plan-diff-sign", text: sign }), text);
+      const { tensor, consumer } = c;
+      if (showEdge && tensor && consumer) {
+        Object.assign(row, { tabIndex: 0, title: "Show this edge on the canvas" });
+        row.classList.add("geon-edge-link");
+        row.addEventListener("click", () => showEdge(tensor, consumer));
+        row.addEventListener("keydown", (e) => e.key === "Enter" && showEdge(tensor, consumer));
+      }
+      return row;
+    });
   const memory = peaks(diff);
   const steps = [
     `step time ${showSeconds(diff.time.before.upper)} → ${showSeconds(diff.time.after.upper)} (${signed(diff.time.delta.upper, showSeconds)}, no overlap)`,
@@ -67,9 +82,9 @@ export function renderPlanDiff(diff: PlanDiff): HTMLElement {
     `${diff.placements.length} operation${diff.placements.length === 1 ? "" : "s"} placed differently`,
   ];
   const lines = [
-    ...list("added", "+", added.map(collectiveLine)),
-    ...list("removed", "−", removed.map(collectiveLine)),
-    ...list("changed", "~", changed.map((c) => `${collectiveLine(c.after)} (${signed(c.bytesDelta, showBytes)})`)),
+    ...list("added", "+", added.map((c) => [collectiveLine(c), c])),
+    ...list("removed", "−", removed.map((c) => [collectiveLine(c), c])),
+    ...list("changed", "~", changed.map((c) => [`${collectiveLine(c.after)} (${signed(c.bytesDelta, showBytes)})`, c.after])),
   ];
   return el(
     "details",

@@ -32,6 +32,9 @@ export interface PlansOptions {
   /** The collectives of the plan the document has now (its name), under the chosen profile,
    * after each change of document, plan list or profile; ``null`` and none without such a plan. */
   onCollectives?(plan: string | null, collectives: Collective[]): void;
+  /** Pan the canvas to the edge a collective moves (the tensor and the operation reading it)
+   * and select both ends: a Compare row, clicked. */
+  showEdge?(tensor: string, consumer: string): void;
   /** Why this user may not change plans (a viewer's or reviewer's role), or null: the rows a load
    * draws are disabled with it at once, not at the editor's next panel update (issue 35). */
   readOnly?(): string | null;
@@ -382,7 +385,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       const [ca, cb, diff] = await Promise.all([costOf(a), costOf(b), compare]);
       showTable(a, ca, b, cb);
       showLedgers([[a, ca], [b, cb]]);
-      ledgers.prepend(renderPlanDiff(diff));
+      ledgers.prepend(renderPlanDiff(diff, options.showEdge));
       compared = { a: a.id, b: b.id, version: ca.version };
       return "";
     });
