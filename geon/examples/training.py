@@ -15,6 +15,7 @@ from typing import Any
 from geon import core as gc
 from geon.core.autodiff import training_step
 from geon.core.graph import INDEX_AXES, OPERATION, Graph
+from geon.core.nodes import split_level
 from geon.examples import transformer
 
 __all__ = ["DESCRIPTION", "TITLE", "WEIGHT_AXIS", "fsdp_plan", "training_example"]
@@ -51,8 +52,8 @@ Compare the three saved plans in the **Plans** panel (2 devices each, `h100-sxm-
 - **Fully sharded data parallel** splits the batch like data parallel, but stores every weight
   and its Adam state **sharded** over the same mesh axis (`inputs`) and runs each weight's update
   on its own shard (`spec` on the optimizer's operations): each weight is **all-gathered** before
-  each use, forward and backward, and the devices hold half the parameters and half the
-  optimizer state of data parallelism. (The gradients are still all-reduced before the sharded
+  it is read whole (forward, and backward where a dot's input gradient reads it again), and the
+  devices hold half the parameters and half the optimizer state of data parallelism. (The gradients are still all-reduced before the sharded
   update reads its half: the sum of the partial products runs whole, so the cost model shows an
   all-reduce where FSDP implementations reduce-scatter; see docs/training.md.)
 
@@ -77,8 +78,11 @@ def fsdp_plan(step: Graph, devices: int = 2) -> dict[str, Any]:
         if not scope.startswith("optimizer/"):
             continue
         found = WEIGHT_AXIS.get(scope.removeprefix("optimizer/"))
-        if found is not None and found in (node.tags or {}).get(INDEX_AXES, {}).get("axes", []):
-            spec[node.id] = {"over": {found: "dp"}}
+        index = (node.tags or {}).get(INDEX_AXES, {}).get("axes", [])
+        # the update's index axis is the weight's own reference (W2's F is "F+1")
+        refs = [a for a in index if found is not None and split_level(a)[0] == found]
+        if refs:
+            spec[node.id] = {"over": {refs[0]: "dp"}}
     return {
         "name": "Fully sharded data parallel",
         "mesh": {"name": "dp mesh", "axes": {"dp": devices}},
