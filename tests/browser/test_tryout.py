@@ -28,6 +28,7 @@ KEPT = "geon-try:puzzle:matvec_dual"
 def test_a_visitor_learns_and_solves_without_an_account_then_keeps_the_work(
     daphne_server: str,
     celery_worker: Any,
+    tries_worker: Any,
     user: Any,
     password: str,
     page: tuple[Page, list[str]],

@@ -95,16 +95,22 @@ export function mountTryout(root: HTMLElement, editor: TryoutEditor, csrf: strin
     shown = doc;
     if (timer !== null) clearTimeout(timer);
     timer = setTimeout(() => {
+      if (kept) return;
       storage.setItem(storageKey(t), JSON.stringify(doc));
       void check(doc);
     }, 250);
   };
+  // once kept, nothing is stored here again: a save still pending (the load's own, 250 ms
+  // later) would put the work back after keep removed it
+  let kept = false;
   const keep = async (): Promise<void> => {
     const doc = editor.document();
     if (!doc) return;
     said.textContent = "Keeping your work…";
     try {
       const answer = await api.keep(t, doc);
+      kept = true;
+      if (timer !== null) clearTimeout(timer);
       storage.removeItem(storageKey(t));
       location.assign(answer.url);
     } catch (e) {
