@@ -350,12 +350,17 @@ def items_of(
     """Per student (by id), their item for each of the class's assignments, in its order."""
     assignments = list(classroom.assignments.all())
     ids = [s.pk for s in students]
-    graphs = {
-        (g.owner_id, g.example): g
-        for g in Graph.objects.filter(owner_id__in=ids).only("id", "owner_id", "example")
-    }
     puzzle_keys = [a.key for a in assignments if a.kind == Assignment.Kind.PUZZLE]
     lesson_keys = [a.key for a in assignments if a.kind == Assignment.Kind.LESSON]
+    examples = [puzzles.PREFIX + k for k in puzzle_keys] + [
+        services.PREFIX + k for k in lesson_keys
+    ]
+    graphs = {
+        (g.owner_id, g.example): g
+        for g in Graph.objects.filter(owner_id__in=ids, example__in=examples).only(
+            "id", "owner_id", "example"
+        )
+    }
     attempts: dict[tuple[int, str], list[Attempt]] = {}
     for attempt in Attempt.objects.filter(user_id__in=ids, puzzle__in=puzzle_keys).order_by(
         "created", "id"
