@@ -23,6 +23,7 @@ import sys
 from geon.cli.files import read_json
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
+from geon.core.nodes import GEON_TAG_PREFIX, selected_tensor_ids
 from geon.core.plans import PlanError, apply_plan, plan_splits, read_plan
 
 HELP = "write a shard plan (mesh, axis mapping, inputs, spec) into a document"
@@ -68,6 +69,26 @@ def main(args: argparse.Namespace) -> int:
             return _fail(f'cannot write "{args.out}": {exc.strerror or exc}', 2)
     for entry in whole:
         print(
-            f'geon plan: operation "{entry.operation}" runs whole: {entry.reason}', file=sys.stderr
+            f"geon plan: operation {operation_name(graph, entry.operation)} runs whole: "
+            f"{entry.reason}",
+            file=sys.stderr,
         )
     return 0
+
+
+def operation_name(graph: Graph, op_id: str) -> str:
+    """An operation as people read it, its id beside (issue 35): ``"op:dot → up" in
+    layers.0/attn ("<id>")`` — its name, what it writes and its scope when it has one."""
+    node = graph.get(op_id)
+    if node is None:
+        return f'"{op_id}"'
+    outs = [
+        found.name
+        for tid in selected_tensor_ids(node.body, "outputs")
+        if (found := graph.get(tid)) is not None
+    ]
+    name = f"{node.name} → {', '.join(outs)}" if outs else node.name
+    group = node.tags.get(GEON_TAG_PREFIX + "Group")
+    scope = group.get("scope") if isinstance(group, dict) else None
+    where = f" in {scope.strip('/')}" if isinstance(scope, str) and scope.strip("/") else ""
+    return f'"{name}"{where} ("{op_id}")'

@@ -210,3 +210,30 @@ def test_a_reviewer_sees_the_plan_controls_disabled_with_the_reason_from_the_fir
             assert buttons.nth(k).is_disabled(), control
             assert "reviewer" in (buttons.nth(k).get_attribute("title") or ""), control
     assert browsers.errors == []
+
+
+WORSE = "Model axis split (worse on purpose)"
+
+
+def test_a_bad_plan_says_why_on_its_card_by_name(
+    daphne_server: str, password: str, block: str, browsers: Browsers
+) -> None:
+    ann = browsers.new_page()
+    sign_in(ann, daphne_server, "ann", password)
+    open_graph(ann, daphne_server, block)
+    # when ann switches the document to the plan that maps the model axis D
+    ann.locator(f".geon-plan[data-plan='{WORSE}'] .geon-plan-switch").click()
+    # then its card says which operations run whole and why, by name and output, never an id
+    why = ann.locator(f".geon-plan[data-plan='{WORSE}'] .geon-plan-why")
+    why.wait_for()
+    assert why.locator("summary").text_content() == "2 operations run whole"
+    lines = why.locator("li").all_text_contents()
+    assert [line.split(" runs whole: ")[0] for line in lines] == [
+        "op:layer_norm → ln1",
+        "op:layer_norm → ln2",
+    ]
+    assert all('it contracts or reduces "D" (mesh axis "tp")' in line for line in lines)
+    why.locator("summary").click()
+    ann.locator(f".geon-plan[data-plan='{WORSE}']").scroll_into_view_if_needed()
+    ann.screenshot(path=str(ARTIFACTS / "review-story-plan-why.png"))
+    assert browsers.errors == []

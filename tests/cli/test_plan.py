@@ -133,3 +133,33 @@ def test_bad_input_exits_with_one_line(
     expected = message.replace("{doc}", str(doc_path)).replace("{plan}", str(plan_path))
     assert (done.returncode, done.stdout, done.stderr) == (status, "", f"geon plan: {expected}\n")
     assert not out.exists()
+
+
+def test_an_operation_left_whole_is_named_by_label_output_and_scope(tmp_path: Path) -> None:
+    # given the transformer block mapped D to the mesh: layer_norm reduces D, so runs whole;
+    # the first keeps an import's name scope
+    from geon.examples.transformer import PLANS, transformer_block
+
+    document = transformer_block().to_json()
+    norms = [n for n in document["nodes"] if n["body"].get("kernel") == "op:layer_norm"]
+    norms[0]["tags"]["urn:geon:2026-11:tag_types.jsd#/tags/Group"] = {"scope": "/layers.0/ln"}
+    plan = next(p for p in PLANS if p["axisMapping"] == {"D": "tp"})
+    done = geon(
+        "plan",
+        write(tmp_path / "block.json", document),
+        "--plan",
+        write(tmp_path / "plan.json", plan),
+        "-o",
+        str(tmp_path / "out.json"),
+    )
+    # then each is named as people read it, its id beside, with the reason
+    lines = done.stderr.splitlines()
+    assert done.returncode == 0 and len(lines) == 2, done.stderr
+    first, second = (n["id"] for n in norms)
+    assert lines[0].startswith(
+        f'geon plan: operation "op:layer_norm → ln1" in layers.0/ln ("{first}") runs whole: it '
+        'contracts or reduces "D" (mesh axis "tp")'
+    ), lines[0]
+    assert lines[1].startswith(
+        f'geon plan: operation "op:layer_norm → ln2" ("{second}") runs whole: '
+    ), lines[1]

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { APPLICATION, INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, type LoomDocument, type LoomNode, type Range } from "./document";
-import { collectiveCounts, compareRows, currentPlans, describeEntry, entryOf, evenSizes, opsToPlan, planFromDocument, shardsOf, type Plan, type PlanCost } from "./plans";
+import { collectiveCounts, compareRows, currentPlans, describeEntry, entryOf, evenSizes, notSplitLines, operationTitle, opsToPlan, planFromDocument, shardsOf, type Plan, type PlanCost } from "./plans";
 import { showBytes, showSeconds, type Collective } from "./costs";
 
 const r = (start: number[], end: number[]): Range => ({ start, end });
@@ -230,5 +230,24 @@ describe("a mapped plan as the form's texts", async () => {
     const mesh = parseMesh(texts.mesh);
     expect([mesh.axes, parseMapping(texts.mapping, mesh), parseInputs(texts.inputs, mesh)]).toEqual([plan.mesh.axes, plan.axisMapping, plan.inputs]);
     expect(planTexts({ ...plan, axisMapping: undefined, inputs: undefined })).toEqual({ mesh: "dp=2, tp=4", mapping: "", inputs: "" });
+  });
+});
+
+describe("why a plan is bad, by name (issue 35)", () => {
+  const doc: LoomDocument = {
+    id: "g",
+    nodes: [
+      { id: "ln", type: OPERATION, label: "op:layer_norm", body: { kernel: "op:layer_norm", outputs: { result: [{ tensorId: "t" }] } }, tags: { "urn:geon:2026-11:tag_types.jsd#/tags/Group": { scope: "/layers.0/ln" } } },
+      { id: "t", type: TENSOR, label: "ln1", body: {} },
+    ],
+  };
+  it("names an operation by its name, output and scope, never its id", () => {
+    expect(operationTitle(doc, "ln")).toBe("op:layer_norm → ln1 in layers.0/ln");
+    expect(operationTitle(doc, "gone")).toBe("an operation no longer in the graph");
+  });
+  it("lists what a plan's mapping leaves whole with the server's reason", () => {
+    const plan = { id: 1, name: "p", mesh: { name: "m", axes: { tp: 2 } }, spec: {}, applications: { notSplit: [{ operation: "ln", axes: ["D"], reason: 'it contracts or reduces "D"' }] } };
+    expect(notSplitLines(doc, plan)).toEqual(['op:layer_norm → ln1 in layers.0/ln runs whole: it contracts or reduces "D"']);
+    expect(notSplitLines(doc, { ...plan, applications: {} })).toEqual([]);
   });
 });

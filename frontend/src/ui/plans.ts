@@ -14,7 +14,7 @@ import { renderLedger } from "./ledger";
 import { renderPlanDiff } from "./planDiff";
 import { APPLICATION, type LoomDocument } from "../model/document";
 import type { LivePlanCost } from "../sync/protocol";
-import { compareRows, currentPlans, describePlan, isMapped, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { compareRows, currentPlans, describePlan, isMapped, notSplitLines, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
 import { markReadOnly } from "./readOnly";
@@ -190,6 +190,19 @@ export function createPlansSection(options: PlansOptions): PlansSection {
           ...(current.has(p.id) ? [el("span", { class: "geon-plan-current", text: "current", title: "The document's applications are this plan's" })] : []),
           el("span", { class: "geon-plan-info small muted", text: describePlan(p) }),
         );
+        // why the plan may be bad: what its mapping leaves whole, by name and scope (issue 35)
+        const whole = notSplitLines(doc, p);
+        if (whole.length) {
+          row.append(
+            el(
+              "details",
+              { class: "geon-plan-why small" },
+              el("summary", { text: `${whole.length} operation${whole.length === 1 ? "" : "s"} run${whole.length === 1 ? "s" : ""} whole` }),
+              el("ul", {}, ...whole.slice(0, 20).map((line) => el("li", { text: line }))),
+              ...(whole.length > 20 ? [el("p", { class: "muted", text: `and ${whole.length - 20} more` })] : []),
+            ),
+          );
+        }
         const actions = el("span", { class: "geon-plan-actions" });
         const switchTo = button("Switch", `Give the document plan "${p.name}"'s applications`, () => switchPlan(p), "geon-plan-switch");
         const rename = button("Rename", `Rename plan "${p.name}"`, () => startRename(p, row, title, actions), "geon-plan-rename");
