@@ -12,6 +12,7 @@ import { createStepper } from "./teach/stepper";
 import { mountLesson } from "./ui/lesson";
 import { createLessonWriter } from "./ui/lessonWriter";
 import { mountPuzzle, type Puzzle } from "./ui/puzzle";
+import { loadCounterexample } from "./teach/loadRun";
 import { mountTryout, type TriedWork } from "./teach/tryout";
 import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
@@ -158,7 +159,7 @@ function mount(root: HTMLElement): void {
     editor.preferKernels(puzzle.allowedKernels);
     editor.refresh();
   };
-  void mountPuzzle({ graphId, csrf, tryout: tryout?.kind === "puzzle" ? tried : undefined, opened });
+  void mountPuzzle({ graphId, csrf, tryout: tryout?.kind === "puzzle" ? tried : undefined, opened, loadRun: (c, dtypes) => loadCounterexample(editor, c, dtypes) });
   const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
     state: () =>

@@ -69,9 +69,21 @@ def test_a_teacher_sees_a_student_solve_an_assigned_puzzle(
     ]
     assert student.locator("[data-grid='input m'] th").first.is_visible()
     assert "W-1=0" in (student.text_content("[data-grid='input m'] table") or "")
+    # "Load into a run": the draw's lengths set as one undoable edit, its inputs in the Run
+    # panel; the run shows what the graph makes of them, the counterexample's "got"
+    student.click(".geon-counterexample-load")
+    said = student.text_content(".geon-counterexample-said") or ""
+    assert said.startswith("Axes set to H=1 (Undo puts them back)"), said  # W is 2 already
     student.locator(".geon-puzzle").screenshot(
         path=str(DOCS / "screenshot-puzzle-counterexample.png")
     )
+    student.click(".geon-run-go")
+    student.wait_for_selector(".geon-run-panel[data-status=done]", timeout=60_000)
+    caption = student.text_content('.geon-result[data-key="out"] .geon-result-caption') or ""
+    got = student.text_content("[data-grid='your result'] td")  # the counterexample's 0.0
+    assert got == "0.0" and caption == "out 1 float64 · min 0 · max 0", caption
+    student.keyboard.press("Control+z")
+    student.wait_for_function("() => window.geon.state().history.undo.length === 0")
     # he builds the solution (here: the reference's graph, stored as his next version)
     assert student.evaluate(STORE_DOCUMENT, puzzle_of("matvec_dual")["reference"]) == 200
     student.click(".geon-puzzle-check")

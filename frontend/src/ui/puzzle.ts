@@ -19,6 +19,7 @@ export interface Puzzle {
   allowedKernels: string[];
   /** Warnings the puzzle asks for, not shown as mistakes inside it (issue 36). */
   quietConstraints?: string[];
+  inputs?: Record<string, { axes: string[]; dtype: string }>;
 }
 
 export interface Attempt {
@@ -75,11 +76,16 @@ export function counterexampleParts(c: Counterexample): [string, Shown][] {
   return shown.filter((s): s is [string, Shown] => !!s[1]);
 }
 
-/** The counterexample's grids (the page's DOM). */
-export function counterexampleView(c: Counterexample): HTMLElement | null {
+/** The counterexample's grids (the page's DOM), with "Load into a run" when ``load`` is given. */
+export function counterexampleView(c: Counterexample, load?: () => string): HTMLElement | null {
   const parts = counterexampleParts(c);
   if (parts.length === 0) return null;
   const box = el("div", { class: "geon-counterexample", "aria-label": "counterexample" });
+  if (load && c.inputs) {
+    const said = el("p", { class: "small geon-counterexample-said", role: "status" });
+    const go = button("Load into a run", "Set the axes to this draw's lengths (one undoable edit) and put its inputs in the Run panel", () => (said.textContent = load()), "geon-counterexample-load");
+    box.append(el("div", { class: "geon-counterexample-run" }, go, said));
+  }
   for (const [caption, t] of parts) {
     const one = el("div", { class: "geon-grid-of", "data-grid": caption }, el("strong", { text: caption }), el("span", { class: "muted", text: ` (${t.axes.join(", ")})` }));
     const tables = gridTables(t);
@@ -136,11 +142,13 @@ export interface PuzzleOptions {
   /** Told the puzzle once it is read: the editor then hides the warnings it asks for
    * (``quietConstraints``) and its operation picker lists the allowed kernels first. */
   opened?: (puzzle: Puzzle) => void;
+  /** "Load into a run": replay a counterexample's draw in the Run panel; says what it did. */
+  loadRun?: (c: Counterexample, dtypes: Record<string, string>) => string;
 }
 
 /** Mount the panel when the page's URL (or try page) names a puzzle; returns null otherwise. */
 export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<HTMLElement | null> {
-  const { graphId, csrf, tryout, opened } = options;
+  const { graphId, csrf, tryout, opened, loadRun } = options;
   const key = tryout?.key ?? new URLSearchParams(location.search).get("puzzle");
   if (!key) return null;
   const api = new PuzzlesApi("/api/v1", csrf);
@@ -177,7 +185,8 @@ export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) =>
         }
         grids.replaceChildren();
         const c = a.status === "done" && !a.solved ? a.result.counterexample : undefined;
-        const view = c ? counterexampleView(c) : null;
+        const dtypes = Object.fromEntries(Object.entries(puzzle.inputs ?? {}).map(([label, spec]) => [label, spec.dtype]));
+        const view = c ? counterexampleView(c, loadRun && !tryout ? () => loadRun(c, dtypes) : undefined) : null;
         if (view) grids.append(view);
         count.textContent = `${++tries} ${tries === 1 ? "check" : "checks"} in this visit`;
       } catch (e) {
