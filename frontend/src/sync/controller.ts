@@ -246,7 +246,7 @@ export class Controller {
     this.expanded.refused(id);
     if (error.code === "access_removed") this.accessRemoved = error.message;
     if (error.code === "unknown_message_type" && error.message.includes('"presence"')) this.presenceSupported = false;
-    else this.hooks.flash(error.message);
+    else this.hooks.flash(forPeople(error.message, this.session.document));
   }
 
   /** Offline use (the benchmark and try pages): show a document as if the server had sent it. */
