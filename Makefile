@@ -39,7 +39,7 @@ help:
 $(INSTALLED): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	$(BIN)/python -m pip install --quiet -e '.[dev,jax]'
 	touch $@
 
 $(NODE_MODULES): frontend/package.json frontend/package-lock.json
