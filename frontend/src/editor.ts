@@ -14,7 +14,7 @@ import { searchNodes, type GraphView, type LoomDocument } from "./model/document
 import { EditError } from "./model/edits";
 import { axesWithIssues } from "./model/issues";
 import { editOperation, editProjection, editTensor } from "./model/nodeEdits";
-import { anchorNode, type Anchor, type ReviewSummary, type Role } from "./model/reviews";
+import { anchorNode, permalinkTarget, type Anchor, type ReviewSummary, type Role } from "./model/reviews";
 import type { EditorState } from "./model/state";
 import type { EdgeLabel, Scene } from "./render/canvas";
 import type { Layout } from "./render/layout";
@@ -36,7 +36,7 @@ import { showNodeMenu } from "./ui/nodeMenu";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog, narrowNote } from "./ui/panels";
 import { createProjectionWindow } from "./ui/projection";
 import { markReadOnly } from "./ui/readOnly";
-import { createReviewsPanel, type ReviewsPanel } from "./ui/reviews";
+import { createReviewsPanel, showHeld, showUnread, type ReviewsPanel } from "./ui/reviews";
 import { createRunPanel } from "./ui/runPanel";
 import { createShardsPanel } from "./ui/shards";
 import { shownWindow } from "./ui/shownWindow";
@@ -50,21 +50,6 @@ export interface EditorOptions {
   graphId?: string;
   /** No websocket: documents come from ``loadDocument`` (the benchmark page). */
   offline: boolean;
-}
-
-/** The nav's unread badge beside the Reviews link (templates/base.html), kept live by the websocket's notifications. */
-function showUnread(unread: number): void {
-  const link = document.querySelector<HTMLElement>("header.site .geon-nav-reviews");
-  if (!link) return;
-  let badge = link.querySelector<HTMLElement>(".geon-unread");
-  if (!unread) return void badge?.remove();
-  if (!badge) {
-    badge = document.createElement("span");
-    badge.className = "badge geon-unread";
-    link.append(badge);
-  }
-  badge.textContent = unread > 99 ? "99+" : String(unread);
-  badge.title = `${unread} unread notification${unread === 1 ? "" : "s"}`;
 }
 
 export class Editor implements Commands {
@@ -130,10 +115,7 @@ export class Editor implements Commands {
         plansChanged: () => this.shardsPanel.reloadPlans(),
         planCost: (cost) => this.shardsPanel.livePlanCost(cost),
         reviewChanged: (event, review) => this.reviews?.event(event, review as unknown as ReviewSummary),
-        notified: (notification, unread) => {
-          showUnread(unread);
-          this.flash(notification.text);
-        },
+        notified: (notification, unread) => (showUnread(unread), this.flash(notification.text)),
         selection: () => this.selected,
       },
       options.offline,
@@ -174,15 +156,8 @@ export class Editor implements Commands {
                 const editId = this.sync.expectExpanded("plan", `switch to plan ${name}`);
                 return editId === null ? "the graph has not loaded yet" : { editId, baseVersion: this.sync.session.version! };
               },
-              cancelSwitch: (editId) => this.sync.cancelExpanded(editId),
-              readOnly: () => this.sync.readOnly(),
-              showEdge: (tensor, consumer) => {
-                // a compared plan's edge may run through nodes its generation makes (partial products)
-                const held = [tensor, consumer].filter((id) => this.sync.session.document?.nodes.some((n) => n.id === id));
-                if (!held.length) return this.flash("this edge is between nodes the plan makes when generated; switch to the plan to see it");
-                this.jumpTo(held[held.length - 1]!);
-                this.setSelection(held);
-              },
+              cancelSwitch: (editId) => this.sync.cancelExpanded(editId), readOnly: () => this.sync.readOnly(),
+              showEdge: (tensor, consumer) => showHeld(this.sync.session.document, [tensor, consumer], (held) => (this.jumpTo(held.at(-1)!), this.setSelection(held)), (m) => this.flash(m)),
               onCollectives: (_plan, collectives) => {
                 this.collectives = edgeLabels(collectives);
                 this.cached = null;
@@ -201,14 +176,9 @@ export class Editor implements Commands {
     const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
     if (options.graphId && !options.offline) {
       this.reviews = createReviewsPanel({
-        graphId: options.graphId,
-        csrf: options.csrf,
-        initial: Number(new URLSearchParams(window.location.search).get("review")) || null,
-        initialThread: Number(new URLSearchParams(window.location.search).get("thread")) || null,
-        role: () => this.sync.state().role as Role | null,
-        doc: () => this.sync.session.document,
-        version: () => this.sync.session.version,
-        selected: () => this.selected,
+        graphId: options.graphId, csrf: options.csrf,
+        ...permalinkTarget(window.location.search),
+        role: () => this.sync.state().role as Role | null, doc: () => this.sync.session.document, version: () => this.sync.session.version, selected: () => this.selected,
         window: () => shownWindow(this.sync.session.document, this.projection.visible, this.projectionOp, this.selected),
         show: (anchor, lastPosition) => this.showAnchor(anchor, lastPosition),
         // the server applies the suggestion (REST); its applied, with this id, is one undo step
@@ -216,8 +186,7 @@ export class Editor implements Commands {
           const editId = this.sync.expectExpanded("review", name);
           return editId === null ? "the graph has not loaded yet" : { editId, baseVersion: this.sync.session.version! };
         },
-        cancelApply: (editId) => this.sync.cancelExpanded(editId),
-        pinsChanged: () => this.invalidate(),
+        cancelApply: (editId) => this.sync.cancelExpanded(editId), pinsChanged: () => this.invalidate(),
       });
     }
     const right = el("aside", { class: "geon-side geon-right" }, ...(this.reviews ? [this.reviews.element] : []), this.shardsPanel.element, this.issuesPanel.element, this.runPanel.element);

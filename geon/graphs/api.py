@@ -46,7 +46,7 @@ from geon.graphs.plan_schemas import CostPending, PlanCost, PlanDiffOut
 from geon.graphs.services import copies, exporting, plan_diff
 from geon.graphs.services.graphs import DESCRIPTION_MAX, TITLE_MAX
 from geon.graphs.services.plan_jobs import Pending
-from geon.graphs.services.plans import requested_cost, requested_document_cost
+from geon.graphs.services.plans import requested_cost
 
 router = Router(tags=["graphs"])
 
@@ -634,42 +634,6 @@ def plan_cost(
     graph = services.check_can_view(request.user, graph_id)
     found = requested_cost(graph, services.plan_of(graph, plan_id), profile)
     return _answer_or_pending(request, found, "the plan's cost")
-
-
-@router.get(
-    "/graphs/{graph_id}/cost",
-    response=answers({200: PlanCost, 202: CostPending}),
-    exclude_unset=True,
-)
-def document_cost(request: HttpRequest, graph_id: str, profile: str | None = None) -> Any:
-    """What the current document costs as it is placed (its Applications and Placements),
-    whether or not that is a saved plan's: the plan cost's answer (``geon cost`` JSON), bounded,
-    cached per (version, profile) and handed to a worker past the web budget (202, poll)."""
-    graph = services.check_can_view(request.user, graph_id)
-    found = requested_document_cost(graph, profile)
-    return _answer_or_pending(request, found, "the document's cost")
-
-
-@router.get(
-    "/graphs/{graph_id}/cost/diff/{plan_id}",
-    response=answers({200: PlanDiffOut, 202: CostPending}),
-    exclude_unset=True,
-)
-def diff_document(
-    request: HttpRequest,
-    graph_id: str,
-    plan_id: int = PATH_NUMBER,
-    current: str = "before",
-    profile: str | None = None,
-) -> Any:
-    """The current document as it is placed against plan ``plan_id`` as generated on it, the
-    document ``before`` (default) or ``after`` (``current``), its side named "current document"
-    with id null; bounded, cached and handed to a worker as plan against plan is."""
-    graph = services.check_can_view(request.user, graph_id)
-    found = plan_diff.requested_document_diff(
-        graph, services.plan_of(graph, plan_id), current, profile
-    )
-    return _answer_or_pending(request, found, "the comparison with the current document")
 
 
 @router.get(

@@ -236,6 +236,12 @@ export function anchorNode(anchor: Anchor): string | null {
   return anchor.node ?? anchor.region?.operation ?? anchor.edge?.to ?? null;
 }
 
+/** The review and thread a page's address names (``?review=<id>&thread=<id>``, a permalink). */
+export function permalinkTarget(search: string): { initial: number | null; initialThread: number | null } {
+  const query = new URLSearchParams(search);
+  return { initial: Number(query.get("review")) || null, initialThread: Number(query.get("thread")) || null };
+}
+
 /** The canvas's pins of a review (issue 35): how many unresolved threads each node holds (an
  * edge's at its head, a region's at its operation; a removed node's none). */
 export function threadPins(review: Pick<Review, "threads"> | null): Map<string, number> {

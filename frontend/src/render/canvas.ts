@@ -8,12 +8,11 @@ import { dragOffset, type Tool } from "../tools/tools";
 import { drawBundled, drawCollapsed, drawFrames, type SceneGroups } from "./groupPaint";
 import { chipWidth, type Layout } from "./layout";
 import { intersects, toWorld, type Rect, type Viewport } from "./viewport";
+import { drawFarPins, drawPin } from "./pins";
 import { BACK_STUB, backEdgeRunY, isBackEdge } from "./routes";
 
 export const COLORS = {
   background: "#f6f7fa",
-  /** A review thread's pin on a box (issue 35). */
-  pin: "#7a3fc4",
   grid: "#e8ebf1",
   tensorFill: "#e3edfd",
   tensorStroke: "#2f6fde",
@@ -340,33 +339,6 @@ function drawOverlays(ctx: CanvasRenderingContext2D, scene: Scene, box: Box, r: 
   }
 }
 
-/** A review thread's pin: a speech bubble with the count of unresolved threads on the node. */
-function drawPin(ctx: CanvasRenderingContext2D, cx: number, cy: number, count: number): void {
-  ctx.beginPath();
-  ctx.arc(cx, cy, 10, 0, Math.PI * 2);
-  ctx.moveTo(cx - 4, cy + 8);
-  ctx.lineTo(cx - 9, cy + 15);
-  ctx.lineTo(cx + 2, cy + 9.5);
-  ctx.fillStyle = COLORS.pin;
-  ctx.fill();
-  ctx.fillStyle = "#fff";
-  ctx.font = "700 11px system-ui, sans-serif";
-  ctx.textAlign = "center";
-  ctx.textBaseline = "middle";
-  ctx.fillText(count > 9 ? "9+" : String(count), cx, cy + 0.5);
-}
-
-/** Far out, a pin keeps its screen size at its box's top left, so an open thread is found at any zoom. */
-function drawFarPins(ctx: CanvasRenderingContext2D, scene: Scene, ratio: number, seen: Rect): void {
-  const { vp } = scene;
-  ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
-  for (const [id, count] of scene.pins ?? []) {
-    const r = rectOf(scene, id);
-    if (r && intersects(r, seen)) drawPin(ctx, vp.dx + r.x * vp.scale + 2, vp.dy + r.y * vp.scale + 2, count);
-  }
-  ctx.setTransform(vp.scale * ratio, 0, 0, vp.scale * ratio, vp.dx * ratio, vp.dy * ratio);
-}
-
 /** Titles in a fixed 11px screen font over the plain shapes of a zoomed-out view. */
 function drawTitles(ctx: CanvasRenderingContext2D, scene: Scene, ratio: number, seen: Rect): void {
   const { vp } = scene;
@@ -477,7 +449,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
       ctx.stroke();
     }
     if (vp.scale >= TITLE_SCALE) drawTitles(ctx, scene, ratio, seen);
-    if (scene.pins?.size) drawFarPins(ctx, scene, ratio, seen);
+    if (scene.pins?.size) drawFarPins(ctx, scene.pins, (id) => [rectOf(scene, id)].find((r) => r && intersects(r, seen)), vp, ratio);
   }
 
   if (scene.groups) drawCollapsed(ctx, scene.groups, scene.layout, seen, vp, ratio);

@@ -18,13 +18,15 @@ import "./reviews.css";
 import { PlansApi } from "../gallery/api";
 import { nodeName, type LoomDocument } from "../model/document";
 import type { EditOp } from "../model/edits";
-import { canEditReviews, canReview, mergeSummary, openReviewsText, reviewMarkdown, selectionAnchor, sinceVerdictText, staleText, stateText, threadPins, unreadCount, verdictLabel, anchorText, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
+import { canEditReviews, canReview, mergeSummary, openReviewsText, selectionAnchor, sinceVerdictText, staleText, stateText, threadPins, unreadCount, verdictLabel, anchorText, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
 import { indexAxesOf } from "../model/shards";
 import { ReviewsApi, ReviewsError } from "../sync/reviewsApi";
 import { createGuardrailSettings } from "./reviewSettings";
 import { button, el, submit } from "./dom";
 import { renderMarkdown } from "./markdown";
 import { threadView, type ThreadContext } from "./reviewThread";
+import { downloadReview } from "./reviewLinks";
+export { showHeld, showUnread } from "./reviewLinks";
 
 export interface ReviewsOptions {
   graphId: string;
@@ -310,21 +312,6 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     return el("span", { class: `geon-review-state state-${r.state}`, "data-state": r.state, text: stateText(r) });
   }
 
-  /** The editor's address of the review (and a thread of it): what a notification links. */
-  function permalink(thread: number | null): string {
-    const url = `${window.location.origin}/graphs/${options.graphId}/?review=${shown?.id ?? ""}`;
-    return thread === null ? url : `${url}&thread=${thread}`;
-  }
-
-  function exportReview(r: Review): void {
-    const blob = new Blob([reviewMarkdown(r, permalink)], { type: "text/markdown" });
-    const link = el("a", { href: URL.createObjectURL(blob), download: `review-${r.id}.md` });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(link.href), 1000);
-  }
-
   function meta(r: ReviewSummary): string {
     const asks = r.reviewers.length ? `asks ${r.reviewers.join(", ")}` : "no reviewers";
     return `${r.plan ? r.plan.name : "whole graph"} · by ${r.author ?? "someone"} · ${asks}`;
@@ -437,7 +424,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       if (r.sinceYourVerdict.page) since.append(" ", el("a", { href: r.sinceYourVerdict.page, target: "_blank", text: "Open the version diff" }));
       parts.push(since);
     }
-    parts.push(button("Export review", "Download the review, its threads and verdicts as Markdown", () => exportReview(r), "geon-small geon-review-export"));
+    parts.push(button("Export review", "Download the review, its threads and verdicts as Markdown", () => downloadReview(r, options.graphId), "geon-small geon-review-export"));
     if (canEditReviews(role) && r.state !== "closed" && r.reviewers.length) {
       const again = el("div", { class: "geon-review-requests small" }, "Ask again: ");
       for (const name of r.reviewers) again.append(button(name, `Ask ${name} to review again (they are notified, and see the changes since their last verdict)`, () => void write(() => api.requestAgain(r.id, [name])), "geon-small geon-review-request"));
