@@ -232,3 +232,19 @@ def test_an_open_thread_after_approval_counts_as_unresolved(
         patch(as_(client, cast["viewer"]), "/notifications/settings", {"sound": True}).status_code
         == 422
     )
+
+
+def test_a_person_who_lost_their_role_reads_nothing_more_of_the_graph(
+    client: Client, cast: Any, review: Any
+) -> None:
+    # given rex was asked to review, then removed from the graph
+    from geon.graphs.models import Membership
+
+    assert inbox(client, cast["rex"])["unread"] == 1
+    Membership.objects.filter(graph=cast["graph"], user=cast["rex"]).delete()
+    # then his inbox no longer shows it (nor the graph's title in it), and nothing is unread
+    assert inbox(client, cast["rex"]) == {"items": [], "unread": 0}
+    # and marking it read by id is refused as not his to see
+    stored = Notification.objects.get(user=cast["rex"])
+    refused = post(as_(client, cast["rex"]), "/notifications/read", {"ids": [stored.pk]})
+    assert refused.status_code == 422 and not Notification.objects.get(pk=stored.pk).read

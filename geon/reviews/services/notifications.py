@@ -31,7 +31,8 @@ from django.core.mail import send_mail
 from django.db import transaction
 
 from geon.core.errors import GeonError, quote
-from geon.graphs.services.access import User
+from geon.graphs.models import Graph
+from geon.graphs.services.access import User, roles_on
 from geon.graphs.services.feeds import Feed
 from geon.graphs.services.publishing import user_group
 from geon.graphs.services.sharing import confirmed_addresses
@@ -74,15 +75,26 @@ def notification_json(found: Notification) -> dict[str, Any]:
     return out
 
 
+def _visible(user: User) -> Any:
+    """``user``'s notifications on graphs they may still see (one who lost their role on a
+    graph reads nothing more of it, not even its title in an old notification)."""
+    rows = Notification.objects.filter(user_id=user.pk or 0)  # an anonymous user has none
+    graphs = rows.values_list("graph_id", flat=True).distinct()
+    shown = Graph.objects.filter(pk__in=graphs)
+    hidden = [g.pk for g in shown if roles_on([user], g).get(user.pk) is None]
+    return rows.exclude(graph_id__in=hidden) if hidden else rows
+
+
 def unread_count(user: User) -> int:
     if not user.is_authenticated:
         return 0
-    return Notification.objects.filter(user_id=user.pk, read=False).count()
+    return int(_visible(user).filter(read=False).count())
 
 
 def list_for(user: Account) -> dict[str, Any]:
-    """The inbox: the newest :data:`LISTED_MAX` notifications of ``user`` and the unread count."""
-    rows = Notification.objects.filter(user_id=user.pk)[:LISTED_MAX]
+    """The inbox: the newest :data:`LISTED_MAX` notifications of ``user`` on graphs they may
+    still see, and the unread count."""
+    rows = _visible(user)[:LISTED_MAX]
     return {"items": [notification_json(n) for n in rows], "unread": unread_count(user)}
 
 
@@ -105,9 +117,7 @@ def do_mark_read(user: Account, ids: Any, everything: Any) -> dict[str, Any]:
     bad = [i for i in ids if isinstance(i, bool) or not isinstance(i, int)]
     if bad:
         raise GeonError(f"id {quote(bad[0])} is not valid; expected a notification's number")
-    found = set(
-        Notification.objects.filter(user_id=user.pk, pk__in=ids).values_list("pk", flat=True)
-    )
+    found = set(_visible(user).filter(pk__in=ids).values_list("pk", flat=True))
     missing = [i for i in dict.fromkeys(ids) if i not in found]
     if missing:
         raise GeonError(f'notification "{missing[0]}" is not one of yours; nothing was marked')
