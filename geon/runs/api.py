@@ -301,10 +301,12 @@ class EnginesOut(Schema):
     "/engines",
     response=answers({200: EnginesOut}, ERRORS),
     summary="The engines a run may ask for",
+    auth=None,
 )
 def list_engines(request: HttpRequest) -> Any:
     """``numpy`` always, and ``jax`` where jax is installed (the web process and the workers
-    share one environment): the run panel offers what this lists (docs/engines.md)."""
+    share one environment): the run panel offers what this lists (docs/engines.md). Open to
+    visitors too (the try page's run panel asks it): it reads no data and imports nothing."""
     from geon.interop.jax_engine import jax_available
 
     return {"engines": ["numpy", *(["jax"] if jax_available() else [])]}
