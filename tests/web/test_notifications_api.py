@@ -248,3 +248,17 @@ def test_a_person_who_lost_their_role_reads_nothing_more_of_the_graph(
     stored = Notification.objects.get(user=cast["rex"])
     refused = post(as_(client, cast["rex"]), "/notifications/read", {"ids": [stored.pk]})
     assert refused.status_code == 422 and not Notification.objects.get(pk=stored.pk).read
+
+
+def test_a_reply_notifies_no_earlier_writer_who_lost_their_role(
+    client: Client, cast: Any, review: Any
+) -> None:
+    from geon.graphs.models import Membership
+
+    graph, rid = cast["graph"], review["id"]
+    threads = f"/graphs/{graph.pk}/reviews/{rid}/threads"
+    body = {"anchor": {"node": second_dot(graph)["id"]}, "body": "why 4?"}
+    tid = post(as_(client, cast["rex"]), threads, body).json()["id"]
+    Membership.objects.filter(graph=graph, user=cast["rex"]).delete()
+    post(as_(client, cast["owner"]), f"{threads}/{tid}/comments", {"body": "memory"})
+    assert not Notification.objects.filter(user=cast["rex"], kind="replied").exists()

@@ -199,14 +199,17 @@ def notify(
     thread: Thread | None = None,
     mail: str = "",
 ) -> list[Notification]:
-    """One notification of ``kind`` per person (never the actor, None for a change nobody
-    made, such as an approval going stale; once each), told live once
+    """One notification of ``kind`` per person with a role on the graph (never the actor, None
+    for a change nobody made, such as an approval going stale; once each), told live once
     committed; kinds in :data:`MAILED` are also mailed (``mail``: the mail's text, ``text``
     when empty)."""
     made = []
     seen: set[int] = {actor.pk} if actor is not None else set()
-    for person in people:
-        if person is None or person.pk in seen:
+    listed = [p for p in people if p is not None]
+    roles = roles_on(listed, review.graph) if listed else {}
+    for person in listed:
+        # never to someone who has lost their role on the graph (a thread's old writer)
+        if person.pk in seen or roles.get(person.pk) is None:
             continue
         seen.add(person.pk)
         found = Notification.objects.create(
