@@ -133,3 +133,38 @@ def test_the_finding_against_small_inputs_is_refused_before_it_is_opened(
 
 def error(status: int, code: str, message: str) -> tuple[int, dict[str, Any]]:
     return status, {"error": {"code": code, "message": message}}
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_form_of_only_its_closing_boundary_is_geons_to_answer_through_daphne(
+    daphne_server: str, user: Any, graph: Any
+) -> None:
+    """Twisted, under Daphne, parsed every multipart body before Django did (a second copy of
+    each upload) and answered a malformed one with an empty 400 of its own; geon's Daphne leaves
+    form bodies to Django (geon/cli/daphne_main.py). Found by tests/web/test_api_fuzz.py."""
+    import urllib.error
+    import urllib.request
+
+    from geon.accounts.models import ApiToken
+
+    _, token = ApiToken.issue(user, "forms")
+    url = f"{daphne_server}/api/v1/graphs/{graph.pk}/runs"
+    headers = {"Authorization": f"Bearer {token}"}
+    # given a form of only its closing boundary, and one whose part never ends
+    bare = b"--b1--\r\n"
+    broken = b'--b1\r\nContent-Disposition: form-data; name="seed"\r\n\r\n1'
+    answers = []
+    for body in (bare, broken):
+        request = urllib.request.Request(
+            url, body, {**headers, "Content-Type": "multipart/form-data; boundary=b1"}
+        )
+        # when each is posted to the runs of a graph
+        try:
+            with urllib.request.urlopen(request, timeout=30) as answer:
+                answers.append((answer.status, answer.headers["Content-Type"]))
+        except urllib.error.HTTPError as error:
+            answers.append((error.code, error.headers["Content-Type"]))
+    # then geon answers both in JSON: an empty form is a run with the defaults, a form whose
+    # part never ends has no fields (Django's parser reads what is there)
+    assert answers == [(202, "application/json"), (202, "application/json")]
+    assert Run.objects.count() == 2
