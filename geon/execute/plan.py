@@ -45,6 +45,7 @@ from geon.core.ops import CATALOGUE, Inference, infer
 from geon.core.variables import VARIABLE, check_init
 from geon.core.zspace import ZRange, parse_range, selection_of
 from geon.execute.backend import Backend, select_backend
+from geon.execute.contract import fuse_contractions, lower_contraction
 from geon.execute.kernels import ELEMENTWISE_FAMILIES, KernelFn, lower_named, lower_positional
 from geon.execute.limits import Limits, format_bytes
 from geon.execute.program import Plan, Step
@@ -193,9 +194,10 @@ class _Compiler:
                     f"{describe(u)} writes {u.out[1]} of tensor {quote(info.name)}, which "
                     "lies outside the tensor's range; expected a region inside it"
                 )
+        keep = self._keep(keep_ids, uses_of(units))
+        units, gone = fuse_contractions(units, set(keep), lambda t: self.tensors[t].dtype)
         uses = uses_of(units)
-        inputs, constants = self._sources(uses)
-        keep = self._keep(keep_ids, uses)
+        inputs, constants = self._sources(uses, gone)
         groups = concurrent_groups(units) if self.sharded else []
         storage = plan_storage(units, uses, self.tensors, keep, constants, groups)
         self._check_bytes(storage, [*inputs, *constants])
@@ -219,13 +221,13 @@ class _Compiler:
             initial=self.initial,
         )
 
-    def _sources(self, uses: Uses) -> tuple[list[int], dict[int, Any]]:
+    def _sources(self, uses: Uses, gone: set[int]) -> tuple[list[int], dict[int, Any]]:
         """The tensors no operation writes: inputs (fed to each run) and constants (decoded
-        once, here, onto the backend)."""
+        once, here, onto the backend); ``gone``: products a contraction no longer computes."""
         inputs: list[int] = []
         constants: dict[int, Any] = {}
         for info in self.tensors:
-            if info.index in uses.written:
+            if info.index in uses.written or info.index in gone:
                 continue
             node = self.nodes[info.id]
             if node.tags and node.tags.get(CONSTANT) is not None:
@@ -469,6 +471,8 @@ class _Compiler:
         out_dtype = self.tensors[t].dtype
         in_dtypes = [self.tensors[r.tensor].dtype for r in unit.reads]
         try:
+            if "contract" in unit.local:
+                return lower_contraction(self.be, unit.local["contract"], shapes)
             if unit.inf is not None:
                 return lower_named(
                     self.be, unit.inf, shapes, region.shape, out_dtype, in_dtypes, unit.local
