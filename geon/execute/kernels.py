@@ -44,6 +44,7 @@ from geon.core.errors import ExecutionError
 from geon.core.ops import CATALOGUE, Inference
 from geon.execute.backend import Backend
 from geon.execute.combine import lower_concat, lower_gather, lower_where
+from geon.execute.fast import gelu_float32, is_float32_native
 from geon.execute.kernel_parts import Array, KernelFn, Shape
 from geon.execute.kernel_parts import argsort as _argsort
 from geon.execute.kernel_parts import deliver as _deliver
@@ -106,6 +107,8 @@ def lower_named(
     direct = work == out_dtype
     rank = len(out_shape)
     if inf.kernel == "op:gelu":
+        if inf.params["approximate"] == "none" and is_float32_native(be, [*in_dtypes, out_dtype]):
+            return gelu_float32(be)
         return _lower_gelu(be, inf.params["approximate"], cast, dtype)
     if k.family == "normalization":
         return _lower_normalization(be, inf, shapes[0], cast, dtype)
