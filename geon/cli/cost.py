@@ -56,6 +56,7 @@ def main(args: argparse.Namespace) -> int:
         graph = Graph.from_json(data)
     except GeonError as exc:
         return _fail(str(exc))
+    plan = None
     if plan_data is not None:
         try:
             plan = read_plan(plan_data)
@@ -69,7 +70,7 @@ def main(args: argparse.Namespace) -> int:
             )
             return 1
     try:
-        report = cost_report(graph, profile)
+        report = cost_report(graph, profile, plan=plan)
     except GeonError as exc:
         return _fail(str(exc))
     sys.stdout.write(json.dumps(report) + "\n")

@@ -208,7 +208,8 @@ MALFORMED = [
     (
         "unknown field",
         plan(axes={}),
-        'plan has field "axes"; expected only "name", "mesh", "axisMapping", "inputs" and "spec"',
+        'plan has field "axes"; expected only "name", "mesh", "axisMapping", "inputs", "spec" '
+        'and "pipeline"',
     ),
     (
         "empty name",

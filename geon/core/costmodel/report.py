@@ -25,20 +25,27 @@ from typing import Any
 from geon.core.collector import collector_paused
 from geon.core.costmodel.collectives import infer_collectives
 from geon.core.costmodel.ledger import imbalance_percent, memory_ledger
+from geon.core.costmodel.pipelined import pipeline_report
 from geon.core.costmodel.placed import read_placed
 from geon.core.costmodel.profiles import Profile
 from geon.core.costmodel.timing import all_work, device_times, time_interval
 from geon.core.graph import Graph
+from geon.core.plans import Plan
 from geon.core.shard_table import ShardTable
 
 __all__ = ["cost_report"]
 
 
 @collector_paused()
-def cost_report(graph: Graph, profile: Profile, table: ShardTable | None = None) -> dict[str, Any]:
+def cost_report(
+    graph: Graph, profile: Profile, table: ShardTable | None = None, *, plan: Plan | None = None
+) -> dict[str, Any]:
     """The cost of ``graph``'s placed plan under ``profile`` (see the module docstring; ``table``:
     the document's :func:`~geon.core.shard_table.read_table`, when already read); the cyclic
-    collector is paused meanwhile (:mod:`geon.core.collector`)."""
+    collector is paused meanwhile (:mod:`geon.core.collector`). With the ``plan`` written into
+    ``graph`` and pipeline stages in it, the pipelined step (:mod:`.pipelined`): ``devices`` are
+    the whole mesh's, ``collectives`` gain the ``send`` of each microbatch between stages,
+    ``time`` includes the bubble, and ``pipeline`` says how."""
     doc = read_placed(graph, table)
     collectives = infer_collectives(doc, profile)
     work = all_work(doc, profile)
@@ -60,6 +67,25 @@ def cost_report(graph: Graph, profile: Profile, table: ShardTable | None = None)
                 "overBudget": held.peak > capacity,
             }
         )
+    if plan is not None and plan.pipeline is not None:
+        found = pipeline_report(
+            doc, plan.pipeline, profile, plan.mesh_axes, work, collectives, times, memory
+        )
+        for d in found["devices"]:
+            d["overBudget"] = d["peakBytes"] > capacity
+        peaks = [d["peakBytes"] for d in found["devices"]]
+        return {
+            "profile": profile.to_json(),
+            "collectives": [c.to_json() for c in collectives] + found["sends"],
+            "devices": found["devices"],
+            "time": found["time"],
+            "memory": {
+                "capacity": capacity,
+                "imbalancePercent": imbalance_percent(peaks),
+                "overBudget": any(x > capacity for x in peaks),
+            },
+            "pipeline": found["pipeline"],
+        }
     return {
         "profile": profile.to_json(),
         "collectives": [c.to_json() for c in collectives],

@@ -52,6 +52,7 @@ __all__ = [
     "Work",
     "all_work",
     "device_times",
+    "operation_seconds",
     "segment_sums",
     "time_interval",
 ]
@@ -205,6 +206,18 @@ def _tensors_by_op(ops: np.ndarray, tensors: np.ndarray, n_tensors: int) -> dict
     return out
 
 
+def operation_seconds(doc: PlacedDocument, work: AllWork) -> np.ndarray:
+    """``C(o)`` of every operation (indices of the table's ``op_ids``): its busiest device's
+    seconds (an unplaced shard is a device too)."""
+    table = doc.table
+    slots = len(table.devices) + 1
+    keys, _, at = group_keys(table.op * slots + table.device + 1)
+    per_device = np.bincount(at, weights=work.seconds, minlength=len(keys))
+    own = np.zeros(len(table.op_ids))
+    np.maximum.at(own, keys // slots, per_device)
+    return own
+
+
 def time_interval(
     doc: PlacedDocument,
     work: AllWork,
@@ -217,12 +230,7 @@ def time_interval(
     comm: dict[str, float] = {}
     for c in collectives:
         comm[c.consumer] = comm.get(c.consumer, 0.0) + c.seconds
-    # C(o): the busiest device's seconds of each operation (an unplaced shard is a device too)
-    slots = len(table.devices) + 1
-    keys, _, at = group_keys(table.op * slots + table.device + 1)
-    per_device = np.bincount(at, weights=work.seconds, minlength=len(keys))
-    own = np.zeros(len(table.op_ids))
-    np.maximum.at(own, keys // slots, per_device)
+    own = operation_seconds(doc, work)
     # the tensors each operation reads and writes, for the critical path
     op_rows = table.op[rows.shard]
     read_by = _tensors_by_op(op_rows[~rows.write], rows.tensor[~rows.write], len(table.tensor_ids))

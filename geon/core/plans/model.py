@@ -28,7 +28,7 @@ decided when it is written (:mod:`geon.core.plans.write`).
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from geon.core.axes import AXIS_NAME
@@ -42,6 +42,7 @@ from geon.core.limits import (
     show_int,
     show_text,
 )
+from geon.core.plans.pipeline import Pipeline, PipelineError, read_pipeline
 
 __all__ = ["SPEC_KEYS", "InputLayout", "Plan", "PlanError", "ShardSpec", "read_plan"]
 
@@ -111,15 +112,29 @@ class Plan:
     axis_mapping: tuple[tuple[str, str], ...] = ()
     inputs: tuple[tuple[str, InputLayout], ...] = ()
     spec: tuple[tuple[str, ShardSpec], ...] = ()
+    pipeline: Pipeline | None = None
+    """Pipeline stages (issue 33, :mod:`geon.core.plans.pipeline`): the plan is written on the
+    mesh less the pipeline's axis (:meth:`stage_plan`), one stage's devices."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "name": self.name,
             "mesh": {"name": self.mesh_name, "axes": dict(self.mesh_axes)},
             "axisMapping": dict(self.axis_mapping),
             "inputs": {key: layout.to_json() for key, layout in self.inputs},
             "spec": {op_id: entry.to_json() for op_id, entry in self.spec},
         }
+        if self.pipeline is not None:
+            out["pipeline"] = self.pipeline.to_json()
+        return out
+
+    def stage_plan(self) -> Plan:
+        """The plan one pipeline stage runs: the mesh without the pipeline's axis, no pipeline
+        (itself when it has none; a mesh of only that axis keeps it at size 1)."""
+        if self.pipeline is None:
+            return self
+        axes = tuple((a, n) for a, n in self.mesh_axes if a != self.pipeline.axis)
+        return replace(self, mesh_axes=axes or ((self.pipeline.axis, 1),), pipeline=None)
 
 
 def read_plan(data: Any) -> Plan:
@@ -130,23 +145,50 @@ def read_plan(data: Any) -> Plan:
             f'plan {quote(data)} is not valid; expected {{"name", "mesh", "axisMapping"?, '
             '"inputs"?, "spec"?}'
         )
-    unknown = [k for k in data if k not in ("name", "mesh", "axisMapping", "inputs", "spec")]
+    fields = ("name", "mesh", "axisMapping", "inputs", "spec", "pipeline")
+    unknown = [k for k in data if k not in fields]
     if unknown:
         raise PlanError(
             f'plan has field {quote(unknown[0])}; expected only "name", "mesh", "axisMapping", '
-            '"inputs" and "spec"'
+            '"inputs", "spec" and "pipeline"'
         )
     name = read_name(data.get("name"))
     mesh_name, mesh_axes = read_mesh(data.get("mesh"))
     mapping = read_axis_mapping(data.get("axisMapping", {}), mesh_name, mesh_axes)
-    return Plan(
+    pipeline = None
+    if data.get("pipeline") is not None:
+        try:
+            pipeline = read_pipeline(data["pipeline"], mesh_axes)
+        except PipelineError as error:
+            raise PlanError(str(error)) from None
+    plan = Plan(
         name=name,
         mesh_name=mesh_name,
         mesh_axes=mesh_axes,
         axis_mapping=mapping,
         inputs=read_inputs(data.get("inputs", {}), mesh_name, mesh_axes),
         spec=read_spec(data.get("spec", {})),
+        pipeline=pipeline,
     )
+    if pipeline is not None:
+        _pipeline_axis_unused(plan, pipeline.axis)
+    return plan
+
+
+def _pipeline_axis_unused(plan: Plan, axis: str) -> None:
+    """The pipeline's mesh axis carries stages only: no mapping, input or spec names it."""
+    named = [f"axis mapping {quote(a)}" for a, m in plan.axis_mapping if m == axis]
+    named += [
+        f"input {quote(k)}" for k, layout in plan.inputs if any(m == axis for _, m in layout.over)
+    ]
+    named += [
+        f"spec entry {quote(k)}" for k, e in plan.spec if any(m == axis for _, m in e.over or ())
+    ]
+    if named:
+        raise PlanError(
+            f"{named[0]} names mesh axis {quote(axis)}, which carries the pipeline's stages; "
+            "expected another mesh axis (stages run data and tensor parallelism on the others)"
+        )
 
 
 def read_name(name: Any) -> str:

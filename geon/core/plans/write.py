@@ -14,6 +14,10 @@ whose contracted axis it splits, and the restoration of those an earlier plan sp
    whole, so its cost does not depend on how the document happened to be sharded);
 3. where the graph inputs live (:func:`~geon.core.plans.inputs.input_ops`).
 
+A plan with pipeline stages is written as one stage's plan (:meth:`Plan.stage_plan`: the mesh
+without the pipeline's axis); the stages and their schedule are the cost model's
+(:mod:`geon.core.costmodel.pipelined`), read from the plan.
+
 A ``shard`` op's refusal is reported as ``edit op <n> (shard): <why>`` — the number of the op in
 that list, as the server's edit expansion numbers it — naming the axis mapping when the
 operation was split by it.
@@ -71,7 +75,7 @@ def plan_ops(graph: Graph, plan: Plan, mesh_id: str) -> list[dict[str, Any]]:
     """The edit ops that write ``plan`` into ``graph`` with its Mesh node ``mesh_id`` (see the
     module docstring); ``graph`` does not change. :class:`PlanError` when the axis mapping or the
     inputs do not fit the document; a ``shard`` op that does not fit is refused when applied."""
-    work, plan, rewrite = contract_plan(graph, plan)
+    work, plan, rewrite = contract_plan(graph, plan.stage_plan())
     return rewrite + _ops(work, plan, plan_splits(work, plan), mesh_id)
 
 
@@ -96,7 +100,7 @@ def apply_plan(
     >>> len(out.of_type(APPLICATION)), out.check(), len(g.of_type(APPLICATION))
     (2, [], 0)
     """
-    trial, plan, _ = contract_plan(graph, _as_plan(plan))
+    trial, plan, _ = contract_plan(graph, _as_plan(plan).stage_plan())
     splits = plan_splits(trial, plan)
     ops = _ops(trial, plan, splits, mesh_id or default_mesh_id(plan))
     rest: list[dict[str, Any]] = []
