@@ -521,38 +521,45 @@ def _lower_conv(
     dtype: Any,
 ) -> KernelFn:
     """conv2d as im2col + one matmul: the R*S window offsets are stacked (a loop over window
-    offsets, never over elements), then contracted with the filter over (C, R, S). The region
-    read already holds any zero padding, so the kernel runs unpadded."""
+    offsets, never over elements) behind the channels, so the columns ``(batch, C·R·S, P·Q)`` are
+    the stack itself with no transpose, and the filter ``(K, C·R·S)`` multiplies them in one
+    batched matmul whose result is already ``(batch, K, P, Q)`` (NCHW, ONNX's and PyTorch's
+    layout: no permutation after). The region read already holds any zero padding, so the kernel
+    runs unpadded."""
     xp = be.xp
     px, pf, po = inf.plan["x"], inf.plan["filter"], inf.plan["out"]
     xb = [int(i) for i in inf.plan["batch"]]
     nb = len(xb)
     x_perm = [*xb, px["channel"], px["height"], px["width"]]
-    f_perm = [pf["channel"], pf["height"], pf["width"], pf["channelout"]]
+    f_perm = [pf["channelout"], pf["channel"], pf["height"], pf["width"]]
     sh, sw = (int(v) for v in inf.params["stride"])
     sx, sf = shapes
-    c, r, s, k = (sf[i] for i in f_perm)
+    k, c, r, s = (sf[i] for i in f_perm)
     p, q = out_shape[po["height"]], out_shape[po["width"]]
     batch = [sx[i] for i in xb]
-    rows = math.prod(batch) * p * q
+    nbatch = math.prod(batch)
     windows = [
         (..., slice(i, i + sh * (p - 1) + 1, sh), slice(j, j + sw * (q - 1) + 1, sw))
         for i in range(r)
         for j in range(s)
     ]
-    col_perm = [*range(nb), nb + 1, nb + 2, nb, nb + 3]
-    current = [*po["batch"], po["height"], po["width"], po["channelout"]]
+    current = [*po["batch"], po["channelout"], po["height"], po["width"]]
     o_perm = _argsort(current)
     final = None if _is_identity(o_perm) else o_perm
+    x_id = _is_identity(x_perm)
+    direct = final is None and be.native is not None
 
     def conv(args: Sequence[Array], out: Array | None) -> Array:
         a = list(args)
         cast(a)
-        xt = xp.permute_dims(a[0], x_perm)
-        ft = xp.reshape(xp.permute_dims(a[1], f_perm), (c * r * s, k))
-        cols = xp.stack([xt[w] for w in windows], axis=-1)
-        cols = xp.reshape(xp.permute_dims(cols, col_perm), (rows, c * r * s))
-        res = xp.reshape(xp.matmul(cols, ft), (*batch, p, q, k))
+        xt = a[0] if x_id else xp.permute_dims(a[0], x_perm)
+        ft = xp.reshape(xp.permute_dims(a[1], f_perm), (k, c * r * s))
+        cols = xp.stack([xt[w] for w in windows], axis=nb + 1)  # (batch, C, R·S, P, Q)
+        cols = xp.reshape(cols, (nbatch, c * r * s, p * q))
+        if direct and out is not None and be.is_contiguous(out) and out.dtype == cols.dtype:
+            be.native.matmul(ft, cols, out=xp.reshape(out, (nbatch, k, p * q)))
+            return out
+        res = xp.reshape(xp.matmul(ft, cols), (*batch, k, p, q))
         if final is not None:
             res = xp.permute_dims(res, final)
         return _deliver(be, res, out, dtype)

@@ -1,15 +1,17 @@
-"""The float32 kernels at library speed (issue #34) against float64 formulas: GELU's erf to
-float32 accuracy across the range, in place, from a strided view, and chosen for float32 graphs
-on NumPy."""
+"""The kernels at library speed (issue #34): GELU's float32 erf against float64 formulas across
+the range, in place, from a strided view, and chosen for float32 graphs on NumPy; conv2d as one
+batched matmul against the reference evaluator."""
 
 from __future__ import annotations
 
 import math
 
 import numpy as np
+import pytest
 
 from geon import core as gc
 from geon.core.builder.tensor import make_op
+from geon.core.reference import evaluate_graph as reference
 from geon.execute import run
 from geon.execute.backend import select_backend
 from geon.execute.fast import BLOCK, gelu_float32
@@ -55,3 +57,21 @@ def test_a_float32_graph_takes_the_fast_gelu_and_equals_the_float64_one() -> Non
     got = run(gc.graph([y]), {"x": xs}).by_key()["y"]
     assert got.dtype == np.float32
     np.testing.assert_allclose(got, _exact(xs), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("order", ["BKPQ", "PBQK"])
+def test_conv2d_as_one_batched_matmul_equals_the_reference(backend: str, order: str) -> None:
+    # given a strided, padded conv whose result is NCHW or another order
+    Ci, Hi, Wi = (gc.Axis(n, m, roles=ro) for n, m, ro in
+                  (("Ci", 3, "Channel"), ("Hi", 9, "Height"), ("Wi", 8, "Width")))  # fmt: skip
+    Bt, R, S = gc.Axis("Bt", 2), gc.Axis("R", 3, roles="Height"), gc.Axis("S", 2, roles="Width")
+    K = gc.Axis("K", 4, roles="Channelout")
+    P, Q = gc.Axis("P", 5, roles="Height"), gc.Axis("Q", 5, roles="Width")
+    rng = np.random.default_rng(2)
+    x = gc.constant(rng.standard_normal((2, 3, 9, 8)), axes=[Bt, Ci, Hi, Wi], name="img")
+    f = gc.constant(rng.standard_normal((3, 3, 2, 4)), axes=[Ci - 1, R, S, K], name="filt")
+    axes = {"B": Bt, "K": K, "P": P, "Q": Q}
+    y = gc.conv2d(x, f, [axes[c] for c in order], stride=2, padding=1, name="out")
+    g = gc.graph([y])
+    got = run(g, {}, backend=backend).by_key()["out"]
+    np.testing.assert_allclose(got, reference(g, {})[y.id], rtol=1e-12, atol=1e-12)
