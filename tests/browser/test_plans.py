@@ -184,7 +184,11 @@ def test_save_compare_and_switch_shard_plans(
         ["step time, at least", "10 µs", "10 µs"],
         ["collectives", "none", "none"],
         ["bytes in collectives", "0 B", "0 B"],
+        # what bounds the step, and the busiest device's memory by its parts (issue 35)
+        ["step time dominated by", "compute (10 µs of 10 µs)", "compute (10 µs of 10 µs)"],
         ["peak memory, with temporaries", "240 B", "240 B"],
+        ["of which parameters", "48 B", "48 B"],
+        ["of which activations", "192 B", "192 B"],
         ["device memory", "fits", "fits"],
         ["device (0)", "240 B", "240 B"],
         ["device (1)", "152 B", "128 B better"],

@@ -144,6 +144,15 @@ def test_request_notify_thread_suggest_re_request_approve_and_stale_live(
     )
     assert ends and None not in ends and all(label in line for label in ends), (ends, line)
     ann.screenshot(path=str(ARTIFACTS / "review-story-current-document-cost.png"))
+    # the comparison opens wide as a decision table, the profile's assumptions beside the times
+    ann.click(".geon-compare-widen")
+    ann.wait_for_selector(".geon-compare.geon-compare-wide")
+    assumes = ann.text_content(".geon-compare-assumes") or ""
+    assert assumes.startswith("h100-sxm-8 assumes links of 450 GB/s with 2 µs latency"), assumes
+    assert ann.locator(".geon-compare-row[data-label='step time dominated by']").count() == 1
+    ann.screenshot(path=str(ARTIFACTS / "review-story-compare-wide.png"))
+    ann.click(".geon-compare-widen")
+    ann.wait_for_selector(".geon-compare:not(.geon-compare-wide)", state="attached")
     ann.click(".geon-review-request:text('bob')")
     # bob is notified again, and reads what changed since his verdict, with the diff's link
     bob.wait_for_function(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { APPLICATION, INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, type LoomDocument, type LoomNode, type Range } from "./document";
-import { collectiveCounts, compareRows, currentPlans, describeEntry, entryOf, evenSizes, notSplitLines, operationTitle, opsToPlan, planFromDocument, shardsOf, type Plan, type PlanCost } from "./plans";
-import { showBytes, showSeconds, type Collective } from "./costs";
+import { collectiveCounts, compareRows, currentPlans, describeEntry, dominantTerm, entryOf, profileAssumptions, evenSizes, notSplitLines, operationTitle, opsToPlan, planFromDocument, shardsOf, type Plan, type PlanCost } from "./plans";
+import { showBytes, showSeconds, type Collective, type LedgerRow } from "./costs";
 
 const r = (start: number[], end: number[]): Range => ({ start, end });
 
@@ -151,12 +151,14 @@ describe("comparing two plans", () => {
     });
     const ca = profiled(2e-3, [collective("all-reduce", 2048), collective("all-reduce", 2048), collective("all-gather", 512)], 2000, true);
     const cb = profiled(5e-4, [], 900, false);
-    const rows = compareRows(doc([]), { plan: a, cost: ca }, { plan: b, cost: cb }).filter((x) => x.kind === "cost").slice(5, 11);
+    const rows = compareRows(doc([]), { plan: a, cost: ca }, { plan: b, cost: cb }).filter((x) => x.kind === "cost").slice(5, 12);
     expect(rows.map((x) => [x.label, x.a, x.b, x.better])).toEqual([
       ["step time, at most (h100-sxm-8)", "2 ms", "500 µs", "b"],
       ["step time, at least", "1 ms", "250 µs", "b"],
       ["collectives", "all-reduce ×2, all-gather ×1", "none", "b"],
       ["bytes in collectives", "4.5 KiB", "0 B", "b"],
+      // the slowest device's larger term, with its share of the step (issue 35)
+      ["step time dominated by", "compute (1 ms of 2 ms)", "compute (250 µs of 500 µs)", null],
       ["peak memory, with temporaries", "2 KiB", "900 B", "b"],
       ["device memory", "over 1000 B", "fits", "b"],
     ]);
@@ -251,3 +253,27 @@ describe("why a plan is bad, by name (issue 35)", () => {
     expect(notSplitLines(doc, { ...plan, applications: {} })).toEqual([]);
   });
 });
+
+describe("compare as a decision table (issue 35)", () => {
+  const row = (compute: number, comm: number, memory?: LedgerRow["memory"]): LedgerRow => ({ mesh: "m", coords: [0], flops: 1, computeSeconds: compute, commSeconds: comm, peakBytes: 100, overBudget: false, ...(memory ? { memory } : {}) });
+  it("names the term that bounds the step", () => {
+    expect(dominantTerm({ ledger: [row(1e-3, 3e-3), row(2e-3, 0)] } as unknown as PlanCost)).toBe("communication (3 ms of 4 ms)");
+    expect(dominantTerm({ ledger: [] } as unknown as PlanCost)).toBe("—");
+  });
+  it("states what the profile assumes next to the times", () => {
+    const profile = { name: "h100-sxm-8", device: { memory: 8e10, kernelFloor: 5e-6 }, defaultLink: { bandwidth: 4.5e11, latency: 2e-6 } };
+    expect(profileAssumptions(profile)).toBe("h100-sxm-8 assumes links of 450 GB/s with 2 µs latency, a 5 µs kernel floor, 80 GB per device");
+  });
+  it("defines the busiest device's memory by its parts", () => {
+    const parts = { parameters: 64, gradients: 0, optimizer: 128, activations: 32, temporaries: 0, communication: 0 };
+    const profiled = (memory?: LedgerRow["memory"]): PlanCost => ({ version: 1, devices: [], transfers: [], transferBytes: 0, profile: { name: "p", device: { memory: 1000 } }, collectives: [], ledger: [row(1, 0, memory)], time: { lower: 1, upper: 1 }, memory: { capacity: 1000, imbalancePercent: 0, overBudget: false } }) as PlanCost;
+    const plan = (id: number): Plan => ({ id, name: `p${id}`, mesh: { name: "m", axes: { d: 1 } }, spec: {} });
+    const rows = compareRows(null, { plan: plan(1), cost: profiled(parts) }, { plan: plan(2), cost: profiled() }).filter((r) => r.label.includes("of which"));
+    expect(rows.map((r) => [r.label.trim(), r.a, r.b])).toEqual([
+      ["of which parameters", "64 B", "0 B"],
+      ["of which optimizer", "128 B", "0 B"],
+      ["of which activations", "32 B", "0 B"],
+    ]);
+  });
+});
+

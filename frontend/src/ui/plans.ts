@@ -14,7 +14,7 @@ import { renderLedger } from "./ledger";
 import { renderPlanDiff } from "./planDiff";
 import { APPLICATION, type LoomDocument } from "../model/document";
 import type { LivePlanCost } from "../sync/protocol";
-import { compareRows, currentPlans, describePlan, isMapped, notSplitLines, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { compareRows, currentPlans, describePlan, isMapped, notSplitLines, profileAssumptions, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
 import { markReadOnly } from "./readOnly";
@@ -123,6 +123,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     submit("Compare", "Compare the two plans' costs side by side", "geon-compare-go"),
   );
   const table = el("div", { class: "geon-compare", "aria-live": "polite" });
+  table.addEventListener("keydown", (e) => e.key === "Escape" && table.classList.contains("geon-compare-wide") && table.querySelector<HTMLButtonElement>(".geon-compare-widen")?.click());
   const ledgers = el("div", { class: "geon-ledgers", "aria-live": "polite" });
   /** The ledger of the plan the document is on, as soon as its cost arrives. */
   const current = el("div", { class: "geon-ledger-current", "aria-live": "polite" });
@@ -439,8 +440,13 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       if (r.kind === "operation" && rows[i - 1]?.kind === "cost") tr.classList.add("first-operation");
       return tr;
     });
+    // wide: a decision table over the canvas (issue 35), with what the profile assumes beside the times
+    const widen = button("Wide view", "Show the comparison wide, as a decision table (again, or Escape, to close)", () => (widen.textContent = table.classList.toggle("geon-compare-wide") ? "Close wide view" : "Wide view"), "geon-small geon-compare-widen");
+    const assumes = ca.profile ? profileAssumptions(ca.profile) : "";
     table.replaceChildren(
+      widen,
       el("table", { class: "geon-compare-table" }, el("caption", { class: "small muted", text: CAPTION }), el("thead", {}, head), el("tbody", {}, ...body)),
+      ...(assumes ? [el("p", { class: "small muted geon-compare-assumes", text: assumes })] : []),
     );
     table.dataset.version = String(ca.version);
   };
