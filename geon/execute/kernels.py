@@ -323,14 +323,30 @@ def _lower_normalization(
 ) -> KernelFn:
     """softmax ``exp(x - max) / sum(exp(x - max))`` and layer norm ``(x - mean) / sqrt(var +
     epsilon) * scale + bias`` (biased variance) over the normalised dims, which every region
-    holds whole; scale and bias are aligned to the operand's dims once, here."""
+    holds whole; scale and bias are aligned to the operand's dims once, here. On NumPy and CuPy
+    both run in their output's storage (``out=`` ufuncs): softmax in four passes (max, subtract,
+    exp, sum and divide), layer norm with one temporary (the squares)."""
     xp = be.xp
+    nat = be.native
     axes = tuple(int(i) for i in inf.plan["reduced"])
+
+    def target_of(x: Array, out: Array | None) -> Array:
+        """Where a native kernel writes: ``out`` when it has the result's dtype, else new."""
+        if out is not None and out.dtype == dtype:
+            return out
+        return nat.empty(x.shape, dtype=dtype)
+
     if inf.kernel == "op:softmax":
 
         def softmax(args: Sequence[Array], out: Array | None) -> Array:
             a = list(args)
             cast(a)
+            if nat is not None and a[0].dtype == dtype:
+                r = target_of(a[0], out)
+                nat.subtract(a[0], nat.max(a[0], axis=axes, keepdims=True), out=r)
+                nat.exp(r, out=r)
+                nat.divide(r, nat.sum(r, axis=axes, keepdims=True), out=r)
+                return _deliver(be, r, out, dtype)
             e = xp.exp(a[0] - xp.max(a[0], axis=axes, keepdims=True))
             return _deliver(be, e / xp.sum(e, axis=axes, keepdims=True), out, dtype)
 
@@ -347,6 +363,17 @@ def _lower_normalization(
     def layer_norm(args: Sequence[Array], out: Array | None) -> Array:
         a = list(args)
         cast(a)
+        if nat is not None and a[0].dtype == dtype:
+            r = target_of(a[0], out)
+            nat.subtract(a[0], nat.mean(a[0], axis=axes, keepdims=True), out=r)
+            var = nat.mean(nat.square(r), axis=axes, keepdims=True)
+            nat.multiply(r, 1 / nat.sqrt(var + epsilon), out=r)
+            for (scale, perm, target), w in zip(affine, a[1:], strict=True):
+                if perm is not None:
+                    w = xp.permute_dims(w, perm)
+                w = xp.reshape(w, target)
+                (nat.multiply if scale else nat.add)(r, w, out=r)
+            return _deliver(be, r, out, dtype)
         centred = a[0] - xp.mean(a[0], axis=axes, keepdims=True)
         y = centred / xp.sqrt(xp.mean(centred * centred, axis=axes, keepdims=True) + epsilon)
         for (scale, perm, target), w in zip(affine, a[1:], strict=True):
