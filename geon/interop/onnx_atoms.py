@@ -225,6 +225,7 @@ def name_axes(imp: _Importer) -> None:
         if len(atoms) == 1:
             sole.setdefault(atoms[0], []).append(root)
     used: set[str] = set()
+    tried: dict[str, int] = {}  # per base name, the last suffix tried (no rescans: issue #34)
     axis_of: dict[int, Axis] = {}
     order = {v.name: k for k, v in enumerate(imp.g.input)}
     for root, _ in sorted(
@@ -236,10 +237,11 @@ def name_axes(imp: _Importer) -> None:
             keys = [k for r in sole.get(a, []) for k in members[r]]
             names = sorted({imp.params[k] for k in keys if k in imp.params})
             base = _ident(names[0]) if names else f"d{f.length[a]}"
-            name, n = base, 1
+            name, n = base, tried.get(base, 1)
             while name in used:
                 n += 1
                 name = f"{base}_{n}"
+            tried[base] = n
             used.add(name)
             roles = sorted({r for k in keys for r in imp.roles.get(k, ())})
             axis_of[a] = Axis(name, f.length[a], roles=roles)

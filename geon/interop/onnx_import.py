@@ -114,6 +114,8 @@ class _Importer:
         self.shapes: dict[str, tuple[int, ...]] = {}
         self.params: dict[tuple[str, int], str] = {}
         self.dtype: dict[str, str] = {}
+        self.elem: dict[str, int] = {}  # ONNX element type of each value recorded from a shape
+        self._pending_at: tuple[int, list[Any]] = (0, [])  # fold's nodes looked at, pending
         self.consts: dict[str, np.ndarray[Any, Any]] = {}
         self.handles: dict[str, Tensor] = {}
         self.uf = UnionFind()
@@ -152,6 +154,7 @@ class _Importer:
                 )
         self.shapes[vi.name] = tuple(dims)
         self.dtype[vi.name] = DTYPES.get(t.elem_type, "")
+        self.elem[vi.name] = t.elem_type
 
     def infer_shapes(self) -> None:
         from onnx import numpy_helper
@@ -188,25 +191,34 @@ class _Importer:
         self._infer(self.nodes)
 
     def _infer(self, nodes: list[Any]) -> None:
-        """ONNX shape inference on ``nodes`` with the inputs' dims bound and every constant
-        known; records the values whose shapes come out static."""
+        """ONNX shape inference on ``nodes`` with the values they read from outside bound (graph
+        inputs' dims, the shapes already known, small constants' values for shape arithmetic)
+        and records the values whose shapes come out static. Only what ``nodes`` read is handed
+        over, so inferring a few nodes costs a few nodes, not the whole graph (issue #34: the
+        fold's re-inference per Shape node made importing quadratic)."""
         from onnx import helper, numpy_helper
 
         h = helper
-        inputs = [
-            h.make_tensor_value_info(vi.name, vi.type.tensor_type.elem_type, self.shapes[vi.name])
-            for vi in self.g.input
-            if vi.name in self.shapes and vi.name not in self.consts
-        ]
-        # weights need only their shapes; small constants their values (shape arithmetic)
+        made = {o for n in nodes for o in n.output if o}
+        nested = any(a.type in (a.GRAPH, a.GRAPHS) for n in nodes for a in n.attribute)
+        read = (
+            set(self.shapes) | set(self.consts)
+            if nested  # a subgraph may read any outer value
+            else {i for n in nodes for i in n.input if i and i not in made}
+        )
+        inputs = []
         inits = []
-        for k, v in self.consts.items():
-            if k in self.inline or v.size <= 64:
+        for k in sorted(read):
+            v = self.consts.get(k)
+            if v is not None and (k in self.inline or v.size <= 64):
                 inits.append(numpy_helper.from_array(np.asarray(v), k))
-            else:
+            elif v is not None:
                 elem = helper.np_dtype_to_tensor_dtype(v.dtype)
                 inputs.append(h.make_tensor_value_info(k, elem, v.shape))
-        graph = h.make_graph(nodes, "g", inputs, list(self.g.output), initializer=inits)
+            elif k in self.shapes and k in self.elem:
+                inputs.append(h.make_tensor_value_info(k, self.elem[k], self.shapes[k]))
+        outputs = [vi for vi in self.g.output if vi.name in made]
+        graph = h.make_graph(nodes, "g", inputs, outputs, initializer=inits)
         model = h.make_model(graph, opset_imports=list(self.model.opset_import))
         model.ir_version = self.model.ir_version
         try:
@@ -218,6 +230,17 @@ class _Importer:
         for vi in [*inferred.graph.value_info, *inferred.graph.output]:
             if vi.name not in self.shapes:
                 self._record(vi, strict=False)
+
+    def _pending(self, nodes: list[Any]) -> list[Any]:
+        """The nodes some of whose outputs have no shape yet (what a re-inference may find):
+        those still pending at the last call, then the nodes ``nodes`` gained since (``nodes``
+        only grows between calls, so each node is looked at about once)."""
+        seen, before = self._pending_at
+        found = [
+            n for n in (*before, *nodes[seen:]) if any(o and o not in self.shapes for o in n.output)
+        ]
+        self._pending_at = (len(nodes), found)
+        return found
 
     def fold(self) -> None:
         """Compute the nodes whose inputs are all known (shape arithmetic: Shape, Gather,
@@ -232,7 +255,7 @@ class _Importer:
                 keep.append(n)
                 continue
             if n.op_type == "Shape" and ins and ins[0] not in self.shapes:
-                self._infer(keep)
+                self._infer(self._pending(keep))
             if n.op_type == "Shape" and ins and ins[0] in self.shapes:
                 a = _attrs(n)
                 shape = self.shapes[ins[0]][a.get("start", 0) : a.get("end")]
@@ -265,7 +288,7 @@ class _Importer:
                 self.consts[o], self.shapes[o], self.dtype[o] = arr, arr.shape, _dtype_of(arr)
                 self.inline.add(o)
         self.nodes = keep
-        self._infer(keep)
+        self._infer(self._pending(keep))
         for vi in self.g.output:
             if vi.name not in self.shapes:
                 self._record(vi)

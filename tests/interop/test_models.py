@@ -163,3 +163,24 @@ def test_windowed_attributes_geon_lacks_are_refused_naming_the_node(
     with pytest.raises(OnnxImportError) as info:
         import_onnx(model)
     assert str(info.value) == message
+
+
+def test_a_stack_of_encoder_layers_imports_in_pieces_and_runs_equal_to_onnxruntime() -> None:
+    # given three encoder layers chained (the importer infers shapes only for the nodes still
+    # unknown after each fold, issue #34, not the whole graph again per Shape node)
+    from onnx import compose
+
+    layer = onnx.load(MODELS / "encoder.onnx")
+    stack = compose.add_prefix(layer, "l0/")
+    for i in (1, 2):
+        nxt = compose.add_prefix(layer, f"l{i}/")
+        stack = compose.merge_models(stack, nxt, io_map=[(stack.graph.output[0].name, f"l{i}/x")])
+    x = np.random.default_rng(1).standard_normal((2, 10, 32)).astype(np.float32)
+    want = ort.InferenceSession(stack.SerializeToString()).run(None, {"l0/x": x})[0]
+    # when it is imported, then every layer's operations are there and it runs equal
+    imp = import_onnx(stack, dims={"batch": 2})
+    one = import_onnx(layer, dims={"batch": 2})
+    count = sum(1 for n in imp.graph.nodes if n.type.endswith("/Operation"))
+    assert count == 3 * sum(1 for n in one.graph.nodes if n.type.endswith("/Operation"))
+    got = run(imp.graph, {"l0/x": x, **imp.weights}).by_key()["l2/y"]
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)

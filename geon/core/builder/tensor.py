@@ -159,7 +159,7 @@ def merge_scope(
         old = out.get(axis.name)
         if old is None:
             out[axis.name] = axis
-        elif old != axis:
+        elif old is not axis and old != axis:  # the same object: nothing to compare (issue #34)
             raise AxisError(
                 f'two different axes are named "{axis.name}": {old!r} and {axis!r}; an axis is '
                 "declared once per graph, so give one of them another name"
