@@ -3,8 +3,9 @@
 // the side-by-side comparison of two plans with the server's cost of each. Pure functions of the
 // document and the plans; the panel (ui/plans.ts) calls the server and shows what they return.
 
-import { APPLICATION, IPF_INDEX, IPF_SIGNATURE, INDEX_AXES, nodeById, nodeName, OPERATION, selections, type LoomDocument, type LoomNode, type Range } from "./document";
-import { showBytes, showSeconds, type Collective, type LedgerRow, type ProfiledCost } from "./costs";
+import { APPLICATION, IPF_INDEX, IPF_SIGNATURE, INDEX_AXES, nodeById, OPERATION, selections, type LoomDocument, type LoomNode, type Range } from "./document";
+import { showBytes, showSeconds, type Collective, type ProfiledCost } from "./costs";
+import { dominantTerm, memoryPartRows } from "./compareTerms";
 import { applicationsByOperation, applicationsOf, showRange, type ApplicationView } from "./shards";
 
 /** How one operation is split: the keys the server's plan spec (and the ``shard`` op) accept. */
@@ -367,36 +368,6 @@ function profiledRows(a: PlanCost, b: PlanCost, figure: (label: string, x: numbe
   ];
 }
 
-/** The busiest device's (the ledger's highest peak) memory parts, one row each where either plan has the part (issue 35: one figure per device, its parts defined). */
-function memoryPartRows(a: PlanCost, b: PlanCost, figure: (label: string, x: number, y: number, show?: (n: number) => string) => CompareRow): CompareRow[] {
-  const busiest = (c: PlanCost) => (c.ledger ?? []).reduce<LedgerRow | null>((m, d) => (m === null || d.peakBytes > m.peakBytes ? d : m), null)?.memory;
-  const [pa, pb] = [busiest(a), busiest(b)];
-  if (!pa && !pb) return [];
-  const parts = ["parameters", "gradients", "optimizer", "activations", "temporaries", "communication"] as const;
-  return parts.filter((k) => (pa?.[k] ?? 0) || (pb?.[k] ?? 0)).map((k) => figure(`of which ${k}`, pa?.[k] ?? 0, pb?.[k] ?? 0, showBytes));
-}
-
-/** What bounds a plan's step (the slowest device): "communication (1.2 ms of 1.5 ms)" or "compute (…)". */
-export function dominantTerm(cost: PlanCost): string {
-  const slowest = (cost.ledger ?? []).reduce<LedgerRow | null>((m, d) => (m === null || d.computeSeconds + d.commSeconds > m.computeSeconds + m.commSeconds ? d : m), null);
-  if (!slowest) return "—";
-  const total = slowest.computeSeconds + slowest.commSeconds;
-  const [term, part] = slowest.commSeconds > slowest.computeSeconds ? ["communication", slowest.commSeconds] : ["compute", slowest.computeSeconds];
-  return `${term} (${showSeconds(part)} of ${showSeconds(total)})`;
-}
-
-/** What a profile assumes, stated beside the times: "h100-sxm-8 assumes links of 450 GB/s with 2 µs latency, a 5 µs kernel floor, 80 GB per device". */
-export function profileAssumptions(profile: PlanCost["profile"]): string {
-  const p = profile as (PlanCost["profile"] & { device?: { kernelFloor?: number; memory?: number }; defaultLink?: { bandwidth?: number; latency?: number } }) | undefined;
-  if (!p) return "";
-  const link = p.defaultLink;
-  const parts = [
-    ...(link?.bandwidth ? [`links of ${Number((link.bandwidth / 1e9).toFixed(1))} GB/s with ${showSeconds(link.latency ?? 0)} latency`] : []),
-    ...(p.device?.kernelFloor ? [`a ${showSeconds(p.device.kernelFloor)} kernel floor`] : []),
-    ...(p.device?.memory ? [`${Number((p.device.memory / 1e9).toFixed(1))} GB per device`] : []),
-  ];
-  return parts.length ? `${p.name} assumes ${parts.join(", ")}` : "";
-}
 
 /** The plans whose applications the document has now. */
 export function currentPlans(doc: LoomDocument, plans: Plan[]): number[] {
@@ -496,35 +467,5 @@ export function planTexts(plan: Plan): { mesh: string; mapping: string; inputs: 
   };
 }
 
-/** The tag that keeps a node's name scope (render/groups.ts's GROUP; a model layer does not import render). */
-const GROUP_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/Group";
-
-/** One operation a plan's mapping left whole, and why (the server's ``notSplit``). */
-export interface NotSplit {
-  operation: string;
-  axes: string[];
-  reason: string;
-}
-
-/** An operation as people read it (issue 35): its name, what it writes and its scope, never its
- * id — "op:layer_norm → ln1 in layers.0/ln"; an operation the document no longer holds: "an
- * operation no longer in the graph". */
-export function operationTitle(doc: LoomDocument | null, id: string): string {
-  const node = doc?.nodes.find((n) => n.id === id);
-  if (!node) return "an operation no longer in the graph";
-  const outputs = Object.values((node.body?.outputs ?? {}) as Record<string, { tensorId?: string }[]>)
-    .flat()
-    .map((o) => doc!.nodes.find((n) => n.id === o?.tensorId))
-    .filter((n): n is LoomNode => n !== undefined)
-    .map(nodeName);
-  const scope = (node.tags?.[GROUP_TAG] as { scope?: unknown } | undefined)?.scope;
-  const where = typeof scope === "string" && scope.replace(/^\/+|\/+$/g, "") ? ` in ${scope.replace(/^\/+|\/+$/g, "")}` : "";
-  return `${nodeName(node)}${outputs.length ? ` → ${outputs.join(", ")}` : ""}${where}`;
-}
-
-/** What a plan's card says of the operations its mapping leaves whole: "runs whole: op:layer_norm → ln1 — it contracts or reduces …". */
-export function notSplitLines(doc: LoomDocument | null, plan: Plan): string[] {
-  const entries = (plan.applications?.notSplit ?? []) as NotSplit[];
-  return entries.map((e) => `${operationTitle(doc, e.operation)} runs whole: ${e.reason}`);
-}
-
+export { dominantTerm, profileAssumptions } from "./compareTerms";
+export { notSplitLines, operationTitle, type NotSplit } from "./planWhy";
