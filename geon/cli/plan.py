@@ -8,6 +8,9 @@
 splits, none for the others, and where the graph inputs live. The result goes to ``OUT`` (``-``
 or no ``-o``: stdout) as indented JSON.
 
+``geon plan FILE --search MESH [--profile P] [--step forward|train] [--budget S] [-o OUT]``
+searches plans instead (:mod:`geon.cli.plan_search`, issue 33).
+
 Nothing is printed on success, except one line on stderr per operation the axis mapping leaves
 whole (a contracted axis), saying why. Exit status 0 on success; 1 when the plan does not fit the
 document (the message names the operation or input and why); 2 when a file cannot be read, is
@@ -21,6 +24,7 @@ import json
 import sys
 
 from geon.cli.files import read_json
+from geon.core.costmodel import DEFAULT_PROFILE
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.nodes import GEON_TAG_PREFIX, selected_tensor_ids
@@ -31,7 +35,11 @@ HELP = "write a shard plan (mesh, axis mapping, inputs, spec) into a document"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the document (JSON)")
-    parser.add_argument("--plan", required=True, metavar="PLAN.json", help="the plan (JSON)")
+    parser.add_argument("--plan", metavar="PLAN.json", help="the plan (JSON)")
+    parser.add_argument("--search", metavar="MESH", help="search plans on a mesh like dp=2,tp=4")
+    parser.add_argument("--profile", default=DEFAULT_PROFILE, help="hardware profile (--search)")
+    parser.add_argument("--step", choices=("forward", "train"), default="forward")
+    parser.add_argument("--budget", type=float, default=10.0, help="seconds (--search)")
     parser.add_argument("-o", "--out", metavar="OUT", default="-", help="output file (- = stdout)")
 
 
@@ -41,6 +49,12 @@ def _fail(message: str, status: int) -> int:
 
 
 def main(args: argparse.Namespace) -> int:
+    if args.search is not None:
+        if args.plan is not None:
+            return _fail("give either --plan PLAN.json or --search MESH, not both", 2)
+        return search_main(args)
+    if args.plan is None:
+        return _fail("give --plan PLAN.json to write a plan, or --search MESH to search", 2)
     try:
         document, data = read_json(args.file), read_json(args.plan)
     except (OSError, ValueError) as exc:
@@ -92,3 +106,10 @@ def operation_name(graph: Graph, op_id: str) -> str:
     scope = group.get("scope") if isinstance(group, dict) else None
     where = f" in {scope.strip('/')}" if isinstance(scope, str) and scope.strip("/") else ""
     return f'"{name}"{where} ("{op_id}")'
+
+
+def search_main(args: argparse.Namespace) -> int:
+    """``geon plan FILE --search MESH``: the best plans on the mesh (:mod:`.plan_search`)."""
+    from geon.cli.plan_search import run_search
+
+    return run_search(args, _fail)

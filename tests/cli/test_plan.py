@@ -163,3 +163,65 @@ def test_an_operation_left_whole_is_named_by_label_output_and_scope(tmp_path: Pa
     assert lines[1].startswith(
         f'geon plan: operation "op:layer_norm → ln2" ("{second}") runs whole: '
     ), lines[1]
+
+
+def _search(tmp_path: Path, *args: str) -> Any:
+    doc = write(tmp_path / "mlp.json", mlp())
+    return geon("plan", doc, "--search", *args)
+
+
+def test_search_prints_the_best_and_candidates_with_progress_on_stderr(tmp_path: Path) -> None:
+    out = tmp_path / "best.json"
+    done = _search(tmp_path, "dp=2", "--budget", "30", "-o", str(out))
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    assert found["best"]["fits"] and found["best"] == found["candidates"][0]
+    assert {"axisMapping", "seconds", "fits", "why"} <= set(found["candidates"][0])
+    assert "geon plan: searched 1 plans in" in done.stderr
+    # -o wrote the best plan into the document: its Applications on the dp mesh
+    written = json.loads(out.read_text("utf-8"))
+    assert any(n["type"] == APPLICATION for n in written["nodes"])
+
+
+def test_search_of_a_training_step(tmp_path: Path) -> None:
+    N, D = gc.Axis("N", 8, batch=True), gc.Axis("D", 4)
+    x = gc.placeholder(axes=[N, D], name="x")
+    w = gc.variable([D + 1, D], name="w")
+    loss = gc.sum(gc.square(gc.dot(x, w, name="y")), name="loss")
+    doc = write(tmp_path / "net.json", gc.graph([loss]).to_json())
+    done = geon("plan", doc, "--search", "dp=2", "--step", "train")
+    assert done.returncode == 0, done.stderr
+    found = json.loads(done.stdout)
+    # the step was searched: the backward pass's own axes (D_bw1) are candidates too
+    mapped = {a for c in found["candidates"] for a in c["axisMapping"]}
+    assert {"N", "D_bw1"} <= mapped and found["best"]["fits"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["dp=two"], 'mesh "dp=two" is not valid at "dp=two"; expected axis=size pairs'),
+        (["dp=2,dp=2"], "expected axis=size pairs separated by commas, like dp=2,tp=4 (each"),
+        (["a=64,b=64,c=2"], "has 3 axes and 8192 devices; expected at most 4 axes and 4096"),
+        (["dp=2", "--budget", "0"], 'budget "0.0" is not valid; expected seconds > 0 and <= 600'),
+        (["dp=2", "--profile", "nope"], "nope"),
+    ],
+)
+def test_a_bad_search_is_refused_before_any_work(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    out = tmp_path / "out.json"
+    done = _search(tmp_path, *args, "-o", str(out))
+    assert (done.returncode, done.stdout) == (2, "")
+    assert done.stderr.startswith("geon plan: ") and message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not out.exists()
+    # and another run is still answered
+    assert _search(tmp_path, "dp=2").returncode == 0
+
+
+def test_search_and_plan_together_are_refused(tmp_path: Path) -> None:
+    plan = write(tmp_path / "plan.json", {"name": "p", "mesh": MESH})
+    done = _search(tmp_path, "dp=2", "--plan", plan)
+    assert done.returncode == 2
+    assert "give either --plan PLAN.json or --search MESH, not both" in done.stderr
