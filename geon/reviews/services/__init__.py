@@ -4,5 +4,7 @@
 - :mod:`.checks`: untrusted input — bodies, reviewers, anchors, suggestions;
 - :mod:`.writing`: open, change, threads, comments, verdicts, suggestions applied;
 - :mod:`.guardrails`: what refuses an approval, and each graph's settings of it;
-- :mod:`.mail`: mentions and verdicts by mail.
+- :mod:`.mail`: who hears of mentions and verdicts;
+- :mod:`.notifications`: the inbox, live delivery to the person's websockets, mail, mute;
+- :mod:`.stale`: approvals going stale, told at once (notification and live state).
 """
