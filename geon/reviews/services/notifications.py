@@ -31,8 +31,7 @@ from django.core.mail import send_mail
 from django.db import transaction
 
 from geon.core.errors import GeonError, quote
-from geon.graphs.models import Graph
-from geon.graphs.services.access import User, roles_on
+from geon.graphs.services.access import User, roles_on, visible_graphs
 from geon.graphs.services.feeds import Feed
 from geon.graphs.services.publishing import user_group
 from geon.graphs.services.sharing import confirmed_addresses
@@ -77,12 +76,9 @@ def notification_json(found: Notification) -> dict[str, Any]:
 
 def _visible(user: User) -> Any:
     """``user``'s notifications on graphs they may still see (one who lost their role on a
-    graph reads nothing more of it, not even its title in an old notification)."""
+    graph reads nothing more of it, not even its title in an old notification): one query."""
     rows = Notification.objects.filter(user_id=user.pk or 0)  # an anonymous user has none
-    graphs = rows.values_list("graph_id", flat=True).distinct()
-    shown = Graph.objects.filter(pk__in=graphs)
-    hidden = [g.pk for g in shown if roles_on([user], g).get(user.pk) is None]
-    return rows.exclude(graph_id__in=hidden) if hidden else rows
+    return rows.filter(graph_id__in=visible_graphs(user).values("pk"))
 
 
 def unread_count(user: User) -> int:
