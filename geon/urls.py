@@ -13,6 +13,7 @@ from geon.graphs import sharing_views
 from geon.graphs import views as graph_views
 from geon.graphs.api import router as graphs_router
 from geon.graphs.cost_api import router as cost_router
+from geon.graphs.search_api import router as search_router
 from geon.graphs.sharing_api import router as sharing_router
 from geon.graphs.training_api import router as training_router
 from geon.learn import views as learn_views
@@ -24,6 +25,7 @@ from geon.runs import views as run_views
 from geon.runs.api import router as runs_router
 from geon.runs.imports_api import router as imports_router
 
+api.add_router("", search_router)
 api.add_router("", graphs_router)
 api.add_router("", cost_router)
 api.add_router("", sharing_router)
