@@ -200,6 +200,7 @@ class _Search:
             }
             if plan.pipeline is not None:
                 entry["bubble"] = report["pipeline"]["bubble"]
+                entry["pipeline"] = report["pipeline"]
             rank = (not fits, seconds, len(mapping), len(self.rows))
             self.rows.append((rank, entry))
             self.mappings.append(mapping)
