@@ -5,10 +5,12 @@ flight per schedule in per-device memory."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
 
+from geon.cli import main
 from geon.core.costmodel import cost_report, load_profile
 from geon.core.costmodel.schedules import simulate, stage_orders
 from geon.core.errors import GeonError
@@ -139,3 +141,22 @@ def test_training_step_time_and_activations_in_flight_per_schedule() -> None:
         pipe = report["pipeline"]
         busy = sum(d["computeSeconds"] for d in report["devices"] if d["coords"][1] == 0)
         assert pipe["bubble"] == pytest.approx(1 - busy / (2 * report["time"]["upper"]))
+
+
+def test_geon_cost_with_a_pipelined_plan_prints_the_pipeline(
+    tmp_path: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    doc, plan = tmp_path / "doc.json", tmp_path / "plan.json"
+    doc.write_text(json.dumps(chain().to_json()))
+    plan.write_text(json.dumps(_plan(schedule="1f1b")))
+    assert main(["cost", str(doc), "--plan", str(plan)]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert {"schedule", "stages", "microbatches", "bubble", "stageSeconds", "grid"} <= set(
+        report["pipeline"]
+    )
+    assert report["pipeline"]["schedule"] == "1f1b"
+    # and a stage that holds nothing is refused in one line, exit 2, nothing printed
+    plan.write_text(json.dumps(_plan(stages=[["layers.0"], ["nowhere"]])))
+    assert main(["cost", str(doc), "--plan", str(plan)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and err.startswith("geon cost: pipeline stage 1") and "Traceback" not in err
