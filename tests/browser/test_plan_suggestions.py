@@ -52,6 +52,14 @@ def test_suggested_plans_are_listed_and_one_click_saves_one(
     rows.first.locator(".geon-suggestion-save").click()
     tab.wait_for_selector(".geon-plan[data-plan='suggested: B→tp']")
     assert tab.text_content(".geon-suggest-status") == 'Saved plan "suggested: B→tp".'
+    # and one click saves the third and compares it with the graph's first plan (the document
+    # places nothing yet)
+    rows.nth(2).locator(".geon-suggestion-compare").click()
+    tab.wait_for_selector(".geon-plan[data-plan='suggested: N→tp']")
+    tab.wait_for_selector(".geon-ledgers .geon-ledger[data-plan='suggested: N→tp']")
+    assert tab.text_content(".geon-compare-table thead") == (
+        "at version 1Data parallelsuggested: N→tp"
+    )
     assert errors == []
 
 

@@ -18,7 +18,7 @@ import { compareRows, currentPlans, describePlan, isMapped, notSplitLines, profi
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
 import { markReadOnly } from "./readOnly";
-import { createSuggestions, type SuggestedPlan } from "./suggestions";
+import { createSuggestions } from "./suggestions";
 
 export interface PlansOptions {
   graphId: string;
@@ -129,29 +129,11 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   /** The ledger of the plan the document is on, as soon as its cost arrives. */
   const current = el("div", { class: "geon-ledger-current", "aria-live": "polite" });
   // the search's best five, each one click from saved, switched to or compared (issue 33)
-  const saveSuggestion = async (s: SuggestedPlan, wanted: string): Promise<Plan> => {
+  const suggestions = createSuggestions({ graphId: options.graphId, csrf: options.csrf, api: options.api, profile: () => profile.value, store: async (s, wanted) => {
     const made = await api.create(wanted, s.plan.mesh, {}, s.plan.axisMapping, s.plan.inputs);
     await reload();
-    return plans.find((p) => p.id === made.id) ?? made;
-  };
-  const suggestions = createSuggestions({
-    graphId: options.graphId,
-    csrf: options.csrf,
-    api: options.api,
-    profile: () => profile.value,
-    save: async (s, wanted) => `Saved plan "${(await saveSuggestion(s, wanted)).name}".`,
-    switchTo: async (s, wanted) => {
-      switchPlan(await saveSuggestion(s, wanted));
-      return note.textContent ?? "";
-    },
-    compare: async (s, wanted) => {
-      const made = await saveSuggestion(s, wanted);
-      pickA.value = placed() ? CURRENT : String(plans.find((p) => p.id !== made.id)?.id ?? made.id);
-      pickB.value = String(made.id);
-      compareForm.requestSubmit();
-      return `Saved plan "${made.name}"; comparing it below.`;
-    },
-  });
+    return made;
+  }, switchTo: (p) => (switchPlan(p), note.textContent ?? ""), compare: (p) => ((pickA.value = placed() ? CURRENT : String(plans.find((q) => q.id !== p.id)?.id ?? p.id)), (pickB.value = String(p.id)), compareForm.requestSubmit()) });
   const element = el("section", { class: "geon-panel geon-plans", "aria-label": "shard plans" }, el("h2", { text: "Plans" }), save, mapped, suggestions, message, note, list, current, compareForm, table, ledgers);
 
   let plans: Plan[] = [];

@@ -7,7 +7,7 @@
 // (ui/schedule.ts). A refusal from the server is said in the section and nothing changes.
 
 import { RestClient } from "../gallery/api";
-import type { InputLayout, Mesh } from "../model/plans";
+import type { InputLayout, Mesh, Plan } from "../model/plans";
 import { button, el, submit } from "./dom";
 import { renderSchedule, seconds, type PipelineCost } from "./schedule";
 import "./schedule.css";
@@ -44,12 +44,12 @@ export interface SuggestOptions {
   api?: string;
   /** The profile chosen in the Plans panel ("" for the server's default). */
   profile(): string;
-  /** Save the suggestion as a plan named ``name``; resolves to what to say, or throws. */
-  save(s: SuggestedPlan, name: string): Promise<string>;
-  /** Save it, then switch the document to it. */
-  switchTo(s: SuggestedPlan, name: string): Promise<string>;
-  /** Save it, then compare it with the document (or the first plan). */
-  compare(s: SuggestedPlan, name: string): Promise<string>;
+  /** Store the suggestion as a plan named ``name`` (the list reloaded); throws the refusal. */
+  store(s: SuggestedPlan, name: string): Promise<Plan>;
+  /** Switch the document to a saved plan; what the panel says about it. */
+  switchTo(p: Plan): string;
+  /** Compare a saved plan with the document (or another plan). */
+  compare(p: Plan): void;
 }
 
 /** Bytes as people read them: "4.9 kB", "12.0 GB". */
@@ -108,9 +108,19 @@ export function createSuggestions(options: SuggestOptions): HTMLElement {
     );
     const actions = el("span", { class: "geon-suggestion-actions" });
     const saveTitle = stored ? `Save as plan "${name}"` : "Pipeline stages are not stored in saved plans yet: write this one with geon plan --search -o";
-    const save = button("Save", saveTitle, () => void act(() => options.save(s, name)), "geon-small geon-suggestion-save");
-    const switchTo = button("Switch", `Save as plan "${name}" and switch the document to it`, () => void act(() => options.switchTo(s, name)), "geon-small geon-suggestion-switch");
-    const compare = button("Compare", `Save as plan "${name}" and compare it with the document`, () => void act(() => options.compare(s, name)), "geon-small geon-suggestion-compare");
+    const save = button("Save", saveTitle, () => void act(async () => `Saved plan "${(await options.store(s, name)).name}".`), "geon-small geon-suggestion-save");
+    const switchTo = button("Switch", `Save as plan "${name}" and switch the document to it`, () => void act(async () => options.switchTo(await options.store(s, name))), "geon-small geon-suggestion-switch");
+    const compare = button(
+      "Compare",
+      `Save as plan "${name}" and compare it with the document`,
+      () =>
+        void act(async () => {
+          const made = await options.store(s, name);
+          options.compare(made);
+          return `Saved plan "${made.name}"; comparing it below.`;
+        }),
+      "geon-small geon-suggestion-compare",
+    );
     for (const b of [save, switchTo, compare]) b.disabled = !stored;
     actions.append(save, switchTo, compare);
     if (s.pipeline) {
