@@ -8,8 +8,9 @@ Run (OpenBLAS at its native kernels: unset the work-around variables in this com
 Exports three PyTorch models (opset 17, float32, the TorchScript exporter, seeded weights) into
 a temporary folder, imports each with :func:`geon.interop.onnx_import.import_onnx`, compiles it
 once (:func:`geon.execute.plan.compile_graph`) and times one forward pass (best of
-``--repeat``) in the same process, on the same input: onnxruntime (CPU, one session), PyTorch
-eager (``torch.inference_mode``) and geon (:func:`geon.execute.run_compiled`). Prints the
+``--repeat``, the three interleaved) in the same process, on the same input: onnxruntime (CPU,
+one session), PyTorch eager (``torch.inference_mode``) and geon
+(:func:`geon.execute.run_compiled`). Prints the
 times, geon's ratio to each, and geon's max abs diff to onnxruntime. Goal: <= 1.2x onnxruntime
 and <= 1.0x PyTorch eager on each.
 
@@ -32,13 +33,17 @@ from typing import Any
 import numpy as np
 
 
-def _best(fn: Any, repeat: int) -> float:
-    fn()
-    best = float("inf")
-    for _ in range(repeat):
-        t0 = time.perf_counter()
+def _best(fns: list[Any], repeat: int) -> list[float]:
+    """The best of ``repeat`` times of each of ``fns``, run interleaved (one of each per round),
+    so a busy moment of the shared machine slows all of them alike."""
+    for fn in fns:
         fn()
-        best = min(best, time.perf_counter() - t0)
+    best = [float("inf")] * len(fns)
+    for _ in range(repeat):
+        for i, fn in enumerate(fns):
+            t0 = time.perf_counter()
+            fn()
+            best[i] = min(best[i], time.perf_counter() - t0)
     return best
 
 
@@ -98,13 +103,11 @@ def _one(name: str, module: Any, shape: tuple[int, ...], folder: Path, repeat: i
     model = onnx.load(path)
     session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
     want = session.run(None, {"x": x})[0]
-    t_ort = _best(lambda: session.run(None, {"x": x}), repeat)
 
     def eager() -> Any:
         with torch.inference_mode():
             return module(xt)
 
-    t_torch = _best(eager, repeat)
     t0 = time.perf_counter()
     imp = import_onnx(model, dims={"batch": shape[0]})
     t_import = time.perf_counter() - t0
@@ -114,7 +117,14 @@ def _one(name: str, module: Any, shape: tuple[int, ...], folder: Path, repeat: i
     feeds = {"x": x, **imp.weights}
     got = run_compiled(plan, None, feeds).by_key()["y"]
     diff = float(np.max(np.abs(got - want)))
-    t_geon = _best(lambda: run_compiled(plan, None, feeds), repeat)
+    t_ort, t_torch, t_geon = _best(
+        [
+            lambda: session.run(None, {"x": x}),
+            eager,
+            lambda: run_compiled(plan, None, feeds),
+        ],
+        repeat,
+    )
     print(
         f"{name:8s} {'x'.join(map(str, shape)):13s} onnxruntime {t_ort * 1e3:8.2f} ms"
         f"  torch {t_torch * 1e3:8.2f} ms  geon {t_geon * 1e3:8.2f} ms"
