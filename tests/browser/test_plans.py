@@ -292,7 +292,10 @@ def test_the_mlp_is_readable_at_fit_to_screen(
 TOOLBAR_LINES = """() => {
   const bar = document.querySelector('.geon-toolbar');
   const box = bar.getBoundingClientRect();
-  const controls = [...bar.querySelectorAll('button, input')].map((c) => c.getBoundingClientRect());
+  // the controls drawn on the bar (not those inside a closed menu: Train's form)
+  const controls = [...bar.querySelectorAll('button, input')]
+    .filter((c) => c.checkVisibility())
+    .map((c) => c.getBoundingClientRect());
   return {
     height: Math.round(box.height),
     // distinct vertical centres of the controls: one line has one
