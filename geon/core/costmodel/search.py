@@ -5,7 +5,8 @@ model.
 index axis of some operation (a dual level ``D+1`` read as ``D``) and its length is a multiple
 of ``n`` (at least ``n``). The search costs, in this order:
 
-1. every single mapping ``{axis: meshAxis}`` (each mesh axis but a pipeline's ``pp``);
+1. every single mapping ``{axis: meshAxis}`` on the largest mesh axis (but a pipeline's
+   ``pp``), which ranks the axes for every mesh axis;
 2. combinations: per mesh axis, nothing, one of its ``BEAM`` best single axes, or one of the
    ``BEAM`` best pairs of axes no operation has both of (Megatron maps heads and the MLP width
    to one axis; a pair that shares an operation would split it twice), across the mesh axes (no
@@ -241,20 +242,28 @@ def search_plans(
     """``{"best", "candidates", "searched", "complete"}`` (see the module docstring)."""
     search = _Search(graph, mesh_axes, profile, budget)
     mesh = [a for a in mesh_axes if a != search.pp and mesh_axes[a] > 1]
-    singles: dict[str, list[tuple[tuple[Any, ...], str]]] = {m: [] for m in mesh}
+    # the singles are costed on the largest mesh axis; its ranking orders the others' too
+    lead = max(mesh, key=lambda m: mesh_axes[m], default=None)
+    scored: list[tuple[tuple[Any, ...], str]] = []
+    for axis in relevant_axes(graph, mesh_axes[lead]) if lead is not None else []:
+        keys = search.cost({axis: lead})
+        if keys:
+            scored.append((min(keys), axis))
+        if progress is not None:
+            progress(search.tried, time.perf_counter() - search.start)
+        if search.out_of_time():
+            break
+    order = [axis for _, axis in sorted(scored)]
+    ranking: dict[str, list[str]] = {}
     for m in mesh:
-        for axis in relevant_axes(graph, mesh_axes[m]):
-            keys = search.cost({axis: m})
-            if keys:
-                singles[m].append((min(keys), axis))
-            if progress is not None:
-                progress(search.tried, time.perf_counter() - search.start)
-            if search.out_of_time():
-                break
+        fits_m = relevant_axes(graph, mesh_axes[m])
+        ranking[m] = [a for a in order if a in fits_m] + (
+            [a for a in fits_m if a not in order] if m != lead else []
+        )
     together = _together(graph)
     options: list[list[dict[str, str]]] = []
     for m in mesh:
-        ranked = [axis for _, axis in sorted(singles[m])]
+        ranked = ranking[m]
         pairs = [
             {a: m, b: m}
             for (i, a), (j, b) in sorted(
