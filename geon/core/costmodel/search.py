@@ -246,7 +246,7 @@ def search_plans(
     lead = max(mesh, key=lambda m: mesh_axes[m], default=None)
     scored: list[tuple[tuple[Any, ...], str]] = []
     for axis in relevant_axes(graph, mesh_axes[lead]) if lead is not None else []:
-        keys = search.cost({axis: lead})
+        keys = search.cost({axis: str(lead)})
         if keys:
             scored.append((min(keys), axis))
         if progress is not None:
@@ -283,8 +283,8 @@ def search_plans(
         search.cost(mapping)
         if progress is not None:
             progress(search.tried, time.perf_counter() - search.start)
-    order = sorted(range(len(search.rows)), key=lambda n: search.rows[n][0])
-    for n in order[:SHARDED_INPUTS]:
+    best_rows = sorted(range(len(search.rows)), key=lambda n: search.rows[n][0])
+    for n in best_rows[:SHARDED_INPUTS]:
         if search.out_of_time():
             break
         search.cost(search.mappings[n], sharded_inputs=True)
