@@ -39,7 +39,7 @@ from geon.interop.jax_lowering import Lowering, Spec, lower_shardings
 from geon.interop.program import (
     KNOWN,
     MALFORMED,
-    ExportError,
+    Letters,
     Op,
     Program,
     Tensor,
@@ -246,28 +246,13 @@ def _jnp(line: str) -> str:
     return re.sub(r"\bnp\.", "jnp.", line)
 
 
-def _letters(op: Op) -> Any:
-    pool = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-    letters: dict[str, str] = {}
-
-    def letter(ref: str) -> str:
-        if ref not in letters:
-            found = next(pool, None)
-            if found is None:
-                raise ExportError(f"operation {op.named} has more than 52 axes for einsum")
-            letters[ref] = found
-        return letters[ref]
-
-    return letter
-
-
 def _dot_partial(op: Op) -> str:
     """The partial products: each operand's split axis cut into (parts, chunk), one einsum that
     keeps the parts letter and contracts the chunk's and the dot's other pairs."""
     x, y, r = op.inputs["x"][0], op.inputs["y"][0], op.result
     split, into = op.params["parts"]["axis"], op.params["parts"]["into"]
     parts = r.shape[r.axes.index(into)]
-    letter = _letters(op)
+    letter = Letters(op)
     p_letter, c_letter = letter(into), letter("__chunk")
     names = {axis_name(a) for a in y.axes}
     pairs = {axis_name(a) for a in x.axes if axis_name(a) in names}

@@ -303,19 +303,32 @@ def _level(ref: str) -> tuple[str, int]:
     return m.group(1), int(m.group(2) or 0)
 
 
+class Letters:
+    """Einsum letters for operation ``op``: called with a key (an axis reference), the key's
+    letter, a new one for each new key in order; past 52 an :class:`ExportError` naming the
+    operation. ``of`` maps the keys given so far to their letters."""
+
+    POOL = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+    def __init__(self, op: Op) -> None:
+        self.op = op
+        self.of: dict[str, str] = {}
+        self._pool = iter(self.POOL)
+
+    def __call__(self, key: str) -> str:
+        if key not in self.of:
+            found = next(self._pool, None)
+            if found is None:
+                raise ExportError(f"operation {self.op.named} has more than 52 axes for einsum")
+            self.of[key] = found
+        return self.of[key]
+
+
 def einsum_of(p: Program, op: Op) -> str:
     """The einsum string of a ``dot`` (one letter per axis; paired duals share one)."""
     x, y = op.inputs["x"][0], op.inputs["y"][0]
-    letters: dict[str, str] = {}
-    pool = iter("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")
-
-    def letter(ref: str) -> str:
-        if ref not in letters:
-            letter = next(pool, None)
-            if letter is None:
-                raise ExportError(f"operation {op.named} has more than 52 axes for einsum")
-            letters[ref] = letter
-        return letters[ref]
+    letter = Letters(op)
+    letters = letter.of
 
     ys = {_level(r): r for r in y.axes}
     xs = "".join(letter(r) for r in x.axes)
