@@ -103,6 +103,7 @@ def fuse_contractions(
             for w, r, c in found:
                 units[r].reads = list(units[w].reads)
                 units[r].local["contract"] = c
+                units[r].local["reads_for"] = units[w].op.id  # measured moves keep their edge
                 dropped.add(w)
             gone.add(t)
     return [u for n, u in enumerate(units) if n not in dropped], gone

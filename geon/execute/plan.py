@@ -286,6 +286,7 @@ class _Compiler:
             t in storage.alias_of,
             tuple(storage.zero_at.get(n, ())),
             tuple(r.tensor for r in unit.reads),
+            unit.local.get("reads_for"),
         )
 
     # --- units ----------------------------------------------------------------------------

@@ -207,6 +207,7 @@ class Step:
     alias: bool
     zero: tuple[int, ...] = ()
     read_tensors: tuple[int, ...] = ()
+    reads_for: str | None = None  # the operation whose reads these are (a contraction's multiply)
 
 
 @dataclass

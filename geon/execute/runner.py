@@ -465,6 +465,7 @@ def measure_moves(graph: Graph, plan: Plan) -> dict[tuple[str, str, str], Moved]
             written.setdefault(st.out, []).append((st.operation_id, dev, region))
     moved: dict[tuple[str, str, str], list[Box]] = {}
     for st, devices in steps:
+        consumer_id = st.reads_for or st.operation_id  # a contraction reads for its multiply
         for r in st.reads:
             read = read_of(r)
             if read is None or read.tensor not in written:
@@ -475,15 +476,15 @@ def measure_moves(graph: Graph, plan: Plan) -> dict[tuple[str, str, str], Moved]
                 if any(d == dev and contains(b, wanted) for _, d, b in found):
                     continue
                 for producer, d, b in found:
-                    if d != dev and producer != st.operation_id:
+                    if d != dev and producer != consumer_id:
                         common = intersect(b, wanted)
                         if common is not None:
-                            key = (plan.tensors[read.tensor].id, producer, st.operation_id)
+                            key = (plan.tensors[read.tensor].id, producer, consumer_id)
                             moved.setdefault(key, []).append(common)
     by_op: dict[str, list[Step]] = {}
     for st, devices in steps:
         if devices:
-            by_op.setdefault(st.operation_id, []).append(st)
+            by_op.setdefault(st.reads_for or st.operation_id, []).append(st)
     out: dict[tuple[str, str, str], Moved] = {}
     for key, boxes in moved.items():
         tensor = by_id[key[0]]

@@ -125,3 +125,37 @@ def test_lower_contraction_is_einsum(
     f = lower_contraction(be, (maps, rank, reduced, order), shapes)
     got = be.to_host(f([be.asarray(a) for a in host], None))
     np.testing.assert_allclose(got, np.einsum(spec, *host), rtol=1e-12, atol=1e-12)
+
+
+def test_a_contraction_measures_what_its_multiply_reads(backend: str) -> None:
+    # given q computed split over H on 3 devices, and the product and its sum split over S
+    # (a product then sum the executor runs as one contraction)
+    from geon.core.costmodel import infer_collectives, load_profile, read_placed
+    from geon.core.graph import MESH
+
+    mesh = "00000000-0000-4000-8000-0000000000e4"
+    x = gc.placeholder(axes=[B, H, S, K], name="x", dtype="float32")
+    k = gc.placeholder(axes=[B, T, H, K], name="k", dtype="float32")
+    q = gc.relu(x, name="q")
+    prod = gc.multiply(q, k, name="prod")
+    scores = gc.sum(prod, [K], name="scores")
+    g = gc.graph([scores])
+    g.add_node({"id": mesh, "type": MESH, "body": {"name": "m", "axes": {"d": 3}}})
+    assert q.op_id and prod.op_id and scores.op_id
+    shard(g, q.op_id, mesh=mesh, over={"H": "d"})
+    shard(g, prod.op_id, mesh=mesh, over={"S": "d"})
+    shard(g, scores.op_id, mesh=mesh, over={"S": "d"})
+    assert g.check() == []
+    plan = compile_graph(g, sharded=True, backend=backend)
+    fused = [s for s in plan.steps if s.reads_for is not None]
+    assert fused and {s.reads_for for s in fused} == {prod.op_id}
+    # when it runs sharded, the moves into the product are measured on the multiply's edge
+    result = run(g, seed=0, sharded=True, backend=backend)
+    assert result.measured is not None
+    predicted = infer_collectives(read_placed(g), load_profile())
+    edges = {(c.tensor, c.producer, c.consumer) for c in predicted}
+    assert (q.id, q.op_id, prod.op_id) in edges
+    assert edges <= set(result.measured)
+    for c in predicted:
+        got = result.measured[(c.tensor, c.producer, c.consumer)].payload(c.kind)
+        assert got == c.bytes, (c.kind, got, c.bytes)
