@@ -13,6 +13,7 @@ import argparse
 import json
 import sys
 
+from geon.cli.fail import fail
 from geon.core.checks import check_document
 
 HELP = "check a LoomGraph / geon document and print its issues as JSON lines"
@@ -36,8 +37,7 @@ def main(args: argparse.Namespace) -> int:
                 data = f.read()
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        print(f'geon check: cannot read "{args.file}": {reason}', file=sys.stderr)
-        return 2
+        return fail("check", f'cannot read "{args.file}": {reason}')
     issues = check_document(data, strict_broadcasting=args.strict_broadcasting)
     for issue in issues:
         print(json.dumps(issue.to_json(), ensure_ascii=False))

@@ -21,6 +21,7 @@ import argparse
 import json
 import sys
 
+from geon.cli.fail import fail
 from geon.cli.files import read_json
 from geon.core.costmodel import cost_report, load_profile, shipped_profiles
 from geon.core.errors import GeonError
@@ -40,28 +41,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _fail(message: str) -> int:
-    print(f"geon cost: {message}", file=sys.stderr)
-    return 2
-
-
 def main(args: argparse.Namespace) -> int:
     try:
         data = read_json(args.file)
         plan_data = read_json(args.plan) if args.plan is not None else None
     except (OSError, ValueError) as exc:
-        return _fail(str(exc))
+        return fail("cost", str(exc))
     try:
         profile = load_profile(args.profile)
         graph = Graph.from_json(data)
     except GeonError as exc:
-        return _fail(str(exc))
+        return fail("cost", str(exc))
     plan = None
     if plan_data is not None:
         try:
             plan = read_plan(plan_data)
         except PlanError as exc:
-            return _fail(f'"{args.plan}" is not a plan: {exc}')
+            return fail("cost", f'"{args.plan}" is not a plan: {exc}')
         try:
             graph = apply_plan(graph, plan)
         except GeonError as exc:
@@ -72,6 +68,6 @@ def main(args: argparse.Namespace) -> int:
     try:
         report = cost_report(graph, profile, plan=plan)
     except GeonError as exc:
-        return _fail(str(exc))
+        return fail("cost", str(exc))
     sys.stdout.write(json.dumps(report) + "\n")
     return 0

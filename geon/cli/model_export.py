@@ -15,15 +15,14 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 import zipfile
 from typing import Any
 
 import numpy as np
 
+from geon.cli.fail import fail
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
-from geon.core.nodes import shown_text
 
 HELP = "export a geon document as ONNX, NumPy, einsum, Python or a JAX program of its plan"
 FORMATS = ("onnx", "numpy", "einsum", "python", "jax")
@@ -38,26 +37,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--weights", metavar="W.npz", help="values of leaves, by label (onnx)")
 
 
-def _fail(message: str) -> int:
-    """One line on stderr: a control character or line break in ``message`` (a file name, a
-    bug's text) is written as its escape."""
-    print(f"geon export: {shown_text(message, limit=len(message))[1:-1]}", file=sys.stderr)
-    return 2
-
-
 def main(args: argparse.Namespace) -> int:
     """Read the document, export it, write the result."""
     from geon.interop.export import export
 
     if args.to not in FORMATS:
-        return _fail(f'--to "{args.to}" is unknown; expected one of {", ".join(FORMATS)}')
+        return fail("export", f'--to "{args.to}" is unknown; expected one of {", ".join(FORMATS)}')
     try:
         with open(args.file, "rb") as f:
             data: Any = json.loads(f.read())
     except OSError as exc:
-        return _fail(f'cannot read "{args.file}": {exc.strerror or exc}')
+        return fail("export", f'cannot read "{args.file}": {exc.strerror or exc}')
     except (ValueError, RecursionError) as exc:
-        return _fail(f'"{args.file}" is not valid JSON: {exc}')
+        return fail("export", f'"{args.file}" is not valid JSON: {exc}')
     weights: dict[str, Any] | None = None
     try:
         if args.weights is not None:
@@ -65,7 +57,7 @@ def main(args: argparse.Namespace) -> int:
                 with np.load(args.weights, allow_pickle=False) as npz:
                     weights = {k: npz[k] for k in npz.files}
             except (OSError, ValueError, zipfile.BadZipFile, EOFError, AttributeError) as exc:
-                return _fail(f'cannot read "{args.weights}" as an .npz file: {exc}')
+                return fail("export", f'cannot read "{args.weights}" as an .npz file: {exc}')
         graph = Graph.from_json(data)
         result: Any
         if args.to == "jax":
@@ -75,9 +67,9 @@ def main(args: argparse.Namespace) -> int:
         else:
             result = export(graph, args.to, weights)
     except GeonError as exc:
-        return _fail(str(exc))
+        return fail("export", str(exc))
     except Exception as exc:  # a bug must still reach the user as one line, not a traceback
-        return _fail(f"the export failed unexpectedly ({type(exc).__name__}: {exc})")
+        return fail("export", f"the export failed unexpectedly ({type(exc).__name__}: {exc})")
     try:
         if args.to == "onnx":
             with open(args.out, "wb") as f:
@@ -86,5 +78,5 @@ def main(args: argparse.Namespace) -> int:
             with open(args.out, "w") as f:
                 f.write(result if result.endswith("\n") else result + "\n")
     except OSError as exc:
-        return _fail(f'cannot write "{args.out}": {exc.strerror or exc}')
+        return fail("export", f'cannot write "{args.out}": {exc.strerror or exc}')
     return 0

@@ -21,6 +21,7 @@ import sys
 
 import numpy as np
 
+from geon.cli.fail import fail
 from geon.core.errors import GeonError
 
 HELP = "import an ONNX model as a geon document"
@@ -39,38 +40,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def _fail(message: str) -> int:
-    print(f"geon import: {message}", file=sys.stderr)
-    return 2
-
-
 def main(args: argparse.Namespace) -> int:
     """Import, write the document and the weights, print the summary."""
     from geon.interop.dims import parse_dims
     from geon.interop.onnx_import import import_onnx
 
     if not os.path.isfile(args.model):
-        return _fail(f'cannot read "{args.model}": no such file')
+        return fail("import", f'cannot read "{args.model}": no such file')
     weights_path = args.weights or os.path.splitext(args.out)[0] + ".npz"
     try:
         max_bytes = int(os.environ.get(MAX_BYTES_NAME) or DEFAULT_MAX_BYTES)
     except ValueError:
-        return _fail(f'{MAX_BYTES_NAME} is "{os.environ[MAX_BYTES_NAME]}"; expected bytes')
+        return fail("import", f'{MAX_BYTES_NAME} is "{os.environ[MAX_BYTES_NAME]}"; expected bytes')
     try:
         imported = import_onnx(
             args.model, dims=parse_dims(args.dim), max_bytes=max_bytes, bound=MAX_BYTES_NAME
         )
     except GeonError as exc:
-        return _fail(str(exc))
+        return fail("import", str(exc))
     except Exception as exc:  # a bug must still reach the user as one line, not a traceback
-        return _fail(f"the import failed unexpectedly ({type(exc).__name__}: {exc})")
+        return fail("import", f"the import failed unexpectedly ({type(exc).__name__}: {exc})")
     doc = imported.graph
     try:
         with open(args.out, "w") as f:
             json.dump(doc.to_json(), f, indent=1)
         np.savez(weights_path, **imported.weights)  # type: ignore[arg-type]
     except OSError as exc:
-        return _fail(f"cannot write the output: {exc.strerror or exc}")
+        return fail("import", f"cannot write the output: {exc.strerror or exc}")
     kinds: dict[str, int] = {}
     for node in doc.nodes:
         kind = node.type.rsplit("/", 1)[-1]

@@ -23,6 +23,7 @@ import argparse
 import json
 import sys
 
+from geon.cli.fail import fail
 from geon.cli.files import read_json
 from geon.core.costmodel import DEFAULT_PROFILE
 from geon.core.errors import GeonError
@@ -43,35 +44,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--out", metavar="OUT", default="-", help="output file (- = stdout)")
 
 
-def _fail(message: str, status: int) -> int:
-    print(f"geon plan: {message}", file=sys.stderr)
-    return status
-
-
 def main(args: argparse.Namespace) -> int:
     if args.search is not None:
         if args.plan is not None:
-            return _fail("give either --plan PLAN.json or --search MESH, not both", 2)
+            return fail("plan", "give either --plan PLAN.json or --search MESH, not both", 2)
         return search_main(args)
     if args.plan is None:
-        return _fail("give --plan PLAN.json to write a plan, or --search MESH to search", 2)
+        return fail("plan", "give --plan PLAN.json to write a plan, or --search MESH to search", 2)
     try:
         document, data = read_json(args.file), read_json(args.plan)
     except (OSError, ValueError) as exc:
-        return _fail(str(exc), 2)
+        return fail("plan", str(exc), 2)
     try:
         graph = Graph.from_json(document)
     except GeonError as exc:
-        return _fail(f'"{args.file}" is not a document: {exc}; run geon check to see why', 2)
+        return fail("plan", f'"{args.file}" is not a document: {exc}; run geon check to see why', 2)
     try:
         plan = read_plan(data)
     except PlanError as exc:
-        return _fail(f'"{args.plan}" is not a plan: {exc}', 2)
+        return fail("plan", f'"{args.plan}" is not a plan: {exc}', 2)
     try:
         placed = apply_plan(graph, plan)
         whole = plan_splits(graph, plan).not_split
     except GeonError as exc:
-        return _fail(f'plan "{plan.name}" does not fit "{args.file}": {exc}', 1)
+        return fail("plan", f'plan "{plan.name}" does not fit "{args.file}": {exc}', 1)
     text = json.dumps(placed.to_json(), indent=2)
     if args.out == "-":
         sys.stdout.write(text + "\n")
@@ -80,7 +76,7 @@ def main(args: argparse.Namespace) -> int:
             with open(args.out, "w", encoding="utf-8") as f:
                 f.write(text)
         except OSError as exc:
-            return _fail(f'cannot write "{args.out}": {exc.strerror or exc}', 2)
+            return fail("plan", f'cannot write "{args.out}": {exc.strerror or exc}', 2)
     for entry in whole:
         print(
             f"geon plan: operation {operation_name(graph, entry.operation)} runs whole: "
@@ -112,4 +108,4 @@ def search_main(args: argparse.Namespace) -> int:
     """``geon plan FILE --search MESH``: the best plans on the mesh (:mod:`.plan_search`)."""
     from geon.cli.plan_search import run_search
 
-    return run_search(args, _fail)
+    return run_search(args)

@@ -16,8 +16,8 @@ import argparse
 import json
 import re
 import sys
-from collections.abc import Callable
 
+from geon.cli.fail import fail
 from geon.cli.files import read_json
 from geon.core.autodiff import training_step
 from geon.core.costmodel import load_profile
@@ -52,23 +52,25 @@ def parse_mesh(text: str) -> dict[str, int]:
     return out
 
 
-def run_search(args: argparse.Namespace, fail: Callable[[str, int], int]) -> int:
+def run_search(args: argparse.Namespace) -> int:
     try:
         mesh = parse_mesh(args.search)
     except ValueError as exc:
-        return fail(str(exc), 2)
+        return fail("plan", str(exc), 2)
     if not 0 < args.budget <= MAX_BUDGET:
-        return fail(f'budget "{args.budget}" is not valid; expected seconds > 0 and <= 600', 2)
+        return fail(
+            "plan", f'budget "{args.budget}" is not valid; expected seconds > 0 and <= 600', 2
+        )
     try:
         profile = load_profile(args.profile)
         graph = Graph.from_json(read_json(args.file))
     except (OSError, ValueError, GeonError) as exc:
-        return fail(str(exc), 2)
+        return fail("plan", str(exc), 2)
     if args.step == "train":
         try:
             graph = training_step(graph, optimizer="sgd", lr=0.01)
         except GeonError as exc:
-            return fail(f'"{args.file}" has no training step: {exc}', 2)
+            return fail("plan", f'"{args.file}" has no training step: {exc}', 2)
 
     def progress(done: int, seconds: float) -> None:
         print(f"geon plan: searched {done} plans in {seconds:.2f} s", file=sys.stderr)
@@ -84,5 +86,5 @@ def run_search(args: argparse.Namespace, fail: Callable[[str, int], int]) -> int
             with open(args.out, "w", encoding="utf-8") as f:
                 f.write(json.dumps(placed.to_json(), indent=2))
         except OSError as exc:
-            return fail(f'cannot write "{args.out}": {exc.strerror or exc}', 2)
+            return fail("plan", f'cannot write "{args.out}": {exc.strerror or exc}', 2)
     return 0

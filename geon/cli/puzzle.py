@@ -13,9 +13,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from typing import Any
 
+from geon.cli.fail import fail
 from geon.teaching.puzzles import MAX_DRAWS, PuzzleError, check_puzzle
 
 HELP = "check a puzzle solution (JSON)"
@@ -48,7 +48,6 @@ def main(args: argparse.Namespace) -> int:
         solution = _read(args.solution, "the solution")
         result = check_puzzle(puzzle, solution, draws=args.draws, seed=args.seed)
     except PuzzleError as exc:
-        print(f"geon puzzle check: {exc}", file=sys.stderr)
-        return 2
+        return fail("puzzle check", str(exc))
     print(json.dumps(result.to_json(), ensure_ascii=False))
     return 0 if result.solved else 1

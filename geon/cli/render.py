@@ -17,6 +17,7 @@ import sys
 import tempfile
 from collections.abc import Iterator
 
+from geon.cli.fail import fail
 from geon.core.checks import check, load_document
 from geon.core.errors import GeonError
 from geon.render import FORMATS, Format, check_format, render
@@ -69,11 +70,6 @@ def _graphviz_messages(found: list[str]) -> Iterator[None]:
         )
 
 
-def _fail(message: str) -> int:
-    print(f"geon render: {message}", file=sys.stderr)
-    return 2
-
-
 def _format_of(out: str, given: str | None) -> Format:
     if given is not None:
         # "SVG" is accepted; a refusal names the value as it was given.
@@ -94,7 +90,7 @@ def main(args: argparse.Namespace) -> int:
     try:
         fmt = _format_of(args.out, args.format)
     except GeonError as exc:
-        return _fail(str(exc))
+        return fail("render", str(exc))
     try:
         if args.file == "-":
             data: bytes = sys.stdin.buffer.read()
@@ -102,18 +98,18 @@ def main(args: argparse.Namespace) -> int:
             with open(args.file, "rb") as f:
                 data = f.read()
     except OSError as exc:
-        return _fail(f'cannot read "{args.file}": {exc.strerror or exc}')
+        return fail("render", f'cannot read "{args.file}": {exc.strerror or exc}')
     graph, load_issues = load_document(data)
     if graph is None:
         reason = load_issues[0].message if load_issues else "it is not a document"
-        return _fail(f'cannot render "{args.file}": {reason}')
+        return fail("render", f'cannot render "{args.file}": {reason}')
     issues = [] if args.no_issues else load_issues + check(graph)
     said: list[str] = []
     try:
         with _graphviz_messages(said):
             output = render(graph, fmt, issues)
     except GeonError as exc:
-        return _fail(f'cannot render "{args.file}": {exc}')
+        return fail("render", f'cannot render "{args.file}": {exc}')
     for line in said:
         print(f"geon render: graphviz: {line}", file=sys.stderr)
     try:
@@ -124,7 +120,7 @@ def main(args: argparse.Namespace) -> int:
             with open(args.out, "wb") as f:
                 f.write(output)
     except OSError as exc:
-        return _fail(f'cannot write "{args.out}": {exc.strerror or exc}')
+        return fail("render", f'cannot write "{args.out}": {exc.strerror or exc}')
     errors = sum(1 for i in issues if i.severity == "error")
     where = "stdout" if args.out == "-" else f'"{args.out}"'
     note = f" with {errors} error{'s' if errors != 1 else ''} highlighted" if errors else ""

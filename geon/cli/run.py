@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from geon.cli.fail import fail
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.plans import graph_inputs
@@ -58,11 +59,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--out", metavar="OUT.npz", help="write the outputs to this .npz file")
     parser.add_argument("--backend", metavar="B", help="numpy (default, or GEON_BACKEND) or cupy")
     parser.add_argument("--seed", metavar="N", help="seed for inputs not in --inputs")
-
-
-def _fail(message: str) -> int:
-    print(f"geon run: {message}", file=sys.stderr)
-    return 2
 
 
 def _load_npz(path: str) -> dict[str, np.ndarray[Any, Any]]:
@@ -133,33 +129,34 @@ def main(args: argparse.Namespace) -> int:
         with open(args.file, "rb") as f:
             data: Any = json.loads(f.read())
     except OSError as exc:
-        return _fail(f'cannot read "{args.file}": {exc.strerror or exc}')
+        return fail("run", f'cannot read "{args.file}": {exc.strerror or exc}')
     except (ValueError, RecursionError) as exc:
-        return _fail(f'"{args.file}" is not valid JSON: {exc}; run geon check to see why')
+        return fail("run", f'"{args.file}" is not valid JSON: {exc}; run geon check to see why')
     seed: int | None = None
     if args.seed is not None:
         try:
             seed = int(args.seed)
         except ValueError:
-            return _fail(f'--seed "{args.seed}" is invalid; expected an integer such as 0')
+            return fail("run", f'--seed "{args.seed}" is invalid; expected an integer such as 0')
     if args.engine not in ("numpy", "jax"):
-        return _fail(f'--engine "{args.engine}" is not known; expected "numpy" or "jax"')
+        return fail("run", f'--engine "{args.engine}" is not known; expected "numpy" or "jax"')
     if args.engine == "jax" and (args.sharded or args.backend is not None):
-        return _fail("--engine jax runs the plan on JAX; leave out --sharded and --backend")
+        return fail("run", "--engine jax runs the plan on JAX; leave out --sharded and --backend")
     if args.engine == "jax":
         from geon.interop.jax_engine import INSTALL, jax_available
 
         if not jax_available():
-            return _fail(f"--engine jax needs jax, which is not installed: {INSTALL}")
+            return fail("run", f"--engine jax needs jax, which is not installed: {INSTALL}")
     if args.backend is not None and args.backend not in ("numpy", "cupy"):
-        return _fail(f'--backend "{args.backend}" is not known; expected "numpy" or "cupy"')
+        return fail("run", f'--backend "{args.backend}" is not known; expected "numpy" or "cupy"')
     try:
         graph = Graph.from_json(data)
         errors = [i for i in graph.check() if i.severity == "error"]
         if errors:
-            return _fail(
+            return fail(
+                "run",
                 f'"{args.file}" has {len(errors)} error issue(s), first {errors[0].constraint}: '
-                f"{errors[0].message}; run geon check {args.file} to see them all"
+                f"{errors[0].message}; run geon check {args.file} to see them all",
             )
         inputs = _load_npz(args.inputs) if args.inputs is not None else None
         weights = _weights(args, graph)
@@ -178,7 +175,7 @@ def main(args: argparse.Namespace) -> int:
                 try:
                     np.savez(args.out, **done.outputs)  # type: ignore[arg-type]
                 except OSError as exc:
-                    return _fail(f'cannot write "{args.out}": {exc.strerror or exc}')
+                    return fail("run", f'cannot write "{args.out}": {exc.strerror or exc}')
             sys.stdout.write(json.dumps(summary) + "\n")
             return 0
         result = run(graph, inputs, seed=seed, sharded=args.sharded, backend=args.backend)
@@ -186,11 +183,11 @@ def main(args: argparse.Namespace) -> int:
             try:
                 np.savez(args.out, **result.by_key())  # type: ignore[arg-type]
             except OSError as exc:
-                return _fail(f'cannot write "{args.out}": {exc.strerror or exc}')
+                return fail("run", f'cannot write "{args.out}": {exc.strerror or exc}')
     except GeonError as exc:
-        return _fail(str(exc))
+        return fail("run", str(exc))
     except Exception as exc:  # a bug must still reach the user as one line, not a traceback
-        return _fail(f"the executor failed unexpectedly ({type(exc).__name__}: {exc})")
+        return fail("run", f"the executor failed unexpectedly ({type(exc).__name__}: {exc})")
     summary = result.summary()
     out: dict[str, Any] = {"outputs": summary["outputs"]}
     if result.max_abs_diff is not None:

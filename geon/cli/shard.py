@@ -16,6 +16,7 @@ import json
 import sys
 from typing import Any
 
+from geon.cli.fail import fail
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.sharding import shard
@@ -36,11 +37,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     how.add_argument("--grid", metavar="DIM=K,...", help="split several dims at once")
     parser.add_argument("--mesh", metavar="MESH_ID", help="place the shards on this Mesh node")
     parser.add_argument("-o", "--out", metavar="OUT", default="-", help="output file (- = stdout)")
-
-
-def _fail(message: str) -> int:
-    print(f"geon shard: {message}", file=sys.stderr)
-    return 2
 
 
 def _int_list(text: str, what: str) -> list[int]:
@@ -67,18 +63,18 @@ def main(args: argparse.Namespace) -> int:
         with open(args.file, "rb") as f:
             data: Any = json.loads(f.read())
     except OSError as exc:
-        return _fail(f'cannot read "{args.file}": {exc.strerror or exc}')
+        return fail("shard", f'cannot read "{args.file}": {exc.strerror or exc}')
     except (ValueError, RecursionError) as exc:
-        return _fail(f'"{args.file}" is not valid JSON: {exc}; run geon check to see why')
+        return fail("shard", f'"{args.file}" is not valid JSON: {exc}; run geon check to see why')
     try:
         graph = Graph.from_json(data)
         if args.grid is not None:
             if args.axis is not None:
-                return _fail("--grid names its dims itself; drop --axis")
+                return fail("shard", "--grid names its dims itself; drop --axis")
             changes = shard(graph, args.op, grid=_grid(args.grid), mesh=args.mesh)
         else:
             if args.axis is None:
-                return _fail("--axis is required with --parts, --chunk or --sizes")
+                return fail("shard", "--axis is required with --parts, --chunk or --sizes")
             sizes = _int_list(args.sizes, "--sizes") if args.sizes is not None else None
             changes = shard(
                 graph,
@@ -90,7 +86,7 @@ def main(args: argparse.Namespace) -> int:
                 mesh=args.mesh,
             )
     except GeonError as exc:
-        return _fail(str(exc))
+        return fail("shard", str(exc))
     text = json.dumps(graph.to_json(), indent=2)
     added = sum(1 for c in changes if c.old is None)
     if args.out == "-":
@@ -100,6 +96,6 @@ def main(args: argparse.Namespace) -> int:
             with open(args.out, "w", encoding="utf-8") as f:
                 f.write(text)
         except OSError as exc:
-            return _fail(f'cannot write "{args.out}": {exc.strerror or exc}')
+            return fail("shard", f'cannot write "{args.out}": {exc.strerror or exc}')
     print(f'geon shard: operation "{args.op}" now has {added} applications', file=sys.stderr)
     return 0

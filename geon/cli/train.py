@@ -15,6 +15,7 @@ import argparse
 import json
 import sys
 
+from geon.cli.fail import fail
 from geon.cli.files import read_json
 from geon.core.autodiff import OPTIMIZERS, training_step
 from geon.core.errors import GeonError
@@ -31,22 +32,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--loss", default="loss", metavar="LABEL", help='default "loss"')
 
 
-def _fail(message: str) -> int:
-    print(f"geon train: {message}", file=sys.stderr)
-    return 2
-
-
 def main(args: argparse.Namespace) -> int:
     try:
         data = read_json(args.file)
     except (OSError, ValueError) as exc:
-        return _fail(str(exc))
+        return fail("train", str(exc))
     try:
         step = training_step(
             Graph.from_json(data), optimizer=args.optimizer, lr=args.lr, loss=args.loss
         )
     except GeonError as exc:
-        return _fail(str(exc))
+        return fail("train", str(exc))
     text = json.dumps(step.to_json(), indent=1)
     if args.out == "-":
         sys.stdout.write(text + "\n")
@@ -55,5 +51,5 @@ def main(args: argparse.Namespace) -> int:
         with open(args.out, "w", encoding="utf-8") as f:
             f.write(text + "\n")
     except OSError as exc:
-        return _fail(f'cannot write "{args.out}": {exc.strerror or exc}')
+        return fail("train", f'cannot write "{args.out}": {exc.strerror or exc}')
     return 0

@@ -19,6 +19,7 @@ import json
 import sys
 from typing import Any
 
+from geon.cli.fail import fail
 from geon.cli.files import read_json
 from geon.core.costmodel import load_profile
 from geon.core.errors import GeonError
@@ -32,11 +33,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--devices", metavar="N", help="CPU host devices to force (>= the mesh)")
     parser.add_argument("--profile", metavar="NAME_OR_FILE", help="hardware profile (cost model)")
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-
-
-def _fail(message: str) -> int:
-    print(f"geon verify: {message}", file=sys.stderr)
-    return 2
 
 
 def _row(record: dict[str, Any] | None, predicted: bool) -> str:
@@ -82,38 +78,46 @@ def main(args: argparse.Namespace) -> int:
         except ValueError:
             devices = -1
         if not 1 <= devices <= 4096:
-            return _fail(f'--devices "{args.devices}" is invalid; expected an integer 1..4096')
+            return fail(
+                "verify", f'--devices "{args.devices}" is invalid; expected an integer 1..4096'
+            )
     if not jax_available():
-        return _fail(f"verify compiles with XLA and needs jax, which is not installed: {INSTALL}")
+        return fail(
+            "verify", f"verify compiles with XLA and needs jax, which is not installed: {INSTALL}"
+        )
     try:
         data = read_json(args.file)
     except (OSError, ValueError) as exc:
-        return _fail(str(exc))
+        return fail("verify", str(exc))
     try:
         profile = load_profile(args.profile)
         graph = Graph.from_json(data)
         errors = [i for i in graph.check() if i.severity == "error"]
         if errors:
-            return _fail(
+            return fail(
+                "verify",
                 f'"{args.file}" has {len(errors)} error issue(s), first {errors[0].constraint}: '
-                f"{errors[0].message}; run geon check {args.file} to see them all"
+                f"{errors[0].message}; run geon check {args.file} to see them all",
             )
         lowering = lower_shardings(graph)
         if not lowering.mesh_axes:
-            return _fail(
+            return fail(
+                "verify",
                 f'"{args.file}" has no placed plan: nothing to verify; write one with geon plan '
-                f"{args.file} --plan PLAN.json -o PLACED.json"
+                f"{args.file} --plan PLAN.json -o PLACED.json",
             )
         need = lowering.devices
         if devices is not None and devices < need:
-            return _fail(f"--devices {devices} is fewer than the plan's mesh needs ({need})")
+            return fail(
+                "verify", f"--devices {devices} is fewer than the plan's mesh needs ({need})"
+            )
         force_host_devices(devices or need)
         from geon.interop.verify import verify
 
         report = verify(graph, profile)
     except GeonError as exc:
-        return _fail(str(exc))
+        return fail("verify", str(exc))
     except Exception as exc:  # a bug must still reach the user as one line, not a traceback
-        return _fail(f"the compile failed unexpectedly ({type(exc).__name__}: {exc})")
+        return fail("verify", f"the compile failed unexpectedly ({type(exc).__name__}: {exc})")
     sys.stdout.write((json.dumps(report) if args.json else _table(report)) + "\n")
     return 0 if report["agrees"] else 1
