@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 
 from geon.cli.fail import fail
@@ -24,32 +23,9 @@ from geon.core.costmodel import load_profile
 from geon.core.costmodel.search import search_plans
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
-from geon.core.plans import apply_plan, read_plan
+from geon.core.plans import apply_plan, parse_mesh, read_plan
 
-_PAIR = re.compile(r"^([A-Za-z_][A-Za-z0-9_]{0,31})=([0-9]{1,4})$")
 MAX_BUDGET = 600.0
-
-
-def parse_mesh(text: str) -> dict[str, int]:
-    """``dp=2,tp=4`` -> ``{"dp": 2, "tp": 4}``; ``ValueError`` saying what is valid."""
-    out: dict[str, int] = {}
-    for part in text.split(","):
-        found = _PAIR.match(part.strip())
-        if found is None or int(found.group(2)) < 1 or found.group(1) in out:
-            raise ValueError(
-                f'mesh "{text[:80]}" is not valid at "{part.strip()[:40]}"; expected axis=size '
-                "pairs separated by commas, like dp=2,tp=4 (each axis once, sizes >= 1)"
-            )
-        out[found.group(1)] = int(found.group(2))
-    devices = 1
-    for size in out.values():
-        devices *= size
-    if len(out) > 4 or devices > 4096:
-        raise ValueError(
-            f'mesh "{text[:80]}" has {len(out)} axes and {devices} devices; expected at most 4 '
-            "axes and 4096 devices"
-        )
-    return out
 
 
 def run_search(args: argparse.Namespace) -> int:

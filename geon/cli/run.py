@@ -29,7 +29,7 @@ import json
 import os
 import sys
 import zipfile
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
@@ -37,9 +37,7 @@ from geon.cli.fail import fail
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.plans import graph_inputs
-
-if TYPE_CHECKING:
-    from geon.interop.jax_engine import JaxRun
+from geon.engines import run_on_jax
 
 HELP = "run a document logically, or sharded and checked against the logical run"
 
@@ -86,40 +84,6 @@ def _weights(args: argparse.Namespace, graph: Graph) -> dict[str, np.ndarray[Any
     given = set(_load_npz(args.inputs)) if args.inputs is not None else set()
     names = {t.label for t in graph_inputs(graph)} | {t.id for t in graph_inputs(graph)}
     return {k: v for k, v in _load_npz(beside).items() if k in names and k not in given}
-
-
-def run_on_jax(
-    graph: Graph, inputs: dict[str, np.ndarray[Any, Any]] | None, seed: int | None
-) -> tuple[dict[str, Any], JaxRun]:
-    """``graph`` run logically on NumPy and under its plan on JAX with the same inputs: the
-    summary (outputs, ``max_abs_diff`` by key, devices, compile and run seconds) and the JAX
-    run (outputs by key, the compiled program's text). :class:`GeonError` when jax is missing
-    or the program is refused."""
-    from geon.execute import compile_graph, max_abs_diff, resolve_inputs, run_compiled, tensor_keys
-    from geon.interop.jax_engine import require_jax, run_jax
-
-    require_jax()
-    plan = compile_graph(graph)
-    host = resolve_inputs(plan, inputs, seed)
-    keys = tensor_keys(plan.tensors)
-    logical = run_compiled(plan, None, {plan.tensors[t].id: a for t, a in host.items()})
-    done = run_jax(graph, {keys[t]: a for t, a in host.items()})
-    expected = logical.by_key()
-    diffs = {}
-    for key, value in expected.items():
-        got = done.outputs.get(key)
-        if got is None or got.shape != value.shape:
-            raise GeonError(f'the JAX program gave no output "{key}" of shape {value.shape}')
-        diffs[key] = max_abs_diff(got.astype(value.dtype), value)
-    summary = logical.summary()
-    return {
-        "engine": "jax",
-        "outputs": summary["outputs"],
-        "max_abs_diff": diffs,
-        "devices": done.devices,
-        "compileSeconds": done.compile_seconds,
-        "runSeconds": done.run_seconds,
-    }, done
 
 
 def main(args: argparse.Namespace) -> int:

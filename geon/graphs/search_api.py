@@ -22,11 +22,11 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from ninja import Router
 
-from geon.cli.plan_search import parse_mesh
 from geon.core.costmodel import load_profile
 from geon.core.costmodel.profiles import DEFAULT_PROFILE, shipped_profiles
 from geon.core.costmodel.search import search_plans
 from geon.core.graph import OPERATION
+from geon.core.plans import parse_mesh
 from geon.envelope import answers, error_response
 from geon.graphs.services.access import check_can_view
 from geon.graphs.services.documents import live_document

@@ -31,7 +31,7 @@ from geon.core.plans.inputs import (
     input_placements,
 )
 from geon.core.plans.mapping import NotSplit, PlanSplits, plan_splits
-from geon.core.plans.model import InputLayout, Plan, PlanError, ShardSpec, read_plan
+from geon.core.plans.model import InputLayout, Plan, PlanError, ShardSpec, parse_mesh, read_plan
 from geon.core.plans.write import apply_plan, default_mesh_id, plan_ops
 
 __all__ = [
@@ -48,6 +48,7 @@ __all__ = [
     "graph_inputs",
     "held_regions",
     "input_placements",
+    "parse_mesh",
     "plan_ops",
     "plan_splits",
     "read_plan",

@@ -27,6 +27,7 @@ decided when it is written (:mod:`geon.core.plans.write`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any
@@ -400,3 +401,33 @@ def _pairs(
             "entries"
         )
     return tuple(value.items())
+
+
+_PAIR = re.compile(r"^([A-Za-z_][A-Za-z0-9_]{0,31})=([0-9]{1,4})$")
+
+
+def parse_mesh(text: str) -> dict[str, int]:
+    """A mesh as people type it (``geon plan --search``, plan suggestions), ``dp=2,tp=4`` ->
+    ``{"dp": 2, "tp": 4}``: at most 4 axes and 4096 devices; ``ValueError`` saying what is valid.
+
+    >>> parse_mesh("dp=2, tp=4")
+    {'dp': 2, 'tp': 4}
+    """
+    out: dict[str, int] = {}
+    for part in text.split(","):
+        found = _PAIR.match(part.strip())
+        if found is None or int(found.group(2)) < 1 or found.group(1) in out:
+            raise ValueError(
+                f'mesh "{text[:80]}" is not valid at "{part.strip()[:40]}"; expected axis=size '
+                "pairs separated by commas, like dp=2,tp=4 (each axis once, sizes >= 1)"
+            )
+        out[found.group(1)] = int(found.group(2))
+    devices = 1
+    for size in out.values():
+        devices *= size
+    if len(out) > 4 or devices > 4096:
+        raise ValueError(
+            f'mesh "{text[:80]}" has {len(out)} axes and {devices} devices; expected at most 4 '
+            "axes and 4096 devices"
+        )
+    return out

@@ -96,7 +96,7 @@ def execute_on_jax(
     placed plan on JAX with the same inputs; the summary (``engine``, outputs, ``max_abs_diff``
     per output, devices, timings with the compile apart) and JAX's outputs by key. The worker's
     XLA host devices are ``GEON_JAX_DEVICES``, fixed when jax is first loaded."""
-    from geon.cli.run import run_on_jax
+    from geon.engines import run_on_jax
     from geon.interop.jax_engine import force_host_devices
 
     force_host_devices(jax_devices())
