@@ -1,5 +1,5 @@
 """``geon puzzle check PUZZLE.json SOLUTION.json [--draws N] [--seed S]``: check a puzzle
-solution (issue 19; see ``geon/teaching/README.md``).
+solution (issue 19; see ``geon/learn/content/README.md``).
 
 Prints one JSON object ``{"solved": bool, "draws": int, "counterexample"?: {"axes": {name:
 length}, "message", "inputs": {label: {"axes", "values"}}, "got": {"axes", "values"},
@@ -16,7 +16,7 @@ import json
 from typing import Any
 
 from geon.cli.fail import fail
-from geon.teaching.puzzles import MAX_DRAWS, PuzzleError, check_puzzle
+from geon.learn.content.puzzles import MAX_DRAWS, PuzzleError, check_puzzle
 
 HELP = "check a puzzle solution (JSON)"
 

@@ -42,7 +42,7 @@ from ninja import Router, Schema, Status
 from geon.envelope import ERROR_STATUSES, answers, error_response
 from geon.graphs.api import PATH_NUMBER
 from geon.learn import puzzles, services, writing
-from geon.teaching.lessons import LESSONS
+from geon.learn.content.lessons import LESSONS
 
 router = Router(tags=["lessons"])
 

@@ -1,8 +1,8 @@
-"""Puzzles for a person (issue 19, item 4): the shipped puzzles of :mod:`geon.teaching`, each
+"""Puzzles for a person (issue 19, item 4): the shipped puzzles of :mod:`geon.learn.content`, each
 opened as the person's own graph (the axes declared and the inputs placed, nothing else), and
 checked by a worker on the graph's current version (:class:`~geon.learn.models.Attempt`).
 
-A check is the property check of :func:`geon.teaching.puzzles.check_puzzle`: at least 50 draws
+A check is the property check of :func:`geon.learn.content.puzzles.check_puzzle`: at least 50 draws
 of axis lengths (1 included) and values, the first difference explained in axis names."""
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ from geon.graphs.models import Graph
 from geon.graphs.services.access import User
 from geon.graphs.services.documents import parse_document
 from geon.graphs.services.gallery import do_load_copy
+from geon.learn.content.puzzles import PuzzleError, check_puzzle, quiet_constraints
 from geon.learn.models import Attempt
 from geon.learn.services import keep_tried
-from geon.teaching.puzzles import PuzzleError, check_puzzle, quiet_constraints
 
 #: A puzzle's copy remembers its puzzle under this prefix (``Graph.example``).
 PREFIX = "puzzle:"
@@ -73,7 +73,7 @@ class PuzzleNotFound(graphs.GraphNotFound):
 @cache
 def puzzles() -> dict[str, dict[str, Any]]:
     """The shipped puzzles by key, in the order of their titles."""
-    folder = resources.files("geon.teaching") / "puzzles"
+    folder = resources.files("geon.learn.content") / "puzzles"
     found = {
         path.name.removesuffix(".json"): json.loads(path.read_text(encoding="utf-8"))
         for path in folder.iterdir()

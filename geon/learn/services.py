@@ -21,9 +21,9 @@ from geon.graphs.models import Graph
 from geon.graphs.services.access import User
 from geon.graphs.services.documents import parse_document
 from geon.graphs.services.gallery import do_load_copy
+from geon.learn.content.lessons import LESSONS, Lesson, TaskResult, check_task
 from geon.learn.models import LessonCheck
 from geon.learn.writing import as_lesson, published
-from geon.teaching.lessons import LESSONS, Lesson, TaskResult, check_task
 
 #: A lesson's copy remembers its lesson under this prefix (``Graph.example``).
 PREFIX = "lesson:"

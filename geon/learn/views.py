@@ -7,7 +7,7 @@ A lesson key that opens nothing counts against the client's address; too many an
 
 Without an account, ``/learn/try/<key>/`` and ``/learn/try/puzzles/<key>/`` open the same
 editor on the lesson's or puzzle's starting graph with no graph stored: the browser keeps the
-work, the server only checks it (geon/teaching/README.md, Trying without an account)."""
+work, the server only checks it (geon/learn/content/README.md, Trying without an account)."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from django.shortcuts import redirect, render
 
 from geon.core.errors import GeonError
 from geon.learn import classes, puzzles, services
+from geon.learn.content.lessons import LESSONS
 from geon.learn.models import Classroom, WrittenLesson
-from geon.teaching.lessons import LESSONS
 
 
 def lessons_page(request: HttpRequest) -> HttpResponse:

@@ -23,8 +23,8 @@ from geon.core.errors import GeonError
 from geon.core.graph import Graph as Document
 from geon.graphs import services as graphs
 from geon.graphs.services.access import User, check_owner
+from geon.learn.content.lessons import LESSONS, TEXT_MAX, TITLE_MAX, Lesson, read_steps, read_text
 from geon.learn.models import WrittenLesson
-from geon.teaching.lessons import LESSONS, TEXT_MAX, TITLE_MAX, Lesson, read_steps, read_text
 
 #: The most lessons one person writes.
 WRITTEN_MAX = 200

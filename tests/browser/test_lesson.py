@@ -65,7 +65,7 @@ def test_a_student_steps_through_a_lesson_and_passes_its_task(
 @pytest.fixture
 def dot_graph(user: Any) -> Any:
     from geon.graphs.services import do_create_graph
-    from geon.teaching.lessons import LESSONS
+    from geon.learn.content.lessons import LESSONS
 
     document = LESSONS["dot-and-duals"].build().to_json()
     return do_create_graph(owner=user, title="My dot", document=document)

@@ -30,8 +30,8 @@ from geon.graphs.services import (
     live_document,
 )
 from geon.learn import services
+from geon.learn.content.lessons import LESSONS
 from geon.learn.models import Assignment, WrittenLesson
-from geon.teaching.lessons import LESSONS
 
 pytestmark = pytest.mark.django_db
 
@@ -247,20 +247,29 @@ def test_lessons_of_24_bit_keys_are_reissued_or_withdrawn_by_the_migration(
     from django.db import connection
     from django.db.migrations.executor import MigrationExecutor
 
-    from geon.learn.models import Classroom, LessonCheck
+    from geon.learn.models import LessonCheck
 
     before = [("learn", "0005_visitor_quotas_and_published_versions")]
-    MigrationExecutor(connection).migrate(before)
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    # the learn models as they were then (later migrations add columns the table lacks now)
+    then = executor.loader.project_state(before).apps
     # lessons as they were: 24-bit keys, one written by the owner, one by an editor
     owned = do_create_graph(owner=user, title="Mine", document=dot_with_x_as(["H", "W"]))
     edited = do_create_graph(owner=user, title="Private", document=dot_with_x_as(["H", "W"]))
     for key, graph, author in (("mine-a1b2c3", owned, user), ("leak-d4e5f6", edited, other_user)):
-        WrittenLesson.objects.create(
-            key=key, graph=graph, author=author, title=key[:4].title(), steps=STEPS
+        then.get_model("learn", "WrittenLesson").objects.create(
+            key=key, graph_id=graph.pk, author_id=author.pk, title=key[:4].title(), steps=STEPS
         )
-    monday = Classroom.objects.create(name="Monday", teacher=user, key="k")
-    Assignment.objects.create(classroom=monday, kind="lesson", key="mine-a1b2c3")
-    LessonCheck.objects.create(user=other_user, lesson="mine-a1b2c3", step=1, passed=True)
+    monday = then.get_model("learn", "Classroom").objects.create(
+        name="Monday", teacher_id=user.pk, key="k"
+    )
+    then.get_model("learn", "Assignment").objects.create(
+        classroom=monday, kind="lesson", key="mine-a1b2c3"
+    )
+    then.get_model("learn", "LessonCheck").objects.create(
+        user_id=other_user.pk, lesson="mine-a1b2c3", step=1, passed=True
+    )
     copy = do_create_graph(owner=other_user, title="c", document=dot_with_x_as(["H", "W"]))
     Graph.objects.filter(pk=copy.pk).update(example="lesson:mine-a1b2c3")
     # when the migrations run

@@ -12,7 +12,7 @@ from geon import core as gc
 from geon.core.checks import check
 from geon.core.graph import AXIS, TENSOR_AXES, Graph
 from geon.core.plans import read_plan
-from geon.teaching.lessons import LESSONS, check_task
+from geon.learn.content.lessons import LESSONS, check_task
 
 
 def relabel(graph: Graph, label: str, axes: list[str]) -> Graph:

@@ -12,7 +12,7 @@ from pathlib import Path
 from geon import core as gc
 
 ROOT = Path(__file__).resolve().parents[2]
-PUZZLES = ROOT / "geon" / "teaching" / "puzzles"
+PUZZLES = ROOT / "geon" / "learn" / "content" / "puzzles"
 PUZZLE = PUZZLES / "matvec_dual.json"
 WRONG = Path(__file__).resolve().parent / "wrong" / "matvec_dual.json"
 

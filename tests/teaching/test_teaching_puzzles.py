@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from geon.teaching.puzzles import MAX_AXIS_LENGTH, PuzzleError, _draws, check_puzzle
-from geon.teaching.shipped import PUZZLES
+from geon.learn.content.puzzles import MAX_AXIS_LENGTH, PuzzleError, _draws, check_puzzle
+from geon.learn.content.shipped import PUZZLES
 
-PUZZLE_DIR = Path(__file__).resolve().parents[2] / "geon" / "teaching" / "puzzles"
+PUZZLE_DIR = Path(__file__).resolve().parents[2] / "geon" / "learn" / "content" / "puzzles"
 WRONG_DIR = Path(__file__).resolve().parent / "wrong"
 SLUGS = sorted(p.stem for p in PUZZLE_DIR.glob("*.json"))
 

@@ -13,7 +13,7 @@ from django.test import Client
 from geon.core.graph import TENSOR_AXES
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services import do_apply_edit, live_document
-from geon.teaching.lessons import LESSONS
+from geon.learn.content.lessons import LESSONS
 
 pytestmark = pytest.mark.django_db
 

@@ -16,9 +16,9 @@ from geon.core.graph import TENSOR_AXES
 from geon.graphs.models import Graph
 from geon.graphs.services import live_document
 from geon.learn import puzzles
+from geon.learn.content.lessons import LESSONS
 from geon.learn.models import Attempt
 from geon.learn.puzzles import do_check_attempt, puzzle_of, starting_graph
-from geon.teaching.lessons import LESSONS
 
 pytestmark = pytest.mark.django_db
 

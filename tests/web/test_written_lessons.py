@@ -14,8 +14,8 @@ from django.test import Client
 
 from geon.graphs.models import Graph
 from geon.graphs.services import do_create_graph, do_set_member
+from geon.learn.content.lessons import LESSONS
 from geon.learn.models import WrittenLesson
-from geon.teaching.lessons import LESSONS
 
 pytestmark = pytest.mark.django_db
 

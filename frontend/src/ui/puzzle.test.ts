@@ -8,7 +8,7 @@ describe("verdict", () => {
     expect(verdict(attempt({ solved: true, result: { solved: true, draws: 50 } }))).toEqual({ solved: true, text: "Solved: your graph matches the reference on all 50 draws." });
   });
 
-  it("gives the first difference in axis names, as the checker words it (geon.teaching.puzzles)", () => {
+  it("gives the first difference in axis names, as the checker words it (geon.learn.content.puzzles)", () => {
     const a = attempt({ result: { solved: false, draws: 3, counterexample: { axes: { H: 1, W: 3 }, message: "with H=1, W=3: at (H=0) you get 5.0, expected 7.0" } } });
     expect(verdict(a).text).toBe("Not yet. With H=1, W=3: at (H=0) you get 5.0, expected 7.0");
     const before = attempt({ result: { solved: false, draws: 0, counterexample: { axes: {}, message: "the solution uses op:max, which this puzzle does not allow" } } });

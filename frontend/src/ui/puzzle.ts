@@ -33,7 +33,7 @@ export interface Attempt {
 }
 
 /** A tensor of a counterexample: its axes and its values, nested in that order (null when it
- * was too large to send; geon.teaching.puzzles.SHOWN_CELLS). */
+ * was too large to send; geon.learn.content.puzzles.SHOWN_CELLS). */
 export interface Shown {
   axes: string[];
   values: unknown;

@@ -4,7 +4,7 @@ first difference in axis names. See ``README.md`` in this package for the file s
 
 >>> import json
 >>> from importlib import resources
->>> puzzle = json.loads(resources.files("geon.teaching").joinpath(
+>>> puzzle = json.loads(resources.files("geon.learn.content").joinpath(
 ...     "puzzles/row_sums.json").read_text())
 >>> check_puzzle(puzzle, puzzle["reference"], draws=5).to_json()
 {'solved': True, 'draws': 5}
@@ -25,7 +25,7 @@ from geon.core.checks.documents import load_document
 from geon.core.dtypes import DTYPES
 from geon.core.errors import GeonError, quote
 from geon.core.graph import Graph, Node
-from geon.teaching.documents import input_tensors, kernels, resize, result_tensor, tensor_axes
+from geon.learn.content.documents import input_tensors, kernels, resize, result_tensor, tensor_axes
 
 __all__ = [
     "MAX_AXIS_LENGTH",

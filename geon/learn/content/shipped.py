@@ -1,7 +1,7 @@
 """The shipped puzzles, written with the builder: each has a reference and a plausible wrong
 answer (what tests use to prove the check explains a failure). ``python -m
-geon.teaching.shipped DIR`` writes ``DIR/<slug>.json`` (the puzzles, as shipped in
-``geon/teaching/puzzles/``) and ``DIR/wrong/<slug>.json`` (the wrong answers).
+geon.learn.content.shipped DIR`` writes ``DIR/<slug>.json`` (the puzzles, as shipped in
+``geon/learn/content/puzzles/``) and ``DIR/wrong/<slug>.json`` (the wrong answers).
 
 In the spirit of Sasha Rush's Tensor Puzzles (https://github.com/srush/Tensor-Puzzles),
 written for named axes: the student builds a graph instead of a one-line NumPy expression,

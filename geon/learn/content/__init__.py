@@ -1,4 +1,4 @@
-"""geon.teaching: puzzles with property checks (issue 19; see ``README.md`` here).
+"""geon.learn.content: puzzles with property checks (issue 19; see ``README.md`` here).
 
 :func:`check_puzzle` runs a student's graph and a puzzle's hidden reference on many draws of
 axis lengths and random values and explains the first difference in axis names;
@@ -6,7 +6,7 @@ axis lengths and random values and explains the first difference in axis names;
 :mod:`geon.execute`, never Django.
 """
 
-from geon.teaching.puzzles import (
+from geon.learn.content.puzzles import (
     MAX_AXIS_LENGTH,
     MAX_CELLS,
     MAX_DRAWS,
