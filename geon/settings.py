@@ -319,7 +319,6 @@ CELERY_TASK_DEFAULT_QUEUE = env_str("GEON_CELERY_QUEUE", "geon")
 # many visitors check, signed-in users' runs and checks on the default queue never wait behind
 # them (issue 30, finding 8).
 GEON_TRIES_QUEUE = env_str("GEON_TRIES_QUEUE", f"{CELERY_TASK_DEFAULT_QUEUE}-tries")
-CELERY_TASK_ROUTES = {"geon.learn.check_try": {"queue": GEON_TRIES_QUEUE}}
 CELERY_TASK_IGNORE_RESULT = True  # results live in the Run rows, not in a result backend
 # A task is acknowledged once it finished, and put back when its worker process dies under it;
 # a worker takes one message at a time (geon.runs.services counts attempts and fails a run

@@ -18,6 +18,7 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User as Account
 from django.db import connection, transaction
 from django.utils import timezone
@@ -45,7 +46,7 @@ DRAWS = 50
 #: The most checks of one puzzle by one person still queued at once.
 QUEUED_MAX = 3
 #: The registered name of the worker's task for a visitor's check, routed to the tries queue
-#: (``GEON_TRIES_QUEUE``: geon/settings.py ``CELERY_TASK_ROUTES``).
+#: (``GEON_TRIES_QUEUE``, which :func:`do_queue_try` sends them to).
 CHECK_TRY = "geon.learn.check_try"
 #: Visitors without an account (issue 30, finding 8), each counted by their session and by
 #: their address (an IPv6 address by its /64): the checks of one waiting at once, and made in
@@ -293,7 +294,8 @@ def do_queue_try(key: str, document: Any, visitor: Visitor) -> Attempt:
             visitor=visitor.session,
             address=visitor.address,
         )
-        transaction.on_commit(lambda: app.send_task(CHECK_TRY, args=(attempt.pk,)))
+        queue = settings.GEON_TRIES_QUEUE  # its own worker's, never the default queue
+        transaction.on_commit(lambda: app.send_task(CHECK_TRY, args=(attempt.pk,), queue=queue))
     return attempt
 
 

@@ -1,7 +1,7 @@
 """Celery tasks of the lessons app: ids in, a service call, the answer stored by the service.
 
 A signed-in person's check runs on the default queue; a visitor's (no account) runs as
-``check_try``, which ``CELERY_TASK_ROUTES`` sends to the tries queue (``GEON_TRIES_QUEUE``),
+``check_try``, which ``do_queue_try`` sends to the tries queue (``GEON_TRIES_QUEUE``),
 consumed by a worker of its own."""
 
 from __future__ import annotations

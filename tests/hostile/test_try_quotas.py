@@ -11,8 +11,10 @@ real Celery workers where they are queued."""
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
+import uuid
 from typing import Any
 
 import pytest
@@ -22,6 +24,7 @@ from django.test import Client
 from geon.learn import puzzles
 from geon.learn.models import Attempt
 from geon.learn.puzzles import do_check_attempt, do_open_puzzle, puzzle_of, starting_graph
+from tests.processes import start_child, stop_process
 
 API = "/api/v1"
 PUZZLE = "row_sums"
@@ -130,9 +133,18 @@ def at_once(count: int, attempt: Any) -> list[int]:
     return statuses
 
 
+@pytest.fixture
+def unconsumed_tries(settings: Any) -> str:
+    """Visitors' checks sent to a tries queue of this test's that no worker reads (a tries
+    worker another test started still runs for the session): they wait, as under load."""
+    settings.GEON_TRIES_QUEUE = f"geon-tests-tries-{uuid.uuid4().hex[:8]}"
+    queue: str = settings.GEON_TRIES_QUEUE
+    return queue
+
+
 @pytest.mark.django_db(transaction=True)
 def test_fifty_simultaneous_tries_do_not_pass_the_queue_cap_of_twenty(
-    client: Client, user: Any, monkeypatch: Any
+    client: Client, user: Any, monkeypatch: Any, unconsumed_tries: str
 ) -> None:
     assert puzzles.TRIES_QUEUED_MAX == 20
     slow_counting(monkeypatch)
@@ -187,7 +199,11 @@ def wait_until(done: Any, seconds: float = 90.0) -> None:
 
 @pytest.mark.django_db(transaction=True)
 def test_tries_have_their_own_queue_and_worker_and_never_delay_signed_in_checks(
-    celery_worker: Any, request: pytest.FixtureRequest, client: Client, user: Any
+    celery_worker: Any,
+    subprocess_env: dict[str, str],
+    unconsumed_tries: str,
+    client: Client,
+    user: Any,
 ) -> None:
     # given visitors' checks queued while only the default queue's worker runs
     keys = [
@@ -209,13 +225,22 @@ def test_tries_have_their_own_queue_and_worker_and_never_delay_signed_in_checks(
     answered = client.get(f"{API}/puzzles/attempts/{mine['id']}").json()
     assert (answered["status"], answered["solved"]) == ("done", False)
     assert Attempt.objects.filter(user=None, status=Attempt.Status.QUEUED).count() == len(keys)
-    # and the tries queue's worker answers the visitors' checks, keeping no document
-    request.getfixturevalue("tries_worker")
-    visitor = Client()
-    wait_until(
-        lambda: all(
-            visitor.get(f"{API}/puzzles/tries/{key}").json()["status"] == "done" for key in keys
-        ),
-        seconds=180,
-    )
+    # and a worker of the tries queue, as `geon serve` starts one, answers the visitors'
+    # checks, keeping no document
+    command = [
+        sys.executable, "-m", "celery", "-A", "geon", "worker", "--pool=solo", "--loglevel=INFO",
+        "-Q", unconsumed_tries, f"--hostname={unconsumed_tries}@localhost",
+        "--without-gossip", "--without-mingle",
+    ]  # fmt: skip
+    tries = start_child("tries-own", command, subprocess_env, lambda c: " ready." in c.output())
+    try:
+        visitor = Client()
+        wait_until(
+            lambda: all(
+                visitor.get(f"{API}/puzzles/tries/{key}").json()["status"] == "done" for key in keys
+            ),
+            seconds=180,
+        )
+    finally:
+        stop_process(tries.process)
     assert not Attempt.objects.filter(user=None, document__isnull=False).exists()
