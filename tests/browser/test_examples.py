@@ -42,11 +42,10 @@ def test_every_gallery_example_opens_drawn_and_clean(
     for graph_id, title, drawn in examples:
         # when ann opens the example
         tab.goto(f"{daphne_server}/graphs/{graph_id}/")
-        tab.wait_for_function(
-            "(n) => window.geon && window.geon.state().version === 1"
-            " && window.geon.boxes().length === n",
-            arg=drawn,
-        )
+        tab.wait_for_function("() => window.geon && window.geon.state().version === 1")
+        # a large one (the training step) opens with its groups collapsed: expand them all
+        tab.evaluate("window.geon.run('expandAll')")
+        tab.wait_for_function("(n) => window.geon.boxes().length === n", arg=drawn)
         # then every tensor and operation is drawn and the server reports no issue
         state = tab.evaluate("window.geon.state()")
         seen.append((title, len(state["issues"])))
