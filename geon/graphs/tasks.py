@@ -69,16 +69,22 @@ def job_key(job: dict[str, Any]) -> tuple[str, Graph, list[ShardPlan]] | None:
 
 
 class PlanCostTask(app.Task):
-    """Answers a job its hard time limit stopped: Celery calls ``on_failure`` in the worker's
-    main process when it kills the child, where the soft limit's exception may have been lost
-    (raised inside a callback that swallowed it)."""
+    """Answers a job that ended without storing its answer, so that its poll never waits for
+    one: Celery calls ``on_failure`` in the worker's main process when its hard time limit kills
+    the child (the soft limit's exception may have been lost, raised inside a callback that
+    swallowed it) or the child died under it (killed for memory)."""
 
     def on_failure(
         self, exc: BaseException, task_id: str, args: Any, kwargs: Any, einfo: Any
     ) -> None:
-        found = job_key(args[0]) if isinstance(exc, TimeLimitExceeded) and args else None
-        if found is not None:
+        found = job_key(args[0]) if args else None
+        if found is None:
+            return
+        if isinstance(exc, TimeLimitExceeded):
             store(found[0], over_time(settings.GEON_PLAN_COST_SECONDS))
+        else:
+            log.error("plan cost job %s ended without an answer: %r", args[0].get("key"), exc)
+            store(found[0], {"refused": "cost_failed", "message": UNEXPECTED})
 
 
 @app.task(

@@ -27,7 +27,7 @@ from geon.graphs.services.documents import live_document
 from geon.graphs.services.plan_jobs import CACHE, cost_key, diff_key
 from geon.graphs.services.plan_trials import live_plan_cost
 from geon.runs.models import Run
-from tests.processes import start_child, stop_process
+from tests.processes import Child, start_child, stop_process
 
 API = "/api/v1"
 UNCONSUMED = f"geon-tests-unconsumed-{uuid.uuid4().hex[:8]}"
@@ -284,10 +284,10 @@ def test_a_plan_the_worker_refuses_is_answered_with_the_refusal_on_the_poll(
 
 
 @pytest.fixture
-def timed_worker(subprocess_env: dict[str, str]) -> Iterator[str]:
+def timed_worker(subprocess_env: dict[str, str]) -> Iterator[tuple[str, Child]]:
     """A prefork worker (as ``geon serve`` runs one: it enforces Celery's time limits, which the
     suite's solo worker does not) on a queue of its own, spending at most 1 s on a plan's cost;
-    yields the queue."""
+    yields the queue and the worker."""
     queue = f"geon-tests-timed-{uuid.uuid4().hex[:8]}"
     env = {**subprocess_env, "GEON_PLAN_COST_SECONDS": "1"}
     command = [
@@ -296,25 +296,27 @@ def timed_worker(subprocess_env: dict[str, str]) -> Iterator[str]:
         "--without-gossip", "--without-mingle",
     ]  # fmt: skip
     child = start_child("timed", command, env, lambda c: " ready." in c.output())
-    yield queue
+    yield queue, child
     stop_process(child.process)
 
 
 @pytest.mark.django_db(transaction=True)
 def test_a_cost_past_the_workers_time_limit_is_refused_and_the_worker_goes_on(
-    timed_worker: str, client: Client, user: Any, other_user: Any
+    timed_worker: tuple[str, Child], client: Client, user: Any, other_user: Any
 ) -> None:
+    queue, worker = timed_worker
     # given a worker that spends at most GEON_PLAN_COST_SECONDS = 1 s on a plan's cost, and a
     # plan of 5 operations of 4,096 rows on 4,096 x 16 devices (tens of seconds of work)
     client.force_login(user)
     _, path, (a,) = made(client, user, chain(5, 4096), [{"d": 4096, "r": 16}])
     before = stored()
     # when its cost is asked for (past the web budget, so that worker takes it)
-    with override_settings(GEON_PLAN_COST_QUEUE=timed_worker):
+    with override_settings(GEON_PLAN_COST_QUEUE=queue):
         queued = client.get(f"{path}/{a}/cost")
         assert queued.status_code == 202
-        answer = poll(client, queued.json()["location"], 60)
+        answer = poll(client, queued.json()["location"], 120)
     # then the poll answers the refusal, naming the limit and what to do instead
+    assert answer.status_code == 422, (answer.content[:300], worker.output()[-3000:])
     assert (answer.status_code, answer.json()["error"]) == (
         422,
         {
@@ -329,7 +331,7 @@ def test_a_cost_past_the_workers_time_limit_is_refused_and_the_worker_goes_on(
     assert stored() == before
     small = chain(2, 8)
     _, small_path, (b,) = made(client, user, small, [{"d": 2}])
-    with override_settings(GEON_PLAN_COST_QUEUE=timed_worker, GEON_PLAN_COST_WEB_MAX_WORK=1):
+    with override_settings(GEON_PLAN_COST_QUEUE=queue, GEON_PLAN_COST_WEB_MAX_WORK=1):
         queued = client.get(f"{small_path}/{b}/cost")
         assert queued.status_code == 202
         assert poll(client, queued.json()["location"]).status_code == 200
