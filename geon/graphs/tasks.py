@@ -81,7 +81,7 @@ class PlanCostTask(app.Task):
         if found is None:
             return
         if isinstance(exc, TimeLimitExceeded):
-            store(found[0], over_time(settings.GEON_PLAN_COST_SECONDS))
+            store(found[0], over_time(args[0].get("seconds", settings.GEON_PLAN_COST_SECONDS)))
         else:
             log.error("plan cost job %s ended without an answer: %r", args[0].get("key"), exc)
             store(found[0], {"refused": "cost_failed", "message": UNEXPECTED})
@@ -123,7 +123,7 @@ def plan_cost_job(job: dict[str, Any]) -> None:
     except GeonError as error:
         entry = refusal(error)
     except SoftTimeLimitExceeded:
-        entry = over_time(settings.GEON_PLAN_COST_SECONDS)
+        entry = over_time(job.get("seconds", settings.GEON_PLAN_COST_SECONDS))
     except Exception:
         log.exception("plan cost job %s failed unexpectedly", job["key"])
         entry = {"refused": "cost_failed", "message": UNEXPECTED}

@@ -26,6 +26,7 @@ from geon.graphs.services import do_create_graph
 from geon.graphs.services.documents import live_document
 from geon.graphs.services.plan_jobs import CACHE, cost_key, diff_key
 from geon.graphs.services.plan_trials import live_plan_cost
+from geon.graphs.tasks import plan_cost_job
 from geon.runs.models import Run
 from tests.processes import Child, start_child, stop_process
 
@@ -286,16 +287,14 @@ def test_a_plan_the_worker_refuses_is_answered_with_the_refusal_on_the_poll(
 @pytest.fixture
 def timed_worker(subprocess_env: dict[str, str]) -> Iterator[tuple[str, Child]]:
     """A prefork worker (as ``geon serve`` runs one: it enforces Celery's time limits, which the
-    suite's solo worker does not) on a queue of its own, spending at most 1 s on a plan's cost;
-    yields the queue and the worker."""
+    suite's solo worker does not) on a queue of its own; yields the queue and the worker."""
     queue = f"geon-tests-timed-{uuid.uuid4().hex[:8]}"
-    env = {**subprocess_env, "GEON_PLAN_COST_SECONDS": "1"}
     command = [
         sys.executable, "-m", "celery", "-A", "geon", "worker", "--pool=prefork",
         "--concurrency=1", "--loglevel=INFO", "-Q", queue, f"--hostname={queue}@localhost",
         "--without-gossip", "--without-mingle",
     ]  # fmt: skip
-    child = start_child("timed", command, env, lambda c: " ready." in c.output())
+    child = start_child("timed", command, subprocess_env, lambda c: " ready." in c.output())
     yield queue, child
     stop_process(child.process)
 
@@ -305,13 +304,16 @@ def test_a_cost_past_the_workers_time_limit_is_refused_and_the_worker_goes_on(
     timed_worker: tuple[str, Child], client: Client, user: Any, other_user: Any
 ) -> None:
     queue, worker = timed_worker
-    # given a worker that spends at most GEON_PLAN_COST_SECONDS = 1 s on a plan's cost, and a
+    assert plan_cost_job.soft_time_limit == 240  # registered in this process, with the default
+    # given plan costs bounded at GEON_PLAN_COST_SECONDS = 1 s as the web process sends them
+    # (with the task registered here too, as in the whole suite: Celery then sends the limits it
+    # was registered with, unless the job's own are given), and a
     # plan of 5 operations of 4,096 rows on 4,096 x 16 devices (tens of seconds of work)
     client.force_login(user)
     _, path, (a,) = made(client, user, chain(5, 4096), [{"d": 4096, "r": 16}])
     before = stored()
     # when its cost is asked for (past the web budget, so that worker takes it)
-    with override_settings(GEON_PLAN_COST_QUEUE=queue):
+    with override_settings(GEON_PLAN_COST_QUEUE=queue, GEON_PLAN_COST_SECONDS=1):
         queued = client.get(f"{path}/{a}/cost")
         assert queued.status_code == 202
         answer = poll(client, queued.json()["location"], 120)

@@ -285,5 +285,15 @@ def costed(trial: Document, version: int, profile: str) -> dict[str, Any]:
 
 def queue_job(job: dict[str, Any]) -> None:
     """Ask a worker to cost a plan or a pair of plans (:mod:`geon.graphs.tasks`), on the queue
-    ``GEON_PLAN_COST_QUEUE`` (Celery's default queue when empty)."""
-    app.send_task(PLAN_COST_TASK, args=(job,), queue=settings.GEON_PLAN_COST_QUEUE or None)
+    ``GEON_PLAN_COST_QUEUE`` (Celery's default queue when empty), within
+    ``GEON_PLAN_COST_SECONDS`` as this process reads it: the job carries its bound, and the
+    message its time limits (Celery would otherwise send the limits of the task as registered
+    here, or the worker's own when it is not)."""
+    seconds = settings.GEON_PLAN_COST_SECONDS
+    app.send_task(
+        PLAN_COST_TASK,
+        args=({**job, "seconds": seconds},),
+        queue=settings.GEON_PLAN_COST_QUEUE or None,
+        soft_time_limit=seconds,
+        time_limit=seconds + 10,
+    )
