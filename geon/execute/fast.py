@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import Any
 
 from geon.execute.backend import Backend
 from geon.execute.kernel_parts import Array, KernelFn
@@ -77,17 +78,9 @@ def gelu_float32(be: Backend) -> KernelFn:
             nat.multiply(xs, scale, out=u)
             nat.clip(u, -four, four, out=u)
             nat.multiply(u, u, out=x2)
-            nat.multiply(x2, p[0], out=o)
-            nat.add(o, p[1], out=o)
-            for c in p[2:]:
-                nat.multiply(o, x2, out=o)
-                nat.add(o, c, out=o)
+            _horner(nat, p, x2, o)
             nat.multiply(o, u, out=o)
-            nat.multiply(x2, q[0], out=d)
-            nat.add(d, q[1], out=d)
-            for c in q[2:]:
-                nat.multiply(d, x2, out=d)
-                nat.add(d, c, out=d)
+            _horner(nat, q, x2, d)
             nat.divide(o, d, out=o)
             nat.add(o, one, out=o)
             nat.multiply(o, xs, out=o)
@@ -103,3 +96,13 @@ def gelu_float32(be: Backend) -> KernelFn:
 def is_float32_native(be: Backend, dtypes: Sequence[str]) -> bool:
     """Whether the fast kernels apply: NumPy or CuPy, every dtype float32."""
     return be.native is not None and all(d == "float32" for d in dtypes)
+
+
+def _horner(nat: Any, coeffs: Sequence[Any], x2: Array, out: Array) -> None:
+    """``out`` = the polynomial in ``x2`` of ``coeffs`` (highest power first), by Horner's rule
+    in ``out``'s own storage."""
+    nat.multiply(x2, coeffs[0], out=out)
+    nat.add(out, coeffs[1], out=out)
+    for c in coeffs[2:]:
+        nat.multiply(out, x2, out=out)
+        nat.add(out, c, out=out)
