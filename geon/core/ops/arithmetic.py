@@ -33,7 +33,7 @@ def infer_unary(k: Kernel, ins: Operands, a: Axes, p: Mapping[str, Any]) -> Infe
     """
     params: dict[str, Any] = {}
     if k.name == "op:gelu":
-        only_params(p, ("approximate",), k.name)
+        only_params(p, k.params, k.name)
         form = p.get("approximate", "none")
         if not isinstance(form, str) or form not in GELU_FORMS:
             raise KernelError(
@@ -42,7 +42,7 @@ def infer_unary(k: Kernel, ins: Operands, a: Axes, p: Mapping[str, Any]) -> Infe
             )
         params["approximate"] = form
     else:
-        only_params(p, (), k.name)
+        only_params(p, k.params, k.name)
     return make_inference(k, ins, a, a, params, {"tensor": [identity_dims(len(a))]})
 
 
@@ -52,7 +52,7 @@ def infer_elementwise(
     p: Mapping[str, Any],
     res: Resolver,
 ) -> Inference:
-    only_params(p, ("axes",), k.name)
+    only_params(p, k.params, k.name)
     operands = [a for _, group in ins for a in group]
     result: list[Ref] = list(operands[0])
     maps: list[list[int]] = [list(range(len(result)))]
@@ -212,7 +212,7 @@ def infer_reduction(
     >>> str(inf.result), inf.signature()["inputs"]["tensor"][0]["affineMap"]["projection"]
     ('(R_over_tp, N)', [[0, 1], [2, 0]])
     """
-    only_params(p, ("reduction_axes", "out_axes", "parts"), k.name)
+    only_params(p, k.params, k.name)
     red = (
         res.refs(p["reduction_axes"], f"{k.name} reduction_axes") if "reduction_axes" in p else None
     )
@@ -328,7 +328,7 @@ def infer_dot_partial(
     >>> str(inf.result), inf.signature()["inputs"]["x"][0]["affineMap"]["projection"]
     ('(F_over_tp, N)', [[0, 1], [2, 0]])
     """
-    only_params(p, ("parts",), k.name)
+    only_params(p, k.params, k.name)
     name = _parts_spec(k, p, "contracted")["axis"]
     base = infer_dot(k, ins, x, y)
     pair = next(

@@ -1,10 +1,29 @@
-"""The kernel catalogue: every kernel's name, family and IO keys (DESIGN.md §4).
+"""The kernel table: one entry per kernel, holding everything geon knows about it by name
+(DESIGN.md §4, issue 37; docs/kernels.md, "The kernel table").
 
 >>> kernel("op:dot").inputs, kernel("op:sum").family
 (('x', 'y'), 'reduction')
+>>> g = kernel("op:gelu")
+>>> g.params, g.onnx, g.onnx_writer, g.numpy, g.executor, g.floating
+(('approximate',), 'Gelu', 'gelu', 'gelu', 'gelu', True)
 
-A kernel's IO keys are checked by :func:`check_io`; :func:`catalogue_json` is what the editor's
-palette reads.
+An entry (:class:`Kernel`) holds the kernel's name, family, ports (IO keys), the params it
+accepts, its ONNX mapping in one direction-neutral form, its NumPy-export writer and the
+executor lowering that runs it. The consumers derive their tables from it and keep no list of
+kernel names of their own:
+
+- **ONNX import** (:mod:`geon.interop.onnx_common`) maps each ``onnx`` operator (and each
+  ``onnx_aliases`` one) to the kernel; **ONNX export** (:mod:`geon.interop.onnx_export`) writes
+  the kernel with the writer named ``onnx_writer``: ``"node"`` is one node of the ``onnx``
+  operator, the others (``"gelu"``, ``"softmax"``, ...) write it out at opset 18;
+- **NumPy export** (:mod:`geon.interop.export`) writes it with the writer named ``numpy``, which
+  fills in ``numpy_expr`` (``{x}`` for the operand of a unary kernel);
+- the **executor** (:mod:`geon.execute.kernels`) lowers it with the lowering named ``executor``
+  and computes it in a floating dtype when ``floating`` holds.
+
+Names, not functions, link the entry to the other layers, because ``geon.core`` imports none
+of them; ``tests/interop/test_kernel_table.py`` checks that every name resolves. A kernel's IO
+keys are checked by :func:`check_io`; :func:`catalogue_json` is what the editor's palette reads.
 """
 
 from __future__ import annotations
@@ -35,10 +54,16 @@ Family = Literal[
 
 @dataclass(frozen=True, slots=True)
 class Kernel:
-    """A catalogue entry: the kernel's name, family and IO keys.
+    """One kernel's entry in the table.
 
-    >>> kernel("op:add").inputs, kernel("op:add").variadic
-    (('tensors',), True)
+    >>> kernel("op:add").inputs, kernel("op:add").variadic, kernel("op:add").onnx_aliases
+    (('tensors',), True, ('Sum',))
+
+    ``onnx`` is the ONNX operator (default domain) the kernel is in both directions: an import
+    reads that operator as this kernel (``onnx_aliases``: further operators it reads as this
+    kernel), an export writes this kernel with the writer ``onnx_writer`` (``"node"``: one
+    ``onnx`` node; ``""``: no ONNX form). ``numpy`` names the NumPy-export writer (``""``: none)
+    and ``numpy_expr`` what it fills in; ``executor`` names the executor's lowering.
     """
 
     name: str
@@ -48,115 +73,251 @@ class Kernel:
     optional: tuple[str, ...] = ()
     named: bool = True
     doc: str = ""
+    params: tuple[str, ...] = ()
+    onnx: str | None = None
+    onnx_aliases: tuple[str, ...] = ()
+    onnx_writer: str = ""
+    numpy: str = ""
+    numpy_expr: str = ""
+    executor: str = ""
+    floating: bool = False
 
     @property
     def outputs(self) -> tuple[str, ...]:
         return ("result",)
 
 
-NARY = ("op:add", "op:multiply", "op:maximum", "op:minimum")
-BINARY = ("op:subtract", "op:divide", "op:power")
-UNARY = (
-    "op:negative",
-    "op:abs",
-    "op:exp",
-    "op:log",
-    "op:sqrt",
-    "op:square",
-    "op:tanh",
-    "op:sigmoid",
-    "op:relu",
-    "op:gelu",
-)
-REDUCTIONS = ("op:sum", "op:prod", "op:max", "op:min", "op:mean")
-NORMALIZATIONS = ("op:softmax", "op:layer_norm")
-VIEWS = (
-    "op:cast_axes",
-    "op:broadcast",
-    "op:dimshuffle",
-    "op:transpose",
-    "op:slice",
-    "op:pad",
-    "op:flatten",
-    "op:unflatten",
-)
-POOLS = ("op:max_pool2d", "op:avg_pool2d")
-POSITIONAL = ("op:linear", "matmul", "row_sum")
+def _nary(name: str, onnx: str, np_fn: str, *, binary: bool = False, aliases: tuple[str, ...] = ()
+          ) -> Kernel:  # fmt: skip
+    return Kernel(
+        name, "binary" if binary else "nary", ("x", "y") if binary else ("tensors",),
+        variadic=not binary, doc="elementwise, binary" if binary else "elementwise, n-ary",
+        params=("axes",), onnx=onnx, onnx_aliases=aliases, onnx_writer="nary", numpy="nary",
+        numpy_expr=np_fn, executor="elementwise",
+    )  # fmt: skip
 
 
-def _catalogue() -> dict[str, Kernel]:
-    out: dict[str, Kernel] = {}
-    for name in NARY:
-        out[name] = Kernel(name, "nary", ("tensors",), variadic=True, doc="elementwise, n-ary")
-    for name in BINARY:
-        out[name] = Kernel(name, "binary", ("x", "y"), doc="elementwise, binary")
-    for name in UNARY:
-        out[name] = Kernel(name, "unary", ("tensor",), doc="elementwise, unary")
-    out["op:dot"] = Kernel("op:dot", "dot", ("x", "y"), doc="dual-axis contraction")
-    out["op:dot_partial"] = Kernel(
+def _unary(name: str, onnx: str | None, np_expr: str, *, writer: str = "node") -> Kernel:
+    return Kernel(
+        name, "unary", ("tensor",), doc="elementwise, unary", onnx=onnx, onnx_writer=writer,
+        numpy="unary", numpy_expr=np_expr, executor="elementwise",
+    )  # fmt: skip
+
+
+def _reduction(name: str, onnx: str, np_fn: str) -> Kernel:
+    return Kernel(
+        name, "reduction", ("tensor",), doc="reduction over named axes",
+        params=("reduction_axes", "out_axes", "parts"), onnx=onnx, onnx_writer="reduce",
+        numpy="reduce", numpy_expr=np_fn, executor="reduction",
+    )  # fmt: skip
+
+
+def _view(name: str, params: tuple[str, ...], onnx: str | None, writer: str, numpy: str,
+          doc: str = "view or relabelling") -> Kernel:  # fmt: skip
+    return Kernel(
+        name, "view", ("tensor",), doc=doc, params=params, onnx=onnx, onnx_writer=writer,
+        numpy=numpy, executor="view",
+    )  # fmt: skip
+
+
+POOL_PARAMS = ("out_axes", "kernel_size", "stride", "padding", "dilation", "ceil_mode")
+"""The params of both 2-D pools (``op:avg_pool2d`` adds ``count_include_pad``)."""
+
+_ENTRIES: tuple[Kernel, ...] = (
+    _nary("op:add", "Add", "np.add", aliases=("Sum",)),
+    _nary("op:multiply", "Mul", "np.multiply"),
+    _nary("op:maximum", "Max", "np.maximum"),
+    _nary("op:minimum", "Min", "np.minimum"),
+    _nary("op:subtract", "Sub", "np.subtract", binary=True),
+    _nary("op:divide", "Div", "np.divide", binary=True),
+    _nary("op:power", "Pow", "np.power", binary=True),
+    _unary("op:negative", "Neg", "np.negative({x})"),
+    _unary("op:abs", "Abs", "np.abs({x})"),
+    _unary("op:exp", "Exp", "np.exp({x})"),
+    _unary("op:log", "Log", "np.log({x})"),
+    _unary("op:sqrt", "Sqrt", "np.sqrt({x})"),
+    _unary("op:square", None, "np.square({x})", writer="square"),  # ONNX has no Square: x·x
+    _unary("op:tanh", "Tanh", "np.tanh({x})"),
+    _unary("op:sigmoid", "Sigmoid", "1.0 / (1.0 + np.exp(-{x}))"),
+    _unary("op:relu", "Relu", "np.maximum({x}, 0)"),
+    Kernel(
+        "op:gelu",
+        "unary",
+        ("tensor",),
+        doc="elementwise, unary",
+        params=("approximate",),
+        onnx="Gelu",
+        onnx_writer="gelu",
+        numpy="gelu",
+        executor="gelu",
+        floating=True,
+    ),  # ONNX Gelu is opset 20; the export (opset 18) writes the erf or tanh form out
+    Kernel(
+        "op:dot",
+        "dot",
+        ("x", "y"),
+        doc="dual-axis contraction",
+        params=("axes",),
+        onnx="Einsum",
+        onnx_writer="einsum",
+        numpy="einsum",
+        executor="dot",
+    ),
+    Kernel(
         "op:dot_partial",
         "dot",
         ("x", "y"),
+        params=("parts",),
+        executor="dot_partial",
         doc="a dot's partial products over equal parts of one contracted axis (summed after)",
-    )
-    for name in REDUCTIONS:
-        out[name] = Kernel(name, "reduction", ("tensor",), doc="reduction over named axes")
-    out["op:softmax"] = Kernel(
+    ),  # a plan's rewrite (DESIGN.md §9), never imported or exported
+    _reduction("op:sum", "ReduceSum", "sum"),
+    _reduction("op:prod", "ReduceProd", "prod"),
+    _reduction("op:max", "ReduceMax", "max"),
+    _reduction("op:min", "ReduceMin", "min"),
+    _reduction("op:mean", "ReduceMean", "mean"),
+    Kernel(
         "op:softmax",
         "normalization",
         ("tensor",),
+        params=("reduction_axes",),
+        onnx="Softmax",
+        onnx_writer="softmax",
+        numpy="softmax",
+        executor="normalization",
+        floating=True,
         doc="softmax over named axes: exp(x - max) / sum",
-    )
-    out["op:layer_norm"] = Kernel(
+    ),  # written out on export: ONNX Softmax normalises over one axis, geon's over several
+    Kernel(
         "op:layer_norm",
         "normalization",
         ("tensor", "scale", "bias"),
         optional=("scale", "bias"),
+        params=("reduction_axes", "epsilon"),
+        onnx="LayerNormalization",
+        onnx_writer="layer_norm",
+        numpy="layer_norm",
+        executor="normalization",
+        floating=True,
         doc="layer norm over named axes: (x - mean) / sqrt(var + epsilon) * scale + bias",
-    )
-    for name in VIEWS:
-        out[name] = Kernel(name, "view", ("tensor",), doc="view or relabelling")
-    out["op:conv2d"] = Kernel("op:conv2d", "conv", ("x", "filter"), doc="2-D convolution")
-    out["op:max_pool2d"] = Kernel(
-        "op:max_pool2d", "pool", ("tensor",), doc="2-D max pooling over Height and Width"
-    )
-    out["op:avg_pool2d"] = Kernel(
-        "op:avg_pool2d", "pool", ("tensor",), doc="2-D average pooling over Height and Width"
-    )
-    out["op:concat"] = Kernel(
+    ),  # written out on export: ONNX normalises trailing dims only, geon any named axes
+    # Views: ONNX's Reshape, Squeeze, Unsqueeze and Flatten import as whichever views fit
+    # (geon.interop.onnx_atoms); only Transpose is one view (a dimshuffle).
+    _view("op:cast_axes", ("axes",), None, "reshape", "reshape"),
+    _view("op:broadcast", ("axes",), None, "expand", "broadcast"),
+    _view("op:dimshuffle", ("axes",), "Transpose", "dimshuffle", "dimshuffle"),
+    _view("op:transpose", (), None, "transpose", "transpose"),
+    _view("op:slice", ("slices", "axes"), None, "slice", "slice"),
+    _view("op:pad", ("pad", "axes"), None, "", ""),
+    _view("op:flatten", ("axes",), None, "reshape", "reshape"),
+    _view("op:unflatten", ("axes",), None, "reshape", "reshape"),
+    Kernel(
+        "op:conv2d",
+        "conv",
+        ("x", "filter"),
+        doc="2-D convolution",
+        params=("out_axes", "stride", "padding"),
+        onnx="Conv",
+        onnx_writer="windowed",
+        numpy="windowed",
+        executor="conv",
+    ),
+    Kernel(
+        "op:max_pool2d",
+        "pool",
+        ("tensor",),
+        doc="2-D max pooling over Height and Width",
+        params=POOL_PARAMS,
+        onnx="MaxPool",
+        onnx_writer="windowed",
+        numpy="windowed",
+        executor="pool",
+    ),
+    Kernel(
+        "op:avg_pool2d",
+        "pool",
+        ("tensor",),
+        doc="2-D average pooling over Height and Width",
+        params=(*POOL_PARAMS, "count_include_pad"),
+        onnx="AveragePool",
+        onnx_writer="windowed",
+        numpy="windowed",
+        executor="pool",
+        floating=True,
+    ),
+    Kernel(
         "op:concat",
         "concat",
         ("tensors",),
         variadic=True,
+        params=("along", "axis"),
+        onnx="Concat",
+        onnx_writer="concat",
+        numpy="concat",
+        executor="concat",
         doc="join operands along one axis each into a new axis of the summed length",
-    )
-    out["op:where"] = Kernel(
+    ),
+    Kernel(
         "op:where",
         "where",
         ("x", "y", "condition"),
+        params=("axes",),
+        onnx="Where",
+        onnx_writer="where",
+        numpy="where",
+        executor="where",
         doc="elementwise select: x where condition holds, else y (broadcasting)",
-    )
-    out["op:gather"] = Kernel(
+    ),
+    Kernel(
         "op:gather",
         "gather",
         ("table", "indices"),
+        params=("axis",),
+        onnx="Gather",
+        onnx_writer="gather",
+        numpy="gather",
+        executor="gather",
         doc="look up entries of a table along one axis by integer indices (embedding lookup)",
-    )
-    out["op:linear"] = Kernel(
+    ),
+    # loom's positional kernels: no params, no ONNX or NumPy form
+    Kernel(
         "op:linear",
         "positional",
         ("x", "A", "b"),
         optional=("b",),
         named=False,
+        executor="positional",
         doc="loom: x[*batch, features]·A[features, out] + b[out]",
-    )
-    out["matmul"] = Kernel("matmul", "positional", ("x", "y"), named=False, doc="loom: matmul")
-    out["row_sum"] = Kernel("row_sum", "positional", ("tensor",), named=False, doc="loom: row sum")
-    return out
+    ),
+    Kernel(
+        "matmul", "positional", ("x", "y"), named=False, executor="positional", doc="loom: matmul"
+    ),
+    Kernel(
+        "row_sum",
+        "positional",
+        ("tensor",),
+        named=False,
+        executor="positional",
+        doc="loom: row sum",
+    ),
+)
+
+CATALOGUE: dict[str, Kernel] = {k.name: k for k in _ENTRIES}
+"""Every known kernel by name (DESIGN.md §4): the kernel table."""
 
 
-CATALOGUE: dict[str, Kernel] = _catalogue()
-"""Every known kernel by name (DESIGN.md §4)."""
+def _family(family: Family) -> tuple[str, ...]:
+    return tuple(k.name for k in _ENTRIES if k.family == family)
+
+
+NARY = _family("nary")
+BINARY = _family("binary")
+UNARY = _family("unary")
+REDUCTIONS = _family("reduction")
+NORMALIZATIONS = _family("normalization")
+VIEWS = _family("view")
+POOLS = _family("pool")
+POSITIONAL = _family("positional")
 
 
 def catalogue_json() -> list[dict[str, Any]]:

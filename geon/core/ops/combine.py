@@ -53,7 +53,7 @@ from geon.core.ops.params import Resolver, only_params, ref_names
 
 def infer_concat(k: Kernel, ins: Operands, p: Mapping[str, Any], res: Resolver) -> Inference:
     """The axes and projections of ``op:concat`` (see the module docstring)."""
-    only_params(p, ("along", "axis"), k.name)
+    only_params(p, k.params, k.name)
     operands = [a for _, group in ins for a in group]
     along = _along(k, operands, p, res)
     if "axis" not in p:
@@ -114,7 +114,7 @@ def infer_concat(k: Kernel, ins: Operands, p: Mapping[str, Any], res: Resolver) 
 
 def infer_gather(k: Kernel, ins: Operands, p: Mapping[str, Any], res: Resolver) -> Inference:
     """The axes and projections of ``op:gather`` (see the module docstring)."""
-    only_params(p, ("axis",), k.name)
+    only_params(p, k.params, k.name)
     table, indices = (group[0] for _, group in ins)
     if "axis" not in p:
         raise KernelError(

@@ -70,7 +70,7 @@ def infer_conv2d(
     p: Mapping[str, Any],
     res: Resolver,
 ) -> Inference:
-    only_params(p, ("out_axes", "stride", "padding"), k.name)
+    only_params(p, k.params, k.name)
     stride = _pair_ints(p.get("stride"), "stride", 1, 1)
     padding = _pair_ints(p.get("padding"), "padding", 0, 0)
     if "out_axes" not in p:
@@ -165,10 +165,6 @@ def infer_conv2d(
     )
 
 
-POOL_PARAMS = ("out_axes", "kernel_size", "stride", "padding", "dilation", "ceil_mode")
-"""The params of ``op:max_pool2d``; ``op:avg_pool2d`` adds ``count_include_pad``."""
-
-
 def _check_window(
     kname: str, o: AxisRef, i: AxisRef, win: int, s: int, pad: int, named: tuple[str, str]
 ) -> None:
@@ -217,7 +213,7 @@ def infer_pool2d(
     """
     kname = k.name
     avg = kname == "op:avg_pool2d"
-    only_params(p, (*POOL_PARAMS, "count_include_pad") if avg else POOL_PARAMS, kname)
+    only_params(p, k.params, kname)
     _pool_options(kname, p)
     if "kernel_size" not in p:
         raise KernelError(f'{kname} needs params "kernel_size"; expected an integer or [kh, kw]')

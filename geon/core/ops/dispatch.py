@@ -62,7 +62,7 @@ def infer(
     if k.name == "op:dot_partial":
         return infer_dot_partial(k, ins, operands[0], operands[1], p, res)
     if k.family == "dot":
-        only_params(p, ("axes",), k.name)
+        only_params(p, k.params, k.name)
         return infer_dot(k, ins, operands[0], operands[1], p, res)
     if k.family == "reduction":
         return infer_reduction(k, ins, operands[0], p, res)

@@ -49,7 +49,7 @@ def infer_normalization(
 ) -> Inference:
     """The axes and projections of ``op:softmax`` or ``op:layer_norm`` on operand axes ``a``."""
     layer_norm = k.name == "op:layer_norm"
-    only_params(p, ("reduction_axes", "epsilon") if layer_norm else ("reduction_axes",), k.name)
+    only_params(p, k.params, k.name)
     normalized = _normalized_axes(k, a, p, res)
     index = Axes(tuple(r for r in a if r not in normalized))
     dims = tuple(Dim(terms=((index.index(r), 1),)) if r in index else Dim(extent=r) for r in a)

@@ -21,7 +21,7 @@ from geon.core.ops.params import Resolver, no_duplicates, only_params, ref_names
 
 
 def _view_axes(p: Mapping[str, Any], k: Kernel, res: Resolver) -> list[Ref]:
-    only_params(p, ("axes",), k.name)
+    only_params(p, k.params, k.name)
     if "axes" not in p:
         raise KernelError(f'{k.name} needs params "axes"; expected a list of axis references')
     refs = res.refs(p["axes"], f'{k.name} params "axes"')
@@ -104,7 +104,7 @@ def _transpose(
     p: Mapping[str, Any],
     res: Resolver,
 ) -> Inference:
-    only_params(p, (), k.name)
+    only_params(p, k.params, k.name)
     result = a.T
     n = len(a)
     dims = tuple(Dim(terms=((n - 1 - i, 1),)) for i in range(n))
@@ -154,7 +154,7 @@ def _slice(
     p: Mapping[str, Any],
     res: Resolver,
 ) -> Inference:
-    only_params(p, ("slices", "axes"), k.name)
+    only_params(p, k.params, k.name)
     raw = p.get("slices")
     if not isinstance(raw, Mapping):
         raise KernelError(
@@ -255,7 +255,7 @@ def _pad(
     p: Mapping[str, Any],
     res: Resolver,
 ) -> Inference:
-    only_params(p, ("pad", "axes"), k.name)
+    only_params(p, k.params, k.name)
     raw = p.get("pad")
     if not isinstance(raw, Mapping):
         raise KernelError(
@@ -351,7 +351,7 @@ def _unflatten(
     p: Mapping[str, Any],
     res: Resolver,
 ) -> Inference:
-    only_params(p, ("axes",), k.name)
+    only_params(p, k.params, k.name)
     if "axes" in p:
         chosen = res.refs(p["axes"], 'op:unflatten params "axes"')
         for r in chosen:
