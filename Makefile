@@ -28,7 +28,7 @@ DEMO_PASSWORD_FILE := $(GEON_DATA_DIR)/demo_password
 # Static checks import the settings (mypy's Django plugin, makemigrations) but use no secret.
 CHECK_ENV := SECRET_KEY=static-checks-only GEON_DATA_DIR=$(GEON_DATA_DIR)/checks
 
-.PHONY: help setup run test lint frontend-check protocol pytest chromium clean
+.PHONY: help setup run test lint frontend-check protocol api-client format-check pytest chromium clean
 
 help:
 	@echo "make run    set up and serve geon on http://localhost:$(PORT)/ (Ctrl-C stops)"
@@ -92,6 +92,17 @@ PROTOCOL_GEN = $(BIN)/python -m geon.graphs.protocol_schema | (cd frontend && no
 protocol: $(INSTALLED) $(NODE_MODULES)
 	$(PROTOCOL_GEN) > $(PROTOCOL_TS)
 
+# The editor's REST types (frontend/src/api/), generated from the server's OpenAPI document
+# (geon/api.py, django-ninja's export_openapi_schema; no server runs) by openapi-typescript.
+OPENAPI_JSON := frontend/src/api/openapi.json
+OPENAPI_TS := frontend/src/api/schema.d.ts
+OPENAPI_DUMP = $(CHECK_ENV) $(BIN)/python manage.py export_openapi_schema --api geon.api.api --indent 2
+OPENAPI_GEN = (cd frontend && npx --no-install openapi-typescript)
+
+api-client: $(INSTALLED) $(NODE_MODULES)
+	$(OPENAPI_DUMP) > $(OPENAPI_JSON)
+	$(OPENAPI_GEN) < $(OPENAPI_JSON) > $(OPENAPI_TS)
+
 frontend-check: $(INSTALLED) $(NODE_MODULES)
 	fresh=$$(mktemp)
 	$(PROTOCOL_GEN) > "$$fresh"
@@ -99,8 +110,17 @@ frontend-check: $(INSTALLED) $(NODE_MODULES)
 	  rm -f "$$fresh"; \
 	  echo "$(PROTOCOL_TS) is not current with geon/graphs/protocol.py: run make protocol"; exit 1; \
 	fi
+	$(OPENAPI_DUMP) > "$$fresh"
+	if ! diff -u $(OPENAPI_JSON) "$$fresh" || ! $(OPENAPI_GEN) < "$$fresh" | diff -u $(OPENAPI_TS) -; then \
+	  rm -f "$$fresh"; \
+	  echo "$(OPENAPI_JSON) or $(OPENAPI_TS) is not current with the server's API: run make api-client"; exit 1; \
+	fi
 	rm -f "$$fresh"
 	(cd frontend && npm run --silent typecheck && npm run --silent test)
+
+# The TypeScript's formatting (prettier, frontend/.prettierrc.json); not yet a step of make test.
+format-check: $(NODE_MODULES)
+	(cd frontend && npx --no-install prettier --check src scripts vite.config.ts)
 
 # Each step's seconds (steps.tsv) and each suite's (tests/timing_plugin.py) go here; make test
 # and make pytest end with them as a table (scripts/ci_timings.py), also when a step failed.

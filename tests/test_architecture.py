@@ -3,7 +3,8 @@
 Import cycles are checked by import-linter (`make lint`, the "No import cycles" contract in
 pyproject.toml); this file checks sizes, which no linter does. The limits are the issue's:
 ~700 lines for a Python module of ``geon/``, ~500 for a frontend module (tests and the generated
-protocol types excepted: a test file grows with its cases, the generated file with the schemas).
+protocol and REST types excepted: a test file grows with its cases, a generated file with the
+schemas).
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PYTHON_LIMIT = 700
 TYPESCRIPT_LIMIT = 500
-GENERATED = {"frontend/src/sync/protocol.ts"}
+GENERATED = {"frontend/src/sync/protocol.ts", "frontend/src/api/schema.d.ts"}
 
 
 def _lines(path: Path) -> int:
