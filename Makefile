@@ -97,7 +97,8 @@ protocol: $(INSTALLED) $(NODE_MODULES)
 OPENAPI_JSON := frontend/src/api/openapi.json
 OPENAPI_TS := frontend/src/api/schema.d.ts
 OPENAPI_DUMP = $(CHECK_ENV) $(BIN)/python manage.py export_openapi_schema --api geon.api.api --indent 2
-OPENAPI_GEN = (cd frontend && npx --no-install openapi-typescript)
+# (a field with a default is optional: in a request body the server fills it in)
+OPENAPI_GEN = (cd frontend && npx --no-install openapi-typescript --default-non-nullable false)
 
 api-client: $(INSTALLED) $(NODE_MODULES)
 	$(OPENAPI_DUMP) > $(OPENAPI_JSON)

@@ -18,10 +18,10 @@ ratios are the cost over check and over ``json.loads``.
 throw-away SQLite database, or a new database on the PostgreSQL server ``DATABASE_URL`` names)
 on the same document stored unsharded with a plan splitting every operation by rows over the
 ``--apps`` devices: the endpoint loads the stored document, writes the plan into a copy, counts
-the bytes per device and between devices (:mod:`geon.core.cost`) and runs ``cost_report``. Its
-wall time (median of ``--repeat``; it includes the database and the plan's generation) is printed
-beside ``cost_report`` of the plan's document in the same run; then the plan is generated (the
-document holds it, as after a switch) and the same request is timed again.
+the bytes per device and between devices (:mod:`geon.core.plans.cost.cells`) and runs
+``cost_report``. Its wall time (median of ``--repeat``; it includes the database and the plan's
+generation) is printed beside ``cost_report`` of the plan's document in the same run; then the
+plan is generated (the document holds it, as after a switch) and the same request is timed again.
 """
 
 from __future__ import annotations
@@ -42,8 +42,8 @@ from bench_check import _id, generate
 
 from geon.core.checks import check, clear_caches
 from geon.core.collector import tune_for_documents
-from geon.core.costmodel import cost_report, load_profile
 from geon.core.graph import APPLICATION, MESH, PLACEMENT, Graph
+from geon.core.plans.cost import cost_report, load_profile
 
 CLOCK = time.process_time
 MESH_ID = _id(10**8)

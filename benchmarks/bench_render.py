@@ -29,7 +29,7 @@ import pygraphviz
 
 import geon.core as gc
 from geon.core.graph import NOTE, OPERATION, Graph
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.render import render, to_dot
 
 STEP_NODES = 14

@@ -7,7 +7,7 @@ Run::
 
 Exports a 4-layer ``nn.TransformerEncoder`` (d_model 256, 8 heads, feed-forward 1024, GELU,
 batch_first; as ``bench_models.py``) to ONNX (opset 17) in a temporary folder, imports it
-(:func:`geon.interop.onnx_import.import_onnx`), then times :func:`geon.core.costmodel.search.
+(:func:`geon.interop.onnx_import.import_onnx`), then times :func:`geon.core.plans.cost.search.
 search_plans` on a ``dp=2,tp=4`` mesh under ``h100-sxm-8`` and one cost (the search's best plan
 written and costed once). Goal: the search under 2 s.
 """
@@ -50,9 +50,9 @@ def main() -> None:
     parser.add_argument("--batch", type=int, default=8)
     args = parser.parse_args()
 
-    from geon.core.costmodel import cost_report, load_profile
-    from geon.core.costmodel.search import search_plans
     from geon.core.plans import apply_plan, read_plan
+    from geon.core.plans.cost import cost_report, load_profile
+    from geon.core.plans.cost.search import search_plans
 
     with tempfile.TemporaryDirectory() as tmp:
         graph = encoder_document(args.batch, Path(tmp))

@@ -4,8 +4,8 @@ Run: ``.venv/bin/python benchmarks/bench_sharded.py [--batch 512] [--parts 8] [-
 
 Every operation of the named-axes MLP of ``bench_mlp.py`` (batch 512, widths
 1024-4096-4096-1024, float32) is sharded into ``--parts`` Applications along the batch axis
-``B`` (:func:`geon.core.sharding.shard`), so a sharded run executes 8 x 8 = 64 Applications, each
-on its selections, and assembles the outputs. It prints, next to the logical run of the same
+``B`` (:func:`geon.core.plans.shards.shard`), so a sharded run executes 8 x 8 = 64 Applications,
+each on its selections, and assembles the outputs. It prints, next to the logical run of the same
 compiled graph measured in the same process, the best of ``--repeat`` interleaved runs of each
 plan (outputs copied to the host), their ratio, and the max abs difference between them.
 
@@ -39,7 +39,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_mlp import best_of, build_mlp, mlp_inputs, numpy_mlp
 
 from geon.core.graph import INDEX_AXES, OPERATION
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.execute import Plan, compile_graph, select_backend
 
 

@@ -26,9 +26,9 @@ from bench_onnx import _stack
 
 from geon import core as gc
 from geon.core.autodiff import Forward, merge, training_step
-from geon.core.costmodel import cost_report, load_profile
 from geon.core.graph import OPERATION, Graph
 from geon.core.plans import apply_plan
+from geon.core.plans.cost import cost_report, load_profile
 from geon.interop.onnx_import import import_onnx
 
 MODELS = Path(__file__).resolve().parent.parent / "tests" / "interop" / "models"

@@ -1,7 +1,7 @@
 """``geon cost FILE [--plan PLAN.json] [--profile NAME_OR_FILE]``: what a placed plan costs
 (DESIGN.md §9).
 
-Prints ONE JSON object on stdout (:func:`geon.core.costmodel.cost_report`): ``{"profile": {...},
+Prints ONE JSON object on stdout (:func:`geon.core.plans.cost.cost_report`): ``{"profile": {...},
 "collectives": [{"kind", "tensor", "producer", "consumer", "meshAxes", "devices", "groups",
 "bytes", "bytesPerDevice", "seconds"}], "devices": [{"mesh", "coords", "flops", "computeSeconds",
 "commSeconds", "peakBytes", ...}], "time": {"lower", "upper"}, "memory": {...}}``; node ids name
@@ -23,10 +23,10 @@ import sys
 
 from geon.cli.fail import fail
 from geon.cli.files import read_json
-from geon.core.costmodel import cost_report, load_profile, shipped_profiles
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.plans import PlanError, apply_plan, read_plan
+from geon.core.plans.cost import cost_report, load_profile, shipped_profiles
 
 HELP = "print what a placed plan costs: collectives, time and memory per device (JSON)"
 

@@ -25,11 +25,11 @@ import sys
 
 from geon.cli.fail import fail
 from geon.cli.files import read_json
-from geon.core.costmodel import DEFAULT_PROFILE
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.nodes import GEON_TAG_PREFIX, selected_tensor_ids
 from geon.core.plans import PlanError, apply_plan, plan_splits, read_plan
+from geon.core.plans.cost import DEFAULT_PROFILE
 
 HELP = "write a shard plan (mesh, axis mapping, inputs, spec) into a document"
 

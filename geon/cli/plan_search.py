@@ -1,6 +1,6 @@
 """``geon plan FILE --search MESH [--profile P] [--step forward|train] [--budget S] [-o OUT]``
 (issue 33): prints ``{"best", "candidates", "searched", "complete"}``
-(:func:`geon.core.costmodel.search.search_plans`) on stdout, progress on stderr; with ``-o``
+(:func:`geon.core.plans.cost.search.search_plans`) on stdout, progress on stderr; with ``-o``
 writes the best plan into the document at ``OUT``.
 
 ``MESH`` is ``axis=size`` pairs separated by commas (``dp=2,tp=4``; ``pp=2,dp=2`` adds pipeline
@@ -19,11 +19,11 @@ import sys
 from geon.cli.fail import fail
 from geon.cli.files import read_json
 from geon.core.autodiff import training_step
-from geon.core.costmodel import load_profile
-from geon.core.costmodel.search import search_plans
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.plans import apply_plan, parse_mesh, read_plan
+from geon.core.plans.cost import load_profile
+from geon.core.plans.cost.search import search_plans
 
 MAX_BUDGET = 600.0
 

@@ -19,7 +19,7 @@ from typing import Any
 from geon.cli.fail import fail
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 
 HELP = "shard an operation into Applications along an index dim"
 

@@ -21,9 +21,9 @@ from typing import Any
 
 from geon.cli.fail import fail
 from geon.cli.files import read_json
-from geon.core.costmodel import load_profile
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
+from geon.core.plans.cost import load_profile
 
 HELP = "compile a placed plan with XLA and match its collectives with geon's predictions"
 

@@ -59,7 +59,7 @@ MAX_PIECES = 4096
 
 MAX_REPLICATED_SHARDS = 65536
 """Operations a placed document leaves whole times the devices of its mesh: each runs on every
-device (:func:`geon.core.sharding.replica_devices`), a shard each for the cost model, so a large
+device (:func:`geon.core.plans.shards.replica_devices`), a shard each for the cost model, so a large
 mesh cannot multiply a document's work beyond what its own Applications cost."""
 
 

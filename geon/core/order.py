@@ -1,5 +1,5 @@
 """The run order of a document's operations (DESIGN.md §7): one rule, used by the executor's
-schedule (:mod:`geon.execute.schedule`) and by the cost model (:mod:`geon.core.costmodel`).
+schedule (:mod:`geon.execute.schedule`) and by the cost model (:mod:`geon.core.plans.cost`).
 
 An operation runs after every other operation writing a tensor it reads. The order is made of
 *waves*: first the operations that wait on none, then those whose writers are all in earlier

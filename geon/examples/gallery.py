@@ -22,7 +22,7 @@ import numpy as np
 
 from geon import core as gc
 from geon.core.graph import Graph
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 
 __all__ = ["EXAMPLES", "Example", "build"]
 

@@ -29,11 +29,11 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.cost import Box, boxes_union_size, contains, intersect
 from geon.core.dtypes import DTYPE_BYTES, numpy_dtype
 from geon.core.errors import ExecutionError, GeonError, LimitError, ShapeError, quote
 from geon.core.graph import Graph
 from geon.core.nodes import PLACEMENT
+from geon.core.plans.cost.cells import Box, boxes_union_size, contains, intersect
 from geon.core.variables import initial_value
 from geon.core.zspace import ZRange
 from geon.execute.backend import Backend, select_backend
@@ -429,13 +429,13 @@ def measure_moves(graph: Graph, plan: Plan) -> dict[tuple[str, str, str], Moved]
     ``graph`` moved between devices (:class:`Moved`), from the regions its steps read and
     write and the device (Placement coords) of each step's Application; a step of an operation
     that runs whole runs on every device its operation is replicated on
-    (:func:`geon.core.sharding.replica_devices`, as the cost model reads it). A graph input a plan
-    placed counts as written where it is held (:func:`geon.core.plans.held_regions`), by the
+    (:func:`geon.core.plans.shards.replica_devices`, as the cost model reads it). A graph input a
+    plan placed counts as written where it is held (:func:`geon.core.plans.held_regions`), by the
     input tensor itself; other inputs are replicated and move nothing. A region read moves
     unless one step on the reader's device wrote all of it; then each overlap with a region
     another device wrote (by another operation) moves."""
     from geon.core.plans import held_regions
-    from geon.core.sharding import Mesh, replica_devices
+    from geon.core.plans.shards import Mesh, replica_devices
 
     def device(app_id: str | None) -> Device | None:
         node = graph.get(app_id) if app_id is not None else None

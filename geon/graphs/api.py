@@ -673,7 +673,7 @@ def _answer_or_pending(request: HttpRequest, found: Any, what: str) -> Any:
 def list_profiles(request: HttpRequest) -> dict[str, Any]:
     """The shipped hardware profiles (device FLOP/s, memory capacity, links) by name, and the
     default one, so an editor can offer them as the ``?profile=`` of a plan's cost."""
-    from geon.core.costmodel.profiles import DEFAULT_PROFILE, load_profile, shipped_profiles
+    from geon.core.plans.cost.profiles import DEFAULT_PROFILE, load_profile, shipped_profiles
 
     return {
         "default": DEFAULT_PROFILE,

@@ -50,7 +50,7 @@ class CollectiveCost(Schema):
 
 
 class DeviceMemoryKinds(Schema):
-    """A device's peak by kind (geon.core.costmodel.ledger, DESIGN.md §9)."""
+    """A device's peak by kind (geon.core.plans.cost.ledger, DESIGN.md §9)."""
 
     parameters: int
     gradients: int

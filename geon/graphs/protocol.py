@@ -211,8 +211,8 @@ NODE_OP: dict[str, Any] = {
     },
 }  # fmt: skip
 
-#: One collective of a plan's cost (:mod:`geon.core.costmodel.collectives`, with the names of
-#: :func:`geon.core.plan_diff.named_collective`).
+#: One collective of a plan's cost (:mod:`geon.core.plans.cost.collectives`, with the names of
+#: :func:`geon.core.plans.diff.named_collective`).
 COLLECTIVE: dict[str, Any] = {
     "type": "object",
     "required": [

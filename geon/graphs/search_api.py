@@ -2,7 +2,7 @@
 beside the graphs router:
 
 - ``GET /graphs/<id>/plans/suggestions?mesh=dp=2,tp=4[&profile=NAME]``: the best five plans of
-  :func:`geon.core.costmodel.search.search_plans` on the graph's current document (``{"best",
+  :func:`geon.core.plans.cost.search.search_plans` on the graph's current document (``{"best",
   "candidates": [{"name", "axisMapping", "seconds", "fits", "why", "peakBytes", "plan"}],
   "searched", "complete"}``); each ``plan`` is the ShardPlan JSON ``POST /graphs/<id>/plans``
   saves. Nothing is stored.
@@ -22,11 +22,11 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse
 from ninja import Router
 
-from geon.core.costmodel import load_profile
-from geon.core.costmodel.profiles import DEFAULT_PROFILE, shipped_profiles
-from geon.core.costmodel.search import search_plans
 from geon.core.graph import OPERATION
 from geon.core.plans import parse_mesh
+from geon.core.plans.cost import load_profile
+from geon.core.plans.cost.profiles import DEFAULT_PROFILE, shipped_profiles
+from geon.core.plans.cost.search import search_plans
 from geon.envelope import answers, error_response
 from geon.graphs.services.access import check_can_view
 from geon.graphs.services.documents import live_document

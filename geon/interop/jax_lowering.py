@@ -39,8 +39,8 @@ import numpy as np
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
 from geon.core.plans import held_regions
-from geon.core.shard_table import Box, read_table
-from geon.core.sharding import Mesh
+from geon.core.plans.shards import Mesh
+from geon.core.plans.table import Box, read_table
 
 __all__ = ["Lowering", "Spec", "lower_shardings", "spec_of"]
 

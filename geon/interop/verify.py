@@ -125,8 +125,8 @@ def match(
 def predicted_records(graph: Any, profile: Any) -> list[dict[str, Any]]:
     """``geon cost``'s collectives of ``graph`` with labels, the consumer's kernel and whether
     the tensor's placement is one no ``PartitionSpec`` says (``unexpressible``)."""
-    from geon.core.costmodel import infer_collectives, read_placed
     from geon.core.ops import REDUCTIONS
+    from geon.core.plans.cost import infer_collectives, read_placed
     from geon.interop.jax_lowering import lower_shardings
 
     unexpressible = set(lower_shardings(graph).unexpressible)

@@ -17,10 +17,10 @@ import pytest
 
 from geon import core as gc
 from geon.core.autodiff import training_step
-from geon.core.costmodel.ledger import UNPLACED, saved_activations
-from geon.core.costmodel.placed import read_placed
 from geon.core.graph import Graph
 from geon.core.plans import apply_plan
+from geon.core.plans.cost.ledger import UNPLACED, saved_activations
+from geon.core.plans.cost.placed import read_placed
 from geon.examples import transformer
 
 CASES = [(4, 2, 8, 2), (8, 1, 16, 4), (6, 3, 8, 4)]  # (s, b, h, a)

@@ -7,11 +7,11 @@ from collections import Counter
 
 from geon import core as gc
 from geon.core.autodiff import training_step
-from geon.core.costmodel import cost_report, load_profile
-from geon.core.costmodel.ledger import KINDS, tensor_kinds
-from geon.core.costmodel.placed import read_placed
 from geon.core.graph import Graph
 from geon.core.plans import apply_plan
+from geon.core.plans.cost import cost_report, load_profile
+from geon.core.plans.cost.ledger import KINDS, tensor_kinds
+from geon.core.plans.cost.placed import read_placed
 
 B, D, E = gc.Axis("B", 8, batch=True), gc.Axis("D", 4), gc.Axis("E", 2)
 

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from playwright.sync_api import Page
 
-from geon.core.costmodel.profiles import DEFAULT_PROFILE, shipped_profiles
+from geon.core.plans.cost.profiles import DEFAULT_PROFILE, shipped_profiles
 from geon.examples.transformer import TITLE
 from tests.browser.helpers import open_graph, screenshots, sign_in
 

@@ -13,7 +13,7 @@ import pytest
 
 from geon import core as gc
 from geon.cli import main
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 EXAMPLE = str(ROOT / "geon" / "examples" / "loom_sharded_add.json")

@@ -1,14 +1,15 @@
 """The cost model's fast paths equal straightforward reference implementations kept here, on
 random small placed documents (hypothesis, bounded examples):
 
-- :func:`geon.core.shard_table.read_table` (the shards as columns, read in bulk) against reading
+- :func:`geon.core.plans.table.read_table` (the shards as columns, read in bulk) against reading
   the JSON selection by selection;
-- :func:`geon.core.shard_table.regions_that_move` (every read paired with the writes of its
-  tensor as NumPy rows) and :func:`geon.core.cost.transfers` against the rule spelled out on sets
-  of cells: a
+- :func:`geon.core.plans.table.regions_that_move` (every read paired with the writes of its
+  tensor as NumPy rows) and :func:`geon.core.plans.cost.cells.transfers` against the rule spelled
+  out on sets of cells: a
   consumer's region read moves unless one write on its own device holds all of it, and then
   every cell another operation's shard wrote on another device moves from there;
-- :func:`geon.core.cost.device_memory` (unions of boxes) against unions of sets of cells;
+- :func:`geon.core.plans.cost.cells.device_memory` (unions of boxes) against unions of sets of
+  cells;
 - the memory ledger's peak (a NumPy running sum) against summing the live allocations at each
   step, and the whole ledger (regions grouped per device and tensor as NumPy rows) against its
   rule on sets of cells.
@@ -24,11 +25,11 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from geon.core.cost import device_memory, transfers
-from geon.core.costmodel.ledger import KINDS, _peak, memory_ledger
-from geon.core.costmodel.placed import read_placed
 from geon.core.graph import APPLICATION, MESH, OPERATION, PLACEMENT, TENSOR, Graph
-from geon.core.shard_table import Writes, read_table, regions_that_move
+from geon.core.plans.cost.cells import device_memory, transfers
+from geon.core.plans.cost.ledger import KINDS, _peak, memory_ledger
+from geon.core.plans.cost.placed import read_placed
+from geon.core.plans.table import Writes, read_table, regions_that_move
 
 MESH_ID = "00000000-0000-4000-8000-00000000f000"
 SHAPE = (8, 3)
@@ -313,7 +314,7 @@ def test_a_box_seen_before_is_still_refused_with_float_or_bool_coordinates() -> 
 
 
 def _reference_ledger(doc: dict[str, Any], order: list[str]) -> dict[Any, tuple[Any, ...]]:
-    """The memory ledger's rule (:mod:`geon.core.costmodel.ledger`) on sets of cells: per
+    """The memory ledger's rule (:mod:`geon.core.plans.cost.ledger`) on sets of cells: per
     device and tensor, the cells written and read and their steps, then each device's peak."""
     nbytes = {
         n["id"]: {"float32": 4, "float16": 2, "int64": 8}[n["body"]["dtype"]]

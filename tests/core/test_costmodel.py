@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from geon.core.costmodel import (
+from geon.core.errors import DocumentError, LimitError
+from geon.core.plans.cost import (
     DEFAULT_PROFILE,
     Link,
     collective_seconds,
@@ -17,7 +18,6 @@ from geon.core.costmodel import (
     parse_profile,
     shipped_profiles,
 )
-from geon.core.errors import DocumentError, LimitError
 
 LINK = Link(bandwidth=1e9, latency=1e-6)
 

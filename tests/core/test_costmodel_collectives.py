@@ -8,10 +8,10 @@ from typing import Any, NamedTuple
 import pytest
 
 from geon import core as gc
-from geon.core.costmodel import Link, cost_report, infer_collectives, parse_profile, read_placed
 from geon.core.errors import LimitError
 from geon.core.graph import MESH, Graph
-from geon.core.sharding import shard
+from geon.core.plans.cost import Link, cost_report, infer_collectives, parse_profile, read_placed
+from geon.core.plans.shards import shard
 
 MESH_ID = "00000000-0000-4000-8000-0000000000e3"
 OTHER_MESH = "00000000-0000-4000-8000-0000000000e4"
@@ -263,7 +263,7 @@ def test_unplaced_documents_have_no_collectives_and_no_devices() -> None:
 
 
 def test_union_of_boxes_counts_each_cell_once() -> None:
-    from geon.core.costmodel.placed import boxes_union_size
+    from geon.core.plans.cost.placed import boxes_union_size
 
     grid = [((r, c), (r + 2, c + 3)) for r in (0, 2) for c in (0, 3)]  # a 2 x 2 grid of 4x6
     assert boxes_union_size(grid) == 24
@@ -359,7 +359,7 @@ def _moves(shards: list[_Placed]) -> list[tuple[str, str, str, Any]]:
     """The regions that move between ``shards`` (of one tensor ``t[0:4]``, on mesh ``m`` of 2
     devices), written as a document and read as the cost model reads it."""
     from geon.core.graph import APPLICATION, OPERATION, PLACEMENT, TENSOR
-    from geon.core.shard_table import Writes, read_table, regions_that_move
+    from geon.core.plans.table import Writes, read_table, regions_that_move
 
     ids: dict[str, str] = {}
 

@@ -6,9 +6,9 @@ import pytest
 
 from geon import core as gc
 from geon.core.builder.tensor import declared_axes, make_op
-from geon.core.costmodel import cost_report, parse_profile, read_placed
-from geon.core.costmodel.timing import Work, all_work
-from geon.core.sharding import shard
+from geon.core.plans.cost import cost_report, parse_profile, read_placed
+from geon.core.plans.cost.timing import Work, all_work
+from geon.core.plans.shards import shard
 from tests.core.test_costmodel_collectives import MESH_ID, PROFILE, _mesh, mlp
 
 

@@ -16,7 +16,7 @@ import pytest
 from geon.core.checks import check, fastpath, index_range
 from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION, OPERATION, Graph
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.examples.gallery import EXAMPLES
 
 Doc = dict[str, Any]

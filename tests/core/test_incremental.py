@@ -26,7 +26,7 @@ from geon.core.graph import (
     TENSOR_AXES,
     Graph,
 )
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 
 OP = "26434d32-ccbc-442f-9d78-8bf158b00c6b"
 Z = "781dd44d-cf72-4533-a495-6ff66ba1689a"

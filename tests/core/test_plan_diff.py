@@ -1,4 +1,4 @@
-"""Plan against plan (issue 18, "Diffs"; geon.core.plan_diff): the transformer block's shipped
+"""Plan against plan (issue 18, "Diffs"; geon.core.plans.diff): the transformer block's shipped
 plans, and a small MLP split over its contracted axis on meshes of 2, 4 and 2x2 devices."""
 
 from __future__ import annotations
@@ -8,10 +8,10 @@ from typing import Any
 import pytest
 
 from geon import core as gc
-from geon.core.costmodel import DEFAULT_PROFILE, load_profile
 from geon.core.graph import Graph
-from geon.core.plan_diff import plan_diff
 from geon.core.plans import apply_plan
+from geon.core.plans.cost import DEFAULT_PROFILE, load_profile
+from geon.core.plans.diff import plan_diff
 from geon.examples.transformer import PLANS, transformer_block
 from tests.core.test_costmodel_collectives import PROFILE
 

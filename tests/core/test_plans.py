@@ -21,7 +21,7 @@ from geon.core.plans import (
     plan_splits,
     read_plan,
 )
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 
 
 def mlp() -> Graph:

@@ -12,7 +12,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from geon.core.checks import check
-from geon.core.cost import DeviceMemory, device_bytes, device_memory, transfer_bytes, transfers
 from geon.core.errors import DocumentError, GeonError, LimitError, SplitError
 from geon.core.graph import (
     APPLICATION,
@@ -27,7 +26,14 @@ from geon.core.graph import (
     TENSOR_AXES,
     Graph,
 )
-from geon.core.sharding import Mesh, shard, shard_edits, shard_ranges
+from geon.core.plans.cost.cells import (
+    DeviceMemory,
+    device_bytes,
+    device_memory,
+    transfer_bytes,
+    transfers,
+)
+from geon.core.plans.shards import Mesh, shard, shard_edits, shard_ranges
 from geon.core.zspace import ZRange
 from tests.core.conftest import example_text
 

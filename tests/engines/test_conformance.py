@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from geon.cli import main
-from geon.core.costmodel import load_profile
 from geon.core.graph import Graph
 from geon.core.plans import apply_plan
+from geon.core.plans.cost import load_profile
 from geon.engines import run_on_jax
 from geon.interop.verify import RULES, document_kernels, match, predicted_records
 from tests.engines.cases import cases

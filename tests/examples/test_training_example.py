@@ -7,8 +7,8 @@ from typing import Any
 
 import pytest
 
-from geon.core.costmodel import cost_report, load_profile
 from geon.core.plans import apply_plan
+from geon.core.plans.cost import cost_report, load_profile
 from geon.examples.training import WEIGHT_AXIS, training_example
 from geon.graphs.gallery import examples
 

@@ -14,7 +14,7 @@ from geon.core.checks import check
 from geon.core.errors import AxisError, GeonError, KernelError, ShapeError, SplitError
 from geon.core.graph import Graph
 from geon.core.ops import infer
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.execute import evaluate_graph, run
 
 N, T, A, B = gc.Axis("N", 4), gc.Axis("T", 3), gc.Axis("A", 2), gc.Axis("B", 5)

@@ -16,7 +16,7 @@ from threadpoolctl import threadpool_limits
 from geon import core as gc
 from geon.core.errors import ExecutionError
 from geon.core.graph import OPERATION, Graph
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.execute import Progress, compile_graph, run
 from geon.execute.program import shard_workers, threads_for_group
 

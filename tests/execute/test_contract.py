@@ -12,7 +12,7 @@ import pytest
 from geon import core as gc
 from geon.core.checks import check
 from geon.core.graph import Graph
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.execute import evaluate_graph, run
 from geon.execute.backend import select_backend
 from geon.execute.contract import lower_contraction
@@ -130,8 +130,8 @@ def test_lower_contraction_is_einsum(
 def test_a_contraction_measures_what_its_multiply_reads(backend: str) -> None:
     # given q computed split over H on 3 devices, and the product and its sum split over S
     # (a product then sum the executor runs as one contraction)
-    from geon.core.costmodel import infer_collectives, load_profile, read_placed
     from geon.core.graph import MESH
+    from geon.core.plans.cost import infer_collectives, load_profile, read_placed
 
     mesh = "00000000-0000-4000-8000-0000000000e4"
     x = gc.placeholder(axes=[B, H, S, K], name="x", dtype="float32")

@@ -10,7 +10,7 @@ import pytest
 from geon import core as gc
 from geon.core.errors import AxisError
 from geon.core.graph import Graph
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.execute import run
 
 A, B, C, W = gc.Axis("A", 2), gc.Axis("B", 3), gc.Axis("C", 4), gc.Axis("W", 5)

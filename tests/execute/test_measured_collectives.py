@@ -1,7 +1,7 @@
 """What a sharded run measures moving between devices equals what the cost model predicts
 (issue 16 item 6): for every collective kind the executor runs, the bytes measured from the
 run's own steps (:func:`geon.execute.runner.measure_moves`) equal ``bytes`` of
-:func:`geon.core.costmodel.infer_collectives` on the same document. The documents are those that
+:func:`geon.core.plans.cost.infer_collectives` on the same document. The documents are those that
 pin the kinds in tests/core/test_costmodel_collectives.py."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from __future__ import annotations
 from typing import Any
 
 from geon import core as gc
-from geon.core.costmodel import infer_collectives, load_profile, read_placed
 from geon.core.graph import MESH, Graph
 from geon.core.plans import apply_plan
-from geon.core.sharding import shard
+from geon.core.plans.cost import infer_collectives, load_profile, read_placed
+from geon.core.plans.shards import shard
 from geon.execute import run
 
 MESH_ID = "00000000-0000-4000-8000-0000000000e3"
@@ -152,7 +152,7 @@ def test_a_data_parallel_run_measures_nothing(backend: str) -> None:
 
 def test_an_operation_left_whole_gathers_what_it_reads_to_every_device(backend: str) -> None:
     # given the first dot and relu split over N on 4 devices, and the second dot left whole:
-    # it runs replicated on all 4 devices (geon.core.cost.replica_devices)
+    # it runs replicated on all 4 devices (geon.core.plans.shards.replica_devices)
     g, ids = mlp("N", "N")
     for app in g.index.applications_of(ids["dot2"]):
         g.remove_node(app.id)

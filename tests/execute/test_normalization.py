@@ -16,8 +16,8 @@ from geon.core.builder.tensor import make_op
 from geon.core.checks import check
 from geon.core.errors import SplitError
 from geon.core.graph import Graph
+from geon.core.plans.shards import shard
 from geon.core.reference import evaluate_graph as reference
-from geon.core.sharding import shard
 from geon.execute import evaluate_graph, run
 from geon.execute.backend import select_backend
 from geon.execute.kernels import lower_positional

@@ -20,8 +20,8 @@ from geon.core.axes import Axes
 from geon.core.errors import AxisError, KernelError, ShapeError
 from geon.core.graph import Graph
 from geon.core.ops import infer
+from geon.core.plans.shards import shard
 from geon.core.reference import evaluate_graph as reference
-from geon.core.sharding import shard
 from geon.execute import run
 
 B, C = gc.Axis("B", 2), gc.Axis("C", 3)

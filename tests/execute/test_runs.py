@@ -15,8 +15,8 @@ from hypothesis import strategies as st
 from geon import core as gc
 from geon.core.errors import ExecutionError, ShapeError
 from geon.core.graph import IPF_INDEX, OPERATION, Graph
+from geon.core.plans.shards import shard
 from geon.core.reference import evaluate_graph as reference
-from geon.core.sharding import shard
 from geon.execute import Progress, compile_graph, run
 
 EXAMPLE_OP = "26434d32-ccbc-442f-9d78-8bf158b00c6b"

@@ -21,7 +21,7 @@ from geon.core.axes import Axes, AxisRef
 from geon.core.errors import AxisError, DocumentError, LimitError
 from geon.core.graph import AXIS, MESH, TENSOR_AXES, Graph
 from geon.core.limits import INT64_MAX, MAX_AXIS_REF_LENGTH
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.graphs.edits import expand
 from geon.graphs.models import Graph as StoredGraph
 from geon.graphs.models import GraphVersion, ShardPlan

@@ -19,8 +19,8 @@ import pytest
 from django.core.cache import caches
 from django.test import Client, override_settings
 
-from geon.core.costmodel import shipped_profiles
 from geon.core.graph import IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR
+from geon.core.plans.cost import shipped_profiles
 from geon.graphs.models import Graph, GraphVersion, ShardPlan
 from geon.graphs.services import do_create_graph
 from geon.graphs.services.documents import live_document

@@ -16,7 +16,7 @@ from onnx import helper as h
 from onnx import numpy_helper
 
 from geon.core.checks import check
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.execute import run
 from geon.interop.export import to_numpy
 from geon.interop.onnx_export import to_onnx

@@ -10,9 +10,9 @@ import pytest
 from channels.db import database_sync_to_async
 from django.test import override_settings
 
-from geon.core.costmodel import cost_report, load_profile, shipped_profiles
 from geon.core.graph import Graph as Document
-from geon.core.plan_diff import named_collective
+from geon.core.plans.cost import cost_report, load_profile, shipped_profiles
+from geon.core.plans.diff import named_collective
 from geon.examples.transformer import PLANS, transformer_block
 from geon.graphs.models import Graph
 from geon.graphs.services import do_create_graph, do_generate_plan, do_save_plan, plan_cost

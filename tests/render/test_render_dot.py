@@ -32,7 +32,7 @@ from geon.core.graph import (
     TENSOR_AXES,
     Graph,
 )
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.render import build, to_dot
 from geon.render.labels import TIMES as X
 from geon.render.palette import PALETTE, assign

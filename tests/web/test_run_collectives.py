@@ -12,7 +12,7 @@ from django.test import Client
 
 from geon import core as gc
 from geon.core.graph import MESH
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.graphs.services import do_create_graph
 from geon.runs.services import do_execute_run
 

@@ -1,9 +1,9 @@
 /**
- * What the server's cost model says of a plan (geon.core.costmodel, issue 16: REST
+ * What the server's cost model says of a plan (geon.core.plans.cost, issue 16: REST
  * ``GET .../plans/<id>/cost?profile=``) and how its bytes and seconds read to a person.
  */
 
-/** The bytes a device holds at its peak, by what they are (geon.core.costmodel.ledger, DESIGN.md
+/** The bytes a device holds at its peak, by what they are (geon.core.plans.cost.ledger, DESIGN.md
  * §9): a forward document has parameters, activations, temporaries and communication buffers; a
  * training step (§11) also gradients and optimizer state. */
 export interface MemoryParts {
@@ -15,7 +15,7 @@ export interface MemoryParts {
   communication: number;
 }
 
-/** One collective the cost model infers on an edge (geon.core.costmodel, issue 16 item 3). */
+/** One collective the cost model infers on an edge (geon.core.plans.cost, issue 16 item 3). */
 export interface Collective {
   kind: string;
   tensor: string;

@@ -3,7 +3,7 @@ import { idleShares, scheduleLayout, scheduleSummary, seconds, type PipelineCost
 import { bytes } from "./suggestions";
 
 // GPipe, 2 devices, 2 microbatches, forward 1 and backward 2 seconds a stage, no sends: the
-// boxes geon/core/costmodel/schedules.py's simulate places
+// boxes geon/core/plans/cost/schedules.py's simulate places
 const gpipe: PipelineCost = {
   schedule: "gpipe",
   stages: 2,

@@ -1,7 +1,7 @@
 // The schedule chart of a pipelined plan (issue 33): one row per device of the pipeline axis
 // (its stages), time to the right, each microbatch's forward (F) and backward (B) pass a box
 // labelled with its number, and the idle time between them, the bubble, hatched. Drawn from the
-// cost JSON's "pipeline" (geon/core/costmodel/pipelined.py): its grid of boxes, the schedule, the
+// cost JSON's "pipeline" (geon/core/plans/cost/pipelined.py): its grid of boxes, the schedule, the
 // bubble and the step's seconds.
 
 const SVG = "http://www.w3.org/2000/svg";

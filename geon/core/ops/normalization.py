@@ -17,7 +17,7 @@ variance), so — as for a reduction — the normalised axes are **not index axe
 is the operand's other axes, in its order, and the normalised dims of the operand and of the
 result are zero rows whose ``shape`` is the axis's full length. A shard plan can therefore split a
 normalization over any other axis, and a split over a normalised axis is refused as for any axis
-that is not an index axis (:func:`geon.core.sharding.resolve_dim`).
+that is not an index axis (:func:`geon.core.plans.shards.resolve_dim`).
 
 ``op:layer_norm`` also reads the optional ``scale`` and ``bias``, whose axes are exactly the
 normalised axes (in any order; every dim a zero row read whole), and takes ``epsilon`` (a positive

@@ -65,7 +65,7 @@ from geon.core.nodes import GEON_TAG_PREFIX, MESH
 from geon.core.ops import Inference, infer
 from geon.core.ops.catalogue import REDUCTIONS
 from geon.core.plans.model import Plan, PlanError, ShardSpec
-from geon.core.sharding import Mesh, shard_edits
+from geon.core.plans.shards import Mesh, shard_edits
 
 __all__ = [
     "CONTRACTED_SPLIT",
@@ -357,7 +357,7 @@ def contract_plan(graph: Graph, plan: Plan) -> tuple[Graph, Plan, list[dict[str,
         )
         name = parts_axis_name(axis, mesh_axis)
         # the sum is split over the entry's other axes, or runs whole: replicated on every
-        # device (geon.core.sharding.replica_devices), so the partials are all-reduced to it
+        # device (geon.core.plans.shards.replica_devices), so the partials are all-reduced to it
         if entry is not None:
             rest = tuple((a, m) for a, m in over.items() if a != axis)
             new_spec.append((partial["node"]["id"], ShardSpec(over=((name, mesh_axis), *rest))))
@@ -439,7 +439,7 @@ def shard_op_edits(
     limit: int = MAX_PIECES,
     **split: Any,
 ) -> list[dict[str, Any]]:
-    """The node ops of the ``shard`` edit: :func:`geon.core.sharding.shard_edits`, except that
+    """The node ops of the ``shard`` edit: :func:`geon.core.plans.shards.shard_edits`, except that
     a split ``over`` a dot's contracted axis is the rewrite of :func:`contracted_shard_edits`.
     Malformed requests are left to ``shard_edits``, which refuses them by name."""
     op = graph.get(op_id) if isinstance(op_id, str) else None

@@ -2,7 +2,7 @@
 document (:func:`geon.core.plans.apply_plan`), compared under one hardware profile.
 
 >>> from geon import core as gc
->>> from geon.core.costmodel import load_profile
+>>> from geon.core.plans.cost import load_profile
 >>> from geon.core.plans import apply_plan
 >>> N, D = gc.Axis("N", 4), gc.Axis("D", 3)
 >>> g = gc.graph([gc.relu(gc.placeholder(axes=[N, D], name="x"), name="h")])
@@ -48,11 +48,11 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.costmodel import Profile, cost_report
 from geon.core.graph import Graph
 from geon.core.nodes import INDEX_AXES, Node, selected_tensor_ids
-from geon.core.shard_table import Box, Device, ShardTable, read_table
-from geon.core.sharding import Mesh
+from geon.core.plans.cost import Profile, cost_report
+from geon.core.plans.shards import Mesh
+from geon.core.plans.table import Box, Device, ShardTable, read_table
 
 __all__ = ["named_collective", "placement_of", "plan_diff"]
 
@@ -136,12 +136,12 @@ def placement_of(
     op: Node, placed: list[tuple[Device, Box]], meshes: dict[str, Mesh | None]
 ) -> dict[str, Any]:
     """How an operation runs, from the device and ``IPFIndex`` of each of its placed shards
-    (:func:`geon.core.shard_table.read_table`): the parts of each index dim it is cut into
+    (:func:`geon.core.plans.table.read_table`): the parts of each index dim it is cut into
     (dims cut in one part left out), the mesh axis each cut dim is spread over (when one mesh
     axis decides it), its mesh's name and the coordinates of its devices. An operation run whole
     is replicated: no split, on every device of the plan's mesh
-    (:func:`geon.core.sharding.replica_devices`); unplaced, with no mesh and no devices, when the
-    document uses no mesh or several."""
+    (:func:`geon.core.plans.shards.replica_devices`); unplaced, with no mesh and no devices, when
+    the document uses no mesh or several."""
     if not placed:
         return {"split": {}, "meshAxes": {}, "mesh": None, "devices": []}
     rank = len(placed[0][1][0])

@@ -25,7 +25,7 @@ from geon.core.errors import quote
 from geon.core.graph import MESH, TENSOR, TENSOR_AXES, Graph, Node
 from geon.core.nodes import GEON_TAG_PREFIX, split_level
 from geon.core.plans.model import InputLayout, Plan, PlanError, read_layout, read_mesh
-from geon.core.sharding import Mesh
+from geon.core.plans.shards import Mesh
 from geon.core.zspace import ZRange, parse_range
 
 __all__ = [

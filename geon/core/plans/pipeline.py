@@ -19,7 +19,7 @@ placement or spec entry may name the pipeline's axis. ``stages`` lists, per virt
 ``Group`` scopes whose operations it runs (a scope matches itself and the scopes under it:
 ``layers.1`` holds ``layers.1/attn``, never ``layers.10``), or ``"balanced"``: the cost model cuts
 the document's top-level scopes, in run order, into ``p·v`` contiguous stages of the least
-largest time (:mod:`geon.core.costmodel.pipelined`).
+largest time (:mod:`geon.core.plans.cost.pipelined`).
 
 ``gpipe`` and ``1f1b`` take ``v = 1``; ``interleaved`` takes ``v >= 2`` and a number of
 microbatches that is a multiple of ``p`` (Megatron-LM's condition, Narayanan et al. 2021 §2.2;

@@ -40,7 +40,7 @@ websocket's ``shard`` op sends them as they are); :func:`shard` applies them. It
 parameters as JSON gives them and refuses any malformed one (a wrong type, a dim named twice in a
 ``grid`` or ``over``, a mesh axis used twice) as a :class:`~geon.core.errors.GeonError` naming
 the value and what is valid, so its callers catch nothing else. What a placed plan
-costs (bytes per device, transfers, memory) is :mod:`geon.core.cost`.
+costs (bytes per device, transfers, memory) is :mod:`geon.core.plans.cost.cells`.
 """
 
 from __future__ import annotations

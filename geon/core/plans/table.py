@@ -1,6 +1,6 @@
 """The placed shards of a document as columns (DESIGN.md §9, "Shard plans"): **the one reader of
-placed shards**, and **the rule of which regions move**. :mod:`geon.core.cost` (bytes, transfers,
-memory) and :mod:`geon.core.costmodel` (collectives, time, ledger) build on both.
+placed shards**, and **the rule of which regions move**. :mod:`geon.core.plans.cost.cells` (bytes,
+transfers, memory) and :mod:`geon.core.plans.cost` (collectives, time, ledger) build on both.
 
 >>> table = read_table(Graph())
 >>> table.ids, table.rows.cells.tolist()
@@ -9,8 +9,8 @@ memory) and :mod:`geon.core.costmodel` (collectives, time, ledger) build on both
 A device is ``(mesh id, coords)``. An Application counts when its ``Placement`` names a mesh that
 exists and coordinates that fit it, and its operation exists. An operation with no placed
 Application runs whole: replicated, one shard of its own selections per device of
-:func:`~geon.core.sharding.replica_devices` (or one unplaced shard, device ``-1``, when no mesh or
-several are used). Selections that are malformed, or whose rank is not their tensor's, are left
+:func:`~geon.core.plans.shards.replica_devices` (or one unplaced shard, device ``-1``, when no mesh
+or several are used). Selections that are malformed, or whose rank is not their tensor's, are left
 out (the checker reports them).
 
 A plan of a thousand operations has tens of thousands of selections and is costed on every
@@ -38,7 +38,7 @@ import numpy as np
 from geon.core.dtypes import DTYPE_BYTES
 from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION, IPF_INDEX, OPERATION, PLACEMENT, TENSOR, Graph, Node
-from geon.core.sharding import Mesh, replica_devices
+from geon.core.plans.shards import Mesh, replica_devices
 
 __all__ = [
     "Box",
@@ -184,7 +184,7 @@ class ShardTable:
     ranks: np.ndarray
     """Per tensor, its rank (-1 when its range is malformed)."""
     replicas: list[Device]
-    """Where an operation that runs whole runs (:func:`~geon.core.sharding.replica_devices`)."""
+    """Where an operation that runs whole runs (:func:`~geon.core.plans.shards.replica_devices`)."""
 
     @property
     def placed(self) -> np.ndarray:

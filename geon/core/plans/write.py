@@ -16,7 +16,7 @@ whose contracted axis it splits, and the restoration of those an earlier plan sp
 
 A plan with pipeline stages is written as one stage's plan (:meth:`Plan.stage_plan`: the mesh
 without the pipeline's axis); the stages and their schedule are the cost model's
-(:mod:`geon.core.costmodel.pipelined`), read from the plan.
+(:mod:`geon.core.plans.cost.pipelined`), read from the plan.
 
 A ``shard`` op's refusal is reported as ``edit op <n> (shard): <why>`` — the number of the op in
 that list, as the server's edit expansion numbers it — naming the axis mapping when the
@@ -36,7 +36,7 @@ from geon.core.plans.contract import contract_plan
 from geon.core.plans.inputs import input_ops
 from geon.core.plans.mapping import PlanSplits, plan_splits
 from geon.core.plans.model import Plan, PlanError, read_plan
-from geon.core.sharding import shard_edits
+from geon.core.plans.shards import shard_edits
 
 __all__ = ["apply_plan", "default_mesh_id", "plan_ops"]
 

@@ -1,16 +1,16 @@
 """Plan against plan on a graph (issue 18, "Diffs"; docs/reviews.md "Plan diff"): both plans
 written into the graph's current document, as they would be generated (nothing is stored), and
-compared under one shipped hardware profile by :func:`geon.core.plan_diff.plan_diff`. The REST
+compared under one shipped hardware profile by :func:`geon.core.plans.diff.plan_diff`. The REST
 diff is bounded as a plan's cost is (:func:`requested_diff`, :mod:`.plan_jobs`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from geon.core.costmodel import load_profile
 from geon.core.errors import GeonError, quote
 from geon.core.graph import Graph as Document
-from geon.core.plan_diff import plan_diff
+from geon.core.plans.cost import load_profile
+from geon.core.plans.diff import plan_diff
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.documents import live_document
 from geon.graphs.services.plan_jobs import (

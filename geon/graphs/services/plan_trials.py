@@ -20,16 +20,16 @@ from typing import Any
 from django.conf import settings
 
 from geon.core.collector import collector_paused
-from geon.core.costmodel import load_profile, shipped_profiles
-from geon.core.costmodel.collectives import collectives_by_profile
-from geon.core.costmodel.placed import read_placed
 from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION, OPERATION
 from geon.core.graph import Graph as Document
 from geon.core.limits import MAX_PIECES
 from geon.core.nodes import MESH
-from geon.core.plan_diff import named_collective
 from geon.core.plans import Plan, apply_plan, plan_splits, read_plan
+from geon.core.plans.cost import load_profile, shipped_profiles
+from geon.core.plans.cost.collectives import collectives_by_profile
+from geon.core.plans.cost.placed import read_placed
+from geon.core.plans.diff import named_collective
 from geon.core.plans.model import ShardSpec
 from geon.graphs.edits import EditRefused
 from geon.graphs.models import ShardPlan

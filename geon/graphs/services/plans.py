@@ -15,14 +15,14 @@ from django.db import transaction
 
 from geon.accounts.models import Role
 from geon.celery import app
-from geon.core.cost import device_memory, transfer_bytes
-from geon.core.costmodel import DEFAULT_PROFILE, cost_report, load_profile, shipped_profiles
 from geon.core.errors import GeonError, quote
 from geon.core.graph import APPLICATION
 from geon.core.graph import Graph as Document
-from geon.core.plan_diff import named_collective
 from geon.core.plans import plan_ops, plan_splits
-from geon.core.shard_table import read_table
+from geon.core.plans.cost import DEFAULT_PROFILE, cost_report, load_profile, shipped_profiles
+from geon.core.plans.cost.cells import device_memory, transfer_bytes
+from geon.core.plans.diff import named_collective
+from geon.core.plans.table import read_table
 from geon.graphs.edits import EditRefused
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services.access import GraphNotFound, User, check_can
@@ -200,10 +200,10 @@ def check_profile(profile: str | None) -> str:
 
 def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict[str, Any]:
     """The cost model of a plan as generated on the current document (nothing is stored):
-    bytes per device and the bytes that move between devices (:mod:`geon.core.cost`), and under
-    a shipped hardware profile (:data:`DEFAULT_PROFILE` for None) its collectives, time interval,
-    per-device ledger and memory summary (:func:`geon.core.costmodel.cost_report`; the report's
-    ``devices`` are ``ledger`` here). A profile that is not shipped is a :class:`GeonError`
+    bytes per device and the bytes that move between devices (:mod:`geon.core.plans.cost.cells`),
+    and under a shipped hardware profile (:data:`DEFAULT_PROFILE` for None) its collectives, time
+    interval, per-device ledger and memory summary (:func:`geon.core.plans.cost.cost_report`; the
+    report's ``devices`` are ``ledger`` here). A profile that is not shipped is a :class:`GeonError`
     naming the shipped ones (no file is read on a request). Whole and unbounded: the REST cost
     is :func:`requested_cost`."""
     name = check_profile(profile)

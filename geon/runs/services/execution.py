@@ -114,12 +114,12 @@ def compared_collectives(
     document: dict[str, Any], result: execute.RunResult
 ) -> list[dict[str, Any]]:
     """The collectives the cost model predicts for ``document``
-    (:func:`geon.core.costmodel.infer_collectives`) beside the bytes the sharded run measured
+    (:func:`geon.core.plans.cost.infer_collectives`) beside the bytes the sharded run measured
     on the same edge (:func:`geon.execute.runner.measure_moves`, the measure of the kind's
     payload; 0 where nothing moved there); ``[]`` for a logical run."""
     if not result.sharded or result.measured is None:
         return []
-    from geon.core.costmodel import infer_collectives, load_profile, read_placed
+    from geon.core.plans.cost import infer_collectives, load_profile, read_placed
 
     graph = Document.from_json(document)
     out = []

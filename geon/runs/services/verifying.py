@@ -115,7 +115,7 @@ def verify_answer(graph: Graph, version: int, *, queue: bool) -> tuple[int, dict
 
 def do_verify(graph_id: str, version: int) -> None:
     """Compile a version's plan with XLA in the worker and cache the report (or the refusal)."""
-    from geon.core.costmodel import load_profile
+    from geon.core.plans.cost import load_profile
     from geon.interop.jax_engine import force_host_devices
     from geon.interop.verify import verify
 

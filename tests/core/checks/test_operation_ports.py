@@ -24,7 +24,7 @@ from geon.core.graph import (
     TENSOR_AXES,
     Graph,
 )
-from geon.core.sharding import shard
+from geon.core.plans.shards import shard
 from geon.execute import compile_run, run
 
 GRAPH_ID = "00000000-0000-4000-8000-000000000000"

@@ -10,9 +10,9 @@ from typing import Any
 import pytest
 
 from geon import core as gc
-from geon.core.costmodel import infer_collectives, parse_profile, read_placed
 from geon.core.graph import OPERATION, Graph
 from geon.core.plans import apply_plan
+from geon.core.plans.cost import infer_collectives, parse_profile, read_placed
 
 PROFILE = parse_profile(
     {

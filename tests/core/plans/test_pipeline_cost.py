@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from geon.cli import main
-from geon.core.costmodel import cost_report, load_profile
-from geon.core.costmodel.schedules import simulate, stage_orders
 from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION
 from geon.core.plans import PlanError, apply_plan, read_plan
+from geon.core.plans.cost import cost_report, load_profile
+from geon.core.plans.cost.schedules import simulate, stage_orders
 from tests.core.plans.pipeline_docs import chain
 
 PROFILE = load_profile("h100-sxm-8")

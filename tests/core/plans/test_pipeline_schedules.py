@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from torch.distributed.pipelining import schedules as torch_schedules
 
-from geon.core.costmodel.schedules import in_flight, simulate, stage_orders
+from geon.core.plans.cost.schedules import in_flight, simulate, stage_orders
 
 
 def _torch_order(schedule: str, p: int, m: int, v: int) -> list[list[tuple[str, Any, Any]]]:

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from geon.cli import main
-from geon.core.costmodel import load_profile, parse_profile
-from geon.core.costmodel.search import search_plans
 from geon.core.graph import Graph
+from geon.core.plans.cost import load_profile, parse_profile
+from geon.core.plans.cost.search import search_plans
 from geon.examples.transformer import transformer_block
 from tests.core.plans.pipeline_docs import chain
 

@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from geon import core as gc
-from geon.core.costmodel import cost_report, load_profile
 from geon.core.graph import IPF_SIGNATURE, MESH, OPERATION, PLACEMENT, Graph
 from geon.core.plans import PlanError, apply_plan, plan_splits, read_plan, shard_op_edits
 from geon.core.plans.contract import CONTRACTED_SPLIT, contract_ops, restore_ops
+from geon.core.plans.cost import cost_report, load_profile
 from geon.execute import run
 
 REDUCTIONS = ["sum", "prod", "max", "min", "mean"]

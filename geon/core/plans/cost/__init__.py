@@ -3,13 +3,13 @@
 timed by the ring formulas of :mod:`.formulas`), time per application, device and plan
 (:mod:`.timing`), the memory ledger per device (:mod:`.ledger`), all read from the document once
 (:mod:`.placed`) and reported as one JSON object (:mod:`.report`, what ``geon cost`` prints).
-:mod:`geon.core.cost` keeps the byte counts per device and the point-to-point transfers.
+:mod:`geon.core.plans.cost.cells` keeps the byte counts per device and the point-to-point transfers.
 """
 
-from geon.core.costmodel.collectives import Collective, infer_collectives
-from geon.core.costmodel.formulas import KINDS, Kind, collective_seconds
-from geon.core.costmodel.placed import read_placed
-from geon.core.costmodel.profiles import (
+from geon.core.plans.cost.collectives import Collective, infer_collectives
+from geon.core.plans.cost.formulas import KINDS, Kind, collective_seconds
+from geon.core.plans.cost.placed import read_placed
+from geon.core.plans.cost.profiles import (
     DEFAULT_PROFILE,
     Link,
     Profile,
@@ -17,7 +17,7 @@ from geon.core.costmodel.profiles import (
     parse_profile,
     shipped_profiles,
 )
-from geon.core.costmodel.report import cost_report
+from geon.core.plans.cost.report import cost_report
 
 __all__ = [
     "DEFAULT_PROFILE",

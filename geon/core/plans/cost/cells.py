@@ -5,18 +5,18 @@ writes, the bytes that move between devices, and the memory each device holds.
 ([], {})
 
 A device is ``(mesh id, coords)``, where placed Applications (those with a ``Placement`` tag,
-written by :func:`geon.core.sharding.shard`) run.
+written by :func:`geon.core.plans.shards.shard`) run.
 
-The shards are :func:`geon.core.shard_table.read_table`'s (the one reader of placed shards);
+The shards are :func:`geon.core.plans.table.read_table`'s (the one reader of placed shards);
 each rule here takes the table when its caller has read it already.
 
 - :func:`device_bytes`: per device, the bytes its Applications read (``inputs``) and write
   (``outputs``).
-- :func:`transfers`: :func:`geon.core.shard_table.regions_that_move` (the rule of which
-  regions move, also what :mod:`geon.core.costmodel.collectives` classifies) over the placed
+- :func:`transfers`: :func:`geon.core.plans.table.regions_that_move` (the rule of which
+  regions move, also what :mod:`geon.core.plans.cost.collectives` classifies) over the placed
   shards: per edge, the bytes that must move. An
   operation a placed document leaves whole runs replicated on every device of its mesh
-  (:func:`~geon.core.sharding.replica_devices`). Graph inputs have no producing device here
+  (:func:`~geon.core.plans.shards.replica_devices`). Graph inputs have no producing device here
   and move nothing (the cost model counts the inputs a plan placed).
   Two consumers on one device that read the same region each count it (a runtime may share it).
   :func:`transfer_bytes` sums them per (source, target) pair.
@@ -43,7 +43,7 @@ from geon.core.checks.structure import ipf_from_json
 from geon.core.collector import collector_paused
 from geon.core.errors import GeonError
 from geon.core.graph import IPF_INDEX, IPF_SIGNATURE, TENSOR, Graph, Node
-from geon.core.shard_table import (
+from geon.core.plans.table import (
     Box,
     Device,
     ShardTable,
@@ -248,7 +248,7 @@ class DeviceMemory:
 
 def device_bytes(graph: Graph, table: ShardTable | None = None) -> dict[Device, dict[str, int]]:
     """Bytes read (``inputs``) and written (``outputs``) per device by placed Applications
-    (``table``: the document's :func:`~geon.core.shard_table.read_table`, when already read).
+    (``table``: the document's :func:`~geon.core.plans.table.read_table`, when already read).
 
     Keys are ``(mesh id, coords)``; tensors of unknown dtype count 0 bytes per element.
     """
@@ -273,8 +273,8 @@ def _used_devices(table: ShardTable) -> list[int]:
 @collector_paused()
 def transfers(graph: Graph, table: ShardTable | None = None) -> list[Transfer]:
     """Every region a placed consumer shard reads that placed shards on other devices wrote and
-    its own device did not (:func:`geon.core.shard_table.regions_that_move`), in document order
-    of the consumers (``table``: the document's :func:`~geon.core.shard_table.read_table`, when
+    its own device did not (:func:`geon.core.plans.table.regions_that_move`), in document order
+    of the consumers (``table``: the document's :func:`~geon.core.plans.table.read_table`, when
     already read).
 
     >>> transfers(Graph())
@@ -319,7 +319,7 @@ def transfer_bytes(
 @collector_paused()
 def device_memory(graph: Graph, table: ShardTable | None = None) -> dict[Device, DeviceMemory]:
     """Per device, the bytes of inputs, outputs and temporaries (see the module docstring;
-    ``table``: the document's :func:`~geon.core.shard_table.read_table`, when already read)."""
+    ``table``: the document's :func:`~geon.core.plans.table.read_table`, when already read)."""
     table = read_table(graph) if table is None else table
     rows = table.rows
     device = table.device[rows.shard]

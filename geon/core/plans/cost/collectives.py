@@ -2,7 +2,7 @@
 
 An **edge** is a tensor written by the placed Applications of one operation (the producer) and
 read by the placed Applications of another (the consumer). The regions that move are
-:func:`geon.core.cost.regions_that_move`'s (a region read that the consumer's device did not
+:func:`geon.core.plans.table.regions_that_move`'s (a region read that the consumer's device did not
 write, intersected with each producer shard's region written on another device). What moves is
 classified from the regions and mesh coordinates of both sides. A mesh axis *carries* a tensor
 dim on one side when that dim's extent is a function of the coordinate on the mesh axis taking
@@ -51,13 +51,13 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.costmodel.formulas import Kind, collective_seconds, slowest_link
-from geon.core.costmodel.placed import PlacedDocument, boxes_union_size
-from geon.core.costmodel.profiles import Link, Profile
 from geon.core.graph import IPF_SIGNATURE
 from geon.core.ops import REDUCTIONS
-from geon.core.shard_table import Box, Device, Writes, box_size, group_keys, regions_that_move
-from geon.core.sharding import Mesh
+from geon.core.plans.cost.formulas import Kind, collective_seconds, slowest_link
+from geon.core.plans.cost.placed import PlacedDocument, boxes_union_size
+from geon.core.plans.cost.profiles import Link, Profile
+from geon.core.plans.shards import Mesh
+from geon.core.plans.table import Box, Device, Writes, box_size, group_keys, regions_that_move
 
 __all__ = ["Collective", "collectives_by_profile", "infer_collectives"]
 
@@ -146,7 +146,7 @@ def _entries(matrix: np.ndarray, devices: list[Device], first: int = 1) -> list[
 
 
 def _edges(doc: PlacedDocument) -> list[_Edge]:
-    """The edges that move data (:func:`geon.core.shard_table.regions_that_move`), in order of
+    """The edges that move data (:func:`geon.core.plans.table.regions_that_move`), in order of
     the consumers' first shard that reads across devices."""
     table = doc.table
     rows = table.rows

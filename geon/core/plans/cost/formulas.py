@@ -19,8 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Literal, get_args
 
-from geon.core.costmodel.profiles import Link
 from geon.core.errors import GeonError, quote
+from geon.core.plans.cost.profiles import Link
 
 __all__ = ["KINDS", "Kind", "collective_seconds", "slowest_link"]
 

@@ -42,10 +42,10 @@ from typing import Any
 import numpy as np
 
 from geon.core.constants import CONSTANT
-from geon.core.cost import Resident, cells_only_read, resident
-from geon.core.costmodel.placed import PlacedDocument
 from geon.core.nodes import Node, selected_tensor_ids
-from geon.core.shard_table import Device, group_keys
+from geon.core.plans.cost.cells import Resident, cells_only_read, resident
+from geon.core.plans.cost.placed import PlacedDocument
+from geon.core.plans.table import Device, group_keys
 from geon.core.variables import is_variable
 
 __all__ = [

@@ -10,19 +10,19 @@ scopes (``layers.0``, ``layers.1``, …, in run order) into ``p·v`` contiguous 
 largest stage's seconds are the least (an exact linear partition).
 
 **Time.** A stage's forward seconds per microbatch are the sum over its forward operations of
-``C(o) + M(o)`` (:func:`~geon.core.costmodel.timing.operation_seconds` and the collectives it
+``C(o) + M(o)`` (:func:`~geon.core.plans.cost.timing.operation_seconds` and the collectives it
 consumes) divided by ``m`` (a microbatch is ``1/m`` of the batch), likewise its backward; the
 optimizer's update runs once per step after the device's last backward. A tensor a stage writes
 and a later stage reads is one ``send`` collective per microbatch on the pipeline axis's link
 (``latency + bytes/bandwidth``, the bytes one device holds of it over ``m``), and its gradient
-one back in a training step. :func:`geon.core.costmodel.schedules.simulate` places the actions:
+one back in a training step. :func:`geon.core.plans.cost.schedules.simulate` places the actions:
 ``time.upper`` is that step (with ``C(o) + M(o)``), ``time.lower`` the same with every collective
 inside a stage overlapped (``C(o)`` alone; the sends still wait). The step includes the bubble.
 
 **Memory** per device of stage coordinate ``r``: the stage plan's ledger, ``parameters``,
 ``gradients`` and ``optimizer`` times the share of the parameter bytes its stages read,
 ``temporaries`` and ``communication`` times its share of the compute, and ``activations`` the
-activations in flight under the schedule (:func:`~geon.core.costmodel.schedules.in_flight`)
+activations in flight under the schedule (:func:`~geon.core.plans.cost.schedules.in_flight`)
 times one microbatch's: the tensors its forward writes that are kept for the backward (in a
 forward step, all it writes, one microbatch at a time).
 """
@@ -33,17 +33,17 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.costmodel.collectives import Collective
-from geon.core.costmodel.formulas import collective_seconds
-from geon.core.costmodel.ledger import _ACTIVATIONS, _PARAMETERS, DeviceMemory, _role, tensor_kinds
-from geon.core.costmodel.placed import PlacedDocument
-from geon.core.costmodel.profiles import Profile
-from geon.core.costmodel.schedules import Grid, in_flight, simulate, stage_orders
-from geon.core.costmodel.timing import AllWork, DeviceTime, operation_seconds
 from geon.core.errors import GeonError, quote
 from geon.core.nodes import Node, selected_tensor_ids
+from geon.core.plans.cost.collectives import Collective
+from geon.core.plans.cost.formulas import collective_seconds
+from geon.core.plans.cost.ledger import _ACTIVATIONS, _PARAMETERS, DeviceMemory, _role, tensor_kinds
+from geon.core.plans.cost.placed import PlacedDocument
+from geon.core.plans.cost.profiles import Profile
+from geon.core.plans.cost.schedules import Grid, in_flight, simulate, stage_orders
+from geon.core.plans.cost.timing import AllWork, DeviceTime, operation_seconds
 from geon.core.plans.pipeline import Pipeline, scope_matches
-from geon.core.shard_table import Device
+from geon.core.plans.table import Device
 from geon.core.zspace import parse_range
 
 __all__ = ["operation_stages", "pipeline_report"]

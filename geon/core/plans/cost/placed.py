@@ -1,5 +1,5 @@
 """A placed document read once for the cost model (DESIGN.md §9): its shards as columns
-(:class:`~geon.core.shard_table.ShardTable`: device, index box, regions read and written), its
+(:class:`~geon.core.plans.table.ShardTable`: device, index box, regions read and written), its
 operations in run order, its meshes, and the regions of the graph inputs a plan placed.
 
 >>> doc = read_placed(Graph())
@@ -7,10 +7,10 @@ operations in run order, its meshes, and the regions of the graph inputs a plan 
 ([], [], {})
 
 Boxes (regions as ``(start, end)`` tuples), devices (``(mesh id, coords)``) and the shards
-themselves are :mod:`geon.core.shard_table`'s (:func:`~geon.core.shard_table.read_table`, the
+themselves are :mod:`geon.core.plans.table`'s (:func:`~geon.core.plans.table.read_table`, the
 one reader of placed shards): an Application counts when its ``Placement`` names a mesh and
 coordinates; an operation with no placed Application runs whole, replicated: one shard of its own
-selections on every device of the plan's mesh (:func:`geon.core.sharding.replica_devices`; one
+selections on every device of the plan's mesh (:func:`geon.core.plans.shards.replica_devices`; one
 unplaced shard, device ``-1``, when no mesh or several are used). Malformed selections (and
 those whose rank is not their tensor's), placements and meshes are left out (the checker
 reports them).
@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from geon.core.cost import boxes_union_size
 from geon.core.graph import Graph
 from geon.core.nodes import Node
 from geon.core.order import run_order
-from geon.core.plans import held_regions
-from geon.core.shard_table import Box, ShardTable, placement_device, read_table
-from geon.core.sharding import Mesh
+from geon.core.plans.cost.cells import boxes_union_size
+from geon.core.plans.inputs import held_regions
+from geon.core.plans.shards import Mesh
+from geon.core.plans.table import Box, ShardTable, placement_device, read_table
 
 __all__ = ["PlacedDocument", "boxes_union_size", "read_placed"]
 
@@ -70,7 +70,7 @@ class PlacedDocument:
 
 def read_placed(graph: Graph, table: ShardTable | None = None) -> PlacedDocument:
     """The placed document of ``graph`` (see the module docstring): its shards as
-    :func:`geon.core.shard_table.read_table` reads them (``table``, when already read), with
+    :func:`geon.core.plans.table.read_table` reads them (``table``, when already read), with
     the placed graph inputs, the meshes and the run order."""
     table = read_table(graph) if table is None else table
     doc = PlacedDocument(graph, table)

@@ -213,7 +213,7 @@ def shipped_profiles() -> tuple[str, ...]:
 def _shipped() -> dict[str, Profile]:
     """The shipped profiles by name, read and checked once per process (package data does not
     change while it runs)."""
-    folder = resources.files("geon.core.costmodel").joinpath("profiles")
+    folder = resources.files("geon.core.plans.cost").joinpath("profiles")
     found = {}
     for path in sorted(folder.iterdir(), key=lambda p: p.name):
         if path.name.endswith(".json"):

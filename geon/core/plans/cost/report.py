@@ -2,18 +2,18 @@
 ``{"profile", "collectives", "devices", "time", "memory"}``.
 
 >>> from geon.core.graph import Graph
->>> from geon.core.costmodel.profiles import load_profile
+>>> from geon.core.plans.cost.profiles import load_profile
 >>> report = cost_report(Graph(), load_profile("cpu-host"))
 >>> report["collectives"], report["devices"], report["time"]
 ([], [], {'lower': 0.0, 'upper': 0.0})
 
-- ``collectives``: :mod:`geon.core.costmodel.collectives`, one per edge that moves data (with
+- ``collectives``: :mod:`geon.core.plans.cost.collectives`, one per edge that moves data (with
   ``groups`` and ``bytesPerDevice``, XLA's per-device buffer, beside ``bytes``);
 - ``devices``: per device of every mesh used (idle ones too), ``{"mesh", "coords", "flops",
   "computeSeconds", "commSeconds", "peakBytes", "memory": {parameters, gradients, optimizer,
-  activations, temporaries, communication}, "overBudget"}`` (:mod:`~geon.core.costmodel.timing`,
-  :mod:`~geon.core.costmodel.ledger`);
-- ``time``: ``{"lower", "upper"}`` seconds (:func:`~geon.core.costmodel.timing.time_interval`);
+  activations, temporaries, communication}, "overBudget"}`` (:mod:`~geon.core.plans.cost.timing`,
+  :mod:`~geon.core.plans.cost.ledger`);
+- ``time``: ``{"lower", "upper"}`` seconds (:func:`~geon.core.plans.cost.timing.time_interval`);
 - ``memory``: ``{"capacity", "imbalancePercent", "overBudget"}``: the profile's capacity per
   device, the peaks' imbalance, and whether any device's peak is over the capacity.
 """
@@ -23,15 +23,15 @@ from __future__ import annotations
 from typing import Any
 
 from geon.core.collector import collector_paused
-from geon.core.costmodel.collectives import infer_collectives
-from geon.core.costmodel.ledger import imbalance_percent, memory_ledger
-from geon.core.costmodel.pipelined import pipeline_report
-from geon.core.costmodel.placed import read_placed
-from geon.core.costmodel.profiles import Profile
-from geon.core.costmodel.timing import all_work, device_times, time_interval
 from geon.core.graph import Graph
-from geon.core.plans import Plan
-from geon.core.shard_table import ShardTable
+from geon.core.plans.cost.collectives import infer_collectives
+from geon.core.plans.cost.ledger import imbalance_percent, memory_ledger
+from geon.core.plans.cost.pipelined import pipeline_report
+from geon.core.plans.cost.placed import read_placed
+from geon.core.plans.cost.profiles import Profile
+from geon.core.plans.cost.timing import all_work, device_times, time_interval
+from geon.core.plans.model import Plan
+from geon.core.plans.table import ShardTable
 
 __all__ = ["cost_report"]
 
@@ -41,7 +41,7 @@ def cost_report(
     graph: Graph, profile: Profile, table: ShardTable | None = None, *, plan: Plan | None = None
 ) -> dict[str, Any]:
     """The cost of ``graph``'s placed plan under ``profile`` (see the module docstring; ``table``:
-    the document's :func:`~geon.core.shard_table.read_table`, when already read); the cyclic
+    the document's :func:`~geon.core.plans.table.read_table`, when already read); the cyclic
     collector is paused meanwhile (:mod:`geon.core.collector`). With the ``plan`` written into
     ``graph`` and pipeline stages in it, the pipelined step (:mod:`.pipelined`): ``devices`` are
     the whole mesh's, ``collectives`` gain the ``send`` of each microbatch between stages,

@@ -19,7 +19,7 @@ candidate is a pipeline (``1f1b``, ``stages: "balanced"``, ``4·p`` microbatches
 document refuses (an operation split twice
 over one mesh axis) is skipped.
 
-**Ranking.** Each is costed (:func:`~geon.core.costmodel.report.cost_report`); it ``fits`` when
+**Ranking.** Each is costed (:func:`~geon.core.plans.cost.report.cost_report`); it ``fits`` when
 no device's peak is over the profile's memory. The candidates are sorted fitting first, then by
 step time (``time.upper``, the no-overlap end: a plan is not credited with overlap it may not
 get), then by fewer mapped axes; ``best`` is the first when it fits, else ``None``: what does
@@ -39,11 +39,13 @@ import time
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from geon.core.costmodel.profiles import Profile
-from geon.core.costmodel.report import cost_report
 from geon.core.errors import GeonError
 from geon.core.graph import INDEX_AXES, OPERATION, Graph
-from geon.core.plans import apply_plan, graph_inputs, read_plan
+from geon.core.plans.cost.profiles import Profile
+from geon.core.plans.cost.report import cost_report
+from geon.core.plans.inputs import graph_inputs
+from geon.core.plans.model import read_plan
+from geon.core.plans.write import apply_plan
 
 __all__ = ["BEAM", "MAX_CANDIDATES", "SHARDED_INPUTS", "relevant_axes", "search_plans"]
 

@@ -36,12 +36,12 @@ from typing import NamedTuple
 
 import numpy as np
 
-from geon.core.costmodel.collectives import Collective
-from geon.core.costmodel.placed import PlacedDocument
-from geon.core.costmodel.profiles import Profile
 from geon.core.graph import IPF_SIGNATURE
 from geon.core.ops import REDUCTIONS, VIEWS
-from geon.core.shard_table import Device, box_size, group_keys
+from geon.core.plans.cost.collectives import Collective
+from geon.core.plans.cost.placed import PlacedDocument
+from geon.core.plans.cost.profiles import Profile
+from geon.core.plans.table import Device, box_size, group_keys
 
 __all__ = [
     "CONTRACTIONS",
