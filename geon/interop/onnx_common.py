@@ -11,53 +11,50 @@ from typing import Any, NoReturn
 
 from geon.core.builder import functions as F
 from geon.core.errors import GeonError
+from geon.core.ops import CATALOGUE, Kernel
 
 MAX_NODES = 200_000
 
-UNARY = {
-    "Relu": "op:relu",
-    "Sigmoid": "op:sigmoid",
-    "Tanh": "op:tanh",
-    "Exp": "op:exp",
-    "Log": "op:log",
-    "Sqrt": "op:sqrt",
-    "Neg": "op:negative",
-    "Abs": "op:abs",
-}
-BINARY = {"Sub": F.subtract, "Div": F.divide, "Pow": F.power}
-NARY = {"Add": F.add, "Mul": F.multiply, "Max": F.maximum, "Min": F.minimum, "Sum": F.add}
-REDUCE = {
-    "ReduceSum": F.sum,
-    "ReduceMean": F.mean,
-    "ReduceMax": F.max,
-    "ReduceMin": F.min,
-    "ReduceProd": F.prod,
-}
-OTHER = {
-    "Einsum",
-    "Reshape",
-    "Squeeze",
-    "Unsqueeze",
-    "Gather",
-    "Erf",
-    "MatMul",
-    "Gemm",
-    "Transpose",
-    "Softmax",
-    "LayerNormalization",
-    "Gelu",
-    "Identity",
-    "Constant",
-    "Flatten",
-    *("Conv", "MaxPool", "AveragePool"),  # WINDOWED
-}
-WINDOWED = ("Conv", "MaxPool", "AveragePool")
+
+def _mapped(families: tuple[str, ...]) -> dict[str, Kernel]:
+    """The ONNX operators (and aliases) of the catalogue's kernels of ``families``, each with its
+    kernel: the import side of the kernel table (:mod:`geon.core.ops.catalogue`)."""
+    out: dict[str, Kernel] = {}
+    for k in CATALOGUE.values():
+        if k.family in families and k.onnx is not None:
+            for op in (k.onnx, *k.onnx_aliases):
+                out[op] = k
+    return out
+
+
+UNARY = {op: k.name for op, k in _mapped(("unary",)).items() if not k.params}
+"""ONNX operator -> unary kernel, for the kernels without params (Gelu's ``approximate`` is
+read by its own branch of :func:`geon.interop.onnx_ops.emit`)."""
+BINARY = {op: getattr(F, k.name.removeprefix("op:")) for op, k in _mapped(("binary",)).items()}
+"""ONNX operator -> builder function of a binary kernel."""
+NARY = {op: getattr(F, k.name.removeprefix("op:")) for op, k in _mapped(("nary",)).items()}
+"""ONNX operator -> builder function of an n-ary kernel (``Sum`` is ``add``'s alias)."""
+REDUCE = {op: getattr(F, k.name.removeprefix("op:")) for op, k in _mapped(("reduction",)).items()}
+"""ONNX operator -> builder function of a reduction kernel."""
+KERNEL_OPS = frozenset(_mapped(tuple({k.family for k in CATALOGUE.values()})))
+"""Every ONNX operator the kernel table maps to one kernel."""
+STRUCTURAL = frozenset({
+    "Reshape", "Flatten", "Squeeze", "Unsqueeze", "MatMul", "Gemm", "Identity", "Constant",
+    "Erf", "Split", "BatchNormalization",
+})  # fmt: skip
+"""ONNX operators the importer maps to a few kernels, or to none (no kernel is one of them):
+reshapes become views, MatMul and Gemm a ``dot`` (or ``multiply`` + ``sum``) with scalars,
+``Erf`` only inside a GELU, ``Split`` slices, ``BatchNormalization`` its arithmetic."""
+
+WINDOWED = tuple(k.onnx for k in CATALOGUE.values() if k.family in ("conv", "pool") and k.onnx)
 """2-D NCHW operators mapped to ``op:conv2d``, ``op:max_pool2d``, ``op:avg_pool2d``."""
 LAYERED: tuple[str, ...] = ("Concat", "Split", "Where", "BatchNormalization")
 """Operators whose unification and emission live in :mod:`geon.interop.onnx_layers`."""
+OTHER = (KERNEL_OPS | STRUCTURAL) - {*UNARY, *BINARY, *NARY, *REDUCE, *LAYERED}
+"""The mapped operators with a branch of their own in :mod:`geon.interop.onnx_ops`."""
 MULTI_OUTPUT = ("LayerNormalization", "Split")
 """Operators whose outputs after the first the importer maps (the others are refused if used)."""
-SUPPORTED = frozenset({*UNARY, *BINARY, *NARY, *REDUCE, *OTHER, *LAYERED})
+SUPPORTED = KERNEL_OPS | STRUCTURAL
 """ONNX operator types (default domain) the importer maps."""
 SHAPE_OPS = frozenset({
     "Shape", "Size", "Cast", "CastLike", "Slice", "ConstantOfShape", "Expand", "Range", "Tile",

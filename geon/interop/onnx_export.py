@@ -18,12 +18,14 @@ ones, ``y`` and the condition cast where their types differ from what ONNX needs
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
 from geon.core.graph import Graph
 from geon.core.nodes import shown_text
+from geon.core.ops import CATALOGUE
 from geon.interop.program import (
     MALFORMED,
     ExportError,
@@ -41,13 +43,6 @@ from geon.interop.program import (
 OPSET = 18
 ELEM = {"float32": 1, "uint8": 2, "int8": 3, "int16": 5, "int32": 6, "int64": 7, "boolean": 9,
         "float16": 10, "float64": 11, "complex64": 14, "complex128": 15}  # fmt: skip
-NARY = {"op:add": "Add", "op:multiply": "Mul", "op:maximum": "Max", "op:minimum": "Min",
-        "op:subtract": "Sub", "op:divide": "Div", "op:power": "Pow"}  # fmt: skip
-UNARY = {"op:negative": "Neg", "op:abs": "Abs", "op:exp": "Exp", "op:log": "Log",
-         "op:sqrt": "Sqrt", "op:tanh": "Tanh", "op:sigmoid": "Sigmoid",
-         "op:relu": "Relu"}  # fmt: skip
-REDUCE = {"op:sum": "ReduceSum", "op:prod": "ReduceProd", "op:max": "ReduceMax",
-          "op:min": "ReduceMin", "op:mean": "ReduceMean"}  # fmt: skip
 
 
 class _Writer:
@@ -119,92 +114,133 @@ def _np(dtype: str) -> str:
 
 
 def _emit(w: _Writer, op: Op) -> None:
+    """Write ``op`` with the writer its kernel's entry names (``onnx_writer``)."""
     r = op.result
-    out = w.p_name(r)
-    k = op.kernel
+    k = CATALOGUE.get(op.kernel)
+    writer = WRITERS.get(k.onnx_writer) if k is not None else None
+    if writer is None:
+        raise ExportError(f"operation {op.named} ({op.kernel}) has no ONNX form here")
     ins = [t for ts in op.inputs.values() for t in ts]
-    x = ins[0] if ins else None
-    if k in NARY:
-        names = [w.align(t, r.axes) for t in ins]
-        acc = names[0]
-        for i, nm in enumerate(names[1:]):
-            acc = w.node(NARY[k], [acc, nm], out if i == len(names) - 2 else None)
-        if len(names) == 1:
-            w.node("Identity", [acc], out)
-    elif x is None:
-        raise ExportError(f"operation {op.named} ({k}) has no operand")
-    elif k in UNARY:
-        w.node(UNARY[k], [w.p_name(x)], out)
-    elif k == "op:square":
-        w.node("Mul", [w.p_name(x), w.p_name(x)], out)
-    elif k == "op:gelu":
-        xn = w.p_name(x)
-        if op.params.get("approximate") == "tanh":
-            cube = w.node("Mul", [w.node("Mul", [xn, xn]), xn])
-            inner = w.node("Add", [xn, w.node("Mul", [cube, w.scalar(0.044715, x)])])
-            th = w.node("Tanh", [w.node("Mul", [inner, w.scalar(np.sqrt(2 / np.pi), x)])])
-        else:
-            th = w.node("Erf", [w.node("Div", [xn, w.scalar(np.sqrt(2.0), x)])])
-        one = w.node("Add", [th, w.scalar(1.0, x)])
-        w.node("Mul", [w.node("Mul", [xn, one]), w.scalar(0.5, x)], out)
-    elif k == "op:dot":
-        xs, ys = op.inputs["x"][0], op.inputs["y"][0]
-        w.node("Einsum", [w.p_name(xs), w.p_name(ys)], out, equation=einsum_of(w.p, op))
-    elif k in REDUCE:
-        red = reduced(op)
-        kept = [a for a in x.axes if a not in red]
-        axes = w.const([x.axes.index(a) for a in red])
-        tmp = w.node(REDUCE[k], [w.p_name(x), axes], keepdims=0)
-        w.node("Identity", [w.align(Tensor("", tmp, tmp, r.dtype, kept, r.shape), r.axes)], out)
-    elif k == "op:softmax":
-        axes = w.const([x.axes.index(a) for a in reduced(op)])
-        xn = w.p_name(x)
-        e = w.node("Exp", [w.node("Sub", [xn, w.node("ReduceMax", [xn, axes], keepdims=1)])])
-        w.node("Div", [e, w.node("ReduceSum", [e, axes], keepdims=1)], out)
-    elif k == "op:layer_norm":
-        axes = w.const([x.axes.index(a) for a in reduced(op)])
-        xn = w.p_name(x)
-        d = w.node("Sub", [xn, w.node("ReduceMean", [xn, axes], keepdims=1)])
-        var = w.node("ReduceMean", [w.node("Mul", [d, d]), axes], keepdims=1)
-        eps = w.scalar(float(op.params.get("epsilon", 1e-5)), x)
-        y = w.node("Div", [d, w.node("Sqrt", [w.node("Add", [var, eps])])])
-        for key, onnx_op in (("scale", "Mul"), ("bias", "Add")):
-            for t in op.inputs.get(key, []):
-                y = w.node(onnx_op, [y, w.align(t, x.axes)])
-        w.node("Identity", [y], out)
-    elif k in ("op:cast_axes", "op:flatten", "op:unflatten"):
-        w.node("Reshape", [w.p_name(x), w.const(r.shape)], out)
-    elif k == "op:transpose":
-        w.node("Transpose", [w.p_name(x)], out, perm=list(reversed(range(len(x.axes)))))
-    elif k == "op:dimshuffle":
-        w.node("Identity", [w.align(x, r.axes)], out)
-    elif k == "op:broadcast":
-        w.node("Expand", [w.align(x, r.axes), w.const(r.shape)], out)
-    elif k == "op:slice":
-        _slice(w, op, x, out)
-    elif k in ("op:conv2d", "op:max_pool2d", "op:avg_pool2d"):
-        _windowed(w, op, x, out)
-    elif k == "op:concat":
-        dim = int(r.axes.index(op.params["axis"]))
-        names = [w.align(t, [j if i == dim else a for i, a in enumerate(r.axes)])
-                 for t, j in zip(ins, op.params["along"], strict=True)]  # fmt: skip
-        w.node("Concat", names, out, axis=dim)
-    elif k == "op:gather":
-        table, idx = op.inputs["table"][0], op.inputs["indices"][0]
-        at = int(table.axes.index(op.params["axis"]))
-        w.node("Gather", [w.p_name(table), w.p_name(idx)], out, axis=at)
-    elif k == "op:where":
-        xs, ys, cs = (op.inputs[key][0] for key in ("x", "y", "condition"))
-        picked = []
-        for t, want in ((cs, "boolean"), (xs, r.dtype), (ys, r.dtype)):
-            name = w.align(t, r.axes)
-            picked.append(name if t.dtype == want else w.node("Cast", [name], to=ELEM[want]))
-        w.node("Where", picked, out)
+    if not ins:
+        raise ExportError(f"operation {op.named} ({op.kernel}) has no operand")
+    writer(w, op, ins, w.p_name(r))
+
+
+def _onnx_op(op: Op) -> str:
+    """The ONNX operator of ``op``'s kernel (its entry's ``onnx``)."""
+    return str(CATALOGUE[op.kernel].onnx)
+
+
+def _nary(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    names = [w.align(t, op.result.axes) for t in ins]
+    acc = names[0]
+    for i, nm in enumerate(names[1:]):
+        acc = w.node(_onnx_op(op), [acc, nm], out if i == len(names) - 2 else None)
+    if len(names) == 1:
+        w.node("Identity", [acc], out)
+
+
+def _node(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    w.node(_onnx_op(op), [w.p_name(ins[0])], out)
+
+
+def _square(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    w.node("Mul", [w.p_name(ins[0]), w.p_name(ins[0])], out)
+
+
+def _gelu(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    x = ins[0]
+    xn = w.p_name(x)
+    if op.params.get("approximate") == "tanh":
+        cube = w.node("Mul", [w.node("Mul", [xn, xn]), xn])
+        inner = w.node("Add", [xn, w.node("Mul", [cube, w.scalar(0.044715, x)])])
+        th = w.node("Tanh", [w.node("Mul", [inner, w.scalar(np.sqrt(2 / np.pi), x)])])
     else:
-        raise ExportError(f"operation {op.named} ({k}) has no ONNX form here")
+        th = w.node("Erf", [w.node("Div", [xn, w.scalar(np.sqrt(2.0), x)])])
+    one = w.node("Add", [th, w.scalar(1.0, x)])
+    w.node("Mul", [w.node("Mul", [xn, one]), w.scalar(0.5, x)], out)
 
 
-def _slice(w: _Writer, op: Op, x: Tensor, out: str) -> None:
+def _einsum(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    xs, ys = op.inputs["x"][0], op.inputs["y"][0]
+    w.node("Einsum", [w.p_name(xs), w.p_name(ys)], out, equation=einsum_of(w.p, op))
+
+
+def _reduce(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    x, r = ins[0], op.result
+    red = reduced(op)
+    kept = [a for a in x.axes if a not in red]
+    axes = w.const([x.axes.index(a) for a in red])
+    tmp = w.node(_onnx_op(op), [w.p_name(x), axes], keepdims=0)
+    w.node("Identity", [w.align(Tensor("", tmp, tmp, r.dtype, kept, r.shape), r.axes)], out)
+
+
+def _softmax(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    x = ins[0]
+    axes = w.const([x.axes.index(a) for a in reduced(op)])
+    xn = w.p_name(x)
+    e = w.node("Exp", [w.node("Sub", [xn, w.node("ReduceMax", [xn, axes], keepdims=1)])])
+    w.node("Div", [e, w.node("ReduceSum", [e, axes], keepdims=1)], out)
+
+
+def _layer_norm(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    x = ins[0]
+    axes = w.const([x.axes.index(a) for a in reduced(op)])
+    xn = w.p_name(x)
+    d = w.node("Sub", [xn, w.node("ReduceMean", [xn, axes], keepdims=1)])
+    var = w.node("ReduceMean", [w.node("Mul", [d, d]), axes], keepdims=1)
+    eps = w.scalar(float(op.params.get("epsilon", 1e-5)), x)
+    y = w.node("Div", [d, w.node("Sqrt", [w.node("Add", [var, eps])])])
+    for key, onnx_op in (("scale", "Mul"), ("bias", "Add")):
+        for t in op.inputs.get(key, []):
+            y = w.node(onnx_op, [y, w.align(t, x.axes)])
+    w.node("Identity", [y], out)
+
+
+def _reshape(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    w.node("Reshape", [w.p_name(ins[0]), w.const(op.result.shape)], out)
+
+
+def _transpose(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    x = ins[0]
+    w.node("Transpose", [w.p_name(x)], out, perm=list(reversed(range(len(x.axes)))))
+
+
+def _dimshuffle(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    w.node("Identity", [w.align(ins[0], op.result.axes)], out)
+
+
+def _expand(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    r = op.result
+    w.node("Expand", [w.align(ins[0], r.axes), w.const(r.shape)], out)
+
+
+def _concat(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    r = op.result
+    dim = int(r.axes.index(op.params["axis"]))
+    names = [w.align(t, [j if i == dim else a for i, a in enumerate(r.axes)])
+             for t, j in zip(ins, op.params["along"], strict=True)]  # fmt: skip
+    w.node("Concat", names, out, axis=dim)
+
+
+def _gather(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    table, idx = op.inputs["table"][0], op.inputs["indices"][0]
+    at = int(table.axes.index(op.params["axis"]))
+    w.node("Gather", [w.p_name(table), w.p_name(idx)], out, axis=at)
+
+
+def _where(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    r = op.result
+    xs, ys, cs = (op.inputs[key][0] for key in ("x", "y", "condition"))
+    picked = []
+    for t, want in ((cs, "boolean"), (xs, r.dtype), (ys, r.dtype)):
+        name = w.align(t, r.axes)
+        picked.append(name if t.dtype == want else w.node("Cast", [name], to=ELEM[want]))
+    w.node("Where", picked, out)
+
+
+def _slice(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
+    x = ins[0]
     starts, ends, axes, steps, drop = [], [], [], [], []
     for i, a in enumerate(x.axes):
         s = op.params.get("slices", {}).get(a)
@@ -226,15 +262,16 @@ def _slice(w: _Writer, op: Op, x: Tensor, out: str) -> None:
     w.node("Identity", [name], out)
 
 
-def _windowed(w: _Writer, op: Op, x: Tensor, out: str) -> None:
+def _windowed(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
     """Conv / MaxPool / AveragePool on the operand made NCHW, the result made geon's again."""
+    x = ins[0]
     p, r = w.p, op.result
     h, wd = with_role(p, x.axes, "Height"), with_role(p, x.axes, "Width")
     oh, ow = with_role(p, r.axes, "Height"), with_role(p, r.axes, "Width")
     size = {a: n for t in (x, r) for a, n in zip(t.axes, t.shape, strict=True)}
     ph, pw = op.params.get("padding", [0, 0])
     attrs: dict[str, Any] = {"strides": list(op.params["stride"]), "pads": [ph, pw, ph, pw]}
-    ins: list[str] = []
+    filt: list[str] = []
     if op.kernel == "op:conv2d":
         f = op.inputs["filter"][0]
         c = with_role(p, x.axes, "Channel", (h, wd))
@@ -244,7 +281,7 @@ def _windowed(w: _Writer, op: Op, x: Tensor, out: str) -> None:
         size |= dict(zip(f.axes, f.shape, strict=True))
         batch = [a for a in x.axes if a not in (c, h, wd)]
         chan, out_chan = [c], [fk]
-        ins = [w.align(f, [fk, fc, fh, fw])]
+        filt = [w.align(f, [fk, fc, fh, fw])]
     else:
         batch, chan = [], [a for a in x.axes if a not in (h, wd)]
         out_chan = chan
@@ -255,12 +292,21 @@ def _windowed(w: _Writer, op: Op, x: Tensor, out: str) -> None:
     n1 = int(np.prod([size[a] for a in chan]))
     name = w.align(x, [*batch, *chan, h, wd])
     name = w.node("Reshape", [name, w.const([n0, n1, size[h], size[wd]])])
-    kind = {"op:conv2d": "Conv", "op:max_pool2d": "MaxPool", "op:avg_pool2d": "AveragePool"}
-    y = w.node(kind[op.kernel], [name, *ins], **attrs)
+    y = w.node(_onnx_op(op), [name, *filt], **attrs)
     axes = [*batch, *out_chan, oh, ow]
     shape = [size[a] for a in axes]
     y = w.node("Reshape", [y, w.const(shape)])
     w.node("Identity", [w.align(Tensor("", y, y, r.dtype, axes, shape), r.axes)], out)
+
+
+WRITERS: dict[str, Callable[[_Writer, Op, list[Tensor], str], None]] = {
+    "nary": _nary, "node": _node, "square": _square, "gelu": _gelu, "einsum": _einsum,
+    "reduce": _reduce, "softmax": _softmax, "layer_norm": _layer_norm, "reshape": _reshape,
+    "transpose": _transpose, "dimshuffle": _dimshuffle, "expand": _expand, "slice": _slice,
+    "windowed": _windowed, "concat": _concat, "gather": _gather, "where": _where,
+}  # fmt: skip
+"""The ONNX writers, by the name a kernel's entry gives in ``onnx_writer``
+(:mod:`geon.core.ops.catalogue`): ``"node"`` is one node of the entry's ``onnx`` operator."""
 
 
 def to_onnx(
