@@ -12,7 +12,7 @@ import { copyNodes, type Clip } from "./model/clipboard";
 import { castAxesFix } from "./model/fixes";
 import { searchNodes, type GraphView, type LoomDocument } from "./model/document";
 import { EditError } from "./model/edits";
-import { axesWithIssues } from "./model/issues";
+import { axesWithIssues, planWhyIssues } from "./model/issues";
 import { editOperation, editProjection, editTensor } from "./model/nodeEdits";
 import { anchorNode, permalinkTarget, type Anchor, type ReviewSummary, type Role } from "./model/reviews";
 import type { EditorState } from "./model/state";
@@ -158,8 +158,8 @@ export class Editor implements Commands {
               },
               cancelSwitch: (editId) => this.sync.cancelExpanded(editId), readOnly: () => this.sync.readOnly(),
               showEdge: (tensor, consumer) => showHeld(this.sync.session.document, [tensor, consumer], (held) => (this.jumpTo(held.at(-1)!), this.setSelection(held)), (m) => this.flash(m)),
-              onCollectives: (_plan, collectives) => {
-                this.collectives = edgeLabels(collectives);
+              onCollectives: (_plan, collectives, saved) => {
+                this.collectives = edgeLabels(collectives); this.issuesPanel.explain(planWhyIssues(this.sync.session.document, saved, collectives));
                 this.cached = null;
                 this.invalidate();
               },

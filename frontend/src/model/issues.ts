@@ -3,6 +3,8 @@
 // the axis references each issue outlines on the canvas.
 
 import { inferOperation } from "./author";
+// why the current plan runs operations whole: the Issues panel's information entries (issue 35)
+export { planWhyIssues } from "./planWhy";
 import { issueAxes, nodeById, nodeName, OPERATION, selections, type Issue, type LoomDocument, type LoomNode } from "./document";
 
 /**

@@ -20,8 +20,10 @@ export interface CurrentCostOptions {
   ledger: HTMLElement;
   /** The chosen hardware profile (its value is the name; empty until the names are loaded). */
   profile: HTMLSelectElement;
-  /** The labels' consumer: the plan's name and its collectives, or null and none. */
-  onCollectives?(plan: string | null, collectives: Collective[]): void;
+  /** The labels' consumer: the plan's name and its collectives, or null and none; ``saved``: the
+   * saved plan they are of (null for the current document's own cost), whose ``notSplit`` says
+   * what it runs whole (issue 35: the Issues panel's information entries). */
+  onCollectives?(plan: string | null, collectives: Collective[], saved: Plan | null): void;
   /** The Plans panel's state now: a ``busy`` panel is saving, switching or deleting a plan. */
   state(): { doc: LoomDocument | null; plans: Plan[]; version: number | null; busy: boolean };
 }
@@ -68,7 +70,7 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
     asked = key;
     window.clearTimeout(timer);
     if (!plan) {
-      options.onCollectives(null, []);
+      options.onCollectives(null, [], null);
       ledger.replaceChildren();
       return;
     }
@@ -91,7 +93,7 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
         .then(
           (cost) => {
             if (key !== asked) return;
-            options.onCollectives?.(plan.name, cost.collectives ?? []);
+            options.onCollectives?.(plan.name, cost.collectives ?? [], saved);
             const open = ledger.querySelector("details")?.open ?? false;
             ledger.replaceChildren(renderLedger(plan.name, cost, open));
           },
@@ -99,7 +101,7 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
             // a refused cost (the plan no longer fits) draws no collectives, unless an applied
             // carried this very key's (the server's word), and says why in the ledger's place
             if (key !== asked) return;
-            if (key !== pushed?.key) options.onCollectives?.(plan.name, []);
+            if (key !== pushed?.key) options.onCollectives?.(plan.name, [], saved);
             ledger.replaceChildren(el("p", { class: "small geon-form-error geon-ledger-refused", role: "status", text: `No cost for ${plan.id ? `plan "${plan.name}"` : "the current document"}: ${error.message}` }));
           },
         )
@@ -120,7 +122,7 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
     if (!options.onCollectives || !plan || !collectives) return;
     asked = null; // a cost still out for an older version is not drawn over these
     pushed = { planId: plan.id, version: cost.version, key: `${plan.id}:${cost.version}:${profile.value}` };
-    options.onCollectives(plan.name, collectives);
+    options.onCollectives(plan.name, collectives, plan);
   };
 
   return { refresh, live };

@@ -31,8 +31,8 @@ export interface PlansOptions {
   /** The REST base (tests); "/api/v1" by default. */
   api?: string;
   /** The collectives of the plan the document has now (its name), under the chosen profile,
-   * after each change of document, plan list or profile; ``null`` and none without such a plan. */
-  onCollectives?(plan: string | null, collectives: Collective[]): void;
+   * after each change of document, plan list or profile (``null`` and none without such a plan); ``saved``: that saved plan, if it is one. */
+  onCollectives?(plan: string | null, collectives: Collective[], saved: Plan | null): void;
   /** Pan the canvas to the edge a collective moves (the tensor and the operation reading it)
    * and select both ends: a Compare row, clicked. */
   showEdge?(tensor: string, consumer: string): void;
