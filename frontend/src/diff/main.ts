@@ -1,7 +1,11 @@
 // The diff page (issue 18, "Diffs"; issue 21's history "View"): two versions of a graph, read
 // only, drawn with the editor's layout and canvas. Added nodes are ringed green, removed red,
 // changed amber (with the word above them); a toggle shows the version before, the version
-// after, or both side by side with one pan and zoom (b, a, s). The changes are listed by name.
+// after, or both side by side with one pan and zoom (b, a, s). The changes are listed by name,
+// output and scope, never by id (issue 35); clicking one centres and selects it on both canvases:
+// each canvas keeps its own offset (``Pane.shift``) under the one pan and zoom, so the change sits
+// at the centre of both even where the two layouts place it apart, and a canvas whose version
+// lacks the node centres its neighbour instead (model.ts's ``shownAt``) and says so.
 
 import "./diff.css";
 import type { LoomDocument } from "../model/document";
@@ -13,7 +17,8 @@ import { sceneContent } from "../render/scene";
 import { bounds, centreOn, fit, toScreen, type Viewport } from "../render/viewport";
 import { idle } from "../tools/tools";
 import { el } from "../ui/dom";
-import { changeRows, edgeChanges, statuses, STATUS_COLORS, type Status, type VersionDiff } from "./model";
+import { changeRows, edgeChanges, shownAt, statuses, STATUS_COLORS, titleIn, type Status, type VersionDiff } from "./model";
+import { nodeById, type Point } from "../model/document";
 import { SharedViewport } from "./sync";
 
 type Mode = "before" | "after" | "side";
@@ -42,6 +47,12 @@ class Pane {
   readonly element: HTMLElement;
   readonly painter: Painter;
   readonly live: LiveLayout;
+  /** This canvas's offset from the shared pan, in graph units (a change centred on both). */
+  shift: Point = { x: 0, y: 0 };
+  /** The node a clicked change centres here (the change, or its neighbour), or null. */
+  shown: string | null = null;
+  /** What this canvas says of the clicked change. */
+  readonly where = el("p", { class: "geon-diff-where small", role: "status" });
 
   constructor(
     readonly title: string,
@@ -49,17 +60,23 @@ class Pane {
     private readonly marks: PresenceMark[],
     private readonly page: DiffPage,
   ) {
-    this.element = el("section", { class: "geon-diff-pane" }, el("h2", { text: title }), this.canvas, this.minimap);
+    this.element = el("section", { class: "geon-diff-pane" }, el("h2", { text: title }), this.where, this.canvas, this.minimap);
     this.painter = new Painter(this.canvas, this.minimap, () => this.paint());
     this.live = new LiveLayout(() => page.placed());
     this.live.show(doc);
   }
 
+  /** The shared pan and zoom with this canvas's own offset. */
+  vp(): Viewport {
+    const { scale, dx, dy } = this.page.shared.vp;
+    return { scale, dx: dx + this.shift.x * scale, dy: dy + this.shift.y * scale };
+  }
+
   scene(): Scene | null {
     const view = this.live.view;
     if (!view) return null;
-    const content = sceneContent({ doc: this.doc, view, issues: [], present: [], selected: [], found: [] });
-    return { ...content, layout: this.live.layout, vp: this.page.shared.vp, size: this.painter.size(), tool: idle() };
+    const content = sceneContent({ doc: this.doc, view, issues: [], present: [], selected: this.shown ? [this.shown] : [], found: [] });
+    return { ...content, layout: this.live.layout, vp: this.vp(), size: this.painter.size(), tool: idle() };
   }
 
   paint(): void {
@@ -72,7 +89,7 @@ class Pane {
     const ctx = this.canvas.getContext("2d");
     if (!ctx) return;
     const ratio = window.devicePixelRatio || 1;
-    const vp = this.page.shared.vp;
+    const vp = this.vp();
     const own = this.page.edges()?.[this === this.page.before ? "removed" : "added"];
     if (own?.size) {
       ctx.setTransform(vp.scale * ratio, 0, 0, vp.scale * ratio, vp.dx * ratio, vp.dy * ratio);
@@ -98,7 +115,7 @@ class Pane {
       for (const id of mark.selection) {
         const rect = this.live.layout.rects.get(id);
         if (!rect) continue;
-        const r = toScreen(rect, this.page.shared.vp);
+        const r = toScreen(rect, vp);
         ctx.beginPath();
         ctx.roundRect(r.x - 5, r.y - 5, r.w + 10, r.h + 10, 8);
         ctx.stroke();
@@ -127,13 +144,43 @@ class DiffPage {
     this.after = new Pane(`version ${diff.target}`, docs[1], marks(["added", "changed"]), this);
   }
 
-  /** Centre both canvases on a node (where the version after has it, else the version before),
-   * zoomed in far enough to read its name. */
-  focus(id: string): void {
-    const rect = this.after.live.layout.rects.get(id) ?? this.before.live.layout.rects.get(id);
-    if (!rect) return;
-    const { width, height } = (this.mode === "before" ? this.before : this.after).painter.size();
-    this.shared.set(centreOn({ ...this.shared.vp, scale: Math.max(this.shared.vp.scale, FOCUS_SCALE) }, rect, width, height));
+  /** Centre both canvases on a change, zoomed in far enough to read its name: the canvas of the
+   * version shown (the after's, unless only the before is shown or lacks it) by the shared pan,
+   * the other by its own offset; each selects the node it centres and says what it shows. */
+  focus(id: string, name: string): void {
+    const holder = this.after.live.layout.rects.has(id) ? this.after : this.before;
+    const edges = holder.live.view?.edges ?? [];
+    for (const p of [this.before, this.after]) {
+      p.shown = shownAt(id, (n) => p.live.layout.rects.has(n), edges);
+      const other = p.shown && p.shown !== id ? titleIn(p.shown, nodeById(p.doc)) : "";
+      p.where.textContent = p.shown === id ? `${name}: here, selected` : other ? `${name}: not in this version; centred on ${other}, its neighbour` : `${name}: not in this version`;
+    }
+    const lead = this.mode === "before" && this.before.shown ? this.before : holder.shown ? holder : this.before;
+    const at = lead.shown ? lead.live.layout.rects.get(lead.shown) : undefined;
+    if (!at) return this.invalidate();
+    const centre = (r: { x: number; y: number; w: number; h: number }): Point => ({ x: r.x + r.w / 2, y: r.y + r.h / 2 });
+    lead.shift = { x: 0, y: 0 };
+    const follower = lead === this.after ? this.before : this.after;
+    // the follower's node (the change, or its neighbour) goes where the lead has that node, so
+    // an added node's place is at the centre of both
+    const theirs = follower.shown ? follower.live.layout.rects.get(follower.shown) : undefined;
+    const ours = follower.shown ? lead.live.layout.rects.get(follower.shown) ?? at : at;
+    follower.shift = theirs ? { x: centre(ours).x - centre(theirs).x, y: centre(ours).y - centre(theirs).y } : { x: 0, y: 0 };
+    const { width, height } = lead.painter.size();
+    this.shared.set(centreOn({ ...this.shared.vp, scale: Math.max(this.shared.vp.scale, FOCUS_SCALE) }, at, width, height));
+  }
+
+  /** Where each canvas shows the clicked change: the node it centres and that node's centre's
+   * distance from the canvas's centre, in pixels (tests read it). */
+  located(): Record<"before" | "after", { node: string; dx: number; dy: number } | null> {
+    const one = (p: Pane) => {
+      const rect = p.shown ? p.live.layout.rects.get(p.shown) : undefined;
+      if (!p.shown || !rect) return null;
+      const r = toScreen(rect, p.vp());
+      const { width, height } = p.painter.size();
+      return { node: p.shown, dx: r.x + r.w / 2 - width / 2, dy: r.y + r.h / 2 - height / 2 };
+    };
+    return { before: one(this.before), after: one(this.after) };
   }
 
   /** The edges each version has and the other lacks, once both are laid out. */
@@ -209,7 +256,7 @@ function picker(label: string, versions: VersionInfo[], chosen: number, go: (n: 
 
 declare global {
   interface Window {
-    geonDiff: { statuses(): Record<string, Status>; edges(): { added: string[]; removed: string[] }; mode(): Mode; viewport(): Viewport; ready(): boolean };
+    geonDiff: { statuses(): Record<string, Status>; edges(): { added: string[]; removed: string[] }; mode(): Mode; viewport(): Viewport; ready(): boolean; located(): ReturnType<DiffPage["located"]> };
   }
 }
 
@@ -261,7 +308,11 @@ async function mount(root: HTMLElement): Promise<void> {
     { class: "geon-diff-changes", "aria-label": "changes" },
     ...rows.map((r) => {
       const show = el("button", { type: "button", title: `Show ${r.name}` }, el("i", { style: `background:${STATUS_COLORS[r.status]}` }), el("strong", { text: r.name }), ` ${r.status}${r.fields.length ? `: ${r.fields.join(", ")}` : ""}`);
-      show.addEventListener("click", () => page.focus(r.id));
+      show.addEventListener("click", () => {
+        for (const b of list.querySelectorAll("button[aria-current]")) b.removeAttribute("aria-current");
+        show.setAttribute("aria-current", "true");
+        page.focus(r.id, r.name);
+      });
       return el("li", { "data-status": r.status }, show);
     }),
   );
@@ -286,6 +337,7 @@ async function mount(root: HTMLElement): Promise<void> {
     },
     mode: () => page.mode,
     viewport: () => ({ ...page.shared.vp }),
+    located: () => page.located(),
     ready: () => [page.before, page.after].every((p) => p.live.view !== null && p.live.layout.rects.size > 0),
   };
 }

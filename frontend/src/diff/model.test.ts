@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { LoomDocument } from "../model/document";
-import { changeRows, edgeChanges, fieldName, statuses, type VersionDiff } from "./model";
+import { changeRows, edgeChanges, fieldName, shownAt, statuses, titleIn, type VersionDiff } from "./model";
 
 const T = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Tensor";
 const O = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Operation";
@@ -49,5 +49,41 @@ describe("edge changes", () => {
     );
     expect([...found.added]).toEqual(["op->z", "w->op"]);
     expect([...found.removed]).toEqual(["op->y"]);
+  });
+});
+
+describe("changes named and located (issue 35)", () => {
+  const G = "urn:geon:2026-11:tag_types.jsd#/tags/Group";
+  const A = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Application";
+  const N = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Note";
+  const nodes = new Map(
+    [
+      { id: "op1", type: O, body: { kernel: "op:dot", outputs: { result: [{ tensorId: "up" }] } }, tags: { [G]: { scope: "/layers.0/mlp/" } } },
+      { id: "up", type: T, label: "up", body: {}, tags: { [G]: { scope: "layers.0/mlp" } } },
+      { id: "app1", type: A, body: { operationId: "op1" } },
+      { id: "note1", type: N, body: { message: "why this is here" } },
+      { id: "bare", type: T, body: {}, tags: { [G]: { scope: "layers.1" } } },
+    ].map((n) => [n.id, n as unknown as LoomDocument["nodes"][number]]),
+  );
+  it.each([
+    ["an operation by name, output and scope", "op1", "op:dot → up in layers.0/mlp"],
+    ["a tensor by name and scope", "up", "up in layers.0/mlp"],
+    ["an application as its operation's shard", "app1", "a shard of op:dot → up in layers.0/mlp"],
+    ["a note by its words", "note1", 'note "why this is here"'],
+    ["an unnamed node by its kind, never its id", "bare", "an unnamed Tensor in layers.1"],
+    ["a node neither version holds", "zzz", "a node neither version holds"],
+  ])("names %s", (_label, id, expected) => {
+    expect(titleIn(id, new Map(), nodes)).toBe(expected);
+  });
+
+  it("locates a change on each canvas: the node where held, else a neighbour held", () => {
+    const edges = [
+      { from: "x", to: "new" },
+      { from: "new", to: "y" },
+    ];
+    expect(shownAt("new", (id) => id === "new", edges)).toBe("new");
+    expect(shownAt("new", (id) => id === "y", edges)).toBe("y");
+    expect(shownAt("new", (id) => id === "x" || id === "y", edges)).toBe("x");
+    expect(shownAt("new", () => false, edges)).toBeNull();
   });
 });

@@ -1,7 +1,8 @@
 // The diff page's model (issue 18, "Diffs"): from the server's node-level difference of two
 // versions, each node's status (added, removed, changed) and the list of changes by name.
 
-import { nodeName, type LoomDocument } from "../model/document";
+import { nodeById, type LoomDocument, type LoomNode } from "../model/document";
+import { nodeTitle, scopeOf } from "../model/planWhy";
 
 export type Status = "added" | "removed" | "changed";
 
@@ -28,13 +29,43 @@ export function fieldName(field: string): string {
   return last.startsWith("body.") ? last.slice(5) : last.startsWith("tags.") ? last.slice(5) : last;
 }
 
-/** A node's name (``nodeName``) in the first of ``docs`` that holds it; its id when none does. */
-export function nameIn(id: string, ...docs: (LoomDocument | null)[]): string {
-  for (const doc of docs) {
-    const node = doc?.nodes.find((n) => n.id === id);
-    if (node) return nodeName(node);
+/** A node as people read it in the first of ``docs`` (id -> node) that holds it (issue 35: the
+ * version diff names each change, never by its id): an operation by its name, what it writes and
+ * its scope ("op:dot → up in layers.0/attn"), a tensor by its name and scope, an application as
+ * the shard of its operation, a note by its first words, and a node with no name by its kind
+ * ("an unnamed Tensor"). */
+export function titleIn(id: string, ...docs: ReadonlyMap<string, LoomNode>[]): string {
+  const nodes = docs.find((d) => d.has(id));
+  const node = nodes?.get(id);
+  if (!nodes || !node) return "a node neither version holds";
+  const find = (other: string) => nodes.get(other);
+  const kind = node.type.split("/").pop() ?? "node";
+  if (kind === "Application") {
+    const op = find(String(node.body?.operationId ?? ""));
+    return `a shard of ${op ? nodeTitle(op, find) : "an operation no longer in the graph"}`;
   }
-  return id;
+  if (kind === "Note") return `note "${String(node.body?.message ?? "").slice(0, 40)}"`;
+  const body = node.body ?? {};
+  if (!node.label && !(typeof body.name === "string" && body.name) && !(typeof body.kernel === "string" && body.kernel)) {
+    const where = scopeOf(node);
+    return `an unnamed ${kind}${where ? ` in ${where}` : ""}`;
+  }
+  return nodeTitle(node, find);
+}
+
+/**
+ * Which node a version's canvas centres on for a change (issue 35: each change located on both
+ * canvases): the node itself where that version holds it, else the first neighbour (by the
+ * ``edges`` of the version that holds it) that this version holds too: an added node's input is
+ * where it will go, a removed node's input is where it was. Null when neither is in it.
+ */
+export function shownAt(id: string, holds: (id: string) => boolean, edges: readonly { from: string; to: string }[]): string | null {
+  if (holds(id)) return id;
+  for (const e of edges) {
+    if (e.to === id && holds(e.from)) return e.from;
+    if (e.from === id && holds(e.to)) return e.to;
+  }
+  return null;
 }
 
 export interface ChangeRow {
@@ -49,12 +80,13 @@ export interface ChangeRow {
 
 /** The changes, by name: added, removed, then changed (moves last). */
 export function changeRows(diff: VersionDiff, before: LoomDocument | null, after: LoomDocument | null): ChangeRow[] {
+  const [had, has] = [before, after].map((d) => (d ? nodeById(d) : new Map<string, LoomNode>())) as [Map<string, LoomNode>, Map<string, LoomNode>];
   const rows: ChangeRow[] = [
-    ...diff.added.map((id) => ({ id, status: "added" as const, name: nameIn(id, after), fields: [], moved: false })),
-    ...diff.removed.map((id) => ({ id, status: "removed" as const, name: nameIn(id, before), fields: [], moved: false })),
+    ...diff.added.map((id) => ({ id, status: "added" as const, name: titleIn(id, has), fields: [], moved: false })),
+    ...diff.removed.map((id) => ({ id, status: "removed" as const, name: titleIn(id, had), fields: [], moved: false })),
     ...diff.changed.map((c) => {
       const fields = [...new Set(c.fields.map(fieldName))];
-      return { id: c.id, status: "changed" as const, name: nameIn(c.id, after, before), fields, moved: fields.every((f) => f === "Layout") };
+      return { id: c.id, status: "changed" as const, name: titleIn(c.id, has, had), fields, moved: fields.every((f) => f === "Layout") };
     }),
   ];
   return rows.sort((a, b) => Number(a.moved) - Number(b.moved));
