@@ -17,9 +17,11 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 from typing import Any
 
 from geon.core.graph import Graph
+from geon.core.ops import CATALOGUE
 from geon.interop.program import (
     MALFORMED,
     ExportError,
@@ -34,29 +36,6 @@ from geon.interop.program import (
     shown,
     with_role,
 )
-
-UNARY_NP = {
-    "op:negative": "np.negative({x})",
-    "op:abs": "np.abs({x})",
-    "op:exp": "np.exp({x})",
-    "op:log": "np.log({x})",
-    "op:sqrt": "np.sqrt({x})",
-    "op:square": "np.square({x})",
-    "op:tanh": "np.tanh({x})",
-    "op:sigmoid": "1.0 / (1.0 + np.exp(-{x}))",
-    "op:relu": "np.maximum({x}, 0)",
-}
-NARY_NP = {
-    "op:add": "np.add",
-    "op:multiply": "np.multiply",
-    "op:maximum": "np.maximum",
-    "op:minimum": "np.minimum",
-    "op:subtract": "np.subtract",
-    "op:divide": "np.divide",
-    "op:power": "np.power",
-}
-REDUCE_NP = {"op:sum": "sum", "op:prod": "prod", "op:max": "max", "op:min": "min",
-             "op:mean": "mean"}  # fmt: skip
 
 _HEADER = '''"""A geon model (written by python -m geon export --to numpy).
 
@@ -142,82 +121,129 @@ def _int_or_none(value: Any, op: Op) -> str:
 
 
 def _np_line(p: Program, op: Op) -> str:
-    r = op.result
-    k = op.kernel
+    """The script's line of ``op``, by the writer its kernel's entry names (``numpy``)."""
+    k = CATALOGUE.get(op.kernel)
+    writer = NP_WRITERS.get(k.numpy) if k is not None else None
+    if writer is None:
+        raise ExportError(f"operation {op.named} ({op.kernel}) has no NumPy form here")
     ins = [t for ts in op.inputs.values() for t in ts]
-    if k in NARY_NP:
-        args = [f"align({t.var}, {t.axes!r}, {r.axes!r})" for t in ins]
-        expr = args[0]
-        for a in args[1:]:
-            expr = f"{NARY_NP[k]}({expr}, {a})"
-        return f"{r.var} = np.asarray({expr}, dtype=np.{_np_dtype(r.dtype)})"
-    x = ins[0] if ins else None
-    if k in UNARY_NP and x is not None:
-        return f"{r.var} = {UNARY_NP[k].format(x=x.var)}"
-    if k == "op:gelu" and x is not None:
-        if op.params.get("approximate") == "tanh":
-            return (f"{r.var} = 0.5 * {x.var} * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * "
-                    f"({x.var} + 0.044715 * {x.var} ** 3)))")  # fmt: skip
-        erf = f"_erf({x.var} / math.sqrt(2.0))"
-        return f"{r.var} = (0.5 * {x.var} * (1.0 + {erf})).astype({x.var}.dtype)"
-    if k == "op:dot":
-        xs, ys = op.inputs["x"][0], op.inputs["y"][0]
-        return f'{r.var} = np.einsum("{einsum_of(p, op)}", {xs.var}, {ys.var})'
-    if k in REDUCE_NP and x is not None:
-        red = reduced(op)
-        idx = tuple(x.axes.index(a) for a in red)
-        kept = [a for a in x.axes if a not in red]
-        return (f"{r.var} = align(np.{REDUCE_NP[k]}({x.var}, axis={idx}), {kept!r}, "
-                f"{r.axes!r})")  # fmt: skip
-    if k == "op:softmax" and x is not None:
-        idx = tuple(x.axes.index(a) for a in reduced(op))
-        return (f"{r.var} = np.exp({x.var} - {x.var}.max(axis={idx}, keepdims=True)); "
-                f"{r.var} = {r.var} / {r.var}.sum(axis={idx}, keepdims=True)")  # fmt: skip
-    if k == "op:layer_norm" and x is not None:
-        idx = tuple(x.axes.index(a) for a in reduced(op))
-        eps = op.params.get("epsilon", 1e-5)
-        line = (f"_m = {x.var}.mean(axis={idx}, keepdims=True); "
-                f"{r.var} = ({x.var} - _m) / np.sqrt((({x.var} - _m) ** 2).mean(axis={idx}, "
-                f"keepdims=True) + {eps!r})")  # fmt: skip
-        for key, opname in (("scale", "*"), ("bias", "+")):
-            for t in op.inputs.get(key, []):
-                line += f"; {r.var} = {r.var} {opname} align({t.var}, {t.axes!r}, {x.axes!r})"
-        return line
-    if k in ("op:cast_axes", "op:flatten", "op:unflatten") and x is not None:
-        return f"{r.var} = np.reshape({x.var}, {tuple(r.shape)!r})"
-    if k == "op:transpose" and x is not None:
-        return f"{r.var} = np.transpose({x.var})"
-    if k == "op:dimshuffle" and x is not None:
-        return f"{r.var} = align({x.var}, {x.axes!r}, {r.axes!r})"
-    if k == "op:broadcast" and x is not None:
-        return (f"{r.var} = np.broadcast_to(align({x.var}, {x.axes!r}, {r.axes!r}), "
-                f"{tuple(r.shape)!r})")  # fmt: skip
-    if k == "op:slice" and x is not None:
-        return f"{r.var} = {x.var}[{_index(op, x.axes)}]"
-    if k in ("op:conv2d", "op:max_pool2d", "op:avg_pool2d") and x is not None:
-        return _np_windowed(p, op, x)
-    if k == "op:concat":
-        dim = r.axes.index(op.params["axis"])
-        parts = ", ".join(
-            f"align({t.var}, {t.axes!r}, {[j if i == dim else a for i, a in enumerate(r.axes)]!r})"
-            for t, j in zip(ins, op.params["along"], strict=True)
-        )
-        return f"{r.var} = np.concatenate([{parts}], axis={dim})"
-    if k == "op:gather":
-        tab, ids = op.inputs["table"][0], op.inputs["indices"][0]
-        at = tab.axes.index(op.params["axis"])
-        return f"{r.var} = np.take({tab.var}, {ids.var}, axis={at})"
-    if k == "op:where":
-        xs, ys, cs = (op.inputs[key][0] for key in ("x", "y", "condition"))
-        x_, y_, c_ = (f"align({t.var}, {t.axes!r}, {r.axes!r})" for t in (xs, ys, cs))
-        return (f"{r.var} = np.broadcast_to(np.where({c_}.astype(bool), {x_}, {y_}), "
-                f"{tuple(r.shape)!r}).astype(np.{_np_dtype(r.dtype)})")  # fmt: skip
-    raise ExportError(f"operation {op.named} ({k}) has no NumPy form here")
+    if not ins:
+        raise ExportError(f"operation {op.named} ({op.kernel}) has no operand")
+    return writer(p, op, ins)
 
 
-def _np_windowed(p: Program, op: Op, x: Tensor) -> str:
+def _expr(op: Op) -> str:
+    """What the entry of ``op``'s kernel gives its writer to fill in (``numpy_expr``)."""
+    return CATALOGUE[op.kernel].numpy_expr
+
+
+def _np_nary(p: Program, op: Op, ins: list[Tensor]) -> str:
+    r = op.result
+    args = [f"align({t.var}, {t.axes!r}, {r.axes!r})" for t in ins]
+    expr = args[0]
+    for a in args[1:]:
+        expr = f"{_expr(op)}({expr}, {a})"
+    return f"{r.var} = np.asarray({expr}, dtype=np.{_np_dtype(r.dtype)})"
+
+
+def _np_unary(p: Program, op: Op, ins: list[Tensor]) -> str:
+    return f"{op.result.var} = {_expr(op).format(x=ins[0].var)}"
+
+
+def _np_gelu(p: Program, op: Op, ins: list[Tensor]) -> str:
+    r, x = op.result, ins[0]
+    if op.params.get("approximate") == "tanh":
+        return (f"{r.var} = 0.5 * {x.var} * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * "
+                f"({x.var} + 0.044715 * {x.var} ** 3)))")  # fmt: skip
+    erf = f"_erf({x.var} / math.sqrt(2.0))"
+    return f"{r.var} = (0.5 * {x.var} * (1.0 + {erf})).astype({x.var}.dtype)"
+
+
+def _np_einsum(p: Program, op: Op, ins: list[Tensor]) -> str:
+    xs, ys = op.inputs["x"][0], op.inputs["y"][0]
+    return f'{op.result.var} = np.einsum("{einsum_of(p, op)}", {xs.var}, {ys.var})'
+
+
+def _np_reduce(p: Program, op: Op, ins: list[Tensor]) -> str:
+    r, x = op.result, ins[0]
+    red = reduced(op)
+    idx = tuple(x.axes.index(a) for a in red)
+    kept = [a for a in x.axes if a not in red]
+    return (f"{r.var} = align(np.{_expr(op)}({x.var}, axis={idx}), {kept!r}, "
+            f"{r.axes!r})")  # fmt: skip
+
+
+def _np_softmax(p: Program, op: Op, ins: list[Tensor]) -> str:
+    r, x = op.result, ins[0]
+    idx = tuple(x.axes.index(a) for a in reduced(op))
+    return (f"{r.var} = np.exp({x.var} - {x.var}.max(axis={idx}, keepdims=True)); "
+            f"{r.var} = {r.var} / {r.var}.sum(axis={idx}, keepdims=True)")  # fmt: skip
+
+
+def _np_layer_norm(p: Program, op: Op, ins: list[Tensor]) -> str:
+    r, x = op.result, ins[0]
+    idx = tuple(x.axes.index(a) for a in reduced(op))
+    eps = op.params.get("epsilon", 1e-5)
+    line = (f"_m = {x.var}.mean(axis={idx}, keepdims=True); "
+            f"{r.var} = ({x.var} - _m) / np.sqrt((({x.var} - _m) ** 2).mean(axis={idx}, "
+            f"keepdims=True) + {eps!r})")  # fmt: skip
+    for key, opname in (("scale", "*"), ("bias", "+")):
+        for t in op.inputs.get(key, []):
+            line += f"; {r.var} = {r.var} {opname} align({t.var}, {t.axes!r}, {x.axes!r})"
+    return line
+
+
+def _np_reshape(p: Program, op: Op, ins: list[Tensor]) -> str:
+    return f"{op.result.var} = np.reshape({ins[0].var}, {tuple(op.result.shape)!r})"
+
+
+def _np_transpose(p: Program, op: Op, ins: list[Tensor]) -> str:
+    return f"{op.result.var} = np.transpose({ins[0].var})"
+
+
+def _np_dimshuffle(p: Program, op: Op, ins: list[Tensor]) -> str:
+    r, x = op.result, ins[0]
+    return f"{r.var} = align({x.var}, {x.axes!r}, {r.axes!r})"
+
+
+def _np_broadcast(p: Program, op: Op, ins: list[Tensor]) -> str:
+    r, x = op.result, ins[0]
+    return (f"{r.var} = np.broadcast_to(align({x.var}, {x.axes!r}, {r.axes!r}), "
+            f"{tuple(r.shape)!r})")  # fmt: skip
+
+
+def _np_slice(p: Program, op: Op, ins: list[Tensor]) -> str:
+    return f"{op.result.var} = {ins[0].var}[{_index(op, ins[0].axes)}]"
+
+
+def _np_concat(p: Program, op: Op, ins: list[Tensor]) -> str:
+    r = op.result
+    dim = r.axes.index(op.params["axis"])
+    parts = ", ".join(
+        f"align({t.var}, {t.axes!r}, {[j if i == dim else a for i, a in enumerate(r.axes)]!r})"
+        for t, j in zip(ins, op.params["along"], strict=True)
+    )
+    return f"{r.var} = np.concatenate([{parts}], axis={dim})"
+
+
+def _np_gather(p: Program, op: Op, ins: list[Tensor]) -> str:
+    tab, ids = op.inputs["table"][0], op.inputs["indices"][0]
+    at = tab.axes.index(op.params["axis"])
+    return f"{op.result.var} = np.take({tab.var}, {ids.var}, axis={at})"
+
+
+def _np_where(p: Program, op: Op, ins: list[Tensor]) -> str:
+    r = op.result
+    xs, ys, cs = (op.inputs[key][0] for key in ("x", "y", "condition"))
+    x_, y_, c_ = (f"align({t.var}, {t.axes!r}, {r.axes!r})" for t in (xs, ys, cs))
+    return (f"{r.var} = np.broadcast_to(np.where({c_}.astype(bool), {x_}, {y_}), "
+            f"{tuple(r.shape)!r}).astype(np.{_np_dtype(r.dtype)})")  # fmt: skip
+
+
+def _np_windowed(p: Program, op: Op, ins: list[Tensor]) -> str:
     """conv2d and the pools on the operand made NCHW (by the axes' roles, as the ONNX export
     does), the result made geon's again."""
+    x = ins[0]
     r = op.result
     h, wd = with_role(p, x.axes, "Height"), with_role(p, x.axes, "Width")
     oh, ow = with_role(p, r.axes, "Height"), with_role(p, r.axes, "Width")
@@ -270,6 +296,17 @@ def _index(op: Op, axes: list[str]) -> str:
 
 def _np_dtype(dtype: str) -> str:
     return "bool_" if dtype == "boolean" else dtype
+
+
+NP_WRITERS: dict[str, Callable[[Program, Op, list[Tensor]], str]] = {
+    "nary": _np_nary, "unary": _np_unary, "gelu": _np_gelu, "einsum": _np_einsum,
+    "reduce": _np_reduce, "softmax": _np_softmax, "layer_norm": _np_layer_norm,
+    "reshape": _np_reshape, "transpose": _np_transpose, "dimshuffle": _np_dimshuffle,
+    "broadcast": _np_broadcast, "slice": _np_slice, "windowed": _np_windowed,
+    "concat": _np_concat, "gather": _np_gather, "where": _np_where,
+}  # fmt: skip
+"""The NumPy writers, by the name a kernel's entry gives in ``numpy``
+(:mod:`geon.core.ops.catalogue`); a writer fills in the entry's ``numpy_expr`` where it has one."""
 
 
 def to_numpy(graph: Graph, title: str = "geon model") -> str:

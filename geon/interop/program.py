@@ -29,48 +29,12 @@ from geon.core.dtypes import DTYPES
 from geon.core.errors import AxisError, GeonError, quote
 from geon.core.graph import Graph
 from geon.core.nodes import AXIS, OPERATION, TENSOR, TENSOR_AXES, Node, shown_text
+from geon.core.ops import CATALOGUE
 from geon.core.order import run_order
 
-KNOWN = (
-    "op:add",
-    "op:multiply",
-    "op:maximum",
-    "op:minimum",
-    "op:subtract",
-    "op:divide",
-    "op:power",
-    "op:negative",
-    "op:abs",
-    "op:exp",
-    "op:log",
-    "op:sqrt",
-    "op:square",
-    "op:tanh",
-    "op:sigmoid",
-    "op:relu",
-    "op:gelu",
-    "op:dot",
-    "op:sum",
-    "op:prod",
-    "op:max",
-    "op:min",
-    "op:mean",
-    "op:softmax",
-    "op:layer_norm",
-    "op:cast_axes",
-    "op:broadcast",
-    "op:dimshuffle",
-    "op:transpose",
-    "op:slice",
-    "op:flatten",
-    "op:unflatten",
-    "op:conv2d",
-    "op:max_pool2d",
-    "op:avg_pool2d",
-    "op:concat",
-    "op:where",
-    "op:gather",
-)
+KNOWN = tuple(k.name for k in CATALOGUE.values() if k.numpy and k.onnx_writer)
+"""The kernels the exports read: those whose entry in the kernel table
+(:mod:`geon.core.ops.catalogue`) names a NumPy and an ONNX writer."""
 
 
 class ExportError(GeonError):
