@@ -12,7 +12,10 @@ or no ``-o``: stdout) as indented JSON.
 searches plans instead (:mod:`geon.cli.plan_search`, issue 33).
 
 Nothing is printed on success, except one line on stderr per operation the axis mapping leaves
-whole (a contracted axis), saying why. Exit status 0 on success; 1 when the plan does not fit the
+whole (a contracted axis), saying why and what that forces under ``--profile`` (issue 35):
+``geon plan: operation "op:layer_norm → ln1" in layers.0/ln ("<id>") runs whole: it contracts or
+reduces "D" …; forces 8 all-gathers of 1 MiB before it``. Every operation is named as people read
+it with its id beside, in a refusal too. Exit status 0 on success; 1 when the plan does not fit the
 document (the message names the operation or input and why); 2 when a file cannot be read, is
 not JSON, or is not a document or a plan.
 """
@@ -21,15 +24,20 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
+from typing import Any
 
 from geon.cli.fail import fail
 from geon.cli.files import read_json
 from geon.core.errors import GeonError
-from geon.core.graph import Graph
+from geon.core.graph import OPERATION, Graph
 from geon.core.nodes import GEON_TAG_PREFIX, selected_tensor_ids
 from geon.core.plans import PlanError, apply_plan, plan_splits, read_plan
 from geon.core.plans.cost import DEFAULT_PROFILE
+from geon.core.plans.cost.collectives import infer_collectives
+from geon.core.plans.cost.placed import read_placed
+from geon.core.plans.cost.profiles import load_profile
 
 HELP = "write a shard plan (mesh, axis mapping, inputs, spec) into a document"
 
@@ -38,7 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("file", metavar="FILE", help="the document (JSON)")
     parser.add_argument("--plan", metavar="PLAN.json", help="the plan (JSON)")
     parser.add_argument("--search", metavar="MESH", help="search plans on a mesh like dp=2,tp=4")
-    parser.add_argument("--profile", default=DEFAULT_PROFILE, help="hardware profile (--search)")
+    parser.add_argument(
+        "--profile",
+        default=DEFAULT_PROFILE,
+        help="hardware profile (--search; and what running an operation whole forces)",
+    )
     parser.add_argument("--step", choices=("forward", "train"), default="forward")
     parser.add_argument("--budget", type=float, default=10.0, help="seconds (--search)")
     parser.add_argument("-o", "--out", metavar="OUT", default="-", help="output file (- = stdout)")
@@ -67,7 +79,12 @@ def main(args: argparse.Namespace) -> int:
         placed = apply_plan(graph, plan)
         whole = plan_splits(graph, plan).not_split
     except GeonError as exc:
-        return fail("plan", f'plan "{plan.name}" does not fit "{args.file}": {exc}', 1)
+        said = labelled(graph, str(exc))
+        return fail("plan", f'plan "{plan.name}" does not fit "{args.file}": {said}', 1)
+    try:
+        moves = infer_collectives(read_placed(placed), load_profile(args.profile)) if whole else []
+    except GeonError as exc:
+        return fail("plan", str(exc), 2)
     text = json.dumps(placed.to_json(), indent=2)
     if args.out == "-":
         sys.stdout.write(text + "\n")
@@ -78,12 +95,65 @@ def main(args: argparse.Namespace) -> int:
         except OSError as exc:
             return fail("plan", f'cannot write "{args.out}": {exc.strerror or exc}', 2)
     for entry in whole:
+        forced = forced_by(entry.operation, [c.to_json() for c in moves])
         print(
             f"geon plan: operation {operation_name(graph, entry.operation)} runs whole: "
-            f"{entry.reason}",
+            f"{entry.reason}{f'; {forced}' if forced else ''}",
             file=sys.stderr,
         )
     return 0
+
+
+def show_bytes(n: float) -> str:
+    """Bytes as the editor shows them (frontend/src/model/costs.ts's ``showBytes``): ``"96 B"``,
+    ``"1.5 KiB"``, ``"1 MiB"``.
+
+    >>> show_bytes(96), show_bytes(1536), show_bytes(2**20), show_bytes(3 * 2**30)
+    ('96 B', '1.5 KiB', '1 MiB', '3 GiB')
+    """
+    if n < 1024:
+        return f"{n:g} B"
+    for unit, size in (("KiB", 2**10), ("MiB", 2**20), ("GiB", 2**30)):
+        if n < size * 1024 or unit == "GiB":
+            return f"{round(n / size, 1):g} {unit}"
+    raise AssertionError("unreachable")
+
+
+def forced_by(op_id: str, collectives: list[dict[str, Any]]) -> str:
+    """What running operation ``op_id`` whole forces: the collectives into it, then out of it,
+    by kind, the most bytes first (the editor's ``forcedBy``, model/planWhy.ts); ``""`` for none.
+
+    >>> moves = [{"kind": "all-gather", "producer": "a", "consumer": "ln", "bytes": 2**19}] * 2
+    >>> after = {"kind": "permute", "producer": "ln", "consumer": "b", "bytes": 8}
+    >>> forced_by("ln", [*moves, after])
+    'forces 2 all-gathers of 1 MiB before it and 1 permute of 8 B after it'
+    """
+    parts = []
+    for side, where in (("consumer", "before it"), ("producer", "after it")):
+        kinds: dict[str, list[int]] = {}
+        for c in collectives:
+            if c[side] == op_id:
+                k = kinds.setdefault(c["kind"], [0, 0])
+                k[0], k[1] = k[0] + 1, k[1] + c["bytes"]
+        for kind, (n, size) in sorted(kinds.items(), key=lambda item: (-item[1][1], item[0])):
+            parts.append(f"{n} {kind}{'' if n == 1 else 's'} of {show_bytes(size)} {where}")
+    return f"forces {' and '.join(parts)}" if parts else ""
+
+
+def labelled(graph: Graph, message: str) -> str:
+    """``message`` with each quoted node id named as people read it, its id beside (issue 35):
+    an operation as :func:`operation_name` names it, another node ``"x" ("<id>")``; a node
+    without a name of its own, and anything else quoted, as it was."""
+
+    def name(found: re.Match[str]) -> str:
+        node = graph.get(found.group(1))
+        if node is None or node.name == node.id:
+            return found.group(0)
+        if node.type == OPERATION:
+            return operation_name(graph, node.id)
+        return f'"{node.name}" ("{node.id}")'
+
+    return re.sub(r'"([^"\s]{1,80})"', name, message)
 
 
 def operation_name(graph: Graph, op_id: str) -> str:

@@ -225,3 +225,45 @@ def test_search_and_plan_together_are_refused(tmp_path: Path) -> None:
     done = _search(tmp_path, "dp=2", "--plan", plan)
     assert done.returncode == 2
     assert "give either --plan PLAN.json or --search MESH, not both" in done.stderr
+
+
+def test_an_operation_left_whole_says_what_that_forces_as_geon_cost_counts_it(
+    tmp_path: Path,
+) -> None:
+    # given the transformer block with D mapped to tp: each layer_norm reduces D, so runs whole
+    from geon.examples.transformer import PLANS, transformer_block
+
+    document = transformer_block().to_json()
+    plan = next(p for p in PLANS if p["axisMapping"] == {"D": "tp"})
+    doc_path, plan_path = write(tmp_path / "b.json", document), write(tmp_path / "p.json", plan)
+    # when the plan is written, and costed by geon cost under the same profile
+    done = geon("plan", doc_path, "--plan", plan_path, "-o", str(tmp_path / "out.json"))
+    cost = geon("cost", doc_path, "--plan", plan_path)
+    # then each line ends with the collectives into the operation that geon cost reports
+    assert done.returncode == 0 and cost.returncode == 0, done.stderr + cost.stderr
+    moves = json.loads(cost.stdout)["collectives"]
+    norms = [n["id"] for n in document["nodes"] if n["body"].get("kernel") == "op:layer_norm"]
+    for line, norm in zip(done.stderr.splitlines(), norms, strict=True):
+        into = [c for c in moves if c["consumer"] == norm]
+        assert [c["kind"] for c in into] == ["all-gather"], into
+        assert line.endswith(f"; forces 1 all-gather of {into[0]['bytes']} B before it"), line
+
+
+def test_a_refusal_names_the_operation_with_its_id_beside(tmp_path: Path) -> None:
+    # given a spec that splits a layer_norm over an axis it does not have
+    from geon.examples.transformer import transformer_block
+
+    document = transformer_block().to_json()
+    norm = next(n for n in document["nodes"] if n["body"].get("kernel") == "op:layer_norm")
+    plan = {"name": "p", "mesh": {"name": "m", "axes": {"dp": 2}}}
+    plan["spec"] = {norm["id"]: {"over": {"Q": "dp"}}}
+    doc_path = write(tmp_path / "b.json", document)
+    # when it is written
+    done = geon("plan", doc_path, "--plan", write(tmp_path / "p.json", plan))
+    # then the refusal names the operation as people read it, its id beside
+    assert (done.returncode, done.stdout) == (1, "")
+    assert done.stderr == (
+        f'geon plan: plan "p" does not fit "{doc_path}": edit op 1 (shard): axis "Q" is not an '
+        f'index axis of operation "op:layer_norm → ln1" ("{norm["id"]}"); expected one of '
+        '("B", "N") or a dim number 0..1\n'
+    )
