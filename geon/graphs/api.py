@@ -37,12 +37,20 @@ from pydantic.json_schema import JsonDict
 from geon.core.checks import check_document as check_raw_document
 from geon.core.errors import DocumentError
 from geon.core.graph import Graph as Document
-from geon.core.limits import INT64_MAX, INT64_MIN
+from geon.core.limits import INT64_MAX
 from geon.envelope import answers, error_response
 from geon.graphs import services
 from geon.graphs.edits import diff
 from geon.graphs.models import Graph, GraphVersion, Membership
-from geon.graphs.plan_schemas import CostPending, PlanCost, PlanDiffOut
+from geon.graphs.plan_schemas import (
+    CostPending,
+    PlanCost,
+    PlanDiffOut,
+    PlanIn,
+    PlanList,
+    PlanOut,
+    PlanPatch,
+)
 from geon.graphs.services import copies, exporting, plan_diff
 from geon.graphs.services.graphs import DESCRIPTION_MAX, TITLE_MAX
 from geon.graphs.services.plan_jobs import Pending
@@ -54,8 +62,6 @@ router = Router(tags=["graphs"])
 RAW_BODY = Body(...)
 #: Version numbers: integers the database can hold (int64), 1 or more.
 Positive = Annotated[int, Field(ge=1, le=INT64_MAX)]
-#: Any integer the database can hold (int64); the service names what else is wrong with it.
-Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
 #: A version number or plan id in a path (int64, 1 or more).
 PATH_NUMBER = Path(..., ge=1, le=INT64_MAX)
 
@@ -457,44 +463,6 @@ def transfer_graph(request: HttpRequest, graph_id: str, payload: OwnerIn) -> dic
 # --- shard plans ------------------------------------------------------------------------------
 
 
-class MeshIn(Schema):
-    name: str = ""
-    axes: dict[str, Int64]
-
-
-class PlanIn(Schema):
-    name: str
-    mesh: MeshIn
-    # checked by geon.core.plans, whose refusals name the bad entry and what is valid
-    axisMapping: dict[str, Any] = {}
-    inputs: dict[str, Any] = {}
-    spec: dict[str, dict[str, Any]] = {}
-
-
-class PlanPatch(Schema):
-    name: str | None = None
-    mesh: MeshIn | None = None
-    axisMapping: dict[str, Any] | None = None
-    inputs: dict[str, Any] | None = None
-    spec: dict[str, dict[str, Any]] | None = None
-
-
-class PlanOut(Schema):
-    id: int
-    name: str
-    mesh: dict[str, Any]
-    axisMapping: dict[str, Any]
-    inputs: dict[str, Any]
-    spec: dict[str, Any]
-    applications: dict[str, Any]
-    created: datetime
-    updated: datetime
-
-
-class PlanList(Schema):
-    plans: list[PlanOut]
-
-
 class GenerateIn(Schema):
     baseVersion: Positive
     # the ``id`` of the ``applied`` message the graph's websocket clients get, so the editor
@@ -524,6 +492,7 @@ def plan_json(plan: Any) -> dict[str, Any]:
         "axisMapping": plan.axis_mapping,
         "inputs": plan.inputs,
         "spec": plan.spec,
+        "pipeline": plan.pipeline or None,  # stored {} when none; null here, as plans read it
         "applications": plan.applications,
         "created": plan.created,
         "updated": plan.updated,
@@ -543,14 +512,22 @@ def create_plan(request: HttpRequest, graph_id: str, payload: PlanIn) -> Status[
     with index axis ``N`` split over mesh axis ``dp``), where graph inputs live (``"replicated"``,
     the default, ``{"over": {axis: meshAxis}}`` or ``{"device": [coords]}``) and, per operation
     id, how to split it (``{"over": {indexAxis: meshAxis}}``, ``{"dim", "parts"}``,
-    ``{"grid": {...}}``...), overriding the mapping."""
+    ``{"grid": {...}}``...), overriding the mapping; and its ``pipeline`` stages, if any
+    (``{"axis", "microbatches", "schedule", "virtualStages"?, "stages"}``, DESIGN.md §12)."""
     graph = services.check_can_edit(request.user, graph_id)
-    fields = (payload.name, payload.mesh.dict(), payload.spec, payload.axisMapping, payload.inputs)
+    fields = (
+        payload.name,
+        payload.mesh.dict(),
+        payload.spec,
+        payload.axisMapping,
+        payload.inputs,
+        payload.pipeline,
+    )
     return Status(201, plan_json(_save_plan(request, graph, fields, None)))
 
 
 def _save_plan(request: HttpRequest, graph: Any, fields: tuple[Any, ...], plan: Any) -> Any:
-    """Check a plan's fields (name, mesh, spec, axis mapping, inputs) and save them."""
+    """Check a plan's fields (name, mesh, spec, axis mapping, inputs, pipeline); save them."""
     checked = services.check_plan(*fields).to_json()
     return services.do_save_plan(
         request.user,
@@ -561,6 +538,7 @@ def _save_plan(request: HttpRequest, graph: Any, fields: tuple[Any, ...], plan: 
         plan,
         axis_mapping=checked["axisMapping"],
         inputs=checked["inputs"],
+        pipeline=checked.get("pipeline"),
     )
 
 
@@ -575,8 +553,8 @@ def get_plan(request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER) ->
 def update_plan(
     request: HttpRequest, graph_id: str, payload: PlanPatch, plan_id: int = PATH_NUMBER
 ) -> dict[str, Any]:
-    """Change a plan's name, mesh, axis mapping, inputs or spec (editors); a field left out
-    keeps its value."""
+    """Change a plan's name, mesh, axis mapping, inputs, spec or pipeline (editors); a field
+    left out keeps its value (``"pipeline": null`` or ``{}`` removes the pipeline)."""
     graph = services.check_can_edit(request.user, graph_id)
     plan = services.plan_of(graph, plan_id)
     fields = (
@@ -585,6 +563,7 @@ def update_plan(
         payload.spec if payload.spec is not None else plan.spec,
         payload.axisMapping if payload.axisMapping is not None else plan.axis_mapping,
         payload.inputs if payload.inputs is not None else plan.inputs,
+        payload.pipeline if "pipeline" in payload.model_fields_set else plan.pipeline,
     )
     return plan_json(_save_plan(request, graph, fields, plan))
 

@@ -188,7 +188,9 @@ class ShardPlan(models.Model):
     ``inputs`` maps a graph input's label or id to ``"replicated"`` (the default),
     ``{"over": {axis: meshAxis}}`` or ``{"device": [coords]}``; ``spec`` maps an operation id to
     ``{"over": {indexAxisOrDim: meshAxis}}`` or explicit ``{"dim", "parts"|"chunk"|"sizes"}`` or
-    ``{"grid": {dim: parts}}``, overriding the mapping. ``applications`` records what the last
+    ``{"grid": {dim: parts}}``, overriding the mapping. ``pipeline`` is the plan's pipeline
+    stages (issue 33, :mod:`geon.core.plans.pipeline`: ``{"axis", "microbatches", "schedule",
+    "virtualStages"?, "stages"}``), ``{}`` for none. ``applications`` records what the last
     generation wrote: ``{"version": n, "mesh": meshNodeId, "operations": {opId: [applicationId,
     ...]}, "notSplit": [{"operation", "axes", "reason"}, ...]}``.
     """
@@ -199,6 +201,7 @@ class ShardPlan(models.Model):
     axis_mapping = models.JSONField(default=dict, blank=True)
     inputs = models.JSONField(default=dict, blank=True)
     spec = models.JSONField(default=dict)
+    pipeline = models.JSONField(default=dict, blank=True)
     applications = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
     updated = models.DateTimeField(auto_now=True)

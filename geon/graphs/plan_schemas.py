@@ -1,6 +1,11 @@
-"""The JSON shapes of a shard plan's cost (``GET /graphs/<id>/plans/<id>/cost``, issue 16) and of
-plan against plan (``GET /graphs/<id>/plans/<a>/diff/<b>``, issue 18: docs/reviews.md "Plan
-diff"), for the OpenAPI schema and the response check of :mod:`geon.graphs.api`.
+"""The JSON shapes of a shard plan (``/graphs/<id>/plans``: what is sent and answered), of its
+cost (``GET /graphs/<id>/plans/<id>/cost``, issue 16; with a pipeline, issue 33) and of plan
+against plan (``GET /graphs/<id>/plans/<a>/diff/<b>``, issue 18: docs/reviews.md "Plan diff"),
+for the OpenAPI schema and the response check of :mod:`geon.graphs.api`.
+
+A plan's fields are checked by :func:`geon.core.plans.read_plan`, whose refusals name the bad
+entry and what is valid; here they are only JSON. ``pipeline`` is ``null`` (stored ``{}``) for
+a plan without pipeline stages; sending ``null`` or ``{}`` in a change removes them.
 
 Past the bounds of :mod:`geon.graphs.services.plan_jobs` a device row stands for a group of
 devices with equal figures (``count``, and ``devices``: the first members), a placement side
@@ -10,9 +15,57 @@ the web process's budget answers :class:`CostPending` (202) until a worker has a
 
 from __future__ import annotations
 
-from typing import Any
+from datetime import datetime
+from typing import Annotated, Any
 
 from ninja import Schema
+from pydantic import Field
+
+from geon.core.limits import INT64_MAX, INT64_MIN
+
+#: Any integer the database can hold (int64); the plan's check names what else is wrong with it.
+Int64 = Annotated[int, Field(ge=INT64_MIN, le=INT64_MAX)]
+
+
+class MeshIn(Schema):
+    name: str = ""
+    axes: dict[str, Int64]
+
+
+class PlanIn(Schema):
+    name: str
+    mesh: MeshIn
+    axisMapping: dict[str, Any] = {}
+    inputs: dict[str, Any] = {}
+    spec: dict[str, dict[str, Any]] = {}
+    # {"axis", "microbatches", "schedule", "virtualStages"?, "stages"} (DESIGN.md §12)
+    pipeline: dict[str, Any] | None = None
+
+
+class PlanPatch(Schema):
+    name: str | None = None
+    mesh: MeshIn | None = None
+    axisMapping: dict[str, Any] | None = None
+    inputs: dict[str, Any] | None = None
+    spec: dict[str, dict[str, Any]] | None = None
+    pipeline: dict[str, Any] | None = None  # left out: kept; null or {}: removed
+
+
+class PlanOut(Schema):
+    id: int
+    name: str
+    mesh: dict[str, Any]
+    axisMapping: dict[str, Any]
+    inputs: dict[str, Any]
+    spec: dict[str, Any]
+    pipeline: dict[str, Any] | None = None
+    applications: dict[str, Any]
+    created: datetime
+    updated: datetime
+
+
+class PlanList(Schema):
+    plans: list[PlanOut]
 
 
 class DeviceCost(Schema):
@@ -47,6 +100,9 @@ class CollectiveCost(Schema):
     bytes: int
     bytesPerDevice: int = 0
     seconds: float
+    # a pipeline's send between stages: its microbatch and [from, to] stages
+    microbatch: int | None = None
+    stages: list[int] | None = None
 
 
 class DeviceMemoryKinds(Schema):
@@ -69,6 +125,7 @@ class DeviceLedger(Schema):
     peakBytes: int
     memory: DeviceMemoryKinds
     overBudget: bool
+    stage: int | None = None  # a pipelined plan's device: its coordinate on the pipeline axis
     count: int | None = None
     devices: list[list[int]] | None = None
 
@@ -84,6 +141,38 @@ class MemorySummary(Schema):
     overBudget: bool
 
 
+class ScheduleBox(Schema):
+    """One action of a pipeline's schedule in time (geon.core.plans.cost.schedules)."""
+
+    device: int
+    stage: int
+    kind: str
+    microbatch: int
+    start: float
+    end: float
+
+
+class PipelineCost(Schema):
+    """A pipelined plan's step (geon.core.plans.cost.pipelined; ``geon cost``'s ``pipeline``):
+    ``stages`` is their count, ``bubble`` the idle fraction of the step."""
+
+    axis: str
+    schedule: str
+    stages: int
+    devices: int
+    virtualStages: int
+    microbatches: int
+    bubble: float
+    bubbleOverBusy: float
+    stageSeconds: list[float]
+    forwardSeconds: list[float]
+    backwardSeconds: list[float]
+    sendSeconds: list[float]
+    inFlight: list[float]
+    grid: list[ScheduleBox]
+    seconds: float
+
+
 class PlanCost(Schema):
     version: int
     devices: list[DeviceCost]
@@ -94,6 +183,7 @@ class PlanCost(Schema):
     ledger: list[DeviceLedger]
     time: TimeInterval
     memory: MemorySummary
+    pipeline: PipelineCost | None = None  # a plan with pipeline stages only
     # rows each list left out ("devices" and "ledger": devices in groups not listed)
     omitted: dict[str, int] | None = None
 

@@ -27,7 +27,7 @@ from geon.graphs.services.plan_jobs import (
     summarise_cost,
     summarise_diff,
 )
-from geon.graphs.services.plan_trials import plan_trial
+from geon.graphs.services.plan_trials import core_plan, plan_trial
 from geon.graphs.services.plans import costed
 
 log = logging.getLogger(__name__)
@@ -114,9 +114,9 @@ def plan_cost_job(job: dict[str, Any]) -> None:
             answer = document_diffed(document, version, chosen[0], job["current"], profile)
             entry = {"answer": summarise_diff(answer)}
         elif job["kind"] == "cost":
-            entry = {
-                "answer": summarise_cost(costed(plan_trial(document, chosen[0]), version, profile))
-            }
+            trial = plan_trial(document, chosen[0])
+            answer = costed(trial, version, profile, core_plan(chosen[0]))
+            entry = {"answer": summarise_cost(answer)}
         else:
             answer = diffed(document, version, chosen[0], chosen[1], profile)
             entry = {"answer": summarise_diff(answer)}

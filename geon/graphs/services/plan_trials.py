@@ -42,10 +42,12 @@ def check_plan(
     spec: Any,
     axis_mapping: Any = None,
     inputs: Any = None,
+    pipeline: Any = None,
 ) -> Plan:
     """A plan's fields from a request, checked (:func:`geon.core.plans.read_plan`: a
     :class:`~geon.core.plans.PlanError`, answered 422, names the field, the bad value and what
-    is valid). Whether it fits the graph's document is decided when it is saved."""
+    is valid; ``pipeline`` None or ``{}`` is none). Whether it fits the graph's document is
+    decided when it is saved."""
     return read_plan(
         {
             "name": name,
@@ -53,13 +55,16 @@ def check_plan(
             "axisMapping": {} if axis_mapping is None else axis_mapping,
             "inputs": {} if inputs is None else inputs,
             "spec": spec,
+            "pipeline": None if pipeline == {} else pipeline,
         }
     )
 
 
 def core_plan(plan: ShardPlan) -> Plan:
     """The stored plan as the core reads it."""
-    return check_plan(plan.name, plan.mesh, plan.spec, plan.axis_mapping, plan.inputs)
+    return check_plan(
+        plan.name, plan.mesh, plan.spec, plan.axis_mapping, plan.inputs, plan.pipeline
+    )
 
 
 def mesh_id_of(plan: ShardPlan) -> str:

@@ -16,9 +16,9 @@ from django.db import transaction
 from geon.accounts.models import Role
 from geon.celery import app
 from geon.core.errors import GeonError, quote
-from geon.core.graph import APPLICATION
+from geon.core.graph import APPLICATION, OPERATION
 from geon.core.graph import Graph as Document
-from geon.core.plans import plan_ops, plan_splits
+from geon.core.plans import Plan, plan_ops, plan_splits
 from geon.core.plans.cost import DEFAULT_PROFILE, cost_report, load_profile, shipped_profiles
 from geon.core.plans.cost.cells import device_memory, transfer_bytes
 from geon.core.plans.diff import named_collective
@@ -83,27 +83,104 @@ def do_save_plan(
     *,
     axis_mapping: dict[str, Any] | None = None,
     inputs: dict[str, Any] | None = None,
+    pipeline: dict[str, Any] | None = None,
 ) -> ShardPlan:
     """Create (``plan`` None) or change a plan (fields already checked by :func:`check_plan`;
-    no ``axis_mapping`` or ``inputs`` means none): refused with ``conflict`` when another plan
-    of the graph has the name, and with ``invalid_edit`` when the plan does not fit the graph's
-    current document (an unknown operation, axis or input, a split the operation's index space
-    does not allow), changing nothing. A change of how it places the graph forgets what it last
+    no ``axis_mapping``, ``inputs`` or ``pipeline`` means none): refused with ``conflict`` when
+    another plan of the graph has the name, and with ``invalid_edit`` when the plan does not fit
+    the graph's current document (an unknown operation, axis or input, a split the operation's
+    index space does not allow, a pipeline stage's scope that no operation's ``Group`` scope
+    is or lies under), changing nothing. A change of how it places the graph (its pipeline's
+    axis too: a pipelined plan is written on the mesh less that axis) forgets what it last
     generated (the document is not on it until it is generated again). Once committed, the
     graph's websocket clients hear that its plans changed."""
-    checked = check_plan(name, mesh, spec, axis_mapping, inputs).to_json()
+    checked = check_plan(name, mesh, spec, axis_mapping, inputs, pipeline).to_json()
+    checked.setdefault("pipeline", {})
     _unique_plan_name(graph, checked["name"], plan)
-    placing = (checked["mesh"], checked["spec"], checked["axisMapping"], checked["inputs"])
+    # a pipelined plan is written on its mesh less the pipeline's axis: only that axis places
+    axis = checked["pipeline"].get("axis")
+    placing = (checked["mesh"], checked["spec"], checked["axisMapping"], checked["inputs"], axis)
     if plan is None:
         plan = ShardPlan(graph=graph)
-    elif placing != (plan.mesh, plan.spec, plan.axis_mapping, plan.inputs):
+    elif placing != (
+        plan.mesh,
+        plan.spec,
+        plan.axis_mapping,
+        plan.inputs,
+        (plan.pipeline or {}).get("axis"),
+    ):
         plan.applications = {}  # what it last wrote is not this plan's any more: switch again
     plan.name, plan.mesh, plan.spec = checked["name"], checked["mesh"], checked["spec"]
     plan.axis_mapping, plan.inputs = checked["axisMapping"], checked["inputs"]
+    plan.pipeline = checked["pipeline"]
     plan.save()
-    plan_trial(live_document(graph).document, plan)
+    document = live_document(graph).document
+    plan_trial(document, plan)
+    if plan.pipeline:
+        check_stages(document, plan)
     _plans_changed(user, graph)
     return plan
+
+
+_GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
+_ROLES = ("backward/", "optimizer/")
+
+
+def _operation_scopes(document: Document) -> tuple[set[str], list[str]]:
+    """Every scope an operation's ``Group`` scope is or lies under (a training step's
+    ``backward/`` and ``optimizer/`` read without that prefix, as the cost model's stages read
+    them), and the top-level ones in document order."""
+    held: set[str] = set()
+    tops: list[str] = []
+    for node in document.of_type(OPERATION):
+        group = (node.tags or {}).get(_GROUP)
+        scope = group.get("scope") if isinstance(group, dict) else None
+        if not isinstance(scope, str):
+            continue
+        scope = scope.strip("/")
+        for role in _ROLES:
+            scope = scope.removeprefix(role)
+        parts = [p for p in scope.split("/") if p]
+        if parts and parts[0] not in held:
+            tops.append(parts[0])
+        held.update("/".join(parts[: k + 1]) for k in range(len(parts)))
+    return held, tops
+
+
+def check_stages(document: Document, plan: ShardPlan) -> None:
+    """The plan's pipeline stages fit ``document``: every scope of a stage is, or lies above,
+    an operation's ``Group`` scope, and ``"balanced"`` has at least as many top-level scopes to
+    cut as there are stages; :class:`EditRefused` (``invalid_edit``) naming the stage and its
+    scope and the document's top-level scopes otherwise. Linear in the document's operations
+    (each scope's prefixes once), before any cost is computed."""
+    pipeline = core_plan(plan).pipeline
+    if pipeline is None:
+        return
+    held, tops = _operation_scopes(document)
+    shown = ", ".join(quote(t) for t in tops[:8]) + (", ..." if len(tops) > 8 else "")
+    valid = (
+        f"the document's top-level Group scopes are ({shown})"
+        if tops
+        else ("the document has no Group scopes: group its operations first")
+    )
+    if pipeline.stages is None:
+        if len(tops) < pipeline.stage_count:
+            raise EditRefused(
+                "invalid_edit",
+                f'plan {quote(plan.name)}: pipeline stages "balanced" cut the top-level Group '
+                f"scopes into {pipeline.stage_count} stages but the document has {len(tops)}; "
+                f"expected fewer stages or an explicit list of scopes per stage ({valid})",
+            )
+        return
+    for k, scopes in enumerate(pipeline.stages):
+        for scope in scopes:
+            if scope not in held:
+                raise EditRefused(
+                    "invalid_edit",
+                    f"plan {quote(plan.name)}: pipeline stage {k} scope {quote(scope)} matches "
+                    f"no operation's Group scope; expected a scope that is, or lies above, one "
+                    f"({valid})",
+                )
 
 
 @transaction.atomic
@@ -208,7 +285,7 @@ def plan_cost(graph: Graph, plan: ShardPlan, profile: str | None = None) -> dict
     is :func:`requested_cost`."""
     name = check_profile(profile)
     document = live_document(graph)
-    return costed(live_trial(document, plan), document.version, name)
+    return costed(live_trial(document, plan), document.version, name, core_plan(plan))
 
 
 def requested_cost(
@@ -226,7 +303,7 @@ def requested_cost(
     return bounded(
         key,
         plan_work(live.document, plan),
-        lambda: summarise_cost(costed(live_trial(live, plan), version, name)),
+        lambda: summarise_cost(costed(live_trial(live, plan), version, name, core_plan(plan))),
         lambda: queue_job({**job, "profile": name, "key": key}),
     )
 
@@ -250,9 +327,14 @@ def requested_document_cost(graph: Graph, profile: str | None = None) -> dict[st
     )
 
 
-def costed(trial: Document, version: int, profile: str) -> dict[str, Any]:
+def costed(trial: Document, version: int, profile: str, plan: Plan | None = None) -> dict[str, Any]:
     """The cost of a plan written into a document (``trial``) of ``version`` under the shipped
-    ``profile`` (see :func:`plan_cost`)."""
+    ``profile`` (see :func:`plan_cost`). With the ``plan`` and pipeline stages in it, the
+    pipelined step (:func:`geon.core.plans.cost.cost_report`): the ``ledger`` is the whole
+    mesh's, the collectives gain each microbatch's ``send`` between stages, the time includes
+    the bubble, and ``pipeline`` (``{"schedule", "stages", "microbatches", "bubble",
+    "stageSeconds", "grid", ...}``, as ``geon cost`` prints it) says how; ``devices`` and
+    ``transfers`` stay those of one stage's devices (the plan as written)."""
     table = read_table(trial)  # read once for the bytes, the moves and the report
     devices = [
         {
@@ -269,8 +351,8 @@ def costed(trial: Document, version: int, profile: str) -> dict[str, Any]:
         {"source": list(source[1]), "target": list(target[1]), "bytes": size}
         for (source, target), size in sorted(transfer_bytes(trial, table).items())
     ]
-    report = cost_report(trial, load_profile(profile), table)
-    return {
+    report = cost_report(trial, load_profile(profile), table, plan=plan)
+    out: dict[str, Any] = {
         "version": version,
         "devices": devices,
         "transfers": moves,
@@ -281,6 +363,9 @@ def costed(trial: Document, version: int, profile: str) -> dict[str, Any]:
         "time": report["time"],
         "memory": report["memory"],
     }
+    if "pipeline" in report:
+        out["pipeline"] = report["pipeline"]
+    return out
 
 
 def queue_job(job: dict[str, Any]) -> None:

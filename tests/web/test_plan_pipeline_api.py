@@ -1,0 +1,255 @@
+"""A shard plan's pipeline stages over ``/api/v1/`` (issue 33, DESIGN.md §12): stored with the
+plan (``ShardPlan.pipeline``), checked when it is saved by the core's own reading (every refusal
+names the bad value and what is valid, and changes nothing), its cost carrying the ``pipeline``
+section ``geon cost`` prints, and a suggestion of the search saved with its pipeline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from django.core.cache import caches
+from django.test import Client, override_settings
+
+from geon.cli import main
+from geon.graphs.models import Graph, ShardPlan
+from geon.graphs.services import do_create_graph
+from geon.graphs.services.plan_jobs import CACHE, cost_key
+from geon.graphs.tasks import plan_cost_job
+from tests.core.plans.pipeline_docs import chain
+from tests.hostile.test_plan_cost_maxima import UNCONSUMED
+
+pytestmark = pytest.mark.django_db
+
+API = "/api/v1"
+HALVES = [["layers.0", "layers.1"], ["layers.2", "layers.3"]]
+PIPELINE = {"axis": "pp", "microbatches": 4, "schedule": "1f1b", "stages": HALVES}
+PLAN = {
+    "name": "pp and dp",
+    "mesh": {"name": "pod", "axes": {"pp": 2, "dp": 2}},
+    "axisMapping": {"N": "dp"},
+    "pipeline": PIPELINE,
+}
+
+
+@pytest.fixture
+def graph(user: Any) -> Graph:
+    """Four layers scoped ``layers.0`` ... ``layers.3`` (as an imported model's are)."""
+    return do_create_graph(owner=user, title="Layers", document=chain().to_json())
+
+
+@pytest.fixture
+def owner(client: Client, user: Any) -> Client:
+    client.force_login(user)
+    return client
+
+
+def post(client: Client, path: str, body: Any) -> Any:
+    return client.post(API + path, json.dumps(body), content_type="application/json")
+
+
+def patch(client: Client, path: str, body: Any) -> Any:
+    return client.patch(API + path, json.dumps(body), content_type="application/json")
+
+
+def test_a_pipelined_plan_is_stored_and_read_back(owner: Client, graph: Graph) -> None:
+    # given a plan with pipeline stages
+    # when it is saved
+    made = post(owner, f"/graphs/{graph.pk}/plans", PLAN)
+    # then it is answered, stored and listed with its pipeline as sent
+    assert made.status_code == 201, made.content
+    assert made.json()["pipeline"] == PIPELINE
+    assert ShardPlan.objects.get().pipeline == PIPELINE
+    got = owner.get(f"{API}/graphs/{graph.pk}/plans/{made.json()['id']}").json()
+    assert got["pipeline"] == PIPELINE
+    listed = owner.get(f"{API}/graphs/{graph.pk}/plans").json()["plans"]
+    assert [p["pipeline"] for p in listed] == [PIPELINE]
+
+
+def test_a_plan_without_a_pipeline_reads_null_and_is_stored_empty(
+    owner: Client, graph: Graph
+) -> None:
+    # given a plan sent without a pipeline, and one sent with an empty one
+    plain = {k: v for k, v in PLAN.items() if k != "pipeline"}
+    first = post(owner, f"/graphs/{graph.pk}/plans", plain)
+    second = post(owner, f"/graphs/{graph.pk}/plans", {**plain, "name": "b", "pipeline": {}})
+    # then both have none: null in the answer, {} stored (the field's default)
+    assert (first.status_code, second.status_code) == (201, 201)
+    assert first.json()["pipeline"] is None and second.json()["pipeline"] is None
+    assert [p.pipeline for p in ShardPlan.objects.order_by("name")] == [{}, {}]
+
+
+def test_a_patch_adds_changes_keeps_and_removes_the_pipeline(owner: Client, graph: Graph) -> None:
+    plain = {k: v for k, v in PLAN.items() if k != "pipeline"}
+    made = post(owner, f"/graphs/{graph.pk}/plans", plain).json()
+    path = f"/graphs/{graph.pk}/plans/{made['id']}"
+    # added
+    added = patch(owner, path, {"pipeline": PIPELINE})
+    assert added.status_code == 200, added.content
+    assert added.json()["pipeline"] == PIPELINE
+    # changed to GPipe over balanced stages
+    gpipe = {**PIPELINE, "schedule": "gpipe", "stages": "balanced"}
+    assert patch(owner, path, {"pipeline": gpipe}).json()["pipeline"] == gpipe
+    # kept when another field changes
+    renamed = patch(owner, path, {"name": "renamed"}).json()
+    assert (renamed["name"], renamed["pipeline"]) == ("renamed", gpipe)
+    # removed by null, and by {}
+    assert patch(owner, path, {"pipeline": None}).json()["pipeline"] is None
+    assert ShardPlan.objects.get().pipeline == {}
+    patch(owner, path, {"pipeline": gpipe})
+    assert patch(owner, path, {"pipeline": {}}).json()["pipeline"] is None
+
+
+def test_changing_the_pipeline_forgets_what_the_plan_generated(owner: Client, graph: Graph) -> None:
+    # given a pipelined plan generated into the document
+    made = post(owner, f"/graphs/{graph.pk}/plans", PLAN).json()
+    path = f"/graphs/{graph.pk}/plans/{made['id']}"
+    generated = post(owner, f"{path}/generate", {"baseVersion": 1})
+    assert generated.status_code == 200, generated.content
+    assert ShardPlan.objects.get().applications["operations"]
+    # when only its microbatches change, what it wrote is still its own
+    patch(owner, path, {"pipeline": {**PIPELINE, "microbatches": 8}})
+    assert ShardPlan.objects.get().applications["operations"]
+    # when its pipeline is removed (the plan is then written on the whole mesh), it is not
+    patch(owner, path, {"pipeline": None})
+    assert ShardPlan.objects.get().applications == {}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            {"schedule": "zb"},
+            'pipeline schedule "zb" is unknown; expected one of "gpipe", "1f1b", "interleaved"',
+        ),
+        (
+            {"stages": [["layers.0", "layers.1"], ["layers.2", "decoder"]]},
+            'pipeline stage 1 scope "decoder" matches no operation\'s Group scope; expected a '
+            "scope that is, or lies above, one (the document's top-level Group scopes are "
+            '("layers.0", "layers.1", "layers.2", "layers.3"))',
+        ),
+        (
+            {"schedule": "interleaved", "virtualStages": 2, "microbatches": 3},
+            'pipeline schedule "interleaved" with virtualStages "2" and microbatches "3" on 2 '
+            'devices of "pp"; expected virtualStages >= 2 and microbatches a multiple of 2',
+        ),
+        ({"microbatches": 0}, 'pipeline microbatches is "0"; expected an integer from 1 to 1024'),
+        ({"microbatches": 1025}, 'microbatches is "1025"; expected an integer from 1 to 1024'),
+        ({"axis": "tp"}, 'pipeline axis "tp" is not an axis of the mesh; expected one of ("pp"'),
+    ],
+)
+def test_a_bad_pipeline_is_refused_naming_the_value_and_changes_nothing(
+    owner: Client, graph: Graph, change: dict[str, Any], message: str
+) -> None:
+    # given a stored pipelined plan
+    made = post(owner, f"/graphs/{graph.pk}/plans", PLAN).json()
+    # when a plan is created, or the stored one changed, with a bad pipeline
+    bad = {**PIPELINE, **change}
+    created = post(owner, f"/graphs/{graph.pk}/plans", {**PLAN, "name": "other", "pipeline": bad})
+    changed = patch(owner, f"/graphs/{graph.pk}/plans/{made['id']}", {"pipeline": bad})
+    # then both are refused 422 naming the value, and nothing is stored or changed
+    for response in (created, changed):
+        assert response.status_code == 422, response.content
+        assert message in response.json()["error"]["message"]
+    assert [(p.name, p.pipeline) for p in ShardPlan.objects.all()] == [(PLAN["name"], PIPELINE)]
+
+
+def test_balanced_stages_past_the_document_s_scopes_are_refused(
+    owner: Client, graph: Graph
+) -> None:
+    plan = {**PLAN, "mesh": {"axes": {"pp": 8}}, "axisMapping": {}}
+    plan["pipeline"] = {**PIPELINE, "stages": "balanced", "microbatches": 8}
+    answer = post(owner, f"/graphs/{graph.pk}/plans", plan)
+    assert answer.status_code == 422
+    assert (
+        'pipeline stages "balanced" cut the top-level Group scopes into 8 stages but the '
+        "document has 4; expected fewer stages" in answer.json()["error"]["message"]
+    )
+    assert not ShardPlan.objects.exists()
+
+
+def _geon_cost(tmp_path: Path, capsys: pytest.CaptureFixture[str], document: Any, plan: Any) -> Any:
+    """What ``geon cost DOC --plan PLAN`` prints (the command line: the REST answer's oracle)."""
+    doc, plan_file = tmp_path / "doc.json", tmp_path / "plan.json"
+    doc.write_text(json.dumps(document))
+    plan_file.write_text(json.dumps(plan))
+    capsys.readouterr()
+    assert main(["cost", str(doc), "--plan", str(plan_file)]) == 0
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("schedule", ["gpipe", "1f1b"])
+def test_the_cost_of_a_pipelined_plan_has_geon_cost_s_pipeline(
+    owner: Client,
+    graph: Graph,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    schedule: str,
+) -> None:
+    # given a pipelined plan saved over REST
+    plan = {**PLAN, "pipeline": {**PIPELINE, "schedule": schedule}}
+    made = post(owner, f"/graphs/{graph.pk}/plans", plan).json()
+    # when its cost is asked
+    answer = owner.get(f"{API}/graphs/{graph.pk}/plans/{made['id']}/cost")
+    assert answer.status_code == 200, answer.content
+    cost = answer.json()
+    # then it carries geon cost's pipeline section for the same document and plan
+    printed = _geon_cost(tmp_path, capsys, chain().to_json(), plan)
+    assert cost["pipeline"] == printed["pipeline"]
+    pipe = cost["pipeline"]
+    assert (pipe["schedule"], pipe["stages"], pipe["microbatches"]) == (schedule, 2, 4)
+    assert 0 < pipe["bubble"] < 1 and len(pipe["stageSeconds"]) == 2
+    assert len(pipe["grid"]) == 2 * 4  # a forward document: each stage's forward per microbatch
+    # the step time includes the bubble, as geon cost's; the ledger is the whole mesh's
+    assert cost["time"] == pytest.approx(printed["time"])
+    assert sorted(d["coords"] for d in cost["ledger"]) == [[0, 0], [0, 1], [1, 0], [1, 1]]
+    # the sends between stages are collectives, one per microbatch
+    sends = [c for c in cost["collectives"] if c["kind"] == "send"]
+    assert sorted(c["microbatch"] for c in sends) == [0, 1, 2, 3]
+    assert all(c["stages"] == [0, 1] and c["meshAxes"] == ["pp"] for c in sends)
+
+
+def test_a_plan_without_a_pipeline_has_no_pipeline_in_its_cost(owner: Client, graph: Graph) -> None:
+    plain = {k: v for k, v in PLAN.items() if k != "pipeline"}
+    made = post(owner, f"/graphs/{graph.pk}/plans", plain).json()
+    cost = owner.get(f"{API}/graphs/{graph.pk}/plans/{made['id']}/cost").json()
+    assert "pipeline" not in cost and "time" in cost
+
+
+@override_settings(GEON_PLAN_COST_QUEUE=UNCONSUMED, GEON_PLAN_COST_WEB_MAX_WORK=1)
+def test_a_worker_s_cost_of_a_pipelined_plan_has_its_pipeline(owner: Client, graph: Graph) -> None:
+    # given a pipelined plan whose cost is past the web process's budget
+    caches[CACHE].clear()
+    made = post(owner, f"/graphs/{graph.pk}/plans", PLAN).json()
+    path = f"{API}/graphs/{graph.pk}/plans/{made['id']}/cost"
+    assert owner.get(path).status_code == 202
+    # when the worker's task has costed it
+    plan = ShardPlan.objects.get()
+    job = {"kind": "cost", "graph": str(graph.pk), "version": 1, "plans": [plan.pk]}
+    key = cost_key(graph, 1, plan, "h100-sxm-8")
+    plan_cost_job({**job, "profile": "h100-sxm-8", "key": key})
+    # then the poll's answer has the pipeline too
+    answer = owner.get(path)
+    assert answer.status_code == 200, answer.content
+    assert answer.json()["pipeline"]["schedule"] == "1f1b"
+    sends = [c for c in answer.json()["collectives"] if c["kind"] == "send"]
+    assert [c["microbatch"] for c in sends] == [0, 1, 2, 3]
+
+
+def test_a_suggestion_on_a_pp_mesh_is_saved_with_its_pipeline(owner: Client, graph: Graph) -> None:
+    # given the search's suggestions on a mesh with a pp axis
+    found = owner.get(f"{API}/graphs/{graph.pk}/plans/suggestions", {"mesh": "pp=2,dp=2"})
+    assert found.status_code == 200, found.content
+    piped = [c for c in found.json()["candidates"] if "pipeline" in c["plan"]]
+    assert piped, found.json()
+    suggestion = piped[0]
+    # when one is saved as it is
+    saved = post(owner, f"/graphs/{graph.pk}/plans", suggestion["plan"])
+    # then the stored plan keeps its pipeline, and its cost is the suggestion's pipeline
+    assert saved.status_code == 201, saved.content
+    assert saved.json()["pipeline"] == suggestion["plan"]["pipeline"]
+    cost = owner.get(f"{API}/graphs/{graph.pk}/plans/{saved.json()['id']}/cost").json()
+    assert cost["pipeline"]["bubble"] == pytest.approx(suggestion["pipeline"]["bubble"])
+    assert cost["time"]["upper"] == pytest.approx(suggestion["seconds"])
