@@ -5,20 +5,19 @@ forces (elementwise broadcasting aligns from the right, a matmul's contracted di
 permutation, a reduction's kept dims). A union that would give one value the same axis twice is
 skipped (``cannot-link``: attention's ``seq x seq`` scores keep two axes), and where a skipped
 union leaves an operand's axis different from what the op needs, a ``cast_axes`` relabels it.
-A reshape whose dim groups share a factoring splits classes into atomic axes
-(:mod:`geon.interop.onnx_atoms`, the head-axis rule): attention's ``(S, B, E) -> (S, B*H,
-Dh) -> (B, H, S, Dh)`` keeps batch and heads as two axes throughout, so a plan can split heads.
-An atom is named after a ``dim_param`` (``batch`` stays ``batch``) or ``d<length>``.
+A reshape whose dim groups share a factoring splits classes into atomic axes (:mod:`.onnx_atoms`,
+the head-axis rule): attention's ``(S, B, E) -> (S, B*H, Dh) -> (B, H, S, Dh)`` keeps batch and
+heads as two axes, so a plan can split heads. An atom is named after a ``dim_param`` (``batch``)
+or ``d<length>``, or as ``names`` says (:mod:`.onnx_roles`: ``heads``, ``ffn``...).
 Contractions are dual pairs: the weight of a MatMul/Gemm carries the contracted axis one level
 up (``d16+1``), so ``dot`` infers exactly the ONNX output order. Weights are stored in their
 atoms' shape; graph inputs and outputs keep ONNX's.
 
 Initializers become input tensors labelled with their ONNX names and tagged ``Variable`` (the
-model's trainable parameters, DESIGN.md §11), their values returned in :attr:`Imported.weights`
-(the CLI writes them to an ``.npz``); scalars become inline constants.
-Every ONNX value's tensor is labelled with the value name. Name scopes (``/layers.0/attn/...``)
-become a ``Group`` tag on each operation (DESIGN.md §3 has no grouping node; unknown tags are
-kept as they are).
+model's trainable parameters, DESIGN.md §11), their values in :attr:`Imported.weights` (the CLI
+writes them to an ``.npz``); scalars become inline constants. Every ONNX value's tensor is
+labelled with the value name. Name scopes (``/layers.0/attn/...``) become a ``Group`` tag on
+each operation (DESIGN.md §3 has no grouping node; unknown tags are kept as they are).
 
 >>> import onnx
 >>> from onnx import helper as h, TensorProto as T
@@ -49,7 +48,6 @@ from geon.interop.onnx_atoms import (
     conform_dims,
     flat,
     grouped,
-    name_axes,
     refine,
 )
 from geon.interop.onnx_common import (
@@ -71,6 +69,7 @@ from geon.interop.onnx_common import attrs as _attrs
 from geon.interop.onnx_gate import MAX_FOLDED, admit, fits, refuse_unsupported
 from geon.interop.onnx_layers import is_lookup
 from geon.interop.onnx_rewrite import gelu_patterns, reshape_groups
+from geon.interop.onnx_roles import AxisProposal, name_by_role, with_axes
 
 GROUP_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
 """The tag that keeps an operation's ONNX name scope: ``{"scope": "/layers.0/attn"}``."""
@@ -83,12 +82,13 @@ __all__ = [
 
 @dataclass
 class Imported:
-    """The result of :func:`import_onnx`: the document, the weights by label, the output labels."""
+    """:func:`import_onnx`'s document, weights and input/output labels, axes' roles and names."""
 
     graph: Graph
     weights: dict[str, np.ndarray[Any, Any]] = field(default_factory=dict)
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
+    axes: list[AxisProposal] = field(default_factory=list)
 
 
 def _scope(node: Any) -> str | None:
@@ -661,17 +661,19 @@ def import_onnx(
     known: Mapping[str, Any] | None = None,
     max_bytes: int | None = None,
     bound: str = "",
+    names: Mapping[str, str] | None = None,
 ) -> Imported:
     """Import an ONNX model (a ``ModelProto`` or a path) as a geon document.
 
-    ``dims`` binds ``dim_param`` names to lengths (``{"batch": 8}``); ``known`` gives the values
-    of graph inputs that must be known when importing (a reduction's ``axes`` input), which
-    become constants. ``max_bytes`` refuses, before any work, a model whose document would
-    surely have more JSON (:func:`estimate_document`; ``bound`` names where the limit comes
-    from). Nothing the model names is opened (external data is refused), control flow is
-    refused by name, and only :data:`FOLDABLE` operators are computed on constants, each within
-    :data:`MAX_FOLDED` elements. Raises :class:`UnsupportedOperators` listing the operators geon
-    lacks with their node names, and :class:`OnnxImportError` for anything else it refuses.
+    ``dims`` binds ``dim_param`` names to lengths (``{"batch": 8}``); ``known`` gives values of
+    graph inputs needed when importing (a reduction's ``axes`` input), made constants. ``names``
+    (``{"d4": "h"}`` over the proposed ones; ``{}``: all proposed) names axes (:mod:`.onnx_roles`).
+    ``max_bytes`` refuses, before any work, a model whose document would surely have more JSON
+    (:func:`estimate_document`; ``bound`` names where the limit comes from). Nothing the model
+    names is opened (external data is refused), control flow is refused by name, and only
+    :data:`FOLDABLE` operators are computed on constants, each within :data:`MAX_FOLDED`
+    elements. Raises :class:`UnsupportedOperators` listing the operators geon lacks with their
+    node names, and :class:`OnnxImportError` for anything else it refuses.
     """
     import onnx
 
@@ -689,9 +691,9 @@ def import_onnx(
     imp.check_shapes()
     imp.unify()
     refine(imp)
-    name_axes(imp)
+    name_by_role(imp, names)
     try:
-        return imp.build()
+        return with_axes(imp, imp.build())
     except OnnxImportError:
         raise
     except GeonError as exc:
