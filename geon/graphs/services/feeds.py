@@ -14,7 +14,6 @@ graph's clients of that process. So an item may arrive twice, or late; each clie
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
@@ -138,8 +137,14 @@ class FeedPoller:
         if not poller.followers:
             del cls.running[key]
             poller.task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
+            try:
                 await poller.task
+            except asyncio.CancelledError:
+                # the poller's own end; but when this leave is itself being cancelled (its
+                # consumer torn down), that cancellation goes on, never swallowed here
+                current = asyncio.current_task()
+                if current is not None and current.cancelling():
+                    raise
 
     async def poll(self) -> None:
         feed = self.feed
