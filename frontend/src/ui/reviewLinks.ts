@@ -1,6 +1,7 @@
 // Where reviews lead (issue 35): the nav's unread badge beside the Reviews link
 // (templates/base.html), kept live by the websocket's ``notification`` messages; a Compare row's
 // edge on the canvas; a review downloaded as Markdown with each thread's permalink.
+// A suggested plan sent for review (REVIEW_PLAN_EVENT).
 
 import { reviewMarkdown, type Review } from "../model/reviews";
 import { el } from "./dom";
@@ -37,4 +38,13 @@ export function downloadReview(review: Review, graphId: string): void {
   link.click();
   link.remove();
   setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+/** The event a suggested plan's "Review" sends (on ``document``, ui/suggestions.ts): the Reviews
+ * panel opens its New review form on that saved plan, with that title, for the person to choose
+ * the reviewers. An event, as the Plans panel and the Reviews panel know nothing of each other. */
+export const REVIEW_PLAN_EVENT = "geon-review-plan";
+export interface ReviewPlanRequest {
+  plan: number;
+  title: string;
 }

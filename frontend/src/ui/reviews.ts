@@ -25,7 +25,7 @@ import { createGuardrailSettings } from "./reviewSettings";
 import { button, el, submit } from "./dom";
 import { renderMarkdown } from "./markdown";
 import { threadView, type ThreadContext } from "./reviewThread";
-import { downloadReview } from "./reviewLinks";
+import { downloadReview, REVIEW_PLAN_EVENT, type ReviewPlanRequest } from "./reviewLinks";
 export { showHeld, showUnread } from "./reviewLinks";
 
 export interface ReviewsOptions {
@@ -129,14 +129,16 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     createGuardrailSettings(api, () => role === "owner"),
   );
 
-  async function openForm(): Promise<void> {
+  /** Open the New review form; ``preset``: a plan to review and a title (a suggested plan's "Review"). */
+  async function openForm(preset?: ReviewPlanRequest): Promise<void> {
     form.hidden = false;
     formError.textContent = "";
+    if (preset) title.value = preset.title;
     title.focus();
     try {
       const [plans, names] = await Promise.all([plansApi.list(), api.reviewers()]);
       plan.replaceChildren(el("option", { value: "", text: "the whole graph" }), ...plans.map((p) => el("option", { value: String(p.id), text: p.name })));
-      if (plans.length) plan.value = String(plans[0]!.id);
+      if (plans.length) plan.value = String(plans.find((p) => p.id === preset?.plan)?.id ?? plans[0]!.id);
       people.replaceChildren(
         el("legend", { class: "small muted", text: "Reviewers" }),
         ...names.map((n) => el("label", { class: "geon-review-reviewer small", "data-user": n }, el("input", { type: "checkbox", value: n }), ` ${n}`)),
@@ -145,6 +147,14 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       formError.textContent = errorText(e);
     }
   }
+
+  // a suggested plan's "Review" (ui/suggestions.ts) asks for this form with the plan chosen
+  document.addEventListener(REVIEW_PLAN_EVENT, (e) => {
+    const preset = (e as CustomEvent<ReviewPlanRequest>).detail;
+    if (!canEditReviews(role)) return void (error.textContent = `only editors and owners open reviews; you are a ${role ?? "visitor"} of this graph`);
+    element.scrollIntoView({ block: "nearest" });
+    void openForm(preset);
+  });
 
   async function openReview(): Promise<void> {
     const reviewers = [...people.querySelectorAll<HTMLInputElement>("input:checked")].map((i) => i.value);

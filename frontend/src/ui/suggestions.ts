@@ -2,13 +2,15 @@
 // types ("dp=2, tp=4"; a pp axis makes them pipelines) and answers the best five
 // (GET /graphs/<id>/plans/suggestions, geon/graphs/search_api.py), each with its step time, the
 // memory its fullest device holds, whether that fits the profile, and why it costs what it
-// does. Each is one click from being saved, switched to (saved, then switched), or compared
-// with the document (saved, then compared); a pipelined one draws its schedule chart
+// does. Each is one click from being saved, switched to (saved, then switched), compared with
+// the document (saved, then compared) or sent for review (saved, then the Reviews panel's New
+// review form opens on it: ``REVIEW_PLAN_EVENT``); a pipelined one draws its schedule chart
 // (ui/schedule.ts). A refusal from the server is said in the section and nothing changes.
 
 import { RestClient } from "../gallery/api";
 import type { InputLayout, Mesh, Plan } from "../model/plans";
 import { button, el, submit } from "./dom";
+import { REVIEW_PLAN_EVENT, type ReviewPlanRequest } from "./reviewLinks";
 import { renderSchedule, seconds, type PipelineCost } from "./schedule";
 import "./schedule.css";
 
@@ -121,8 +123,20 @@ export function createSuggestions(options: SuggestOptions): HTMLElement {
         }),
       "geon-small geon-suggestion-compare",
     );
-    for (const b of [save, switchTo, compare]) b.disabled = !stored;
-    actions.append(save, switchTo, compare);
+    const review = button(
+      "Review",
+      `Save as plan "${name}" and ask reviewers to review it (the Reviews panel's form opens on it)`,
+      () =>
+        void act(async () => {
+          const made = await options.store(s, name);
+          const detail: ReviewPlanRequest = { plan: made.id, title: `Review plan "${made.name}"`.slice(0, 200) };
+          section.dispatchEvent(new CustomEvent(REVIEW_PLAN_EVENT, { bubbles: true, detail }));
+          return `Saved plan "${made.name}"; choose its reviewers in the Reviews panel.`;
+        }),
+      "geon-small geon-suggestion-review",
+    );
+    for (const b of [save, switchTo, compare, review]) b.disabled = !stored;
+    actions.append(save, switchTo, compare, review);
     if (s.pipeline) {
       const pipeline = s.pipeline;
       actions.append(button("Schedule", "Draw this plan's pipeline schedule", () => draw(pipeline), "geon-small geon-suggestion-schedule"));
