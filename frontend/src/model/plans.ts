@@ -7,6 +7,7 @@ import { APPLICATION, IPF_INDEX, IPF_SIGNATURE, INDEX_AXES, nodeById, OPERATION,
 import { showBytes, showSeconds, type Collective, type ProfiledCost } from "./costs";
 import { dominantTerm, memoryPartRows } from "./compareTerms";
 import { applicationsByOperation, applicationsOf, showRange, type ApplicationView } from "./shards";
+import { describePipeline, type PipelineCostSummary, type PlanPipeline } from "./pipelines";
 
 /** How one operation is split: the keys the server's plan spec (and the ``shard`` op) accept. */
 export interface SpecEntry {
@@ -32,6 +33,8 @@ export interface Plan {
   axisMapping?: Record<string, string>;
   /** Where graph inputs live, by label. */
   inputs?: Record<string, InputLayout>;
+  /** Pipeline stages (issue 33; null or absent: none), shown on the card by describePlan. */
+  pipeline?: PlanPipeline | null;
   /** What the server wrote when it last generated the plan: its Applications by operation. */
   applications?: { operations?: Record<string, string[]> } & Record<string, unknown>;
 }
@@ -48,7 +51,7 @@ export function describePlan(plan: Plan): string {
   const mapping = Object.entries(plan.axisMapping ?? {}).map(([a, m]) => `${a}→${m}`);
   const split = Object.values(plan.spec).filter((e) => describeEntry(e) !== "whole").length;
   const what = mapping.length ? `maps ${mapping.join(", ")}` : `${split} of ${Object.keys(plan.spec).length} operations split`;
-  return `${devices} devices · ${what}`;
+  return `${devices} devices · ${what}${plan.pipeline ? ` · ${describePipeline(plan.pipeline, plan.mesh)}` : ""}`;
 }
 
 /** Whether the document holds exactly the Applications the server wrote when it last generated
@@ -76,6 +79,7 @@ export interface PlanCost extends Partial<ProfiledCost> {
   devices: DeviceCost[];
   transfers: { source: number[]; target: number[]; bytes: number }[];
   transferBytes: number;
+  pipeline?: PipelineCostSummary;
 }
 
 export class PlanError extends Error {}
