@@ -34,6 +34,7 @@ import { el } from "./ui/dom";
 import { createContextMenu } from "./ui/help";
 import { showNodeMenu } from "./ui/nodeMenu";
 import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog, narrowNote } from "./ui/panels";
+import { createToast } from "./ui/toast";
 import { createProjectionWindow } from "./ui/projection";
 import { markReadOnly } from "./ui/readOnly";
 import { createReviewsPanel, showHeld, showUnread, type ReviewsPanel } from "./ui/reviews";
@@ -84,7 +85,7 @@ export class Editor implements Commands {
   private panelsDirty = true;
   private holdPanels = false;
   private readonly painter: Painter;
-  private readonly toast = el("div", { class: "geon-toast", role: "alert" });
+  private readonly toast = createToast();
   private readonly toolbar;
   private readonly axesPanel;
   private readonly inspector;
@@ -172,7 +173,7 @@ export class Editor implements Commands {
     this.runPanel = createRunPanel({ graphId: options.graphId ?? "", csrf: options.csrf, onRun: (run) => this.sync.runQueued(run), onError: (message) => this.flash(message) });
     this.diagram = createDiagram(options.graphId ?? "", (message) => this.flash(message), () => this.sync.session.version);
     this.toolbar.element.querySelector(".geon-act-zoomToFit")?.after(this.diagram.tab);
-    const stage = el("div", { class: "geon-stage" }, canvas, minimap, this.groups.bar, this.projection.element, this.toast, this.diagram.element);
+    const stage = el("div", { class: "geon-stage" }, canvas, minimap, this.groups.bar, this.projection.element, this.toast.element, this.diagram.element);
     const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
     if (options.graphId && !options.offline) {
       this.reviews = createReviewsPanel({
@@ -412,8 +413,7 @@ export class Editor implements Commands {
   // --- status, layout, drawing ------------------------------------------------------------
 
   private flash(message: string): void {
-    this.toast.textContent = message;
-    this.toast.dataset.shown = message ? "1" : "";
+    this.toast.show(message);
   }
 
   /** The document changed (or the status): rebuild the view and layout, then draw. */

@@ -3,9 +3,12 @@
 // GET /api/v1/graphs/<id>/export?to=... (the server names the file). A <details> element, so
 // the keyboard opens it (Enter or Space on "Export"), Tab walks its links and Escape closes it;
 // its list is placed under the button with fixed coordinates, as the toolbar's one line scrolls
-// sideways and would clip it.
+// sideways and would clip it. A link is fetched, not followed (issue 35: no silent failures): the
+// file is saved under the name the server gives it, and a refusal (an exporter that cannot write
+// this graph, a lost session, a network failure) opens the menu again with the server's reason.
 
 import { el } from "./dom";
+import { saveFrom } from "./download";
 import "./exportMenu.css";
 
 export interface ExportLink {
@@ -32,11 +35,23 @@ export function exportLinks(graphId: string, api = "/api/v1"): ExportLink[] {
 export function createExportMenu(root: HTMLElement | null = document.getElementById("geon-editor")): HTMLDetailsElement | null {
   if (!root || root.dataset.share !== "1" || !root.dataset.graphId) return null;
   const list = el("div", { class: "geon-export-list", role: "menu", "aria-label": "export formats" });
+  const failed = el("p", { class: "geon-export-error geon-form-error small", role: "alert", hidden: "" });
   for (const link of exportLinks(root.dataset.graphId)) {
     const a = el("a", { href: link.href, download: "", title: link.title, role: "menuitem", text: link.label });
     a.dataset.to = link.to;
+    a.addEventListener("click", (e) => {
+      e.preventDefault();
+      failed.hidden = true;
+      void saveFrom(link.href, `graph.${link.to}`, `Export as ${link.label}`).then((why) => {
+        if (!why) return;
+        failed.textContent = why;
+        failed.hidden = false;
+        menu.open = true;
+      });
+    });
     list.append(a);
   }
+  list.append(failed);
   const summary = el("summary", { class: "button", title: "Download the graph as JSON, ONNX, NumPy, einsum or Python", text: "Export ▾" });
   const menu = el("details", { class: "geon-export" }, summary, list);
   const place = () => {
@@ -46,6 +61,7 @@ export function createExportMenu(root: HTMLElement | null = document.getElementB
   };
   menu.addEventListener("toggle", () => {
     if (menu.open) place();
+    else failed.hidden = true;
   });
   menu.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && menu.open) {

@@ -7,6 +7,7 @@ import type { RunInfo } from "../sync/protocol";
 import { runEngines, startRun, verifyPlan } from "../sync/runs";
 import type { VerifyEntry, VerifyReport } from "../sync/runs";
 import { el, submit } from "./dom";
+import { saveFrom } from "./download";
 import { cellAt, colorBar, hoverText } from "./heatmap";
 
 /** What a run's ``step`` says (the protocol leaves its fields open): the last operation or Application done. */
@@ -184,6 +185,16 @@ export interface RunPanel {
   update(run: RunInfo | null, current?: number | null): void;
 }
 
+/** "Download results.npz": fetched, so that results gone or refused say why in the panel (issue 35). */
+function resultsLink(href: string, failed: (why: string) => void): HTMLElement {
+  const a = el("a", { href, class: "geon-run-download", download: "" }, "Download results.npz");
+  a.addEventListener("click", (e) => {
+    e.preventDefault();
+    void saveFrom(href, "results.npz", "Download of results.npz").then((why) => why && failed(why));
+  });
+  return a;
+}
+
 export function createRunPanel(options: { graphId: string; csrf: string; onRun: (run: RunInfo) => void; onError: (message: string) => void }): RunPanel {
   const mode = el("select", { "aria-label": "run mode", class: "geon-run-mode" });
   mode.append(el("option", { value: "logical", text: "logical" }), el("option", { value: "sharded", text: "sharded" }));
@@ -253,19 +264,24 @@ export function createRunPanel(options: { graphId: string; csrf: string; onRun: 
     const table = collectivesTable(run.result.collectives);
     if (table) figures.push(table);
     for (const key of keys) figures.push(await outputFigure(run, key, []));
-    if (run.results) figures.push(el("a", { href: run.results, class: "geon-run-download", download: "" }, "Download results.npz"));
+    if (run.results) figures.push(resultsLink(run.results, (why) => (message.textContent = why)));
     outputs.replaceChildren(...figures);
     element.scrollIntoView({ block: "nearest" });
   };
   const outputFigure = async (run: RunInfo, key: string, at: number[]): Promise<HTMLElement> => {
     const url = `/api/v1/runs/${run.id}/results/${encodeURIComponent(key)}${at.length ? `?at=${at.join(",")}` : ""}`;
-    const response = await fetch(url, { credentials: "same-origin" });
-    const body = (await response.json()) as ResultView & { error?: { message: string } };
     const fig = el("figure", { class: "geon-result", "data-key": key });
-    if (!response.ok) {
-      fig.append(el("figcaption", { class: "small geon-form-error", text: `${key}: ${body.error?.message ?? response.status}` }));
-      return fig;
+    // a refusal, an answer that is not JSON or no answer at all: the figure says why (issue 35)
+    const failed = (why: string): HTMLElement => (fig.append(el("figcaption", { class: "small geon-form-error", text: `${key}: ${why}` })), fig);
+    let response: Response;
+    let body: ResultView & { error?: { message: string } };
+    try {
+      response = await fetch(url, { credentials: "same-origin" });
+      body = (await response.json()) as typeof body;
+    } catch (e) {
+      return failed(`the result could not be read (${(e as Error).message})`);
     }
+    if (!response.ok) return failed(body.error?.message ?? `the server answered ${response.status}`);
     const rank = body.shape.length;
     const rows = body.viewShape.length === 2 ? body.viewShape[0]! : 1;
     const cols = body.viewShape.length === 2 ? body.viewShape[1]! : body.viewShape[0] ?? 1;
