@@ -43,18 +43,14 @@ from geon.core.dtypes import compute_dtype
 from geon.core.errors import ExecutionError
 from geon.core.ops import CATALOGUE, Inference
 from geon.execute.backend import Backend
-from geon.execute.combine import lower_concat, lower_gather, lower_where
-from geon.execute.fast import gelu_float32, is_float32_native
 from geon.execute.kernel_parts import Array, KernelFn, Shape
 from geon.execute.kernel_parts import argsort as _argsort
 from geon.execute.kernel_parts import deliver as _deliver
 from geon.execute.kernel_parts import is_identity as _is_identity
-from geon.execute.pooling import lower_pool
 
 __all__ = [
     "ELEMENTWISE_FAMILIES",
     "KernelFn",
-    "lower_named",
     "lower_positional",
 ]
 
@@ -82,83 +78,6 @@ def _caster(
             args[i] = xp.astype(args[i], target)
 
     return cast
-
-
-def lower_named(
-    be: Backend,
-    inf: Inference,
-    shapes: Sequence[Shape],
-    out_shape: Shape,
-    out_dtype: str,
-    in_dtypes: Sequence[str],
-    local: Mapping[str, Any] | None = None,
-) -> KernelFn:
-    """The closure of a named op on operand regions of ``shapes`` writing ``out_shape``.
-
-    ``local`` holds what the unit's regions change in the params: ``slices`` (the local index
-    of a slice), and pad/conv read zero-filled regions, so they run with no padding."""
-    k = CATALOGUE[inf.kernel]
-    xp = be.xp
-    dtype = be.dtype(out_dtype)
-    work = compute_dtype(inf.kernel, in_dtypes) if k.family != "view" else in_dtypes[0]
-    if inf.kernel in ("op:gelu", "op:avg_pool2d") or k.family == "normalization":
-        work = _float(work)
-    cast = _caster(be, in_dtypes, work)
-    direct = work == out_dtype
-    rank = len(out_shape)
-    if inf.kernel == "op:gelu":
-        if inf.params["approximate"] == "none" and is_float32_native(be, [*in_dtypes, out_dtype]):
-            return gelu_float32(be)
-        return _lower_gelu(be, inf.params["approximate"], cast, dtype)
-    if k.family == "normalization":
-        return _lower_normalization(be, inf, shapes[0], cast, dtype)
-    if k.family == "concat":
-        return lower_concat(be, inf, cast, dtype)
-    if k.family == "where":
-        return lower_where(be, inf, shapes, out_shape, dtype)
-    if k.family == "gather":
-        return lower_gather(be, inf, shapes, dtype)
-    if k.family in ELEMENTWISE_FAMILIES:
-        aligners = []
-        maps = inf.plan["align"] if k.family != "unary" else [list(range(rank))]
-        for m, shape in zip(maps, shapes, strict=True):
-            perm = _argsort(m)
-            target = [1] * rank
-            for d in perm:
-                target[m[d]] = shape[d]
-            aligners.append((None if _is_identity(perm) else perm, tuple(target)))
-        name = inf.kernel
-
-        def elementwise(args: Sequence[Array], out: Array | None) -> Array:
-            a = list(args)
-            cast(a)
-            for i, (perm, target) in enumerate(aligners):
-                if perm is not None:
-                    a[i] = xp.permute_dims(a[i], perm)
-                if a[i].shape != target:
-                    a[i] = xp.reshape(a[i], target)
-            if direct:
-                r = be.elementwise(name, a, out)
-                if out is None and r.shape != out_shape:
-                    r = xp.broadcast_to(r, out_shape)
-                return r
-            r = be.elementwise(name, a, None)
-            if r.shape != out_shape:
-                r = xp.broadcast_to(r, out_shape)
-            return _deliver(be, xp.astype(r, dtype), out, dtype)
-
-        return elementwise
-    if inf.kernel == "op:dot_partial":
-        return _lower_dot_partial(be, inf, shapes, out_shape, cast, dtype)
-    if k.family == "dot":
-        return _lower_dot(be, inf, shapes, out_shape, cast, None if direct else dtype)
-    if k.family == "reduction":
-        return _lower_reduction(be, inf, shapes[0], cast, dtype)
-    if k.family == "conv":
-        return _lower_conv(be, inf, shapes, out_shape, cast, dtype)
-    if k.family == "pool":
-        return lower_pool(be, inf, shapes[0], out_shape, work, cast, dtype, local or {})
-    return _lower_view(be, inf, shapes[0], out_shape, cast, dtype, local or {})
 
 
 def _lower_dot(
@@ -592,10 +511,6 @@ def _lower_conv(
         return _deliver(be, res, out, dtype)
 
     return conv
-
-
-# ------------------------------------------------------------------------------------------
-# Positional (loom) kernels
 
 
 def lower_positional(

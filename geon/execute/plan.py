@@ -46,8 +46,9 @@ from geon.core.variables import VARIABLE, check_init
 from geon.core.zspace import ZRange, parse_range, selection_of
 from geon.execute.backend import Backend, select_backend
 from geon.execute.contract import fuse_contractions, lower_contraction
-from geon.execute.kernels import ELEMENTWISE_FAMILIES, KernelFn, lower_named, lower_positional
+from geon.execute.kernels import ELEMENTWISE_FAMILIES, KernelFn, lower_positional
 from geon.execute.limits import Limits, format_bytes
+from geon.execute.lowering import lower_named
 from geon.execute.program import Plan, Step
 from geon.execute.regions import (
     Operand,

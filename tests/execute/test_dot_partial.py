@@ -14,7 +14,7 @@ from geon.core.ops import infer
 from geon.core.reference import evaluate_graph as reference
 from geon.execute import evaluate_graph
 from geon.execute.backend import select_backend
-from geon.execute.kernels import lower_named
+from geon.execute.lowering import lower_named
 
 N, D, F = gc.Axis("N", 3), gc.Axis("D", 4), gc.Axis("F", 6)
 P = gc.Axis("F_over_tp", 3)
