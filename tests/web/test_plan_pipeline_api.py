@@ -253,3 +253,28 @@ def test_a_suggestion_on_a_pp_mesh_is_saved_with_its_pipeline(owner: Client, gra
     cost = owner.get(f"{API}/graphs/{graph.pk}/plans/{saved.json()['id']}/cost").json()
     assert cost["pipeline"]["bubble"] == pytest.approx(suggestion["pipeline"]["bubble"])
     assert cost["time"]["upper"] == pytest.approx(suggestion["seconds"])
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_gives_plans_saved_before_it_no_pipeline(user: Any) -> None:
+    from django.db import connection
+    from django.db.migrations.executor import MigrationExecutor
+
+    # given a plan saved before plans carried pipelines (the model of that migration)
+    before = [("graphs", "0010_version_summary")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    then = executor.loader.project_state(before).apps
+    graph = then.get_model("graphs", "Graph").objects.create(title="Old", owner_id=user.pk)
+    then.get_model("graphs", "ShardPlan").objects.create(
+        graph=graph, name="dp", mesh={"axes": {"dp": 2}}, axis_mapping={"N": "dp"}, spec={}
+    )
+    # when the migrations run
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+    # then it has none ({}), and may be given one
+    plan = ShardPlan.objects.get()
+    assert (plan.name, plan.pipeline) == ("dp", {})
+    plan.pipeline = PIPELINE
+    plan.save()
+    assert ShardPlan.objects.get().pipeline == PIPELINE
