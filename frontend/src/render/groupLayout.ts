@@ -17,17 +17,31 @@ const PADDING = `[top=${FRAME_TOP},left=${FRAME_PAD},bottom=${FRAME_PAD},right=$
 
 type Level = string | undefined;
 
-/** Levels laid out lately, by what they hold: toggling one group lays out only the levels it changes. */
-const levelCache = new Map<string, Awaited<ReturnType<typeof placeLevel>>>();
+/**
+ * Levels laid out lately, by their shape: the sizes of what they hold in order and their edges by
+ * position, never their ids. The 96 layers of an imported stack are one shape, so ELK lays out
+ * one of them and the others take its places (ELK places the same input the same way); toggling
+ * one group lays out only the levels it changes.
+ */
+const levelCache = new Map<string, { w: number; h: number; rects: Rect[] }>();
 const CACHED_LEVELS = 400;
+/** How many levels ELK (or the path placement) laid out, and how many came from the cache: for tests and benchmarks. */
+export const levelStats = { placed: 0, reused: 0 };
 
 async function cachedLevel(elk: InstanceType<typeof ELK>, items: { id: string; w: number; h: number }[], edges: { from: string; to: string }[], padding?: string): ReturnType<typeof placeLevel> {
-  const key = JSON.stringify([padding ?? "", items, edges]);
+  const index = new Map(items.map((b, i) => [b.id, i]));
+  const key = JSON.stringify([padding ?? "", items.map((b) => [b.w, b.h]), edges.map((e) => [index.get(e.from), index.get(e.to)])]);
   const seen = levelCache.get(key);
-  if (seen) return seen;
+  if (seen) {
+    levelStats.reused += 1;
+    return { w: seen.w, h: seen.h, rects: items.map((b, i) => [b.id, seen.rects[i]!]) };
+  }
   const done = await placeLevel(elk, items, edges, padding);
+  levelStats.placed += 1;
+  const at = new Map(done.rects);
   if (levelCache.size >= CACHED_LEVELS) levelCache.delete(levelCache.keys().next().value!);
-  levelCache.set(key, done);
+  // a level ELK left some item out of is not kept (it could not be mapped back by position)
+  if (items.every((b) => at.has(b.id))) levelCache.set(key, { w: done.w, h: done.h, rects: items.map((b) => at.get(b.id)!) });
   return done;
 }
 
@@ -52,29 +66,37 @@ export const groupLevels: Levels = async (elk: InstanceType<typeof ELK>, input: 
     size.set(b.id, { w: b.w, h: b.h });
     add(b.id, b.parent !== undefined && expanded.has(b.parent) ? b.parent : undefined);
   }
-  /** The item of ``level`` that holds ``id`` (itself, or the block of a group around it). */
-  const lift = (id: string, level: Level): string | null => {
-    for (let at: string | undefined = id; at !== undefined && parent.has(at); at = parent.get(at)) if (parent.get(at) === level) return at;
-    return null;
+  // each edge counts at one level: the innermost one holding both its ends, as an edge between
+  // the items there that hold them (found once per edge, not once per level)
+  const up = (id: string): string[] => {
+    const out: string[] = [];
+    for (let at: string | undefined = id; at !== undefined && parent.has(at); at = parent.get(at)) out.push(at);
+    return out.reverse();
   };
+  const edgesAt = new Map<Level, { from: string; to: string }[]>();
+  const seen = new Set<string>();
+  for (const e of input.edges) {
+    const a = up(e.from);
+    const b = up(e.to);
+    let i = 0;
+    while (i < a.length && i < b.length && a[i] === b[i]) i++;
+    if (i >= a.length || i >= b.length) continue;
+    const level = i === 0 ? undefined : a[i - 1];
+    const key = `${a[i]}>${b[i]}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const list = edgesAt.get(level);
+    if (list) list.push({ from: a[i]!, to: b[i]! });
+    else edgesAt.set(level, [{ from: a[i]!, to: b[i]! }]);
+  }
   const relative = new Map<Level, [string, Rect][]>();
   const place = async (level: Level): Promise<{ w: number; h: number }> => {
     const items: { id: string; w: number; h: number }[] = [];
     for (const id of kids.get(level) ?? []) items.push({ id, ...(expanded.has(id) ? await place(id) : size.get(id)!) });
-    const edges: { from: string; to: string }[] = [];
-    const seen = new Set<string>();
-    for (const e of input.edges) {
-      const from = lift(e.from, level);
-      const to = lift(e.to, level);
-      if (!from || !to || from === to || seen.has(`${from}>${to}`)) continue;
-      seen.add(`${from}>${to}`);
-      edges.push({ from, to });
-    }
-    const done = await cachedLevel(elk, items, edges, level === undefined ? undefined : PADDING);
+    const done = await cachedLevel(elk, items, edgesAt.get(level) ?? [], level === undefined ? undefined : PADDING);
     relative.set(level, done.rects);
     return { w: done.w, h: done.h };
   };
-  await place(undefined);
   const rects: [string, Rect][] = [];
   const put = (level: Level, ox: number, oy: number): void => {
     for (const [id, r] of relative.get(level) ?? []) {
@@ -83,6 +105,14 @@ export const groupLevels: Levels = async (elk: InstanceType<typeof ELK>, input: 
       if (expanded.has(id)) put(id, at.x, at.y);
     }
   };
+  if (input.block !== undefined && expanded.has(input.block)) {
+    // one group's block alone, at the origin (render/incremental.ts puts it where the group was)
+    const { w, h } = await place(input.block);
+    rects.push([input.block, { x: 0, y: 0, w, h }]);
+    put(input.block, 0, 0);
+    return { rects };
+  }
+  await place(undefined);
   put(undefined, 0, 0);
   return { rects };
 };

@@ -44,6 +44,8 @@ export interface LayoutInput {
   edges: { from: string; to: string }[];
   /** Expanded groups, each laid out as a block inside its parent (none: one flat layout). */
   groups?: { id: string; parent?: string }[];
+  /** Lay out only this expanded group's block, at the origin (an incremental layout: render/incremental.ts). */
+  block?: string;
 }
 
 export function layoutInput(view: GraphView, grouped?: Grouped): LayoutInput {

@@ -6,7 +6,8 @@
 
 import { graphView, OPERATION, type GraphView, type LoomDocument } from "../model/document";
 import { withFrames } from "./groupLayout";
-import { groupedView, isGroupId, scopeTree, type Grouped, type ScopeTree } from "./groups";
+import { groupedView, isGroupId, scopeTree, type Grouped, type GroupShape, type ScopeTree } from "./groups";
+import { blockInput, changedGroup, closedLayout, openedLayout } from "./incremental";
 import { gridLayout, keptLayout, layoutInput, type Layout, type LayoutInput } from "./layout";
 import { LayoutClient } from "./layoutClient";
 import type { Rect } from "./viewport";
@@ -59,8 +60,13 @@ export class LiveLayout {
 
   /** Collapse exactly these groups (scope paths): the view changes, and ELK places what is new. */
   setCollapsed(collapsed: ReadonlySet<string>): void {
+    const was = this.collapsed;
+    const before = this.grouped;
     this.collapsed = collapsed;
-    if (this.full) this.regroup();
+    if (!this.full) return;
+    const rects = this.layout.rects;
+    const complete = this.complete;
+    this.regroup(complete && before ? changedGroup(before, was, collapsed) : null, rects, before);
   }
 
   /** Whether every drawn box (and collapsed group) has its place. */
@@ -76,12 +82,22 @@ export class LiveLayout {
     return this.nodesOf.rects;
   }
 
-  private regroup(): void {
+  /** The view of the collapsed set; with ``change`` (one group opened or closed) only that group is laid out. */
+  private regroup(change: ReturnType<typeof changedGroup> = null, rects?: Map<string, Rect>, before?: Grouped | null): void {
     const full = this.full!;
     const grouped = this.tree?.groups.size ? groupedView(full, this.tree, this.collapsed) : null;
     const view = grouped ? grouped.view : full;
     this.grouped = grouped;
     this.view = view;
+    const at = change ? rects?.get(change.group.id) : undefined;
+    if (change && at && rects && before && grouped) {
+      if (!change.opened) {
+        this.layout = this.framed(keptLayout(view, { rects: closedLayout(rects, before, change.group, at) }, grouped).layout.rects);
+        this.placed();
+        return;
+      }
+      return this.open(change.group, at, rects, view, grouped);
+    }
     const kept = keptLayout(view, this.layout, grouped ?? undefined);
     this.layout = this.framed(kept.layout.rects);
     if (kept.complete) return;
@@ -96,7 +112,26 @@ export class LiveLayout {
     else done({ rects: new Map(gridLayout(input)) });
   }
 
+  /** Lay out only the opened group's block (in the worker), then put it where its box was. */
+  private open(group: GroupShape, box: Rect, rects: Map<string, Rect>, view: GraphView, grouped: Grouped): void {
+    this.layout = this.framed(keptLayout(view, { rects }, grouped).layout.rects);
+    const seq = ++this.seq;
+    const input = blockInput(layoutInput(view, grouped), group.path);
+    const done = (layout: Layout | null): void => {
+      if (!layout || seq !== this.seq || this.view !== view) return;
+      const origin = layout.rects.get(group.id);
+      if (!origin) return;
+      const block = new Map([...layout.rects].map(([id, r]) => [id, { ...r, x: r.x - origin.x, y: r.y - origin.y }]));
+      const frame = withFrames(new Map(block), grouped).get(group.id) ?? { x: 0, y: 0, w: origin.w, h: origin.h };
+      this.layout = this.framed(openedLayout(rects, group, box, block, frame));
+      this.placed();
+    };
+    if (this.client) void this.client.layout(input).then(done);
+    else done({ rects: new Map(gridLayout(input)) });
+  }
+
   private framed(rects: Map<string, Rect>): Layout {
     return { rects: this.grouped ? withFrames(rects, this.grouped) : rects };
   }
 }
+
