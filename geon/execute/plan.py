@@ -61,7 +61,7 @@ from geon.execute.regions import (
     reader,
 )
 from geon.execute.schedule import concurrent_groups, topological
-from geon.execute.storage import Storage, Uses, plan_storage, uses_of
+from geon.execute.storage import Storage, Uses, choose_layouts, plan_storage, uses_of
 
 __all__ = ["Plan", "compile_graph"]
 
@@ -200,7 +200,12 @@ class _Compiler:
         uses = uses_of(units)
         inputs, constants = self._sources(uses, gone)
         groups = concurrent_groups(units) if self.sharded else []
-        storage = plan_storage(units, uses, self.tensors, keep, constants, groups)
+        # a tensor stored in another order of its dims is a strided view of its slot: only
+        # NumPy/CuPy, whose ufuncs write through strides (array_api_strict keeps the plain form)
+        layouts = (
+            choose_layouts(units, uses, self.tensors, keep) if self.be.native is not None else {}
+        )
+        storage = plan_storage(units, uses, self.tensors, keep, constants, groups, layouts)
         self._check_bytes(storage, [*inputs, *constants])
         steps = tuple(self._step(n, u, storage) for n, u in enumerate(units))
         arena = tuple((int(b.key), storage.memory.slot_of(b.key)) for b in storage.buffers)
@@ -220,6 +225,7 @@ class _Compiler:
             self.limits,
             tuple(groups),
             initial=self.initial,
+            layouts=layouts,
         )
 
     def _sources(self, uses: Uses, gone: set[int]) -> tuple[list[int], dict[int, Any]]:

@@ -33,6 +33,7 @@ import numpy as np
 from geon.core.errors import ExecutionError, LimitError, quote
 from geon.core.ops import CATALOGUE
 from geon.execute.backend import Backend
+from geon.execute.kernel_parts import argsort
 from geon.execute.kernels import KernelFn
 from geon.execute.limits import Limits
 from geon.execute.memory import Buffer, MemoryPlan
@@ -229,6 +230,9 @@ class Plan:
     limits: Limits
     groups: tuple[tuple[int, int], ...] = ()  # [first, stop) step ranges that may run together
     initial: dict[int, dict[str, Any]] = field(default_factory=dict)  # variable -> its init rule
+    # arena tensors stored in another order of their dims: storage dim i is the tensor's dim
+    # order[i] (storage.choose_layouts); the tensor is a strided view of its slot
+    layouts: dict[int, tuple[int, ...]] = field(default_factory=dict)
     _bound: list[Array] | None = None
     _group_macs: dict[tuple[int, int], int] = field(default_factory=dict)
 
@@ -310,7 +314,12 @@ class Plan:
             bound: list[Array] = [None] * len(self.tensors)
             for t, s in self.arena_tensors:
                 info = self.tensors[t]
-                bound[t] = be.xp.reshape(slots[s][: info.size], info.shape)
+                order = self.layouts.get(t)
+                if order is None:
+                    bound[t] = be.xp.reshape(slots[s][: info.size], info.shape)
+                else:
+                    stored = be.xp.reshape(slots[s][: info.size], [info.shape[d] for d in order])
+                    bound[t] = be.xp.permute_dims(stored, argsort(order))
             self._bound = bound
         return list(self._bound)
 

@@ -22,12 +22,21 @@ from dataclasses import dataclass
 from geon.core.dtypes import DTYPE_BYTES
 from geon.core.ops import CATALOGUE
 from geon.core.zspace import ZRange
+from geon.execute.kernel_parts import argsort
 from geon.execute.kernels import ELEMENTWISE_FAMILIES
 from geon.execute.memory import Buffer, MemoryPlan, plan_memory
 from geon.execute.regions import TensorInfo, Unit
 from geon.execute.schedule import disjoint
 
-__all__ = ["VIEW_KERNELS", "Storage", "Uses", "plan_storage", "tiles", "uses_of"]
+__all__ = [
+    "VIEW_KERNELS",
+    "Storage",
+    "Uses",
+    "choose_layouts",
+    "plan_storage",
+    "tiles",
+    "uses_of",
+]
 
 VIEW_KERNELS = (
     "op:cast_axes",
@@ -68,9 +77,12 @@ def plan_storage(
     keep: Sequence[int],
     constants: Mapping[int, object],
     groups: Sequence[tuple[int, int]],
+    layouts: Mapping[int, Sequence[int]] | None = None,
 ) -> Storage:
     """Aliases, zeroing and the arena for ``units`` (in schedule order); ``keep`` are the tensors
-    a run returns (live to the end), ``constants`` the tensors that come with the plan."""
+    a run returns (live to the end), ``constants`` the tensors that come with the plan,
+    ``layouts`` the arena tensors stored in another order of their dims (:func:`choose_layouts`)."""
+    layouts = layouts or {}
     alias_of: dict[int, int] = {}
     zero_at: dict[int, list[int]] = {}
     whole: set[int] = set()
@@ -95,7 +107,9 @@ def plan_storage(
             continue
         info = tensors[t]
         first = ns[0]
-        inplace = _inplace(units[first], first, info, tensors, whole, alias_of, last, outside)
+        inplace = _inplace(
+            units[first], first, info, tensors, (whole, alias_of, outside, layouts), last
+        )
         buffers.append(
             Buffer(
                 str(t),
@@ -164,14 +178,15 @@ def _inplace(
     step: int,
     info: TensorInfo,
     tensors: Sequence[TensorInfo],
-    whole: set[int],
-    alias_of: Mapping[int, int],
+    facts: tuple[set[int], Mapping[int, int], set[int], Mapping[int, Sequence[int]]],
     last: Mapping[int, int],
-    outside: set[int],
 ) -> int | None:
     """An operand whose storage the unit may overwrite with its result, or None: an elementwise
-    op reading, for the last time, a whole arena tensor with the result's dtype, shape and layout
-    (operand 0 only when more than two operands are folded)."""
+    op reading, for the last time, a whole arena tensor with the result's dtype and size whose
+    every cell lies where the result's aligned cell lies (:func:`_same_cells`; operand 0 only
+    when more than two operands are folded). ``facts``: the tensors written whole, the views,
+    the tensors no step writes, the layouts."""
+    whole, alias_of, outside, layouts = facts
     if info.index not in whole or info.index in alias_of:
         return None
     family = CATALOGUE[unit.kernel].family
@@ -186,18 +201,71 @@ def _inplace(
             src in alias_of
             or src in outside
             or s.dtype != info.dtype
-            or s.shape != info.shape
+            or s.size != info.size
             or read.region != s.range
             or sum(1 for r in unit.reads if r.tensor == src) != 1
             or any(src == alias_of.get(o) for o in alias_of)
         ):
             continue
-        aligned = unit.inf is None or family == "unary"
-        if not aligned and unit.inf is not None:
-            aligned = list(unit.inf.plan["align"][n]) == list(range(len(info.shape)))
-        if aligned and last.get(src) == step:
+        if unit.inf is None or family == "unary":
+            align = list(range(len(s.shape))) if s.shape == info.shape else None
+        else:
+            align = [int(d) for d in unit.inf.plan["align"][n]]
+        if align is not None and _same_cells(align, s, info, layouts) and last.get(src) == step:
             return src
     return None
+
+
+def _same_cells(
+    align: Sequence[int], s: TensorInfo, info: TensorInfo, layouts: Mapping[int, Sequence[int]]
+) -> bool:
+    """Whether operand ``s``, its dim ``d`` aligned with the result's dim ``align[d]``, holds
+    each cell in its storage where the result ``info`` holds the aligned cell: no broadcast
+    dim, and both stored in the same order of aligned dims (their layouts)."""
+    if len(align) != len(info.shape) or any(
+        s.shape[d] != info.shape[a] for d, a in enumerate(align)
+    ):
+        return False
+    ident = range(len(align))
+    return [align[d] for d in layouts.get(s.index, ident)] == list(layouts.get(info.index, ident))
+
+
+def choose_layouts(
+    units: Sequence[Unit], uses: Uses, tensors: Sequence[TensorInfo], keep: Sequence[int]
+) -> dict[int, tuple[int, ...]]:
+    """The tensors worth storing in another order of their dims, and that order (storage dim
+    ``i`` is the tensor's dim ``order[i]``): a tensor an elementwise op writes whole and only a
+    dimshuffle or transpose reads, whole, is stored in the order that view reads it, so the
+    view is contiguous (issue 34). The ONNX importer's ``Add(bias, MatMul(...))`` is the case:
+    the named broadcast puts the bias's axis first, and the next op shuffles it back; stored in
+    the view's order, the add runs over contiguous memory (in place of the product) and the
+    reader after the view (a GELU) reads contiguous memory. Not for kept tensors (results
+    leave as they are laid out)."""
+    kept = set(keep)
+    found: dict[int, tuple[int, ...]] = {}
+    for t, ns in uses.written.items():
+        info = tensors[t]
+        readers = uses.read_at.get(t, [])
+        if t in kept or len(ns) != 1 or len(readers) != 1 or len(info.shape) < 2:
+            continue
+        writer, reader = units[ns[0]], units[readers[0]]
+        if writer.out[1] != info.range or writer.inf is None:
+            continue
+        if CATALOGUE[writer.kernel].family not in ELEMENTWISE_FAMILIES:
+            continue
+        if reader.inf is None or len(reader.reads) != 1 or reader.reads[0].region != info.range:
+            continue
+        if tensors[reader.out[0]].dtype != info.dtype:
+            continue
+        if reader.kernel == "op:dimshuffle":
+            order = tuple(argsort([d.column or 0 for d in reader.inf.operand_dims("tensor")]))
+        elif reader.kernel == "op:transpose":
+            order = tuple(reversed(range(len(info.shape))))
+        else:
+            continue
+        if order != tuple(range(len(order))):
+            found[t] = order
+    return found
 
 
 def tiles(regions: Sequence[ZRange], info: TensorInfo) -> bool:
