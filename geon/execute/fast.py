@@ -33,8 +33,10 @@ from geon.execute.kernel_parts import Array, KernelFn
 
 __all__ = ["BLOCK", "gelu_float32", "is_float32_native"]
 
-BLOCK = 16384
-"""Elements per block on NumPy: 64 KiB of float32 per temporary, four temporaries in L2."""
+BLOCK = 65536
+"""Elements per block on NumPy: 256 KiB of float32 per temporary, three or four temporaries and
+the block's input and output in a 2 MiB L2 (16,384 took 3.6 ms for 1M elements, 65,536 3.0 ms:
+fewer calls)."""
 
 _P = (
     -2.72614225801306e-10, 2.77068142495902e-08, -2.10102402082508e-06, -5.69250639462346e-05,
@@ -52,12 +54,16 @@ def _blocks(be: Backend, n: int) -> list[tuple[int, int]]:
 
 
 def gelu_float32(be: Backend) -> KernelFn:
-    """The exact GELU of a float32 array into a float32 ``out`` (or a new array)."""
+    """The exact GELU of a float32 array into a float32 ``out`` (or a new array).
+
+    ``x·(erf(u)/2 + 1/2)``, ``u = x/√2`` clamped to [-4, 4], with ``P``'s coefficients halved:
+    halving is exact in binary, so every step rounds as ``x/2·(1 + erf(u))`` would, in one pass
+    fewer; ``x`` is copied per block only when the result is written over it (in place)."""
     nat = be.native
     f32 = nat.float32
-    p = [f32(c) for c in _P]
+    p = [f32(c / 2) for c in _P]
     q = [f32(c) for c in _Q]
-    half, one, four, scale = f32(0.5), f32(1), f32(4), f32(1 / math.sqrt(2))
+    half, four, scale = f32(0.5), f32(4), f32(1 / math.sqrt(2))
 
     def gelu(args: Sequence[Array], out: Array | None) -> Array:
         x = args[0]
@@ -70,21 +76,26 @@ def gelu_float32(be: Backend) -> KernelFn:
             xf = rf
         n = xf.shape[0]
         width = min(n, BLOCK) if be.name == "numpy" else n
-        x_buf, u_buf, x2_buf, q_buf = (nat.empty((width,), dtype=f32) for _ in range(4))
+        # in place (the result over x), x is read after the result's block is written: a copy
+        shared = xf is rf or bool(nat.may_share_memory(xf, rf))
+        u_buf, x2_buf, q_buf = (nat.empty((width,), dtype=f32) for _ in range(3))
+        x_buf = nat.empty((width,), dtype=f32) if shared else None
         for s, e in _blocks(be, n):
-            k = e - s
-            xs, o, u, x2, d = x_buf[:k], rf[s:e], u_buf[:k], x2_buf[:k], q_buf[:k]
-            xs[...] = xf[s:e]  # out may be x's own storage (in place)
+            m = e - s
+            o, u, x2, d = rf[s:e], u_buf[:m], x2_buf[:m], q_buf[:m]
+            xs = xf[s:e]
+            if x_buf is not None:
+                xs = x_buf[:m]
+                xs[...] = xf[s:e]
             nat.multiply(xs, scale, out=u)
             nat.clip(u, -four, four, out=u)
             nat.multiply(u, u, out=x2)
             _horner(nat, p, x2, o)
             nat.multiply(o, u, out=o)
             _horner(nat, q, x2, d)
-            nat.divide(o, d, out=o)
-            nat.add(o, one, out=o)
+            nat.divide(o, d, out=o)  # erf(u) / 2
+            nat.add(o, half, out=o)
             nat.multiply(o, xs, out=o)
-            nat.multiply(o, half, out=o)
         if out is not None and res is not out:
             out[...] = res
             return out
