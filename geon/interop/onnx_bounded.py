@@ -18,7 +18,8 @@ The worker converts uploads that anyone may have written, so :func:`import_in_ch
 - **threads**: BLAS and OpenMP get one thread each, so an import takes one core.
 
 The request and the answer travel through the child's stdin and stdout (a length-prefixed JSON
-header, then the bytes): the model in; the document's JSON and the weights' ``.npz`` out. A
+header, then the bytes): the model and the axes' ``names`` in; the document's JSON, the
+weights' ``.npz`` and the axes' roles and proposed names (in the header, issue 35) out. A
 document over ``max_bytes`` is not sent back (the answer says how large it was).
 """
 
@@ -75,13 +76,18 @@ def import_in_child(
     bound: str,
     seconds: float,
     memory: int,
-) -> tuple[dict[str, Any], bytes]:
-    """``(document, weights .npz bytes)`` of the ONNX model ``data`` (uploaded as ``name``),
-    imported in a bounded child (module docstring). Raises :class:`ImportLimitExceeded`,
-    :class:`DocumentTooLarge`, or :class:`OnnxImportError` with the importer's refusal; a child
-    that ends without an answer for another reason raises ``RuntimeError`` with its stderr."""
+    names: Mapping[str, str] | None = None,
+) -> tuple[dict[str, Any], bytes, list[dict[str, Any]]]:
+    """``(document, weights .npz bytes, axes)`` of the ONNX model ``data`` (uploaded as
+    ``name``), imported in a bounded child (module docstring) with its axes named as ``names``
+    says (:func:`~geon.interop.onnx_import.import_onnx`; ``None`` keeps ``d<length>``), each of
+    ``axes`` an :class:`~geon.interop.onnx_roles.AxisProposal` as JSON. Raises
+    :class:`ImportLimitExceeded`, :class:`DocumentTooLarge`, or :class:`OnnxImportError` with
+    the importer's refusal; a child that ends without an answer for another reason raises
+    ``RuntimeError`` with its stderr."""
     request = {"name": name, "dims": dict(dims), "max_bytes": max_bytes, "bound": bound,
-               "memory": memory, "cpu": int(seconds) + 1}  # fmt: skip
+               "memory": memory, "cpu": int(seconds) + 1,
+               "names": None if names is None else dict(names)}  # fmt: skip
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="geon-import-") as empty:
@@ -113,7 +119,7 @@ def import_in_child(
     status = header["status"]
     if status == "ok":
         n = header["document_bytes"]
-        return json.loads(rest[:n]), rest[n:]
+        return json.loads(rest[:n]), rest[n:], list(header.get("axes", []))
     if status == "memory":
         raise ImportLimitExceeded("memory", memory)
     if status == "too_large":
@@ -152,13 +158,18 @@ def _convert(request: dict[str, Any], model: Any) -> tuple[dict[str, Any], bytes
         for d in vi.type.tensor_type.shape.dim:
             if d.HasField("dim_param") and d.dim_param and d.dim_param not in dims:
                 dims[d.dim_param] = DEFAULT_DIM
-    imported = import_onnx(model, dims=dims, max_bytes=request["max_bytes"], bound=request["bound"])
+    imported = import_onnx(
+        model, dims=dims, max_bytes=request["max_bytes"], bound=request["bound"],
+        names=request.get("names"),
+    )  # fmt: skip
     document = json.dumps(imported.graph.to_json(), separators=(",", ":")).encode()
     if len(document) > request["max_bytes"]:
         return {"status": "too_large", "size": len(document)}, b""
     packed = io.BytesIO()
     np.savez(packed, **imported.weights)  # type: ignore[arg-type]
-    return {"status": "ok", "document_bytes": len(document)}, document + packed.getvalue()
+    axes = [p.to_json() for p in imported.axes]
+    header = {"status": "ok", "document_bytes": len(document), "axes": axes}
+    return header, document + packed.getvalue()
 
 
 def main() -> int:

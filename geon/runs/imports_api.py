@@ -1,8 +1,12 @@
 """REST endpoints of ONNX model imports under ``/api/v1/`` (mounted in :mod:`geon.urls`; issue #20).
 
 - ``POST /imports``: a multipart form with the file ``model`` (an ``.onnx``) and optionally
-  ``dims`` (``"batch=8, seq=16"``): 202 with the import and a ``Location`` to poll;
-- ``GET /imports/<id>``: ``{"id", "name", "status", "step", "error", "graph", "weights"}``;
+  ``dims`` (``"batch=8, seq=16"``) and ``review`` (``true``: stop for the axes' names before the
+  graph is made, issue 35): 202 with the import and a ``Location`` to poll;
+- ``GET /imports/<id>``: ``{"id", "name", "status", "step", "error", "graph", "weights",
+  "review", "axes": [{"name", "length", "role", "proposed", "seen"}], "names"}``;
+- ``POST /imports/<id>/names``: ``{"names": {"d4": "heads", ...}}`` for an import in
+  ``review``: the graph is made with them (an axis not named keeps its proposed name);
 - ``GET /imports/<id>/weights``: the initializers' values as ``.npz`` (keys: ONNX names).
 
 Only the uploader sees an import (anyone else gets 404, as for a graph they cannot see);
@@ -19,6 +23,7 @@ from django.core.exceptions import RequestDataTooBig, SuspiciousOperation
 from django.http import FileResponse, HttpRequest, JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from ninja import Router, Schema
+from pydantic import Field
 
 from geon.envelope import answers, error_response
 from geon.execute.limits import format_bytes
@@ -35,6 +40,14 @@ FORM_OVERHEAD_BYTES = 64 * 1024
 ERRORS = (400, 401, 403, 404, 409, 413, 415, 429)
 
 
+class AxisOut(Schema):
+    name: str = Field(description="the axis's name as imported (d<length>, or a dim_param)")
+    length: int
+    role: str = Field(description='batch, sequence, heads, head_size, hidden, ffn, or ""')
+    proposed: str = Field(description="the name the importer proposes")
+    seen: str = Field(description="where the model shows the role, by ONNX node names")
+
+
 class ImportOut(Schema):
     id: int
     name: str
@@ -43,6 +56,15 @@ class ImportOut(Schema):
     error: str
     graph: str | None
     weights: str | None
+    review: bool
+    axes: list[AxisOut]
+    names: dict[str, str] | None
+
+
+class NamesIn(Schema):
+    names: dict[str, Any] = Field(
+        description='the axes\' names by their names as imported, e.g. {"d4": "heads"}'
+    )
 
 
 _FORM_SCHEMA = {
@@ -53,6 +75,11 @@ _FORM_SCHEMA = {
         "dims": {
             "type": "string",
             "description": 'lengths of the inputs\' dim_params, e.g. "batch=8" (default 2)',
+        },
+        "review": {
+            "type": "string",
+            "enum": ["true", "false", "1", "0"],
+            "description": "true: stop in review with the axes proposed before the graph is made",
         },
     },
 }
@@ -101,6 +128,7 @@ def create_import(request: HttpRequest) -> Any:
         upload = request.FILES.get(MODEL_FIELD)
         name = upload.name if upload is not None and upload.name else "model.onnx"
         dims = services.check_can_import(request.user, upload, name, request.POST.get("dims"))
+        review = services.parse_review(request.POST.get("review"))
     except RunRefused as error:
         return refused(error)
     except RequestDataTooBig:
@@ -111,7 +139,7 @@ def create_import(request: HttpRequest) -> Any:
             f'multipart form with the file "{MODEL_FIELD}"',
         )  # fmt: skip
     assert upload is not None
-    found = services.do_queue_import(request.user, upload, name, dims)  # type: ignore[arg-type]
+    found = services.do_queue_import(request.user, upload, name, dims, review)  # type: ignore[arg-type]
     response = JsonResponse(services.import_json(found), status=202)
     response["Location"] = f"/api/v1/imports/{found.pk}"
     return response
@@ -131,6 +159,27 @@ def get_import(request: HttpRequest, import_id: int) -> Any:
         return services.import_json(services.check_can_view_import(request.user, import_id))
     except RunNotFound as error:
         return not_found(error)
+
+
+@router.post(
+    "/imports/{import_id}/names",
+    response=answers({202: ImportOut}, ERRORS),
+    summary="Accept names for the axes of an import in review; the graph is made with them",
+)
+def name_axes(request: HttpRequest, import_id: int, payload: NamesIn) -> Any:
+    """For an import in ``review``: ``names`` by the axes' names as imported (an axis not named
+    keeps its proposed name), checked like every axis name (400 ``invalid_names`` naming the bad
+    value, nothing changed); 409 ``not_in_review`` otherwise. The import is queued again and the
+    worker makes the graph: poll the ``Location``."""
+    try:
+        found = services.do_name_axes(request.user, import_id, payload.names)
+    except RunNotFound as error:
+        return not_found(error)
+    except RunRefused as error:
+        return refused(error)
+    response = JsonResponse(services.import_json(found), status=202)
+    response["Location"] = f"/api/v1/imports/{found.pk}"
+    return response
 
 
 @router.get(

@@ -145,11 +145,14 @@ class Render(models.Model):
 
 class ModelImport(models.Model):
     """An uploaded ONNX model converted to a graph by a worker (issue #20): queued, running
-    through its steps, then done (the graph and its weights ``.npz``) or failed (``error``)."""
+    through its steps, then done (the graph and its weights ``.npz``) or failed (``error``).
+    One asked to ``review`` its axes' names (issue 35) stops at ``review`` with the ``axes``
+    proposed until the person posts the ``names``, then is queued again to make the graph."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
         RUNNING = "running"
+        REVIEW = "review"
         DONE = "done"
         FAILED = "failed"
 
@@ -167,6 +170,12 @@ class ModelImport(models.Model):
     # The step the worker is at (or was at when it failed), in words.
     step = models.CharField(max_length=64, blank=True, default="")
     error = models.TextField(blank=True, default="")
+    # Whether the person reviews the axes' names before the graph is made (issue 35).
+    review = models.BooleanField(default=False)
+    # The axes as the worker read them: geon.interop.onnx_roles.AxisProposal.to_json() each.
+    axes = models.JSONField(default=list, blank=True)
+    # The names the person accepted ({name as imported: name}); None until they post them.
+    names = models.JSONField(null=True, blank=True, default=None)
     graph = models.ForeignKey(
         "graphs.Graph", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

@@ -94,17 +94,20 @@ def test_an_uploaded_model_becomes_a_graph_with_its_weights(
     assert (response.status_code, response["Location"]) == (202, f"/api/v1/imports/{found.pk}")
     assert response.json() == {
         "id": found.pk, "name": "mlp.onnx", "status": "queued", "step": "", "error": "",
-        "graph": None, "weights": None,
+        "graph": None, "weights": None, "review": False, "axes": [], "names": None,
     }  # fmt: skip
     assert (len(callbacks), stored_files()) == (1, [f"{found.pk}/model.onnx"])
     do_import(found.pk)
     # then the import is done, and names ann's new graph and the weights download
     graph = Graph.objects.get()
     body = client.get(f"{API}/imports/{found.pk}").json()
+    axes = body.pop("axes")  # issue 35's roles: tests/web/test_import_names.py
     assert body == {
         "id": found.pk, "name": "mlp.onnx", "status": "done", "step": "storing the graph",
         "error": "", "graph": str(graph.pk), "weights": f"/api/v1/imports/{found.pk}/weights",
+        "review": False, "names": None,
     }  # fmt: skip
+    assert [a["proposed"] for a in axes] == ["batch", "ffn", "ffn_2", "d16", "d8"]
     assert (graph.owner, graph.title, graph.current_version.message) == (
         user, "mlp", "imported from mlp.onnx",
     )  # fmt: skip

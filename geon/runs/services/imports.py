@@ -13,6 +13,14 @@ by their ONNX names, recording the step it is at. A refusal of the interop (unsu
 operators with their node names, a dim without a length, a bound...) is the import's ``error``;
 nothing else of a failure reaches the user.
 
+The axes' names (issue 35): the worker reads each axis's role off the model
+(:mod:`geon.interop.onnx_roles`) and, unless the person asked to ``review`` them, makes the graph
+with the proposed names (``heads``, ``ffn``..., every ``dim_param`` kept). An import asked to
+review them stops at ``review`` with its ``axes`` (name as imported, length, role, proposed
+name, where the model shows it) and keeps the upload; :func:`do_name_axes` takes the names the
+person accepts (checked by the rule every axis name follows) and queues it again, and the worker
+makes the graph with them.
+
 >>> parse_dims("batch=8, seq=16")
 {'batch': 8, 'seq': 16}
 >>> import_title("models/My model.onnx")
@@ -49,6 +57,8 @@ log = logging.getLogger(__name__)
 
 #: The steps of an import, in order, as ``GET /api/v1/imports/<id>`` names them.
 READING, NAMING, STORING = "reading the model", "naming axes", "storing the graph"
+#: The step of an import waiting for the person to accept its axes' names.
+REVIEWING = "waiting for the axes' names"
 __all__ = ["DEFAULT_DIM"]  # the length an unbound ``dim_param`` gets (onnx_bounded)
 #: Seconds a client is asked to wait when too many of its imports are converting.
 RETRY_AFTER_SECONDS = 5
@@ -75,6 +85,19 @@ def parse_dims(text: Any) -> dict[str, int]:
         return dims_of(split_dims(text))
     except DimsError as error:
         raise RunRefused("invalid_dims", str(error)) from None
+
+
+def parse_review(text: Any) -> bool:
+    """The ``review`` field: ``true``/``1`` to stop for the axes' names, ``false``/``0``/absent
+    not to; :class:`RunRefused` ``invalid_review`` naming anything else."""
+    if text is None or text == "":
+        return False
+    value = str(text).strip().lower()
+    if value not in ("true", "1", "false", "0"):
+        raise RunRefused(
+            "invalid_review", f'review "{str(text)[:40]}" is not one of "true", "false", "1", "0"'
+        )
+    return value in ("true", "1")
 
 
 def import_title(filename: str) -> str:
@@ -136,10 +159,10 @@ def check_can_import(
 
 
 def do_queue_import(
-    user: Account, upload: IO[bytes], name: str, dims: dict[str, int]
+    user: Account, upload: IO[bytes], name: str, dims: dict[str, int], review: bool = False
 ) -> ModelImport:
     """Store a queued import and its upload; once committed, hand it to the worker."""
-    found = ModelImport.objects.create(owner=user, name=name[:255], dims=dims)
+    found = ModelImport.objects.create(owner=user, name=name[:255], dims=dims, review=review)
     upload.seek(0)
     save_file(found.upload, f"imports/{found.pk}/model.onnx", File(upload))
     found.save(update_fields=["upload"])
@@ -178,7 +201,45 @@ def import_json(found: ModelImport) -> dict[str, Any]:
         "error": found.error,
         "graph": str(found.graph_id) if done and found.graph_id else None,
         "weights": f"/api/v1/imports/{found.pk}/weights" if done and found.weights.name else None,
+        "review": found.review,
+        "axes": list(found.axes or []),
+        "names": found.names,
     }
+
+
+def do_name_axes(user: User, import_id: int, names: Any) -> ModelImport:
+    """Take the names ``user`` accepts for the axes of their import in ``review`` (``{name as
+    imported: name}``; an axis not named keeps its proposed name) and queue it again to make the
+    graph with them. Refused: an import not in review (409 ``not_in_review``), names that are
+    not a mapping of text or break the axis-name rule or name one axis twice (400
+    ``invalid_names``, naming the bad value); nothing changes then."""
+    from geon.interop.onnx_roles import AxisProposal, NamesError, check_names
+
+    found = check_can_view_import(user, import_id)
+    if found.status != ModelImport.Status.REVIEW:
+        raise RunRefused(
+            "not_in_review",
+            f'model import "{found.pk}" is {found.status}; names are taken while it is in review '
+            "(imported with review=true, before its graph is made)",
+            status=409,
+        )
+    if not isinstance(names, dict):
+        raise RunRefused("invalid_names", f"names is {type(names).__name__}; expected an object "
+                         '{"d4": "heads", ...} of the axes\' names as imported')  # fmt: skip
+    try:
+        final = check_names([AxisProposal(**axis) for axis in found.axes], names)
+    except NamesError as error:
+        raise RunRefused("invalid_names", str(error)) from None
+    with transaction.atomic():
+        found = ModelImport.objects.select_for_update().get(pk=found.pk)
+        if found.status != ModelImport.Status.REVIEW:  # named twice at once: the first wins
+            raise RunRefused("not_in_review", f'model import "{found.pk}" is {found.status}',
+                             status=409)  # fmt: skip
+        found.names, found.status, found.step = final, ModelImport.Status.QUEUED, ""
+        found.save(update_fields=["names", "status", "step"])
+        pk = found.pk
+        transaction.on_commit(lambda: queue_import(pk))
+    return found
 
 
 def _step(found: ModelImport, step: str) -> None:
@@ -200,7 +261,8 @@ def do_import(import_id: int) -> None:
     found running was under a worker that stopped (a model too large to convert), and fails."""
     with transaction.atomic():
         found = ModelImport.objects.select_for_update().filter(pk=import_id).first()
-        if found is None or found.status in (ModelImport.Status.DONE, ModelImport.Status.FAILED):
+        done = (ModelImport.Status.DONE, ModelImport.Status.FAILED, ModelImport.Status.REVIEW)
+        if found is None or found.status in done:
             return
         if found.status == ModelImport.Status.RUNNING:
             _finish(found, ModelImport.Status.FAILED, WORKER_STOPPED)
@@ -208,7 +270,7 @@ def do_import(import_id: int) -> None:
         found.status, found.step = ModelImport.Status.RUNNING, READING
         found.save(update_fields=["status", "step"])
     try:
-        _convert(found, dict(found.dims))
+        _convert(found, dict(found.dims), found.review and found.names is None)
     except GeonError as error:
         _finish(found, ModelImport.Status.FAILED, str(error))
     except SoftTimeLimitExceeded:  # the task's own limit, past the child's (tasks.py)
@@ -218,10 +280,11 @@ def do_import(import_id: int) -> None:
         _finish(found, ModelImport.Status.FAILED, UNEXPECTED_IMPORT_FAILURE)
 
 
-def _convert(found: ModelImport, dims: dict[str, int]) -> None:
+def _convert(found: ModelImport, dims: dict[str, int], review: bool = False) -> None:
     """Import the upload in a bounded child process (:mod:`geon.interop.onnx_bounded`: an empty
     working folder, ``GEON_IMPORT_MAX_MEMORY_BYTES`` of address space, ``GEON_IMPORT_SECONDS``
-    of wall clock), then store the graph and its weights."""
+    of wall clock), then store the graph and its weights, its axes named as accepted (or as
+    proposed); to ``review`` them, store the axes proposed and stop there instead."""
     from geon.interop.onnx_bounded import import_in_child
 
     with found.upload.open("rb") as f:
@@ -230,9 +293,9 @@ def _convert(found: ModelImport, dims: dict[str, int]) -> None:
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     seconds, memory = settings.GEON_IMPORT_SECONDS, settings.GEON_IMPORT_MAX_MEMORY_BYTES
     try:
-        document, weights = import_in_child(
+        document, weights, axes = import_in_child(
             data, found.name, dims, max_bytes=limit, bound="GEON_MAX_REQUEST_BYTES",
-            seconds=seconds, memory=memory,
+            seconds=seconds, memory=memory, names=None if review else (found.names or {}),
         )  # fmt: skip
     except ImportLimitExceeded as exc:
         if exc.kind == "time":
@@ -251,6 +314,11 @@ def _convert(found: ModelImport, dims: dict[str, int]) -> None:
             f"{format_bytes(limit)} (GEON_MAX_REQUEST_BYTES)"
         ) from None
     parse_document(document)  # the text rule every stored document follows (a DocumentError)
+    if review:  # the graph is made once the names are accepted (do_name_axes)
+        found.axes, found.status, found.step = axes, ModelImport.Status.REVIEW, REVIEWING
+        found.save(update_fields=["axes", "status", "step"])
+        return
+    found.axes = axes
     _step(found, STORING)
     with transaction.atomic():
         graph = do_create_graph(
