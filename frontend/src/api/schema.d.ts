@@ -1970,7 +1970,7 @@ export interface components {
              * Description
              * @default
              */
-            description: string;
+            description?: string;
             /** Document */
             document: {
                 [key: string]: unknown;
@@ -1994,7 +1994,7 @@ export interface components {
              * Message
              * @default
              */
-            message: string;
+            message?: string;
         };
         /** EditOut */
         EditOut: {
@@ -2031,7 +2031,7 @@ export interface components {
              * Message
              * @default
              */
-            message: string;
+            message?: string;
             /** Id */
             id?: string | null;
         };
@@ -2188,7 +2188,7 @@ export interface components {
              * Name
              * @default
              */
-            name: string;
+            name?: string;
             /** Axes */
             axes: {
                 [key: string]: number;
@@ -2203,21 +2203,21 @@ export interface components {
              * Axismapping
              * @default {}
              */
-            axisMapping: {
+            axisMapping?: {
                 [key: string]: unknown;
             };
             /**
              * Inputs
              * @default {}
              */
-            inputs: {
+            inputs?: {
                 [key: string]: unknown;
             };
             /**
              * Spec
              * @default {}
              */
-            spec: {
+            spec?: {
                 [key: string]: {
                     [key: string]: unknown;
                 };
@@ -2296,14 +2296,14 @@ export interface components {
              * Groups
              * @default 1
              */
-            groups: number;
+            groups?: number;
             /** Bytes */
             bytes: number;
             /**
              * Bytesperdevice
              * @default 0
              */
-            bytesPerDevice: number;
+            bytesPerDevice?: number;
             /** Seconds */
             seconds: number;
         };
@@ -2671,7 +2671,7 @@ export interface components {
              * @description one of sgd, momentum, adam
              * @default sgd
              */
-            optimizer: string;
+            optimizer?: string;
             /**
              * Lr
              * @description the learning rate, in (0, 1e6]
@@ -2682,7 +2682,7 @@ export interface components {
              * @description the label of the scalar loss
              * @default loss
              */
-            loss: string;
+            loss?: string;
         };
         /** TokenList */
         TokenList: {
@@ -2856,7 +2856,7 @@ export interface components {
              * Description
              * @default
              */
-            description: string;
+            description?: string;
             /** Plan */
             plan?: number | null;
             /** Reviewers */
@@ -2920,7 +2920,7 @@ export interface components {
              * Body
              * @default
              */
-            body: string;
+            body?: string;
         };
         /** SettingsPatch */
         SettingsPatch: {
@@ -2987,7 +2987,7 @@ export interface components {
              * Summary
              * @default
              */
-            summary: unknown;
+            summary?: unknown;
             /** Steps */
             steps: unknown;
         };

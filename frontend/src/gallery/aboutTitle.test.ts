@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { ABOUT_TAG, aboutTitle } from "./api";
+import { ABOUT_TAG, aboutTitle } from "./page";
 import type { LoomDocument } from "../model/document";
 
 describe("aboutTitle", () => {

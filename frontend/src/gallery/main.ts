@@ -4,7 +4,9 @@
 
 import { fetchRender } from "../ui/diagram";
 import { renderMarkdown, renderMarkdownInline } from "../ui/markdown";
-import { aboutTitle, ApiError, emptyDocument, GraphsApi, importTitle, matches, parseImport } from "./api";
+import { ApiError } from "../api/client";
+import { GraphsApi } from "../api/graphs";
+import { aboutTitle, emptyDocument, importTitle, matches, parseImport } from "./page";
 import { ImportsApi, mountModelImport } from "./modelImport";
 
 /** The descriptions (Markdown text from the page) as HTML: summaries inline, full texts as blocks. */
@@ -68,7 +70,7 @@ function mount(root: HTMLElement): void {
   const list = root.querySelector<HTMLElement>(".gallery-list")!;
   mountList(list);
   const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
-  const api = new GraphsApi(root.dataset.api ?? "/api/v1", csrf);
+  const api = new GraphsApi(csrf);
   const message = root.querySelector<HTMLElement>(".gallery-message")!;
   const editorUrl = (id: string) => (root.dataset.editor ?? "/graphs/ID/").replace("ID", id);
   const attempt = async (work: () => Promise<void>): Promise<void> => {
@@ -90,7 +92,7 @@ function mount(root: HTMLElement): void {
     });
   });
 
-  mountModelImport(root, new ImportsApi(root.dataset.api ?? "/api/v1", csrf), message, editorUrl, () => refreshList(list));
+  mountModelImport(root, new ImportsApi(csrf), message, editorUrl, () => refreshList(list));
 
   const file = root.querySelector<HTMLInputElement>(".gallery-import:not(.gallery-import-model)")!;
   file.addEventListener("change", () => {

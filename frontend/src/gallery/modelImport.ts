@@ -6,7 +6,7 @@
 // the server's or the worker's, is shown in words in the page's message line.
 
 import { el } from "../ui/dom";
-import { ApiError, RestClient } from "./api";
+import { answerAs, ApiError, RestClient } from "../api/client";
 
 /** A model import as the server answers it. */
 export interface ModelImportJob {
@@ -30,17 +30,20 @@ export function progressText(job: ModelImportJob): string {
   return `${job.name} was not imported: ${job.error}`;
 }
 
+const job = answerAs<ModelImportJob>();
+
 export class ImportsApi extends RestClient {
   /** Upload a model (refusals before any work: size, name, too many waiting). */
   start(file: File, dims = ""): Promise<ModelImportJob> {
     const form = new FormData();
     form.append("model", file, file.name);
     if (dims) form.append("dims", dims);
-    return this.call("POST", "/imports", form);
+    // the typed body names the form's fields; the form itself goes (multipart, the browser's boundary)
+    return job(this.api.POST("/api/v1/imports", { body: { model: file.name, ...(dims ? { dims } : {}) }, bodySerializer: () => form }));
   }
 
   get(id: number): Promise<ModelImportJob> {
-    return this.call("GET", `/imports/${id}`);
+    return job(this.api.GET("/api/v1/imports/{import_id}", { params: { path: { import_id: id } } }));
   }
 
   /** Poll until the import is done or failed, telling ``onUpdate`` each answer. */

@@ -7,8 +7,9 @@ function answer(status: number, body: unknown): Response {
 
 function mockFetch(...responses: Response[]) {
   const calls: { url: string; method: string; body: unknown }[] = [];
-  vi.stubGlobal("fetch", async (url: string, init: RequestInit) => {
-    calls.push({ url, method: init.method ?? "GET", body: init.body ? JSON.parse(init.body as string) : undefined });
+  vi.stubGlobal("fetch", async (request: Request) => {
+    const body = await request.text();
+    calls.push({ url: new URL(request.url).pathname, method: request.method, body: body ? JSON.parse(body) : undefined });
     return responses.shift()!;
   });
   return calls;
@@ -17,7 +18,7 @@ function mockFetch(...responses: Response[]) {
 afterEach(() => vi.unstubAllGlobals());
 
 describe("the reviews REST client", () => {
-  const api = new ReviewsApi("/api/v1", "tok", "g1");
+  const api = new ReviewsApi("tok", "g1");
 
   it("opens a review of a plan, leaving the plan out for the whole graph", async () => {
     const calls = mockFetch(answer(201, { id: 3 }), answer(201, { id: 4 }));

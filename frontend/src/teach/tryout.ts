@@ -5,7 +5,7 @@
 // graph (``POST /api/v1/<kind>s/<key>/keep``) and the editor moves there.
 
 import "./tryout.css";
-import { ApiError, RestClient } from "../gallery/api";
+import { answerAs, ApiError, json, RestClient } from "../api/client";
 import type { Issue, LoomDocument } from "../model/document";
 import { button, el } from "../ui/dom";
 
@@ -49,11 +49,13 @@ export function signInUrl(location: { pathname: string }): string {
 
 export class TryoutApi extends RestClient {
   issues(document: LoomDocument): Promise<{ issues: Issue[] }> {
-    return this.call("POST", "/validate", { document });
+    return answerAs<{ issues: Issue[] }>()(this.api.POST("/api/v1/validate", { body: { document: json(document) } }));
   }
 
   keep(t: Tryout, document: LoomDocument): Promise<{ graph: string; kept: boolean; url: string }> {
-    return this.call("POST", `/${t.kind}s/${encodeURIComponent(t.key)}/keep`, { document });
+    const kept = answerAs<{ graph: string; kept: boolean; url: string }>();
+    const init = { params: { path: { key: t.key } }, body: { document: json(document) } };
+    return kept(t.kind === "lesson" ? this.api.POST("/api/v1/lessons/{key}/keep", init) : this.api.POST("/api/v1/puzzles/{key}/keep", init));
   }
 }
 
@@ -75,7 +77,7 @@ export function mountTryout(root: HTMLElement, editor: TryoutEditor, csrf: strin
   const t = tryoutOf(root.dataset.try);
   const start = document.getElementById("geon-try-start")?.textContent;
   if (!t || !start) return null;
-  const api = new TryoutApi("/api/v1", csrf);
+  const api = new TryoutApi(csrf);
   const note = el("p", { class: "geon-try-note", role: "status" });
   const said = el("span", { class: "geon-try-said" });
   let shown: LoomDocument | null = null;

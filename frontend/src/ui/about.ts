@@ -8,7 +8,7 @@
 // whether the user may edit (data-can-edit); the server checks the role again.
 
 import "./about.css";
-import { ApiError, RestClient } from "../gallery/api";
+import { answer, answerAs, ApiError, RestClient } from "../api/client";
 import { button, el } from "./dom";
 import { renderMarkdown } from "./markdown";
 
@@ -21,17 +21,16 @@ export interface About {
 /** PATCH of the title and/or description, based on the version current just before. */
 export class AboutApi extends RestClient {
   constructor(
-    base: string,
     csrf: string,
     private readonly graphId: string,
   ) {
-    super(base, csrf);
+    super(csrf);
   }
 
   async update(patch: Partial<About>): Promise<About> {
-    const path = `/graphs/${this.graphId}`;
-    const { version } = await this.call<{ version: number }>("GET", path);
-    return this.call<About>("PATCH", path, { baseVersion: version, ...patch });
+    const params = { path: { graph_id: this.graphId } };
+    const { version } = await answer(this.api.GET("/api/v1/graphs/{graph_id}", { params }));
+    return answerAs<About>()(this.api.PATCH("/api/v1/graphs/{graph_id}", { params, body: { baseVersion: version, ...patch } }));
   }
 }
 
@@ -43,7 +42,7 @@ export interface AboutPanel {
 /** The About dialog, bound to the header's ``.graph-title`` and ``.graph-about-open`` buttons. */
 export function mountAbout(root: HTMLElement, csrf: string): AboutPanel {
   const canEdit = root.dataset.canEdit === "1";
-  const api = new AboutApi("/api/v1", csrf, root.dataset.graphId ?? "");
+  const api = new AboutApi(csrf, root.dataset.graphId ?? "");
   const header = document.querySelector<HTMLElement>(".graph-title");
   const given = document.getElementById("geon-description")?.textContent;
   const saved: About = {

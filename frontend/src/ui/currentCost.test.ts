@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { PlansApi } from "../gallery/api";
+import type { PlansApi } from "../api/plans";
 import type { Collective } from "../model/costs";
 import { APPLICATION, type LoomDocument } from "../model/document";
 import type { Plan } from "../model/plans";

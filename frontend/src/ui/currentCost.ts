@@ -6,7 +6,7 @@
  * cost. One request is out at a time, and an answer for an older version is dropped.
  */
 
-import type { PlansApi } from "../gallery/api";
+import type { PlansApi } from "../api/plans";
 import type { Collective } from "../model/costs";
 import { APPLICATION, type LoomDocument } from "../model/document";
 import { currentPlans, type Plan } from "../model/plans";

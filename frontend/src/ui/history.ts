@@ -6,26 +6,25 @@
 // version ("version 26").
 
 import "./history.css";
-import { ApiError, RestClient } from "../gallery/api";
+import { answer, answerAs, ApiError, RestClient } from "../api/client";
 import { ago, historyRows, movesLabel, versionText, type HistoryRow, type VersionInfo } from "../model/versions";
 import { button, el } from "./dom";
 
 /** ``/graphs/<id>/versions`` and the restore of one. */
 export class HistoryApi extends RestClient {
   constructor(
-    base: string,
     csrf: string,
     private readonly graphId: string,
   ) {
-    super(base, csrf);
+    super(csrf);
   }
 
   async versions(): Promise<VersionInfo[]> {
-    return (await this.call<{ versions: VersionInfo[] }>("GET", `/graphs/${this.graphId}/versions`)).versions;
+    return (await answerAs<{ versions: VersionInfo[] }>()(this.api.GET("/api/v1/graphs/{graph_id}/versions", { params: { path: { graph_id: this.graphId } } }))).versions;
   }
 
   restore(number: number, baseVersion: number): Promise<{ version: number }> {
-    return this.call("POST", `/graphs/${this.graphId}/versions/${number}/restore`, { baseVersion });
+    return answer(this.api.POST("/api/v1/graphs/{graph_id}/versions/{number}/restore", { params: { path: { graph_id: this.graphId, number } }, body: { baseVersion } }));
   }
 }
 
@@ -43,7 +42,7 @@ export function diffUrl(graphId: string, number: number, current: number): strin
 export function mountHistory(root: HTMLElement, csrf: string): HistoryPanel {
   const graphId = root.dataset.graphId ?? "";
   const canEdit = root.dataset.canEdit === "1";
-  const api = new HistoryApi("/api/v1", csrf, graphId);
+  const api = new HistoryApi(csrf, graphId);
   const list = el("ol", { class: "geon-history-list", "aria-label": "versions, newest first" });
   const message = el("p", { class: "geon-history-error", role: "alert" });
   const close = button("Close", "Close (Escape)", () => element.close());

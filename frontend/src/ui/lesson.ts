@@ -6,7 +6,9 @@
 // account, teach/tryout.ts) the lesson comes from the page and Check sends the shown document.
 
 import "./lesson.css";
-import { ApiError, RestClient } from "../gallery/api";
+import { answerAs, ApiError, json, RestClient } from "../api/client";
+
+const checked = answerAs<{ passed: boolean; message: string }>();
 import { button, el } from "./dom";
 import { renderMarkdown } from "./markdown";
 import type { LoomDocument } from "../model/document";
@@ -53,20 +55,20 @@ export async function loadAfter(api: LessonsApi, kind: "lesson" | "puzzle", key:
 
 export class LessonsApi extends RestClient {
   after(kind: "lesson" | "puzzle", key: string): Promise<After> {
-    return this.call("GET", `/classes/after/${kind}/${encodeURIComponent(key)}`);
+    return answerAs<After>()(this.api.GET("/api/v1/classes/after/{kind}/{key}", { params: { path: { kind, key } } }));
   }
 
   lesson(key: string): Promise<Lesson> {
-    return this.call("GET", `/lessons/${encodeURIComponent(key)}`);
+    return answerAs<Lesson>()(this.api.GET("/api/v1/lessons/{key}", { params: { path: { key } } }));
   }
 
   check(key: string, step: number, graph: string): Promise<{ passed: boolean; message: string }> {
-    return this.call("POST", `/lessons/${encodeURIComponent(key)}/steps/${step}/check`, { graph });
+    return checked(this.api.POST("/api/v1/lessons/{key}/steps/{step}/check", { params: { path: { key, step } }, body: { graph } }));
   }
 
   /** A step's check on a document this browser keeps (no account needed; nothing stored). */
   checkDocument(key: string, step: number, document: LoomDocument): Promise<{ passed: boolean; message: string }> {
-    return this.call("POST", `/lessons/${encodeURIComponent(key)}/steps/${step}/try`, { document });
+    return checked(this.api.POST("/api/v1/lessons/{key}/steps/{step}/try", { params: { path: { key, step } }, body: { document: json(document) } }));
   }
 }
 
@@ -89,7 +91,7 @@ export interface LessonOptions {
 export async function mountLesson(options: LessonOptions): Promise<HTMLElement | null> {
   const key = options.tryout?.key ?? new URLSearchParams(location.search).get("lesson");
   if (!key) return null;
-  const api = new LessonsApi("/api/v1", options.csrf);
+  const api = new LessonsApi(options.csrf);
   const element = el("section", { class: "geon-panel geon-lesson", "aria-label": "lesson" });
   document.querySelector(".geon-left")?.prepend(element);
   let lesson: Lesson;

@@ -5,7 +5,7 @@
 // Once saved, the panel links to the lesson as a student opens it and to the link for anyone.
 
 import "./lesson.css";
-import { ApiError, RestClient } from "../gallery/api";
+import { answerAs, ApiError, RestClient } from "../api/client";
 import { button, el } from "./dom";
 
 export interface Task {
@@ -59,16 +59,16 @@ export class LessonWriterApi extends RestClient {
     csrf: string,
     private readonly graphId: string,
   ) {
-    super("/api/v1", csrf);
+    super(csrf);
   }
 
   /** The lesson written on the graph, or null. */
   async get(): Promise<Written | null> {
-    return (await this.call<{ lesson: Written | null }>("GET", `/graphs/${this.graphId}/lesson`)).lesson;
+    return (await answerAs<{ lesson: Written | null }>()(this.api.GET("/api/v1/graphs/{graph_id}/lesson", { params: { path: { graph_id: this.graphId } } }))).lesson;
   }
 
   put(lesson: Pick<Written, "title" | "summary" | "steps">): Promise<Written> {
-    return this.call("PUT", `/graphs/${this.graphId}/lesson`, lesson);
+    return answerAs<Written>()(this.api.PUT("/api/v1/graphs/{graph_id}/lesson", { params: { path: { graph_id: this.graphId } }, body: lesson }));
   }
 }
 

@@ -7,7 +7,7 @@
 // by side with the server's cost of each. A refusal from the server is shown under the form and
 // changes nothing.
 
-import { PlansApi } from "../gallery/api";
+import { PlansApi } from "../api/plans";
 import type { Collective } from "../model/costs";
 import { CURRENT_DOCUMENT, followCurrentCost } from "./currentCost";
 import { renderLedger } from "./ledger";
@@ -56,7 +56,7 @@ const CURRENT = "current";
 const CAPTION = "Cost on the current document (lower is better, ✓), then how each plan splits each operation";
 
 export function createPlansSection(options: PlansOptions): PlansSection {
-  const api = new PlansApi(options.api ?? "/api/v1", options.csrf, options.graphId);
+  const api = new PlansApi(options.csrf, options.graphId);
   const message = el("p", { class: "geon-form-error geon-plans-error", role: "alert" });
   const note = el("p", { class: "small muted geon-plans-note", role: "status" });
   const name = el("input", { class: "geon-plan-name", "aria-label": "plan name", placeholder: "plan name", maxlength: "100" });

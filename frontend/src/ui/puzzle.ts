@@ -5,7 +5,10 @@
 // try page (no account, teach/tryout.ts) Check sends the shown document instead of the graph.
 
 import "./lesson.css";
-import { ApiError, RestClient } from "../gallery/api";
+import { answerAs, ApiError, json, RestClient } from "../api/client";
+
+const puzzleOf = answerAs<Puzzle>();
+const attemptOf = answerAs<Attempt>();
 import { button, el } from "./dom";
 import { LessonsApi, loadAfter } from "./lesson";
 import { renderMarkdown } from "./markdown";
@@ -102,25 +105,25 @@ export function counterexampleView(c: Counterexample, load?: () => string): HTML
 
 export class PuzzlesApi extends RestClient {
   puzzle(key: string): Promise<Puzzle> {
-    return this.call("GET", `/puzzles/${encodeURIComponent(key)}`);
+    return puzzleOf(this.api.GET("/api/v1/puzzles/{key}", { params: { path: { key } } }));
   }
 
   attempt(key: string, graph: string): Promise<Attempt> {
-    return this.call("POST", `/puzzles/${encodeURIComponent(key)}/attempts`, { graph });
+    return attemptOf(this.api.POST("/api/v1/puzzles/{key}/attempts", { params: { path: { key } }, body: { graph } }));
   }
 
   get(id: number): Promise<Attempt> {
-    return this.call("GET", `/puzzles/attempts/${id}`);
+    return attemptOf(this.api.GET("/api/v1/puzzles/attempts/{attempt_id}", { params: { path: { attempt_id: id } } }));
   }
 
   /** Have a worker check a document this browser keeps (no account needed). */
   tryDocument(key: string, document: LoomDocument): Promise<Attempt> {
-    return this.call("POST", `/puzzles/${encodeURIComponent(key)}/tries`, { document });
+    return attemptOf(this.api.POST("/api/v1/puzzles/{key}/tries", { params: { path: { key } }, body: { document: json(document) } }));
   }
 
   /** The attempt as the worker left it (a visitor's by its key, a person's by its id). */
   again(a: Attempt): Promise<Attempt> {
-    return a.key ? this.call("GET", `/puzzles/tries/${encodeURIComponent(a.key)}`) : this.get(a.id);
+    return a.key ? attemptOf(this.api.GET("/api/v1/puzzles/tries/{try_key}", { params: { path: { try_key: a.key } } })) : this.get(a.id);
   }
 }
 
@@ -151,7 +154,7 @@ export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) =>
   const { graphId, csrf, tryout, opened, loadRun } = options;
   const key = tryout?.key ?? new URLSearchParams(location.search).get("puzzle");
   if (!key) return null;
-  const api = new PuzzlesApi("/api/v1", csrf);
+  const api = new PuzzlesApi(csrf);
   const element = el("section", { class: "geon-panel geon-lesson geon-puzzle", "aria-label": "puzzle" });
   document.querySelector(".geon-left")?.prepend(element);
   const result = el("p", { class: "geon-lesson-result", role: "status" });
@@ -180,7 +183,7 @@ export async function mountPuzzle(options: PuzzleOptions, wait = (ms: number) =>
         result.className = `geon-lesson-result ${said.solved ? "passed" : "failed"}`;
         // solved in a class: its next item and the way back to it (signed in only)
         if (said.solved && !tryout && !element.querySelector(".geon-after")) {
-          const links = await loadAfter(new LessonsApi("/api/v1", csrf), "puzzle", key);
+          const links = await loadAfter(new LessonsApi(csrf), "puzzle", key);
           if (links.length) element.append(el("div", { class: "geon-lesson-nav geon-after" }, ...links));
         }
         grids.replaceChildren();

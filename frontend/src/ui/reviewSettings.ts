@@ -4,7 +4,7 @@
 // owner changes them (one PATCH each; a refusal is shown); everyone else reads them.
 
 import type { GuardrailSettings, ReviewsApi } from "../sync/reviewsApi";
-import { ApiError } from "../gallery/api";
+import { ApiError } from "../api/client";
 import { el } from "./dom";
 
 const SWITCHES: [keyof GuardrailSettings, string][] = [

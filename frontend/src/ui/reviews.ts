@@ -15,7 +15,7 @@
 // show without a reload.
 
 import "./reviews.css";
-import { PlansApi } from "../gallery/api";
+import { PlansApi } from "../api/plans";
 import { nodeName, type LoomDocument } from "../model/document";
 import type { EditOp } from "../model/edits";
 import { canEditReviews, canReview, mergeSummary, openReviewsText, selectionAnchor, sinceVerdictText, staleText, stateText, threadPins, unreadCount, verdictLabel, anchorText, type Anchor, type Review, type ReviewSummary, type Role, type Thread, type Verdict, type VerdictKind, type ShownWindow } from "../model/reviews";
@@ -80,8 +80,8 @@ function errorText(e: unknown): string {
 }
 
 export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
-  const api = new ReviewsApi(options.api ?? "/api/v1", options.csrf, options.graphId);
-  const plansApi = new PlansApi(options.api ?? "/api/v1", options.csrf, options.graphId);
+  const api = new ReviewsApi(options.csrf, options.graphId);
+  const plansApi = new PlansApi(options.csrf, options.graphId);
   let reviews: ReviewSummary[] = [];
   let shown: Review | null = null;
   const readAt = new Map<number, number>();

@@ -7,7 +7,7 @@
 // review form opens on it: ``REVIEW_PLAN_EVENT``); a pipelined one draws its schedule chart
 // (ui/schedule.ts). A refusal from the server is said in the section and nothing changes.
 
-import { RestClient } from "../gallery/api";
+import { answerAs, RestClient } from "../api/client";
 import type { InputLayout, Mesh, Plan } from "../model/plans";
 import { button, el, submit } from "./dom";
 import { REVIEW_PLAN_EVENT, type ReviewPlanRequest } from "./reviewLinks";
@@ -35,8 +35,7 @@ export interface Suggestions {
 
 class SuggestApi extends RestClient {
   suggest(graphId: string, mesh: string, profile: string | undefined): Promise<Suggestions> {
-    const query = new URLSearchParams({ mesh, ...(profile ? { profile } : {}) });
-    return this.call("GET", `/graphs/${graphId}/plans/suggestions?${query}`);
+    return answerAs<Suggestions>()(this.api.GET("/api/v1/graphs/{graph_id}/plans/suggestions", { params: { path: { graph_id: graphId }, query: { mesh, profile } } }));
   }
 }
 
@@ -71,7 +70,7 @@ export function suggestionName(s: SuggestedPlan): string {
 }
 
 export function createSuggestions(options: SuggestOptions): HTMLElement {
-  const api = new SuggestApi(options.api ?? "/api/v1", options.csrf);
+  const api = new SuggestApi(options.csrf);
   const mesh = el("input", { class: "geon-suggest-mesh", "aria-label": "mesh to search on", placeholder: "dp=2, tp=4", value: "dp=2, tp=4" });
   const status = el("p", { class: "small muted geon-suggest-status", role: "status" });
   const error = el("p", { class: "geon-form-error geon-suggest-error", role: "alert" });

@@ -5,7 +5,7 @@
 // collapses or expands those two groups (view state, as every group's: never sent).
 
 import "./trainingStep.css";
-import { ApiError, RestClient } from "../gallery/api";
+import { answerAs, ApiError, RestClient } from "../api/client";
 import { el } from "./dom";
 
 export const OPTIMIZERS = ["sgd", "momentum", "adam"] as const;
@@ -21,7 +21,7 @@ export interface TrainingRequest {
 /** The POST that makes a training step, answered with the new graph. */
 export class TrainingApi extends RestClient {
   async make(graphId: string, request: TrainingRequest): Promise<{ id: string; title: string }> {
-    return this.call("POST", `/graphs/${encodeURIComponent(graphId)}/training-step`, request);
+    return answerAs<{ id: string; title: string }>()(this.api.POST("/api/v1/graphs/{graph_id}/training-step", { params: { path: { graph_id: graphId } }, body: request }));
   }
 }
 
@@ -56,7 +56,7 @@ export interface TrainingHost {
 export function mountTrainingStep(root: HTMLElement, csrf: string, host: TrainingHost, go = (url: string) => location.assign(url)): HTMLDetailsElement | null {
   const graphId = root.dataset.graphId;
   if (!graphId || root.dataset.share !== "1") return null;
-  const api = new TrainingApi("/api/v1", csrf);
+  const api = new TrainingApi(csrf);
   const optimizer = el("select", { class: "geon-train-optimizer", "aria-label": "optimizer" }, ...OPTIMIZERS.map((o) => el("option", { value: o, text: o })));
   optimizer.value = "adam";
   const lr = el("input", { class: "geon-train-lr", "aria-label": "learning rate", value: "0.001", inputmode: "decimal" });
