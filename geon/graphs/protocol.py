@@ -28,9 +28,10 @@ Server -> client (:data:`SERVER_MESSAGES`):
   editor does not offer to undo it.
   The last ``applied`` of a commit also carries ``planCost`` when the document holds a stored
   plan's Applications (at most ``GEON_LIVE_COST_MAX_APPLICATIONS``): ``{planId, plan, version,
-  collectives: {profile: [collective]}}`` for every shipped profile, or ``{planId, plan,
-  version, error}`` when the plan no longer fits; the editor labels its edges from it at once
-  (:mod:`geon.graphs.services.plan_trials`).
+  collectives: {profile: [collective]}}`` for every shipped profile (a pipelined plan's with its
+  sends, and ``pipeline: {profile: {schedule, stages, microbatches, bubble, stageSeconds, ...}}``),
+  or ``{planId, plan, version, error}`` when the plan no longer fits; the editor labels its
+  edges from it at once (:mod:`geon.graphs.services.plan_trials`).
 - In both, ``issues`` holds at most ``GEON_WS_MAX_ISSUES`` (200) issues of the version, errors
   first, each severity in the checker's order, and ``issueCounts`` ``{error, warning}`` counts
   every issue of the version (the REST ``GET /api/v1/graphs/<id>`` has the whole list).
@@ -231,6 +232,28 @@ COLLECTIVE: dict[str, Any] = {
         "seconds": {"type": "number", "minimum": 0},
     },
 }  # fmt: skip
+#: A pipelined plan's step under one profile: the cost's ``pipeline`` less its ``grid``
+#: (:mod:`geon.core.plans.cost.pipelined`; issue 33).
+PIPELINE: dict[str, Any] = {
+    "type": "object",
+    "required": ["schedule", "stages", "microbatches", "bubble", "stageSeconds"],
+    "properties": {
+        "axis": {"type": "string"},
+        "schedule": {"enum": ["gpipe", "1f1b", "interleaved"]},
+        "stages": {**INT, "minimum": 1},
+        "devices": {**INT, "minimum": 1},
+        "virtualStages": {**INT, "minimum": 1},
+        "microbatches": {**INT, "minimum": 1},
+        "bubble": {"type": "number", "minimum": 0},
+        "bubbleOverBusy": {"type": "number", "minimum": 0},
+        "stageSeconds": {"type": "array", "items": {"type": "number"}},
+        "forwardSeconds": {"type": "array", "items": {"type": "number"}},
+        "backwardSeconds": {"type": "array", "items": {"type": "number"}},
+        "sendSeconds": {"type": "array", "items": {"type": "number"}},
+        "inFlight": {"type": "array", "items": {"type": "number"}},
+        "seconds": {"type": "number", "minimum": 0},
+    },
+}
 #: What an ``applied`` carries of the document's current plan
 #: (:func:`geon.graphs.services.plan_trials.live_plan_cost`).
 PLAN_COST: dict[str, Any] = {
@@ -245,6 +268,7 @@ PLAN_COST: dict[str, Any] = {
             "type": "object",
             "additionalProperties": {"type": "array", "items": COLLECTIVE},
         },
+        "pipeline": {"type": "object", "additionalProperties": PIPELINE},
         "error": {"type": "string"},
     },
 }

@@ -67,6 +67,25 @@ export interface LivePlanCost {
   plan: string;
   version: number;
   collectives?: Record<string, Collective[]>;
+  pipeline?: {
+    [k: string]: {
+      axis?: string;
+      schedule: "gpipe" | "1f1b" | "interleaved";
+      stages: number;
+      devices?: number;
+      virtualStages?: number;
+      microbatches: number;
+      bubble: number;
+      bubbleOverBusy?: number;
+      stageSeconds: number[];
+      forwardSeconds?: number[];
+      backwardSeconds?: number[];
+      sendSeconds?: number[];
+      inFlight?: number[];
+      seconds?: number;
+      [k: string]: unknown;
+    };
+  };
   error?: string;
 }
 export interface RejectedMessage {

@@ -26,7 +26,7 @@ from geon.core.graph import Graph as Document
 from geon.core.limits import MAX_PIECES
 from geon.core.nodes import MESH
 from geon.core.plans import Plan, apply_plan, plan_splits, read_plan
-from geon.core.plans.cost import load_profile, shipped_profiles
+from geon.core.plans.cost import cost_report, load_profile, shipped_profiles
 from geon.core.plans.cost.collectives import collectives_by_profile
 from geon.core.plans.cost.placed import read_placed
 from geon.core.plans.diff import named_collective
@@ -197,10 +197,12 @@ def live_plan_cost(
 ) -> dict[str, Any] | None:
     """What an ``applied`` of the live document's version carries as ``planCost``:
     ``{"planId", "plan", "version", "collectives": {profile: [collective, ...]}}`` for the
-    document's current plan (each collective as the plan's REST cost names it), ``{"planId",
-    "plan", "version", "error"}`` when that plan does not fit the document any more, and None
-    when it has no current plan, more Applications than ``GEON_LIVE_COST_MAX_APPLICATIONS``,
-    or a plan whose :func:`plan_work` is past ``GEON_PLAN_COST_WEB_MAX_WORK`` (a few
+    document's current plan (each collective as the plan's REST cost names it; a pipelined
+    plan's with its sends, and ``"pipeline": {profile: the cost's pipeline less its grid}``),
+    ``{"planId", "plan", "version", "error"}`` when that plan does not fit the document any
+    more, and None when it has no current plan, more Applications than
+    ``GEON_LIVE_COST_MAX_APPLICATIONS`` (or a pipeline of more microbatches times stages: a send
+    each), or a plan whose :func:`plan_work` is past ``GEON_PLAN_COST_WEB_MAX_WORK`` (a few
     Applications on a mesh of many devices; the editor then asks the plan's REST cost, as for
     any plan it finds current itself).
 
@@ -213,6 +215,11 @@ def live_plan_cost(
     plan = current_plan(graph_id, held)
     if plan is None or plan_work(document, plan) > settings.GEON_PLAN_COST_WEB_MAX_WORK:
         return None  # past the web's budget, the editor's REST cost goes to the worker
+    pipeline = core_plan(plan).pipeline
+    if pipeline is not None and (
+        pipeline.microbatches * pipeline.stage_count > settings.GEON_LIVE_COST_MAX_APPLICATIONS
+    ):
+        return None  # a send per microbatch between stages: as many as Applications
     head = {"planId": plan.pk, "plan": plan.name, "version": version}
     kept = live.trial
     if moved_since is not None and kept is not None and kept[:2] == (trial_key(plan), moved_since):
@@ -222,9 +229,24 @@ def live_plan_cost(
     except EditRefused as error:
         return {**head, "error": str(error)}
     names = shipped_profiles()
+    if pipeline is not None:
+        return {**head, **_pipelined(trial, core_plan(plan), names)}
     timed = collectives_by_profile(read_placed(trial), [load_profile(name) for name in names])
     by_profile = {
         name: [named_collective(trial, c.to_json()) for c in found]
         for name, found in zip(names, timed, strict=True)
     }
     return {**head, "collectives": by_profile}
+
+
+def _pipelined(trial: Document, plan: Plan, names: tuple[str, ...]) -> dict[str, Any]:
+    """The live cost of a pipelined plan, as its REST cost has it under each profile: the
+    collectives with each microbatch's ``send`` between stages, and the ``pipeline`` section
+    less its ``grid`` (the schedule chart asks the REST cost for that)."""
+    collectives: dict[str, list[dict[str, Any]]] = {}
+    pipelines: dict[str, dict[str, Any]] = {}
+    for name in names:
+        report = cost_report(trial, load_profile(name), plan=plan)
+        collectives[name] = [named_collective(trial, c) for c in report["collectives"]]
+        pipelines[name] = {k: v for k, v in report["pipeline"].items() if k != "grid"}
+    return {"collectives": collectives, "pipeline": pipelines}

@@ -1,0 +1,96 @@
+"""An ``applied`` carries a pipelined current plan's live cost (issue 33): its collectives with
+each microbatch's ``send`` between stages and its ``pipeline`` under every shipped profile, equal
+to the plan's REST cost (less the schedule's grid, which the chart asks the REST cost for); past
+the live bound (microbatches times stages), none, and the editor asks the REST cost."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from channels.db import database_sync_to_async
+from django.test import override_settings
+
+from geon.core.plans.cost import shipped_profiles
+from geon.graphs.models import Graph, ShardPlan
+from geon.graphs.services import do_create_graph, do_generate_plan, do_save_plan, plan_cost
+from geon.graphs.services.plans import plan_of
+from tests.core.plans.pipeline_docs import chain
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.asyncio]
+
+PIPELINE = {
+    "axis": "pp",
+    "microbatches": 4,
+    "schedule": "1f1b",
+    "stages": [["layers.0", "layers.1"], ["layers.2", "layers.3"]],
+}
+
+
+def pipelined_graph(user: Any) -> tuple[Graph, int]:
+    """ann's graph of four scoped layers with a pp=2, dp=2 plan saved (not generated)."""
+    graph = do_create_graph(owner=user, title="Layers", document=chain().to_json())
+    plan = do_save_plan(
+        user,
+        graph,
+        "pp and dp",
+        {"name": "pod", "axes": {"pp": 2, "dp": 2}},
+        {},
+        None,
+        axis_mapping={"N": "dp"},
+        pipeline=PIPELINE,
+    )
+    return graph, plan.pk
+
+
+def rest_costs(graph: Graph, plan_id: int) -> dict[str, dict[str, Any]]:
+    fresh = Graph.objects.select_related("current_version").get(pk=graph.pk)
+    plan = plan_of(fresh, plan_id)
+    return {name: plan_cost(fresh, plan, name) for name in shipped_profiles()}
+
+
+async def test_a_generated_pipelined_plan_arrives_with_its_sends_and_pipeline(
+    connect: Any, user: Any
+) -> None:
+    # given a pipelined plan, when it is generated
+    graph, plan_id = await database_sync_to_async(pipelined_graph)(user)
+    ann = await connect(user, graph)
+    await database_sync_to_async(do_generate_plan)(user, graph.pk, plan_id, 1, edit_id="switch")
+    cost = (await ann.receive())["planCost"]
+    # then its live cost has, under every shipped profile, the REST cost's collectives (a send
+    # per microbatch from stage 0 to 1) and its pipeline less the grid
+    assert sorted(cost["collectives"]) == sorted(cost["pipeline"]) == sorted(shipped_profiles())
+    rest = await database_sync_to_async(rest_costs)(graph, plan_id)
+    for name in shipped_profiles():
+        assert cost["collectives"][name] == rest[name]["collectives"]
+        sends = [c for c in cost["collectives"][name] if c["kind"] == "send"]
+        assert [(c["microbatch"], c["stages"]) for c in sends] == [(i, [0, 1]) for i in range(4)]
+        expected = {k: v for k, v in rest[name]["pipeline"].items() if k != "grid"}
+        assert cost["pipeline"][name] == expected
+        assert cost["pipeline"][name]["schedule"] == "1f1b"
+
+
+async def test_past_the_live_bound_a_pipelined_plan_has_no_live_cost(
+    connect: Any, user: Any
+) -> None:
+    # given the plan's 16 Applications within a bound of 20, and 16 microbatches times 2 stages
+    # (32) past it
+    graph, plan_id = await database_sync_to_async(pipelined_graph)(user)
+    plan = await database_sync_to_async(ShardPlan.objects.get)(pk=plan_id)
+    plan.pipeline = {**PIPELINE, "microbatches": 16}
+    await database_sync_to_async(plan.save)()
+    ann = await connect(user, graph)
+    with override_settings(GEON_LIVE_COST_MAX_APPLICATIONS=20):
+        await database_sync_to_async(do_generate_plan)(user, graph.pk, plan_id, 1)
+        applied = await ann.receive()
+        assert len([o for o in applied["ops"] if o["node"]["type"].endswith("Application")]) == 16
+    # then no live cost: the editor asks the REST cost instead
+    assert applied["type"] == "applied" and "planCost" not in applied
+    # and with 8 microbatches (16), within it, there is one
+    plan.pipeline = {**PIPELINE, "microbatches": 8}
+    await database_sync_to_async(plan.save)()
+    ann_again = await connect(user, graph, presence=True)
+    with override_settings(GEON_LIVE_COST_MAX_APPLICATIONS=20):
+        await database_sync_to_async(do_generate_plan)(user, graph.pk, plan_id, 2)
+        applied = await ann_again.receive()
+    assert applied["planCost"]["pipeline"]["cpu-host"]["microbatches"] == 8
