@@ -338,7 +338,8 @@ export interface paths {
          *     with index axis ``N`` split over mesh axis ``dp``), where graph inputs live (``"replicated"``,
          *     the default, ``{"over": {axis: meshAxis}}`` or ``{"device": [coords]}``) and, per operation
          *     id, how to split it (``{"over": {indexAxis: meshAxis}}``, ``{"dim", "parts"}``,
-         *     ``{"grid": {...}}``...), overriding the mapping.
+         *     ``{"grid": {...}}``...), overriding the mapping; and its ``pipeline`` stages, if any
+         *     (``{"axis", "microbatches", "schedule", "virtualStages"?, "stages"}``, DESIGN.md §12).
          */
         post: operations["geon_graphs_api_create_plan"];
         delete?: never;
@@ -370,8 +371,8 @@ export interface paths {
         head?: never;
         /**
          * Update Plan
-         * @description Change a plan's name, mesh, axis mapping, inputs or spec (editors); a field left out
-         *     keeps its value.
+         * @description Change a plan's name, mesh, axis mapping, inputs, spec or pipeline (editors); a field
+         *     left out keeps its value (``"pipeline": null`` or ``{}`` removes the pipeline).
          */
         patch: operations["geon_graphs_api_update_plan"];
         trace?: never;
@@ -1011,6 +1012,29 @@ export interface paths {
         get: operations["geon_runs_imports_api_get_import"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/imports/{import_id}/names": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept names for the axes of an import in review; the graph is made with them
+         * @description For an import in ``review``: ``names`` by the axes' names as imported (an axis not named
+         *     keeps its proposed name), checked like every axis name (400 ``invalid_names`` naming the bad
+         *     value, nothing changed); 409 ``not_in_review`` otherwise. The import is queued again and the
+         *     worker makes the graph: poll the ``Location``.
+         */
+        post: operations["geon_runs_imports_api_name_axes"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2167,6 +2191,10 @@ export interface components {
             spec: {
                 [key: string]: unknown;
             };
+            /** Pipeline */
+            pipeline?: {
+                [key: string]: unknown;
+            } | null;
             /** Applications */
             applications: {
                 [key: string]: unknown;
@@ -2222,6 +2250,10 @@ export interface components {
                     [key: string]: unknown;
                 };
             };
+            /** Pipeline */
+            pipeline?: {
+                [key: string]: unknown;
+            } | null;
         };
         /** PlanPatch */
         PlanPatch: {
@@ -2241,6 +2273,10 @@ export interface components {
                 [key: string]: {
                     [key: string]: unknown;
                 };
+            } | null;
+            /** Pipeline */
+            pipeline?: {
+                [key: string]: unknown;
             } | null;
         };
         /** GenerateOut */
@@ -2306,6 +2342,10 @@ export interface components {
             bytesPerDevice?: number;
             /** Seconds */
             seconds: number;
+            /** Microbatch */
+            microbatch?: number | null;
+            /** Stages */
+            stages?: number[] | null;
         };
         /** DeviceCost */
         DeviceCost: {
@@ -2343,6 +2383,8 @@ export interface components {
             memory: components["schemas"]["DeviceMemoryKinds"];
             /** Overbudget */
             overBudget: boolean;
+            /** Stage */
+            stage?: number | null;
             /** Count */
             count?: number | null;
             /** Devices */
@@ -2350,7 +2392,7 @@ export interface components {
         };
         /**
          * DeviceMemoryKinds
-         * @description A device's peak by kind (geon.core.costmodel.ledger, DESIGN.md §9).
+         * @description A device's peak by kind (geon.core.plans.cost.ledger, DESIGN.md §9).
          */
         DeviceMemoryKinds: {
             /** Parameters */
@@ -2375,6 +2417,43 @@ export interface components {
             /** Overbudget */
             overBudget: boolean;
         };
+        /**
+         * PipelineCost
+         * @description A pipelined plan's step (geon.core.plans.cost.pipelined; ``geon cost``'s ``pipeline``):
+         *     ``stages`` is their count, ``bubble`` the idle fraction of the step.
+         */
+        PipelineCost: {
+            /** Axis */
+            axis: string;
+            /** Schedule */
+            schedule: string;
+            /** Stages */
+            stages: number;
+            /** Devices */
+            devices: number;
+            /** Virtualstages */
+            virtualStages: number;
+            /** Microbatches */
+            microbatches: number;
+            /** Bubble */
+            bubble: number;
+            /** Bubbleoverbusy */
+            bubbleOverBusy: number;
+            /** Stageseconds */
+            stageSeconds: number[];
+            /** Forwardseconds */
+            forwardSeconds: number[];
+            /** Backwardseconds */
+            backwardSeconds: number[];
+            /** Sendseconds */
+            sendSeconds: number[];
+            /** Inflight */
+            inFlight: number[];
+            /** Grid */
+            grid: components["schemas"]["ScheduleBox"][];
+            /** Seconds */
+            seconds: number;
+        };
         /** PlanCost */
         PlanCost: {
             /** Version */
@@ -2395,10 +2474,29 @@ export interface components {
             ledger: components["schemas"]["DeviceLedger"][];
             time: components["schemas"]["TimeInterval"];
             memory: components["schemas"]["MemorySummary"];
+            pipeline?: components["schemas"]["PipelineCost"] | null;
             /** Omitted */
             omitted?: {
                 [key: string]: number;
             } | null;
+        };
+        /**
+         * ScheduleBox
+         * @description One action of a pipeline's schedule in time (geon.core.plans.cost.schedules).
+         */
+        ScheduleBox: {
+            /** Device */
+            device: number;
+            /** Stage */
+            stage: number;
+            /** Kind */
+            kind: string;
+            /** Microbatch */
+            microbatch: number;
+            /** Start */
+            start: number;
+            /** End */
+            end: number;
         };
         /** TimeInterval */
         TimeInterval: {
@@ -2831,6 +2929,31 @@ export interface components {
                 [key: string]: unknown;
             };
         };
+        /** AxisOut */
+        AxisOut: {
+            /**
+             * Name
+             * @description the axis's name as imported (d<length>, or a dim_param)
+             */
+            name: string;
+            /** Length */
+            length: number;
+            /**
+             * Role
+             * @description batch, sequence, heads, head_size, hidden, ffn, or ""
+             */
+            role: string;
+            /**
+             * Proposed
+             * @description the name the importer proposes
+             */
+            proposed: string;
+            /**
+             * Seen
+             * @description where the model shows the role, by ONNX node names
+             */
+            seen: string;
+        };
         /** ImportOut */
         ImportOut: {
             /** Id */
@@ -2847,6 +2970,24 @@ export interface components {
             graph: string | null;
             /** Weights */
             weights: string | null;
+            /** Review */
+            review: boolean;
+            /** Axes */
+            axes: components["schemas"]["AxisOut"][];
+            /** Names */
+            names: {
+                [key: string]: string;
+            } | null;
+        };
+        /** NamesIn */
+        NamesIn: {
+            /**
+             * Names
+             * @description the axes' names by their names as imported, e.g. {"d4": "heads"}
+             */
+            names: {
+                [key: string]: unknown;
+            };
         };
         /** ReviewIn */
         ReviewIn: {
@@ -8096,6 +8237,11 @@ export interface operations {
                     model: string;
                     /** @description lengths of the inputs' dim_params, e.g. "batch=8" (default 2) */
                     dims?: string;
+                    /**
+                     * @description true: stop in review with the axes proposed before the graph is made
+                     * @enum {string}
+                     */
+                    review?: "true" | "false" | "1" | "0";
                 };
             };
         };
@@ -8196,6 +8342,104 @@ export interface operations {
         responses: {
             /** @description OK */
             200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportOut"];
+                };
+            };
+            /** @description Bad Request */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unauthorized */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Forbidden */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Not Found */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Conflict */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Request Entity Too Large */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Unsupported Media Type */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+            /** @description Too Many Requests */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiError"];
+                };
+            };
+        };
+    };
+    geon_runs_imports_api_name_axes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                import_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NamesIn"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
                 headers: {
                     [name: string]: unknown;
                 };
