@@ -28,6 +28,7 @@ from typing import Any
 import numpy as np
 
 from geon.core.errors import ExecutionError
+from geon.core.ops import CATALOGUE
 
 __all__ = ["BACKENDS", "Backend", "available_backends", "select_backend"]
 
@@ -36,23 +37,9 @@ BACKENDS = ("numpy", "cupy", "array_api_strict")
 
 Array = Any
 
-# The array API name of each elementwise kernel (unary and binary); sigmoid and relu are composed.
-_STANDARD = {
-    "op:add": "add",
-    "op:multiply": "multiply",
-    "op:maximum": "maximum",
-    "op:minimum": "minimum",
-    "op:subtract": "subtract",
-    "op:divide": "divide",
-    "op:power": "pow",
-    "op:negative": "negative",
-    "op:abs": "abs",
-    "op:exp": "exp",
-    "op:log": "log",
-    "op:sqrt": "sqrt",
-    "op:square": "square",
-    "op:tanh": "tanh",
-}
+# The array API name of each elementwise kernel (its entry's ``array_api`` in the kernel table,
+# geon.core.ops.catalogue); sigmoid and relu are composed.
+_STANDARD = {k.name: k.array_api for k in CATALOGUE.values() if k.array_api}
 # The same functions in NumPy/CuPy, whose ufuncs take ``out=``.
 _NATIVE = {**_STANDARD, "op:power": "power"}
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
+import array_api_strict
 import numpy as np
 import onnx
 import pytest
@@ -28,6 +29,7 @@ from geon.interop.onnx_import import import_onnx
 from geon.interop.program import KNOWN
 
 RNG = np.random.default_rng(37)
+COMPOSED = ("op:relu", "op:sigmoid")  # geon.execute.backend writes them out
 
 
 def test_every_kernel_has_exactly_one_entry_and_every_name_it_gives_resolves() -> None:
@@ -44,6 +46,9 @@ def test_every_kernel_has_exactly_one_entry_and_every_name_it_gives_resolves() -
         # and a kernel is exported either to both forms or to neither
         assert bool(k.numpy) == bool(k.onnx_writer), k.name
         assert (k.name in KNOWN) == bool(k.numpy), k.name
+        # and an elementwise kernel is an array API standard function or composed by the backend
+        assert k.array_api == "" or hasattr(array_api_strict, k.array_api), k.name
+        assert bool(k.array_api) == (k.executor == "elementwise" and k.name not in COMPOSED)
         # and its ONNX operators are ONNX's (the default domain knows them)
         for op in (k.onnx, *k.onnx_aliases) if k.onnx else ():
             assert onnx.defs.has(op), (k.name, op)

@@ -63,7 +63,8 @@ class Kernel:
     reads that operator as this kernel (``onnx_aliases``: further operators it reads as this
     kernel), an export writes this kernel with the writer ``onnx_writer`` (``"node"``: one
     ``onnx`` node; ``""``: no ONNX form). ``numpy`` names the NumPy-export writer (``""``: none)
-    and ``numpy_expr`` what it fills in; ``executor`` names the executor's lowering.
+    and ``numpy_expr`` what it fills in; ``executor`` names the executor's lowering, and
+    ``array_api`` the array API standard function an elementwise kernel is (``""``: composed).
     """
 
     name: str
@@ -81,26 +82,29 @@ class Kernel:
     numpy_expr: str = ""
     executor: str = ""
     floating: bool = False
+    array_api: str = ""
 
     @property
     def outputs(self) -> tuple[str, ...]:
         return ("result",)
 
 
-def _nary(name: str, onnx: str, np_fn: str, *, binary: bool = False, aliases: tuple[str, ...] = ()
-          ) -> Kernel:  # fmt: skip
+def _nary(name: str, onnx: str, np_fn: str, *, binary: bool = False, aliases: tuple[str, ...] = (),
+          xp: str = "") -> Kernel:  # fmt: skip
     return Kernel(
         name, "binary" if binary else "nary", ("x", "y") if binary else ("tensors",),
         variadic=not binary, doc="elementwise, binary" if binary else "elementwise, n-ary",
         params=("axes",), onnx=onnx, onnx_aliases=aliases, onnx_writer="nary", numpy="nary",
-        numpy_expr=np_fn, executor="elementwise",
+        numpy_expr=np_fn, executor="elementwise", array_api=xp or name.removeprefix("op:"),
     )  # fmt: skip
 
 
-def _unary(name: str, onnx: str | None, np_expr: str, *, writer: str = "node") -> Kernel:
+def _unary(name: str, onnx: str | None, np_expr: str, *, writer: str = "node",
+           composed: bool = False) -> Kernel:  # fmt: skip
     return Kernel(
         name, "unary", ("tensor",), doc="elementwise, unary", onnx=onnx, onnx_writer=writer,
         numpy="unary", numpy_expr=np_expr, executor="elementwise",
+        array_api="" if composed else name.removeprefix("op:"),
     )  # fmt: skip
 
 
@@ -130,7 +134,7 @@ _ENTRIES: tuple[Kernel, ...] = (
     _nary("op:minimum", "Min", "np.minimum"),
     _nary("op:subtract", "Sub", "np.subtract", binary=True),
     _nary("op:divide", "Div", "np.divide", binary=True),
-    _nary("op:power", "Pow", "np.power", binary=True),
+    _nary("op:power", "Pow", "np.power", binary=True, xp="pow"),
     _unary("op:negative", "Neg", "np.negative({x})"),
     _unary("op:abs", "Abs", "np.abs({x})"),
     _unary("op:exp", "Exp", "np.exp({x})"),
@@ -138,8 +142,8 @@ _ENTRIES: tuple[Kernel, ...] = (
     _unary("op:sqrt", "Sqrt", "np.sqrt({x})"),
     _unary("op:square", None, "np.square({x})", writer="square"),  # ONNX has no Square: x·x
     _unary("op:tanh", "Tanh", "np.tanh({x})"),
-    _unary("op:sigmoid", "Sigmoid", "1.0 / (1.0 + np.exp(-{x}))"),
-    _unary("op:relu", "Relu", "np.maximum({x}, 0)"),
+    _unary("op:sigmoid", "Sigmoid", "1.0 / (1.0 + np.exp(-{x}))", composed=True),
+    _unary("op:relu", "Relu", "np.maximum({x}, 0)", composed=True),
     Kernel(
         "op:gelu",
         "unary",
