@@ -36,7 +36,9 @@ NARY = {op: getattr(F, k.name.removeprefix("op:")) for op, k in _mapped(("nary",
 """ONNX operator -> builder function of an n-ary kernel (``Sum`` is ``add``'s alias)."""
 REDUCE = {op: getattr(F, k.name.removeprefix("op:")) for op, k in _mapped(("reduction",)).items()}
 """ONNX operator -> builder function of a reduction kernel."""
-KERNEL_OPS = frozenset(_mapped(tuple({k.family for k in CATALOGUE.values()})))
+KERNEL_OF = {op: k.name for op, k in _mapped(tuple({k.family for k in CATALOGUE.values()})).items()}
+"""ONNX operator -> the kernel the table maps it to (what the importer's branches emit)."""
+KERNEL_OPS = frozenset(KERNEL_OF)
 """Every ONNX operator the kernel table maps to one kernel."""
 STRUCTURAL = frozenset({
     "Reshape", "Flatten", "Squeeze", "Unsqueeze", "MatMul", "Gemm", "Identity", "Constant",

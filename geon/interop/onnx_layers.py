@@ -39,7 +39,7 @@ from geon.core.builder import Tensor, constant
 from geon.core.builder import functions as F
 from geon.core.builder.tensor import make_op
 from geon.interop.onnx_atoms import conform_dims, counts, grouped
-from geon.interop.onnx_common import refuse
+from geon.interop.onnx_common import KERNEL_OF, refuse
 
 _Importer = Any  # geon.interop.onnx_import._Importer (imported there, not here: no cycle)
 
@@ -107,7 +107,7 @@ def emit_layer(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
         out = n.output[0]
         operands = {k: [imp.aligned_atoms(v, out)] for k, v in zip(("condition", "x", "y"), n.input,
                                                                   strict=True)}  # fmt: skip
-        return make_op("op:where", {k: operands[k] for k in ("x", "y", "condition")})
+        return make_op(KERNEL_OF[op], {k: operands[k] for k in ("x", "y", "condition")})
     return _batch_norm(imp, n, a)
 
 
@@ -122,7 +122,7 @@ def _concat(imp: _Importer, n: Any, axis: int) -> Tensor:
         parts.append(imp.conform(t, [own if d == axis else r for d, r in enumerate(ro)], v))
         along.append(str(own))
     params = {"along": along, "axis": str(ro[axis])}
-    return make_op("op:concat", {"tensors": parts}, params, new_axes=ro[axis].axes)
+    return make_op(KERNEL_OF[n.op_type], {"tensors": parts}, params, new_axes=ro[axis].axes)
 
 
 def _gather(imp: _Importer, n: Any, axis: int) -> Tensor:
@@ -132,7 +132,7 @@ def _gather(imp: _Importer, n: Any, axis: int) -> Tensor:
     own = t.axes[axis]
     t = imp.conform(t, [*ro[:axis], own, *ro[axis + q :]], data)
     i = imp.conform(imp.get(ids), ro[axis : axis + q], ids)
-    return make_op("op:gather", {"table": [t], "indices": [i]}, {"axis": str(own)})
+    return make_op(KERNEL_OF[n.op_type], {"table": [t], "indices": [i]}, {"axis": str(own)})
 
 
 def _split(imp: _Importer, n: Any, axis: int) -> Tensor:

@@ -22,7 +22,7 @@ from geon.core.builder import Tensor, constant
 from geon.core.builder import functions as F
 from geon.core.builder.tensor import dot, make_op
 from geon.interop.onnx_atoms import conform_dims, counts, emit_reshape, flat, grouped
-from geon.interop.onnx_common import refuse
+from geon.interop.onnx_common import KERNEL_OF, refuse
 
 _Importer = Any  # geon.interop.onnx_import._Importer (imported there, not here: no cycle)
 
@@ -51,7 +51,7 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
     elif op == "Gelu":
         approx = a.get("approximate", b"none")
         approx = approx.decode() if isinstance(approx, bytes) else approx
-        t = make_op("op:gelu", {"tensor": [imp.atoms(ins[0])]}, {"approximate": approx})
+        t = make_op(KERNEL_OF[op], {"tensor": [imp.atoms(ins[0])]}, {"approximate": approx})
     elif op in BINARY:
         t = BINARY[op](imp.aligned_atoms(ins[0], out), imp.aligned_atoms(ins[1], out))
     elif op in NARY:
@@ -70,7 +70,7 @@ def emit(imp: _Importer, n: Any, a: dict[str, Any]) -> None:
         g = grouped(x, counts(imp.parts[ins[0]]))
         axis = a.get("axis", -1 if imp.opset >= 13 else 1) % max(len(g), 1)
         axes = flat([g[axis]] if imp.opset >= 13 else g[axis:])
-        t = make_op("op:softmax", {"tensor": [x]}, {"reduction_axes": [str(r) for r in axes]})
+        t = make_op(KERNEL_OF[op], {"tensor": [x]}, {"reduction_axes": [str(r) for r in axes]})
     elif op == "LayerNormalization":
         t = _layer_norm(imp, n, a)
     elif op == "MatMul":
@@ -189,7 +189,7 @@ def _layer_norm(imp: _Importer, n: Any, a: dict[str, Any]) -> Tensor:
         for name, t in zip(n.output[1:], (mean, inv), strict=False):
             if name:
                 imp.finish(name, F.broadcast(t, flat(imp.parts[name])), n)
-    return make_op("op:layer_norm", inputs, params)
+    return make_op(KERNEL_OF[n.op_type], inputs, params)
 
 
 def _base(r: Ref) -> str:
