@@ -256,7 +256,8 @@ CHANNEL_LAYER_SOCKET_TIMEOUT = 15
 if REDIS_URL:
     CHANNEL_LAYERS = {
         "default": {
-            "BACKEND": "channels_redis.core.RedisChannelLayer",
+            # channels_redis's layer; its receive ends when cancelled (geon.channel_layer)
+            "BACKEND": "geon.channel_layer.CancellableRedisChannelLayer",
             "CONFIG": {
                 "hosts": [{"address": REDIS_URL, "socket_timeout": CHANNEL_LAYER_SOCKET_TIMEOUT}]
             },

@@ -75,6 +75,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """Mark each test with the services it touches and ``browser`` when it drives Chromium
     (:mod:`tests.suite_marks`); deselect (never skip) the tests marked for a database other than
     this run's, saying so."""
+    from django.conf import settings as django_settings
     from django.db import connection
 
     for item in items:
@@ -103,6 +104,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         gone = set(map(id, elsewhere))
         items[:] = [item for item in items if id(item) not in gone]
         print(f"\n{len(elsewhere)} deselected: they need another database than {connection.vendor}")
+    if django_settings.REDIS_URL is None:  # the second pass, on Redis, runs them
+        need_redis = [item for item in items if item.get_closest_marker("redis")]
+        if need_redis:
+            config.hook.pytest_deselected(items=need_redis)
+            items[:] = [item for item in items if not item.get_closest_marker("redis")]
+            print(f"\n{len(need_redis)} deselected: they need Redis (REDIS_URL)")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:

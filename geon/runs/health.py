@@ -59,7 +59,10 @@ async def check_channel_layer() -> dict[str, Any]:
     layer = get_channel_layer()
     if layer is None:
         return {"ok": False, "backend": None, "error": "no channel layer is configured"}
-    backend = type(layer).__name__
+    # the channels library's layer it is (geon's Redis layer only guards its teardown)
+    backend = next(
+        kind.__name__ for kind in type(layer).__mro__ if kind.__module__.startswith("channels")
+    )
     try:
         channel = await layer.new_channel("healthz.")
         token = uuid.uuid4().hex

@@ -38,3 +38,30 @@ async def test_a_receive_left_idle_past_the_blocking_pop_still_gets_its_message(
     message = await asyncio.wait_for(layer.receive(channel), timeout=IDLE_SECONDS + 20)
     await sender
     assert message == {"type": "late.hello"}
+
+
+@pytest.mark.redis
+@pytest.mark.asyncio
+async def test_a_receive_cancelled_at_any_moment_ends() -> None:
+    """On Python 3.11 ``asyncio.wait_for`` loses a cancellation that arrives as its result is
+    ready (CPython gh-86296), and redis-py writes each command through it: channels_redis's
+    receive then popped for ever after its consumer was torn down (seen in CI as a 300 s hang
+    closing a test's event loop). Cancelled at many moments of its first pops, every receive
+    of geon's layer ends."""
+    from geon.channel_layer import CancellableRedisChannelLayer
+
+    assert settings.REDIS_URL is not None
+    layer = CancellableRedisChannelLayer(
+        hosts=[{"address": settings.REDIS_URL, "socket_timeout": 15}], prefix="cancel-probe"
+    )
+    still_running = []
+    for attempt in range(60):
+        channel = await layer.new_channel()
+        receive = asyncio.create_task(layer.receive(channel))
+        await asyncio.sleep((attempt % 20) * 0.0007)  # across connecting, writing, reading
+        receive.cancel()
+        done, _ = await asyncio.wait([receive], timeout=8)
+        if not done:
+            still_running.append(attempt)
+    await layer.flush()
+    assert still_running == []

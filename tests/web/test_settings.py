@@ -161,7 +161,7 @@ def test_bad_settings_stop_start_up_with_a_clear_message(
                 "REDIS_URL": "redis://cache:6379/0",
             },
             "False True True True django.db.backends.postgresql "
-            "channels_redis.core.RedisChannelLayer redis://cache:6379/0",
+            "geon.channel_layer.CancellableRedisChannelLayer redis://cache:6379/0",
         ),
     ],
 )
