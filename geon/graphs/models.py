@@ -6,10 +6,12 @@ import uuid
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import models
 
 from geon.accounts.models import Role, Team
 from geon.core.errors import DocumentError
+from geon.core.plans import PlanError, read_plan
 
 
 class Graph(models.Model):
@@ -200,7 +202,7 @@ class ShardPlan(models.Model):
     mesh = models.JSONField(default=dict)
     axis_mapping = models.JSONField(default=dict, blank=True)
     inputs = models.JSONField(default=dict, blank=True)
-    spec = models.JSONField(default=dict)
+    spec = models.JSONField(default=dict, blank=True)
     pipeline = models.JSONField(default=dict, blank=True)
     applications = models.JSONField(default=dict, blank=True)
     created = models.DateTimeField(auto_now_add=True)
@@ -214,6 +216,25 @@ class ShardPlan(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.graph})"
+
+    def clean(self) -> None:
+        """The stored fields as the core reads a plan (:func:`geon.core.plans.read_plan`, its
+        pipeline included), so a plan changed outside the REST (the admin) is checked too; the
+        :class:`ValidationError` names the bad value and what is valid. Whether the plan fits
+        the document is the service's check (:func:`geon.graphs.services.do_save_plan`)."""
+        data = {
+            "name": self.name,
+            "mesh": self.mesh,
+            "axisMapping": self.axis_mapping,
+            "inputs": self.inputs,
+            "spec": self.spec,
+            "pipeline": self.pipeline or None,
+        }
+        try:
+            read_plan(data)
+        except PlanError as error:
+            field = "pipeline" if str(error).startswith("pipeline") else None
+            raise ValidationError({field: str(error)} if field else str(error)) from None
 
 
 def new_key() -> str:

@@ -278,3 +278,41 @@ def test_the_migration_gives_plans_saved_before_it_no_pipeline(user: Any) -> Non
     plan.pipeline = PIPELINE
     plan.save()
     assert ShardPlan.objects.get().pipeline == PIPELINE
+
+
+def test_the_admin_checks_a_plan_s_pipeline_as_the_core_reads_it(
+    client: Client, graph: Graph, django_user_model: Any
+) -> None:
+    # given a pipelined plan, and a superuser in the admin
+    made = post_as_owner(client, graph)
+    admin = django_user_model.objects.create_superuser("root", password="x")
+    client.force_login(admin)
+    page = f"/admin/graphs/shardplan/{made['id']}/change/"
+    stored = ShardPlan.objects.get()
+    form = {
+        "graph": str(graph.pk),
+        "name": stored.name,
+        "mesh": json.dumps(stored.mesh),
+        "axis_mapping": json.dumps(stored.axis_mapping),
+        "inputs": json.dumps(stored.inputs),
+        "spec": json.dumps(stored.spec),
+        "applications": json.dumps(stored.applications),
+    }
+    # when its schedule is changed to one that does not exist
+    bad = client.post(page, {**form, "pipeline": json.dumps({**PIPELINE, "schedule": "zb"})})
+    # then the form is shown again naming the value, and nothing changes
+    assert bad.status_code == 200
+    assert "pipeline schedule &quot;zb&quot; is unknown" in bad.content.decode()
+    assert ShardPlan.objects.get().pipeline == PIPELINE
+    # and a good change is saved (a plan of a mapping only: its spec may be empty)
+    good = {**PIPELINE, "microbatches": 8}
+    assert client.post(page, {**form, "pipeline": json.dumps(good)}).status_code == 302
+    assert ShardPlan.objects.get().pipeline == good
+
+
+def post_as_owner(client: Client, graph: Graph) -> dict[str, Any]:
+    client.force_login(graph.owner)
+    made = post(client, f"/graphs/{graph.pk}/plans", PLAN)
+    assert made.status_code == 201, made.content
+    result: dict[str, Any] = made.json()
+    return result
