@@ -92,10 +92,11 @@ PROTOCOL_GEN = $(BIN)/python -m geon.graphs.protocol_schema | (cd frontend && no
 protocol: $(INSTALLED) $(NODE_MODULES)
 	$(PROTOCOL_GEN) > $(PROTOCOL_TS)
 
-# The editor's REST types (frontend/src/api/), generated from the server's OpenAPI document
-# (geon/api.py, django-ninja's export_openapi_schema; no server runs) by openapi-typescript.
-OPENAPI_JSON := frontend/src/api/openapi.json
-OPENAPI_TS := frontend/src/api/schema.d.ts
+# The editor's REST types (used by frontend/src/api/), generated from the server's OpenAPI
+# document (geon/api.py, django-ninja's export_openapi_schema; no server runs) by
+# openapi-typescript. Generated files live in frontend/generated/, beside the written ones.
+OPENAPI_JSON := frontend/generated/openapi.json
+OPENAPI_TS := frontend/generated/api-schema.d.ts
 OPENAPI_DUMP = $(CHECK_ENV) $(BIN)/python manage.py export_openapi_schema --api geon.api.api --indent 2
 # (a field with a default is optional: in a request body the server fills it in)
 OPENAPI_GEN = (cd frontend && npx --no-install openapi-typescript --default-non-nullable false)

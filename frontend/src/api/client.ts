@@ -1,12 +1,13 @@
 // The editor's REST client (DESIGN.md §6, /api/v1/): openapi-fetch over the types that
-// openapi-typescript generates from the server's OpenAPI document (schema.d.ts from openapi.json,
-// `make api-client`; `make frontend-check` fails when they are stale). A path, its parameters
-// and its body are checked against the server's schemas at compile time; every call carries the
-// session's CSRF token and cookie, and every failure throws one ApiError whose message is the
-// server's sentence from its {"error": {"code", "message", ...}} envelope.
+// openapi-typescript generates from the server's OpenAPI document (frontend/generated/
+// api-schema.d.ts from openapi.json, `make api-client`; `make frontend-check` fails when they
+// are stale). A path, its parameters and its body are checked against the server's schemas at
+// compile time; every call carries the session's CSRF token and cookie, and every failure throws
+// one ApiError whose message is the server's sentence from its {"error": {"code", "message",
+// ...}} envelope.
 
 import createClient, { type Client } from "openapi-fetch";
-import type { components, paths } from "./schema";
+import type { components, paths } from "../../generated/api-schema";
 
 /** The server's schemas by name (``Schemas["PlanOut"]``), as its OpenAPI document states them. */
 export type Schemas = components["schemas"];
