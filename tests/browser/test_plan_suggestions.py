@@ -1,7 +1,8 @@
 """Someone asks the editor to suggest plans (issue 33): on the transformer block and a tp=2 mesh
 the Plans panel lists the search's best five with step time, memory and why, and one click saves
 one as a plan; on a layered training step and a pp=2, dp=2 mesh the suggestions are pipelines and
-the schedule chart draws each microbatch's forward and backward per stage, the bubble between."""
+the schedule chart draws each microbatch's forward and backward per stage, the bubble between;
+saved, a pipelined suggestion keeps its pipeline and its card says the schedule."""
 
 from __future__ import annotations
 
@@ -74,11 +75,10 @@ def test_pipelined_suggestions_draw_the_schedule_chart(
     open_graph(tab, daphne_server, str(graph.pk))
     # when ann asks for plans on a mesh with a pipeline axis
     suggest(tab, "pp=2, dp=2")
-    # then every suggestion is a pipeline (saving one waits for stored pipelines), and the
-    # chart of the best draws two devices' forward and backward boxes, 8 microbatches each
+    # then every suggestion is a pipeline, and the chart of the best draws two devices'
+    # forward and backward boxes, 8 microbatches each
     first = tab.locator(".geon-suggestion").first
     assert "pp 1f1b" in (first.locator(".geon-suggestion-name").text_content() or "")
-    assert first.locator(".geon-suggestion-save").is_disabled()
     chart = tab.locator(".geon-schedule")
     chart.wait_for()
     assert chart.locator(".geon-schedule-forward").count() == 16
@@ -89,4 +89,10 @@ def test_pipelined_suggestions_draw_the_schedule_chart(
     chart.scroll_into_view_if_needed()
     shot("02-schedule")
     chart.screenshot(path=str(ARTIFACTS / "plan-suggestions-schedule.png"))
+    # and saved, the plan keeps its pipeline: its card says the schedule (issue 33)
+    first.locator(".geon-suggestion-save").click()
+    card = tab.locator(".geon-plan", has_text="pp 1f1b").locator(".geon-plan-info")
+    card.wait_for()
+    info = card.text_content() or ""
+    assert "1F1B · 2 balanced stages · 8 microbatches · bubble 11%" in info, info
     assert errors == []

@@ -1,6 +1,7 @@
 // A graph's shard plans (``/api/v1/graphs/<id>/plans``): list, create, rename, delete, generate,
 // and the costs and diffs a worker may compute (answered 202 and polled).
 
+import type { PlanPipeline } from "../model/pipelines";
 import type { InputLayout, Mesh, Plan, PlanCost, SpecEntry } from "../model/plans";
 import type { PlanDiff } from "../ui/planDiff";
 import { answer, answerAs, ApiError, json, RestClient, type Schemas } from "./client";
@@ -33,9 +34,9 @@ export class PlansApi extends RestClient {
   }
 
   /** A new plan: per-operation ``spec`` entries, and/or an ``axisMapping`` (axis -> mesh axis)
-   * that applies to every operation with the axis. */
-  create(name: string, mesh: Mesh, spec: Record<string, SpecEntry>, axisMapping: Record<string, string> = {}, inputs: Record<string, InputLayout> = {}): Promise<Plan> {
-    return plan(this.api.POST("/api/v1/graphs/{graph_id}/plans", { params: { path: this.graph }, body: { name, mesh, spec: json(spec), axisMapping, inputs: json(inputs) } }));
+   * that applies to every operation with the axis; ``pipeline``: its stages (issue 33). */
+  create(name: string, mesh: Mesh, spec: Record<string, SpecEntry>, axisMapping: Record<string, string> = {}, inputs: Record<string, InputLayout> = {}, pipeline?: PlanPipeline): Promise<Plan> {
+    return plan(this.api.POST("/api/v1/graphs/{graph_id}/plans", { params: { path: this.graph }, body: { name, mesh, spec: json(spec), axisMapping, inputs: json(inputs), ...(pipeline ? { pipeline: json(pipeline) } : {}) } }));
   }
 
   /** Change a plan; a field left out keeps its value. */

@@ -130,7 +130,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   const current = el("div", { class: "geon-ledger-current", "aria-live": "polite" });
   // the search's best five, each one click from saved, switched to or compared (issue 33)
   const suggestions = createSuggestions({ graphId: options.graphId, csrf: options.csrf, api: options.api, profile: () => profile.value, store: async (s, wanted) => {
-    const made = await api.create(wanted, s.plan.mesh, {}, s.plan.axisMapping, s.plan.inputs);
+    const made = await api.create(wanted, s.plan.mesh, {}, s.plan.axisMapping, s.plan.inputs, s.plan.pipeline);
     await reload();
     return made;
   }, switchTo: (p) => (switchPlan(p), note.textContent ?? ""), compare: (p) => ((pickA.value = placed() ? CURRENT : String(plans.find((q) => q.id !== p.id)?.id ?? p.id)), (pickB.value = String(p.id)), compareForm.requestSubmit()) });

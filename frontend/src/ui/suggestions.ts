@@ -8,6 +8,7 @@
 // (ui/schedule.ts). A refusal from the server is said in the section and nothing changes.
 
 import { answerAs, RestClient } from "../api/client";
+import type { PlanPipeline } from "../model/pipelines";
 import type { InputLayout, Mesh, Plan } from "../model/plans";
 import { button, el, submit } from "./dom";
 import { REVIEW_PLAN_EVENT, type ReviewPlanRequest } from "./reviewLinks";
@@ -21,7 +22,7 @@ export interface SuggestedPlan {
   fits: boolean;
   why: string;
   peakBytes: number;
-  plan: { name: string; mesh: Mesh; axisMapping: Record<string, string>; inputs: Record<string, InputLayout>; pipeline?: unknown };
+  plan: { name: string; mesh: Mesh; axisMapping: Record<string, string>; inputs: Record<string, InputLayout>; pipeline?: PlanPipeline };
   pipeline?: PipelineCost;
 }
 
@@ -97,7 +98,6 @@ export function createSuggestions(options: SuggestOptions): HTMLElement {
 
   const row = (s: SuggestedPlan, rank: number): HTMLElement => {
     const name = suggestionName(s);
-    const stored = s.pipeline === undefined;
     const why = s.fits ? s.why : `does not fit: ${s.why}`;
     const item = el(
       "li",
@@ -108,8 +108,7 @@ export function createSuggestions(options: SuggestOptions): HTMLElement {
       el("span", { class: "geon-suggestion-why small", text: why }),
     );
     const actions = el("span", { class: "geon-suggestion-actions" });
-    const saveTitle = stored ? `Save as plan "${name}"` : "Pipeline stages are not stored in saved plans yet: write this one with geon plan --search -o";
-    const save = button("Save", saveTitle, () => void act(async () => `Saved plan "${(await options.store(s, name)).name}".`), "geon-small geon-suggestion-save");
+    const save = button("Save", `Save as plan "${name}"`, () => void act(async () => `Saved plan "${(await options.store(s, name)).name}".`), "geon-small geon-suggestion-save");
     const switchTo = button("Switch", `Save as plan "${name}" and switch the document to it`, () => void act(async () => options.switchTo(await options.store(s, name))), "geon-small geon-suggestion-switch");
     const compare = button(
       "Compare",
@@ -134,7 +133,6 @@ export function createSuggestions(options: SuggestOptions): HTMLElement {
         }),
       "geon-small geon-suggestion-review",
     );
-    for (const b of [save, switchTo, compare, review]) b.disabled = !stored;
     actions.append(save, switchTo, compare, review);
     if (s.pipeline) {
       const pipeline = s.pipeline;
