@@ -48,6 +48,9 @@ def test_import_a_model_then_open_the_export_menu(
     tab.set_input_files(".gallery-import-model", str(ENCODER))
     tab.wait_for_selector(".gallery-import-progress[data-status]")
     shot("01-progress")
+    # and creates the graph with the axes' names the importer proposes (issue 35's rename step,
+    # tests/browser/test_import_names.py)
+    tab.click(".gallery-import-create", timeout=60_000)
     # then the list says how it goes, and ends with links to the graph and its weights
     tab.wait_for_selector(".gallery-import-open", timeout=60_000)
     shot("02-done")
@@ -106,12 +109,12 @@ def test_import_a_model_then_open_the_export_menu(
     tab.keyboard.press("Escape")
     assert tab.evaluate("document.querySelector('.geon-export').open") is False
 
-    # when she writes Megatron's plan for it in the Plans panel: heads (d4) and the MLP's width
-    # (d64) over a mesh axis tp of 2, and switches the graph to it
+    # when she writes Megatron's plan for it in the Plans panel: heads and the MLP's width (ffn)
+    # over a mesh axis tp of 2, and switches the graph to it
     tab.fill(".geon-plan-name", "Megatron")
     tab.click(".geon-plan-by-mapping summary")
     tab.fill(".geon-plan-mesh", "tp=2")
-    tab.fill(".geon-plan-mapping", "d4=tp, d64=tp")
+    tab.fill(".geon-plan-mapping", "heads=tp, ffn=tp")
     tab.click(".geon-plan-create")
     tab.wait_for_selector(".geon-plan[data-plan='Megatron']")
     tab.click(".geon-plan[data-plan='Megatron'] .geon-plan-switch")

@@ -2,12 +2,13 @@ import { describe, expect, it } from "vitest";
 import { type ModelImportJob, progressText } from "./modelImport";
 import { exportLinks } from "../ui/exportMenu";
 
-const job = (status: ModelImportJob["status"], step = "", error = ""): ModelImportJob => ({ id: 1, name: "mlp.onnx", status, step, error, graph: null, weights: null });
+const job = (status: ModelImportJob["status"], step = "", error = ""): ModelImportJob => ({ id: 1, name: "mlp.onnx", status, step, error, graph: null, weights: null, review: true, axes: [], names: null });
 
 describe("progressText", () => {
   it.each([
     ["queued", job("queued"), "Importing mlp.onnx: waiting for a worker…"],
     ["running", job("running", "naming axes"), "Importing mlp.onnx: naming axes…"],
+    ["review", job("review", "waiting for the axes' names"), "Read mlp.onnx: name its axes, then create the graph."],
     ["done", job("done", "storing the graph"), "Imported mlp.onnx."],
     ["failed", job("failed", "naming axes", "unsupported ONNX operators: Ceil (/f/ceil)"), "mlp.onnx was not imported: unsupported ONNX operators: Ceil (/f/ceil)"],
   ])("%s", (_label, given, expected) => {

@@ -1,22 +1,29 @@
 // "Import model" on the graph list (issue 20): an .onnx file is posted to POST /api/v1/imports,
 // with the lengths typed beside it for the model's named dimensions ("batch=8, seq=16"), then its
 // progress is polled at GET /api/v1/imports/<id> and shown under the buttons (the
-// worker's step in words) until it links to the new graph and to its weights (.npz), and the list
-// shows the new graph (``onImported``); a refusal,
+// worker's step in words); the import stops in review with its axes (issue 35) and the rename
+// step (importReview.ts) posts the names accepted, then the line links to the new graph and to its
+// weights (.npz), and the list shows the new graph (``onImported``); a refusal,
 // the server's or the worker's, is shown in words in the page's message line.
 
 import { el } from "../ui/dom";
+import { type ImportAxis, reviewForm } from "./importReview";
 import { answerAs, ApiError, RestClient } from "../api/client";
 
 /** A model import as the server answers it. */
 export interface ModelImportJob {
   id: number;
   name: string;
-  status: "queued" | "running" | "done" | "failed";
+  status: "queued" | "running" | "review" | "done" | "failed";
   step: string;
   error: string;
   graph: string | null;
   weights: string | null;
+  /** Whether it stops in review for the axes' names before the graph is made. */
+  review: boolean;
+  axes: ImportAxis[];
+  /** The names accepted, by the axes' names as imported (null until they are). */
+  names: Record<string, string> | null;
 }
 
 /** How often the page asks how an import is going, in milliseconds. */
@@ -26,6 +33,7 @@ export const POLL_MS = 400;
 export function progressText(job: ModelImportJob): string {
   if (job.status === "queued") return `Importing ${job.name}: waiting for a worker…`;
   if (job.status === "running") return `Importing ${job.name}: ${job.step || "starting"}…`;
+  if (job.status === "review") return `Read ${job.name}: name its axes, then create the graph.`;
   if (job.status === "done") return `Imported ${job.name}.`;
   return `${job.name} was not imported: ${job.error}`;
 }
@@ -34,12 +42,18 @@ const job = answerAs<ModelImportJob>();
 
 export class ImportsApi extends RestClient {
   /** Upload a model (refusals before any work: size, name, too many waiting). */
-  start(file: File, dims = ""): Promise<ModelImportJob> {
+  start(file: File, dims = "", review = true): Promise<ModelImportJob> {
     const form = new FormData();
     form.append("model", file, file.name);
     if (dims) form.append("dims", dims);
+    if (review) form.append("review", "true");
     // the typed body names the form's fields; the form itself goes (multipart, the browser's boundary)
-    return job(this.api.POST("/api/v1/imports", { body: { model: file.name, ...(dims ? { dims } : {}) }, bodySerializer: () => form }));
+    return job(this.api.POST("/api/v1/imports", { body: { model: file.name, ...(dims ? { dims } : {}), ...(review ? { review: "true" as const } : {}) }, bodySerializer: () => form }));
+  }
+
+  /** Accept names for the axes of an import in review; it is queued again to make the graph. */
+  names(id: number, names: Record<string, string>): Promise<ModelImportJob> {
+    return job(this.api.POST("/api/v1/imports/{import_id}/names", { params: { path: { import_id: id } }, body: { names } }));
   }
 
   get(id: number): Promise<ModelImportJob> {
@@ -77,6 +91,24 @@ export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HT
     progress.replaceChildren(...parts);
     if (job.status === "failed") message.textContent = progressText(job);
   };
+  /** The rename step: the form under the progress line until the names are taken. */
+  const rename = (waiting: ModelImportJob): Promise<ModelImportJob> =>
+    new Promise((resolve, reject) => {
+      const form = reviewForm(waiting.name, waiting.axes, (names) => {
+        message.textContent = "";
+        api.names(waiting.id, names).then(
+          (queued) => {
+            form.remove();
+            api.follow(queued, show).then(resolve, reject);
+          },
+          (e: unknown) => {
+            message.textContent = e instanceof ApiError ? e.message : String(e);
+          },
+        );
+      });
+      progress.after(form);
+      form.querySelector<HTMLInputElement>(".gallery-import-name")?.focus();
+    });
   input.addEventListener("change", () => {
     const file = input.files?.[0];
     if (!file) return;
@@ -85,7 +117,8 @@ export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HT
     input.disabled = true;
     void (async () => {
       try {
-        const job = await api.follow(await api.start(file, dims?.value.trim() ?? ""), show);
+        let job = await api.follow(await api.start(file, dims?.value.trim() ?? ""), show);
+        if (job.status === "review") job = await rename(job);
         if (job.status === "done") await onImported();
       } catch (e) {
         message.textContent = e instanceof ApiError ? e.message : String(e);

@@ -49,6 +49,13 @@ function levelsInUse(doc: LoomDocument): Map<string, string[]> {
   return out;
 }
 
+/** The axes the list shows: length-1 ones (an import's broadcast dims) are hidden unless asked
+ * for, the one being edited or one with an issue (issue 35); ``hidden`` counts the others. */
+export function listedAxes<A extends { id: string; name: string; length: number | null }>(axes: A[], showOnes: boolean, editing: string | null, issues: Set<string>): { shown: A[]; hidden: number } {
+  const shown = axes.filter((a) => showOnes || a.length !== 1 || a.id === editing || issues.has(a.name));
+  return { shown, hidden: axes.length - shown.length };
+}
+
 export interface AxesPanelCallbacks {
   declare(form: AxisForm): string | null;
   edit(id: string, form: AxisForm): string | null;
@@ -81,6 +88,7 @@ export function createAxesPanel(cb: AxesPanelCallbacks): { element: HTMLElement;
   let editing: string | null = null;
   let last: LoomDocument | null = null;
   let lastIssues = new Set<string>();
+  let showOnes = false;
 
   const render = (): void => {
     const doc = last;
@@ -88,8 +96,10 @@ export function createAxesPanel(cb: AxesPanelCallbacks): { element: HTMLElement;
     const declared = declaredAxes(doc);
     const order = [...declared.keys()];
     const levels = levelsInUse(doc);
+    const { shown, hidden } = listedAxes([...declared.values()], showOnes, editing, lastIssues);
+    const ones = [...declared.values()].some((a) => a.length === 1);
     list.replaceChildren(
-      ...[...declared.values()].map((axis) => {
+      ...shown.map((axis) => {
         const swatch = el("span", { class: "geon-swatch" });
         swatch.style.background = axisColor(axis.name, order);
         const item = el("li", { class: "geon-axis", "data-axis": axis.name });
@@ -136,6 +146,14 @@ export function createAxesPanel(cb: AxesPanelCallbacks): { element: HTMLElement;
       }),
     );
     if (!declared.size) list.append(el("li", { class: "muted small", text: "No axes yet: declare H, W, ... with their lengths." }));
+    if (ones && (hidden || showOnes)) {
+      const what = hidden ? `${hidden} length-1 ${hidden === 1 ? "axis" : "axes"} hidden` : "";
+      const toggle = button(hidden ? "Show" : "Hide length-1 axes", hidden ? "Show the length-1 axes" : "Hide the length-1 axes", () => {
+        showOnes = !showOnes;
+        render();
+      }, "geon-small geon-axis-ones-toggle");
+      list.append(el("li", { class: "muted small geon-axis-ones" }, what, what ? " " : "", toggle));
+    }
   };
 
   return {
