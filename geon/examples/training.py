@@ -53,10 +53,10 @@ Compare the three saved plans in the **Plans** panel (2 devices each, `h100-sxm-
   and its Adam state **sharded** over the same mesh axis (`inputs`) and runs each weight's update
   on its own shard (`spec` on the optimizer's operations): each weight is **all-gathered** before
   it is read whole (forward, and backward where a dot's input gradient reads it again), and the
-  devices hold half the parameters and half the optimizer state of data parallelism. (The
-  gradients are still all-reduced before the sharded update reads its half: the sum of the
-  partial products runs whole, so the cost model shows an all-reduce where FSDP
-  implementations reduce-scatter; see docs/training.md.)
+  devices hold half the parameters and half the optimizer state of data parallelism. Each
+  weight's gradient is **reduce-scattered**: the sum of the partial products is split like the
+  update that reads it, so each device receives only its half (10 reduce-scatters, and the
+  loss's all-reduce).
 
 Open the ledger of each plan: the peak per device split into parameters, gradients, optimizer
 state, activations (saved for the backward pass), temporaries and communication buffers.

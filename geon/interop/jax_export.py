@@ -284,7 +284,7 @@ def _result_letter(letter: Any, ref: str, pairs: set[str]) -> str:
 def _partial_reduction(op: Op) -> str:
     """A reduction over parts: the split axis cut into (parts, chunk), the chunk and the other
     reduced axes reduced, the result aligned to ``[parts, kept...]``'s order."""
-    from geon.interop.export import REDUCE_NP
+    from geon.core.ops.catalogue import CATALOGUE
 
     x, r = op.inputs["tensor"][0], op.result
     split, into = op.params["parts"]["axis"], op.params["parts"]["into"]
@@ -294,8 +294,9 @@ def _partial_reduction(op: Op) -> str:
     axes = [*x.axes[:dim], into, "__chunk", *x.axes[dim + 1 :]]
     gone = tuple(i for i, a in enumerate(axes) if a == "__chunk" or (a in red and a != into))
     kept = [a for i, a in enumerate(axes) if i not in gone]
+    reduce = CATALOGUE[op.kernel].numpy_expr  # sum, prod, max, min, mean: jnp's names too
     return (
-        f"{r.var} = align(jnp.{REDUCE_NP[op.kernel]}(split_dim({x.var}, {dim}, {parts}), "
+        f"{r.var} = align(jnp.{reduce}(split_dim({x.var}, {dim}, {parts}), "
         f"axis={gone}), {kept!r}, {r.axes!r})"
     )
 

@@ -8,7 +8,7 @@ random small placed documents (hypothesis, bounded examples):
   out on sets of cells: a
   consumer's region read moves unless one write on its own device holds all of it, and then
   every cell another operation's shard wrote on another device moves from there;
-- :func:`geon.core.plans.cost.cells.device_memory` (unions of boxes) against unions of sets of
+- :func:`geon.core.plans.cost.cells.device_bytes` (unions of boxes) against unions of sets of
   cells;
 - the memory ledger's peak (a NumPy running sum) against summing the live allocations at each
   step, and the whole ledger (regions grouped per device and tensor as NumPy rows) against its
@@ -26,7 +26,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from geon.core.graph import APPLICATION, MESH, OPERATION, PLACEMENT, TENSOR, Graph
-from geon.core.plans.cost.cells import device_memory, transfers
+from geon.core.plans.cost.cells import device_bytes, transfers
 from geon.core.plans.cost.ledger import KINDS, _peak, memory_ledger
 from geon.core.plans.cost.placed import read_placed
 from geon.core.plans.table import Writes, read_table, regions_that_move
@@ -230,7 +230,7 @@ def test_regions_that_move_equal_the_rule_on_cells(doc: dict[str, Any]) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(placed_documents())
-def test_device_memory_equals_unions_of_cells(doc: dict[str, Any]) -> None:
+def test_device_bytes_equal_unions_of_cells(doc: dict[str, Any]) -> None:
     nbytes = {
         n["id"]: {"float32": 4, "float16": 2, "int64": 8}[n["body"]["dtype"]]
         for n in doc["nodes"]
@@ -249,9 +249,8 @@ def test_device_memory_equals_unions_of_cells(doc: dict[str, Any]) -> None:
         inputs = sum(
             len(cells - own.get(t, set())) * nbytes[t] for t, cells in read.get(device, {}).items()
         )
-        expected[device] = (inputs, outputs, 0)  # no IPFSignature here: nothing is padded
-    found = device_memory(Graph.from_json(doc))
-    assert {d: (m.inputs, m.outputs, m.temporaries) for d, m in found.items()} == expected
+        expected[device] = {"inputs": inputs, "outputs": outputs}
+    assert device_bytes(Graph.from_json(doc)) == expected
 
 
 @settings(max_examples=200, deadline=None)

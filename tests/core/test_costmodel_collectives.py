@@ -10,6 +10,7 @@ import pytest
 from geon import core as gc
 from geon.core.errors import LimitError
 from geon.core.graph import MESH, Graph
+from geon.core.plans import apply_plan, read_plan
 from geon.core.plans.cost import Link, cost_report, infer_collectives, parse_profile, read_placed
 from geon.core.plans.shards import shard
 
@@ -255,11 +256,27 @@ def test_a_collective_over_a_slow_axis_uses_its_link() -> None:
     ]
 
 
-def test_unplaced_documents_have_no_collectives_and_no_devices() -> None:
+def test_an_unplaced_document_runs_whole_on_one_device() -> None:
+    # given a document no plan placed: exp then relu of 8 float64 values (issue 35)
     N = gc.Axis("N", 8)
-    y = gc.relu(gc.exp(gc.placeholder(axes=[N], name="x")))
-    report = cost_report(gc.graph([y]), PROFILE)
-    assert (report["collectives"], report["devices"]) == ([], [])
+    y = gc.relu(gc.exp(gc.placeholder(axes=[N], name="x")), name="y")
+    g = gc.graph([y])
+    # when it is costed
+    report = cost_report(g, PROFILE)
+    # then it runs on one device with no mesh: every operation's work (8 + 8 flops) and every
+    # tensor's memory there (x and y held to the end, exp's result until relu has read it)
+    assert report["collectives"] == []
+    [device] = report["devices"]
+    assert (device["mesh"], device["coords"], device["flops"]) == ("", [], 16)
+    assert device["peakBytes"] == 3 * 8 * 8
+    assert device["memory"]["activations"] + device["memory"]["temporaries"] == 3 * 8 * 8
+    # and it costs what the same document placed whole on a mesh of one device costs
+    one = apply_plan(g, read_plan({"name": "one", "mesh": {"axes": {"d": 1}}}))
+    placed = cost_report(one, PROFILE)
+    assert {k: v for k, v in device.items() if k not in ("mesh", "coords")} == {
+        k: v for k, v in placed["devices"][0].items() if k not in ("mesh", "coords")
+    }
+    assert report["time"] == placed["time"]
 
 
 def test_union_of_boxes_counts_each_cell_once() -> None:

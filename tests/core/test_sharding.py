@@ -26,14 +26,11 @@ from geon.core.graph import (
     TENSOR_AXES,
     Graph,
 )
-from geon.core.plans.cost.cells import (
-    DeviceMemory,
-    device_bytes,
-    device_memory,
-    transfer_bytes,
-    transfers,
-)
+from geon.core.plans.cost.cells import device_bytes, transfer_bytes, transfers
+from geon.core.plans.cost.ledger import memory_ledger
+from geon.core.plans.cost.placed import read_placed
 from geon.core.plans.shards import Mesh, shard, shard_edits, shard_ranges
+from geon.core.plans.table import UNPLACED
 from geon.core.zspace import ZRange
 from tests.core.conftest import example_text
 
@@ -375,21 +372,20 @@ def test_a_second_matmul_split_on_the_same_rows_moves_nothing() -> None:
     assert transfer_bytes(g) == {}
 
 
-def test_memory_per_device_counts_cells_once() -> None:
+def test_bytes_per_device_count_cells_once() -> None:
     # given the chain whose second matmul is split over P (device d reads all of h)
     g, _ = _matmul_chain("P")
-    # when the memory per device is computed
-    memory = device_memory(g)
-    # then device 0 holds x[0:2] (48 B), w1 (144 B), the half of h it does not write (96 B)
-    # and w2[:, 0:1] (48 B) as inputs, and h[0:2] (96 B) and y[:, 0:1] (32 B) as outputs
-    assert memory == {
-        D0: DeviceMemory(inputs=48 + 144 + 96 + 48, outputs=96 + 32, temporaries=0),
-        D1: DeviceMemory(inputs=48 + 144 + 96 + 48, outputs=96 + 32, temporaries=0),
+    # when the bytes each device reads and writes are counted
+    touched = device_bytes(g)
+    # then device 0 reads x[0:2] (48 B), w1 (144 B), the half of h it does not write (96 B)
+    # and w2[:, 0:1] (48 B), and writes h[0:2] (96 B) and y[:, 0:1] (32 B)
+    assert touched == {
+        D0: {"inputs": 48 + 144 + 96 + 48, "outputs": 96 + 32},
+        D1: {"inputs": 48 + 144 + 96 + 48, "outputs": 96 + 32},
     }
-    assert memory[D0].total == 464
 
 
-def test_padded_reads_need_zero_filled_temporaries() -> None:
+def test_padded_reads_hold_zero_filled_temporaries() -> None:
     # given x (T=4, C=2, float64) padded by 2 before and 1 after into T2=7, cut 2 + 3 + 2 over
     # three devices
     from geon import core as gc
@@ -400,23 +396,26 @@ def test_padded_reads_need_zero_filled_temporaries() -> None:
     g = _with_mesh(gc.graph([p]), 3)
     assert p.op_id is not None
     shard(g, p.op_id, dim="T2", sizes=[2, 3, 2], mesh=MESH2)
-    # when the memory per device is computed
-    memory = device_memory(g)
+    # when the memory ledger of each device is read (the one memory model, issue 37)
+    ledger = memory_ledger(read_placed(g))
     # then the first shard reads no row of x into a zero buffer of 2 x 2 cells, the second reads
-    # rows [0:3] in place, and the third reads row [3:4] into a 2 x 2 buffer
-    assert memory == {
-        D0: DeviceMemory(inputs=0, outputs=2 * 2 * 8, temporaries=2 * 2 * 8),
-        D1: DeviceMemory(inputs=3 * 2 * 8, outputs=3 * 2 * 8, temporaries=0),
-        D2: DeviceMemory(inputs=1 * 2 * 8, outputs=2 * 2 * 8, temporaries=2 * 2 * 8),
+    # rows [0:3] in place, and the third reads row [3:4] into a 2 x 2 buffer: the buffers are
+    # temporaries, the rows of x read and of p written activations (the batch, the result)
+    found = {d: (m.peak, dict(m.split)["temporaries"]) for d, m in ledger.items()}
+    assert found == {
+        D0: (2 * 2 * 8 + 2 * 2 * 8, 2 * 2 * 8),
+        D1: (3 * 2 * 8 + 3 * 2 * 8, 0),
+        D2: (1 * 2 * 8 + 2 * 2 * 8 + 2 * 2 * 8, 2 * 2 * 8),
     }
     assert transfers(g) == []
 
 
-def test_unplaced_applications_have_no_device(loom_doc: dict[str, Any]) -> None:
-    # given the loom example, sharded without a mesh
+def test_unplaced_applications_run_whole_on_one_device(loom_doc: dict[str, Any]) -> None:
+    # given the loom example, sharded without a mesh (no Application is placed)
     g = Graph.from_json(loom_doc)
-    # then no device holds anything and nothing moves
-    assert device_memory(g) == {}
+    # then the document runs whole on the one unplaced device (issue 35): it reads both int32
+    # [0:10, 0:5] inputs and writes the sum, and nothing moves
+    assert device_bytes(g) == {UNPLACED: {"inputs": 2 * 10 * 5 * 4, "outputs": 10 * 5 * 4}}
     assert transfers(g) == []
 
 

@@ -149,3 +149,40 @@ def test_past_the_web_budget_the_worker_compares_the_document(
     done = client.get(url)
     assert done.status_code == 200
     assert done.json()["target"] == {"id": None, "name": "current document"}
+
+
+def test_an_unplaced_document_is_costed_whole_on_one_device(
+    client: Client, user: Any, graph: Any
+) -> None:
+    client.force_login(user)
+    caches[CACHE].clear()
+    # given the add of two int32 [0:10, 0:5] inputs, placed by no plan (issue 35)
+    made = client.post(
+        f"{API}/graphs/{graph.pk}/plans", json.dumps(BY_COLUMNS), content_type="application/json"
+    )
+    plan = made.json()["id"]
+    # when the current document's cost is asked for
+    answer = client.get(f"{API}/graphs/{graph.pk}/cost")
+    assert answer.status_code == 200, answer.content[:300]
+    body = answer.json()
+    # then it runs whole on one device with no mesh: it reads both inputs, writes the sum, and
+    # holds all three at once (600 B), with the 50 additions' time
+    assert [
+        (d["mesh"], d["coords"], d["inputs"], d["outputs"], d["total"]) for d in body["devices"]
+    ] == [("", [], 400, 200, 600)]
+    [device] = body["ledger"]
+    assert (device["peakBytes"], device["flops"]) == (600, 50)
+    assert sum(device["memory"].values()) == 600
+    assert body["time"]["upper"] > 0
+    # and compared with the plan splitting it over two devices, the document is the worse side:
+    # its one device holds more than either of the plan's (600 against 360 and 240)
+    diff = client.get(f"{API}/graphs/{graph.pk}/cost/diff/{plan}")
+    assert diff.status_code == 200, diff.content[:300]
+    rows = [(d["device"], d["before"], d["after"] is not None) for d in diff.json()["devices"]]
+    assert [
+        (name, before and (before["mesh"], before["peakBytes"]), has) for name, before, has in rows
+    ] == [
+        ("device 0", ("unplaced", 600), True),
+        ("device 1", None, True),
+    ]
+    assert [d["peakBytesDelta"] for d in diff.json()["devices"]] == [360 - 600, 240]

@@ -723,15 +723,19 @@ def test_a_taken_plan_name_is_a_conflict(as_user: Any, graph: Any) -> None:
 def test_operations_a_plan_does_not_name_run_whole(as_user: Any, graph: Any) -> None:
     client = as_user("editor")
     # the loom example's add is split into two placed applications; a plan that names no
-    # operation costs the graph run whole, whatever the document's applications are now
+    # operation costs the graph run whole, whatever the document's applications are now: on
+    # one device with no mesh (issue 35), reading both int32 [0:10, 0:5] inputs and writing
+    # their sum, all three held at once
     plan = post(client, f"/graphs/{graph.pk}/plans", {**PLAN, "spec": {}}).json()
     cost = client.get(f"{API}/graphs/{graph.pk}/plans/{plan['id']}/cost")
-    fields = ("version", "devices", "transfers", "transferBytes", "collectives", "ledger")
+    fields = ("version", "devices", "transfers", "transferBytes", "collectives")
+    whole = {"mesh": "", "coords": [], "inputs": 400, "outputs": 200, "temporaries": 0}
     assert (cost.status_code, {k: cost.json()[k] for k in fields}) == (
         200,
-        {"version": 1, "devices": [], "transfers": [], "transferBytes": 0}
-        | {"collectives": [], "ledger": []},
+        {"version": 1, "devices": [whole | {"total": 600}], "transfers": [], "transferBytes": 0}
+        | {"collectives": []},
     )
+    assert [(d["coords"], d["peakBytes"]) for d in cost.json()["ledger"]] == [([], 600)]
     # and generating it takes the applications away
     response = post(client, f"/graphs/{graph.pk}/plans/{plan['id']}/generate", {"baseVersion": 1})
     assert (response.status_code, response.json()["issues"]) == (200, [])

@@ -61,7 +61,7 @@ from geon.core.graph import (
     Node,
 )
 from geon.core.limits import MAX_PIECES
-from geon.core.nodes import GEON_TAG_PREFIX, MESH
+from geon.core.nodes import GEON_TAG_PREFIX, MESH, selected_tensor_ids
 from geon.core.ops import Inference, infer
 from geon.core.ops.catalogue import REDUCTIONS
 from geon.core.plans.model import Plan, PlanError, ShardSpec
@@ -315,8 +315,13 @@ def contract_plan(graph: Graph, plan: Plan) -> tuple[Graph, Plan, list[dict[str,
     A dot is rewritten when the plan maps one of its contracted axes: its ``spec`` entry's
     ``over`` names it, or (without a spec entry) the ``axisMapping`` does. Its partial products
     are then split over the parts axis (``F_over_tp`` -> ``tp``) and the dot's other mapped
-    index axes; its sum keeps the dot's index-axis entries. :class:`PlanError` when one dot
-    would be split over two contracted axes."""
+    index axes; its sum keeps the dot's index-axis entries; or, when the dot has no ``spec``
+    entry and every operation reading its result is split (by its ``spec`` entry) over one index
+    axis of the sum on the mesh axis the partials are split over, the sum is split that way too:
+    each device sums only the piece its readers read, so the partials are **reduce-scattered**
+    rather than all-reduced (issue 32: fully sharded data parallelism, where a weight's gradient
+    contracts the batch split over ``dp`` and the weight's update runs on its own shard over
+    ``dp``). :class:`PlanError` when one dot would be split over two contracted axes."""
     work = graph.copy()
     ops = restore_ops(work)
     work.apply(ops)
@@ -325,6 +330,7 @@ def contract_plan(graph: Graph, plan: Plan) -> tuple[Graph, Plan, list[dict[str,
     spec = dict(plan.spec)
     extra_mapping: list[tuple[str, str]] = []
     new_spec: list[tuple[str, ShardSpec]] = []
+    readers: dict[str, list[str]] | None = None
     for op in work.of_type(OPERATION):
         contracted = contracted_axes(work, op)
         if not contracted:
@@ -368,12 +374,73 @@ def contract_plan(graph: Graph, plan: Plan) -> tuple[Graph, Plan, list[dict[str,
         if name not in mapping:
             extra_mapping.append((name, mesh_axis))
             mapping[name] = mesh_axis
+        if readers is None:
+            readers = _readers(work)
+        follow = _split_like_readers(work, work.node(op.id), readers, spec, mapping, mesh_axis)
+        if follow is not None:
+            along, views = follow
+            for node_id in (op.id, *views):
+                new_spec.append((node_id, ShardSpec(over=((along, mesh_axis),))))
     out = replace(
         plan,
         axis_mapping=plan.axis_mapping + tuple(extra_mapping),
         spec=tuple(spec.items()) + tuple(new_spec),
     )
     return work, out, ops
+
+
+def _readers(graph: Graph) -> dict[str, list[str]]:
+    """The operations reading each tensor (ids, in document order)."""
+    out: dict[str, list[str]] = {}
+    for op in graph.of_type(OPERATION):
+        for tid in dict.fromkeys(selected_tensor_ids(op.body, "inputs")):
+            out.setdefault(tid, []).append(op.id)
+    return out
+
+
+_PERMUTATIONS = frozenset({"op:dimshuffle", "op:transpose"})
+"""Views that only reorder their input's axes (names kept): a sum's split follows through them."""
+
+
+def _split_like_readers(
+    graph: Graph,
+    total: Node,
+    readers: Mapping[str, list[str]],
+    spec: Mapping[str, ShardSpec],
+    mapping: Mapping[str, str],
+    mesh_axis: str,
+) -> tuple[str, list[str]] | None:
+    """The index axis of the sum ``total`` (a contracted split's, with the dot's id) that every
+    operation reading its result splits over ``mesh_axis`` by its ``spec`` entry, looking
+    through readers that only reorder axes (``dimshuffle``, ``transpose``: no ``spec`` entry,
+    the axis among theirs), with those views to split the same way; None when there is no one
+    such axis, a reader is left to the axis mapping, or the mapping splits an index axis of the
+    sum or of a view (the sum keeps the dot's entries: whole, all-reduced)."""
+    index = set(((total.tags or {}).get(INDEX_AXES) or {}).get("axes") or ())
+    if any(a in mapping for a in index):
+        return None
+    found: set[str] = set()
+    views: list[str] = []
+    pending = list(selected_tensor_ids(total.body, "outputs"))
+    while pending:
+        for reader in readers.get(pending.pop(), ()):
+            entry = spec.get(reader)
+            if entry is None:
+                node = graph.node(reader)
+                axes = set(((node.tags or {}).get(INDEX_AXES) or {}).get("axes") or ())
+                if node.body.get("kernel") not in _PERMUTATIONS or axes != index:
+                    return None
+                if len(views) >= MAX_PIECES:  # bounded: a chain of views this long is no plan's
+                    return None
+                views.append(reader)
+                pending.extend(selected_tensor_ids(node.body, "outputs"))
+                continue
+            over = dict(entry.over or ())
+            on_axis = [a for a, m in over.items() if m == mesh_axis and a in index]
+            if len(on_axis) != 1:
+                return None
+            found.add(on_axis[0])
+    return (found.pop(), views) if len(found) == 1 else None
 
 
 def contracted_shard_edits(

@@ -52,7 +52,7 @@ from geon.core.graph import Graph
 from geon.core.nodes import INDEX_AXES, Node, selected_tensor_ids
 from geon.core.plans.cost import Profile, cost_report
 from geon.core.plans.shards import Mesh
-from geon.core.plans.table import Box, Device, ShardTable, read_table
+from geon.core.plans.table import UNPLACED, Box, Device, ShardTable, read_table
 
 __all__ = ["named_collective", "placement_of", "plan_diff"]
 
@@ -173,7 +173,7 @@ def _placed_by_op(table: ShardTable) -> dict[str, list[tuple[Device, Box]]]:
     found: dict[str, list[tuple[Device, Box]]] = {op_id: [] for op_id in table.op_ids}
     for n in np.flatnonzero(table.placed).tolist():
         box = table.index_box(n)
-        if box is not None:
+        if box is not None and table.devices[table.device[n]] != UNPLACED:  # no plan: unplaced
             found[table.op_ids[table.op[n]]].append((table.devices[table.device[n]], box))
     return found
 
@@ -266,18 +266,24 @@ def _device_rows(
     graph: Graph, ledger: list[dict[str, Any]], plan_mesh: str | None
 ) -> dict[tuple[str | None, int], tuple[str, dict[str, Any]]]:
     """The cost report's devices by their key (None for the plan's own mesh, else the mesh id;
-    and the device's number), each with its name and its side of the diff."""
+    and the device's number), each with its name and its side of the diff. A document no plan
+    placed runs on one device (:data:`~geon.core.plans.table.UNPLACED`): it stands beside the
+    other side's device 0, its mesh named ``unplaced``."""
     meshes = {n.id: Mesh.from_node(n) for n in graph.nodes if n.id in {d["mesh"] for d in ledger}}
     rows = {}
     for d in ledger:
-        mesh = meshes[d["mesh"]]
-        number = _number(d["coords"], mesh)
-        own = d["mesh"] == plan_mesh
-        name = f"device {number}" if own else f"{mesh.name or mesh.id} device {number}"
+        mesh = meshes.get(d["mesh"])
+        unplaced = mesh is None and (d["mesh"], tuple(d["coords"])) == UNPLACED
+        if mesh is None and not unplaced:
+            continue  # a device of no mesh of the document: the cost model names none such
+        number = 0 if mesh is None else _number(d["coords"], mesh)
+        own = unplaced or d["mesh"] == plan_mesh
+        where = "unplaced" if mesh is None else mesh.name or mesh.id
+        name = f"device {number}" if own else f"{where} device {number}"
         rows[(None if own else d["mesh"], number)] = (
             name,
             {
-                "mesh": mesh.name or mesh.id,
+                "mesh": where,
                 "coords": d["coords"],
                 "peakBytes": d["peakBytes"],
                 "computeSeconds": d["computeSeconds"],

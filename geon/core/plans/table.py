@@ -9,8 +9,10 @@ transfers, memory) and :mod:`geon.core.plans.cost` (collectives, time, ledger) b
 A device is ``(mesh id, coords)``. An Application counts when its ``Placement`` names a mesh that
 exists and coordinates that fit it, and its operation exists. An operation with no placed
 Application runs whole: replicated, one shard of its own selections per device of
-:func:`~geon.core.plans.shards.replica_devices` (or one unplaced shard, device ``-1``, when no mesh
-or several are used). Selections that are malformed, or whose rank is not their tensor's, are left
+:func:`~geon.core.plans.shards.replica_devices`; in a document no plan placed (no Application is
+placed on any mesh) on the one device :data:`UNPLACED` (issue 35: an unplaced document runs whole
+on one device, and is costed so); and as one unplaced shard, device ``-1``, when several meshes
+are used. Selections that are malformed, or whose rank is not their tensor's, are left
 out (the checker reports them).
 
 A plan of a thousand operations has tens of thousands of selections and is costed on every
@@ -41,6 +43,7 @@ from geon.core.graph import APPLICATION, IPF_INDEX, OPERATION, PLACEMENT, TENSOR
 from geon.core.plans.shards import Mesh, replica_devices
 
 __all__ = [
+    "UNPLACED",
     "Box",
     "Device",
     "Moves",
@@ -57,6 +60,9 @@ __all__ = [
 
 Device = tuple[str, tuple[int, ...]]
 """A device of a plan: ``(mesh id, coords)``."""
+
+UNPLACED: Device = ("", ())
+"""The one device a document no plan placed runs on: no mesh, no coordinates."""
 
 Box = tuple[tuple[int, ...], tuple[int, ...]]
 """A region as ``(start, end)`` tuples (inclusive start, exclusive end)."""
@@ -412,7 +418,10 @@ def read_table(graph: Graph) -> ShardTable:
     replicas = replica_devices({d[0] for d in devices}, meshes, len(whole))
     if whole:
         copies = max(len(replicas), 1)
-        replica_index = [numbered.number(d) for d in replicas] or [-1]
+        if replicas:
+            replica_index = [numbered.number(d) for d in replicas]
+        else:  # no mesh is used: the document runs on one device; several: unplaced
+            replica_index = [-1 if devices else numbered.number(UNPLACED)]
         base = len(ids)
         for op in whole:
             ids.extend([op.id] * copies)

@@ -20,7 +20,8 @@ from geon.core.graph import APPLICATION, OPERATION
 from geon.core.graph import Graph as Document
 from geon.core.plans import Plan, plan_ops, plan_splits
 from geon.core.plans.cost import DEFAULT_PROFILE, cost_report, load_profile, shipped_profiles
-from geon.core.plans.cost.cells import device_memory, transfer_bytes
+from geon.core.plans.cost.cells import transfer_bytes
+from geon.core.plans.cost.report import device_rows
 from geon.core.plans.diff import named_collective
 from geon.core.plans.table import read_table
 from geon.graphs.edits import EditRefused
@@ -336,17 +337,6 @@ def costed(trial: Document, version: int, profile: str, plan: Plan | None = None
     "stageSeconds", "grid", ...}``, as ``geon cost`` prints it) says how; ``devices`` and
     ``transfers`` stay those of one stage's devices (the plan as written)."""
     table = read_table(trial)  # read once for the bytes, the moves and the report
-    devices = [
-        {
-            "mesh": mesh,
-            "coords": list(coords),
-            "inputs": memory.inputs,
-            "outputs": memory.outputs,
-            "temporaries": memory.temporaries,
-            "total": memory.total,
-        }
-        for (mesh, coords), memory in device_memory(trial, table).items()
-    ]
     moves = [
         {"source": list(source[1]), "target": list(target[1]), "bytes": size}
         for (source, target), size in sorted(transfer_bytes(trial, table).items())
@@ -354,7 +344,7 @@ def costed(trial: Document, version: int, profile: str, plan: Plan | None = None
     report = cost_report(trial, load_profile(profile), table, plan=plan)
     out: dict[str, Any] = {
         "version": version,
-        "devices": devices,
+        "devices": device_rows(trial, report, table),
         "transfers": moves,
         "transferBytes": sum(m["bytes"] for m in moves),
         "profile": report["profile"],

@@ -1,17 +1,22 @@
-"""The cost model of a shard plan (DESIGN.md §4 "Shard plans"): the bytes each device reads and
-writes, the bytes that move between devices, and the memory each device holds.
+"""The cells of a shard plan (DESIGN.md §4 "Shard plans"): the bytes each device reads and
+writes, and the bytes that move between devices. How much a device *holds* (its memory, by kind)
+is the ledger's alone (:mod:`geon.core.plans.cost.ledger`, issue 37: one memory model), built on
+:func:`resident`, :func:`cells_only_read` and :func:`padded_bytes` here.
 
->>> transfers(Graph()), device_memory(Graph())
+>>> transfers(Graph()), device_bytes(Graph())
 ([], {})
 
 A device is ``(mesh id, coords)``, where placed Applications (those with a ``Placement`` tag,
-written by :func:`geon.core.plans.shards.shard`) run.
+written by :func:`geon.core.plans.shards.shard`) run; a document no plan placed runs on the one
+device :data:`~geon.core.plans.table.UNPLACED`.
 
 The shards are :func:`geon.core.plans.table.read_table`'s (the one reader of placed shards);
 each rule here takes the table when its caller has read it already.
 
-- :func:`device_bytes`: per device, the bytes its Applications read (``inputs``) and write
-  (``outputs``).
+- :func:`device_bytes`: per device, the distinct bytes its Applications read that it does not
+  write itself (``inputs``: received or placed there) and the distinct bytes they write
+  (``outputs``). These count what a device touches, not what it holds at once (that is the
+  ledger's peak).
 - :func:`transfers`: :func:`geon.core.plans.table.regions_that_move` (the rule of which
   regions move, also what :mod:`geon.core.plans.cost.collectives` classifies) over the placed
   shards: per edge, the bytes that must move. An
@@ -20,11 +25,9 @@ each rule here takes the table when its caller has read it already.
   and move nothing (the cost model counts the inputs a plan placed).
   Two consumers on one device that read the same region each count it (a runtime may share it).
   :func:`transfer_bytes` sums them per (source, target) pair.
-- :func:`device_memory`: per device, bytes resident while its shards run: ``outputs`` — the
-  distinct cells its Applications write; ``inputs`` — the distinct cells they read that the
-  device does not write itself (received or placed there); ``temporaries`` — the zero-filled
-  buffers of padded reads (an input whose projection reaches past its tensor is read into a
-  buffer of the projection's full shape, as the executor does).
+- :func:`padded_bytes`: per shard, the zero-filled buffers of its padded reads (an input whose
+  projection reaches past its tensor is read into a buffer of the projection's full shape, as the
+  executor does): the ledger's ``temporaries`` while the shard runs.
 
 Tensors of unknown dtype count 0 bytes per element; malformed selections, placements naming no
 mesh (or coordinates outside it) and Applications of no operation are left out (the checker
@@ -42,7 +45,7 @@ import numpy as np
 from geon.core.checks.structure import ipf_from_json
 from geon.core.collector import collector_paused
 from geon.core.errors import GeonError
-from geon.core.graph import IPF_INDEX, IPF_SIGNATURE, TENSOR, Graph, Node
+from geon.core.graph import IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, Graph, Node
 from geon.core.plans.table import (
     Box,
     Device,
@@ -59,7 +62,6 @@ from geon.core.zspace import IPF, ZRange, parse_range, union_size
 __all__ = [
     "Box",
     "Device",
-    "DeviceMemory",
     "Resident",
     "Transfer",
     "box_size",
@@ -67,8 +69,8 @@ __all__ = [
     "cells_only_read",
     "contains",
     "device_bytes",
-    "device_memory",
     "intersect",
+    "padded_bytes",
     "resident",
     "transfer_bytes",
     "transfers",
@@ -232,35 +234,32 @@ class Transfer:
     target: Device
 
 
-@dataclass(frozen=True, slots=True)
-class DeviceMemory:
-    """Bytes resident on one device: inputs it reads but does not write, outputs it writes, and
-    temporaries (zero-filled buffers of padded reads)."""
-
-    inputs: int
-    outputs: int
-    temporaries: int
-
-    @property
-    def total(self) -> int:
-        return self.inputs + self.outputs + self.temporaries
-
-
+@collector_paused()
 def device_bytes(graph: Graph, table: ShardTable | None = None) -> dict[Device, dict[str, int]]:
-    """Bytes read (``inputs``) and written (``outputs``) per device by placed Applications
-    (``table``: the document's :func:`~geon.core.plans.table.read_table`, when already read).
-
-    Keys are ``(mesh id, coords)``; tensors of unknown dtype count 0 bytes per element.
-    """
+    """Per device, the distinct bytes its shards read that it does not write (``inputs``) and
+    the distinct bytes they write (``outputs``); see the module docstring (``table``: the
+    document's :func:`~geon.core.plans.table.read_table`, when already read)."""
     table = read_table(graph) if table is None else table
     rows = table.rows
     device = table.device[rows.shard]
+    n_tensors, ranks, eb = len(table.tensor_ids), table.ranks, table.element_bytes
+    at_once = np.zeros(len(rows), dtype=np.int64)  # no schedule here: one step
+
+    def side(mask: np.ndarray) -> Resident:
+        lo, hi, cells = rows.lo[mask], rows.hi[mask], rows.cells[mask]
+        return resident(
+            device[mask], rows.tensor[mask], at_once[mask], lo, hi, cells, n_tensors, ranks
+        )
+
     placed = device >= 0
-    found = np.zeros((len(table.devices), 2), dtype=np.int64)
-    nbytes = rows.cells * table.element_bytes[rows.tensor]
-    np.add.at(found, (device[placed], rows.write[placed].astype(np.intp)), nbytes[placed])
+    writes, reads = side(placed & rows.write), side(placed & ~rows.write)
+    outputs = np.zeros(len(table.devices), dtype=np.int64)
+    np.add.at(outputs, writes.device, writes.cells * eb[writes.tensor])
+    inputs = np.zeros(len(table.devices), dtype=np.int64)
+    only_read = cells_only_read(reads, writes, n_tensors, ranks)
+    np.add.at(inputs, reads.device, only_read * eb[reads.tensor])
     return {
-        table.devices[d]: {"inputs": int(found[d, 0]), "outputs": int(found[d, 1])}
+        table.devices[d]: {"inputs": int(inputs[d]), "outputs": int(outputs[d])}
         for d in _used_devices(table)
     }
 
@@ -316,38 +315,14 @@ def transfer_bytes(
     return out
 
 
-@collector_paused()
-def device_memory(graph: Graph, table: ShardTable | None = None) -> dict[Device, DeviceMemory]:
-    """Per device, the bytes of inputs, outputs and temporaries (see the module docstring;
-    ``table``: the document's :func:`~geon.core.plans.table.read_table`, when already read)."""
-    table = read_table(graph) if table is None else table
-    rows = table.rows
-    device = table.device[rows.shard]
-    n_tensors, ranks, eb = len(table.tensor_ids), table.ranks, table.element_bytes
-    at_once = np.zeros(len(rows), dtype=np.int64)  # no schedule here: one step
-
-    def side(mask: np.ndarray) -> Resident:
-        lo, hi, cells = rows.lo[mask], rows.hi[mask], rows.cells[mask]
-        return resident(
-            device[mask], rows.tensor[mask], at_once[mask], lo, hi, cells, n_tensors, ranks
-        )
-
-    placed = device >= 0
-    writes, reads = side(placed & rows.write), side(placed & ~rows.write)
-    outputs = np.zeros(len(table.devices), dtype=np.int64)
-    np.add.at(outputs, writes.device, writes.cells * eb[writes.tensor])
-    inputs = np.zeros(len(table.devices), dtype=np.int64)
-    only_read = cells_only_read(reads, writes, n_tensors, ranks)
-    np.add.at(inputs, reads.device, only_read * eb[reads.tensor])
-    temporaries = [0] * len(table.devices)
+def padded_bytes(graph: Graph, table: ShardTable) -> np.ndarray:
+    """Per placed shard of ``table`` (``int64``, 0 for the others), the bytes of the zero-filled
+    buffers its padded reads need (see the module docstring)."""
+    out = np.zeros(len(table.ids), dtype=np.int64)
     padding = _Padding(graph, table)
     for n in np.flatnonzero(table.placed).tolist():
-        d = int(table.device[n])
-        temporaries[d] += padding.bytes(graph.node(table.ids[n]), table.index_box(n))
-    return {
-        table.devices[d]: DeviceMemory(int(inputs[d]), int(outputs[d]), temporaries[d])
-        for d in _used_devices(table)
-    }
+        out[n] = padding.bytes(graph.node(table.ids[n]), table.index_box(n))
+    return out
 
 
 class _Padding:
@@ -421,7 +396,8 @@ class _Padding:
 
     def bytes(self, app: Node, index_box: Box | None) -> int:
         """The padded buffers' bytes of one application, whose IPFIndex is ``index_box``."""
-        op_id = app.body.get("operationId")
+        # a placed Application names its operation; an operation run whole is its own shard
+        op_id = app.id if app.type == OPERATION else app.body.get("operationId")
         inputs = app.body.get("inputs")
         if not isinstance(op_id, str) or index_box is None or not isinstance(inputs, dict):
             return 0

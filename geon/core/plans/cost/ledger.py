@@ -14,7 +14,8 @@ by what the bytes are:
   forward's outputs (``loss``, a forward document's results);
 - ``temporaries``: everything else written (the forward's intermediates nothing saves, the
   backward's and the optimizer's intermediates), held from the operation writing them until the
-  last operation reading the tensor (on any device) has run;
+  last operation reading the tensor (on any device) has run; and the zero-filled buffers of an
+  operation's padded reads (:func:`geon.core.plans.cost.cells.padded_bytes`), held while it runs;
 - ``communication``: the distinct cells a device reads of a tensor that another device writes
   and it does not (the receive buffers of collectives), held from the first to the last operation
   reading them there.
@@ -43,9 +44,9 @@ import numpy as np
 
 from geon.core.constants import CONSTANT
 from geon.core.nodes import Node, selected_tensor_ids
-from geon.core.plans.cost.cells import Resident, cells_only_read, resident
+from geon.core.plans.cost.cells import Resident, cells_only_read, padded_bytes, resident
 from geon.core.plans.cost.placed import PlacedDocument
-from geon.core.plans.table import Device, group_keys
+from geon.core.plans.table import UNPLACED, Device, group_keys
 from geon.core.variables import is_variable
 
 __all__ = [
@@ -61,8 +62,6 @@ KINDS = ("parameters", "gradients", "optimizer", "activations", "temporaries", "
 _PARAMETERS, _GRADIENTS, _OPTIMIZER, _ACTIVATIONS, _TEMPORARIES, _COMMUNICATION = range(len(KINDS))
 _GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
 _CONTRACTED_SPLIT = "urn:geon:2026-11:tag_types.jsd#/tags/ContractedSplit"
-UNPLACED: Device = ("", ())
-"""The device of a document's operations when no plan places them."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -140,8 +139,19 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
         r_bytes[keep],
         reads.device[keep],
     )
+    # zero-filled buffers of padded reads, held while their shard runs
+    padded = padded_bytes(doc.graph, table)
+    shard_step = step_of_op[table.op]
+    p = np.flatnonzero((padded > 0) & (shard_step >= 0) & table.placed)
+    scratch = (
+        np.full(len(p), _TEMPORARIES, dtype=np.int64),
+        shard_step[p],
+        shard_step[p],
+        padded[p],
+        table.device[p],
+    )
     kind, first, last, nbytes, owner = (
-        np.concatenate(pair) for pair in zip(written, received, strict=True)
+        np.concatenate(parts) for parts in zip(written, received, scratch, strict=True)
     )
     order = np.argsort(owner, kind="stable")
     kind, first, last, nbytes, owner = (c[order] for c in (kind, first, last, nbytes, owner))

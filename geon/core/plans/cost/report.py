@@ -16,6 +16,10 @@
 - ``time``: ``{"lower", "upper"}`` seconds (:func:`~geon.core.plans.cost.timing.time_interval`);
 - ``memory``: ``{"capacity", "imbalancePercent", "overBudget"}``: the profile's capacity per
   device, the peaks' imbalance, and whether any device's peak is over the capacity.
+
+:func:`device_rows` is the REST answer's ``devices``: per device the written plan uses, the bytes
+it reads and writes (:func:`geon.core.plans.cost.cells.device_bytes`) beside the ledger's
+``temporaries`` and peak (``total``): one memory model, the ledger's.
 """
 
 from __future__ import annotations
@@ -24,6 +28,7 @@ from typing import Any
 
 from geon.core.collector import collector_paused
 from geon.core.graph import Graph
+from geon.core.plans.cost.cells import device_bytes
 from geon.core.plans.cost.collectives import infer_collectives
 from geon.core.plans.cost.ledger import imbalance_percent, memory_ledger
 from geon.core.plans.cost.pipelined import pipeline_report
@@ -31,9 +36,9 @@ from geon.core.plans.cost.placed import read_placed
 from geon.core.plans.cost.profiles import Profile
 from geon.core.plans.cost.timing import all_work, device_times, time_interval
 from geon.core.plans.model import Plan
-from geon.core.plans.table import ShardTable
+from geon.core.plans.table import ShardTable, read_table
 
-__all__ = ["cost_report"]
+__all__ = ["cost_report", "device_rows"]
 
 
 @collector_paused()
@@ -97,3 +102,33 @@ def cost_report(
             "overBudget": any(held.peak > capacity for held in memory.values()),
         },
     }
+
+
+def device_rows(
+    graph: Graph, report: dict[str, Any], table: ShardTable | None = None
+) -> list[dict[str, Any]]:
+    """Per device the plan written into ``graph`` places shards on, ``{"mesh", "coords",
+    "inputs", "outputs", "temporaries", "total"}``: the distinct bytes it reads that it does not
+    write and the bytes it writes (:func:`~geon.core.plans.cost.cells.device_bytes`: what it
+    touches), and at its ledger's peak the ``temporaries`` and the whole (``total``), read from
+    ``report`` (:func:`cost_report` of ``graph``) or, for the devices a pipelined report names
+    otherwise, from the ledger of ``graph`` as written."""
+    table = read_table(graph) if table is None else table
+    touched = device_bytes(graph, table)
+    held = {
+        (d["mesh"], tuple(d["coords"])): (d["memory"]["temporaries"], d["peakBytes"])
+        for d in report["devices"]
+    }
+    if any(device not in held for device in touched):
+        ledger = memory_ledger(read_placed(graph, table))
+        held.update({d: (dict(m.split)["temporaries"], m.peak) for d, m in ledger.items()})
+    return [
+        {
+            "mesh": mesh,
+            "coords": list(coords),
+            **figures,
+            "temporaries": held[(mesh, coords)][0],
+            "total": held[(mesh, coords)][1],
+        }
+        for (mesh, coords), figures in touched.items()
+    ]
