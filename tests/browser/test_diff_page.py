@@ -69,7 +69,8 @@ def test_two_versions_side_by_side(
     # the renamed output keeps its edge and the new tensor has none; "mlp out" is no longer added
     assert tab.evaluate("window.geonDiff.edges()") == {"added": [], "removed": [gone]}
     rows = tab.eval_on_selector_all(".geon-diff-changes li", "els => els.map(e => e.textContent)")
-    assert rows == ["bias added", "out changed: label", "op:add changed: inputs"]
+    # (an operation by its name and what it writes, issue 35)
+    assert rows == ["bias added", "out changed: label", "op:add → out changed: inputs"]
     assert tab.evaluate("window.geonDiff.mode()") == "side"
     assert tab.locator(".geon-diff-pane:not([hidden])").count() == 2
     painted(tab)

@@ -153,7 +153,7 @@ class DiffPage {
     for (const p of [this.before, this.after]) {
       p.shown = shownAt(id, (n) => p.live.layout.rects.has(n), edges);
       const other = p.shown && p.shown !== id ? titleIn(p.shown, nodeById(p.doc)) : "";
-      p.where.textContent = p.shown === id ? `${name}: here, selected` : other ? `${name}: not in this version; centred on ${other}, its neighbour` : `${name}: not in this version`;
+      p.where.textContent = p.shown === id ? `${name}: here, selected` : other ? `${name}: not in this version; centred on its neighbour ${other}` : `${name}: not in this version`;
     }
     const lead = this.mode === "before" && this.before.shown ? this.before : holder.shown ? holder : this.before;
     const at = lead.shown ? lead.live.layout.rects.get(lead.shown) : undefined;
@@ -161,11 +161,9 @@ class DiffPage {
     const centre = (r: { x: number; y: number; w: number; h: number }): Point => ({ x: r.x + r.w / 2, y: r.y + r.h / 2 });
     lead.shift = { x: 0, y: 0 };
     const follower = lead === this.after ? this.before : this.after;
-    // the follower's node (the change, or its neighbour) goes where the lead has that node, so
-    // an added node's place is at the centre of both
+    // the follower's node (the change, or its neighbour) at the same place on its canvas
     const theirs = follower.shown ? follower.live.layout.rects.get(follower.shown) : undefined;
-    const ours = follower.shown ? lead.live.layout.rects.get(follower.shown) ?? at : at;
-    follower.shift = theirs ? { x: centre(ours).x - centre(theirs).x, y: centre(ours).y - centre(theirs).y } : { x: 0, y: 0 };
+    follower.shift = theirs ? { x: centre(at).x - centre(theirs).x, y: centre(at).y - centre(theirs).y } : { x: 0, y: 0 };
     const { width, height } = lead.painter.size();
     this.shared.set(centreOn({ ...this.shared.vp, scale: Math.max(this.shared.vp.scale, FOCUS_SCALE) }, at, width, height));
   }

@@ -56,8 +56,8 @@ export function titleIn(id: string, ...docs: ReadonlyMap<string, LoomNode>[]): s
 /**
  * Which node a version's canvas centres on for a change (issue 35: each change located on both
  * canvases): the node itself where that version holds it, else the first neighbour (by the
- * ``edges`` of the version that holds it) that this version holds too: an added node's input is
- * where it will go, a removed node's input is where it was. Null when neither is in it.
+ * ``edges`` of the version that holds it) that this version holds too: an added operation's
+ * input, a removed one's input. Null when neither is in it.
  */
 export function shownAt(id: string, holds: (id: string) => boolean, edges: readonly { from: string; to: string }[]): string | null {
   if (holds(id)) return id;
