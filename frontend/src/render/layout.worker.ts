@@ -9,12 +9,26 @@ const elk = new ELK();
 // before a document arrives
 void elk.layout({ id: "warm", layoutOptions: { "elk.algorithm": "layered" }, children: [{ id: "a", width: 9, height: 9 }, { id: "b", width: 9, height: 9 }, { id: "c", width: 9, height: 9 }], edges: [{ id: "e", sources: ["a"], targets: ["b"] }, { id: "f", sources: ["a"], targets: ["c"] }] });
 
+/** Layouts asked for and not yet answered; a layout ahead (seq 0, no answer) waits while there are any. */
+let asked = 0;
+const idle = async (): Promise<void> => {
+  do await new Promise((done) => setTimeout(done, 0));
+  while (asked > 0);
+};
+
 self.onmessage = async (event: MessageEvent<{ seq: number; input: LayoutInput }>) => {
   const { seq, input } = event.data;
+  if (seq === 0) {
+    await runLayout(elk, input, (e, i) => groupLevels(e, i, idle)).catch(() => undefined);
+    return;
+  }
+  asked += 1;
   try {
     const rects = await runLayout(elk, input, input.groups ? groupLevels : undefined);
     self.postMessage({ seq, rects });
   } catch (e) {
     self.postMessage({ seq, error: String(e) });
+  } finally {
+    asked -= 1;
   }
 };

@@ -17,6 +17,11 @@ export class LayoutClient {
     };
   }
 
+  /** Lay ``input`` out ahead, for the worker's cache of levels only (render/groupLayout.ts): no answer is awaited. */
+  warm(input: LayoutInput): void {
+    this.worker.postMessage({ seq: 0, input });
+  }
+
   /** The layout of ``input``, or null when a later request overtook this one or ELK failed. */
   layout(input: LayoutInput): Promise<Layout | null> {
     const seq = ++this.seq;

@@ -6,7 +6,7 @@
 
 import { graphView, OPERATION, type GraphView, type LoomDocument } from "../model/document";
 import { withFrames } from "./groupLayout";
-import { groupedView, isGroupId, scopeTree, type Grouped, type GroupShape, type ScopeTree } from "./groups";
+import { groupedView, isGroupId, scopeTree, within, type Grouped, type GroupShape, type ScopeTree } from "./groups";
 import { blockInput, changedGroup, closedLayout, openedLayout } from "./incremental";
 import { gridLayout, keptLayout, layoutInput, type Layout, type LayoutInput } from "./layout";
 import { LayoutClient } from "./layoutClient";
@@ -16,6 +16,9 @@ export interface Grouping {
   /** The collapsed set a document opens with (its first showing with groups). */
   initial(tree: ScopeTree, operations: number): Set<string>;
 }
+
+/** How many shapes of collapsed groups are laid out ahead (``LiveLayout.warm``). */
+const WARMED = 3;
 
 export class LiveLayout {
   /** What is drawn: the whole view, or with grouping the boxes outside collapsed groups. */
@@ -106,6 +109,7 @@ export class LiveLayout {
       if (!layout || seq !== this.seq || this.view !== view) return;
       this.layout = this.framed(layout.rects);
       this.placed();
+      if (grouped) setTimeout(() => this.warm(grouped), 0);
     };
     const input: LayoutInput = layoutInput(view, grouped ?? undefined);
     if (this.client) void this.client.layout(input).then(done);
@@ -128,6 +132,33 @@ export class LiveLayout {
     };
     if (this.client) void this.client.layout(input).then(done);
     else done({ rects: new Map(gridLayout(input)) });
+  }
+
+  /**
+   * In the worker's idle time, lay out ahead the blocks a click opens next: for a few collapsed
+   * groups of different shapes, the group opened alone and opened with all it holds (its levels
+   * are cached by shape, so one layer of a stack warms all of them).
+   */
+  private warm(grouped: Grouped): void {
+    const { client, tree, full } = this;
+    if (!client || !tree || !full || this.grouped !== grouped) return;
+    const shapes = new Set<string>();
+    const picked: string[] = [];
+    for (const g of grouped.groups) {
+      const group = tree.groups.get(g.path);
+      if (!g.collapsed || !group?.children.length) continue;
+      const shape = `${group.ops}/${group.children.length}/${group.members.length}`;
+      if (shapes.has(shape) || shapes.size >= WARMED) continue;
+      shapes.add(shape);
+      picked.push(g.path);
+    }
+    // each opened alone first (what a click opens), then with all it holds (Expand all)
+    const alone = picked.map((path): [string, Set<string>] => [path, new Set([...this.collapsed].filter((p) => p !== path))]);
+    const whole = picked.map((path): [string, Set<string>] => [path, new Set([...this.collapsed].filter((p) => !within(p, path)))]);
+    for (const [path, open] of [...alone, ...whole]) {
+      const next = groupedView(full, tree, open);
+      client.warm(blockInput(layoutInput(next.view, next), path));
+    }
   }
 
   private framed(rects: Map<string, Rect>): Layout {
