@@ -598,6 +598,7 @@ def generate_plan(
     "/graphs/{graph_id}/plans/{plan_id}/cost",
     response=answers({200: PlanCost, 202: CostPending}),
     exclude_unset=True,
+    by_alias=True,  # a pipeline's send says its "pass"
 )
 def plan_cost(
     request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER, profile: str | None = None

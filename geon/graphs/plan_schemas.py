@@ -100,9 +100,12 @@ class CollectiveCost(Schema):
     bytes: int
     bytesPerDevice: int = 0
     seconds: float
-    # a pipeline's send between stages: its microbatch and [from, to] stages
+    # a pipeline's send between stages: its microbatch, [from, to] stages and "pass" (forward,
+    # or backward for its gradient; a Python keyword, so named by alias: the endpoints that
+    # answer it dump by alias)
     microbatch: int | None = None
     stages: list[int] | None = None
+    pass_: str | None = Field(default=None, alias="pass")
 
 
 class DeviceMemoryKinds(Schema):

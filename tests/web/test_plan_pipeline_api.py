@@ -211,6 +211,35 @@ def test_the_cost_of_a_pipelined_plan_has_geon_cost_s_pipeline(
     assert all(c["stages"] == [0, 1] and c["meshAxes"] == ["pp"] for c in sends)
 
 
+def test_an_interleaved_training_step_s_cost_is_geon_cost_s(
+    owner: Client, user: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # given the SGD training step of the four layers, and an interleaved plan of 4 stages on 2
+    # devices (stage k on device k mod 2) over it
+    step = chain(train=True).to_json()
+    graph = do_create_graph(owner=user, title="Step", document=step)
+    pipeline = {
+        "axis": "pp",
+        "microbatches": 4,
+        "schedule": "interleaved",
+        "virtualStages": 2,
+        "stages": [["layers.0"], ["layers.1"], ["layers.2"], ["layers.3"]],
+    }
+    plan = {**PLAN, "pipeline": pipeline}
+    made = post(owner, f"/graphs/{graph.pk}/plans", plan)
+    assert made.status_code == 201, made.content
+    # when its cost is asked
+    cost = owner.get(f"{API}/graphs/{graph.pk}/plans/{made.json()['id']}/cost").json()
+    # then it is geon cost's: the pipeline, the time, and the sends both ways
+    printed = _geon_cost(tmp_path, capsys, step, plan)
+    assert cost["pipeline"] == printed["pipeline"]
+    assert (cost["pipeline"]["stages"], cost["pipeline"]["virtualStages"]) == (4, 2)
+    assert cost["time"] == pytest.approx(printed["time"])
+    sends = [c for c in cost["collectives"] if c["kind"] == "send"]
+    assert len(sends) == len([c for c in printed["collectives"] if c["kind"] == "send"])
+    assert {c["pass"] for c in sends} == {"forward", "backward"}
+
+
 def test_a_plan_without_a_pipeline_has_no_pipeline_in_its_cost(owner: Client, graph: Graph) -> None:
     plain = {k: v for k, v in PLAN.items() if k != "pipeline"}
     made = post(owner, f"/graphs/{graph.pk}/plans", plain).json()
