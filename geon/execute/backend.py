@@ -29,6 +29,7 @@ import numpy as np
 
 from geon.core.errors import ExecutionError
 from geon.core.ops import CATALOGUE
+from geon.execute.blas import batched_matmul
 
 __all__ = ["BACKENDS", "Backend", "available_backends", "select_backend"]
 
@@ -111,7 +112,7 @@ class Backend:
         """``a @ b`` (2-D) reshaped to ``shape``, into ``out`` when given: one BLAS call, and on
         NumPy/CuPy written straight into a contiguous ``out``."""
         if self.native is not None and out is not None and self.is_contiguous(out):
-            self.native.matmul(a, b, out=out.reshape((a.shape[0], b.shape[1])))
+            batched_matmul(self.native, a, b, out.reshape((a.shape[0], b.shape[1])))
             return out
         result = self.xp.reshape(self.xp.matmul(a, b), tuple(shape))
         if out is None:

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from geon.execute.backend import Backend
+from geon.execute.blas import batched_matmul
 from geon.execute.kernel_parts import Array, KernelFn, Shape, argsort, deliver, is_identity
 from geon.execute.regions import Unit
 
@@ -140,6 +141,13 @@ def lower_contraction(be: Backend, c: Contraction, shapes: Sequence[Shape]) -> K
     made = batch + a_free + b_free
     made_shape = tuple(length[p] for p in made)
     reorder = perm(made, order)
+    nat = be.native
+
+    def direct(out: Array | None, a: Array) -> bool:
+        """Whether the product may be written straight into ``out`` (NumPy/CuPy)."""
+        return (
+            reorder is None and out is not None and be.is_contiguous(out) and out.dtype == a.dtype
+        )
 
     def contraction(args: Sequence[Array], out: Array | None) -> Array:
         a, b = args
@@ -151,7 +159,14 @@ def lower_contraction(be: Backend, c: Contraction, shapes: Sequence[Shape]) -> K
             a = xp.permute_dims(a, pa)
         if pb is not None:
             b = xp.permute_dims(b, pb)
-        r = xp.matmul(xp.reshape(a, (nb, m_, k_)), xp.reshape(b, (nb, k_, n_)))
+        a, b = xp.reshape(a, (nb, m_, k_)), xp.reshape(b, (nb, k_, n_))
+        if nat is None:
+            r = xp.matmul(a, b)
+        elif direct(out, a):
+            batched_matmul(nat, a, b, nat.reshape(out, (nb, m_, n_)))
+            return out
+        else:
+            r = batched_matmul(nat, a, b, None)
         r = xp.reshape(r, made_shape)
         if reorder is not None:
             r = xp.permute_dims(r, reorder)

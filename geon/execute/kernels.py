@@ -43,6 +43,7 @@ from geon.core.dtypes import compute_dtype
 from geon.core.errors import ExecutionError
 from geon.core.ops import CATALOGUE, Inference
 from geon.execute.backend import Backend
+from geon.execute.blas import batched_matmul
 from geon.execute.kernel_parts import Array, KernelFn, Shape
 from geon.execute.kernel_parts import argsort as _argsort
 from geon.execute.kernel_parts import deliver as _deliver
@@ -503,9 +504,12 @@ def _lower_conv(
         cols = xp.stack([xt[w] for w in windows], axis=nb + 1)  # (batch, C, R·S, P, Q)
         cols = xp.reshape(cols, (nbatch, c * r * s, p * q))
         if direct and out is not None and be.is_contiguous(out) and out.dtype == cols.dtype:
-            be.native.matmul(ft, cols, out=xp.reshape(out, (nbatch, k, p * q)))
+            batched_matmul(be.native, ft, cols, xp.reshape(out, (nbatch, k, p * q)))
             return out
-        res = xp.reshape(xp.matmul(ft, cols), (*batch, k, p, q))
+        made = (
+            xp.matmul(ft, cols) if be.native is None else batched_matmul(be.native, ft, cols, None)
+        )
+        res = xp.reshape(made, (*batch, k, p, q))
         if final is not None:
             res = xp.permute_dims(res, final)
         return _deliver(be, res, out, dtype)
