@@ -8,11 +8,11 @@ Run (OpenBLAS at its native kernels: unset the work-around variables in this com
 Exports three PyTorch models (opset 17, float32, the TorchScript exporter, seeded weights) into
 a temporary folder, imports each with :func:`geon.interop.onnx_import.import_onnx`, compiles it
 once (:func:`geon.execute.plan.compile_graph`) and times one forward pass (best of
-``--repeat``, the three interleaved) in the same process, on the same input: onnxruntime (CPU,
-one session), PyTorch eager (``torch.inference_mode``) and geon
-(:func:`geon.execute.run_compiled`). Prints the
-times, geon's ratio to each, and geon's max abs diff to onnxruntime. Goal: <= 1.2x onnxruntime
-and <= 1.0x PyTorch eager on each.
+``--repeat``, the three interleaved, each after ``--settle`` seconds of rest) in the same
+process, on the same input: onnxruntime (CPU, one session), PyTorch eager
+(``torch.inference_mode``) and geon (:func:`geon.execute.run_compiled`). Prints the times,
+geon's ratio to each, and geon's max abs diff to onnxruntime. Goal: <= 1.2x onnxruntime and
+<= 1.0x PyTorch eager on each.
 
 - ``encoder``: a 4-layer ``nn.TransformerEncoder`` (d_model 256, 8 heads, feed-forward 1024,
   GELU, batch_first), 8 x 128 tokens;
@@ -32,15 +32,23 @@ from typing import Any
 
 import numpy as np
 
+SETTLE = 0.05
+"""Seconds of rest before each timed call (``--settle``): onnxruntime's and PyTorch's pool
+threads spin for a while after a call returns, and on 2 cores they took the CPU from whichever
+library ran next (geon's CNN, measured right after onnxruntime: 45-54 ms; alone 10-12 ms; after
+onnxruntime with its spinning off, 7-16 ms). A rest lets every pool go idle, for all three."""
 
-def _best(fns: list[Any], repeat: int) -> list[float]:
+
+def _best(fns: list[Any], repeat: int, settle: float = SETTLE) -> list[float]:
     """The best of ``repeat`` times of each of ``fns``, run interleaved (one of each per round),
-    so a busy moment of the shared machine slows all of them alike."""
+    so a busy moment of the shared machine slows all of them alike, each after ``settle``
+    seconds of rest."""
     for fn in fns:
         fn()
     best = [float("inf")] * len(fns)
     for _ in range(repeat):
         for i, fn in enumerate(fns):
+            time.sleep(settle)
             t0 = time.perf_counter()
             fn()
             best[i] = min(best[i], time.perf_counter() - t0)
@@ -80,7 +88,9 @@ def _models() -> dict[str, tuple[Any, tuple[int, ...]]]:
     }
 
 
-def _one(name: str, module: Any, shape: tuple[int, ...], folder: Path, repeat: int) -> None:
+def _one(
+    name: str, module: Any, shape: tuple[int, ...], folder: Path, repeat: int, settle: float
+) -> None:
     import onnx
     import onnxruntime as ort
     import torch
@@ -124,6 +134,7 @@ def _one(name: str, module: Any, shape: tuple[int, ...], folder: Path, repeat: i
             lambda: run_compiled(plan, None, feeds),
         ],
         repeat,
+        settle,
     )
     print(
         f"{name:8s} {'x'.join(map(str, shape)):13s} onnxruntime {t_ort * 1e3:8.2f} ms"
@@ -139,6 +150,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", choices=["encoder", "cnn", "mlp"], action="append")
+    parser.add_argument(
+        "--settle", type=float, default=SETTLE, help="seconds of rest before each timed call"
+    )
     args = parser.parse_args()
     from threadpoolctl import threadpool_info
 
@@ -147,12 +161,15 @@ def main() -> None:
         for i in threadpool_info()
         if i["user_api"] == "blas"
     ]
-    print(f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC  BLAS: {', '.join(blas)}")
+    print(
+        f"{datetime.datetime.now(datetime.UTC):%Y-%m-%d %H:%M} UTC  BLAS: {', '.join(blas)}"
+        f"  rest before each call: {args.settle:g} s"
+    )
     with tempfile.TemporaryDirectory() as tmp:
         for name, (module, shape) in _models().items():
             if args.only and name not in args.only:
                 continue
-            _one(name, module, shape, Path(tmp), args.repeat)
+            _one(name, module, shape, Path(tmp), args.repeat, args.settle)
 
 
 if __name__ == "__main__":
