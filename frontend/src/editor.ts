@@ -17,7 +17,7 @@ import { editOperation, editProjection, editTensor } from "./model/nodeEdits";
 import { anchorNode, permalinkTarget, type Anchor, type ReviewSummary, type Role } from "./model/reviews";
 import type { EditorState } from "./model/state";
 import type { EdgeLabel, Scene } from "./render/canvas";
-import type { Layout } from "./render/layout";
+import { focusEdge, namedStages } from "./render/marks";
 import { isLarge } from "./render/groups";
 import { LiveLayout } from "./render/liveLayout";
 import { Painter } from "./render/painter";
@@ -158,10 +158,10 @@ export class Editor implements Commands {
                 return editId === null ? "the graph has not loaded yet" : { editId, baseVersion: this.sync.session.version! };
               },
               cancelSwitch: (editId) => this.sync.cancelExpanded(editId), readOnly: () => this.sync.readOnly(),
-              showEdge: (tensor, consumer) => showHeld(this.sync.session.document, [tensor, consumer], (held) => (this.jumpTo(held.at(-1)!), this.setSelection(held)), (m) => this.flash(m)),
+              showEdge: (tensor, consumer) => showHeld(this.sync.session.document, [tensor, consumer], (held) => focusEdge(this, held), (m) => this.flash(m)),
               onCollectives: (_plan, collectives, saved) => {
                 this.collectives = edgeLabels(collectives); this.issuesPanel.explain(planWhyIssues(this.sync.session.document, saved, collectives));
-                this.cached = null;
+                this.live.marks.stages = namedStages(saved); this.cached = null;
                 this.invalidate();
               },
             }
@@ -202,7 +202,7 @@ export class Editor implements Commands {
     return this.live.view;
   }
 
-  get layout(): Layout {
+  get layout(): LiveLayout["layout"] {
     return this.live.layout;
   }
 
@@ -445,7 +445,7 @@ export class Editor implements Commands {
     if (!this.cached || this.cached.view !== this.view) {
       this.cached = sceneContent({ doc, view: this.view, issues: this.sync.issues(), present: this.sync.session.present, selected: this.selected, found: this.found, collectives: this.collectives, grouped: this.live.grouped, groupFocus: this.groups.focus });
     }
-    return { ...this.cached, layout: this.layout, vp: this.vp, size: this.size(), tool: this.tool, pins: this.reviews?.pins() };
+    return { ...this.cached, layout: this.layout, vp: this.vp, size: this.size(), tool: this.tool, pins: this.reviews?.pins(), marks: this.live.marks };
   }
 
   private updatePanels(): void {

@@ -9,6 +9,7 @@ import { drawBundled, drawCollapsed, drawFrames, type SceneGroups } from "./grou
 import { chipWidth, type Layout } from "./layout";
 import { intersects, toWorld, type Rect, type Viewport } from "./viewport";
 import { drawFarPins, drawPin } from "./pins";
+import { drawBands, drawHighlight, stageBands, type CanvasMarks } from "./marks";
 import { BACK_STUB, backEdgeRunY, isBackEdge } from "./routes";
 
 export const COLORS = {
@@ -70,6 +71,8 @@ export interface Scene {
   groups?: SceneGroups;
   /** The review shown: unresolved threads per node, drawn as a pin at the box's top left. */
   pins?: ReadonlyMap<string, number>;
+  /** The edge a row showed and the current plan's pipeline stages (render/marks.ts). */
+  marks?: CanvasMarks;
 }
 
 const DETAIL_SCALE = 0.45;
@@ -386,6 +389,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
   ctx.setTransform(vp.scale * ratio, 0, 0, vp.scale * ratio, vp.dx * ratio, vp.dy * ratio);
   const seen = visibleWorld(scene);
   const detailed = vp.scale >= DETAIL_SCALE;
+  if (scene.marks?.stages && scene.groups) drawBands(ctx, stageBands(scene.marks.stages, scene.groups.shapes, scene.layout.rects), vp);
   if (scene.groups) drawFrames(ctx, scene.groups, scene.layout, seen, vp, ratio);
 
   // edges, batched in one path
@@ -409,6 +413,7 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
     ctx.fillStyle = COLORS.edge;
     ctx.fill();
   }
+  drawHighlight(ctx, scene.marks?.highlight ?? null, scene.selected, scene.layout.rects, vp, (a, b) => edgePath(ctx, a, b, detailed, isBackEdge(a, b) ? backRunY(scene, scene.marks!.highlight!.from, scene.marks!.highlight!.to, a, b) : undefined));
   if (scene.groups) drawBundled(ctx, scene.groups, scene.layout, vp, (e, a, b) => edgePath(ctx, a, b, detailed, isBackEdge(a, b) ? backRunY(scene, e.from, e.to, a, b) : undefined));
   const edgeLabels = scene.collectives.size ? drawCollectives(ctx, scene, seen, detailed) : [];
 

@@ -7,6 +7,7 @@
 import { graphView, OPERATION, type GraphView, type LoomDocument } from "../model/document";
 import { withFrames } from "./groupLayout";
 import { groupedView, isGroupId, scopeTree, within, type Grouped, type GroupShape, type ScopeTree } from "./groups";
+import { CanvasMarks } from "./marks";
 import { blockInput, changedGroup, closedLayout, openedLayout } from "./incremental";
 import { gridLayout, keptLayout, layoutInput, type Layout, type LayoutInput } from "./layout";
 import { LayoutClient } from "./layoutClient";
@@ -28,6 +29,8 @@ export class LiveLayout {
   tree: ScopeTree | null = null;
   grouped: Grouped | null = null;
   collapsed: ReadonlySet<string> = new Set();
+  /** What is drawn over the layout: the edge a row showed, the plan's stages (render/marks.ts). */
+  readonly marks = new CanvasMarks();
   private full: GraphView | null = null;
   private nodesOf: { layout: Layout; rects: Map<string, Rect> } | null = null;
   private started = false;

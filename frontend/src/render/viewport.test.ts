@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { bounds, centreOn, fit, pan, toScreen, toWorld, zoomAt } from "./viewport";
+import { bounds, centreOn, fit, FIT_MIN_SCALE, MIN_SCALE, pan, showRect, toScreen, toWorld, zoomAt } from "./viewport";
 
 describe("viewport", () => {
   it("fits the bounds centred, never enlarging past 1:1", () => {
@@ -20,6 +20,23 @@ describe("viewport", () => {
   it("clamps the zoom", () => {
     expect(zoomAt({ scale: 2, dx: 0, dy: 0 }, 10, { x: 0, y: 0 }).scale).toBe(3);
     expect(zoomAt({ scale: 0.1, dx: 0, dy: 0 }, 0.01, { x: 0, y: 0 }).scale).toBe(0.05);
+  });
+
+  it("fits a graph wider than the closest zoom out whole, and zooms in from there but not further out", () => {
+    // given 11,425 boxes expanded: 60,000 graph px wide
+    const huge = fit({ x: 0, y: 0, w: 60000, h: 3000 }, 730, 700);
+    expect(huge.scale).toBeLessThan(MIN_SCALE);
+    expect(toScreen({ x: 0, y: 0, w: 60000, h: 3000 }, huge).w).toBeCloseTo(730 - 64);
+    expect(fit({ x: 0, y: 0, w: 1e9, h: 1 }, 730, 700).scale).toBe(FIT_MIN_SCALE);
+    expect(zoomAt(huge, 0.5, { x: 0, y: 0 }).scale).toBe(huge.scale);
+    expect(zoomAt(huge, 2, { x: 0, y: 0 }).scale).toBe(huge.scale * 2);
+  });
+
+  it("shows a rect centred, readable, and whole", () => {
+    // a small edge far out: zoomed to 0.6 and centred
+    expect(showRect({ scale: 0.1, dx: 0, dy: 0 }, { x: 100, y: 100, w: 200, h: 100 }, 800, 600)).toEqual({ scale: 0.6, dx: 400 - 200 * 0.6, dy: 300 - 150 * 0.6 });
+    // a long one: fitted
+    expect(showRect({ scale: 1, dx: 0, dy: 0 }, { x: 0, y: 0, w: 1408, h: 100 }, 800, 600).scale).toBe(0.5);
   });
 
   it("pans and centres", () => {

@@ -24,6 +24,8 @@ export interface CurrentCostOptions {
    * saved plan they are of (null for the current document's own cost), whose ``notSplit`` says
    * what it runs whole (issue 35: the Issues panel's information entries). */
   onCollectives?(plan: string | null, collectives: Collective[], saved: Plan | null): void;
+  /** A collective's row, clicked: pan the canvas to its edge and highlight it. */
+  showEdge?(tensor: string, consumer: string): void;
   /** The Plans panel's state now: a ``busy`` panel is saving, switching or deleting a plan. */
   state(): { doc: LoomDocument | null; plans: Plan[]; version: number | null; busy: boolean };
 }
@@ -95,7 +97,7 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
             if (key !== asked) return;
             options.onCollectives?.(plan.name, cost.collectives ?? [], saved);
             const open = ledger.querySelector("details")?.open ?? false;
-            ledger.replaceChildren(renderLedger(plan.name, cost, open));
+            ledger.replaceChildren(renderLedger(plan.name, cost, open, options.showEdge));
           },
           (error: Error) => {
             // a refused cost (the plan no longer fits) draws no collectives, unless an applied

@@ -68,14 +68,19 @@ function grouped(d: LedgerRow): string {
   return `${d.count!.toLocaleString("en")} devices alike: ${listed.join(" ")}${more > 0 ? ` and ${more.toLocaleString("en")} more` : ""}`;
 }
 
-function collectiveItem(c: Collective): HTMLElement {
-  return el(
+/** A collective's row; with ``showEdge`` a click (or Enter) pans the canvas to its edge and highlights it (issue 35). */
+function collectiveItem(c: Collective, showEdge?: (tensor: string, consumer: string) => void): HTMLElement {
+  const link: Record<string, string> = showEdge ? { class: "geon-collective geon-edge-link", tabindex: "0", title: "Show this edge on the canvas" } : { class: "geon-collective" };
+  const row = el(
     "li",
-    { class: "geon-collective", "data-kind": c.kind },
+    { ...link, "data-kind": c.kind },
     el("span", { class: "geon-collective-what", text: `${c.kind}${c.meshAxes.length ? ` over ${c.meshAxes.join(", ")}` : ""}` }),
     el("span", { class: "geon-collective-size", text: `${showBytes(c.bytes)} · ${showSeconds(c.seconds)}` }),
     el("span", { class: "geon-collective-where small muted", text: `${c.tensorLabel}: ${c.producerLabel} → ${c.consumerLabel}` }),
   );
+  row.addEventListener("click", () => showEdge?.(c.tensor, c.consumer));
+  row.addEventListener("keydown", (e) => e.key === "Enter" && showEdge?.(c.tensor, c.consumer));
+  return row;
 }
 
 function memoryBar(d: LedgerRow, scale: number): HTMLElement {
@@ -87,7 +92,7 @@ function memoryBar(d: LedgerRow, scale: number): HTMLElement {
 }
 
 /** The ledger of one plan: a `<details>` whose summary is {@link ledgerSummary}. */
-export function renderLedger(plan: string, cost: Partial<ProfiledCost>, open = false): HTMLElement {
+export function renderLedger(plan: string, cost: Partial<ProfiledCost>, open = false, showEdge?: (tensor: string, consumer: string) => void): HTMLElement {
   const capacity = cost.memory?.capacity ?? Infinity;
   const rows = cost.ledger ?? [];
   const scale = barScale(rows.map((d) => d.peakBytes), capacity);
@@ -115,7 +120,7 @@ export function renderLedger(plan: string, cost: Partial<ProfiledCost>, open = f
     { class: "geon-ledger", "data-plan": plan, ...(open ? { open: "" } : {}) },
     el("summary", { text: ledgerSummary(plan, cost) }),
     collectives.length
-      ? el("ul", { class: "geon-collectives", "aria-label": "collectives on the plan's edges" }, ...collectives.map(collectiveItem))
+      ? el("ul", { class: "geon-collectives", "aria-label": "collectives on the plan's edges" }, ...collectives.map((c) => collectiveItem(c, showEdge)))
       : el("p", { class: "small muted", text: "No collectives: nothing moves between devices." }),
     el("table", { class: "geon-ledger-table" }, el("caption", { class: "small muted", text: caption }), head, el("tbody", {}, ...devices)),
     ...notListed,

@@ -34,7 +34,7 @@ export interface PlansOptions {
    * after each change of document, plan list or profile (``null`` and none without such a plan); ``saved``: that saved plan, if it is one. */
   onCollectives?(plan: string | null, collectives: Collective[], saved: Plan | null): void;
   /** Pan the canvas to the edge a collective moves (the tensor and the operation reading it)
-   * and select both ends: a Compare row, clicked. */
+   * select both ends and highlight it: a Compare row or a ledger's collective, clicked. */
   showEdge?(tensor: string, consumer: string): void;
   /** Why this user may not change plans (a viewer's or reviewer's role), or null: the rows a load
    * draws are disabled with it at once, not at the editor's next panel update (issue 35). */
@@ -156,7 +156,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   };
 
   /** The cost of the plan the document is on: the canvas's edge labels and its ledger. */
-  const currentCost = followCurrentCost({ api, ledger: current, profile, onCollectives: options.onCollectives, state: () => ({ doc, plans, version, busy }) });
+  const currentCost = followCurrentCost({ api, ledger: current, profile, onCollectives: options.onCollectives, showEdge: options.showEdge, state: () => ({ doc, plans, version, busy }) });
 
   const say = (error: string, info = ""): void => {
     message.textContent = error;
@@ -434,7 +434,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
 
   /** Under the table, each compared plan's ledger (ui/ledger.ts). */
   const showLedgers = (costs: [Plan, PlanCost][]): void => {
-    ledgers.replaceChildren(...costs.map(([plan, cost]) => renderLedger(plan.name, cost)));
+    ledgers.replaceChildren(...costs.map(([plan, cost]) => renderLedger(plan.name, cost, false, options.showEdge)));
   };
 
   const showTable = (a: Plan, ca: PlanCost, b: Plan, cb: PlanCost): void => {
