@@ -2346,6 +2346,8 @@ export interface components {
             microbatch?: number | null;
             /** Stages */
             stages?: number[] | null;
+            /** Pass */
+            pass?: string | null;
         };
         /** DeviceCost */
         DeviceCost: {

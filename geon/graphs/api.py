@@ -598,7 +598,7 @@ def generate_plan(
     "/graphs/{graph_id}/plans/{plan_id}/cost",
     response=answers({200: PlanCost, 202: CostPending}),
     exclude_unset=True,
-    by_alias=True,  # a pipeline's send says its "pass"
+    by_alias=True,  # CollectiveCost's "pass" (one component for every endpoint)
 )
 def plan_cost(
     request: HttpRequest, graph_id: str, plan_id: int = PATH_NUMBER, profile: str | None = None
@@ -620,6 +620,7 @@ def plan_cost(
     "/graphs/{graph_id}/plans/{base}/diff/{target}",
     response=answers({200: PlanDiffOut, 202: CostPending}),
     exclude_unset=True,
+    by_alias=True,  # CollectiveCost's "pass" (one component for every endpoint)
 )
 def diff_plans(
     request: HttpRequest,

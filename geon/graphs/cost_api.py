@@ -27,6 +27,7 @@ router = Router(tags=["plans"])
     "/graphs/{graph_id}/cost",
     response=answers({200: PlanCost, 202: CostPending}),
     exclude_unset=True,
+    by_alias=True,  # CollectiveCost's "pass" (one component for every endpoint)
 )
 def document_cost(request: HttpRequest, graph_id: str, profile: str | None = None) -> Any:
     """What the current document costs as it is placed (its Applications and Placements),
@@ -41,6 +42,7 @@ def document_cost(request: HttpRequest, graph_id: str, profile: str | None = Non
     "/graphs/{graph_id}/cost/diff/{plan_id}",
     response=answers({200: PlanDiffOut, 202: CostPending}),
     exclude_unset=True,
+    by_alias=True,  # CollectiveCost's "pass" (one component for every endpoint)
 )
 def diff_document(
     request: HttpRequest,
