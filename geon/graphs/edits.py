@@ -8,9 +8,18 @@ ops that :func:`expand` turns into node ops:
   declares an axis (an Axis node; the name must be new).
 - ``{"op": "set_axis", "name", "rename"?, "length"?}``: renames and/or resizes a declared
   axis. A rename rewrites every reference to the axis, keeping dual levels and composites
-  (``H-1`` -> ``H2-1``, ``H*W`` -> ``H2*W``): ``TensorAxes`` and ``IndexAxes`` tags and the
-  operation params that name axes (``axes``, ``out_axes``, ``reduction_axes``, the keys of
-  ``slices`` and ``pad``).
+  (``H-1`` -> ``H2-1``, ``H*W`` -> ``H2*W``): ``TensorAxes`` and ``IndexAxes`` tags (rewritten,
+  not re-derived: an operation whose inference fails, or a custom kernel's, keeps its index
+  names in step), the Axis node's label where it was the name, and the operation params that
+  name axes in :mod:`geon.core.ops`' table of params: the lists ``axes``, ``out_axes``,
+  ``reduction_axes``, ``along``; slice's and pad's ``axes`` map (keys and values); the keys of
+  ``slices`` and ``pad``; ``axis``; ``parts``' ``axis`` and ``into``. No param holds an
+  einsum-like string. Other params, a custom kernel's too, are kept as they are (their meaning is
+  the kernel's). A length change writes only the Axis: tensors' ranges are left for the checker
+  to report (the editor's axis command also resizes them; it sends node ops, not ``set_axis``).
+  The editor mirrors this rule (``frontend/src/model/axisRename.ts``); both run the shared cases
+  of ``tests/core/axis_rename_cases.json``, refusals word for word after ``edit op N
+  (set_axis): ``.
 - ``{"op": "shard", "operation", "dim"?, "parts"?, "chunk"?, "sizes"?, "grid"?, "mesh"?,
   "over"?}``: replaces the operation's Applications by one per shard
   (the ops :func:`geon.core.plans.shard_op_edits` returns), in the same atomic edit.
@@ -67,8 +76,11 @@ WHOLE = "*"
 """The field of a node that was added or removed: it conflicts with every field."""
 
 _AXIS_FIELDS = ("name", "length", "roles", "cls", "batch", "doc")
-_PARAM_LISTS = ("axes", "out_axes", "reduction_axes")
-_PARAM_KEYED = ("slices", "pad")
+# The params that name axes (geon.core.ops' table of params), by shape:
+_PARAM_LISTS = ("axes", "out_axes", "reduction_axes", "along")  # refs (slice's axes: ref -> ref)
+_PARAM_KEYED = ("slices", "pad")  # keys are refs
+_PARAM_REFS = ("axis",)  # one ref
+_PARAM_PARTS = ("axis", "into")  # the refs of "parts"
 
 
 class EditRefused(GeonError):
@@ -115,12 +127,28 @@ def _renamed_params(params: Any, old: str, new: str) -> Any:
         value = out.get(key)
         if isinstance(value, dict):
             out[key] = {rename_ref(k, old, new): v for k, v in value.items()}
+    for key in _PARAM_REFS:
+        if key in out:
+            out[key] = rename_ref(out[key], old, new)
+    parts = out.get("parts")
+    if isinstance(parts, dict):
+        out["parts"] = {
+            k: rename_ref(v, old, new) if k in _PARAM_PARTS else v for k, v in parts.items()
+        }
     return out
 
 
 def _rename_ops(doc: Document, old: str, new: str) -> list[dict[str, Any]]:
     ops: list[dict[str, Any]] = []
-    for nid in doc.index.in_document_order(doc.index.axis_readers(old)):
+    readers = set(doc.index.axis_readers(old))
+    # an operation may name the axis in its params only (its inputs not connected yet)
+    readers.update(
+        n.id
+        for n in doc.nodes
+        if n.type == OPERATION
+        and _renamed_params(n.body.get("params"), old, new) != n.body.get("params")
+    )
+    for nid in doc.index.in_document_order(readers):
         node = doc.node(nid)
         op: dict[str, Any] = {"op": "update_node", "id": nid}
         tags: dict[str, Any] = {}
@@ -194,8 +222,8 @@ def _set_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str
             isinstance(length, bool) or not isinstance(length, int) or length < 1
         ):
             raise DocumentError(
-                f"{where} has length {quote(length)} for axis {quote(name)}; expected an integer "
-                ">= 1 or null"
+                f"{where}: axis {quote(name)} cannot have length {quote(length)}; expected an "
+                "integer >= 1, or null for not yet bound"
             )
         _check_length(length, name, where)
         body["length"] = length
@@ -203,28 +231,31 @@ def _set_axis(doc: Document, op: Mapping[str, Any], where: str) -> list[dict[str
         new = op["rename"]
         if not isinstance(new, str) or not AXIS_NAME.match(new):
             raise DocumentError(
-                f"{where} renames axis {quote(name)} to {quote(new)}; expected a name like "
-                '"H" or "batch_1" (letters, digits, _; not starting with a digit)'
+                f"{where}: axis {quote(name)} cannot be renamed to {quote(new)}; expected a name "
+                'like "H" or "batch_1" (letters, digits, _; not starting with a digit)'
             )
         if new != name and _axis_node(doc, new) is not None:
             raise DocumentError(
-                f"{where} renames axis {quote(name)} to {quote(new)}, which is already declared; "
-                "pick another name"
+                f"{where}: axis {quote(name)} cannot be renamed to {quote(new)}, which is already "
+                "declared; pick another name"
             )
         body["name"] = new
         ops.extend(_rename_ops(doc, name, new))
     if not body:
         raise DocumentError(f'{where} changes nothing; expected "rename" and/or "length"')
+    # the label follows the name where it was the name (the editor labels an axis so)
+    renamed = body.get("name", name) != name and node.label == name
+    label: dict[str, Any] = {"label": body["name"]} if renamed else {}
     if "length" in body and body["length"] is None:
         # A merge patch cannot write null (null deletes the key): the Axis node is replaced,
         # which moves it to the end of the document; references are by name, so none break.
         data = node.to_json()
         return [
             {"op": "remove_node", "id": node.id},
-            {"op": "add_node", "node": {**data, "body": {**node.body, **body}}},
+            {"op": "add_node", "node": {**data, **label, "body": {**node.body, **body}}},
             *ops,
         ]
-    return [{"op": "update_node", "id": node.id, "body": body}, *ops]
+    return [{"op": "update_node", "id": node.id, **label, "body": body}, *ops]
 
 
 def _set_layout(op: Mapping[str, Any], where: str) -> list[dict[str, Any]]:

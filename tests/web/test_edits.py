@@ -90,7 +90,8 @@ def test_unbinding_an_axis_writes_null() -> None:
         (
             "bad length",
             {"op": "set_axis", "name": "H", "length": 0},
-            'edit op 0 (set_axis) has length "0" for axis "H"; expected an integer >= 1 or null',
+            'edit op 0 (set_axis): axis "H" cannot have length "0"; expected an integer >= 1, '
+            "or null for not yet bound",
         ),
         (
             "nothing to change",

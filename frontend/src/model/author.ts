@@ -3,7 +3,7 @@
 // apply throws an AuthorError that names the bad value and says what would be valid, and nothing
 // is sent.
 
-import { AXIS_NAME, baseNames, canonical, parseRef, refLength, type AxisDecl, type Declared } from "./axes";
+import { AXIS_NAME, baseNames, canonical, refLength, type AxisDecl, type Declared } from "./axes";
 import { inferAxes } from "./infer/dispatch";
 import { deriveSelections, deriveSignature, type Inference } from "./infer/inference";
 import { InferenceError } from "./infer/messages";
@@ -31,8 +31,12 @@ import {
   type Selection,
 } from "./document";
 import { applyOps, type EditOp } from "./edits";
+import { axisEditRefusal, renamedParams, renameRef } from "./axisRename";
 
-export class AuthorError extends Error {}
+/** A command that cannot apply; like the server's refusal of such an edit, an ``invalid_edit``. */
+export class AuthorError extends Error {
+  readonly code = "invalid_edit";
+}
 
 const q = (items: Iterable<string>): string => `(${[...items].map((i) => `"${i}"`).join(", ")})`;
 
@@ -75,70 +79,53 @@ export function declareAxis(doc: LoomDocument, input: AxisInput): EditOp[] {
   return [{ op: "add_node", node: { id: uuid(), type: AXIS, label: body.name, body: { ...body } } }];
 }
 
-/** Change an axis's name, length or roles; tensors and operations that use it follow. */
+/**
+ * Change an axis's name, length or roles: the server's ``set_axis`` rule (axisRename.ts; the
+ * shared cases of tests/core/axis_rename_cases.json), refused in the server's words. The editor
+ * also resizes the tensors that use the axis and re-derives what reads them (the server's
+ * ``set_axis`` leaves that to the checker).
+ */
 export function editAxis(doc: LoomDocument, id: string, input: AxisInput): EditOp[] {
   const node = nodeById(doc).get(id);
   if (!node || node.type !== AXIS) throw new AuthorError(`node "${id}" is not an axis`);
   const oldName = String(node.body.name);
-  const body = checkAxis(doc, input, id);
-  const ops: EditOp[] = [{ op: "update_node", id, label: body.name, body: { name: body.name, length: body.length, roles: body.roles ?? null } }];
-  const rename = (ref: string): string => {
-    try {
-      return parseRef(ref).map((p) => (p.name === oldName ? { ...p, name: body.name } : p)).map((p) => p.name + (p.level === 0 ? "" : p.level > 0 ? `+${p.level}` : `${p.level}`)).join("*");
-    } catch {
-      return ref;
-    }
-  };
+  const name = input.name.trim();
+  const refusal = axisEditRefusal(new Set(declaredAxes(doc).keys()), oldName, name, input.length);
+  if (refusal) throw new AuthorError(refusal);
+  const roles = checkAxis(doc, { ...input, name }, id).roles ?? null;
+  // the label follows the name where it was the name; an unbound length is written as null,
+  // which a merge patch cannot do: the Axis is replaced (moving to the end), as the server does
+  const label = name !== oldName && node.label === oldName ? { label: name } : {};
+  const ops: EditOp[] = [];
+  if (input.length === null) {
+    const body: Record<string, unknown> = { ...node.body, name, length: null, roles };
+    if (!roles) delete body.roles;
+    ops.push({ op: "remove_node", id }, { op: "add_node", node: { ...node, ...label, body } });
+  } else ops.push({ op: "update_node", id, ...label, body: { name, length: input.length, roles } });
+  const declared = declaredAxes(applyOps(doc, ops));
   const touched: string[] = [];
-  let next = applyOps(doc, ops);
   for (const n of doc.nodes) {
-    const axes = tensorAxes(n);
-    if (n.type === TENSOR && axes && axes.some((a) => safeBase(a).includes(oldName))) {
-      const renamed = axes.map(rename);
-      const range = rangeFor(renamed, declaredAxes(next), tensorRange(n)?.start);
-      const update: EditOp = { op: "update_node", id: n.id, tags: { [TENSOR_AXES]: { axes: renamed } } };
-      if (range) update.body = { range };
-      ops.push(update);
-      touched.push(n.id);
-    }
-    if (n.type === OPERATION && body.name !== oldName) {
-      const params = renameParams(n.body.params, rename);
-      if (params !== undefined) {
-        ops.push({ op: "update_node", id: n.id, body: { params } });
-        // its IndexAxes name the axis too, also where only its output uses it (a slice's new axis)
-        touched.push(...[...selections(n.body.inputs).values()].flat().map((s) => s.tensorId));
+    const update: EditOp & { op: "update_node" } = { op: "update_node", id: n.id };
+    const tags: Record<string, unknown> = {};
+    const url = n.type === TENSOR ? TENSOR_AXES : n.type === OPERATION ? INDEX_AXES : null;
+    const axes = url && (n.tags?.[url] as { axes?: unknown } | undefined)?.axes;
+    if (url && Array.isArray(axes)) {
+      const renamed = axes.map((a) => renameRef(a, oldName, name));
+      if (renamed.some((a, i) => a !== axes[i])) tags[url] = { axes: renamed };
+      const range = n.type === TENSOR ? rangeFor(renamed, declared, tensorRange(n)?.start) : null;
+      if (range && !same(range, tensorRange(n))) {
+        update.body = { range };
+        touched.push(n.id);
       }
     }
+    if (Object.keys(tags).length) update.tags = tags;
+    const params = n.type === OPERATION ? renamedParams(n.body.params, oldName, name) : undefined;
+    if (params !== undefined && !same(params, n.body.params)) {
+      // a merge patch would merge a map's old keys back in: params are replaced whole
+      ops.push({ ...update, body: { params: null } }, { op: "update_node", id: n.id, body: { params } });
+    } else if (update.body || update.tags) ops.push(update);
   }
-  next = applyOps(doc, ops);
-  return [...ops, ...rederive(next, touched)];
-}
-
-/**
- * The params patch (a JSON merge) that renames an axis: in lists of references (``axes``,
- * ``out_axes``, ``reduction_axes``) and in the objects keyed by axis (slice's ``slices``, pad's
- * ``pad``, their ``axes`` map, whose values are references too; a renamed key is removed with
- * null). Undefined when nothing changes.
- */
-function renameParams(params: unknown, rename: (r: string) => string): Record<string, unknown> | undefined {
-  if (params === null || typeof params !== "object" || Array.isArray(params)) return undefined;
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(params)) {
-    if (Array.isArray(v) && v.every((s) => typeof s === "string")) {
-      const r = (v as string[]).map(rename);
-      if (r.some((x, i) => x !== v[i])) out[k] = r;
-    } else if (v !== null && typeof v === "object" && !Array.isArray(v)) {
-      const patch: Record<string, unknown> = {};
-      for (const [key, value] of Object.entries(v as Record<string, unknown>)) {
-        const to = rename(key);
-        const renamed = typeof value === "string" ? rename(value) : value;
-        if (to !== key) patch[key] = null;
-        if (to !== key || renamed !== value) patch[to] = renamed;
-      }
-      if (Object.keys(patch).length) out[k] = patch;
-    }
-  }
-  return Object.keys(out).length ? out : undefined;
+  return [...ops, ...rederive(applyOps(doc, ops), touched)];
 }
 
 function safeBase(ref: string): string[] {
