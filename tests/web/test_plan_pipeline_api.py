@@ -14,11 +14,15 @@ from django.core.cache import caches
 from django.test import Client, override_settings
 
 from geon.cli import main
+from geon.core.graph import Graph as Document
+from geon.core.plans.contract import CONTRACTED_SPLIT
+from geon.graphs.edits import EditRefused
 from geon.graphs.models import Graph, ShardPlan
 from geon.graphs.services import do_create_graph
 from geon.graphs.services.plan_jobs import CACHE, cost_key
+from geon.graphs.services.plans import check_stages
 from geon.graphs.tasks import plan_cost_job
-from tests.core.plans.pipeline_docs import chain
+from tests.core.plans.pipeline_docs import GROUP, chain
 from tests.hostile.test_plan_cost_maxima import UNCONSUMED
 
 pytestmark = pytest.mark.django_db
@@ -345,3 +349,29 @@ def post_as_owner(client: Client, graph: Graph) -> dict[str, Any]:
     assert made.status_code == 201, made.content
     result: dict[str, Any] = made.json()
     return result
+
+
+def test_a_stage_scope_held_only_by_a_generated_dot_s_sum_is_found() -> None:
+    # given a document whose layers.3 is held only by a dot a generated plan split over its
+    # contracted axis (its Group tag kept in the sum's ContractedSplit "original", as
+    # geon.core.plans.contract writes it, and as the cost model's stages read it)
+    data = chain().to_json()
+    for node in data["nodes"]:
+        group = (node.get("tags") or {}).get(GROUP)
+        if group == {"scope": "layers.3"}:
+            del node["tags"][GROUP]
+            if node["body"]["kernel"] == "op:dot":
+                original = {
+                    "label": node.get("label"),
+                    "body": node["body"],
+                    "tags": {GROUP: group},
+                }
+                node["tags"][CONTRACTED_SPLIT] = {"original": original}
+    document = Document.from_json(data)
+    plan = ShardPlan(name="pp", mesh=PLAN["mesh"], axis_mapping={"N": "dp"}, pipeline=PIPELINE)
+    # then its scope is a stage's, and one no operation holds is still refused
+    check_stages(document, plan)
+    plan.pipeline = {**PIPELINE, "stages": [["layers.0"], ["layers.4"]]}
+    with pytest.raises(EditRefused) as refused:
+        check_stages(document, plan)
+    assert 'pipeline stage 1 scope "layers.4" matches no' in str(refused.value)

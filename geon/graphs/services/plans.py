@@ -19,6 +19,7 @@ from geon.core.errors import GeonError, quote
 from geon.core.graph import APPLICATION, OPERATION
 from geon.core.graph import Graph as Document
 from geon.core.plans import Plan, plan_ops, plan_splits
+from geon.core.plans.contract import CONTRACTED_SPLIT
 from geon.core.plans.cost import DEFAULT_PROFILE, cost_report, load_profile, shipped_profiles
 from geon.core.plans.cost.cells import transfer_bytes
 from geon.core.plans.cost.report import device_rows
@@ -129,12 +130,17 @@ _ROLES = ("backward/", "optimizer/")
 
 def _operation_scopes(document: Document) -> tuple[set[str], list[str]]:
     """Every scope an operation's ``Group`` scope is or lies under (a training step's
-    ``backward/`` and ``optimizer/`` read without that prefix, as the cost model's stages read
-    them), and the top-level ones in document order."""
+    ``backward/`` and ``optimizer/`` read without that prefix, and a dot a generated plan split
+    over its contracted axis by the dot's own tags, as the cost model's stages read them), and
+    the top-level ones in document order."""
     held: set[str] = set()
     tops: list[str] = []
     for node in document.of_type(OPERATION):
-        group = (node.tags or {}).get(_GROUP)
+        tags = node.tags or {}
+        split = tags.get(CONTRACTED_SPLIT)
+        if isinstance(split, dict) and isinstance(split.get("original"), dict):
+            tags = split["original"].get("tags") or {}  # a generated dot's sum: the dot's scope
+        group = tags.get(_GROUP)
         scope = group.get("scope") if isinstance(group, dict) else None
         if not isinstance(scope, str):
             continue
