@@ -52,6 +52,8 @@ __all__ = [
     "Writes",
     "box_size",
     "group_keys",
+    "index_boxes",
+    "operation_boxes",
     "parse_box",
     "placement_device",
     "read_table",
@@ -208,6 +210,18 @@ class ShardTable:
     def box(self, row: int) -> Box:
         """Row ``row`` of :attr:`rows` as a box of its tensor's rank."""
         return self.rows.box(row, int(self.ranks[self.rows.tensor[row]]))
+
+
+def index_boxes(table: ShardTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every shard's ``IPFIndex`` as a box, read in bulk: ``(valid, rank, lo, hi)``, rows
+    padded past their rank with ``[0, 1)`` (:meth:`ShardTable.index_box` reads one)."""
+    return _boxes(table.index_tags)
+
+
+def operation_boxes(table: ShardTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Every operation's own ``IPFIndex`` (in :attr:`ShardTable.op_ids` order) as a box, as
+    :func:`index_boxes` reads the shards'."""
+    return _boxes([(table.ops[o].tags or {}).get(IPF_INDEX) for o in table.op_ids])
 
 
 def placement_device(placement: Any, meshes: dict[str, Mesh | None], graph: Graph) -> Device | None:

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from operator import le, lt
 from typing import Any
 
 import numpy as np
@@ -53,11 +54,15 @@ from geon.core.plans.table import (
     Writes,
     box_size,
     group_keys,
+    index_boxes,
+    operation_boxes,
     parse_box,
     read_table,
     regions_that_move,
 )
 from geon.core.zspace import IPF, ZRange, parse_range, union_size
+
+_INTS = frozenset({int})
 
 __all__ = [
     "Box",
@@ -320,9 +325,70 @@ def padded_bytes(graph: Graph, table: ShardTable) -> np.ndarray:
     buffers its padded reads need (see the module docstring)."""
     out = np.zeros(len(table.ids), dtype=np.int64)
     padding = _Padding(graph, table)
-    for n in np.flatnonzero(table.placed).tolist():
+    for n in _may_pad(table, padding).tolist():
         out[n] = padding.bytes(graph.node(table.ids[n]), table.index_box(n))
     return out
+
+
+def _may_pad(table: ShardTable, padding: _Padding) -> np.ndarray:
+    """The placed shards whose reads may reach past their tensors, in bulk: all but those
+    whose ``IPFIndex`` lies inside their operation's, of an operation every input of which
+    projects its whole ``IPFIndex`` into its tensor, reading only tensors their operation
+    reads (a projection of a sub-box lies inside the projection of the box). A training step
+    has tens of thousands of shards and hardly any padded read."""
+    placed = table.placed
+    n_ops = len(table.op_ids)
+    op_valid, op_rank, op_lo, op_hi = operation_boxes(table)
+    whole_fits = np.zeros(n_ops, dtype=bool)
+    op_reads: list[int] = []
+    n_tensors = len(table.tensor_ids)
+    for k, op_id in enumerate(table.op_ids):
+        inputs = table.ops[op_id].body.get("inputs")
+        sig = padding.signature(op_id)
+        if not op_valid[k] or sig is None or not isinstance(inputs, dict):
+            continue
+        r = int(op_rank[k])
+        box = (tuple(op_lo[k, :r].tolist()), tuple(op_hi[k, :r].tolist()))
+        fits = True
+        for key, items in inputs.items():
+            ipfs = sig.get(key)
+            if ipfs is None or not isinstance(items, list) or len(ipfs) != len(items):
+                fits = False
+                break
+            for n, (item, ipf) in enumerate(zip(items, ipfs, strict=True)):
+                tid = item.get("tensorId") if isinstance(item, dict) else None
+                if (
+                    not isinstance(tid, str)
+                    or tid not in table.tensor_index
+                    or (ipf is not None and not padding.fits_whole(op_id, key, n, tid, ipf, box))
+                ):
+                    fits = False
+                else:
+                    op_reads.append(k * n_tensors + table.tensor_index[tid])
+        whole_fits[k] = fits
+    valid, rank, lo, hi = index_boxes(table)
+    width = max(lo.shape[1], op_lo.shape[1])
+    lo, hi, op_lo, op_hi = (_widen(a, width, fill) for a, fill in
+                            ((lo, 0), (hi, 1), (op_lo, 0), (op_hi, 1)))  # fmt: skip
+    op = table.op
+    inside = (
+        valid
+        & op_valid[op]
+        & (rank == op_rank[op])
+        & np.all(lo >= op_lo[op], axis=1)
+        & np.all(hi <= op_hi[op], axis=1)
+    ) if len(op) else np.zeros(0, dtype=bool)  # fmt: skip
+    rows = table.rows
+    reading = ~rows.write
+    known = np.isin(op[rows.shard[reading]] * n_tensors + rows.tensor[reading], op_reads)
+    strange = np.bincount(rows.shard[reading][~known], minlength=len(op)) > 0
+    return np.flatnonzero(placed & ~(inside & whole_fits[op] & ~strange))
+
+
+def _widen(rows: np.ndarray, width: int, fill: int) -> np.ndarray:
+    """``rows`` padded on the right to ``width`` columns with ``fill``."""
+    extra = width - rows.shape[1]
+    return np.pad(rows, ((0, 0), (0, extra)), constant_values=fill) if extra else rows
 
 
 class _Padding:
@@ -342,8 +408,9 @@ class _Padding:
         self.ranges: dict[str, ZRange | None] = {}
         self.op_boxes: dict[str, Box | None] = {}
         self.fits: dict[tuple[str, str, int, str], bool] = {}
+        self.bounds: dict[str, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}
 
-    def _signature(self, op_id: str) -> dict[str, list[IPF | None]] | None:
+    def signature(self, op_id: str) -> dict[str, list[IPF | None]] | None:
         if op_id in self.signatures:
             return self.signatures[op_id]
         op = self.ops.get(op_id)
@@ -375,24 +442,48 @@ class _Padding:
             )
         return self.ranges[tid]
 
-    def _fits(self, op_id: str, key: str, n: int, tid: str, ipf: IPF, op_box: Box) -> bool:
+    def fits_whole(self, op_id: str, key: str, n: int, tid: str, ipf: IPF, op_box: Box) -> bool:
         """Whether input ``n`` of ``key`` projects the operation's whole IPFIndex into its
         tensor ``tid`` (remembered per operation, input and tensor)."""
         slot = (op_id, key, n, tid)
         fits = self.fits.get(slot)
+        if fits is None:
+            fits = self._hull_fits(tid, ipf, op_box)
         if fits is None:
             trange = self._range(tid)
             try:
                 projected = ipf.apply_range(ZRange(*op_box))
             except GeonError:
                 projected = None
-            fits = self.fits[slot] = (
+            fits = (
                 projected is not None
                 and trange is not None
                 and trange.rank == projected.rank
                 and trange.contains(projected)
             )
+        self.fits[slot] = fits
         return fits
+
+    def _hull_fits(self, tid: str, ipf: IPF, box: Box) -> bool | None:
+        """Whether the image of the non-empty ``box`` through ``ipf`` lies inside tensor
+        ``tid``'s range, by the corner rule on plain tuples (:meth:`IPF.hull`, what
+        :meth:`IPF.apply_range` returns as a range); None when the box is empty, of another
+        rank than the map's, or the tensor's range is not plain ints (then ranges decide)."""
+        start, end = box
+        in_dim = ipf.map.in_dim
+        if (in_dim is not None and in_dim != len(start)) or not all(map(lt, start, end)):
+            return None
+        if tid not in self.bounds:
+            tensor = self.graph.get(tid)
+            found = tensor.body.get("range") if tensor is not None else None
+            t = (found.get("start"), found.get("end")) if type(found) is dict else (None, None)
+            plain = all(type(v) is list and _INTS.issuperset(map(type, v)) for v in t)
+            self.bounds[tid] = (tuple(t[0]), tuple(t[1])) if plain else None  # type: ignore[arg-type]
+        bounds = self.bounds[tid]
+        if bounds is None or len(bounds[0]) != len(ipf.shape) or len(bounds[1]) != len(ipf.shape):
+            return None
+        lo, hi = ipf.hull(start, end)
+        return all(map(le, bounds[0], lo)) and all(map(le, hi, bounds[1]))
 
     def bytes(self, app: Node, index_box: Box | None) -> int:
         """The padded buffers' bytes of one application, whose IPFIndex is ``index_box``."""
@@ -401,7 +492,7 @@ class _Padding:
         inputs = app.body.get("inputs")
         if not isinstance(op_id, str) or index_box is None or not isinstance(inputs, dict):
             return 0
-        sig = self._signature(op_id)
+        sig = self.signature(op_id)
         if sig is None:
             return 0
         if op_id not in self.op_boxes:
@@ -424,7 +515,7 @@ class _Padding:
                 tid = item.get("tensorId") if isinstance(item, dict) else None
                 if ipf is None or not isinstance(tid, str):
                     continue
-                if op_box is not None and self._fits(op_id, key, n, tid, ipf, op_box):
+                if op_box is not None and self.fits_whole(op_id, key, n, tid, ipf, op_box):
                     continue
                 trange = self._range(tid)
                 if shard_range is None:  # projected only when an input may reach past
