@@ -22,13 +22,16 @@ export function failureText(what: string, status: number, body: unknown): string
  * else why ``what`` failed. */
 export async function saveFrom(href: string, fallback: string, what: string): Promise<string | null> {
   let answer: Response;
+  let blob: Blob;
   try {
     answer = await fetch(href, { credentials: "same-origin" });
+    if (!answer.ok) return failureText(what, answer.status, await answer.json().catch(() => null));
+    blob = await answer.blob();
   } catch (e) {
+    // no answer, or the connection lost while the file came
     return `${what} failed: the server could not be reached (${(e as Error).message})`;
   }
-  if (!answer.ok) return failureText(what, answer.status, await answer.json().catch(() => null));
-  const url = URL.createObjectURL(await answer.blob());
+  const url = URL.createObjectURL(blob);
   const save = el("a", { href: url, download: fileNameOf(answer.headers.get("Content-Disposition")) ?? fallback, hidden: "" });
   document.body.append(save);
   save.click();
