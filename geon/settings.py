@@ -349,6 +349,10 @@ GEON_IMPORT_SECONDS = env_int("GEON_IMPORT_SECONDS", 120, minimum=1)
 GEON_IMPORT_MAX_MEMORY_BYTES = env_int(
     "GEON_IMPORT_MAX_MEMORY_BYTES", 2 * 1024**3, minimum=256 * 1024 * 1024
 )
+# An import stopped in review for its axes' names (issue 35) keeps its upload until they are
+# given; one left there this many hours is swept (geon.runs.services.sweep): upload deleted,
+# status "expired" with the reason.
+GEON_IMPORT_REVIEW_HOURS = env_int("GEON_IMPORT_REVIEW_HOURS", 24, minimum=1)
 
 # --- auth, i18n, static ---------------------------------------------------------------------
 

@@ -147,7 +147,9 @@ class ModelImport(models.Model):
     """An uploaded ONNX model converted to a graph by a worker (issue #20): queued, running
     through its steps, then done (the graph and its weights ``.npz``) or failed (``error``).
     One asked to ``review`` its axes' names (issue 35) stops at ``review`` with the ``axes``
-    proposed until the person posts the ``names``, then is queued again to make the graph."""
+    proposed until the person posts the ``names``, then is queued again to make the graph; one
+    left in review over ``GEON_IMPORT_REVIEW_HOURS`` is ``expired`` (its upload deleted, the
+    reason in ``error``: :func:`geon.runs.services.sweep.sweep_reviews`)."""
 
     class Status(models.TextChoices):
         QUEUED = "queued"
@@ -155,6 +157,7 @@ class ModelImport(models.Model):
         REVIEW = "review"
         DONE = "done"
         FAILED = "failed"
+        EXPIRED = "expired"
 
     owner = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="model_imports"

@@ -19,7 +19,9 @@ with the proposed names (``heads``, ``ffn``..., every ``dim_param`` kept). An im
 review them stops at ``review`` with its ``axes`` (name as imported, length, role, proposed
 name, where the model shows it) and keeps the upload; :func:`do_name_axes` takes the names the
 person accepts (checked by the rule every axis name follows) and queues it again, and the worker
-makes the graph with them.
+makes the graph with them. One left in review over ``GEON_IMPORT_REVIEW_HOURS`` is ``expired``
+by the sweep (:func:`geon.runs.services.sweep.sweep_reviews`): its upload deleted, its ``error``
+saying why; names posted then are refused with that reason.
 
 >>> parse_dims("batch=8, seq=16")
 {'batch': 8, 'seq': 16}
@@ -216,6 +218,9 @@ def do_name_axes(user: User, import_id: int, names: Any) -> ModelImport:
     from geon.interop.onnx_roles import AxisProposal, NamesError, check_names
 
     found = check_can_view_import(user, import_id)
+    if found.status == ModelImport.Status.EXPIRED:
+        raise RunRefused("not_in_review", f'model import "{found.pk}" is expired: {found.error}',
+                         status=409)  # fmt: skip
     if found.status != ModelImport.Status.REVIEW:
         raise RunRefused(
             "not_in_review",
@@ -261,7 +266,8 @@ def do_import(import_id: int) -> None:
     found running was under a worker that stopped (a model too large to convert), and fails."""
     with transaction.atomic():
         found = ModelImport.objects.select_for_update().filter(pk=import_id).first()
-        done = (ModelImport.Status.DONE, ModelImport.Status.FAILED, ModelImport.Status.REVIEW)
+        done = (ModelImport.Status.DONE, ModelImport.Status.FAILED, ModelImport.Status.REVIEW,
+                ModelImport.Status.EXPIRED)  # fmt: skip
         if found is None or found.status in done:
             return
         if found.status == ModelImport.Status.RUNNING:

@@ -2,8 +2,9 @@
 its worker's crash). Running runs whose worker stopped
 (:func:`~geon.runs.services.attempts.worker_gone`), runs queued while no run started (their
 message was lost) and renders waiting too long are each handed to a worker again, or failed with
-the reason after ``GEON_RUN_MAX_ATTEMPTS``. Each worker sweeps every heartbeat
-(:func:`start_sweeper`)."""
+the reason after ``GEON_RUN_MAX_ATTEMPTS``. Model imports left in review for their axes' names
+(issue 35) over ``GEON_IMPORT_REVIEW_HOURS`` are expired, their uploads deleted
+(:func:`sweep_reviews`). Each worker sweeps every heartbeat (:func:`start_sweeper`)."""
 
 from __future__ import annotations
 
@@ -13,12 +14,13 @@ import time
 from datetime import datetime, timedelta
 
 from django.conf import settings
+from django.core.files.storage import Storage
 from django.db import connection as db_connection
 from django.db import transaction
 from django.db.models import Q
 from django.utils import timezone
 
-from geon.runs.models import Render, Run
+from geon.runs.models import ModelImport, Render, Run
 from geon.runs.services.attempts import fail_stranded, worker_gone
 from geon.runs.services.events import publish
 from geon.runs.services.renders import hand_over_render, render_stuck
@@ -63,14 +65,56 @@ def sweep(now: datetime | None = None) -> dict[str, int]:
     return counts
 
 
+def review_expired(hours: int) -> str:
+    """Why an import left in review was expired (``GET /api/v1/imports/<id>``'s ``error``)."""
+    return (
+        f"nobody named its axes within {hours} h of the import (GEON_IMPORT_REVIEW_HOURS), so "
+        "its upload was deleted; import the model again to name them"
+    )
+
+
+def sweep_reviews(now: datetime | None = None) -> int:
+    """Expire the model imports left in ``review`` (waiting for their axes' names, issue 35)
+    since over ``GEON_IMPORT_REVIEW_HOURS`` before ``now``: each upload is deleted once that
+    commits, its status is ``expired`` and its ``error`` says why (:func:`review_expired`).
+    Imports of every queue are swept: whichever worker sees one first expires it. How many."""
+    now = now or timezone.now()
+    hours = settings.GEON_IMPORT_REVIEW_HOURS
+    before = now - timedelta(hours=hours)
+    uploads: list[tuple[Storage, str]] = []
+    count = 0
+    with transaction.atomic():
+        left = ModelImport.objects.select_for_update().filter(
+            status=ModelImport.Status.REVIEW, created__lt=before
+        )
+        for found in left:
+            if found.upload.name:
+                uploads.append((found.upload.storage, found.upload.name))
+                found.upload = ""
+            found.status, found.step = ModelImport.Status.EXPIRED, ""
+            found.error, found.finished = review_expired(hours), now
+            found.save(update_fields=["upload", "status", "step", "error", "finished"])
+            count += 1
+
+        def delete() -> None:
+            for storage, name in uploads:
+                storage.delete(name)
+
+        transaction.on_commit(delete)
+    if count:
+        log.warning("sweep: expired %d model imports left in review over %d h", count, hours)
+    return count
+
+
 def start_sweeper() -> threading.Thread:
-    """Run :func:`sweep` now and every ``GEON_RUN_HEARTBEAT_SECONDS`` in a daemon thread (the
-    worker's main process starts it once ready)."""
+    """Run :func:`sweep` and :func:`sweep_reviews` now and every ``GEON_RUN_HEARTBEAT_SECONDS``
+    in a daemon thread (the worker's main process starts it once ready)."""
 
     def loop() -> None:
         while True:
             try:
                 sweep()
+                sweep_reviews()
             except Exception:  # the database may be away for a moment; try again next time
                 log.exception("sweep failed")
             finally:
