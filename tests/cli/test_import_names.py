@@ -20,6 +20,9 @@ from typing import Any
 
 import pytest
 
+from geon.core.graph import Graph
+from geon.core.plans.cost import load_profile, parse_profile
+from geon.core.plans.cost.search import search_plans
 from tests.processes import geon
 
 ENCODER = Path(__file__).resolve().parent.parent / "interop" / "models" / "encoder.onnx"
@@ -161,3 +164,16 @@ def test_without_an_output_or_show_names_the_import_is_refused(tmp_path: Path) -
     assert (done.returncode, done.stderr) == (
         2, "geon import: no -o OUT.json; expected the document's path, or --show-names\n",
     )  # fmt: skip
+
+
+def test_the_megatron_plan_of_the_inferred_names_splits_heads_and_ffn(tmp_path: Path) -> None:
+    # given the encoder imported with the inferred names (as the web import names it)
+    _import(tmp_path, "--names", "inferred")
+    graph = Graph.from_json(json.loads((tmp_path / "enc.json").read_text()))
+    # when a plan is searched on 2 devices whose memory does not hold the weights twice
+    profile = load_profile("h100-sxm-8").to_json()
+    profile["device"]["memory"] = 40000
+    found = search_plans(graph, {"tp": 2}, parse_profile(profile))
+    # then the best is Megatron's (Shoeybi et al. 2019), read by name: heads and the MLP width
+    # (docs/cost-model.md; the same split as d4, d64 under the names as imported)
+    assert found["best"]["axisMapping"] == {"heads": "tp", "ffn": "tp"}
