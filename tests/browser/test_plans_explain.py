@@ -59,6 +59,9 @@ def test_the_issues_panel_says_why_the_plan_runs_operations_whole(
         assert 'it contracts or reduces "D" (mesh axis "tp")' in note, note
         assert re.search(r"; forces 1 all-gather of [\d.]+ (B|KiB|MiB) before it$", note), note
         assert not UUID.search(note), note
+    # and the plan's card says the same, what each forces included
+    card = tab.locator(f".geon-plan[data-plan='{WORSE}'] .geon-plan-why li").all_text_contents()
+    assert card == [n.removeprefix(f'plan "{WORSE}": ') for n in notes]
     # and the title counts only the graph's problems (the entries are not errors)
     assert tab.text_content(".geon-issues-panel h2") == "Issues"
     # and an entry jumps to its operation

@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
 import type { Collective } from "./costs";
 import { OPERATION, TENSOR, type LoomDocument } from "./document";
-import { forcedBy, PLAN_RUNS_WHOLE, planWhyIssues } from "./planWhy";
+import { forcedBy, notSplitLines, PLAN_RUNS_WHOLE, planWhyIssues } from "./planWhy";
 import type { Plan } from "./plans";
 
 // given a layer_norm in layers.0/ln writing ln1, left whole by a plan that maps D to tp
@@ -48,5 +48,12 @@ describe("the Issues panel's information entries for the current plan (issue 35)
   it("says nothing without a plan or when the plan leaves nothing whole", () => {
     expect(planWhyIssues(doc, null, [])).toEqual([]);
     expect(planWhyIssues(doc, { ...plan, applications: {} }, [])).toEqual([]);
+  });
+});
+
+describe("the plan's card (issue 35)", () => {
+  it("says what running an operation whole forces once the plan's collectives are known", () => {
+    expect(notSplitLines(doc, plan)).toEqual(['op:layer_norm → ln1 in layers.0/ln runs whole: it contracts or reduces "D"']);
+    expect(notSplitLines(doc, plan, [move("all-gather", "up", "ln", 1536)])).toEqual(['op:layer_norm → ln1 in layers.0/ln runs whole: it contracts or reduces "D"; forces 1 all-gather of 1.5 KiB before it']);
   });
 });

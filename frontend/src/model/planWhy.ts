@@ -43,10 +43,14 @@ export function nodeTitle(node: LoomNode, find: (id: string) => LoomNode | undef
   return `${nodeName(node)}${outputs.length ? ` → ${outputs.join(", ")}` : ""}${where ? ` in ${where}` : ""}`;
 }
 
-/** What a plan's card says of the operations its mapping leaves whole: "runs whole: op:layer_norm → ln1 — it contracts or reduces …". */
-export function notSplitLines(doc: LoomDocument | null, plan: Plan): string[] {
+/** What a plan's card says of the operations its mapping leaves whole: "op:layer_norm → ln1 runs
+ * whole: it contracts or reduces …", and, given the plan's collectives, what that forces. */
+export function notSplitLines(doc: LoomDocument | null, plan: Plan, collectives: readonly Collective[] = []): string[] {
   const entries = (plan.applications?.notSplit ?? []) as NotSplit[];
-  return entries.map((e) => `${operationTitle(doc, e.operation)} runs whole: ${e.reason}`);
+  return entries.map((e) => {
+    const forced = forcedBy(e.operation, collectives);
+    return `${operationTitle(doc, e.operation)} runs whole: ${e.reason}${forced ? `; ${forced}` : ""}`;
+  });
 }
 
 /** The constraint name of the Issues panel's information entries about the current plan. */
@@ -78,15 +82,13 @@ export function forcedBy(op: string, collectives: readonly Collective[]): string
 export function planWhyIssues(doc: LoomDocument | null, plan: Plan | null, collectives: readonly Collective[]): Issue[] {
   if (!plan) return [];
   const entries = (plan.applications?.notSplit ?? []) as NotSplit[];
-  return entries.map((e) => {
-    const forced = forcedBy(e.operation, collectives);
-    return {
-      constraint: PLAN_RUNS_WHOLE,
-      type: "PlanNote",
-      severity: "info" as const,
-      summary: `plan "${plan.name}" runs an operation whole`,
-      message: `plan "${plan.name}": ${operationTitle(doc, e.operation)} runs whole: ${e.reason}${forced ? `; ${forced}` : ""}`,
-      nodeIds: [e.operation],
-    };
-  });
+  const lines = notSplitLines(doc, plan, collectives);
+  return entries.map((e, at) => ({
+    constraint: PLAN_RUNS_WHOLE,
+    type: "PlanNote",
+    severity: "info" as const,
+    summary: `plan "${plan.name}" runs an operation whole`,
+    message: `plan "${plan.name}": ${lines[at]}`,
+    nodeIds: [e.operation],
+  }));
 }

@@ -10,11 +10,12 @@
 import { PlansApi } from "../api/plans";
 import type { Collective } from "../model/costs";
 import { CURRENT_DOCUMENT, followCurrentCost } from "./currentCost";
+import { whyCard } from "./planWhyCard";
 import { renderLedger } from "./ledger";
 import { renderPlanDiff } from "./planDiff";
 import { APPLICATION, type LoomDocument } from "../model/document";
 import type { LivePlanCost } from "../sync/protocol";
-import { compareRows, currentPlans, describePlan, isMapped, notSplitLines, profileAssumptions, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
+import { compareRows, currentPlans, describePlan, isMapped, profileAssumptions, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
 import { markReadOnly } from "./readOnly";
@@ -156,7 +157,17 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   };
 
   /** The cost of the plan the document is on: the canvas's edge labels and its ledger. */
-  const currentCost = followCurrentCost({ api, ledger: current, profile, onCollectives: options.onCollectives, showEdge: options.showEdge, state: () => ({ doc, plans, version, busy }) });
+  /** The current plan's collectives: its card says what running operations whole forces. */
+  let forced: { plan: number; collectives: Collective[] } | null = null;
+  const onCollectives = (name: string | null, collectives: Collective[], saved: Plan | null): void => {
+    forced = saved ? { plan: saved.id, collectives } : null;
+    const row = saved ? [...list.querySelectorAll<HTMLElement>(".geon-plan")].find((r) => r.dataset.plan === saved.name) : undefined;
+    const was = row?.querySelector<HTMLDetailsElement>(".geon-plan-why");
+    const why = saved && was ? whyCard(doc, saved, collectives, was.open) : null;
+    if (was && why) was.replaceWith(why);
+    options.onCollectives?.(name, collectives, saved);
+  };
+  const currentCost = followCurrentCost({ api, ledger: current, profile, onCollectives: options.onCollectives && onCollectives, showEdge: options.showEdge, state: () => ({ doc, plans, version, busy }) });
 
   const say = (error: string, info = ""): void => {
     message.textContent = error;
@@ -199,18 +210,8 @@ export function createPlansSection(options: PlansOptions): PlansSection {
           el("span", { class: "geon-plan-info small muted", text: describePlan(p) }),
         );
         // why the plan may be bad: what its mapping leaves whole, by name and scope (issue 35)
-        const whole = notSplitLines(doc, p);
-        if (whole.length) {
-          row.append(
-            el(
-              "details",
-              { class: "geon-plan-why small" },
-              el("summary", { text: `${whole.length} operation${whole.length === 1 ? "" : "s"} run${whole.length === 1 ? "s" : ""} whole` }),
-              el("ul", {}, ...whole.slice(0, 20).map((line) => el("li", { text: line }))),
-              ...(whole.length > 20 ? [el("p", { class: "muted", text: `and ${whole.length - 20} more` })] : []),
-            ),
-          );
-        }
+        const why = whyCard(doc, p, forced?.plan === p.id ? forced.collectives : []);
+        if (why) row.append(why);
         const actions = el("span", { class: "geon-plan-actions" });
         const switchTo = button("Switch", `Give the document plan "${p.name}"'s applications`, () => switchPlan(p), "geon-plan-switch");
         const rename = button("Rename", `Rename plan "${p.name}"`, () => startRename(p, row, title, actions), "geon-plan-rename");
