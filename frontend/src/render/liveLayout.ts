@@ -102,7 +102,7 @@ export class LiveLayout {
         this.placed();
         return;
       }
-      return this.open(change.group, at, rects, view, grouped);
+      if (this.open(change.group, at, rects, view, grouped)) return;
     }
     const kept = keptLayout(view, this.layout, grouped ?? undefined);
     this.layout = this.framed(kept.layout.rects);
@@ -120,10 +120,12 @@ export class LiveLayout {
   }
 
   /** Lay out only the opened group's block (in the worker), then put it where its box was. */
-  private open(group: GroupShape, box: Rect, rects: Map<string, Rect>, view: GraphView, grouped: Grouped): void {
+  private open(group: GroupShape, box: Rect, rects: Map<string, Rect>, view: GraphView, grouped: Grouped): boolean {
+    const input = blockInput(layoutInput(view, grouped), group.path);
+    // a node a Layout tag places stays there: such a group is laid out with the whole view
+    if (input.boxes.some((b) => b.pinned)) return false;
     this.layout = this.framed(keptLayout(view, { rects }, grouped).layout.rects);
     const seq = ++this.seq;
-    const input = blockInput(layoutInput(view, grouped), group.path);
     const done = (layout: Layout | null): void => {
       if (!layout || seq !== this.seq || this.view !== view) return;
       const origin = layout.rects.get(group.id);
@@ -135,6 +137,7 @@ export class LiveLayout {
     };
     if (this.client) void this.client.layout(input).then(done);
     else done({ rects: new Map(gridLayout(input)) });
+    return true;
   }
 
   /**
