@@ -363,3 +363,61 @@ def test_memory_ledger_equals_the_rule_on_cells(doc: dict[str, Any]) -> None:
     found = {d: (m.peak, m.split) for d, m in memory_ledger(placed).items() if m.peak}
     expected = {d: p for d, p in _reference_ledger(doc, order).items() if p[0]}
     assert found == expected
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.integers(0, 3),
+    st.integers(0, 3),
+    st.lists(st.integers(1, 4), min_size=1, max_size=3),
+    st.booleans(),
+)
+def test_padded_bytes_equal_each_shards_projection_past_its_tensor(
+    before: int, after: int, cuts: list[int], outside: bool
+) -> None:
+    # given x[T=4, C=2] padded into T2, then relu'd, each cut over a line of devices (and, with
+    # ``outside``, one Application of the pad moved past its operation's IPFIndex, as a
+    # malformed document may have it)
+    from geon import core as gc
+    from geon.core.checks.structure import ipf_from_json
+    from geon.core.graph import IPF_INDEX, IPF_SIGNATURE
+    from geon.core.plans.cost.cells import padded_bytes
+    from geon.core.plans.shards import shard
+    from geon.core.zspace import ZRange
+
+    T, C = gc.Axis("T", 4), gc.Axis("C", 2)
+    T2 = gc.Axis("T2", 4 + before + after)
+    x = gc.placeholder(axes=[T, C], name="x")
+    p = gc.pad(x, {T: (before, after)}, axes={T: T2}, name="p")
+    y = gc.relu(p, name="y")
+    g = gc.graph([y])
+    mesh = "00000000-0000-4000-8000-0000000000e3"
+    g.add_node({"id": mesh, "type": MESH, "body": {"name": "line", "axes": {"d": 4}}})
+    assert p.op_id is not None and y.op_id is not None
+    sizes = [c for c in cuts if c <= T2.length][: T2.length] or [T2.length]
+    sizes = [*sizes[:-1], T2.length - sum(sizes[:-1])] if sum(sizes) <= T2.length else [T2.length]
+    shard(g, p.op_id, dim="T2", sizes=[s for s in sizes if s > 0], mesh=mesh)
+    shard(g, y.op_id, dim="C", parts=2, mesh=mesh)
+    if outside:
+        app = g.index.applications_of(p.op_id)[0]
+        start, end = app.tags[IPF_INDEX]["start"], app.tags[IPF_INDEX]["end"]
+        app.tags[IPF_INDEX] = {"start": [start[0] - 1, *start[1:]], "end": end}
+    # when the padded buffers are counted in bulk
+    table = read_table(g)
+    found = padded_bytes(g, table)
+    # then each placed shard's equals its inputs' projections (of its IPFIndex through its
+    # operation's IPFSignature) that reach past their tensors, at their full size
+    expected = np.zeros(len(table.ids), dtype=np.int64)
+    for n in np.flatnonzero(table.placed).tolist():
+        node = g.node(table.ids[n])
+        op = g.node(node.body.get("operationId", node.id))
+        box = table.index_box(n)
+        assert box is not None
+        for key, items in node.body["inputs"].items():
+            for item, raw in zip(items, op.tags[IPF_SIGNATURE]["inputs"][key], strict=True):
+                tensor = g.node(item["tensorId"])
+                projected = ipf_from_json(raw).apply_range(ZRange(*box))
+                if not ZRange.from_json(tensor.body["range"]).contains(projected):
+                    expected[n] += projected.size * 8
+    assert found.tolist() == expected.tolist()
+    assert bool(found.sum()) == (before + after > 0 or outside)  # padded reads were there
