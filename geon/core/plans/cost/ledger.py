@@ -1,32 +1,16 @@
-"""The memory ledger of a plan (DESIGN.md §9, §11, issue 16 item 5, issue 32): per device, the
-peak of the bytes it holds along the run order (not the sum of everything it ever holds), split
-by what the bytes are:
-
-- ``parameters``: variables (the ``Variable`` tag), inline constants and, in a training step,
-  each variable's next value (``<name>.next``);
-- ``gradients``: what the optimizer reads of the backward pass (each weight's gradient), and
-  tensors labelled ``<name>.grad``;
-- ``optimizer``: optimizer state, the inputs only optimizer operations read (``<name>.m``,
-  ``<name>.v``, ``step``) and the state's next values (the optimizer's outputs that are not
-  parameters);
-- ``activations``: forward tensors the backward pass reads (saved for it: alive from their
-  forward producer to their last backward reader), the data inputs (the batch), and the
-  forward's outputs (``loss``, a forward document's results);
-- ``temporaries``: everything else written (the forward's intermediates nothing saves, the
-  backward's and the optimizer's intermediates), held from the operation writing them until the
-  last operation reading the tensor (on any device) has run; and the zero-filled buffers of an
-  operation's padded reads (:func:`geon.core.plans.cost.cells.padded_bytes`), held while it runs;
-- ``communication``: the distinct cells a device reads of a tensor that another device writes
-  and it does not (the receive buffers of collectives), held from the first to the last operation
-  reading them there.
-
+"""The memory ledger of a plan (DESIGN.md §9, §11, issue 16 item 5, issue 32), **the one memory
+model** (issue 37): per device, the peak of the bytes it holds along the run order (not the sum of
+everything it ever holds), split by what the bytes are: :data:`KINDS`, ``parameters``,
+``gradients``, ``optimizer``, ``activations``, ``temporaries`` and ``communication``. Each kind
+is defined once, in docs/cost-model.md ("Memory ledger"); :func:`tensor_kinds` decides a tensor's
+kind by that definition, :func:`memory_ledger` how long each allocation lives: a graph input for
+the whole run (the distinct cells a device reads, or for an input a plan placed,
+:func:`geon.core.plans.inputs.held_regions`, the region it holds), a written tensor from the step
+writing it to the last step reading it on any device (a graph output to the end), a received
+region (``communication``) from the first to the last step reading it there, a padded read's
+zero-filled buffer (:func:`geon.core.plans.cost.cells.padded_bytes`) during its step.
 Operations are forward, backward or optimizer by their ``Group`` scope (``backward/...``,
-``optimizer/...``: what :func:`geon.core.autodiff.training_step` writes); a document that is
-not a training step has only parameters, activations, temporaries and communication. Graph inputs
-(tensors no operation writes) are held for the whole run: the distinct cells a device reads, or
-for an input a plan placed (:func:`geon.core.plans.held_regions`) the region it holds, whether it
-reads it or not (what it reads beyond is ``communication``). Graph outputs (tensors no operation
-reads) are held from the operation writing them to the end.
+``optimizer/...``: what :func:`geon.core.autodiff.training_step` writes).
 
 A step is one operation of the run order; an allocation is live from its first step to its
 last, both included. The split reported is the one at the peak step (the earliest, on ties).
