@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 __all__ = ["SMALL_MACS", "batched_matmul"]
@@ -55,6 +57,28 @@ def _setup() -> tuple[Any, ThreadPoolExecutor | None, int]:
     return _STATE["blas"], _STATE["pool"], _STATE["cores"]
 
 
+_LIMIT: dict[str, Any] = {"holders": 0, "limiter": None}
+
+
+@contextmanager
+def _one_blas_thread(blas: Any) -> Iterator[None]:
+    """BLAS on one thread while any caller is inside: the limit is the whole process's, so
+    the first caller in sets it and the last one out restores it (two threads that each saved
+    and restored it could leave BLAS on one thread for good)."""
+    with _LOCK:
+        if _LIMIT["holders"] == 0:
+            _LIMIT["limiter"] = blas.limit(limits=1, user_api="blas")
+        _LIMIT["holders"] += 1
+    try:
+        yield
+    finally:
+        with _LOCK:
+            _LIMIT["holders"] -= 1
+            if _LIMIT["holders"] == 0:
+                _LIMIT["limiter"].restore_original_limits()
+                _LIMIT["limiter"] = None
+
+
 def _blas_threads(blas: Any) -> int:
     libs = blas.select(user_api="blas").lib_controllers
     return max((int(lib.get_num_threads() or 1) for lib in libs), default=1)
@@ -75,7 +99,7 @@ def batched_matmul(nat: Any, a: Array, b: Array, out: Array | None) -> Array:
     if _blas_threads(blas) <= 1 or threading.current_thread().name.startswith("geon-"):
         return nat.matmul(a, b, out=out)
     if nb < 2:  # one small product: one thread does it, without a join
-        with blas.limit(limits=1, user_api="blas"):
+        with _one_blas_thread(blas):
             return nat.matmul(a, b, out=out)
     if out is None:
         out = nat.empty((nb, m, n), dtype=nat.result_type(a, b))
@@ -86,7 +110,7 @@ def batched_matmul(nat: Any, a: Array, b: Array, out: Array | None) -> Array:
         s, e = cuts[i], cuts[i + 1]
         nat.matmul(a[s:e] if a.ndim == 3 else a, b[s:e], out=out[s:e])
 
-    with blas.limit(limits=1, user_api="blas"):
+    with _one_blas_thread(blas):
         futures = [pool.submit(part, i) for i in range(1, parts)] if pool is not None else []
         part(0)
         for f in futures:

@@ -8,9 +8,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_info
+from threadpoolctl import ThreadpoolController, threadpool_info
 
-from geon.execute.blas import SMALL_MACS, batched_matmul
+from geon.execute.blas import SMALL_MACS, _one_blas_thread, batched_matmul
 
 
 def _blas_threads() -> int:
@@ -52,3 +52,21 @@ def test_a_large_product_and_a_worker_thread_run_as_numpy_does() -> None:
     with ThreadPoolExecutor(1, thread_name_prefix="geon-shard") as pool:
         got = pool.submit(batched_matmul, np, small_a, small_b, None).result()
     np.testing.assert_allclose(got, np.matmul(small_a, small_b), rtol=1e-12)
+
+
+def test_overlapping_one_thread_sections_give_the_blas_its_threads_back() -> None:
+    # given the BLAS on more than one thread (a one-threaded BLAS has nothing to restore)
+    before = _blas_threads()
+    assert before > 1, "the BLAS runs on one thread here: set OPENBLAS_NUM_THREADS=2 or more"
+    blas = ThreadpoolController()
+    first, second = _one_blas_thread(blas), _one_blas_thread(blas)
+    # when two callers' one-thread sections overlap, the first leaving while the second is
+    # inside (two threads of a web process: the interleaving a race produces)
+    first.__enter__()
+    second.__enter__()
+    first.__exit__(None, None, None)
+    inside = _blas_threads()
+    second.__exit__(None, None, None)
+    # then the BLAS stays on one thread while anyone is inside, and gets its threads back
+    # when the last leaves (each saving and restoring on its own left it at one for good)
+    assert (inside, _blas_threads()) == (1, before)
