@@ -6,7 +6,9 @@ without it, every leaf is a graph input named by its label); ``numpy`` a standal
 (``python OUT --inputs in.npz --out out.npz``); ``einsum`` one line per contraction; ``python``
 geon builder code that rebuilds the graph; ``jax`` a standalone JAX program of the document under
 its placed plan (mesh, shardings, ``python OUT --inputs in.npz --out out.npz [--hlo H.txt]``,
-:mod:`geon.interop.jax_export`; jax is not needed to write it). Exit status 0 on success, 2
+:mod:`geon.interop.jax_export`; jax is not needed to write it). The other formats hold no
+placement: a placed document exports its logical model (the plan's partial products put back
+whole, its Applications left out) and one line on stderr says so. Exit status 0 on success, 2
 when the document or the
 request is refused (one line on stderr says why).
 """
@@ -39,7 +41,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def main(args: argparse.Namespace) -> int:
     """Read the document, export it, write the result."""
-    from geon.interop.export import export
+    from geon.interop.export import export_logical
 
     if args.to not in FORMATS:
         return fail("export", f'--to "{args.to}" is unknown; expected one of {", ".join(FORMATS)}')
@@ -60,12 +62,13 @@ def main(args: argparse.Namespace) -> int:
                 return fail("export", f'cannot read "{args.weights}" as an .npz file: {exc}')
         graph = Graph.from_json(data)
         result: Any
+        notice: str | None = None
         if args.to == "jax":
             from geon.interop.jax_export import to_jax
 
             result = to_jax(graph)
         else:
-            result = export(graph, args.to, weights)
+            result, notice = export_logical(graph, args.to, weights)
     except GeonError as exc:
         return fail("export", str(exc))
     except Exception as exc:  # a bug must still reach the user as one line, not a traceback
@@ -79,4 +82,6 @@ def main(args: argparse.Namespace) -> int:
                 f.write(result if result.endswith("\n") else result + "\n")
     except OSError as exc:
         return fail("export", f'cannot write "{args.out}": {exc.strerror or exc}')
+    if notice is not None:
+        fail("export", notice)
     return 0

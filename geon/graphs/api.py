@@ -335,15 +335,19 @@ def export_graph(request: HttpRequest, graph_id: str, to: str = "json") -> HttpR
     """The current document as a file named after the title: LoomGraph JSON (``to=json``, the
     default) with the title and description in its top-level ``About`` tag (``graph.json`` when
     nothing of the title is left in ASCII), or ``to=onnx|numpy|einsum|python`` as the CLI's
-    ``geon export`` writes it (400 naming the valid formats, or the exporter's refusal)."""
+    ``geon export`` writes it (400 naming the valid formats, or the exporter's refusal). A
+    placed document exports its logical model (the plan's partial products put back whole, its
+    Applications left out) and the answer's ``X-Geon-Export-Notice`` header says so."""
     graph = services.check_can_view(request.user, graph_id)
     try:
         if exporting.check_format(to) != "json":
-            content, name, kind = exporting.export_file(
+            content, name, kind, notice = exporting.export_file(
                 services.live_document(graph).document, graph.title, to
             )
             answer = HttpResponse(content, content_type=kind)
             answer["Content-Disposition"] = f'attachment; filename="{name}"'
+            if notice is not None:
+                answer[exporting.NOTICE_HEADER] = notice
             return answer
     except exporting.ExportRefused as error:
         return error_response(error.status, error.code, str(error))

@@ -1,6 +1,14 @@
 """Export a geon document: a standalone NumPy script, einsum strings per contraction, and geon
 builder Python code that rebuilds the graph (ONNX is :mod:`geon.interop.onnx_export`).
 
+A placed document (one a plan was written into) is exported as its LOGICAL model (issue 35:
+"export under a plan with partial products exports the logical model, or says why it cannot"):
+:func:`logical` puts every operation a plan split over a contracted or reduced axis back whole
+(:func:`geon.core.plans.contract.restore_ops`, which switching plans uses too) and leaves the
+Applications and the Mesh out, and :func:`export_logical` answers the notice the REST header, the
+editor's menu and ``geon export`` show: none of these formats holds a placement (the JAX program
+of :mod:`geon.interop.jax_export` is the export that does).
+
 Every export reads the document through :func:`geon.interop.program.read` (leaves, operations
 in run order, axes per tensor). Operands of elementwise ops are aligned by axis name (transposed
 and given length-1 dims where an axis is missing), as geon's elementwise rule says.
@@ -20,8 +28,9 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from geon.core.graph import Graph
+from geon.core.graph import APPLICATION, MESH, Graph
 from geon.core.ops import CATALOGUE
+from geon.core.plans.contract import restore_ops
 from geon.interop.program import (
     MALFORMED,
     ExportError,
@@ -406,17 +415,85 @@ def to_python(graph: Graph) -> str:
     return "\n".join(lines)
 
 
+#: What each format is called in the notice of a placed document's export.
+FORMAT_NAMES = {
+    "onnx": "ONNX",
+    "numpy": "a NumPy script",
+    "einsum": "einsum strings",
+    "python": "geon builder code",
+}
+
+
+def logical(graph: Graph) -> tuple[Graph, str | None]:
+    """The logical model of ``graph`` and what of a plan was left out of it (None, and ``graph``
+    itself, when no plan placed it): a copy with every split operation put back whole (its
+    partial products, their sum and the parts axis the plan added become the one operation it
+    was, same id and label) and without Applications. The Mesh node and the inputs' placement
+    tags stay (they name the mesh) and no exporter reads them: the notice counts the mesh among
+    what is left out of the file.
+
+    >>> from geon import core as gc
+    >>> from geon.core.plans.write import apply_plan
+    >>> N, F = gc.Axis("N", 4), gc.Axis("F", 6)
+    >>> g = gc.graph([gc.sum(gc.placeholder(axes=[N, F], name="x"), reduction_axes=[F], name="s")])
+    >>> plan = {"name": "tp", "mesh": {"axes": {"tp": 2}}, "axisMapping": {"F": "tp"}}
+    >>> placed = apply_plan(g, plan)
+    >>> back, left_out = logical(placed)
+    >>> [n for n in back.to_json()["nodes"] if n["type"] != MESH] == g.to_json()["nodes"], left_out
+    (True, '1 split operation put back whole, 2 Applications and the mesh left out')
+    >>> logical(g) == (g, None)
+    True
+    """
+    restore = restore_ops(graph)
+    apps = sum(1 for n in graph.nodes if n.type == APPLICATION)
+    meshes = sum(1 for n in graph.nodes if n.type == MESH)
+    if not restore and not apps and not meshes:
+        return graph, None
+    out = graph.copy()
+    out.apply(restore)
+    placement = [n.id for n in out.nodes if n.type == APPLICATION]
+    out.apply([{"op": "remove_node", "id": i} for i in placement])
+    split = sum(1 for o in restore if o["op"] == "update_node")
+    parts = [f"{split} split operation{'s' * (split != 1)} put back whole"] if split else []
+    dropped = [f"{apps} Application{'s' * (apps != 1)}"] if apps else []
+    dropped += ["the mesh"] if meshes else []
+    parts += [" and ".join(dropped) + " left out"] if dropped else []
+    return out, ", ".join(parts)
+
+
+def export_logical(
+    graph: Graph, to: str, weights: dict[str, Any] | None = None
+) -> tuple[Any, str | None]:
+    """:func:`export` of ``graph`` and, for a placed document, the notice that says its logical
+    model was exported: "exported the logical model; the plan's placement is not part of ONNX
+    (...)", naming what was left out; None for a document no plan placed."""
+    model, left_out = logical(graph)
+    result = _export(model, to, weights)
+    if left_out is None:
+        return result, None
+    what = FORMAT_NAMES.get(to, to)
+    return result, (
+        f"exported the logical model; the plan's placement is not part of {what} ({left_out})"
+    )
+
+
 def export(graph: Graph, to: str, weights: dict[str, Any] | None = None) -> Any:
-    """Export to ``numpy``, ``einsum`` or ``python`` (text) or ``onnx`` (a ModelProto, with
-    ``weights`` by label as initializers)."""
+    """Export the logical model of ``graph`` (:func:`logical`) to ``numpy``, ``einsum`` or
+    ``python`` (text) or ``onnx`` (a ModelProto, with ``weights`` by label as initializers)."""
+    return _export(logical(graph)[0], to, weights)
+
+
+def _export(graph: Graph, to: str, weights: dict[str, Any] | None) -> Any:
+    if to not in FORMAT_NAMES:
+        raise ExportError(
+            f'export format "{to}" is unknown; expected onnx, numpy, einsum or python'
+        )
     if to == "numpy":
         return to_numpy(graph)
     if to == "einsum":
         return to_einsum(graph)
     if to == "python":
         return to_python(graph)
-    if to == "onnx":
-        from geon.interop.onnx_export import to_onnx
+    from geon.interop.onnx_export import to_onnx
 
-        return to_onnx(graph, weights=weights)
-    raise ExportError(f'export format "{to}" is unknown; expected onnx, numpy, einsum or python')
+    return to_onnx(graph, weights=weights)

@@ -6,7 +6,8 @@ operation reads. ``dot`` is an ONNX ``Einsum`` (its einsum string), elementwise 
 aligned by axis name (``Transpose`` then ``Reshape`` with length-1 dims), reductions are
 ``Reduce*`` with ``axes`` inputs, softmax and layer norm are written out over their named axes
 (``ReduceMax``/``Exp``/``ReduceSum``, ``ReduceMean``/``Sqrt``), GELU as ``Erf`` (or the tanh
-form). ``conv2d``, ``max_pool2d`` and ``avg_pool2d`` are ``Conv``, ``MaxPool`` and
+form; a float64 operand's ``Erf`` is taken in float32 and cast back, as onnxruntime has no double
+``Erf``, within 1e-7 of the exact GELU). ``conv2d``, ``max_pool2d`` and ``avg_pool2d`` are ``Conv``, ``MaxPool`` and
 ``AveragePool`` on NCHW: the operand is transposed to (batch..., C, H, W) by the axes' roles and
 reshaped to rank 4 (the batch axes merged; for a pool every axis but Height and Width), then the
 result reshaped and transposed back to the geon result's axes. ``concat`` is ``Concat`` (each
@@ -156,7 +157,12 @@ def _gelu(w: _Writer, op: Op, ins: list[Tensor], out: str) -> None:
         inner = w.node("Add", [xn, w.node("Mul", [cube, w.scalar(0.044715, x)])])
         th = w.node("Tanh", [w.node("Mul", [inner, w.scalar(np.sqrt(2 / np.pi), x)])])
     else:
-        th = w.node("Erf", [w.node("Div", [xn, w.scalar(np.sqrt(2.0), x)])])
+        scaled = w.node("Div", [xn, w.scalar(np.sqrt(2.0), x)])
+        if x.dtype == "float64":  # onnxruntime has no double Erf: erf in float32, cast back
+            erf32 = w.node("Erf", [w.node("Cast", [scaled], to=ELEM["float32"])])
+            th = w.node("Cast", [erf32], to=ELEM["float64"])
+        else:
+            th = w.node("Erf", [scaled])
     one = w.node("Add", [th, w.scalar(1.0, x)])
     w.node("Mul", [w.node("Mul", [xn, one]), w.scalar(0.5, x)], out)
 

@@ -7,6 +7,10 @@ exporters run in time linear in the document. File names follow the graph's titl
 CLI's ``-o`` is given in the tests and README: ``<title>.onnx``, ``<title>_numpy.py``,
 ``<title>_einsum.txt``, ``<title>_geon.py``.
 
+A placed document exports its logical model (:func:`geon.interop.export.export_logical`, issue
+35): the answer then carries :data:`NOTICE_HEADER` saying so ("exported the logical model; the
+plan's placement is not part of ONNX (...)"), which the editor's Export menu shows.
+
 >>> export_name("My MLP", "numpy")
 'my_mlp_numpy.py'
 """
@@ -30,6 +34,8 @@ EXPORTS: dict[str, tuple[str, str]] = {
 }
 #: The formats ``to`` takes: LoomGraph JSON (the default) and :data:`EXPORTS`.
 FORMATS = ("json", *EXPORTS)
+#: The answer's header that says what an export left out (a placed document's plan).
+NOTICE_HEADER = "X-Geon-Export-Notice"
 
 
 class ExportRefused(GeonError):
@@ -59,10 +65,11 @@ def export_name(title: str, to: str) -> str:
     return base + EXPORTS[to][0]
 
 
-def export_file(document: Document, title: str, to: str) -> tuple[bytes, str, str]:
-    """The export of ``document`` as ``to`` (one of :data:`EXPORTS`): its bytes, file name and
-    content type; :class:`ExportRefused` with the exporter's message when it refuses."""
-    from geon.interop.export import export
+def export_file(document: Document, title: str, to: str) -> tuple[bytes, str, str, str | None]:
+    """The export of ``document`` as ``to`` (one of :data:`EXPORTS`): its bytes, file name,
+    content type and notice (what of a plan the file leaves out, None for a document no plan
+    placed); :class:`ExportRefused` with the exporter's message when it refuses."""
+    from geon.interop.export import export_logical
 
     over = over_request_size(document.to_json())
     if over is not None:
@@ -74,11 +81,11 @@ def export_file(document: Document, title: str, to: str) -> tuple[bytes, str, st
             status=413,
         )
     try:
-        result = export(document, to)
+        result, notice = export_logical(document, to)
     except GeonError as error:
         raise ExportRefused("cannot_export", str(error)) from None
     if to == "onnx":
         content = bytes(result.SerializeToString())
     else:
         content = (result if result.endswith("\n") else result + "\n").encode("utf-8")
-    return content, export_name(title, to), EXPORTS[to][1]
+    return content, export_name(title, to), EXPORTS[to][1], notice
