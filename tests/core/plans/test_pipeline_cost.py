@@ -15,6 +15,9 @@ from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION
 from geon.core.plans import PlanError, apply_plan, read_plan
 from geon.core.plans.cost import cost_report, load_profile
+from geon.core.plans.cost.ledger import memory_ledger
+from geon.core.plans.cost.placed import read_placed
+from geon.core.plans.cost.report import device_rows
 from geon.core.plans.cost.schedules import simulate, stage_orders
 from tests.core.plans.pipeline_docs import chain
 
@@ -113,12 +116,14 @@ def test_balanced_stages_cut_equal_layers_in_halves() -> None:
 
 def test_balanced_needs_as_many_scopes_as_stages() -> None:
     data = _plan(stages="balanced") | {"mesh": {"axes": {"pp": 8, "dp": 2}}}
-    with pytest.raises(GeonError, match="cut the top-level Group scopes into 8 stages; the doc"):
+    with pytest.raises(GeonError, match="cut the top-level Group scopes into 8 stages but the doc"):
         _cost(chain(), data)
 
 
 def test_a_stage_holding_no_operation_is_refused() -> None:
-    with pytest.raises(GeonError, match=r"pipeline stage 1 .* holds no operation"):
+    with pytest.raises(
+        GeonError, match=r"pipeline stage 1 scope \"layers.9\" matches no operation"
+    ):
         _cost(chain(), _plan(stages=[["layers.0"], ["layers.9"]]))
 
 
@@ -160,3 +165,21 @@ def test_geon_cost_with_a_pipelined_plan_prints_the_pipeline(
     assert main(["cost", str(doc), "--plan", str(plan)]) == 2
     out, err = capsys.readouterr()
     assert out == "" and err.startswith("geon cost: pipeline stage 1") and "Traceback" not in err
+
+
+def test_the_rest_devices_of_a_pipelined_plan_are_the_written_plans_with_its_ledger() -> None:
+    # given the 4-layer chain under 2 pipeline stages x 2 data-parallel devices
+    plan = read_plan(_plan())
+    placed = apply_plan(chain(), plan)
+    report = cost_report(placed, PROFILE, plan=plan)
+    # when the REST answer's devices are read off the report
+    rows = device_rows(placed, report)
+    # then they are the devices the plan as written uses (the mesh less the pipeline axis),
+    # each with the peak and temporaries of that document's ledger (the one memory model),
+    # not the pipelined report's (whose devices are the whole mesh's)
+    ledger = memory_ledger(read_placed(placed))
+    assert [(r["coords"], r["total"], r["temporaries"]) for r in rows] == [
+        (list(d[1]), m.peak, dict(m.split)["temporaries"]) for d, m in ledger.items()
+    ]
+    assert [r["coords"] for r in rows] == [[0], [1]]
+    assert [d["coords"] for d in report["devices"]] == [[0, 0], [0, 1], [1, 0], [1, 1]]
