@@ -133,7 +133,9 @@ export interface paths {
          * @description The current document as a file named after the title: LoomGraph JSON (``to=json``, the
          *     default) with the title and description in its top-level ``About`` tag (``graph.json`` when
          *     nothing of the title is left in ASCII), or ``to=onnx|numpy|einsum|python`` as the CLI's
-         *     ``geon export`` writes it (400 naming the valid formats, or the exporter's refusal).
+         *     ``geon export`` writes it (400 naming the valid formats, or the exporter's refusal). A
+         *     placed document exports its logical model (the plan's partial products put back whole, its
+         *     Applications left out) and the answer's ``X-Geon-Export-Notice`` header says so.
          */
         get: operations["geon_graphs_api_export_graph"];
         put?: never;
@@ -1004,10 +1006,12 @@ export interface paths {
         };
         /**
          * A model import: status, step, error, the graph and weights once done
-         * @description The import's ``status`` (``queued``, ``running``, ``done``, ``failed``), the ``step``
-         *     the worker is at (``reading the model``, ``naming axes``, ``storing the graph``), the
-         *     refusal of a failed one (``error``), and once done the new ``graph``'s id and the
-         *     ``weights`` download.
+         * @description The import's ``status`` (``queued``, ``running``, ``review``: read, waiting for its
+         *     axes' names at ``POST /imports/<id>/names``; ``done``, ``failed``, or ``expired``: left in
+         *     review over ``GEON_IMPORT_REVIEW_HOURS``, its upload deleted), the ``step`` the worker is at
+         *     (``reading the model``, ``naming axes``, ``storing the graph``), why a failed or expired one
+         *     was not imported (``error``), and once done the new ``graph``'s id and the ``weights``
+         *     download.
          */
         get: operations["geon_runs_imports_api_get_import"];
         put?: never;

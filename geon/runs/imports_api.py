@@ -151,10 +151,12 @@ def create_import(request: HttpRequest) -> Any:
     summary="A model import: status, step, error, the graph and weights once done",
 )
 def get_import(request: HttpRequest, import_id: int) -> Any:
-    """The import's ``status`` (``queued``, ``running``, ``done``, ``failed``), the ``step``
-    the worker is at (``reading the model``, ``naming axes``, ``storing the graph``), the
-    refusal of a failed one (``error``), and once done the new ``graph``'s id and the
-    ``weights`` download."""
+    """The import's ``status`` (``queued``, ``running``, ``review``: read, waiting for its
+    axes' names at ``POST /imports/<id>/names``; ``done``, ``failed``, or ``expired``: left in
+    review over ``GEON_IMPORT_REVIEW_HOURS``, its upload deleted), the ``step`` the worker is at
+    (``reading the model``, ``naming axes``, ``storing the graph``), why a failed or expired one
+    was not imported (``error``), and once done the new ``graph``'s id and the ``weights``
+    download."""
     try:
         return services.import_json(services.check_can_view_import(request.user, import_id))
     except RunNotFound as error:

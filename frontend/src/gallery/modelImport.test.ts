@@ -11,6 +11,7 @@ describe("progressText", () => {
     ["review", job("review", "waiting for the axes' names"), "Read mlp.onnx: name its axes, then create the graph."],
     ["done", job("done", "storing the graph"), "Imported mlp.onnx."],
     ["failed", job("failed", "naming axes", "unsupported ONNX operators: Ceil (/f/ceil)"), "mlp.onnx was not imported: unsupported ONNX operators: Ceil (/f/ceil)"],
+    ["expired", job("expired", "waiting for the axes' names", "nobody named its axes within 24 h of the import"), "mlp.onnx was not imported: nobody named its axes within 24 h of the import"],
   ])("%s", (_label, given, expected) => {
     expect(progressText(given)).toBe(expected);
   });

@@ -14,7 +14,8 @@ import { answerAs, ApiError, RestClient } from "../api/client";
 export interface ModelImportJob {
   id: number;
   name: string;
-  status: "queued" | "running" | "review" | "done" | "failed";
+  /** ``expired``: left in review past GEON_IMPORT_REVIEW_HOURS, its upload deleted (``error`` says so). */
+  status: "queued" | "running" | "review" | "done" | "failed" | "expired";
   step: string;
   error: string;
   graph: string | null;
@@ -35,6 +36,7 @@ export function progressText(job: ModelImportJob): string {
   if (job.status === "running") return `Importing ${job.name}: ${job.step || "starting"}…`;
   if (job.status === "review") return `Read ${job.name}: name its axes, then create the graph.`;
   if (job.status === "done") return `Imported ${job.name}.`;
+  // failed, or expired in review: the server's error says why either way
   return `${job.name} was not imported: ${job.error}`;
 }
 
@@ -81,7 +83,8 @@ export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HT
   if (!input || !progress) return;
   const show = (job: ModelImportJob): void => {
     progress.dataset.status = job.status;
-    const parts: (Node | string)[] = [el("span", { text: job.status === "failed" ? "" : progressText(job) })];
+    const refused = job.status === "failed" || job.status === "expired";
+    const parts: (Node | string)[] = [el("span", { text: refused ? "" : progressText(job) })];
     if (job.status === "done" && job.graph) {
       parts.push(" ", el("a", { href: editorUrl(job.graph), class: "gallery-import-open", text: `Open ${job.name.replace(/\.onnx$/i, "")}` }));
     }
@@ -89,7 +92,7 @@ export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HT
       parts.push(" · ", el("a", { href: job.weights, download: "", class: "gallery-import-weights", text: "weights (.npz)" }));
     }
     progress.replaceChildren(...parts);
-    if (job.status === "failed") message.textContent = progressText(job);
+    if (refused) message.textContent = progressText(job);
   };
   /** The rename step: the form under the progress line until the names are taken. */
   const rename = (waiting: ModelImportJob): Promise<ModelImportJob> =>
