@@ -1,6 +1,7 @@
 """Imported models read like their source (issue 35), in headless Chromium against a live Daphne
 and a real Celery worker: the import part of the issue's story. Screenshots in
-tests/browser/artifacts/import-names-*.png; the rename step is also docs/screenshot-import-rename.png.
+tests/browser/artifacts/import-names-*.png; the rename step is also
+docs/screenshot-import-rename.png.
 
 Ann imports the committed encoder layer with "Import model…". Before the graph is made, the page
 lists its axes with the roles the importer read off the model (batch, sequence, heads, head size,
