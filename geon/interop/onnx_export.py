@@ -1,20 +1,19 @@
 """geon document -> ONNX model (opset 18), runnable in onnxruntime with the same results.
 
-Graph inputs are the document's leaves that hold no constant (named by their labels, shapes
-from their axes, ``dim_param``-free), constants become initializers, outputs are the tensors no
+Graph inputs are the document's leaves that hold no constant (named by their labels, shapes from
+their axes, ``dim_param``-free), constants become initializers, outputs are the tensors no
 operation reads. ``dot`` is an ONNX ``Einsum`` (its einsum string), elementwise operands are
 aligned by axis name (``Transpose`` then ``Reshape`` with length-1 dims), reductions are
 ``Reduce*`` with ``axes`` inputs, softmax and layer norm are written out over their named axes
-(``ReduceMax``/``Exp``/``ReduceSum``, ``ReduceMean``/``Sqrt``), GELU as ``Erf`` (or the tanh
-form; a float64 operand's ``Erf`` is taken in float32 and cast back, as onnxruntime has no double
-``Erf``, within 1e-7 of the exact GELU). ``conv2d``, ``max_pool2d`` and ``avg_pool2d`` are ``Conv``, ``MaxPool`` and
-``AveragePool`` on NCHW: the operand is transposed to (batch..., C, H, W) by the axes' roles and
-reshaped to rank 4 (the batch axes merged; for a pool every axis but Height and Width), then the
-result reshaped and transposed back to the geon result's axes. ``concat`` is ``Concat`` (each
-operand transposed to the result's order), ``where`` is ``Where`` (operands aligned as elementwise
-ones, ``y`` and the condition cast where their types differ from what ONNX needs), ``gather`` is
-``Gather`` (the result's axes are ONNX's order already).
-"""
+(``ReduceMax``/``Exp``/``ReduceSum``, ``ReduceMean``/``Sqrt``), GELU as ``Erf`` (or the tanh form;
+a float64 operand's ``Erf`` is taken in float32 and cast back, as onnxruntime has no double
+``Erf``, within 1e-7 of the exact GELU). ``conv2d``, ``max_pool2d`` and ``avg_pool2d`` are
+``Conv``, ``MaxPool`` and ``AveragePool`` on NCHW: the operand is transposed to (batch..., C, H, W)
+by the axes' roles and reshaped to rank 4 (the batch axes merged; for a pool every axis but Height
+and Width), then the result reshaped and transposed back to the geon result's axes. ``concat`` is
+``Concat`` (each operand transposed to the result's order), ``where`` is ``Where`` (operands
+aligned as elementwise ones, ``y`` and the condition cast where their types differ from what ONNX
+needs), ``gather`` is ``Gather`` (the result's axes are ONNX's order already)."""
 
 from __future__ import annotations
 
