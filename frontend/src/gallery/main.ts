@@ -56,12 +56,21 @@ function mountList(list: HTMLElement): void {
 }
 
 /** The list of graphs as the server draws it now, in place of the one shown (after an import
- * made a graph in the worker, so it appears without a reload). */
-async function refreshList(list: HTMLElement): Promise<void> {
-  const response = await fetch(window.location.pathname, { headers: { Accept: "text/html" } });
-  if (!response.ok) return;
+ * made a graph in the worker, so it appears without a reload); a list that cannot be fetched
+ * says why in ``message`` (the graph was made: a reload shows it). */
+async function refreshList(list: HTMLElement, message: HTMLElement): Promise<void> {
+  const stale = (why: string) => {
+    message.textContent = `The list of graphs could not be refreshed (${why}); reload the page to see the new graph.`;
+  };
+  let response: Response;
+  try {
+    response = await fetch(window.location.pathname, { headers: { Accept: "text/html" } });
+  } catch (e) {
+    return stale(`the server could not be reached: ${(e as Error).message}`);
+  }
+  if (!response.ok) return stale(`the server answered ${response.status}`);
   const fresh = new DOMParser().parseFromString(await response.text(), "text/html").querySelector<HTMLElement>(".gallery-list");
-  if (!fresh) return;
+  if (!fresh) return stale("the page the server answered holds no list");
   list.replaceChildren(...Array.from(fresh.childNodes, (n) => document.importNode(n, true)));
   mountList(list);
 }
@@ -92,7 +101,7 @@ function mount(root: HTMLElement): void {
     });
   });
 
-  mountModelImport(root, new ImportsApi(csrf), message, editorUrl, () => refreshList(list));
+  mountModelImport(root, new ImportsApi(csrf), message, editorUrl, () => refreshList(list, message));
 
   const file = root.querySelector<HTMLInputElement>(".gallery-import:not(.gallery-import-model)")!;
   file.addEventListener("change", () => {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { runForm, startRun } from "./runs";
+import { runEngines, runForm, startRun } from "./runs";
 
 describe("runForm", () => {
   it.each([
@@ -33,5 +33,34 @@ describe("startRun", () => {
   it("says when the server cannot be reached", async () => {
     vi.stubGlobal("fetch", vi.fn(async () => Promise.reject(new TypeError("offline"))));
     expect(await startRun("g1", "t", { sharded: false })).toEqual({ error: "the server could not be reached; try again" });
+  });
+});
+
+describe("runEngines", () => {
+  afterEach(() => vi.unstubAllGlobals());
+  const answer = (status: number, body: unknown) => vi.stubGlobal("fetch", vi.fn(async () => ({ ok: status < 400, status, json: async () => body })));
+
+  it("gives the server's engines and says nothing", async () => {
+    answer(200, { engines: ["numpy", "jax"] });
+    const said = vi.fn();
+    expect(await runEngines(said)).toEqual(["numpy", "jax"]);
+    expect(said).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ["the server's message", 503, { error: { message: "the worker is down" } }, "Runs offer NumPy only: the engines could not be read (the worker is down)."],
+    ["the status when there is none", 500, {}, "Runs offer NumPy only: the engines could not be read (the server answered 500)."],
+  ])("falls back to NumPy, once, with %s", async (_label, status, body, expected) => {
+    answer(status, body);
+    const said = vi.fn();
+    expect(await runEngines(said)).toEqual(["numpy"]);
+    expect(said.mock.calls).toEqual([[expected]]);
+  });
+
+  it("says when the server cannot be reached", async () => {
+    vi.stubGlobal("fetch", vi.fn(async () => Promise.reject(new TypeError("offline"))));
+    const said = vi.fn();
+    expect(await runEngines(said)).toEqual(["numpy"]);
+    expect(said.mock.calls).toEqual([["Runs offer NumPy only: the server could not be reached for the engines (offline)."]]);
   });
 });

@@ -31,14 +31,22 @@ export function runForm(request: RunRequest): FormData {
   return body;
 }
 
-/** The engines a run may ask for (``GET /api/v1/engines``): NumPy always, JAX where installed. */
-export async function runEngines(): Promise<string[]> {
+/** The engines a run may ask for (``GET /api/v1/engines``): NumPy always, JAX where installed.
+ * When the server cannot be asked or answers no list, NumPy alone, and ``fallback`` is told why
+ * (once per call: the panel says it on its status line, no toast). */
+export async function runEngines(fallback?: (why: string) => void): Promise<string[]> {
+  const numpyOnly = (why: string): string[] => {
+    fallback?.(`Runs offer NumPy only: ${why}.`);
+    return ["numpy"];
+  };
   try {
     const response = await fetch("/api/v1/engines", { credentials: "same-origin" });
-    const body = (await response.json()) as { engines?: unknown };
-    return response.ok && Array.isArray(body.engines) ? body.engines.filter((e): e is string => typeof e === "string") : ["numpy"];
-  } catch {
-    return ["numpy"];
+    const body = (await response.json().catch(() => null)) as { engines?: unknown; error?: { message?: unknown } } | null;
+    if (response.ok && Array.isArray(body?.engines)) return body.engines.filter((e): e is string => typeof e === "string");
+    const said = body?.error?.message;
+    return numpyOnly(`the engines could not be read (${typeof said === "string" && said ? said : `the server answered ${response.status}`})`);
+  } catch (e) {
+    return numpyOnly(`the server could not be reached for the engines (${(e as Error).message})`);
   }
 }
 

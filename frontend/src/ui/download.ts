@@ -19,8 +19,9 @@ export function failureText(what: string, status: number, body: unknown): string
 }
 
 /** Fetch ``href`` and save it under the server's file name (else ``fallback``); null when saved,
- * else why ``what`` failed. */
-export async function saveFrom(href: string, fallback: string, what: string): Promise<string | null> {
+ * else why ``what`` failed. ``saved`` reads the answer's headers once the file is saved (the
+ * export's notice). */
+export async function saveFrom(href: string, fallback: string, what: string, saved?: (headers: Headers) => void): Promise<string | null> {
   let answer: Response;
   let blob: Blob;
   try {
@@ -37,5 +38,6 @@ export async function saveFrom(href: string, fallback: string, what: string): Pr
   save.click();
   save.remove();
   window.setTimeout(() => URL.revokeObjectURL(url), 60_000);
+  saved?.(answer.headers);
   return null;
 }

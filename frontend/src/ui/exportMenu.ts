@@ -6,6 +6,9 @@
 // sideways and would clip it. A link is fetched, not followed (issue 35: no silent failures): the
 // file is saved under the name the server gives it, and a refusal (an exporter that cannot write
 // this graph, a lost session, a network failure) opens the menu again with the server's reason.
+// A placed document's export is its logical model: the server's X-Geon-Export-Notice says so
+// ("exported the logical model; the plan's placement is not part of ONNX (...)") and the menu
+// opens again with it, as information. Escape closes the open menu wherever the focus is.
 
 import { el } from "./dom";
 import { saveFrom } from "./download";
@@ -17,6 +20,9 @@ export interface ExportLink {
   href: string;
   title: string;
 }
+
+/** The export answer's header saying what of a plan the file leaves out. */
+export const NOTICE_HEADER = "X-Geon-Export-Notice";
 
 const FORMATS: [string, string, string][] = [
   ["json", "LoomGraph JSON", "the document as it is, with the title and description (.json)"],
@@ -36,13 +42,22 @@ export function createExportMenu(root: HTMLElement | null = document.getElementB
   if (!root || root.dataset.share !== "1" || !root.dataset.graphId) return null;
   const list = el("div", { class: "geon-export-list", role: "menu", "aria-label": "export formats" });
   const failed = el("p", { class: "geon-export-error geon-form-error small", role: "alert", hidden: "" });
+  const notice = el("p", { class: "geon-export-notice small", role: "status", hidden: "" });
+  const said = (headers: Headers) => {
+    const text = headers.get(NOTICE_HEADER);
+    if (!text) return;
+    notice.textContent = `${text[0]!.toUpperCase()}${text.slice(1)}.`;
+    notice.hidden = false;
+    menu.open = true;
+  };
   for (const link of exportLinks(root.dataset.graphId)) {
     const a = el("a", { href: link.href, download: "", title: link.title, role: "menuitem", text: link.label });
     a.dataset.to = link.to;
     a.addEventListener("click", (e) => {
       e.preventDefault();
       failed.hidden = true;
-      void saveFrom(link.href, `graph.${link.to}`, `Export as ${link.label}`).then((why) => {
+      notice.hidden = true;
+      void saveFrom(link.href, `graph.${link.to}`, `Export as ${link.label}`, said).then((why) => {
         if (!why) return;
         failed.textContent = why;
         failed.hidden = false;
@@ -51,7 +66,7 @@ export function createExportMenu(root: HTMLElement | null = document.getElementB
     });
     list.append(a);
   }
-  list.append(failed);
+  list.append(failed, notice);
   const summary = el("summary", { class: "button", title: "Download the graph as JSON, ONNX, NumPy, einsum or Python", text: "Export ▾" });
   const menu = el("details", { class: "geon-export" }, summary, list);
   const place = () => {
@@ -61,12 +76,13 @@ export function createExportMenu(root: HTMLElement | null = document.getElementB
   };
   menu.addEventListener("toggle", () => {
     if (menu.open) place();
-    else failed.hidden = true;
+    else failed.hidden = notice.hidden = true;
   });
-  menu.addEventListener("keydown", (e) => {
+  // on the document, not the menu: after a click elsewhere, or a download, focus is not inside it
+  document.addEventListener("keydown", (e) => {
     if (e.key === "Escape" && menu.open) {
       menu.open = false;
-      summary.focus();
+      if (menu.contains(document.activeElement)) summary.focus();
       e.stopPropagation();
     }
   });

@@ -198,7 +198,9 @@ function resultsLink(href: string, failed: (why: string) => void): HTMLElement {
 export function createRunPanel(options: { graphId: string; csrf: string; onRun: (run: RunInfo) => void; onError: (message: string) => void }): RunPanel {
   const mode = el("select", { "aria-label": "run mode", class: "geon-run-mode" });
   mode.append(el("option", { value: "logical", text: "logical" }), el("option", { value: "sharded", text: "sharded" }));
-  void runEngines().then((engines) => {
+  void runEngines((why) => {
+    status.textContent = why;
+  }).then((engines) => {
     for (const m of engineModes(engines, [...mode.options].map((o) => o.value))) mode.append(el("option", m));
     if (engines.includes("jax")) verifyGo.hidden = false;
   });
