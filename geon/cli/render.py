@@ -18,7 +18,8 @@ import tempfile
 from collections.abc import Iterator
 
 from geon.cli.fail import fail
-from geon.core.checks import check, load_document
+from geon.core.checks import check
+from geon.core.documents import load_document
 from geon.core.errors import GeonError
 from geon.render import FORMATS, Format, check_format, render
 

@@ -1,6 +1,7 @@
 """A stable import path for the checker, which lives in :mod:`geon.core.checks` (one module per
 constraint family, a registry, incremental checking, the fast path); range parsing and coverage
-live in :mod:`geon.core.zspace`.
+live in :mod:`geon.core.zspace`, loading a document in :mod:`geon.core.documents` and an
+operation's index range in :mod:`geon.core.ranges` (the graph model's, issue 37).
 
 >>> from importlib import resources
 >>> text = resources.files("geon.examples").joinpath("loom_sharded_add.json").read_text()
@@ -20,10 +21,10 @@ from geon.core.checks import (
     check_node,
     clear_caches,
     coverage,
-    index_range,
     is_well_formed,
-    load_document,
 )
+from geon.core.documents import load_document
+from geon.core.ranges import index_range
 from geon.core.zspace import parse_range
 
 __all__ = [

@@ -1,6 +1,12 @@
 """Loading a document that may be malformed in any way (DESIGN.md §3 and §5): bad JSON, a missing
-field, a non-UUID id, a node that cannot be read or appears twice — each becomes a
-``SchemaConformance`` issue, never a traceback.
+field, a node that cannot be read or appears twice — each becomes a ``SchemaConformance`` issue,
+never a traceback. The checker (:func:`geon.core.checks.check_document`) starts here; the
+command line, teaching and the renderer load documents here too, without the checker (issue 37).
+The document's envelope (a UUID id) is the checker's to judge
+(:func:`geon.core.checks.structure.envelope_issues`).
+
+:func:`conforms` says whether a node can be read (its body and known tags match their schemas and
+its ranges are ranges): what a plan asks before it reads an operation, without the checker.
 
 >>> graph, issues = load_document('{"id": "x", "nodes": [{"id": 1}]}')
 >>> len(graph.nodes), [i.summary for i in issues]
@@ -12,29 +18,34 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from geon.core.checks.messages import UUID_RE, issue, small
+from geon.core import schemas
 from geon.core.errors import DocumentError, quote
 from geon.core.graph import (
+    APPLICATION,
+    IPF_INDEX,
+    OPERATION,
+    TENSOR,
     Graph,
+    GraphIndex,
     Node,
 )
-from geon.core.issues import Context, Issue
+from geon.core.issues import Context, Issue, small
+from geon.core.zspace import parse_range
 
-__all__ = ["envelope_issues", "load_document"]
+__all__ = ["conforms", "load_document"]
 
 
 def _doc_issue(
     summary: str, message: str, path: str = "$", data: Any = None, **params: Any
 ) -> Issue:
     """A document-level SchemaConformance issue (``DocumentError``) at ``path``."""
-    return issue(
+    return Issue(
         "SchemaConformance",
         "DocumentError",
         summary,
         message,
-        (),
-        (Context("Document", path, small(data)),),
-        params,
+        params=params,
+        contexts=(Context("Document", path, small(data)),),
     )
 
 
@@ -136,19 +147,36 @@ def load_document(data: Any) -> tuple[Graph | None, list[Issue]]:
     return Graph(good, id=graph_id, extra=extra, keys=tuple(data)), issues
 
 
-def envelope_issues(graph: Graph) -> list[Issue]:
-    """The document-level issue of ``graph``: its id is not a UUID."""
-    if UUID_RE.match(graph.id):
-        return []
-    return [
-        issue(
-            "SchemaConformance",
-            "SchemaError",
-            "Document id is not a UUID",
-            f"document id {quote(graph.id)} is not a UUID; expected the form "
-            '"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (hexadecimal)',
-            (),
-            (Context("Document id", "$.id", graph.id),),
-            {"id": graph.id},
+def _conforms(node: Node) -> bool:
+    body_ok = schemas.validator_for_node(node.type)
+    if body_ok is not None and not body_ok(node.body):
+        return False
+    for url, value in node.tags.items():
+        tag_ok = schemas.validator_for_tag(url)
+        if tag_ok is not None and not tag_ok(value):
+            return False
+    if IPF_INDEX in node.tags and parse_range(node.tags[IPF_INDEX]) is None:
+        return False
+    if body_ok is None:
+        return True
+    if node.type == TENSOR:
+        return parse_range(node.body["range"]) is not None
+    if node.type in (OPERATION, APPLICATION):
+        return all(
+            parse_range(item["range"]) is not None
+            for side in ("inputs", "outputs")
+            for items in (node.body.get(side) or {}).values()
+            for item in items
         )
-    ]
+    return True
+
+
+def conforms(index: GraphIndex, node: Node) -> bool:
+    """Whether ``node`` can be read: its body and known tags match their schemas
+    (:mod:`geon.core.schemas`) and its ranges are ranges; judged once per node version.
+
+    This is the checker's ``SchemaConformance`` verdict less the form of the node's id (a
+    non-UUID id stops no reading): ``tests/core/test_documents.py`` holds the two equal on every
+    example and on malformed nodes.
+    """
+    return bool(index.memo(node, "geon.conforms", _conforms))

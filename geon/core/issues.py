@@ -24,6 +24,7 @@ bound: a constraint that stopped counting, as coverage does after
 from __future__ import annotations
 
 import itertools
+import json
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
@@ -114,6 +115,15 @@ class Constraint:
     name: str
     node_types: frozenset[str]
     check: Callable[[GraphIndex, Node], Iterable[Issue]]
+
+
+def small(value: Any) -> Any:
+    """``value`` for an issue's context, or a short stand-in when it is large."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        return repr(value)[:200]
+    return value if len(text) <= 400 else text[:200] + "..."
 
 
 def stands_for(issue: Issue) -> tuple[int, bool]:

@@ -38,10 +38,10 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.checks.runnable import broadcast_shape
 from geon.core.dtypes import compute_dtype
 from geon.core.errors import ExecutionError
 from geon.core.ops import CATALOGUE, Inference
+from geon.core.ops.positional import broadcast_shape
 from geon.execute.backend import Backend
 from geon.execute.blas import batched_matmul
 from geon.execute.kernel_parts import Array, KernelFn, Shape

@@ -509,7 +509,8 @@ def graph_svg(item: Item, version: Any = None) -> bytes:
     """The student's graph of ``item`` drawn as SVG, at its current version or ``version``
     (one of its versions, as an attempt names it), errors highlighted: what the teacher sees,
     read-only. A graph past :data:`DRAWN_NODES_MAX` nodes, or not opened, is a note instead."""
-    from geon.core.checks import check, load_document
+    from geon.core.checks import check
+    from geon.core.documents import load_document
     from geon.graphs.services import version_of
     from geon.render import RenderError, render
 

@@ -28,7 +28,6 @@ import textwrap
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from geon.core.checks import index_range
 from geon.core.constants import CONSTANT
 from geon.core.graph import (
     INDEX_AXES,
@@ -39,6 +38,7 @@ from geon.core.graph import (
     Graph,
     Node,
 )
+from geon.core.ranges import index_range
 from geon.core.zspace import parse_range
 from geon.render.highlights import Flags, issue_lines, issue_tooltip
 from geon.render.labels import (

@@ -15,11 +15,9 @@ equals a full ``check``.
 
 Where each rule lives
 ---------------------
-- :mod:`~geon.core.checks.documents`: loading a raw document (``load_document``) and the
-  document envelope.
-- :mod:`~geon.core.checks.structure`: ``SchemaConformance`` — node envelope, bodies and known
-  tags against :mod:`geon.core.schemas`, well-formed ranges; and what the other checks read of a
-  node (parsed selections, ``index_range``, the signature as IPFs).
+- :mod:`~geon.core.checks.structure`: ``SchemaConformance`` — the document envelope, node
+  envelope, bodies and known tags against :mod:`geon.core.schemas`, well-formed ranges; and the
+  parsed selections the other checks read of a node.
 - :mod:`~geon.core.checks.tensors`: ``TensorDTypesAreValid``, ``TensorOperationAgreement``.
 - :mod:`~geon.core.checks.operation_signature`: ``OperationIPFSignatureAgreement``.
 - :mod:`~geon.core.checks.applications`: ``OperationApplicationAgreement``,
@@ -76,7 +74,7 @@ Decisions (where DESIGN.md is silent)
   :mod:`geon.core.checks.coverage`; the incremental checker bounds the same way.
 """
 
-from geon.core.checks.documents import load_document
+from geon.core.checks.broadcasting import NAME as ACCIDENTAL_BROADCAST
 from geon.core.checks.fastpath import clear_caches, is_well_formed
 from geon.core.checks.incremental import IncrementalChecker
 from geon.core.checks.registry import (
@@ -86,7 +84,6 @@ from geon.core.checks.registry import (
     check_document,
     check_node,
 )
-from geon.core.checks.structure import index_range
 from geon.core.zspace import (
     COVERAGE_WORK_BASE,
     COVERAGE_WORK_PER_SHARD,
@@ -95,6 +92,7 @@ from geon.core.zspace import (
 )
 
 __all__ = [
+    "ACCIDENTAL_BROADCAST",
     "COVERAGE_WORK_BASE",
     "COVERAGE_WORK_PER_SHARD",
     "LOOM_CONSTRAINTS",
@@ -106,7 +104,5 @@ __all__ = [
     "check_node",
     "clear_caches",
     "coverage",
-    "index_range",
     "is_well_formed",
-    "load_document",
 ]

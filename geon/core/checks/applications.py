@@ -33,7 +33,7 @@ from geon.core.checks.messages import (
     wrong_type,
 )
 from geon.core.checks.operation_signature import expected_selection
-from geon.core.checks.structure import index_range, parsed, signature_of
+from geon.core.checks.structure import parsed
 from geon.core.errors import quote
 from geon.core.graph import (
     IPF_INDEX,
@@ -42,6 +42,8 @@ from geon.core.graph import (
     Node,
 )
 from geon.core.issues import Issue
+from geon.core.ranges import index_range
+from geon.core.signatures import signature_of
 from geon.core.zspace import ZRange, bounding_range
 
 __all__ = ["application_signature", "operation_application"]

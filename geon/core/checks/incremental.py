@@ -24,8 +24,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from geon.core.checks.cycles import cycle_components, cycle_issues, dataflow
-from geon.core.checks.documents import envelope_issues
 from geon.core.checks.registry import Dispatch, all_constraints, run_node, strict
+from geon.core.checks.structure import envelope_issues
 from geon.core.graph import AXIS, OPERATION, Change, Graph, Node, node_references
 from geon.core.issues import Issue, bound_check_issues
 

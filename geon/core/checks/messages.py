@@ -10,14 +10,13 @@ reference issues every family reports alike (DESIGN.md §5's issue shape).
 from __future__ import annotations
 
 import itertools
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from geon.core.errors import quote
 from geon.core.graph import Node
-from geon.core.issues import Context, Issue
+from geon.core.issues import Context, Issue, small
 
 __all__ = [
     "MAX_LISTED",
@@ -29,7 +28,6 @@ __all__ = [
     "missing",
     "names",
     "path",
-    "small",
     "wrong_type",
 ]
 
@@ -57,15 +55,6 @@ def names(values: Iterable[Any]) -> str:
 def few(values: Iterable[Any]) -> list[Any]:
     """The first ``MAX_LISTED`` of ``values`` (a list in an issue's params stays small)."""
     return list(itertools.islice(values, MAX_LISTED))
-
-
-def small(value: Any) -> Any:
-    """``value`` for an issue's context, or a short stand-in when it is large."""
-    try:
-        text = json.dumps(value)
-    except (TypeError, ValueError):
-        return repr(value)[:200]
-    return value if len(text) <= 400 else text[:200] + "..."
 
 
 def path(node_id: str, suffix: str = "") -> str:

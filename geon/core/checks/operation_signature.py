@@ -15,15 +15,15 @@ from collections.abc import Iterator
 from geon.core.checks.messages import context, few, issue, key_path, names
 from geon.core.checks.structure import (
     Sel,
-    index_range,
     parsed,
-    signature_of,
     structure_of,
     tensor_range,
 )
 from geon.core.errors import quote
 from geon.core.graph import INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, TENSOR, GraphIndex, Node
 from geon.core.issues import Issue
+from geon.core.ranges import index_range
+from geon.core.signatures import signature_of
 from geon.core.zspace import IPF, ZRange, selection_of
 
 __all__ = ["expected_selection", "operation_signature_issues", "signature_path"]

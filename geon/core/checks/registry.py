@@ -28,10 +28,11 @@ from geon.core.checks import axes, broadcasting, runnable
 from geon.core.checks.applications import application_signature, operation_application
 from geon.core.checks.coverage import coverage_exact
 from geon.core.checks.cycles import cycles
-from geon.core.checks.documents import envelope_issues, load_document
 from geon.core.checks.fastpath import operation_signature, schema_conformance
 from geon.core.checks.placement import plan_placement
+from geon.core.checks.structure import envelope_issues
 from geon.core.checks.tensors import tensor_dtypes, tensor_operation_agreement
+from geon.core.documents import load_document
 from geon.core.errors import quote
 from geon.core.graph import APPLICATION, OPERATION, TENSOR, Graph, GraphIndex, Node
 from geon.core.issues import (

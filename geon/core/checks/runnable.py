@@ -45,19 +45,20 @@ ports are not geon's (``matmul`` writing ``"z"``), naming them, and that is the 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from operator import sub
 
 from geon.core.checks.applications import application_signature, operation_application
 from geon.core.checks.axes import infer_operation
 from geon.core.checks.fastpath import is_well_formed
 from geon.core.checks.messages import context, issue, names
-from geon.core.checks.structure import Signature, signature_of
 from geon.core.errors import quote
 from geon.core.graph import APPLICATION, OPERATION, TENSOR, TENSOR_AXES, GraphIndex, Node
 from geon.core.graph import iter_selections as selections_of
 from geon.core.issues import Constraint, Issue
 from geon.core.ops import CATALOGUE, Kernel
+from geon.core.ops.positional import Shape, broadcast_shape
+from geon.core.signatures import Signature, signature_of
 from geon.core.zspace import IPF, parse_range
 
 __all__ = ["CONSTRAINTS", "GEON_NAMESPACE", "PORTS", "POSITIONAL"]
@@ -71,8 +72,6 @@ every other kernel is loom's."""
 
 ELEMENTWISE = ("nary", "binary", "unary")
 """The kernel families the executor runs on tensors without axes, besides ``positional``."""
-
-Shape = tuple[int, ...]
 
 
 def _judged_here(index: GraphIndex, node: Node) -> Kernel | None:
@@ -339,22 +338,6 @@ def _elementwise_problem(owner: Node, k: Kernel) -> str | None:
     if shape is None:
         return f"reads shapes ({shown}), which do not broadcast together"
     return f"reads shapes ({shown}), which broadcast to {list(shape)}, but writes {list(out)}"
-
-
-def broadcast_shape(shapes: Sequence[Shape]) -> Shape | None:
-    """NumPy's broadcast of ``shapes`` (aligned from the right), or None when they clash.
-
-    >>> broadcast_shape([(2, 3), (3,)]), broadcast_shape([(2, 3), (2,)])
-    ((2, 3), None)
-    """
-    rank = max((len(s) for s in shapes), default=0)
-    out = [1] * rank
-    for s in shapes:
-        for i, n in enumerate(s, start=rank - len(s)):
-            if n != 1 and out[i] not in (1, n):
-                return None
-            out[i] = n if n != 1 else out[i]
-    return tuple(out)
 
 
 CONSTRAINTS: tuple[Constraint, ...] = (

@@ -9,44 +9,38 @@
 A node of an unknown type is kept and reported as a *warning*. Values are the other
 constraints' business (a dtype outside the list is ``TensorDTypesAreValid``), so one mistake
 gives one issue; every other constraint skips a malformed node. The verdict is judged once per
-node version (:func:`structure_of`) together with the node's parsed selections, index range
-and signature, which the other checks read from here. Applications are judged faster when the
+node version (:func:`structure_of`) together with the node's parsed selections, which the other
+checks read from here (an operation's index range and signature are the graph model's:
+:mod:`geon.core.ranges`, :mod:`geon.core.signatures`). Applications are judged faster when the
 fast path (:mod:`geon.core.checks.fastpath`) certifies them; the verdict is the same.
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any, NamedTuple
 
 from geon.core import schemas
-from geon.core.checks.messages import UUID_RE, context, key_path, small
+from geon.core.checks.messages import UUID_RE, context, issue, key_path
 from geon.core.errors import quote
 from geon.core.graph import (
     APPLICATION,
-    INDEX_AXES,
     IPF_INDEX,
-    IPF_SIGNATURE,
     OPERATION,
     TENSOR,
+    Graph,
     GraphIndex,
     Node,
-    axis_names_of_ref,
 )
-from geon.core.issues import MAX_ISSUES_PER_CONSTRAINT, Issue, not_listed
-from geon.core.zspace import IPF, ZRange, parse_range, range_problem
+from geon.core.issues import MAX_ISSUES_PER_CONSTRAINT, Context, Issue, not_listed, small
+from geon.core.zspace import ZRange, parse_range, range_problem
 
 __all__ = [
     "Parsed",
     "Sel",
-    "Signature",
     "Structure",
-    "index_range",
-    "ipf_from_json",
-    "ipf_of",
+    "envelope_issues",
     "judge",
     "parsed",
-    "signature_of",
     "structure_of",
     "tensor_range",
 ]
@@ -291,74 +285,19 @@ def parsed(index: GraphIndex, node: Node) -> Parsed:
     return found
 
 
-Signature = dict[str, dict[str, tuple[IPF | str, ...]]]
-
-
-def _signature_of_node(node: Node) -> Signature | None:
-    """The op's IPFSignature as IPFs (a str in place of an IPF says why it is malformed)."""
-    tag = node.tags.get(IPF_SIGNATURE) if node.tags else None
-    if tag is None:
-        return None
-    out: dict[str, dict[str, tuple[IPF | str, ...]]] = {}
-    for side in ("inputs", "outputs"):
-        keys: dict[str, tuple[IPF | str, ...]] = {}
-        for key, items in (tag.get(side) or {}).items():
-            ipfs: list[IPF | str] = []
-            for item in items:
-                try:
-                    ipfs.append(ipf_from_json(item))
-                except Exception as exc:  # a malformed IPF is reported, never raised
-                    ipfs.append(str(exc))
-            keys[key] = tuple(ipfs)
-        out[side] = keys
-    return out
-
-
-@functools.lru_cache(maxsize=4096)
-def ipf_of(key: tuple[tuple[tuple[int, ...], ...], tuple[int, ...], tuple[int, ...]]) -> IPF:
-    return IPF(key[0], key[1], key[2])
-
-
-def ipf_from_json(item: Any) -> IPF:
-    """An IPF from its JSON (:meth:`IPF.from_json`); equal IPFs (most operations repeat a few)
-    are built once, in every graph."""
-    try:
-        amap = item["affineMap"]
-        key = (tuple(map(tuple, amap["projection"])), tuple(amap["offset"]), tuple(item["shape"]))
-        hash(key)
-    except (KeyError, TypeError):
-        return IPF.from_json(item)
-    return ipf_of(key)
-
-
-def signature_of(index: GraphIndex, node: Node) -> Signature | None:
-    """The operation's ``IPFSignature`` as IPFs, read once per node version (None: no tag)."""
-    return index.memo(node, "signature", _signature_of_node)
-
-
-def _ipf_index_of(node: Node) -> ZRange | None:
-    return parse_range(node.tags.get(IPF_INDEX))
-
-
-def index_range(index: GraphIndex, op: Node) -> ZRange | None:
-    """An operation's index range: its ``IPFIndex`` tag, else ``[0, lengths)`` of its
-    ``IndexAxes`` when every one is declared with a bound length, else None."""
-    if op.tags and IPF_INDEX in op.tags:
-        return index.memo(op, "ipf_index", _ipf_index_of)
-    tag = op.tags.get(INDEX_AXES) if op.tags else None
-    if not isinstance(tag, dict) or not isinstance(tag.get("axes"), list):
-        return None
-    lengths = []
-    for ref in tag["axes"]:
-        names = axis_names_of_ref(ref)
-        if not names:
-            return None
-        n = 1
-        for name in names:
-            decl = index.axis(name)
-            length = decl.body.get("length") if decl is not None else None
-            if type(length) is not int or length < 1:
-                return None
-            n *= length
-        lengths.append(n)
-    return ZRange._raw((0,) * len(lengths), tuple(lengths))
+def envelope_issues(graph: Graph) -> list[Issue]:
+    """The document-level issue of ``graph``: its id is not a UUID."""
+    if UUID_RE.match(graph.id):
+        return []
+    return [
+        issue(
+            "SchemaConformance",
+            "SchemaError",
+            "Document id is not a UUID",
+            f"document id {quote(graph.id)} is not a UUID; expected the form "
+            '"xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx" (hexadecimal)',
+            (),
+            (Context("Document id", "$.id", graph.id),),
+            {"id": graph.id},
+        )
+    ]

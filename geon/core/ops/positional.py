@@ -1,5 +1,7 @@
 """Shape inference of the positional loom kernels ``op:linear``, ``matmul`` and ``row_sum``:
-shapes in, shapes and projections out (DESIGN.md §4).
+shapes in, shapes and projections out (DESIGN.md §4); and NumPy's broadcast of the positional
+elementwise kernels' operand shapes (:func:`broadcast_shape`), which the checker's
+``PositionalKernelAgreement`` and the executor both apply.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from geon.core.axes import Ref
 from geon.core.errors import KernelError, ShapeError
 from geon.core.ops.catalogue import Kernel, check_io, kernel
 from geon.core.ops.inference import Dim, access_json, identity_dims, operand_start
+
+Shape = tuple[int, ...]
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,3 +104,19 @@ def _positional(
     ordered = [(key, (dims[key],)) for key in k.inputs if key in dims]
     ordered.append(("result", (identity_dims(len(result)),)))
     return PositionalInference(k.name, result, tuple(ordered))
+
+
+def broadcast_shape(shapes: Sequence[Shape]) -> Shape | None:
+    """NumPy's broadcast of ``shapes`` (aligned from the right), or None when they clash.
+
+    >>> broadcast_shape([(2, 3), (3,)]), broadcast_shape([(2, 3), (2,)])
+    ((2, 3), None)
+    """
+    rank = max((len(s) for s in shapes), default=0)
+    out = [1] * rank
+    for s in shapes:
+        for i, n in enumerate(s, start=rank - len(s)):
+            if n != 1 and out[i] not in (1, n):
+                return None
+            out[i] = n if n != 1 else out[i]
+    return tuple(out)

@@ -50,8 +50,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from geon.core.checks import index_range, is_well_formed
-from geon.core.checks.structure import ipf_from_json
+from geon.core.documents import conforms
 from geon.core.errors import DocumentError, LimitError, SplitError, quote
 from geon.core.graph import (
     APPLICATION,
@@ -73,6 +72,8 @@ from geon.core.limits import (
     MAX_REPLICATED_SHARDS,
     show_int,
 )
+from geon.core.ranges import index_range
+from geon.core.signatures import ipf_from_json
 from geon.core.zspace import IPF, ZRange, parse_range, selection_of
 
 __all__ = [
@@ -158,7 +159,7 @@ def _operation(graph: Graph, op_id: str) -> Node:
         raise DocumentError(
             f"node {quote(op_id)} is a {op.type.rsplit('/', 1)[-1]}; expected an Operation"
         )
-    if not is_well_formed(graph.index, op):
+    if not conforms(graph.index, op):
         raise DocumentError(
             f"operation {quote(op_id)} is malformed; fix its SchemaConformance issues first"
         )

@@ -20,8 +20,8 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.checks import broadcasting, check_document
-from geon.core.checks.documents import load_document
+from geon.core.checks import ACCIDENTAL_BROADCAST, check_document
+from geon.core.documents import load_document
 from geon.core.dtypes import DTYPES
 from geon.core.errors import GeonError, quote
 from geon.core.graph import Graph, Node
@@ -225,7 +225,7 @@ def quiet_constraints(puzzle: Any) -> frozenset[str]:
         if isinstance(params, dict):
             params.pop("axes", None)
     for issue in check_document(unnamed):
-        if issue.constraint == broadcasting.NAME and issue.severity == "warning":
+        if issue.constraint == ACCIDENTAL_BROADCAST and issue.severity == "warning":
             quiet.add(issue.constraint)
     return frozenset(quiet)
 

@@ -43,7 +43,6 @@ from typing import Any
 
 import numpy as np
 
-from geon.core.checks.structure import ipf_from_json
 from geon.core.collector import collector_paused
 from geon.core.errors import GeonError
 from geon.core.graph import IPF_INDEX, IPF_SIGNATURE, OPERATION, TENSOR, Graph, Node
@@ -60,6 +59,7 @@ from geon.core.plans.table import (
     read_table,
     regions_that_move,
 )
+from geon.core.signatures import ipf_from_json
 from geon.core.zspace import IPF, ZRange, parse_range, union_size
 
 _INTS = frozenset({int})
