@@ -12,6 +12,7 @@ from django.db import models
 from geon.accounts.models import Role, Team
 from geon.core.errors import DocumentError
 from geon.core.plans import PlanError, read_plan
+from geon.core.plans.pipeline import PipelineError, read_pipeline
 
 
 class Graph(models.Model):
@@ -231,10 +232,18 @@ class ShardPlan(models.Model):
             "pipeline": self.pipeline or None,
         }
         try:
-            read_plan(data)
+            plan = read_plan({**data, "pipeline": None})
         except PlanError as error:
-            field = "pipeline" if str(error).startswith("pipeline") else None
-            raise ValidationError({field: str(error)} if field else str(error)) from None
+            raise ValidationError(str(error)) from None
+        if data["pipeline"] is None:
+            return
+        try:
+            # the pipeline's own check (PipelineError), then what it must not share with the
+            # rest of the plan (its mesh axis): both the pipeline field's
+            read_pipeline(data["pipeline"], plan.mesh_axes)
+            read_plan(data)
+        except (PipelineError, PlanError) as error:
+            raise ValidationError({"pipeline": str(error)}) from None
 
 
 def new_key() -> str:

@@ -11,16 +11,21 @@ from typing import Any
 
 import pytest
 from django.core.cache import caches
+from django.core.exceptions import ValidationError
 from django.test import Client, override_settings
 
 from geon.cli import main
+from geon.core.errors import GeonError
 from geon.core.graph import Graph as Document
+from geon.core.plans import apply_plan, read_plan
 from geon.core.plans.contract import CONTRACTED_SPLIT
-from geon.graphs.edits import EditRefused
-from geon.graphs.models import Graph, ShardPlan
+from geon.core.plans.cost import cost_report, load_profile
+from geon.core.plans.cost.pipelined import check_stages
+from geon.core.plans.pipeline import PipelineError, read_pipeline
+from geon.examples.training import training_example
+from geon.graphs.models import Graph, Membership, ShardPlan
 from geon.graphs.services import do_create_graph
 from geon.graphs.services.plan_jobs import CACHE, cost_key
-from geon.graphs.services.plans import check_stages
 from geon.graphs.tasks import plan_cost_job
 from tests.core.plans.pipeline_docs import GROUP, chain
 from tests.hostile.test_plan_cost_maxima import UNCONSUMED
@@ -368,10 +373,72 @@ def test_a_stage_scope_held_only_by_a_generated_dot_s_sum_is_found() -> None:
                 }
                 node["tags"][CONTRACTED_SPLIT] = {"original": original}
     document = Document.from_json(data)
-    plan = ShardPlan(name="pp", mesh=PLAN["mesh"], axis_mapping={"N": "dp"}, pipeline=PIPELINE)
+    axes = (("pp", 2), ("dp", 2))
     # then its scope is a stage's, and one no operation holds is still refused
-    check_stages(document, plan)
-    plan.pipeline = {**PIPELINE, "stages": [["layers.0"], ["layers.4"]]}
-    with pytest.raises(EditRefused) as refused:
-        check_stages(document, plan)
+    check_stages(document, read_pipeline(PIPELINE, axes))
+    other = {**PIPELINE, "stages": [["layers.0"], ["layers.4"]]}
+    with pytest.raises(PipelineError) as refused:
+        check_stages(document, read_pipeline(other, axes))
     assert 'pipeline stage 1 scope "layers.4" matches no' in str(refused.value)
+
+
+@pytest.mark.parametrize("role", ["viewer", "reviewer"])
+def test_a_viewer_or_reviewer_may_not_set_or_change_a_pipeline(
+    client: Client, user: Any, other_user: Any, graph: Graph, role: str
+) -> None:
+    # given ann's stored pipelined plan and bob a viewer or reviewer of her graph
+    client.force_login(user)
+    made = post(client, f"/graphs/{graph.pk}/plans", PLAN).json()
+    Membership.objects.create(graph=graph, user=other_user, role=role)
+    client.force_login(other_user)
+    path = f"/graphs/{graph.pk}/plans/{made['id']}"
+    # when bob sets a plan with a pipeline, or patches the stored plan's pipeline
+    created = post(client, f"/graphs/{graph.pk}/plans", {**PLAN, "name": "bob's"})
+    changed = patch(client, path, {"pipeline": {**PIPELINE, "microbatches": 8}})
+    removed = patch(client, path, {"pipeline": None})
+    # then each is refused 403 and the plan is as ann saved it
+    assert [r.status_code for r in (created, changed, removed)] == [403, 403, 403]
+    assert [(p.name, p.pipeline) for p in ShardPlan.objects.all()] == [(PLAN["name"], PIPELINE)]
+
+
+def test_balanced_stages_of_a_training_step_count_its_forward_scopes_as_the_cost_does(
+    owner: Client, user: Any
+) -> None:
+    # given the training example, whose scopes are all a backward's or an optimizer's (step,
+    # W1, loss, ...): the cost model has no forward top-level scope to cut
+    document, _ = training_example()
+    graph = do_create_graph(owner=user, title="Step", document=document.to_json())
+    plan = {"name": "pp", "mesh": {"axes": {"pp": 2}}}
+    plan["pipeline"] = {**PIPELINE, "stages": "balanced"}
+    # when a balanced two-stage plan is saved, then it is refused 422 in the cost model's words
+    answer = post(owner, f"/graphs/{graph.pk}/plans", plan)
+    assert answer.status_code == 422, answer.content
+    message = answer.json()["error"]["message"]
+    assert message.startswith('plan "pp": pipeline stages "balanced" cut the top-level Group')
+    assert "the document has 0; expected fewer stages" in message
+    assert not ShardPlan.objects.exists()
+    # (the cost model refuses the same plan in the same words)
+    core = read_plan({**plan, "axisMapping": {}, "inputs": {}, "spec": {}})
+    with pytest.raises(GeonError) as refused:
+        cost_report(apply_plan(document, core), load_profile("cpu-host"), plan=core)
+    assert str(refused.value) in message
+
+
+def test_the_admin_s_check_puts_a_pipeline_s_refusal_on_its_field(graph: Graph) -> None:
+    # given a stored plan changed outside the REST (as the admin does)
+    plan = ShardPlan(graph=graph, name="pp", mesh=PLAN["mesh"], axis_mapping={"N": "dp"})
+    # when its pipeline is malformed, or names an axis the mapping uses, then the pipeline
+    # field is refused; a bad mesh is the plan's
+    plan.pipeline = {**PIPELINE, "microbatches": 0}
+    with pytest.raises(ValidationError) as bad:
+        plan.clean()
+    assert list(bad.value.message_dict) == ["pipeline"]
+    plan.pipeline = {**PIPELINE, "axis": "dp"}
+    with pytest.raises(ValidationError) as shared:
+        plan.clean()
+    assert list(shared.value.message_dict) == ["pipeline"]
+    assert 'names mesh axis "dp", which carries the pipeline' in str(shared.value)
+    plan.pipeline, plan.mesh = PIPELINE, {"axes": {"pp": 0}}
+    with pytest.raises(ValidationError) as mesh:
+        plan.clean()
+    assert not hasattr(mesh.value, "error_dict")

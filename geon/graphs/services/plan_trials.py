@@ -28,6 +28,7 @@ from geon.core.nodes import MESH
 from geon.core.plans import Plan, apply_plan, plan_splits, read_plan
 from geon.core.plans.cost import cost_report, load_profile, shipped_profiles
 from geon.core.plans.cost.collectives import collectives_by_profile
+from geon.core.plans.cost.pipelined import send_count
 from geon.core.plans.cost.placed import read_placed
 from geon.core.plans.diff import named_collective
 from geon.core.plans.model import ShardSpec
@@ -200,11 +201,12 @@ def live_plan_cost(
     document's current plan (each collective as the plan's REST cost names it; a pipelined
     plan's with its sends, and ``"pipeline": {profile: the cost's pipeline less its grid}``),
     ``{"planId", "plan", "version", "error"}`` when that plan does not fit the document any
-    more, and None when it has no current plan, more Applications than
-    ``GEON_LIVE_COST_MAX_APPLICATIONS`` (or a pipeline of more microbatches times stages: a send
-    each), or a plan whose :func:`plan_work` is past ``GEON_PLAN_COST_WEB_MAX_WORK`` (a few
-    Applications on a mesh of many devices; the editor then asks the plan's REST cost, as for
-    any plan it finds current itself).
+    more (its pipeline's stages included), and None when it has no current plan, more
+    Applications than ``GEON_LIVE_COST_MAX_APPLICATIONS`` (or a pipeline listing more sends:
+    :func:`~geon.core.plans.cost.pipelined.send_count`, microbatches x tensors crossing a stage
+    boundary x passes, counted before the work), or a plan whose :func:`plan_work` is past
+    ``GEON_PLAN_COST_WEB_MAX_WORK`` (a few Applications on a mesh of many devices; the editor
+    then asks the plan's REST cost, as for any plan it finds current itself).
 
     ``moved_since``: the edits since that version only moved nodes, so a trial remembered for
     it (or its refusal) holds now: a layout changes no cost."""
@@ -216,10 +218,6 @@ def live_plan_cost(
     if plan is None or plan_work(document, plan) > settings.GEON_PLAN_COST_WEB_MAX_WORK:
         return None  # past the web's budget, the editor's REST cost goes to the worker
     pipeline = core_plan(plan).pipeline
-    if pipeline is not None and (
-        pipeline.microbatches * pipeline.stage_count > settings.GEON_LIVE_COST_MAX_APPLICATIONS
-    ):
-        return None  # a send per microbatch between stages: as many as Applications
     head = {"planId": plan.pk, "plan": plan.name, "version": version}
     kept = live.trial
     if moved_since is not None and kept is not None and kept[:2] == (trial_key(plan), moved_since):
@@ -230,7 +228,13 @@ def live_plan_cost(
         return {**head, "error": str(error)}
     names = shipped_profiles()
     if pipeline is not None:
-        return {**head, **_pipelined(trial, core_plan(plan), names)}
+        try:
+            # the sends it would list, counted before the work: as many as Applications
+            if send_count(trial, pipeline) > settings.GEON_LIVE_COST_MAX_APPLICATIONS:
+                return None
+            return {**head, **_pipelined(trial, core_plan(plan), names)}
+        except GeonError as error:  # its stages no longer fit the document
+            return {**head, "error": str(refused(plan, error))}
     timed = collectives_by_profile(read_placed(trial), [load_profile(name) for name in names])
     by_profile = {
         name: [named_collective(trial, c.to_json()) for c in found]

@@ -16,12 +16,12 @@ from django.db import transaction
 from geon.accounts.models import Role
 from geon.celery import app
 from geon.core.errors import GeonError, quote
-from geon.core.graph import APPLICATION, OPERATION
+from geon.core.graph import APPLICATION
 from geon.core.graph import Graph as Document
 from geon.core.plans import Plan, plan_ops, plan_splits
-from geon.core.plans.contract import CONTRACTED_SPLIT
 from geon.core.plans.cost import DEFAULT_PROFILE, cost_report, load_profile, shipped_profiles
 from geon.core.plans.cost.cells import transfer_bytes
+from geon.core.plans.cost.pipelined import check_stages
 from geon.core.plans.cost.report import device_rows
 from geon.core.plans.diff import named_collective
 from geon.core.plans.table import read_table
@@ -91,8 +91,9 @@ def do_save_plan(
     no ``axis_mapping``, ``inputs`` or ``pipeline`` means none): refused with ``conflict`` when
     another plan of the graph has the name, and with ``invalid_edit`` when the plan does not fit
     the graph's current document (an unknown operation, axis or input, a split the operation's
-    index space does not allow, a pipeline stage's scope that no operation's ``Group`` scope
-    is or lies under), changing nothing. A change of how it places the graph (its pipeline's
+    index space does not allow, pipeline stages the cost model's stage rule refuses:
+    :func:`geon.core.plans.cost.pipelined.check_stages` on the plan written into it), changing
+    nothing. A change of how it places the graph (its pipeline's
     axis too: a pipelined plan is written on the mesh less that axis) forgets what it last
     generated (the document is not on it until it is generated again). Once committed, the
     graph's websocket clients hear that its plans changed."""
@@ -116,78 +117,15 @@ def do_save_plan(
     plan.axis_mapping, plan.inputs = checked["axisMapping"], checked["inputs"]
     plan.pipeline = checked["pipeline"]
     plan.save()
-    document = live_document(graph).document
-    plan_trial(document, plan)
-    if plan.pipeline:
-        check_stages(document, plan)
+    trial = plan_trial(live_document(graph).document, plan)
+    stages = core_plan(plan).pipeline
+    if stages is not None:
+        try:  # the cost model's own stage rule, on the plan as the cost reads it
+            check_stages(trial, stages)
+        except GeonError as error:
+            raise refused(plan, error) from None
     _plans_changed(user, graph)
     return plan
-
-
-_GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
-_ROLES = ("backward/", "optimizer/")
-
-
-def _operation_scopes(document: Document) -> tuple[set[str], list[str]]:
-    """Every scope an operation's ``Group`` scope is or lies under (a training step's
-    ``backward/`` and ``optimizer/`` read without that prefix, and a dot a generated plan split
-    over its contracted axis by the dot's own tags, as the cost model's stages read them), and
-    the top-level ones in document order."""
-    held: set[str] = set()
-    tops: list[str] = []
-    for node in document.of_type(OPERATION):
-        tags = node.tags or {}
-        split = tags.get(CONTRACTED_SPLIT)
-        if isinstance(split, dict) and isinstance(split.get("original"), dict):
-            tags = split["original"].get("tags") or {}  # a generated dot's sum: the dot's scope
-        group = tags.get(_GROUP)
-        scope = group.get("scope") if isinstance(group, dict) else None
-        if not isinstance(scope, str):
-            continue
-        scope = scope.strip("/")
-        for role in _ROLES:
-            scope = scope.removeprefix(role)
-        parts = [p for p in scope.split("/") if p]
-        if parts and parts[0] not in held:
-            tops.append(parts[0])
-        held.update("/".join(parts[: k + 1]) for k in range(len(parts)))
-    return held, tops
-
-
-def check_stages(document: Document, plan: ShardPlan) -> None:
-    """The plan's pipeline stages fit ``document``: every scope of a stage is, or lies above,
-    an operation's ``Group`` scope, and ``"balanced"`` has at least as many top-level scopes to
-    cut as there are stages; :class:`EditRefused` (``invalid_edit``) naming the stage and its
-    scope and the document's top-level scopes otherwise. Linear in the document's operations
-    (each scope's prefixes once), before any cost is computed."""
-    pipeline = core_plan(plan).pipeline
-    if pipeline is None:
-        return
-    held, tops = _operation_scopes(document)
-    shown = ", ".join(quote(t) for t in tops[:8]) + (", ..." if len(tops) > 8 else "")
-    valid = (
-        f"the document's top-level Group scopes are ({shown})"
-        if tops
-        else ("the document has no Group scopes: group its operations first")
-    )
-    if pipeline.stages is None:
-        if len(tops) < pipeline.stage_count:
-            raise EditRefused(
-                "invalid_edit",
-                f'plan {quote(plan.name)}: pipeline stages "balanced" cut the top-level Group '
-                f"scopes into {pipeline.stage_count} stages but the document has {len(tops)}; "
-                f"expected fewer stages or an explicit list of scopes per stage ({valid})",
-            )
-        return
-    for k, scopes in enumerate(pipeline.stages):
-        for scope in scopes:
-            if scope not in held:
-                raise EditRefused(
-                    "invalid_edit",
-                    f"plan {quote(plan.name)}: pipeline stage {k} scope {quote(scope)} matches "
-                    f"no operation's Group scope; expected a scope that is, or lies above, one "
-                    f"({valid})",
-                )
 
 
 @transaction.atomic

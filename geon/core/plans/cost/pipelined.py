@@ -5,9 +5,13 @@ pipeline's.
 **Stages.** Every operation takes the virtual stage whose scopes hold its ``Group`` scope (a
 training step's ``backward/…`` and ``optimizer/…`` scopes are read without that prefix, so a
 layer's backward runs on its forward's stage); one under none takes the latest stage of the
-operations writing what it reads (stage 0 when none does). ``"balanced"`` cuts the top-level
-scopes (``layers.0``, ``layers.1``, …, in run order) into ``p·v`` contiguous stages so that the
-largest stage's seconds are the least (an exact linear partition).
+operations writing what it reads (stage 0 when none does); the first stage whose scopes hold
+an operation runs it, and a stage's scope that runs no operation is refused. ``"balanced"`` cuts
+the top-level scopes of the forward operations (``layers.0``, ``layers.1``, …, in run order;
+each weighs the seconds of every operation under it, its backward's too) into ``p·v``
+contiguous stages so that the largest stage's seconds are the least (an exact linear partition,
+:func:`_partition`). :func:`stage_rule` is this rule, the one the server's save
+(:func:`check_stages`) and the cost read.
 
 **Time.** A stage's forward seconds per microbatch are the sum over its forward operations of
 ``C(o) + M(o)`` (:func:`~geon.core.plans.cost.timing.operation_seconds` and the collectives it
@@ -29,12 +33,16 @@ forward step, all it writes, one microbatch at a time).
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from geon.core.errors import GeonError, quote
+from geon.core.errors import quote
+from geon.core.graph import OPERATION, Graph
 from geon.core.nodes import Node, selected_tensor_ids
+from geon.core.order import run_order
 from geon.core.plans.cost.collectives import Collective
 from geon.core.plans.cost.formulas import collective_seconds
 from geon.core.plans.cost.ledger import _ACTIVATIONS, _PARAMETERS, DeviceMemory, _role, tensor_kinds
@@ -42,18 +50,25 @@ from geon.core.plans.cost.placed import PlacedDocument
 from geon.core.plans.cost.profiles import Profile
 from geon.core.plans.cost.schedules import Grid, in_flight, simulate, stage_orders
 from geon.core.plans.cost.timing import AllWork, DeviceTime, operation_seconds
-from geon.core.plans.pipeline import Pipeline, scope_matches
+from geon.core.plans.pipeline import Pipeline, PipelineError, scope_matches
 from geon.core.plans.table import Device
 from geon.core.zspace import parse_range
 
-__all__ = ["operation_stages", "pipeline_report"]
+__all__ = [
+    "StageRule",
+    "check_stages",
+    "operation_stages",
+    "pipeline_report",
+    "send_count",
+    "stage_rule",
+]
 
 _GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
 _CONTRACTED_SPLIT = "urn:geon:2026-11:tag_types.jsd#/tags/ContractedSplit"
 _GRID_LIMIT = 20_000
 
 
-def _scope(node: Node, ops: dict[str, Node]) -> str:
+def _scope(node: Node, ops: Mapping[str, Node]) -> str:
     """An operation's ``Group`` scope without a ``backward/`` or ``optimizer/`` prefix (a
     contracted split's pieces read the operation they replace)."""
     tags = node.tags or {}
@@ -76,26 +91,146 @@ def _scope(node: Node, ops: dict[str, Node]) -> str:
     return scope
 
 
+def _tops(scopes: list[str]) -> list[str]:
+    """The distinct top-level components of ``scopes``, in order."""
+    return list(dict.fromkeys(s.split("/")[0] for s in scopes if s))
+
+
+def _shown(names: list[str]) -> str:
+    return ", ".join(quote(t) for t in names[:8]) + (", ..." if len(names) > 8 else "")
+
+
+@dataclass(frozen=True, slots=True)
+class StageRule:
+    """Where the pipeline's stage rule puts each of some operations (see the module docstring;
+    :func:`stage_rule`)."""
+
+    scopes: list[str]
+    """Each operation's ``Group`` scope without its ``backward/`` or ``optimizer/`` prefix."""
+    roles: list[str]
+    """Each operation's part of a step: ``forward``, ``backward`` or ``optimizer``."""
+    stage: list[int]
+    """Explicit stages: each operation's stage, the first whose scopes hold its scope (-1:
+    none does). ``balanced``: the index in ``units`` of its top-level scope (-1: none)."""
+    units: list[str]
+    """``balanced``: the top-level scopes of the forward operations, in the operations' order,
+    which the cost model cuts into stages (empty for explicit stages)."""
+
+
+def stage_rule(nodes: Sequence[Node], ops: Mapping[str, Node], pipeline: Pipeline) -> StageRule:
+    """The stage rule of :mod:`this module <geon.core.plans.cost.pipelined>` over ``nodes``
+    (operations, in run order where ``balanced`` is to be cut; ``ops`` every operation by id,
+    for a contracted split's sum): the one rule the server's save
+    (:func:`check_stages`) and the cost (:func:`operation_stages`) read. A
+    :class:`~geon.core.plans.pipeline.PipelineError` naming the stage, its scope and the
+    document's top-level scopes when ``balanced`` has fewer top-level forward scopes than
+    stages, or an explicit stage's scope runs no operation (none is, or lies under, it, or every
+    one that does is an earlier stage's: the first stage that holds an operation runs it).
+    Linear in the operations times the scopes of a stage."""
+    count = pipeline.stage_count
+    scopes = [_scope(node, ops) for node in nodes]
+    roles = [_role(node, ops) for node in nodes]
+    if pipeline.stages is None:
+        units = list(
+            dict.fromkeys(
+                s.split("/")[0] for s, r in zip(scopes, roles, strict=True) if s and r == "forward"
+            )
+        )
+        if len(units) < count:
+            held = (
+                f"their top-level Group scopes are ({_shown(units)})"
+                if units
+                else "no forward operation has a Group scope: group its operations first"
+            )
+            raise PipelineError(
+                f'pipeline stages "balanced" cut the top-level Group scopes into {count} stages '
+                f"but the document has {len(units)}; expected fewer stages or an explicit list "
+                f"of scopes per stage (the document's forward operations: {held})"
+            )
+        index = {u: k for k, u in enumerate(units)}
+        return StageRule(scopes, roles, [index.get(s.split("/")[0], -1) for s in scopes], units)
+    stage = [-1] * len(scopes)
+    ran: set[tuple[int, str]] = set()
+    held_by: set[tuple[int, str]] = set()
+    for i, scope in enumerate(scopes):
+        if not scope:
+            continue
+        for k, prefixes in enumerate(pipeline.stages):
+            hits = [s for s in prefixes if scope_matches(scope, s)]
+            if hits:
+                held_by.update((k, s) for s in hits)
+                if stage[i] < 0:
+                    stage[i] = k
+                    ran.update((k, s) for s in hits)
+    tops = _tops(scopes)
+    valid = (
+        f"the document's top-level Group scopes are ({_shown(tops)})"
+        if tops
+        else "the document has no Group scopes: group its operations first"
+    )
+    for k, prefixes in enumerate(pipeline.stages):
+        for s in prefixes:
+            if (k, s) in ran:
+                continue
+            if (k, s) not in held_by:
+                raise PipelineError(
+                    f"pipeline stage {k} scope {quote(s)} matches no operation's Group scope; "
+                    f"expected a scope that is, or lies above, one ({valid})"
+                )
+            raise PipelineError(
+                f"pipeline stage {k} scope {quote(s)} runs no operation: every operation it "
+                "holds is run by an earlier stage (the first stage whose scopes hold an "
+                f"operation runs it); expected a scope no earlier stage holds whole ({valid})"
+            )
+    return StageRule(scopes, roles, stage, [])
+
+
+def check_stages(document: Graph, pipeline: Pipeline) -> None:
+    """Whether ``pipeline``'s stages fit ``document`` (a plan written into it, as the cost
+    reads it): :func:`stage_rule` over its operations, before any cost is computed."""
+    nodes = list(document.of_type(OPERATION))
+    stage_rule(nodes, {n.id: n for n in nodes}, pipeline)
+
+
 def _partition(loads: list[float], parts: int) -> list[int]:
-    """The part of each load: ``parts`` contiguous runs, the largest run's sum the least."""
+    """The part of each load: ``parts`` non-empty contiguous runs (``len(loads) >= parts``),
+    the largest run's sum the least, found exactly in O(n log W): a bisection on the largest
+    run's sum ``W`` (down to adjacent doubles, ~64 steps) with a greedy check of whether runs of
+    at most ``W`` number at most ``parts``; the least feasible ``W`` is then the optimum as the
+    sums are computed (differences of the same prefix sums, which are monotone). Of the optimal
+    cuts it takes, from the last run back, each run as long as it can be (leaving one load for
+    each run before it)."""
     n = len(loads)
     prefix = [0.0]
     for x in loads:
         prefix.append(prefix[-1] + x)
-    inf = float("inf")
-    best = [[inf] * (n + 1) for _ in range(parts + 1)]
-    cut = [[0] * (n + 1) for _ in range(parts + 1)]
-    best[0][0] = 0.0
-    for k in range(1, parts + 1):
-        for j in range(k, n - (parts - k) + 1):
-            for i in range(k - 1, j):
-                worst = max(best[k - 1][i], prefix[j] - prefix[i])
-                if worst < best[k][j]:
-                    best[k][j], cut[k][j] = worst, i
+
+    def runs(w: float) -> int:
+        used, start = 1, 0
+        for j in range(1, n + 1):
+            if prefix[j] - prefix[start] > w:
+                used, start = used + 1, j - 1
+                if used > parts:
+                    break
+        return used
+
+    lo, hi = max(loads, default=0.0), prefix[-1]
+    if runs(lo) <= parts:
+        hi = lo
+    while True:  # runs(lo) > parts >= runs(hi)
+        mid = lo + (hi - lo) / 2
+        if mid <= lo or mid >= hi:
+            break
+        if runs(mid) <= parts:
+            hi = mid
+        else:
+            lo = mid
     out = [0] * n
     j = n
     for k in range(parts, 0, -1):
-        i = cut[k][j]
+        i = j - 1
+        while i > k - 1 and prefix[j] - prefix[i - 1] <= hi:
+            i -= 1
         out[i:j] = [k - 1] * (j - i)
         j = i
     return out
@@ -103,56 +238,77 @@ def _partition(loads: list[float], parts: int) -> list[int]:
 
 def operation_stages(doc: PlacedDocument, pipeline: Pipeline, seconds: np.ndarray) -> list[int]:
     """The virtual stage of every operation (indices of the table's ``op_ids``; see the module
-    docstring); :class:`GeonError` when a stage holds no operation or ``balanced`` has fewer
-    top-level scopes than stages."""
-    table = doc.table
-    ops = table.ops
-    count = pipeline.stage_count
-    scopes = [_scope(doc.operation(op), ops) for op in range(len(table.op_ids))]
-    stage = [-1] * len(table.op_ids)
+    docstring): :func:`stage_rule` over the operations in run order, ``balanced`` cut by
+    ``seconds``, and an operation under no stage's scope on the latest stage of the operations
+    writing what it reads (stage 0 when none does)."""
+    nodes = [doc.operation(op) for op in doc.order]
+    rule = stage_rule(nodes, doc.table.ops, pipeline)
     if pipeline.stages is None:
-        units: dict[str, float] = {}
-        for op in doc.order:
-            top = scopes[op].split("/")[0]
-            if top and (top in units or _role(doc.operation(op), ops) == "forward"):
-                units[top] = units.get(top, 0.0) + float(seconds[op])
-        if len(units) < count:
-            raise GeonError(
-                f'pipeline stages "balanced" cut the top-level Group scopes into {count} stages; '
-                f"the document has {len(units)} ({', '.join(quote(u) for u in list(units)[:8])})"
-                "; expected fewer stages or an explicit list of scopes per stage"
-            )
-        parts = dict(zip(units, _partition(list(units.values()), count), strict=True))
-        for op in range(len(stage)):
-            stage[op] = parts.get(scopes[op].split("/")[0], -1)
+        loads = [0.0] * len(rule.units)
+        for op, unit in zip(doc.order, rule.stage, strict=True):
+            if unit >= 0:
+                loads[unit] += float(seconds[op])
+        parts = _partition(loads, pipeline.stage_count)
+        placed = [parts[unit] if unit >= 0 else -1 for unit in rule.stage]
     else:
-        for op in range(len(stage)):
-            if scopes[op]:
-                stage[op] = next(
-                    (
-                        k
-                        for k, prefixes in enumerate(pipeline.stages)
-                        if any(scope_matches(scopes[op], s) for s in prefixes)
-                    ),
-                    -1,
-                )
-        empty = sorted(set(range(count)) - set(stage))
-        if empty:
-            raise GeonError(
-                f"pipeline stage {empty[0]} {quote(list(pipeline.stages[empty[0]]))} holds no "
-                "operation (no Group scope is or lies under its scopes); expected the scopes of "
-                'the document\'s layers, like "layers.0"'
-            )
-    writer: dict[str, int] = {}
-    for op in doc.order:
-        body = doc.operation(op).body
-        if stage[op] < 0:
-            stage[op] = max(
-                (writer[t] for t in selected_tensor_ids(body, "inputs") if t in writer), default=0
-            )
-        for t in selected_tensor_ids(body, "outputs"):
-            writer[t] = stage[op]
+        placed = list(rule.stage)
+    stage = [0] * len(doc.table.op_ids)  # an operation left out of the run order: stage 0
+    for op, k in zip(doc.order, _inherit(nodes, placed), strict=True):
+        stage[op] = k
     return stage
+
+
+def _inherit(nodes: Sequence[Node], stage: list[int]) -> list[int]:
+    """``stage`` (per node of ``nodes``, in run order) with each node under no stage (-1) on
+    the latest stage of the operations writing what it reads (stage 0 when none does)."""
+    out = list(stage)
+    writer: dict[str, int] = {}
+    for i, node in enumerate(nodes):
+        if out[i] < 0:
+            out[i] = max(
+                (writer[t] for t in selected_tensor_ids(node.body, "inputs") if t in writer),
+                default=0,
+            )
+        for t in selected_tensor_ids(node.body, "outputs"):
+            writer[t] = out[i]
+    return out
+
+
+def _crossings(
+    nodes: Sequence[Node], roles: Sequence[str], stage: Sequence[int]
+) -> dict[tuple[str, int], tuple[int, int]]:
+    """The tensors a stage's forward writes and a later stage's forward reads: per (tensor,
+    reading stage), the positions in ``nodes`` of its writer and first reader (a send each
+    microbatch, and its gradient back in a training step)."""
+    writer: dict[str, int] = {}
+    for i, node in enumerate(nodes):
+        if roles[i] == "forward":
+            for t in selected_tensor_ids(node.body, "outputs"):
+                writer[t] = i
+    crossing: dict[tuple[str, int], tuple[int, int]] = {}
+    for i, node in enumerate(nodes):
+        if roles[i] != "forward":
+            continue
+        for t in selected_tensor_ids(node.body, "inputs"):
+            w = writer.get(t)
+            if w is not None and stage[w] < stage[i]:
+                crossing.setdefault((t, stage[i]), (w, i))
+    return crossing
+
+
+def send_count(document: Graph, pipeline: Pipeline) -> int:
+    """The ``send`` collectives the cost of ``pipeline`` on ``document`` (a plan written into
+    it) lists, counted before any cost: microbatches x the tensors crossing a stage boundary
+    (per reading stage) x passes (2 in a training step: the gradient goes back). For
+    ``balanced`` (whose cut needs the seconds) an upper bound: every top-level scope its own
+    stage, since a cut into fewer contiguous stages crosses no more. Linear in the operations;
+    a :class:`~geon.core.plans.pipeline.PipelineError` as :func:`stage_rule`."""
+    found = list(document.of_type(OPERATION))
+    nodes, _ = run_order(found)
+    rule = stage_rule(nodes, {n.id: n for n in found}, pipeline)
+    crossing = _crossings(nodes, rule.roles, _inherit(nodes, rule.stage))
+    passes = 2 if "backward" in rule.roles else 1
+    return pipeline.microbatches * len(crossing) * passes
 
 
 def _held_bytes(doc: PlacedDocument) -> np.ndarray:
@@ -204,19 +360,13 @@ def pipeline_report(
     # the sends: tensors a stage writes and a later stage's forward reads
     held = _held_bytes(doc)
     link = profile.link(pipeline.axis)
-    writer: dict[str, int] = {}
-    for op in doc.order:
-        if roles[op] == "forward":
-            for t in selected_tensor_ids(doc.operation(op).body, "outputs"):
-                writer[t] = op
-    crossing: dict[tuple[str, int], tuple[int, int]] = {}
-    for op in doc.order:
-        if roles[op] != "forward":
-            continue
-        for t in selected_tensor_ids(doc.operation(op).body, "inputs"):
-            w = writer.get(t)
-            if w is not None and stage[w] < stage[op]:
-                crossing.setdefault((t, stage[op]), (w, op))
+    run = [doc.operation(op) for op in doc.order]
+    crossing = {
+        key: (doc.order[w], doc.order[r])
+        for key, (w, r) in _crossings(
+            run, [roles[op] for op in doc.order], [stage[op] for op in doc.order]
+        ).items()
+    }
     send = [0.0] * count
     sends: list[dict[str, Any]] = []
     n_group = max(1, len({d for d in times}))
