@@ -213,7 +213,9 @@ NODE_OP: dict[str, Any] = {
 }  # fmt: skip
 
 #: One collective of a plan's cost (:mod:`geon.core.plans.cost.collectives`, with the names of
-#: :func:`geon.core.plans.diff.named_collective`).
+#: :func:`geon.core.plans.diff.named_collective`); a pipelined plan's ``send`` also carries its
+#: ``microbatch``, its ``stages`` (from, to) and its ``pass``
+#: (:mod:`geon.core.plans.cost.pipelined`).
 COLLECTIVE: dict[str, Any] = {
     "type": "object",
     "required": [
@@ -230,6 +232,9 @@ COLLECTIVE: dict[str, Any] = {
         "bytes": {**INT, "minimum": 0},
         "bytesPerDevice": {**INT, "minimum": 0},
         "seconds": {"type": "number", "minimum": 0},
+        "microbatch": {**INT, "minimum": 0},
+        "stages": {"type": "array", "items": {**INT, "minimum": 0}, "minItems": 2, "maxItems": 2},
+        "pass": {"enum": ["forward", "backward"]},
     },
 }  # fmt: skip
 #: A pipelined plan's step under one profile: the cost's ``pipeline`` less its ``grid``

@@ -16,6 +16,7 @@ from django.test import override_settings
 from geon.core.graph import OPERATION
 from geon.core.plans.cost import shipped_profiles
 from geon.graphs.models import Graph, ShardPlan
+from geon.graphs.protocol import SERVER_MESSAGES, message_errors
 from geon.graphs.services import do_create_graph, do_generate_plan, do_save_plan, plan_cost
 from geon.graphs.services.documents import live_document
 from geon.graphs.services.editing import do_apply_edit
@@ -61,7 +62,14 @@ async def test_a_generated_pipelined_plan_arrives_with_its_sends_and_pipeline(
     graph, plan_id = await database_sync_to_async(pipelined_graph)(user)
     ann = await connect(user, graph)
     await database_sync_to_async(do_generate_plan)(user, graph.pk, plan_id, 1, edit_id="switch")
-    cost = (await ann.receive())["planCost"]
+    applied = await ann.receive()
+    cost = applied["planCost"]
+    # (the protocol's schema describes it, a send's microbatch, stages and pass included)
+    assert message_errors(applied, SERVER_MESSAGES) == []
+    send = next(c for c in cost["collectives"]["cpu-host"] if c["kind"] == "send")
+    for bad in ({"pass": "sideways"}, {"microbatch": -1}, {"stages": [0, "1"]}):
+        broken = {**cost, "collectives": {"cpu-host": [{**send, **bad}]}}
+        assert message_errors({**applied, "planCost": broken}, SERVER_MESSAGES) != []
     # then its live cost has, under every shipped profile, the REST cost's collectives (a send
     # per microbatch from stage 0 to 1) and its pipeline less the grid
     assert sorted(cost["collectives"]) == sorted(cost["pipeline"]) == sorted(shipped_profiles())
