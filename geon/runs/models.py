@@ -183,6 +183,9 @@ class ModelImport(models.Model):
         "graphs.Graph", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created = models.DateTimeField(auto_now_add=True)
+    # When it stopped in review (the sweep's GEON_IMPORT_REVIEW_HOURS count from here, not from
+    # ``created``: a model queued behind others reaches review later); None if it never did.
+    review_since = models.DateTimeField(null=True, blank=True)
     finished = models.DateTimeField(null=True, blank=True)
 
     class Meta:

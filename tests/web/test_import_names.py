@@ -186,8 +186,8 @@ def test_names_for_an_import_not_in_review_are_refused(
     # then it is refused with its status, and nothing changed
     assert response.status_code == 409
     assert response.json()["error"]["message"] == (
-        f'model import "{found.pk}" is queued; names are taken while it is in review (imported '
-        "with review=true, before its graph is made)"
+        'model import "encoder.onnx" is queued; names are taken while it is in review '
+        "(imported with review=true, before its graph is made)"
     )
     found.refresh_from_db()
     assert (found.status, found.names) == ("queued", None)
@@ -200,3 +200,84 @@ def test_a_review_field_that_is_not_a_yes_or_no_is_refused(client: Client, user:
         400, 'review "maybe" is not one of "true", "false", "1", "0"',
     )  # fmt: skip
     assert ModelImport.objects.count() == 0
+
+
+def test_imports_in_review_count_in_the_cap_on_imports(
+    client: Client, user: Any, settings: Any, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    settings.GEON_IMPORTS_PER_USER = 2
+    client.force_login(user)
+    # given two of ann's imports in review, each keeping its upload for the names
+    for _ in range(2):
+        with django_capture_on_commit_callbacks():
+            do_import(_upload(client, review="true").json()["id"])
+    assert ModelImport.objects.filter(status="review").count() == 2
+    # when she uploads a third
+    response = _upload(client, review="true")
+    # then she is told what holds her uploads and what to do, and it is not stored
+    assert (response.status_code, response["Retry-After"], response.json()["error"]) == (
+        429, "5", {"code": "too_many_imports", "message":
+                   "0 of your model imports are still converting and 2 wait for their axes' "
+                   "names; at most 2 may wait at once (GEON_IMPORTS_PER_USER): wait for one to "
+                   "finish, or name the axes of one in review (one left 24 h expires: "
+                   "GEON_IMPORT_REVIEW_HOURS)"},
+    )  # fmt: skip
+    assert ModelImport.objects.count() == 2
+
+
+def test_names_are_refused_while_too_many_other_imports_convert(
+    client: Client, user: Any, settings: Any, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    client.force_login(user)
+    # given ann's import in review and another of hers queued, and the cap lowered to 1
+    found = _in_review(client, django_capture_on_commit_callbacks)
+    with django_capture_on_commit_callbacks():
+        assert _upload(client).status_code == 202
+    settings.GEON_IMPORTS_PER_USER = 1
+    # when she sends the names of the one in review
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(
+            f"{API}/imports/{found.pk}/names", {"names": {"d4": "h"}},
+            content_type="application/json",
+        )  # fmt: skip
+    # then she is told to wait, naming the model, and it stays in review with nothing queued
+    assert (response.status_code, response["Retry-After"], response.json()["error"]) == (
+        429, "5", {"code": "too_many_imports", "message":
+                   "1 of your model imports are still converting; at most 1 may wait at once "
+                   '(GEON_IMPORTS_PER_USER): wait for one to finish, then send the names for '
+                   '"encoder.onnx" again (it stays in review)'},
+    )  # fmt: skip
+    found.refresh_from_db()
+    assert (found.status, found.names, len(callbacks)) == ("review", None, 0)
+
+
+def test_another_person_or_a_visitor_cannot_name_the_axes(
+    client: Client,
+    user: Any,
+    other_user: Any,
+    django_capture_on_commit_callbacks: Callable[..., Any],
+) -> None:
+    client.force_login(user)
+    found = _in_review(client, django_capture_on_commit_callbacks)
+    # when bob sends names for ann's import
+    client.force_login(other_user)
+    with django_capture_on_commit_callbacks() as callbacks:
+        response = client.post(
+            f"{API}/imports/{found.pk}/names", {"names": {"d4": "h"}},
+            content_type="application/json",
+        )  # fmt: skip
+    # then it is as if there were none, and nothing changes
+    assert (response.status_code, response.json()["error"]) == (
+        404, {"code": "not_found",
+              "message": f'model import "{found.pk}" does not exist or is not yours'},
+    )  # fmt: skip
+    # and a visitor who is not signed in is refused too
+    client.logout()
+    with django_capture_on_commit_callbacks() as more:
+        anonymous = client.post(
+            f"{API}/imports/{found.pk}/names", {"names": {"d4": "h"}},
+            content_type="application/json",
+        )  # fmt: skip
+    assert anonymous.status_code == 401  # signed-out callers are 401 everywhere in the API
+    found.refresh_from_db()
+    assert (found.status, found.names, len(callbacks) + len(more)) == ("review", None, 0)

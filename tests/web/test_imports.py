@@ -303,8 +303,7 @@ def test_only_the_uploader_sees_an_import_and_its_weights(
         409,
         {
             "code": "weights_not_ready",
-            "message": f'model import "{found["id"]}" is queued; its weights are there once it '
-            "is done",
+            "message": 'model import "mlp.onnx" is queued; its weights are there once it is done',
         },
     )
     do_import(found["id"])

@@ -40,6 +40,7 @@ from django.conf import settings
 from django.contrib.auth.models import User as Account
 from django.core.files.base import File
 from django.db import transaction
+from django.db.models import Count
 from django.utils import timezone
 
 from geon.core.errors import GeonError
@@ -62,6 +63,8 @@ READING, NAMING, STORING = "reading the model", "naming axes", "storing the grap
 #: The step of an import waiting for the person to accept its axes' names.
 REVIEWING = "waiting for the axes' names"
 __all__ = ["DEFAULT_DIM"]  # the length an unbound ``dim_param`` gets (onnx_bounded)
+#: The statuses of an import that holds its upload, counted in ``GEON_IMPORTS_PER_USER``.
+HOLDING = (ModelImport.Status.QUEUED, ModelImport.Status.RUNNING, ModelImport.Status.REVIEW)
 #: Seconds a client is asked to wait when too many of its imports are converting.
 RETRY_AFTER_SECONDS = 5
 UNEXPECTED_IMPORT_FAILURE = "the import failed unexpectedly; the worker log has the details"
@@ -132,7 +135,9 @@ def check_can_import(
 ) -> dict[str, int]:
     """Check an import request before anything is stored: a file named ``*.onnx`` within
     ``GEON_IMPORT_MAX_BYTES``, valid ``dims``, and fewer than ``GEON_IMPORTS_PER_USER`` of the
-    person's imports waiting for or on a worker (429 ``too_many_imports``). The bound dims."""
+    person's imports holding an upload: waiting for or on a worker, or in review for their axes'
+    names (a review keeps its upload up to ``GEON_IMPORT_REVIEW_HOURS``, so it is counted too;
+    429 ``too_many_imports``). The bound dims."""
     if upload is None:
         raise RunRefused(
             "invalid_request", 'file field "model" is missing; expected an ONNX model (.onnx)'
@@ -145,15 +150,24 @@ def check_can_import(
         )
     check_upload_size(_size_of(upload), name)
     bound = parse_dims(dims)
-    waiting = ModelImport.objects.filter(
-        owner_id=user.pk, status__in=(ModelImport.Status.QUEUED, ModelImport.Status.RUNNING)
-    ).count()
+    held = dict(
+        ModelImport.objects.filter(owner_id=user.pk, status__in=HOLDING)
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("pk"))
+    )
+    waiting = held.get(ModelImport.Status.QUEUED, 0) + held.get(ModelImport.Status.RUNNING, 0)
+    reviews = held.get(ModelImport.Status.REVIEW, 0)
     cap = settings.GEON_IMPORTS_PER_USER
-    if waiting >= cap:
+    if waiting + reviews >= cap:
+        kept = f" and {reviews} wait for their axes' names" if reviews else ""
+        hours = settings.GEON_IMPORT_REVIEW_HOURS
+        since = (f", or name the axes of one in review (one left {hours} h expires: "
+                 "GEON_IMPORT_REVIEW_HOURS)") if reviews else ""  # fmt: skip
         raise RunRefused(
             "too_many_imports",
-            f"{waiting} of your model imports are still converting; at most {cap} may wait at "
-            "once (GEON_IMPORTS_PER_USER): wait for one to finish",
+            f"{waiting} of your model imports are still converting{kept}; at most {cap} may wait "
+            f"at once (GEON_IMPORTS_PER_USER): wait for one to finish{since}",
             status=429,
             retry_after=RETRY_AFTER_SECONDS,
         )
@@ -186,7 +200,7 @@ def check_weights(found: ModelImport) -> ModelImport:
     if found.status != ModelImport.Status.DONE or not found.weights.name:
         raise RunRefused(
             "weights_not_ready",
-            f'model import "{found.pk}" is {found.status}; its weights are there once it is done',
+            f'model import "{found.name}" is {found.status}; its weights are there once it is done',
             status=409,
         )
     return found
@@ -219,13 +233,13 @@ def do_name_axes(user: User, import_id: int, names: Any) -> ModelImport:
 
     found = check_can_view_import(user, import_id)
     if found.status == ModelImport.Status.EXPIRED:
-        raise RunRefused("not_in_review", f'model import "{found.pk}" is expired: {found.error}',
+        raise RunRefused("not_in_review", f'model import "{found.name}" is expired: {found.error}',
                          status=409)  # fmt: skip
     if found.status != ModelImport.Status.REVIEW:
         raise RunRefused(
             "not_in_review",
-            f'model import "{found.pk}" is {found.status}; names are taken while it is in review '
-            "(imported with review=true, before its graph is made)",
+            f'model import "{found.name}" is {found.status}; names are taken while it is in '
+            "review (imported with review=true, before its graph is made)",
             status=409,
         )
     if not isinstance(names, dict):
@@ -238,13 +252,37 @@ def do_name_axes(user: User, import_id: int, names: Any) -> ModelImport:
     with transaction.atomic():
         found = ModelImport.objects.select_for_update().get(pk=found.pk)
         if found.status != ModelImport.Status.REVIEW:  # named twice at once: the first wins
-            raise RunRefused("not_in_review", f'model import "{found.pk}" is {found.status}',
+            raise RunRefused("not_in_review", f'model import "{found.name}" is {found.status}',
                              status=409)  # fmt: skip
+        _check_can_convert(found)
         found.names, found.status, found.step = final, ModelImport.Status.QUEUED, ""
         found.save(update_fields=["names", "status", "step"])
         pk = found.pk
         transaction.on_commit(lambda: queue_import(pk))
     return found
+
+
+def _check_can_convert(found: ModelImport) -> None:
+    """Refuse (429 ``too_many_imports``) to queue ``found`` again while ``GEON_IMPORTS_PER_USER``
+    of its owner's other imports are waiting for or on a worker; it stays in review."""
+    converting = (
+        ModelImport.objects.filter(
+            owner_id=found.owner_id,
+            status__in=(ModelImport.Status.QUEUED, ModelImport.Status.RUNNING),
+        )
+        .exclude(pk=found.pk)
+        .count()
+    )
+    cap = settings.GEON_IMPORTS_PER_USER
+    if converting >= cap:
+        raise RunRefused(
+            "too_many_imports",
+            f"{converting} of your model imports are still converting; at most {cap} may wait at "
+            f"once (GEON_IMPORTS_PER_USER): wait for one to finish, then send the names for "
+            f'"{found.name}" again (it stays in review)',
+            status=429,
+            retry_after=RETRY_AFTER_SECONDS,
+        )
 
 
 def _step(found: ModelImport, step: str) -> None:
@@ -322,7 +360,8 @@ def _convert(found: ModelImport, dims: dict[str, int], review: bool = False) -> 
     parse_document(document)  # the text rule every stored document follows (a DocumentError)
     if review:  # the graph is made once the names are accepted (do_name_axes)
         found.axes, found.status, found.step = axes, ModelImport.Status.REVIEW, REVIEWING
-        found.save(update_fields=["axes", "status", "step"])
+        found.review_since = timezone.now()  # the sweep's hours count from here
+        found.save(update_fields=["axes", "status", "step", "review_since"])
         return
     found.axes = axes
     _step(found, STORING)

@@ -75,7 +75,8 @@ def review_expired(hours: int) -> str:
 
 def sweep_reviews(now: datetime | None = None) -> int:
     """Expire the model imports left in ``review`` (waiting for their axes' names, issue 35)
-    since over ``GEON_IMPORT_REVIEW_HOURS`` before ``now``: each upload is deleted once that
+    since over ``GEON_IMPORT_REVIEW_HOURS`` before ``now`` (counted from ``review_since``, when
+    the worker stopped it there, not from the upload): each upload is deleted once that
     commits, its status is ``expired`` and its ``error`` says why (:func:`review_expired`).
     Imports of every queue are swept: whichever worker sees one first expires it. How many."""
     now = now or timezone.now()
@@ -85,7 +86,7 @@ def sweep_reviews(now: datetime | None = None) -> int:
     count = 0
     with transaction.atomic():
         left = ModelImport.objects.select_for_update().filter(
-            status=ModelImport.Status.REVIEW, created__lt=before
+            status=ModelImport.Status.REVIEW, review_since__lt=before
         )
         for found in left:
             if found.upload.name:
@@ -106,19 +107,26 @@ def sweep_reviews(now: datetime | None = None) -> int:
     return count
 
 
+def sweep_once() -> None:
+    """One round of the sweeper: :func:`sweep` and :func:`sweep_reviews`, each on its own, so
+    one failing (the database away for a moment, an upload that cannot be deleted) neither stops
+    the other nor the next round; each failure is logged."""
+    for step in (sweep, sweep_reviews):
+        try:
+            step()
+        except Exception:  # try again next time
+            log.exception("sweep failed: %s", step.__name__)
+        finally:
+            db_connection.close()
+
+
 def start_sweeper() -> threading.Thread:
     """Run :func:`sweep` and :func:`sweep_reviews` now and every ``GEON_RUN_HEARTBEAT_SECONDS``
     in a daemon thread (the worker's main process starts it once ready)."""
 
     def loop() -> None:
         while True:
-            try:
-                sweep()
-                sweep_reviews()
-            except Exception:  # the database may be away for a moment; try again next time
-                log.exception("sweep failed")
-            finally:
-                db_connection.close()
+            sweep_once()
             time.sleep(settings.GEON_RUN_HEARTBEAT_SECONDS)
 
     thread = threading.Thread(target=loop, name="geon-sweeper", daemon=True)
