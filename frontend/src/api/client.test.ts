@@ -121,3 +121,23 @@ describe("a cost a worker computes", () => {
     expect(sent.map((s) => new URL(s.url).pathname + new URL(s.url).search)).toEqual(Array(3).fill(queued.location));
   });
 });
+
+describe("a plan's pipeline over PATCH", () => {
+  it("sends the pipeline given, null to remove it, and nothing of it when it is left out", async () => {
+    // given a plans client and a server answering each patch with the plan
+    const answered = { id: 7, name: "pp", mesh: { axes: { pp: 2 } }, spec: {}, axisMapping: {}, inputs: {}, pipeline: null };
+    const sent = server(json(200, answered), json(200, answered), json(200, answered));
+    const plansApi = new PlansApi("tok", "g1", "http://geon.test");
+    const pipeline = { axis: "pp", microbatches: 4, schedule: "1f1b" as const, stages: [["layers.0"], ["layers.1"]] };
+    // when its pipeline is set, removed, and the plan renamed alone
+    await plansApi.update(7, { pipeline });
+    await plansApi.update(7, { pipeline: null });
+    await plansApi.update(7, { name: "renamed" });
+    // then each PATCH body carries exactly that
+    expect(sent.map((s) => [s.method, s.url, JSON.parse(s.body)])).toEqual([
+      ["PATCH", "http://geon.test/api/v1/graphs/g1/plans/7", { pipeline }],
+      ["PATCH", "http://geon.test/api/v1/graphs/g1/plans/7", { pipeline: null }],
+      ["PATCH", "http://geon.test/api/v1/graphs/g1/plans/7", { name: "renamed" }],
+    ]);
+  });
+});

@@ -40,9 +40,10 @@ export class PlansApi extends RestClient {
   }
 
   /** Change a plan; a field left out keeps its value. */
-  update(id: number, patch: { name?: string; mesh?: Mesh; spec?: Record<string, SpecEntry>; axisMapping?: Record<string, string>; inputs?: Record<string, InputLayout> }): Promise<Plan> {
-    const { spec, inputs, ...rest } = patch;
-    const body = { ...rest, ...(spec ? { spec: json(spec) } : {}), ...(inputs ? { inputs: json(inputs) } : {}) };
+  /** Change the fields given; ``pipeline``: its stages, or ``null`` to remove them (issue 33). */
+  update(id: number, patch: { name?: string; mesh?: Mesh; spec?: Record<string, SpecEntry>; axisMapping?: Record<string, string>; inputs?: Record<string, InputLayout>; pipeline?: PlanPipeline | null }): Promise<Plan> {
+    const { spec, inputs, pipeline, ...rest } = patch;
+    const body = { ...rest, ...(spec ? { spec: json(spec) } : {}), ...(inputs ? { inputs: json(inputs) } : {}), ...(pipeline !== undefined ? { pipeline: pipeline === null ? null : json(pipeline) } : {}) };
     return plan(this.api.PATCH("/api/v1/graphs/{graph_id}/plans/{plan_id}", { params: { path: { ...this.graph, plan_id: id } }, body }));
   }
 

@@ -29,8 +29,6 @@ export interface PlansOptions {
   beginSwitch(name: string): { editId: string; baseVersion: number } | string;
   /** The server refused the switch: its ``applied`` will never come. */
   cancelSwitch(editId: string): void;
-  /** The REST base (tests); "/api/v1" by default. */
-  api?: string;
   /** The collectives of the plan the document has now (its name), under the chosen profile,
    * after each change of document, plan list or profile (``null`` and none without such a plan); ``saved``: that saved plan, if it is one. */
   onCollectives?(plan: string | null, collectives: Collective[], saved: Plan | null): void;
@@ -130,7 +128,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   /** The ledger of the plan the document is on, as soon as its cost arrives. */
   const current = el("div", { class: "geon-ledger-current", "aria-live": "polite" });
   // the search's best five, each one click from saved, switched to or compared (issue 33)
-  const suggestions = createSuggestions({ graphId: options.graphId, csrf: options.csrf, api: options.api, profile: () => profile.value, store: async (s, wanted) => {
+  const suggestions = createSuggestions({ graphId: options.graphId, csrf: options.csrf, profile: () => profile.value, store: async (s, wanted) => {
     const made = await api.create(wanted, s.plan.mesh, {}, s.plan.axisMapping, s.plan.inputs, s.plan.pipeline);
     await reload();
     return made;

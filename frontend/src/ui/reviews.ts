@@ -31,8 +31,6 @@ export { showHeld, showUnread } from "./reviewLinks";
 export interface ReviewsOptions {
   graphId: string;
   csrf: string;
-  /** The REST base (tests); "/api/v1" by default. */
-  api?: string;
   /** The review to show once the list has loaded (the page's ``?review=<id>``, from "Reviews for me"). */
   initial?: number | null;
   /** The thread of it to show (the permalink's ``&thread=<id>``, from a notification). */

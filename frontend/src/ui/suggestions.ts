@@ -43,7 +43,6 @@ class SuggestApi extends RestClient {
 export interface SuggestOptions {
   graphId: string;
   csrf: string;
-  api?: string;
   /** The profile chosen in the Plans panel ("" for the server's default). */
   profile(): string;
   /** Store the suggestion as a plan named ``name`` (the list reloaded); throws the refusal. */
