@@ -19,7 +19,8 @@ written against them do not change. ``--names inferred`` gives every axis its pr
 names.json`` (an object ``{"d4": "heads"}``) names some axes over the proposals; ``--names
 imported`` is the default said out loud. ``--show-names`` imports without writing anything and
 prints the table to choose from: each axis as imported, its length, role, the name it would get
-and where the model shows its role (length-1 axes are counted, not listed). A name that breaks
+under ``--names`` (as imported by default), the name proposed for its role and where the model
+shows its role (length-1 axes are counted, not listed). A name that breaks
 the axis-name rule, an axis the model does not have or a name given twice is refused naming it.
 """
 
@@ -190,17 +191,22 @@ def final_names(axes: list[Any], names: dict[str, str] | None) -> dict[str, str]
 
 def names_table(axes: list[Any], names: dict[str, str] | None) -> str:
     """``--show-names``: one row per axis longer than 1 (``axis``, ``length``, ``role``, the
-    ``name`` it gets under ``--names``, or the one proposed when none is given, and where the
-    model shows the role), then how many length-1 axes are not listed."""
+    ``name`` it gets under ``--names``, as imported when none is given, the name ``proposed``
+    for its role, which ``--names inferred`` gives, and where the model shows the role), then
+    how many length-1 axes are not listed."""
     listed = [p for p in axes if p.length > 1]
     final = final_names(axes, names)
-    rows = [("axis", "length", "role", "name", "seen")]
-    rows += [(p.name, str(p.length), p.role or "-", final[p.name], p.seen or "-") for p in listed]
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    rows = [("axis", "length", "role", "name", "proposed", "seen")]
+    rows += [
+        (p.name, str(p.length), p.role or "-", final[p.name], p.proposed, p.seen or "-")
+        for p in listed
+    ]
+    widths = [max(len(r[i]) for r in rows) for i in range(5)]
     lines = []
     for r in rows:
         cells = [r[0].ljust(widths[0]), r[1].rjust(widths[1]), r[2].ljust(widths[2])]
-        lines.append("  ".join([*cells, r[3].ljust(widths[3]), r[4]]).rstrip())
+        cells += [r[3].ljust(widths[3]), r[4].ljust(widths[4])]
+        lines.append("  ".join([*cells, r[5]]).rstrip())
     hidden = len(axes) - len(listed)
     if hidden:
         lines.append(f"({hidden} axes of length 1 not listed)")

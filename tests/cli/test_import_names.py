@@ -84,25 +84,45 @@ def test_show_names_prints_the_table_and_writes_nothing(tmp_path: Path) -> None:
     # given the encoder layer
     # when a person asks for the names before importing, with one name of their own
     done = geon("import", str(ENCODER), "--dim", "batch=2", "--show-names", "--names", "d64=mlp")
-    # then one row per axis longer than 1 says its length, role, name and where it is seen
+    # then one row per axis longer than 1 says its length, role, name (the proposal unless
+    # given: d64=mlp is), the name proposed for its role and where it is seen
     assert done.returncode == 0, done.stderr
-    rows = [line.split(None, 4) for line in done.stdout.splitlines()]
-    assert rows[0] == ["axis", "length", "role", "name", "seen"]
-    table = {r[0]: r[1:4] for r in rows[1:] if not r[0].startswith("(")}
+    rows = [line.split(None, 5) for line in done.stdout.splitlines()]
+    assert rows[0] == ["axis", "length", "role", "name", "proposed", "seen"]
+    table = {r[0]: r[1:5] for r in rows[1:] if not r[0].startswith("(")}
     assert table == {
-        "batch": [str(2), "batch", "batch"],
-        "d10": [str(TOKENS), "sequence", "sequence"],
-        "d10_2": [str(TOKENS), "sequence", "sequence_q"],
-        "d4": [str(NHEAD), "heads", "heads"],
-        "d8": [str(D_MODEL // NHEAD), "head_size", "head_size"],
-        "d32": [str(D_MODEL), "hidden", "hidden"],
-        "d64": [str(FFN), "ffn", "mlp"],
-        "d3": ["3", "-", "d3"],
+        "batch": [str(2), "batch", "batch", "batch"],
+        "d10": [str(TOKENS), "sequence", "sequence", "sequence"],
+        "d10_2": [str(TOKENS), "sequence", "sequence_q", "sequence_q"],
+        "d4": [str(NHEAD), "heads", "heads", "heads"],
+        "d8": [str(D_MODEL // NHEAD), "head_size", "head_size", "head_size"],
+        "d32": [str(D_MODEL), "hidden", "hidden", "hidden"],
+        "d64": [str(FFN), "ffn", "mlp", "ffn"],
+        "d3": ["3", "-", "d3", "d3"],
     }
-    seen = {r[0]: r[4] for r in rows[1:] if len(r) == 5}
+    seen = {r[0]: r[5] for r in rows[1:] if len(r) == 6}
     assert seen["d32"] == 'normalised by LayerNormalization "/layer/norm1/LayerNormalization"'
     assert done.stdout.splitlines()[-1] == "(3 axes of length 1 not listed)"
     # and nothing is written
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_show_names_without_names_shows_the_imported_name_beside_the_proposal(
+    tmp_path: Path,
+) -> None:
+    # given the encoder layer
+    # when a person asks for the table without --names (the default keeps d<length>)
+    done = geon("import", str(ENCODER), "--dim", "batch=2", "--show-names")
+    # then the name column says what the document would get (d4...), the proposed one what
+    # --names inferred would give (heads...)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split(None, 5) for line in done.stdout.splitlines()]
+    table = {r[0]: (r[3], r[4]) for r in rows[1:] if not r[0].startswith("(")}
+    assert table == {
+        "batch": ("batch", "batch"), "d10": ("d10", "sequence"), "d10_2": ("d10_2", "sequence_q"),
+        "d4": ("d4", "heads"), "d8": ("d8", "head_size"), "d32": ("d32", "hidden"),
+        "d64": ("d64", "ffn"), "d3": ("d3", "d3"),
+    }  # fmt: skip
     assert list(tmp_path.iterdir()) == []
 
 
