@@ -29,6 +29,11 @@ export interface Collective {
   devices: number;
   bytes: number;
   seconds: number;
+  /** A pipelined plan's `send` between stages: its microbatch, the stages it joins
+   * (from, to) and the pass that sends it ("forward" or "backward"). */
+  microbatch?: number;
+  stages?: [number, number];
+  pass?: "forward" | "backward";
 }
 
 /** One device's line of the cost model's ledger: its work, its time and its peak memory. */
