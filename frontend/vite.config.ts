@@ -10,7 +10,7 @@ export default defineConfig({
     sourcemap: true,
     chunkSizeWarningLimit: 2500,
     rollupOptions: {
-      input: { editor: "src/main.ts", gallery: "src/gallery/main.ts", diff: "src/diff/main.ts" },
+      input: { editor: "src/main.ts", gallery: "src/gallery/main.ts", diff: "src/diff/main.ts", class: "src/learn/classPage.ts" },
       output: {
         entryFileNames: "[name].js",
         chunkFileNames: "[name].js",

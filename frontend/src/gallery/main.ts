@@ -1,10 +1,13 @@
 // The graph list page: New, Import (LoomGraph JSON; an ONNX model: ./modelImport.ts), and per
 // graph Rename, Duplicate, Export, Delete, all through the REST API; the page reloads to show the result (the list itself is rendered by Django, the
 // descriptions' Markdown here, with each graph's thumbnail and the search over the list).
+// Export is an <a download> (it works without script); with script it is fetched (issue 35), so
+// a graph deleted or unshared since the list was drawn says why in the page's message.
 
 import { fetchRender } from "../ui/diagram";
 import { renderMarkdown, renderMarkdownInline } from "../ui/markdown";
 import { ApiError } from "../api/client";
+import { interceptDownloads } from "../ui/download";
 import { GraphsApi } from "../api/graphs";
 import { aboutTitle, emptyDocument, importTitle, matches, parseImport } from "./page";
 import { ImportsApi, mountModelImport } from "./modelImport";
@@ -100,6 +103,19 @@ function mount(root: HTMLElement): void {
       window.location.assign(editorUrl(g.id));
     });
   });
+
+  let exportFailure = "";
+  interceptDownloads(
+    root,
+    "a[data-act=export]",
+    (link) => `Export of "${link.closest<HTMLElement>("[data-graph]")?.dataset.title ?? ""}"`,
+    (why) => {
+      // a saved export clears only its own earlier failure, not an import's message
+      if (why) message.textContent = why;
+      else if (message.textContent === exportFailure) message.textContent = "";
+      exportFailure = why ?? "";
+    },
+  );
 
   mountModelImport(root, new ImportsApi(csrf), message, editorUrl, () => refreshList(list, message));
 

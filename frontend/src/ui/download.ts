@@ -41,3 +41,34 @@ export async function saveFrom(href: string, fallback: string, what: string, sav
   saved?.(answer.headers);
   return null;
 }
+
+/** Whether a click on a download link is the page's to handle: a plain left click. A click with a
+ * modifier (open in a new tab, save the link as) or another button is left to the browser. */
+export function plainClick(e: Pick<MouseEvent, "button" | "ctrlKey" | "metaKey" | "shiftKey" | "altKey" | "defaultPrevented">): boolean {
+  return !e.defaultPrevented && e.button === 0 && !e.ctrlKey && !e.metaKey && !e.shiftKey && !e.altKey;
+}
+
+/** The name a download link's file is saved under when the server gives none: its ``download``
+ * attribute, else the last part of its path. */
+export function linkFileName(download: string | null, href: string): string {
+  return download?.trim() || decodeURIComponent(new URL(href, "http://x/").pathname.split("/").pop() || "") || "download";
+}
+
+/** Progressive enhancement of the ``<a download>`` links under ``root`` matching ``selector``
+ * (issue 35): without script the link downloads as the browser does; with it a plain click
+ * fetches the file by ``saveFrom`` and ``said(why, link)`` is answered with why it failed, or
+ * null once saved. ``what(link)`` names the download for the page ("Export of "MLP""). One
+ * listener on ``root``, so links drawn into it later are handled too. */
+export function interceptDownloads(
+  root: HTMLElement,
+  selector: string,
+  what: (link: HTMLAnchorElement) => string,
+  said: (why: string | null, link: HTMLAnchorElement) => void,
+): void {
+  root.addEventListener("click", (e) => {
+    const link = (e.target as Element | null)?.closest<HTMLAnchorElement>(selector);
+    if (!link || !root.contains(link) || !plainClick(e)) return;
+    e.preventDefault();
+    void saveFrom(link.href, linkFileName(link.getAttribute("download"), link.href), what(link)).then((why) => said(why, link));
+  });
+}
