@@ -3,11 +3,14 @@
 // shows it, geon/interop/onnx_roles.py) and the page shows them as a table whose names can be
 // edited; "Create graph" posts the names (POST /api/v1/imports/<id>/names) and the graph is made
 // with them. Names are checked as they are typed by the rule every axis name follows (the
-// server checks them again: its refusal names the bad value too). Length-1 axes keep their
-// names and are only counted. Keyboard: Tab moves through the names, Enter creates the graph.
+// server checks them again: its refusal names the bad value too), in the server's words: the
+// rule, its length and the clash with another axis, a hidden length-1 one too, are held to the
+// server by tests/interop/import_name_cases.json. Length-1 axes keep their names and are only
+// counted. Keyboard: Tab moves through the names, Enter creates the graph.
 
 import { el } from "../ui/dom";
 import { AXIS_NAME } from "../model/axes";
+import { showText } from "../model/infer/messages";
 
 /** One axis of an import, as the server lists it. */
 export interface ImportAxis {
@@ -18,20 +21,53 @@ export interface ImportAxis {
   seen: string;
 }
 
-/** What is wrong with the name ``name`` for axis ``axis`` among ``names`` (every axis's name as
- * it stands), in the server's words; "" when nothing is. */
-export function nameProblem(axis: string, name: string, names: Record<string, string>): string {
-  if (!AXIS_NAME.test(name)) return `axis name "${name}" is invalid; expected a letter or "_" followed by letters, digits or "_"`;
-  const other = Object.keys(names).find((k) => k !== axis && names[k] === name);
-  if (other !== undefined) {
-    const [a, b] = [other, axis].sort((x, y) => order(names, x) - order(names, y));
-    return `name "${name}" is given to axes "${a}" and "${b}"; expected one name per axis`;
+/** The longest axis name (geon/core/limits.py MAX_AXIS_NAME_LENGTH). */
+export const MAX_AXIS_NAME_LENGTH = 128;
+
+/** What is wrong with ``name`` for axis ``axis`` by itself, in the server's words
+ * (geon.interop.onnx_roles.check_names over geon.core.axes.Axis); "" when nothing is. */
+function valueProblem(axis: string, name: string): string {
+  const prefix = `the name for axis "${axis}": `;
+  if (name.length > MAX_AXIS_NAME_LENGTH) return `${prefix}axis name "${showText(name)}" is too long; expected at most ${MAX_AXIS_NAME_LENGTH} characters`;
+  if (!AXIS_NAME.test(name)) return `${prefix}axis name "${name}" is invalid; expected a letter or "_" followed by letters, digits or "_"`;
+  return "";
+}
+
+/** The name each axis ends with: ``names`` over the proposals (hidden length-1 axes keep theirs). */
+const finalName = (a: ImportAxis, names: Record<string, string>): string => names[a.name] ?? a.proposed;
+
+const clash = (name: string, a: string, b: string): string => `name "${name}" is given to axes "${a}" and "${b}"; expected one name per axis`;
+
+/** The server's refusal of ``names`` (``{name as imported: name}``, in the table's order) for an
+ * import's ``axes`` (in the server's order), word for word, or "" when it takes them: the first
+ * bad name in ``names``, else the first name two axes end with. Held to the server by
+ * tests/interop/import_name_cases.json. */
+export function namesProblem(axes: ImportAxis[], names: Record<string, string>): string {
+  for (const [axis, name] of Object.entries(names)) {
+    const problem = valueProblem(axis, name);
+    if (problem) return problem;
+  }
+  const owner = new Map<string, string>();
+  for (const a of axes) {
+    const name = finalName(a, names);
+    const first = owner.get(name);
+    if (first !== undefined) return clash(name, first, a.name);
+    owner.set(name, a.name);
   }
   return "";
 }
 
-function order(names: Record<string, string>, key: string): number {
-  return Object.keys(names).indexOf(key);
+/** What is wrong with the name of ``axis`` among ``names`` (every shown axis's name as it stands)
+ * for the import's ``axes``, in the server's words; "" when nothing is. A name another axis ends
+ * with (a hidden length-1 one too) is named with that axis, in the server's order. */
+export function nameProblem(axis: string, axes: ImportAxis[], names: Record<string, string>): string {
+  const name = names[axis] ?? "";
+  const own = valueProblem(axis, name);
+  if (own) return own;
+  const other = axes.find((a) => a.name !== axis && finalName(a, names) === name);
+  if (other === undefined) return "";
+  const mine = axes.findIndex((a) => a.name === axis);
+  return mine < axes.indexOf(other) ? clash(name, axis, other.name) : clash(name, other.name, axis);
 }
 
 /** The axes a person names (length > 1) and how many length-1 axes are left as they are. */
@@ -48,7 +84,14 @@ export function reviewForm(modelName: string, axes: ImportAxis[], onCreate: (nam
   const errors = new Map<string, HTMLElement>();
   const create = el("button", { type: "submit", class: "button gallery-import-create", text: "Create graph" });
   const rows = shown.map((a) => {
-    const input = el("input", { class: "gallery-import-name", value: a.proposed, "data-axis": a.name, spellcheck: "false", autocomplete: "off", "aria-label": `name of axis ${a.name} (${a.role || "no role"}, length ${a.length})` });
+    const input = el("input", {
+      class: "gallery-import-name",
+      value: a.proposed,
+      "data-axis": a.name,
+      spellcheck: "false",
+      autocomplete: "off",
+      "aria-label": `name of axis ${a.name} (${a.role || "no role"}, length ${a.length})`,
+    });
     const error = el("span", { class: "gallery-import-name-error", role: "alert" });
     inputs.set(a.name, input);
     errors.set(a.name, error);
@@ -67,7 +110,7 @@ export function reviewForm(modelName: string, axes: ImportAxis[], onCreate: (nam
     const now = names();
     let ok = true;
     for (const [axis, error] of errors) {
-      const problem = nameProblem(axis, now[axis]!, now);
+      const problem = nameProblem(axis, axes, now);
       error.textContent = problem;
       inputs.get(axis)!.setAttribute("aria-invalid", problem ? "true" : "false");
       ok &&= problem === "";

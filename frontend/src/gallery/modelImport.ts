@@ -4,7 +4,9 @@
 // worker's step in words); the import stops in review with its axes (issue 35) and the rename
 // step (importReview.ts) posts the names accepted, then the line links to the new graph and to its
 // weights (.npz), and the list shows the new graph (``onImported``); a refusal,
-// the server's or the worker's, is shown in words in the page's message line.
+// the server's or the worker's, is shown in words in the page's message line. A refused rename
+// other than a bad name or a busy worker (an expired review, a lost connection) removes the
+// form and frees the file input, saying why.
 
 import { el } from "../ui/dom";
 import { type ImportAxis, reviewForm } from "./importReview";
@@ -50,7 +52,9 @@ export class ImportsApi extends RestClient {
     if (dims) form.append("dims", dims);
     if (review) form.append("review", "true");
     // the typed body names the form's fields; the form itself goes (multipart, the browser's boundary)
-    return job(this.api.POST("/api/v1/imports", { body: { model: file.name, ...(dims ? { dims } : {}), ...(review ? { review: "true" as const } : {}) }, bodySerializer: () => form }));
+    return job(
+      this.api.POST("/api/v1/imports", { body: { model: file.name, ...(dims ? { dims } : {}), ...(review ? { review: "true" as const } : {}) }, bodySerializer: () => form }),
+    );
   }
 
   /** Accept names for the axes of an import in review; it is queued again to make the graph. */
@@ -73,6 +77,22 @@ export class ImportsApi extends RestClient {
     }
     return current;
   }
+}
+
+/** What a refused ``POST /imports/<id>/names`` leaves: "keep" the form for a bad name (400) or
+ * too many imports converting (429), both leaving the import in review; for anything else
+ * (expired, no longer in review, the connection lost) the import read again once it is out of
+ * review (an expired one's error says why), else the refusal ``error`` thrown. */
+export async function afterRefusedNames(api: Pick<ImportsApi, "get">, id: number, error: unknown): Promise<"keep" | ModelImportJob> {
+  if (error instanceof ApiError && (error.status === 400 || error.status === 429)) return "keep";
+  let now: ModelImportJob;
+  try {
+    now = await api.get(id);
+  } catch {
+    throw error;
+  }
+  if (now.status === "review") throw error;
+  return now;
 }
 
 /** Wire the "Import model" file input of the graph list; ``onImported`` runs once a graph is made. */
@@ -106,6 +126,17 @@ export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HT
           },
           (e: unknown) => {
             message.textContent = e instanceof ApiError ? e.message : String(e);
+            void afterRefusedNames(api, waiting.id, e).then(
+              (now) => {
+                if (now === "keep") return;
+                form.remove();
+                api.follow(now, show).then(resolve, reject);
+              },
+              (why: unknown) => {
+                form.remove();
+                reject(why);
+              },
+            );
           },
         );
       });
