@@ -77,8 +77,8 @@ def test_import_an_encoder_read_its_axes_names_rename_and_make_the_graph(
     # then the row says why, and the graph cannot be created
     error = tab.locator('tr[data-axis="d10_2"] .gallery-import-name-error')
     assert error.inner_text() == (
-        'axis name "2 queries" is invalid; expected a letter or "_" followed by letters, digits '
-        'or "_"'
+        'the name for axis "d10_2": axis name "2 queries" is invalid; expected a letter or "_" '
+        'followed by letters, digits or "_"'
     )
     assert tab.locator(".gallery-import-create").is_disabled()
     assert queries.get_attribute("aria-invalid") == "true"
