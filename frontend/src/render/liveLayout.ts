@@ -19,7 +19,8 @@ export interface Grouping {
 }
 
 /** How many shapes of collapsed groups are laid out ahead (``LiveLayout.warm``). */
-const WARMED = 3;
+const WARMED = 4;
+const WARM_AFTER_MS = 250;
 
 export class LiveLayout {
   /** What is drawn: the whole view, or with grouping the boxes outside collapsed groups. */
@@ -112,7 +113,8 @@ export class LiveLayout {
       if (!layout || seq !== this.seq || this.view !== view) return;
       this.layout = this.framed(layout.rects);
       this.placed();
-      if (grouped) setTimeout(() => this.warm(grouped), 0);
+      // after a moment: a click right after the first paint is not queued behind these
+      if (grouped) setTimeout(() => this.warm(grouped), WARM_AFTER_MS);
     };
     const input: LayoutInput = layoutInput(view, grouped ?? undefined);
     if (this.client) void this.client.layout(input).then(done);
@@ -148,12 +150,19 @@ export class LiveLayout {
   private warm(grouped: Grouped): void {
     const { client, tree, full } = this;
     if (!client || !tree || !full || this.grouped !== grouped) return;
+    // a group's shape as far as it shows without laying it out: what it holds, and how long the
+    // titles of the boxes inside are (box widths follow them: "l9.x" and "l10.x" differ)
+    const titles = new Map<string, number>();
+    for (const b of full.boxes) {
+      const g = grouped.hiddenIn.get(b.id);
+      if (g) titles.set(g, (titles.get(g) ?? 0) + b.title.length);
+    }
     const shapes = new Set<string>();
     const picked: string[] = [];
     for (const g of grouped.groups) {
       const group = tree.groups.get(g.path);
       if (!g.collapsed || !group?.children.length) continue;
-      const shape = `${group.ops}/${group.children.length}/${group.members.length}`;
+      const shape = `${group.ops}/${group.children.length}/${group.members.length}/${titles.get(g.id) ?? 0}`;
       if (shapes.has(shape) || shapes.size >= WARMED) continue;
       shapes.add(shape);
       picked.push(g.path);
