@@ -24,15 +24,19 @@
 Operations whose tensors carry no ``TensorAxes`` are positional (pure loom) and are left to the
 loom constraints; custom kernels (not in the catalogue) keep their edited signatures.
 Each check reads only its node, the tensors an operation references and Axis declarations.
+
+Reading a tensor's and an operation's axes and re-running the inference is the graph model's
+(:mod:`geon.core.operation_axes`, which teaching reads too); the checker reads it only where
+``SchemaConformance`` has nothing to say (:func:`is_well_formed`, stricter than the model's
+``conforms`` by the form of the node id) and words the issues from its results.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
-from typing import Any, TypeVar
+from collections.abc import Iterator
+from typing import Any
 
-from geon.core.axes import KNOWN_ROLES, Axes, Axis, AxisRef, Ref, parse_ref_string
+from geon.core.axes import KNOWN_ROLES, Axis, AxisRef, Ref
 from geon.core.checks.fastpath import is_well_formed
 from geon.core.checks.messages import MAX_LISTED, issue, path
 from geon.core.errors import GeonError, quote
@@ -49,7 +53,15 @@ from geon.core.graph import (
     iter_selections,
 )
 from geon.core.issues import Constraint, Context, Issue
-from geon.core.ops import CATALOGUE, Inference, check_io, infer
+from geon.core.operation_axes import (
+    AxesRefusal,
+    extent,
+    operation_axes,
+    tensor_axes,
+    unbound_lengths,
+)
+from geon.core.operation_axes import infer_operation as read_inference
+from geon.core.ops import Inference
 
 __all__ = ["CONSTRAINTS", "infer_operation"]
 
@@ -130,141 +142,6 @@ def _name_problem(name: Any) -> str | None:
 
 
 # --------------------------------------------------------------------------------------------
-# Reading declarations and tensor axes
-
-
-def _axis_of_node(node: Node) -> Axis | None:
-    try:
-        return Axis.from_json(node.body)
-    except GeonError:
-        return None
-
-
-def _declared(index: GraphIndex, name: str, seen: set[str] | None = None) -> Axis | None:
-    """The declaration of ``name`` (None when missing or malformed); ``seen`` records the
-    names read, so cached results know which declarations they depend on."""
-    if seen is not None:
-        seen.add(name)
-    node = index.axis(name)
-    if node is None:
-        return None
-    return index.memo(node, "geon.axis", _axis_of_node)
-
-
-@dataclass(frozen=True, slots=True)
-class _Deps:
-    """What a cached result was computed from: node versions by id and declarations by name."""
-
-    nodes: tuple[tuple[str, Node | None], ...]
-    axes: tuple[tuple[str, Node | None], ...]
-
-    def fresh(self, index: GraphIndex) -> bool:
-        return all(index.get(i) is n for i, n in self.nodes) and all(
-            index.axis(a) is n for a, n in self.axes
-        )
-
-
-def _deps(index: GraphIndex, node_ids: Iterable[str], names: Iterable[str]) -> _Deps:
-    return _Deps(
-        tuple((i, index.get(i)) for i in node_ids), tuple((a, index.axis(a)) for a in names)
-    )
-
-
-T = TypeVar("T")
-
-
-def _cached(
-    index: GraphIndex,
-    node: Node,
-    key: str,
-    compute: Callable[[set[str]], tuple[T, bool]],
-    outer: set[str] | None = None,
-) -> T:
-    """``compute(seen)`` for ``node``, reused while the node, the nodes it references and the
-    declarations it read are unchanged. ``compute`` says whether its result may be kept.
-
-    ``outer`` (a caller's ``seen``) receives the declaration names this result depends on,
-    whether it was computed now or reused, so a cached result built on top of this one (an
-    operation's inference on its tensors' axes) depends on them too — including names read by
-    a resolution that failed."""
-    slot: list[tuple[_Deps, T]] = index.memo(node, key, lambda n: [])
-    if slot and slot[0][0].fresh(index):
-        if outer is not None:
-            outer.update(a for a, _ in slot[0][0].axes)
-        return slot[0][1]
-    slot.clear()
-    seen: set[str] = set()
-    value, keep = compute(seen)
-    if outer is not None:
-        outer |= seen
-    if keep:
-        slot.append((_deps(index, index.references(node.id), sorted(seen)), value))
-    return value
-
-
-@dataclass(frozen=True, slots=True)
-class _TensorAxes:
-    axes: Axes | None  # None: the tag is malformed (its problem is in ``problem``)
-    problem: str | None
-    kind: str
-
-
-def _tensor_axes(index: GraphIndex, node: Node, seen: set[str] | None = None) -> _TensorAxes | None:
-    """The tensor's axes, or None when it has no ``TensorAxes`` tag (positional); ``seen``
-    receives the declaration names they were resolved from (also when resolving failed)."""
-    if not node.tags or TENSOR_AXES not in node.tags:
-        return None  # positional, whatever is declared
-
-    def compute(seen: set[str]) -> tuple[_TensorAxes | None, bool]:
-        found = _read_tensor_axes(index, node, seen)
-        return found, True
-
-    return _cached(index, node, "geon.tensor_axes", compute, seen)
-
-
-def _read_tensor_axes(index: GraphIndex, node: Node, seen: set[str]) -> _TensorAxes | None:
-    tag = node.tags.get(TENSOR_AXES) if node.tags else None
-    if tag is None:
-        return None
-    refs = tag.get("axes") if isinstance(tag, dict) else None
-    if not isinstance(refs, list):
-        return _TensorAxes(
-            None,
-            f'tensor {quote(node.id)} has TensorAxes {quote(tag)}; expected {{"axes": [...]}}',
-            "AxisError",
-        )
-    parsed: list[Ref] = []
-    for ref in refs:
-        try:
-            parts = parse_ref_string(ref)
-        except GeonError as e:
-            return _TensorAxes(None, f"tensor {quote(node.id)}: {e}", "AxisError")
-        for axis_name, _ in parts:
-            if index.axis(axis_name) is not None and _declared(index, axis_name, seen) is None:
-                return _TensorAxes(None, None, "AxisError")  # AxisDeclarations reports it
-            if _declared(index, axis_name, seen) is None:
-                return _TensorAxes(
-                    None,
-                    f"tensor {quote(node.id)} names axis {quote(axis_name)}, which is not "
-                    f'declared; expected an Axis node with name "{axis_name}", or an axis that '
-                    "is declared",
-                    "AxisError",
-                )
-        parsed.append(AxisRef.parse(ref, lambda n: _declared(index, n, seen)))
-    try:
-        return _TensorAxes(Axes(tuple(parsed)), None, "AxisError")
-    except GeonError as e:
-        return _TensorAxes(None, f"tensor {quote(node.id)}: {e}", type(e).__name__)
-
-
-def _extent(node: Node) -> tuple[tuple[int, ...], tuple[int, ...]]:
-    rng = node.body["range"]
-    start = tuple(int(s) for s in rng["start"])
-    end = tuple(int(e) for e in rng["end"])
-    return start, tuple(e - s for s, e in zip(start, end, strict=True))
-
-
-# --------------------------------------------------------------------------------------------
 # TensorAxesAgreement
 
 
@@ -275,7 +152,7 @@ def _tensor_axes_agreement(index: GraphIndex, node: Node) -> Iterator[Issue]:
     where = (
         Context("TensorAxes", path(node.id, f".tags['{TENSOR_AXES}']"), node.tags[TENSOR_AXES]),
     )
-    found = _tensor_axes(index, node)
+    found = tensor_axes(index, node)
     if found is None or (found.axes is None and found.problem is None):
         return
     if found.axes is None:
@@ -284,7 +161,7 @@ def _tensor_axes_agreement(index: GraphIndex, node: Node) -> Iterator[Issue]:
         )
         return
     axes = found.axes
-    _, shape = _extent(node)
+    _, shape = extent(node)
     if len(axes) != len(shape):
         yield issue(
             name,
@@ -316,156 +193,73 @@ def _tensor_axes_agreement(index: GraphIndex, node: Node) -> Iterator[Issue]:
 # Operations
 
 
-@dataclass(frozen=True, slots=True)
-class _OpAxes:
-    """What an operation's axis checks read: inputs/outputs as (tensor node, axes) by key."""
+def infer_operation(index: GraphIndex, node: Node) -> tuple[Inference | None, Issue | None]:
+    """The model's inference of a named catalogue operation
+    (:func:`geon.core.operation_axes.infer_operation`) as the checker judges it:
+    ``(inference, None)``, or ``(None, issue)`` when the axes are wrong, or ``(None, None)``
+    when the op is not checked here (positional, custom, or the operation or one of its tensors
+    has a ``SchemaConformance`` issue, which another constraint reports)."""
+    inf, refusal = read_inference(index, node)
+    if (inf is None and refusal is None) or not _well_formed_operands(index, node):
+        return None, None
+    if refusal is None:
+        return inf, None
+    box: list[Any] = index.memo(node, "geon.infer.issue", lambda n: [None, None])
+    if box[0] is not refusal:
+        box[0], box[1] = refusal, _refusal_issue(node, refusal)
+    return None, box[1]
 
-    inputs: dict[str, list[tuple[Node, Axes]]]
-    outputs: dict[str, list[tuple[Node, Axes]]]
 
-
-def _op_axes(index: GraphIndex, node: Node, seen: set[str] | None = None) -> _OpAxes | None:
-    """The named operands of a well-formed catalogue op, or None when the op is not checked
-    here (positional, custom kernel, malformed or dangling parts reported elsewhere)."""
-    kname = node.body.get("kernel")
-    if (
-        not isinstance(kname, str) or kname not in CATALOGUE
-    ):  # a malformed kernel is SchemaConformance's
-        return None
-    if not CATALOGUE[kname].named or not is_well_formed(index, node):
-        return None
-    sides: dict[str, dict[str, list[tuple[Node, Axes]]]] = {"inputs": {}, "outputs": {}}
-    named = positional = 0
+def _well_formed_operands(index: GraphIndex, node: Node) -> bool:
+    """Whether the operation and every tensor it selects (that exists) are well-formed: the
+    checker reads axes only where ``SchemaConformance`` has nothing to say, which is stricter
+    than the model's :func:`geon.core.documents.conforms` (a node id must be a UUID)."""
+    if not is_well_formed(index, node):
+        return False
     for sel in iter_selections(node.body):
         tensor = index.get(sel.tensor_id)
-        if tensor is None or tensor.type != TENSOR or not is_well_formed(index, tensor):
-            return None
-        found = _tensor_axes(index, tensor, seen)  # notes the names read, even on failure
-        if found is None:
-            positional += 1
-            continue
-        named += 1
-        if found.axes is None:
-            return None  # TensorAxesAgreement reports it
-        sides[sel.side].setdefault(sel.key, []).append((tensor, found.axes))
-    if named == 0 or positional:
-        return None if named == 0 else _OpAxes({}, {})
-    return _OpAxes(sides["inputs"], sides["outputs"])
+        if tensor is not None and tensor.type == TENSOR and not is_well_formed(index, tensor):
+            return False
+    return True
 
 
-def _lengths_of(op: _OpAxes) -> tuple[dict[str, int], list[tuple[str, int, int]]]:
-    """Extents of unbound axes across the operands, and conflicts (name, extent, other)."""
-    bound: dict[str, int] = {}
-    conflicts: list[tuple[str, int, int]] = []
-    for side in (op.inputs, op.outputs):
-        for group in side.values():
-            for tensor, axes in group:
-                _, shape = _extent(tensor)
-                for ref, n in zip(axes, shape, strict=False):
-                    if isinstance(ref, AxisRef) and ref.length is None:
-                        old = bound.setdefault(ref.name, n)
-                        if old != n:
-                            conflicts.append((ref.name, old, n))
-    return bound, conflicts
+_SUMMARIES = {
+    "mixed": "Operation mixes named and positional tensors",
+    "infer": "Operation axes do not infer",
+    "extents": "Unbound axis has two extents",
+    "output": "Output axes differ from the inferred axes",
+}
 
 
-def infer_operation(index: GraphIndex, node: Node) -> tuple[Inference | None, Issue | None]:
-    """Re-infer a named catalogue operation from the document: ``(inference, None)``, or
-    ``(None, issue)`` when the axes are wrong, or ``(None, None)`` when the op is not checked
-    here (positional, custom, or malformed in a way another constraint reports). Results are
-    cached per node version while the tensors and declarations they read are unchanged."""
-    get = index.get
-    for ref in index.references(node.id):
-        tensor = get(ref)
-        if tensor is not None and tensor.tags and TENSOR_AXES in tensor.tags:
-            break
-    else:
-        return None, None  # no named tensor: positional (loom), whatever is declared
-
-    def compute(seen: set[str]) -> tuple[tuple[Inference | None, Issue | None], bool]:
-        found = _infer_operation(index, node, seen)
-        return found, True
-
-    return _cached(index, node, "geon.infer", compute)
-
-
-def _infer_operation(
-    index: GraphIndex, node: Node, seen: set[str]
-) -> tuple[Inference | None, Issue | None]:
+def _refusal_issue(node: Node, refusal: AxesRefusal) -> Issue:
     name = "OperationAxesInference"
-    op = _op_axes(index, node, seen)
-    if op is None:
-        return None, None
-    kname = node.body["kernel"]
-    k = CATALOGUE[kname]
-    ctx_body = (Context("Operation", path(node.id, ".body"), {"kernel": kname}),)
-    if not op.inputs and not op.outputs:
-        return None, issue(
-            name,
-            "AxisError",
-            "Operation mixes named and positional tensors",
-            f"operation {quote(node.id)} ({kname}) reads or writes tensors with and without "
-            "TensorAxes; expected TensorAxes on every tensor of a named operation",
-            (node.id,),
-            ctx_body,
-        )
-    try:
-        check_io(k, {key: [a for _, a in group] for key, group in op.inputs.items()})
-        outs = op.outputs.get("result", [])
-        if set(op.outputs) - {"result"} or len(outs) != 1:
-            raise GeonError(
-                f"{kname} writes outputs {quote(sorted(op.outputs))}; expected exactly one tensor "
-                'in "result"'
-            )
-        inf = infer(
-            kname,
-            {key: [a for _, a in group] for key, group in op.inputs.items()},
-            node.body.get("params") or {},
-            lambda n: _declared(index, n, seen),
-        )
-    except GeonError as e:
-        return None, issue(
-            name,
-            type(e).__name__,
-            "Operation axes do not infer",
-            f"operation {quote(node.id)} ({kname}): {e}",
-            (node.id,),
-            ctx_body,
-            {"kernel": kname},
-        )
-    _, conflicts = _lengths_of(op)
-    if conflicts:
-        axis, a, b = conflicts[0]
-        return None, issue(
-            name,
-            "ShapeError",
-            "Unbound axis has two extents",
-            f"operation {quote(node.id)} ({kname}) reads axis {quote(axis)} with {a} and with {b} "
-            "elements; an unbound axis must have one extent across the operands",
-            (node.id,),
-            ctx_body,
-            {"axis": axis, "extents": [a, b]},
-        )
-    out_tensor, out_axes = outs[0]
-    if out_axes != inf.result:
-        return None, issue(
-            name,
-            "AxisError",
-            "Output axes differ from the inferred axes",
-            f"operation {quote(node.id)} ({kname}) infers the result axes {inf.result} but its "
-            f"output tensor {quote(out_tensor.id)} has {out_axes}; expected TensorAxes "
-            f"{list(inf.result.names)}",
-            (node.id, out_tensor.id),
-            (
-                Context(
-                    "TensorAxes",
-                    path(out_tensor.id, f".tags['{TENSOR_AXES}']"),
-                    list(out_axes.names),
-                ),
+    summary = _SUMMARIES[refusal.reason]
+    ctx_body = (Context("Operation", path(node.id, ".body"), {"kernel": refusal.kernel}),)
+    if refusal.reason == "mixed":
+        return issue(name, refusal.kind, summary, refusal.message, (node.id,), ctx_body)
+    if refusal.reason == "infer":
+        params = {"kernel": refusal.kernel}
+        return issue(name, refusal.kind, summary, refusal.message, (node.id,), ctx_body, params)
+    if refusal.reason == "extents":
+        params = dict(refusal.data)
+        return issue(name, refusal.kind, summary, refusal.message, (node.id,), ctx_body, params)
+    out = refusal.output
+    assert out is not None
+    return issue(
+        name,
+        refusal.kind,
+        summary,
+        refusal.message,
+        (node.id, out.id),
+        (
+            Context(
+                "TensorAxes",
+                path(out.id, f".tags['{TENSOR_AXES}']"),
+                list(refusal.data["actual"]),
             ),
-            {"expected": list(inf.result.names), "actual": list(out_axes.names)},
-        )
-    return inf, None
+        ),
+        dict(refusal.data),
+    )
 
 
 def _operation_axes_inference(index: GraphIndex, node: Node) -> Iterator[Issue]:
@@ -479,9 +273,9 @@ def _kernel_signature_agreement(index: GraphIndex, node: Node) -> Iterator[Issue
     inf, _ = infer_operation(index, node)
     if inf is None:
         return
-    op = _op_axes(index, node)
+    op = operation_axes(index, node)
     assert op is not None
-    bound, _ = _lengths_of(op)
+    bound, _ = unbound_lengths(op)
 
     def size(ref: Ref) -> int:
         total = 1
@@ -492,7 +286,7 @@ def _kernel_signature_agreement(index: GraphIndex, node: Node) -> Iterator[Issue
     starts: dict[str, list[list[int]]] = {}
     for operands in (op.inputs, op.outputs):
         for key, group in operands.items():
-            starts[key] = [list(_extent(t)[0]) for t, _ in group]
+            starts[key] = [list(extent(t)[0]) for t, _ in group]
     kname = node.body["kernel"]
     try:
         expected = inf.signature(starts, size)

@@ -24,7 +24,6 @@ from collections.abc import Mapping
 from typing import Any
 
 from geon.core.axes import Axis
-from geon.core.checks.axes import infer_operation
 from geon.core.errors import GeonError
 from geon.core.graph import (
     AXIS,
@@ -37,6 +36,7 @@ from geon.core.graph import (
     Graph,
     Node,
 )
+from geon.core.operation_axes import infer_operation
 
 _LEVEL = re.compile(r"[+-][0-9]+$")
 
