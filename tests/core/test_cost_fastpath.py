@@ -379,10 +379,10 @@ def test_padded_bytes_equal_each_shards_projection_past_its_tensor(
     # ``outside``, one Application of the pad moved past its operation's IPFIndex, as a
     # malformed document may have it)
     from geon import core as gc
-    from geon.core.signatures import ipf_from_json
     from geon.core.graph import IPF_INDEX, IPF_SIGNATURE
     from geon.core.plans.cost.cells import padded_bytes
     from geon.core.plans.shards import shard
+    from geon.core.signatures import ipf_from_json
     from geon.core.zspace import ZRange
 
     T, C = gc.Axis("T", 4), gc.Axis("C", 2)

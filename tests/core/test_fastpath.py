@@ -14,10 +14,10 @@ from typing import Any
 import pytest
 
 from geon.core.checks import check, fastpath
-from geon.core.ranges import index_range
 from geon.core.errors import GeonError
 from geon.core.graph import APPLICATION, OPERATION, Graph
 from geon.core.plans.shards import shard
+from geon.core.ranges import index_range
 from geon.examples.gallery import EXAMPLES
 
 Doc = dict[str, Any]
