@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["SMALL_MACS", "batched_matmul"]
+__all__ = ["SMALL_MACS", "batched_matmul", "one_blas_thread"]
 
 Array = Any
 
@@ -77,6 +77,11 @@ def _one_blas_thread(blas: Any) -> Iterator[None]:
             if _LIMIT["holders"] == 0:
                 _LIMIT["limiter"].restore_original_limits()
                 _LIMIT["limiter"] = None
+
+
+one_blas_thread = _one_blas_thread
+"""The one-thread section every part of the executor shares (a sharded run's concurrent groups
+too), so that overlapping sections, from any thread, restore the BLAS's threads once."""
 
 
 def _blas_threads(blas: Any) -> int:

@@ -33,6 +33,7 @@ import numpy as np
 from geon.core.errors import ExecutionError, LimitError, quote
 from geon.core.ops import CATALOGUE
 from geon.execute.backend import Backend
+from geon.execute.blas import one_blas_thread
 from geon.execute.kernel_parts import argsort
 from geon.execute.kernels import KernelFn
 from geon.execute.limits import Limits
@@ -162,7 +163,7 @@ def _blas_threads() -> int:
 def _one_blas_thread() -> Any:
     """A context that limits BLAS to one thread while a group of Applications runs (each
     Application is one thread's work; nested BLAS threads would oversubscribe the cores)."""
-    return _blas().limit(limits=1, user_api="blas")
+    return one_blas_thread(_blas())
 
 
 @dataclass(frozen=True, slots=True)
