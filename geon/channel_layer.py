@@ -25,7 +25,7 @@ def _raise_if_cancel_was_lost() -> None:
         raise asyncio.CancelledError
 
 
-class CancellableRedisChannelLayer(RedisChannelLayer):  # type: ignore[misc]
+class CancellableRedisChannelLayer(RedisChannelLayer):
     """channels_redis's layer whose receive ends when its task was cancelled."""
 
     async def _brpop_with_clean(self, index: int, channel: str, timeout: float) -> Any:
