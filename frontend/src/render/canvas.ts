@@ -362,12 +362,13 @@ function drawTitles(ctx: CanvasRenderingContext2D, scene: Scene, ratio: number, 
 /** Back-edge runs per layout: found once among all boxes, again while a box is dragged. */
 const backRuns = new WeakMap<Layout, Map<string, number>>();
 
-/** What a back edge's run avoids: the boxes, not the frames of expanded groups (it may cross those). */
+/** What a back edge's run avoids: the boxes, not the frames of expanded groups (it may cross those); listed once per layout. */
+const obstacleLists = new WeakMap<Layout, Rect[]>();
 function obstacles(scene: Scene): Iterable<Rect> {
-  const frames = scene.groups?.shapes.filter((g) => !g.collapsed);
-  if (!frames?.length) return scene.layout.rects.values();
-  const skip = new Set(frames.map((g) => g.id));
-  return [...scene.layout.rects].flatMap(([id, r]) => (skip.has(id) ? [] : [r]));
+  let list = obstacleLists.get(scene.layout);
+  const skip = list ? null : new Set(scene.groups?.shapes.flatMap((g) => (g.collapsed ? [] : [g.id])));
+  if (skip) obstacleLists.set(scene.layout, (list = [...scene.layout.rects].flatMap(([id, r]) => (skip.has(id) ? [] : [r]))));
+  return list!;
 }
 
 function backRunY(scene: Scene, from: string, to: string, a: Rect, b: Rect): number {

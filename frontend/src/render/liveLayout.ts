@@ -34,6 +34,8 @@ export class LiveLayout {
   readonly marks = new CanvasMarks();
   private full: GraphView | null = null;
   private nodesOf: { layout: Layout; rects: Map<string, Rect> } | null = null;
+  /** ``complete`` of the last view and layout (asked several times a frame). */
+  private completeOf: { view: GraphView; layout: Layout; value: boolean } | null = null;
   private started = false;
   private seq = 0;
   private readonly client: LayoutClient | null;
@@ -79,7 +81,11 @@ export class LiveLayout {
   /** Whether every drawn box (and collapsed group) has its place. */
   get complete(): boolean {
     if (!this.view) return false;
-    return this.view.boxes.every((b) => this.layout.rects.has(b.id)) && (this.grouped?.groups ?? []).every((g) => !g.collapsed || this.layout.rects.has(g.id));
+    const { view, layout } = this;
+    if (this.completeOf?.view === view && this.completeOf.layout === layout) return this.completeOf.value;
+    const value = view.boxes.every((b) => layout.rects.has(b.id)) && (this.grouped?.groups ?? []).every((g) => !g.collapsed || layout.rects.has(g.id));
+    this.completeOf = { view, layout, value };
+    return value;
   }
 
   /** The rects of nodes only (no group frames or boxes): what a selection rectangle selects. */
