@@ -19,7 +19,7 @@ function doc(apps: Range[], tailApps: Range[] = []): LoomDocument {
     id: "g",
     nodes: [
       { id: "x", type: TENSOR, body: { dtype: "float32", range: r([0, 0], [4, 6]) } },
-      { id: "z", type: TENSOR, body: { dtype: "float32", range: r([0, 0], [4, 6]) } },
+      { id: "z", type: TENSOR, label: "z", body: { dtype: "float32", range: r([0, 0], [4, 6]) } },
       op("op", "dot"),
       op("tail", "tail"),
       ...apps.map((a, i) => app("op", i, a)),
@@ -136,6 +136,12 @@ describe("comparing two plans", () => {
     expect(compareRows(unlabelled, { plan: a, cost: cost([1], []) }, { plan: b, cost: cost([1], []) }).filter((x) => x.kind === "operation").map((x) => x.label)).toEqual([
       "op:negative → z",
       "tail → z",
+    ]);
+    // and an output without a label is named as the canvas names it, never by its id
+    delete unlabelled.nodes.find((n) => n.id === "z")!.label;
+    expect(compareRows(unlabelled, { plan: a, cost: cost([1], []) }, { plan: b, cost: cost([1], []) }).filter((x) => x.kind === "operation").map((x) => x.label)).toEqual([
+      "op:negative → negative out",
+      "tail → tail out",
     ]);
   });
 

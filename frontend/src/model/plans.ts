@@ -309,7 +309,9 @@ export function operationName(doc: LoomDocument | null, id: string): string {
   const nodes = doc ? nodeById(doc) : new Map<string, LoomNode>();
   const op = nodes.get(id);
   if (!op) return id.slice(0, 8);
-  const outs = [...selections(op.body.outputs).values()].flat().map((s) => nodes.get(s.tensorId)?.label ?? s.tensorId.slice(0, 8));
+  // an unlabelled output is named as the canvas names it ("add out", model/document.ts), never by its id
+  const unlabelled = `${op.label ?? String(op.body.kernel ?? "operation").replace(/^op:/, "")} out`;
+  const outs = [...selections(op.body.outputs).values()].flat().map((s) => nodes.get(s.tensorId)?.label ?? unlabelled);
   return `${op.label ?? String(op.body.kernel ?? "operation")}${outs.length ? ` → ${outs.join(", ")}` : ""}`;
 }
 
