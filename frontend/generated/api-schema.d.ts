@@ -2579,6 +2579,42 @@ export interface components {
             /** Seconds */
             seconds: number;
         };
+        /**
+         * PipelineChange
+         * @description ``a`` (before) and ``b`` (after), null for a plan without stages; ``changed``: the fields
+         *     that differ; ``bubbleDelta``: ``b``'s bubble less ``a``'s (0 for a side without stages).
+         */
+        PipelineChange: {
+            a: components["schemas"]["PipelineSide"] | null;
+            b: components["schemas"]["PipelineSide"] | null;
+            /** Changed */
+            changed: string[];
+            /** Bubbledelta */
+            bubbleDelta: number;
+        };
+        /**
+         * PipelineSide
+         * @description One plan's pipeline stages in a plan diff (geon.core.plans.diff): the cost's schedule,
+         *     stage count, microbatches and bubble (the idle fraction of its step).
+         */
+        PipelineSide: {
+            /** Axis */
+            axis: string;
+            /** Schedule */
+            schedule: string;
+            /** Stages */
+            stages: number;
+            /** Devices */
+            devices: number;
+            /** Virtualstages */
+            virtualStages: number;
+            /** Microbatches */
+            microbatches: number;
+            /** Bubble */
+            bubble: number;
+            /** Balanced */
+            balanced: boolean;
+        };
         /** PlacementChange */
         PlacementChange: {
             /** Operation */
@@ -2619,6 +2655,7 @@ export interface components {
             /** Devices */
             devices: components["schemas"]["DeviceChange"][];
             time: components["schemas"]["TimeChange"];
+            pipeline?: components["schemas"]["PipelineChange"] | null;
             /** Omitted */
             omitted?: {
                 [key: string]: number;

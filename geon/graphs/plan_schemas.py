@@ -256,6 +256,30 @@ class TimeChange(Schema):
     delta: TimeInterval
 
 
+class PipelineSide(Schema):
+    """One plan's pipeline stages in a plan diff (geon.core.plans.diff): the cost's schedule,
+    stage count, microbatches and bubble (the idle fraction of its step)."""
+
+    axis: str
+    schedule: str
+    stages: int
+    devices: int
+    virtualStages: int
+    microbatches: int
+    bubble: float
+    balanced: bool
+
+
+class PipelineChange(Schema):
+    """``a`` (before) and ``b`` (after), null for a plan without stages; ``changed``: the fields
+    that differ; ``bubbleDelta``: ``b``'s bubble less ``a``'s (0 for a side without stages)."""
+
+    a: PipelineSide | None
+    b: PipelineSide | None
+    changed: list[str]
+    bubbleDelta: float
+
+
 class PlanDiffOut(Schema):
     base: PlanRef
     target: PlanRef
@@ -265,4 +289,5 @@ class PlanDiffOut(Schema):
     collectives: CollectivesDiff
     devices: list[DeviceChange]
     time: TimeChange
+    pipeline: PipelineChange | None = None  # either plan with pipeline stages only
     omitted: dict[str, int] | None = None

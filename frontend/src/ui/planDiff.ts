@@ -2,9 +2,14 @@
 // panel's comparison: the collectives added, removed and changed (by the names people read, with
 // bytes and time), the operations placed differently, and the step time and busiest device's
 // memory before and after. The figures are the server's (GET .../plans/<a>/diff/<b>).
+// A pipelined side (issue 33) shows its schedule line, as the plan card says it
+// (model/pipelines.ts describePipeline, with the bubble of the costed step): "1F1B · 4 stages ·
+// 8 microbatches · bubble 27%"; its step time then includes the bubble and its sends are among
+// the collectives.
 
 import "./planDiff.css";
 import { showBytes, showSeconds } from "../model/costs";
+import { describePipeline, type PlanPipeline, type Schedule } from "../model/pipelines";
 import { el } from "./dom";
 
 export interface DiffCollective {
@@ -25,6 +30,19 @@ interface Side {
   seconds: number;
 }
 
+/** One plan's pipeline stages in the diff (null: none): the cost's schedule, stage count, devices
+ * on the pipeline axis, microbatches and bubble, and whether the cost model chose the stages. */
+export interface PipelineSide {
+  axis: string;
+  schedule: Schedule;
+  stages: number;
+  devices: number;
+  virtualStages: number;
+  microbatches: number;
+  bubble: number;
+  balanced: boolean;
+}
+
 export interface PlanDiff {
   base: { name: string };
   target: { name: string };
@@ -32,6 +50,24 @@ export interface PlanDiff {
   collectives: { added: DiffCollective[]; removed: DiffCollective[]; changed: { before: DiffCollective; after: DiffCollective; bytesDelta: number; secondsDelta: number }[] };
   devices: { device: string; before: Side | null; after: Side | null; peakBytesDelta: number; secondsDelta: number }[];
   time: { before: { lower: number; upper: number }; after: { lower: number; upper: number }; delta: { lower: number; upper: number } };
+  /** Only where either plan has pipeline stages: ``a`` the before's, ``b`` the after's. */
+  pipeline?: { a: PipelineSide | null; b: PipelineSide | null; changed: string[]; bubbleDelta: number } | null;
+}
+
+/** A side's schedule line, the plan card's (describePipeline) with the costed bubble:
+ * "1F1B · 4 stages · 8 microbatches · bubble 27%"; "no pipeline stages" for none. */
+export function pipelineLine(side: PipelineSide | null): string {
+  if (!side) return "no pipeline stages";
+  const stages: PlanPipeline["stages"] = side.balanced ? "balanced" : Array.from({ length: side.stages }, (): string[] => []);
+  const pipeline: PlanPipeline = { axis: side.axis, microbatches: side.microbatches, schedule: side.schedule, virtualStages: side.virtualStages, stages };
+  return describePipeline(pipeline, { axes: { [side.axis]: side.devices } }, side.bubble);
+}
+
+/** The schedule lines of both sides, when either plan has pipeline stages. */
+export function pipelineLines(diff: PlanDiff): string[] {
+  const p = diff.pipeline;
+  if (!p) return [];
+  return [`${diff.base.name}: ${pipelineLine(p.a)}`, `${diff.target.name}: ${pipelineLine(p.b)}`];
 }
 
 /** One collective as a line: "all-reduce over tp · attn out: op:dot → op:sum · 512 B, 1.2 µs". */
@@ -77,7 +113,8 @@ export function renderPlanDiff(diff: PlanDiff, showEdge?: (tensor: string, consu
     });
   const memory = peaks(diff);
   const steps = [
-    `step time ${showSeconds(diff.time.before.upper)} → ${showSeconds(diff.time.after.upper)} (${signed(diff.time.delta.upper, showSeconds)}, no overlap)`,
+    ...pipelineLines(diff),
+    `step time ${showSeconds(diff.time.before.upper)} → ${showSeconds(diff.time.after.upper)} (${signed(diff.time.delta.upper, showSeconds)}, no overlap${diff.pipeline ? ", bubble included" : ""})`,
     `busiest device ${showBytes(memory.before)} → ${showBytes(memory.after)} (${signed(memory.after - memory.before, showBytes)})`,
     `${diff.placements.length} operation${diff.placements.length === 1 ? "" : "s"} placed differently`,
   ];

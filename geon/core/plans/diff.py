@@ -38,6 +38,21 @@ plans that both split a contracted axis make the same ones):
   ``{"lower", "upper"}``.
 
 Deltas are ``after - before``.
+
+**Pipelined plans** (issue 33, DESIGN.md §12): given the plans themselves (``base_plan``,
+``target_plan``), a side whose plan has pipeline stages is costed as ``geon cost`` costs it
+(:func:`geon.core.plans.cost.cost_report` with ``plan``: one implementation,
+:mod:`geon.core.plans.cost.pipelined`): its ``time`` includes the bubble, its collectives the
+``send`` of each microbatch between stages (matched by microbatch, pass and stages as well, so
+two schedules' sends pair up one by one), and its devices are the whole mesh's (numbered
+row-major over the plan's mesh, the pipeline's axis included). The answer then gains
+``pipeline``: ``{"a", "b", "changed", "bubbleDelta"}``, ``a`` (before) and ``b`` (after) each
+``{"axis", "schedule", "stages" (their count), "devices", "virtualStages", "microbatches",
+"bubble", "balanced"}`` or None for a plan without stages, ``changed`` the names of the fields
+that differ (every field of the one side when the other has none), ``bubbleDelta`` the bubble's
+change (a side without stages idles 0). Where neither plan has stages there is no ``pipeline``
+and the answer is as before. The sides are ``a`` and ``b`` as the REST path names the plans
+(``plans/<a>/diff/<b>``).
 """
 
 from __future__ import annotations
@@ -51,6 +66,7 @@ import numpy as np
 from geon.core.graph import Graph
 from geon.core.nodes import INDEX_AXES, Node, selected_tensor_ids
 from geon.core.plans.cost import Profile, cost_report
+from geon.core.plans.model import Plan
 from geon.core.plans.shards import Mesh
 from geon.core.plans.table import UNPLACED, Box, Device, ShardTable, read_table
 
@@ -67,20 +83,25 @@ def plan_diff(
     *,
     base_mesh: str | None = None,
     target_mesh: str | None = None,
+    base_plan: Plan | None = None,
+    target_plan: Plan | None = None,
 ) -> dict[str, Any]:
     """Placed document ``base`` (before) against ``target`` (after) under ``profile`` (see the
-    module docstring); ``base_mesh`` and ``target_mesh`` are the ids of the plans' own meshes."""
+    module docstring); ``base_mesh`` and ``target_mesh`` are the ids of the plans' own meshes,
+    ``base_plan`` and ``target_plan`` the plans written into them (read for their pipeline
+    stages; None: a document placed by hand, or a plan without stages)."""
     old, new = read_table(base), read_table(target)  # each read once, for cost and placements
-    before, after = cost_report(base, profile, old), cost_report(target, profile, new)
-    return {
+    before = cost_report(base, profile, old, plan=base_plan)
+    after = cost_report(target, profile, new, plan=target_plan)
+    out: dict[str, Any] = {
         "placements": _placements(base, target, old, new),
         "collectives": _collectives(
             [named_collective(base, c) for c in before["collectives"]],
             [named_collective(target, c) for c in after["collectives"]],
         ),
         "devices": _devices(
-            _device_rows(base, before["devices"], base_mesh),
-            _device_rows(target, after["devices"], target_mesh),
+            _device_rows(base, before["devices"], base_mesh, base_plan),
+            _device_rows(target, after["devices"], target_mesh, target_plan),
         ),
         "time": {
             "before": before["time"],
@@ -88,6 +109,12 @@ def plan_diff(
             "delta": {k: after["time"][k] - before["time"][k] for k in ("lower", "upper")},
         },
     }
+    if "pipeline" in before or "pipeline" in after:
+        out["pipeline"] = _pipelines(
+            _pipeline_side(base_plan, before.get("pipeline")),
+            _pipeline_side(target_plan, after.get("pipeline")),
+        )
+    return out
 
 
 def named_collective(graph: Graph, collective: dict[str, Any]) -> dict[str, Any]:
@@ -213,12 +240,60 @@ def _operation_label(graph: Graph, op: Node) -> str:
     return f"{op.name} → {', '.join(outs)}" if outs else op.name
 
 
+# -- pipeline stages --------------------------------------------------------------------------
+
+_PIPELINE_FIGURES = (
+    "axis",
+    "schedule",
+    "stages",
+    "devices",
+    "virtualStages",
+    "microbatches",
+    "bubble",
+    "balanced",
+)
+"""A pipeline side's fields, in the order ``changed`` lists them."""
+
+
+def _pipeline_side(plan: Plan | None, costed: dict[str, Any] | None) -> dict[str, Any] | None:
+    """One side of ``pipeline``: the cost's ``pipeline`` section (``costed``) less its
+    per-stage figures and grid, and whether the plan's stages were ``balanced``."""
+    if costed is None:
+        return None
+    balanced = plan is not None and plan.pipeline is not None and plan.pipeline.stages is None
+    side = {k: costed[k] for k in _PIPELINE_FIGURES if k != "balanced"}
+    return {**side, "balanced": balanced}
+
+
+def _pipelines(a: dict[str, Any] | None, b: dict[str, Any] | None) -> dict[str, Any]:
+    """``{"a", "b", "changed", "bubbleDelta"}`` (see the module docstring)."""
+    if a is None or b is None:
+        changed = list(_PIPELINE_FIGURES)
+    else:
+        changed = [k for k in _PIPELINE_FIGURES if a[k] != b[k]]
+    bubble = {
+        side: 0.0 if found is None else found["bubble"] for side, found in (("a", a), ("b", b))
+    }
+    return {"a": a, "b": b, "changed": changed, "bubbleDelta": bubble["b"] - bubble["a"]}
+
+
 # -- collectives ------------------------------------------------------------------------------
 
 
 def _key(collective: dict[str, Any]) -> tuple[Any, ...]:
+    """What matches a collective with the other plan's: kind, edge and mesh axes, and for a
+    pipeline's ``send`` its microbatch, pass and stages (absent elsewhere)."""
     c = collective
-    return (c["kind"], c["tensor"], c["producer"], c["consumer"], tuple(c["meshAxes"]))
+    return (
+        c["kind"],
+        c["tensor"],
+        c["producer"],
+        c["consumer"],
+        tuple(c["meshAxes"]),
+        c.get("microbatch"),
+        c.get("pass"),
+        tuple(c.get("stages") or ()),
+    )
 
 
 def _collectives(
@@ -254,21 +329,37 @@ def _collectives(
 # -- devices ----------------------------------------------------------------------------------
 
 
-def _number(coords: Iterable[int], mesh: Mesh) -> int:
-    """A device's row-major number on its mesh."""
+def _number(coords: Iterable[int], sizes: Iterable[int]) -> int:
+    """A device's row-major number on a mesh of axes of ``sizes``."""
     n = 0
-    for c, (_, size) in zip(coords, mesh.axes, strict=True):
+    for c, size in zip(coords, sizes, strict=True):
         n = n * size + c
     return n
 
 
+def _sizes(mesh: Mesh, device: dict[str, Any], plan: Plan | None) -> list[int]:
+    """The axis sizes ``device`` (a cost report's) of ``mesh`` is numbered over: its mesh's, and
+    for a pipeline stage's device (on the plan's mesh written less the pipeline's axis) the
+    pipeline's devices where the cost puts its coordinate
+    (:func:`geon.core.plans.cost.pipelined.pipeline_report`: at the axis's place in the plan's
+    mesh)."""
+    sizes = [size for _, size in mesh.axes]
+    if plan is None or plan.pipeline is None or "stage" not in device:
+        return sizes
+    names = [a for a, _ in plan.mesh_axes]
+    at = names.index(plan.pipeline.axis) if plan.pipeline.axis in names else 0
+    sizes.insert(min(at, len(sizes)), plan.pipeline.devices)
+    return sizes
+
+
 def _device_rows(
-    graph: Graph, ledger: list[dict[str, Any]], plan_mesh: str | None
+    graph: Graph, ledger: list[dict[str, Any]], plan_mesh: str | None, plan: Plan | None = None
 ) -> dict[tuple[str | None, int], tuple[str, dict[str, Any]]]:
     """The cost report's devices by their key (None for the plan's own mesh, else the mesh id;
     and the device's number), each with its name and its side of the diff. A document no plan
     placed runs on one device (:data:`~geon.core.plans.table.UNPLACED`): it stands beside the
-    other side's device 0, its mesh named ``unplaced``."""
+    other side's device 0, its mesh named ``unplaced``. A pipelined ``plan``'s devices are the
+    whole mesh's (:func:`_sizes`)."""
     meshes = {n.id: Mesh.from_node(n) for n in graph.nodes if n.id in {d["mesh"] for d in ledger}}
     rows = {}
     for d in ledger:
@@ -276,7 +367,8 @@ def _device_rows(
         unplaced = mesh is None and (d["mesh"], tuple(d["coords"])) == UNPLACED
         if mesh is None and not unplaced:
             continue  # a device of no mesh of the document: the cost model names none such
-        number = 0 if mesh is None else _number(d["coords"], mesh)
+        sizes = [] if mesh is None else _sizes(mesh, d, plan)
+        number = 0 if mesh is None else _number(d["coords"], sizes)
         own = unplaced or d["mesh"] == plan_mesh
         where = "unplaced" if mesh is None else mesh.name or mesh.id
         name = f"device {number}" if own else f"{where} device {number}"

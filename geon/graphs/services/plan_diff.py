@@ -1,7 +1,10 @@
 """Plan against plan on a graph (issue 18, "Diffs"; docs/reviews.md "Plan diff"): both plans
 written into the graph's current document, as they would be generated (nothing is stored), and
 compared under one shipped hardware profile by :func:`geon.core.plans.diff.plan_diff`. The REST
-diff is bounded as a plan's cost is (:func:`requested_diff`, :mod:`.plan_jobs`)."""
+diff is bounded as a plan's cost is (:func:`requested_diff`, :mod:`.plan_jobs`). A plan with
+pipeline stages is compared as its cost costs it (issue 33): the step with the bubble, the
+``send`` of each microbatch among the collectives, and ``pipeline``: ``{"a", "b", "changed",
+"bubbleDelta"}`` (each side its schedule, stage count, microbatches and bubble, or null)."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from typing import Any
 
 from geon.core.errors import GeonError, quote
 from geon.core.graph import Graph as Document
+from geon.core.plans import Plan
 from geon.core.plans.cost import load_profile
 from geon.core.plans.diff import plan_diff
 from geon.graphs.models import Graph, ShardPlan
@@ -20,7 +24,13 @@ from geon.graphs.services.plan_jobs import (
     document_diff_key,
     summarise_diff,
 )
-from geon.graphs.services.plan_trials import document_work, mesh_id_of, plan_trial, plan_work
+from geon.graphs.services.plan_trials import (
+    core_plan,
+    document_work,
+    mesh_id_of,
+    plan_trial,
+    plan_work,
+)
 from geon.graphs.services.plans import check_profile, queue_job
 
 
@@ -75,6 +85,8 @@ def diffed(
             load_profile(profile),
             base_mesh=mesh_id_of(base),
             target_mesh=mesh_id_of(target),
+            base_plan=core_plan(base),
+            target_plan=core_plan(target),
         ),
     }
 
@@ -121,16 +133,25 @@ def document_diffed(
     meshes: tuple[str | None, str | None]
     mine: dict[str, Any] = {"id": None, "name": CURRENT_DOCUMENT}
     theirs: dict[str, Any] = {"id": plan.pk, "name": plan.name}
+    plans: tuple[Plan | None, Plan | None]
     if current == "before":
         sides, docs, meshes = (mine, theirs), (document, trial), (None, mesh_id_of(plan))
+        plans = (None, core_plan(plan))
     else:
         sides, docs, meshes = (theirs, mine), (trial, document), (mesh_id_of(plan), None)
+        plans = (core_plan(plan), None)
     return {
         "base": sides[0],
         "target": sides[1],
         "profile": profile,
         "version": version,
         **plan_diff(
-            docs[0], docs[1], load_profile(profile), base_mesh=meshes[0], target_mesh=meshes[1]
+            docs[0],
+            docs[1],
+            load_profile(profile),
+            base_mesh=meshes[0],
+            target_mesh=meshes[1],
+            base_plan=plans[0],
+            target_plan=plans[1],
         ),
     }
