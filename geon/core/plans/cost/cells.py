@@ -409,6 +409,7 @@ class _Padding:
         self.op_boxes: dict[str, Box | None] = {}
         self.fits: dict[tuple[str, str, int, str], bool] = {}
         self.bounds: dict[str, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}
+        self.hulls: dict[tuple[IPF, tuple[int, ...], tuple[int, ...], Box], bool] = {}
 
     def signature(self, op_id: str) -> dict[str, list[IPF | None]] | None:
         if op_id in self.signatures:
@@ -482,8 +483,12 @@ class _Padding:
         bounds = self.bounds[tid]
         if bounds is None or len(bounds[0]) != len(ipf.shape) or len(bounds[1]) != len(ipf.shape):
             return None
-        lo, hi = ipf.hull(start, end)
-        return all(map(le, bounds[0], lo)) and all(map(le, hi, bounds[1]))
+        key = (ipf, start, end, bounds)  # the layers of a stack repeat each of these
+        fits = self.hulls.get(key)
+        if fits is None:
+            lo, hi = ipf.hull(start, end)
+            fits = self.hulls[key] = all(map(le, bounds[0], lo)) and all(map(le, hi, bounds[1]))
+        return fits
 
     def bytes(self, app: Node, index_box: Box | None) -> int:
         """The padded buffers' bytes of one application, whose IPFIndex is ``index_box``."""
