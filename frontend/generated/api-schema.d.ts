@@ -1035,8 +1035,10 @@ export interface paths {
          * Accept names for the axes of an import in review; the graph is made with them
          * @description For an import in ``review``: ``names`` by the axes' names as imported (an axis not named
          *     keeps its proposed name), checked like every axis name (400 ``invalid_names`` naming the bad
-         *     value, nothing changed); 409 ``not_in_review`` otherwise. The import is queued again and the
-         *     worker makes the graph: poll the ``Location``.
+         *     value, nothing changed); 409 ``not_in_review`` otherwise; 429 ``too_many_imports`` (with
+         *     ``Retry-After``) while ``GEON_IMPORTS_PER_USER`` of your other imports are converting (queued
+         *     or on a worker): it stays in review, send the names again once one is done. The import is
+         *     queued again and the worker makes the graph: poll the ``Location``.
          */
         post: operations["geon_runs_imports_api_name_axes"];
         delete?: never;

@@ -20,7 +20,9 @@ The worker converts uploads that anyone may have written, so :func:`import_in_ch
 The request and the answer travel through the child's stdin and stdout (a length-prefixed JSON
 header, then the bytes): the model and the axes' ``names`` in; the document's JSON, the
 weights' ``.npz`` and the axes' roles and proposed names (in the header, issue 35) out. A
-document over ``max_bytes`` is not sent back (the answer says how large it was).
+document over ``max_bytes`` is not sent back (the answer says how large it was). An import's
+review (:func:`review_in_child`) asks for the axes alone: the child stops once their roles are
+read, building neither the document nor the weights, under the same bounds.
 """
 
 from __future__ import annotations
@@ -88,6 +90,38 @@ def import_in_child(
     request = {"name": name, "dims": dict(dims), "max_bytes": max_bytes, "bound": bound,
                "memory": memory, "cpu": int(seconds) + 1,
                "names": None if names is None else dict(names)}  # fmt: skip
+    header, rest = _in_child(request, data, seconds, memory, max_bytes)
+    n = header["document_bytes"]
+    return json.loads(rest[:n]), rest[n:], list(header.get("axes", []))
+
+
+def review_in_child(
+    data: bytes,
+    name: str,
+    dims: Mapping[str, int],
+    *,
+    max_bytes: int,
+    bound: str,
+    seconds: float,
+    memory: int,
+) -> list[dict[str, Any]]:
+    """The axes :func:`import_in_child` would answer (each an
+    :class:`~geon.interop.onnx_roles.AxisProposal` as JSON, under the names as imported), read
+    in the same bounded child, the same refusals raised, but without building the document or
+    its weights (:func:`~geon.interop.onnx_import.review_onnx`: an import's review, issue 35).
+    ``max_bytes`` refuses only what the importer's estimate surely exceeds then (the document
+    is not made to be measured: :class:`DocumentTooLarge` comes once the names are given)."""
+    request = {"name": name, "dims": dict(dims), "max_bytes": max_bytes, "bound": bound,
+               "memory": memory, "cpu": int(seconds) + 1, "review": True}  # fmt: skip
+    header, _ = _in_child(request, data, seconds, memory, max_bytes)
+    return list(header.get("axes", []))
+
+
+def _in_child(
+    request: dict[str, Any], data: bytes, seconds: float, memory: int, max_bytes: int
+) -> tuple[dict[str, Any], bytes]:
+    """The child's ``ok`` answer to ``request`` on ``data``: its header and the bytes after;
+    every other answer raised as :func:`import_in_child` says."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1",
            "MKL_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1"}  # fmt: skip
     with tempfile.TemporaryDirectory(prefix="geon-import-") as empty:
@@ -118,8 +152,7 @@ def import_in_child(
     header, rest = _unframe(out)
     status = header["status"]
     if status == "ok":
-        n = header["document_bytes"]
-        return json.loads(rest[:n]), rest[n:], list(header.get("axes", []))
+        return header, rest
     if status == "memory":
         raise ImportLimitExceeded("memory", memory)
     if status == "too_large":
@@ -150,7 +183,7 @@ def _convert(request: dict[str, Any], model: Any) -> tuple[dict[str, Any], bytes
     import numpy as np
 
     from geon.interop.onnx_gate import refuse_external
-    from geon.interop.onnx_import import import_onnx
+    from geon.interop.onnx_import import import_onnx, review_onnx
 
     refuse_external(model, f'"{request["name"]}"')
     dims = dict(request["dims"])
@@ -158,6 +191,9 @@ def _convert(request: dict[str, Any], model: Any) -> tuple[dict[str, Any], bytes
         for d in vi.type.tensor_type.shape.dim:
             if d.HasField("dim_param") and d.dim_param and d.dim_param not in dims:
                 dims[d.dim_param] = DEFAULT_DIM
+    if request.get("review"):  # the axes only: no document, no weights (review_in_child)
+        proposals = review_onnx(model, dims, request["max_bytes"], request["bound"])
+        return {"status": "ok", "axes": [p.to_json() for p in proposals]}, b""
     imported = import_onnx(
         model, dims=dims, max_bytes=request["max_bytes"], bound=request["bound"],
         names=request.get("names"),

@@ -66,17 +66,19 @@ from geon.interop.onnx_common import (
     UnsupportedOperators,
 )
 from geon.interop.onnx_common import attrs as _attrs
+from geon.interop.onnx_constants import constant_value, dtype_of
 from geon.interop.onnx_gate import MAX_FOLDED, admit, fits, refuse_unsupported
 from geon.interop.onnx_layers import is_lookup
 from geon.interop.onnx_rewrite import gelu_patterns, reshape_groups
-from geon.interop.onnx_roles import AxisProposal, name_by_role, with_axes
+from geon.interop.onnx_roles import AxisProposal, declared, name_by_role, with_axes
 
 GROUP_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
 """The tag that keeps an operation's ONNX name scope: ``{"scope": "/layers.0/attn"}``."""
 
 __all__ = [
     "BINARY", "DTYPES", "GROUP_TAG", "MAX_NODES", "NARY", "OTHER", "REDUCE", "SUPPORTED",
-    "UNARY", "Imported", "OnnxImportError", "UnsupportedOperators", "import_onnx",
+    "UNARY", "Imported", "OnnxImportError", "UnsupportedOperators", "import_onnx", "read_onnx",
+    "review_onnx",
 ]  # fmt: skip
 
 
@@ -174,16 +176,16 @@ class _Importer:
             self.dtype[init.name] = DTYPES.get(init.data_type, "")
         for n in self.g.node:
             if n.op_type == "Constant":
-                arr = _constant_value(n)
+                arr = constant_value(n)
                 self.inline.add(n.output[0])
                 self.consts[n.output[0]] = arr
                 self.shapes[n.output[0]] = tuple(arr.shape)
-                self.dtype[n.output[0]] = _dtype_of(arr)
+                self.dtype[n.output[0]] = dtype_of(arr)
         for name, value in self.known.items():
             arr = np.asarray(value)
             self.consts[name] = arr
             self.shapes[name] = tuple(arr.shape)
-            self.dtype[name] = _dtype_of(arr)
+            self.dtype[name] = dtype_of(arr)
         # bind dim_params first, so inference propagates concrete lengths
         for vi in self.g.input:
             if vi.name not in self.consts and vi.name not in self.arguments:
@@ -285,7 +287,7 @@ class _Importer:
                 )
             for o, v in zip(n.output, outs, strict=False):
                 arr = np.asarray(v)
-                self.consts[o], self.shapes[o], self.dtype[o] = arr, arr.shape, _dtype_of(arr)
+                self.consts[o], self.shapes[o], self.dtype[o] = arr, arr.shape, dtype_of(arr)
                 self.inline.add(o)
         self.nodes = keep
         self._infer(self._pending(keep))
@@ -629,32 +631,6 @@ class _Importer:
         emit(self, n, _attrs(n))
 
 
-def _constant_value(n: Any) -> np.ndarray[Any, Any]:
-    from onnx import numpy_helper
-
-    a = _attrs(n)
-    if "value" in a:
-        return numpy_helper.to_array(a["value"])
-    kinds = {"value_float": np.float32, "value_floats": np.float32,
-             "value_int": np.int64, "value_ints": np.int64}  # fmt: skip
-    for key, dt in kinds.items():
-        if key in a:
-            return np.asarray(a[key], dtype=dt)
-    raise OnnxImportError(
-        f'Constant "{n.name or n.output[0]}" uses {sorted(a)}; geon imports '
-        f'"value", {", ".join(kinds)}'
-    )
-
-
-def _dtype_of(arr: np.ndarray[Any, Any]) -> str:
-    from geon.core.dtypes import dtype_name
-
-    try:
-        return dtype_name(arr.dtype)
-    except GeonError:
-        return ""
-
-
 def import_onnx(
     model: Any,
     dims: Mapping[str, int] | None = None,
@@ -675,6 +651,31 @@ def import_onnx(
     elements. Raises :class:`UnsupportedOperators` listing the operators geon lacks with their
     node names, and :class:`OnnxImportError` for anything else it refuses.
     """
+    imp = read_onnx(model, dims, known, max_bytes, bound)
+    name_by_role(imp, names)
+    try:
+        return with_axes(imp, imp.build())
+    except OnnxImportError:
+        raise
+    except GeonError as exc:
+        raise OnnxImportError(f"geon refused a mapped operator: {exc}") from None
+
+
+def review_onnx(model: Any, dims: Mapping[str, int] | None = None, max_bytes: int | None = None,
+                bound: str = "") -> list[AxisProposal]:  # fmt: skip
+    """The axes :func:`import_onnx` would declare, each with its role and proposed name, read
+    without building the document or its weights (an import's review, issue 35): the same
+    checks and bounds up to naming the axes (:func:`geon.interop.onnx_roles.declared`)."""
+    imp = read_onnx(model, dims, None, max_bytes, bound)
+    name_by_role(imp, None)
+    return declared(imp)
+
+
+def read_onnx(model: Any, dims: Mapping[str, int] | None = None,
+              known: Mapping[str, Any] | None = None, max_bytes: int | None = None,
+              bound: str = "") -> _Importer:  # fmt: skip
+    """:func:`import_onnx` up to naming the axes: the model admitted, its shapes inferred and
+    folded, refused where geon lacks an operator, its dims unified into atoms."""
     import onnx
 
     if isinstance(model, (str, bytes)) or hasattr(model, "__fspath__"):
@@ -691,10 +692,4 @@ def import_onnx(
     imp.check_shapes()
     imp.unify()
     refine(imp)
-    name_by_role(imp, names)
-    try:
-        return with_axes(imp, imp.build())
-    except OnnxImportError:
-        raise
-    except GeonError as exc:
-        raise OnnxImportError(f"geon refused a mapped operator: {exc}") from None
+    return imp

@@ -41,8 +41,8 @@ from geon.core.errors import GeonError
 from geon.interop.onnx_atoms import name_axes
 from geon.interop.onnx_common import OnnxImportError
 
-__all__ = ["ROLES", "AxisProposal", "NamesError", "check_names", "name_by_role", "propose",
-           "rename", "with_axes"]  # fmt: skip
+__all__ = ["ROLES", "AxisProposal", "NamesError", "check_names", "declared", "name_by_role",
+           "propose", "rename", "with_axes"]  # fmt: skip
 
 ROLES = ("batch", "sequence", "heads", "head_size", "hidden", "ffn")
 """The roles the importer infers, in the order a reader meets them (also the proposed names)."""
@@ -305,3 +305,26 @@ def with_axes(imp: Any, imported: Any) -> Any:
     labels = {n.label for n in imported.graph.nodes if n.type.endswith("/Axis")}
     kept = [p for p in imp.proposals if imp.final[p.name] in labels]
     return replace(imported, axes=kept)
+
+
+def declared(imp: Any) -> list[AxisProposal]:
+    """The proposals (:func:`name_by_role`, not renamed) of the axes the document would declare,
+    without building it: those of a value an output is computed from (a folded value, or a
+    node's shape, axes, indices or split sizes, is no tensor of the document: its length-1
+    atoms are not axes). What :func:`with_axes` keeps of a built one (tests/interop: every
+    committed model and ONNX node case)."""
+    producer = {o: n for n in imp.nodes for o in n.output if o}
+    live: set[str] = set()
+    todo = [vi.name for vi in imp.g.output]
+    while todo:
+        value = todo.pop()
+        if value in live:
+            continue
+        live.add(value)
+        n = producer.get(value)
+        if n is None or n.op_type == "Constant":
+            continue
+        sizes = n.input[1] if n.op_type == "Split" and len(n.input) > 1 else ""
+        todo.extend(i for i in n.input if i and i not in imp.arguments and i != sizes)
+    names = {r.axis.name for v in live for d in imp.parts.get(v, []) for r in d}
+    return [p for p in imp.proposals if p.name in names]

@@ -171,8 +171,10 @@ def get_import(request: HttpRequest, import_id: int) -> Any:
 def name_axes(request: HttpRequest, import_id: int, payload: NamesIn) -> Any:
     """For an import in ``review``: ``names`` by the axes' names as imported (an axis not named
     keeps its proposed name), checked like every axis name (400 ``invalid_names`` naming the bad
-    value, nothing changed); 409 ``not_in_review`` otherwise. The import is queued again and the
-    worker makes the graph: poll the ``Location``."""
+    value, nothing changed); 409 ``not_in_review`` otherwise; 429 ``too_many_imports`` (with
+    ``Retry-After``) while ``GEON_IMPORTS_PER_USER`` of your other imports are converting (queued
+    or on a worker): it stays in review, send the names again once one is done. The import is
+    queued again and the worker makes the graph: poll the ``Location``."""
     try:
         found = services.do_name_axes(request.user, import_id, payload.names)
     except RunNotFound as error:

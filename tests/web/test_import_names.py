@@ -116,6 +116,50 @@ def test_the_graph_is_made_with_the_names_accepted(
     ]  # fmt: skip
 
 
+def test_the_review_reads_the_axes_only_and_the_model_is_converted_once(
+    client: Client,
+    user: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    django_capture_on_commit_callbacks: Callable[..., Any],
+) -> None:
+    # given the worker's two bounded children counted (the review's axes, the full conversion)
+    from geon.interop import onnx_bounded
+
+    runs: list[tuple[str, dict[str, Any]]] = []
+    for name in ("import_in_child", "review_in_child"):
+        real = getattr(onnx_bounded, name)
+
+        def counted(*args: Any, _real: Any = real, _name: str = name, **kw: Any) -> Any:
+            answer = _real(*args, **kw)
+            runs.append((_name, {"answered": answer}))
+            return answer
+
+        monkeypatch.setattr(onnx_bounded, name, counted)
+    client.force_login(user)
+    # when ann uploads the encoder to review and the worker reads it
+    found = _in_review(client, django_capture_on_commit_callbacks)
+    # then the child answered the axes alone: no document, no weights made or stored
+    assert [name for name, _ in runs] == ["review_in_child"]
+    assert runs[0][1]["answered"] == ModelImport.objects.get().axes
+    assert not ModelImport.objects.get().weights.name
+    assert not (Path(django_settings.DATA_DIR) / "files" / "imports" / str(found.pk) /
+                "weights.npz").exists()  # fmt: skip
+    # when she accepts the names and the worker runs again
+    with django_capture_on_commit_callbacks():
+        client.post(f"{API}/imports/{found.pk}/names", {"names": {}},
+                    content_type="application/json")  # fmt: skip
+    do_import(found.pk)
+    # then the model was converted once, with her names, into the graph and its weights
+    assert [name for name, _ in runs] == ["review_in_child", "import_in_child"]
+    document, weights, axes = runs[1][1]["answered"]
+    done = ModelImport.objects.get()
+    assert done.status == "done" and weights
+    # and the review listed exactly the axes the converted document declares (the oracle)
+    assert runs[0][1]["answered"] == axes
+    declared = {n["label"] for n in document["nodes"] if n["type"].endswith("/Axis")}
+    assert {done.names[a["name"]] for a in axes} == declared
+
+
 def test_without_review_the_graph_is_made_with_the_proposed_names(
     client: Client, user: Any, django_capture_on_commit_callbacks: Callable[..., Any]
 ) -> None:

@@ -328,19 +328,24 @@ def _convert(found: ModelImport, dims: dict[str, int], review: bool = False) -> 
     """Import the upload in a bounded child process (:mod:`geon.interop.onnx_bounded`: an empty
     working folder, ``GEON_IMPORT_MAX_MEMORY_BYTES`` of address space, ``GEON_IMPORT_SECONDS``
     of wall clock), then store the graph and its weights, its axes named as accepted (or as
-    proposed); to ``review`` them, store the axes proposed and stop there instead."""
-    from geon.interop.onnx_bounded import import_in_child
+    proposed); to ``review`` them, read only the axes proposed (the child builds neither the
+    document nor the weights: ``review_in_child``), store them and stop there instead."""
+    from geon.interop.onnx_bounded import import_in_child, review_in_child
 
     with found.upload.open("rb") as f:
         data = f.read()
     _step(found, NAMING)
     limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
     seconds, memory = settings.GEON_IMPORT_SECONDS, settings.GEON_IMPORT_MAX_MEMORY_BYTES
+    bounds: dict[str, Any] = {"max_bytes": limit, "bound": "GEON_MAX_REQUEST_BYTES",
+                              "seconds": seconds, "memory": memory}  # fmt: skip
     try:
-        document, weights, axes = import_in_child(
-            data, found.name, dims, max_bytes=limit, bound="GEON_MAX_REQUEST_BYTES",
-            seconds=seconds, memory=memory, names=None if review else (found.names or {}),
-        )  # fmt: skip
+        if review:  # the graph is made once the names are accepted (do_name_axes)
+            axes = review_in_child(data, found.name, dims, **bounds)
+        else:
+            document, weights, axes = import_in_child(
+                data, found.name, dims, names=found.names or {}, **bounds
+            )
     except ImportLimitExceeded as exc:
         if exc.kind == "time":
             raise GeonError(
@@ -357,12 +362,12 @@ def _convert(found: ModelImport, dims: dict[str, int], review: bool = False) -> 
             f"the imported graph is {format_bytes(exc.size)} of JSON; a graph may be at most "
             f"{format_bytes(limit)} (GEON_MAX_REQUEST_BYTES)"
         ) from None
-    parse_document(document)  # the text rule every stored document follows (a DocumentError)
-    if review:  # the graph is made once the names are accepted (do_name_axes)
+    if review:
         found.axes, found.status, found.step = axes, ModelImport.Status.REVIEW, REVIEWING
         found.review_since = timezone.now()  # the sweep's hours count from here
         found.save(update_fields=["axes", "status", "step", "review_since"])
         return
+    parse_document(document)  # the text rule every stored document follows (a DocumentError)
     found.axes = axes
     _step(found, STORING)
     with transaction.atomic():
