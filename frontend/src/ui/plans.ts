@@ -236,6 +236,8 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       if (options.some((o) => o.value === was)) pick.value = was;
       else if (options[at]) pick.value = options[at]!.value;
     }
+    // a side kept from a list of one (the document not yet placed) is not compared with itself
+    if (pickA.value === pickB.value) pickB.value = [...pickB.options].find((o) => o.value !== pickA.value)?.value ?? pickB.value;
     compareForm.hidden = plans.length + (placed() ? 1 : 0) < 2;
     markReadOnly(list, options.readOnly?.() ?? null);
     const known = (id: number): boolean => (id === 0 ? placed() : plans.some((p) => p.id === id));
