@@ -1,8 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { graphView, OPERATION, TENSOR, type LoomDocument, type LoomNode } from "../model/document";
-import { GROUP, groupedView, groupId, scopeTree } from "./groups";
-import { namedStages, stageBands } from "./marks";
-import type { Rect } from "./viewport";
+import { defaultCollapsed, GROUP, groupedView, groupId, scopeTree } from "./groups";
+import { LiveLayout } from "./liveLayout";
+import { focusEdge, namedStages, stageBands, type EdgeHost } from "./marks";
+import { bounds, toScreen, type Rect } from "./viewport";
 
 const whole = { start: [0], end: [2] };
 const tensor = (id: string): LoomNode => ({ id, type: TENSOR, label: id, body: { dtype: "float32", range: whole } });
@@ -58,5 +59,52 @@ describe("pipeline stage bands", () => {
     expect(namedStages({ pipeline: { stages: "balanced" } })).toBeNull();
     expect(namedStages({ pipeline: null })).toBeNull();
     expect(namedStages(null)).toBeNull();
+  });
+});
+
+describe("showing an edge", () => {
+  /** An editor of ``doc`` with every group collapsed (no worker here: the grid layout places boxes at once). */
+  function host(): EdgeHost & { selected: string[]; targets: (string | null)[] } {
+    const live = new LiveLayout(() => undefined, { initial: (t) => defaultCollapsed(t, 100) });
+    live.show(doc);
+    const h = {
+      live,
+      selected: [] as string[],
+      targets: [] as (string | null)[],
+      vp: { scale: 0.1, dx: -4000, dy: -4000 },
+      groups: { set: (next: Set<string>, target: string | null) => (h.targets.push(target), live.setCollapsed(next)) },
+      size: () => ({ width: 800, height: 600 }),
+      setSelection: (ids: string[]) => void (h.selected = ids),
+      invalidate: () => undefined,
+    };
+    return h;
+  }
+
+  it("selects both ends, marks the edge and centres it, readable, when both are drawn", () => {
+    // given every group expanded, the view far from the edge h0 -> att
+    const h = host();
+    h.live.setCollapsed(new Set());
+    // when it is shown
+    focusEdge(h, ["h0", "att"]);
+    // then both ends are selected, the edge marked, and centred at a readable scale, with no group toggled
+    expect(h.selected).toEqual(["h0", "att"]);
+    expect(h.live.marks.highlight).toEqual({ from: "h0", to: "att" });
+    const span = toScreen(bounds([h.live.layout.rects.get("h0")!, h.live.layout.rects.get("att")!]), h.vp);
+    expect([span.x + span.w / 2, span.y + span.h / 2]).toEqual([400, 300]);
+    expect(h.vp.scale).toBeGreaterThanOrEqual(0.6);
+    expect(h.targets).toEqual([]);
+  });
+
+  it("reveals ends hidden in collapsed groups first, and centres on the edge's end once laid out", () => {
+    // given every group collapsed: the attention operation is hidden in layers.1 (and layers.1/attn)
+    const h = host();
+    expect(h.live.grouped!.hiddenIn.get("att")).toBe(groupId("/layers.1"));
+    // when its edge from h0 is shown
+    focusEdge(h, ["h0", "att"]);
+    // then the groups around it open (and no others), both ends are drawn and selected
+    expect(h.targets).toEqual(["att"]);
+    expect([...h.live.collapsed].sort()).toEqual(["/layers.0", "/layers.10", "/layers.2"]);
+    expect(["h0", "att"].every((id) => !h.live.grouped!.hiddenIn.has(id))).toBe(true);
+    expect(h.selected).toEqual(["h0", "att"]);
   });
 });
