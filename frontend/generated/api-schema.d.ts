@@ -2426,6 +2426,28 @@ export interface components {
             overBudget: boolean;
         };
         /**
+         * OperationPlacement
+         * @description How one operation runs as placed (issue 35): the parts of each index dim it is cut in
+         *     (``split``), the mesh axis each is spread over (``over``; null: whole, or no one mesh axis
+         *     decides the cut), and the pieces it runs in (``parts``; 1: whole).
+         */
+        OperationPlacement: {
+            /** Operation */
+            operation: string;
+            /** Label */
+            label: string;
+            /** Split */
+            split: {
+                [key: string]: number;
+            };
+            /** Over */
+            over: {
+                [key: string]: string;
+            } | null;
+            /** Parts */
+            parts: number;
+        };
+        /**
          * PipelineCost
          * @description A pipelined plan's step (geon.core.plans.cost.pipelined; ``geon cost``'s ``pipeline``):
          *     ``stages`` is their count, ``bubble`` the idle fraction of the step.
@@ -2483,6 +2505,8 @@ export interface components {
             time: components["schemas"]["TimeInterval"];
             memory: components["schemas"]["MemorySummary"];
             pipeline?: components["schemas"]["PipelineCost"] | null;
+            /** Placements */
+            placements?: components["schemas"]["OperationPlacement"][] | null;
             /** Omitted */
             omitted?: {
                 [key: string]: number;

@@ -176,6 +176,18 @@ class PipelineCost(Schema):
     seconds: float
 
 
+class OperationPlacement(Schema):
+    """How one operation runs as placed (issue 35): the parts of each index dim it is cut in
+    (``split``), the mesh axis each is spread over (``over``; null: whole, or no one mesh axis
+    decides the cut), and the pieces it runs in (``parts``; 1: whole)."""
+
+    operation: str
+    label: str
+    split: dict[str, int]
+    over: dict[str, str] | None
+    parts: int
+
+
 class PlanCost(Schema):
     version: int
     devices: list[DeviceCost]
@@ -187,6 +199,8 @@ class PlanCost(Schema):
     time: TimeInterval
     memory: MemorySummary
     pipeline: PipelineCost | None = None  # a plan with pipeline stages only
+    # each operation as placed, in document order (split ones first past the list bound)
+    placements: list[OperationPlacement] | None = None
     # rows each list left out ("devices" and "ledger": devices in groups not listed)
     omitted: dict[str, int] | None = None
 

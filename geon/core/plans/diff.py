@@ -70,7 +70,7 @@ from geon.core.plans.model import Plan
 from geon.core.plans.shards import Mesh
 from geon.core.plans.table import UNPLACED, Box, Device, ShardTable, read_table
 
-__all__ = ["named_collective", "placement_of", "plan_diff"]
+__all__ = ["named_collective", "operation_placements", "placement_of", "plan_diff"]
 
 _FIGURES = ("bytes", "seconds", "devices")
 """What makes a matched collective changed."""
@@ -203,6 +203,34 @@ def _placed_by_op(table: ShardTable) -> dict[str, list[tuple[Device, Box]]]:
         if box is not None and table.devices[table.device[n]] != UNPLACED:  # no plan: unplaced
             found[table.op_ids[table.op[n]]].append((table.devices[table.device[n]], box))
     return found
+
+
+def operation_placements(graph: Graph, table: ShardTable) -> list[dict[str, Any]]:
+    """How each operation of a placed document runs (issue 35: Compare reads a plan made by axis
+    mapping, which names no operation, from what it places), in document order, each
+    ``{"operation", "label", "split", "over", "parts"}``: ``split`` the parts of each index dim
+    cut in more than one, ``over`` the mesh axis each cut dim is spread over (where one mesh axis
+    decides it; None for an operation run whole), ``parts`` the pieces it runs in (1: whole).
+    The same reading as ``plan_diff``'s placements (:func:`placement_of`); ``table`` is
+    ``read_table(graph)``."""
+    placed = _placed_by_op(table)
+    out = []
+    for op_id, op in table.ops.items():
+        found = placement_of(op, placed[op_id], table.meshes)
+        split: dict[str, int] = found["split"]
+        parts = 1
+        for n in split.values():
+            parts *= n
+        out.append(
+            {
+                "operation": op_id,
+                "label": _operation_label(graph, op),
+                "split": split,
+                "over": (found["meshAxes"] or None) if split else None,
+                "parts": parts,
+            }
+        )
+    return out
 
 
 def _placements(

@@ -15,8 +15,9 @@
 - **Summary** (:func:`summarise_cost`, :func:`summarise_diff`): device rows past
   ``GEON_PLAN_COST_DEVICE_ROWS`` are grouped (equal figures: one row with ``count`` and up to
   ``GEON_PLAN_COST_GROUP_MEMBERS`` member ``devices``), at most that many rows listed; the
-  per-edge lists (collectives, placements) hold at most ``GEON_PLAN_COST_LIST_ROWS``; what is
-  left out is counted in ``omitted``. A plan under the bounds is answered as before.
+  per-edge and per-operation lists (collectives, placements) hold at most
+  ``GEON_PLAN_COST_LIST_ROWS``; what is left out is counted in ``omitted``. A plan under the
+  bounds is answered as before.
 """
 
 from __future__ import annotations
@@ -222,6 +223,10 @@ def summarise_cost(answer: dict[str, Any]) -> dict[str, Any]:
     out["collectives"], omitted["collectives"] = _first(
         answer["collectives"], lists, lambda c: -c["seconds"]
     )
+    if "placements" in answer:  # split operations first: the ones a comparison reads
+        out["placements"], omitted["placements"] = _first(
+            answer["placements"], lists, lambda p: -p["parts"]
+        )
     return _with_omitted(out, omitted)
 
 

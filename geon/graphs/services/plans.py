@@ -23,7 +23,7 @@ from geon.core.plans.cost import DEFAULT_PROFILE, cost_report, load_profile, shi
 from geon.core.plans.cost.cells import transfer_bytes
 from geon.core.plans.cost.pipelined import check_stages
 from geon.core.plans.cost.report import device_rows
-from geon.core.plans.diff import named_collective
+from geon.core.plans.diff import named_collective, operation_placements
 from geon.core.plans.table import read_table
 from geon.graphs.edits import EditRefused
 from geon.graphs.models import Graph, ShardPlan
@@ -279,7 +279,9 @@ def costed(trial: Document, version: int, profile: str, plan: Plan | None = None
     mesh's, the collectives gain each microbatch's ``send`` between stages, the time includes
     the bubble, and ``pipeline`` (``{"schedule", "stages", "microbatches", "bubble",
     "stageSeconds", "grid", ...}``, as ``geon cost`` prints it) says how; ``devices`` and
-    ``transfers`` stay those of one stage's devices (the plan as written)."""
+    ``transfers`` stay those of one stage's devices (the plan as written). ``placements``: how
+    each operation runs as placed, ``{"operation", "label", "split", "over", "parts"}``
+    (:func:`geon.core.plans.diff.operation_placements`)."""
     table = read_table(trial)  # read once for the bytes, the moves and the report
     moves = [
         {"source": list(source[1]), "target": list(target[1]), "bytes": size}
@@ -296,6 +298,8 @@ def costed(trial: Document, version: int, profile: str, plan: Plan | None = None
         "ledger": report["devices"],
         "time": report["time"],
         "memory": report["memory"],
+        # how each operation runs as placed: Compare reads a mapped plan's splits here (issue 35)
+        "placements": operation_placements(trial, table),
     }
     if "pipeline" in report:
         out["pipeline"] = report["pipeline"]
