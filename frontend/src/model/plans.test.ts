@@ -127,7 +127,7 @@ describe("comparing two plans", () => {
       ["memory on all devices", "192 B", "192 B", null, null],
       ["device (0)", "96 B", "64 B", "b", null],
       ["device (1)", "96 B", "64 B", "b", null],
-      ["device (2)", "unused", "64 B", "a", null],
+      ["device (2)", "unused", "64 B", null, null],
       ["dot → z", "H into 2", "N into 3", null, true],
       ["tail → z", "whole", "whole", null, false],
     ]);

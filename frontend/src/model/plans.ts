@@ -8,6 +8,7 @@ import { showBytes, showSeconds, type Collective, type ProfiledCost } from "./co
 import { dominantTerm, memoryPartRows } from "./compareTerms";
 import { applicationsByOperation, applicationsOf, showRange, type ApplicationView } from "./shards";
 import { describePipeline, type PipelineCostSummary, type PlanPipeline } from "./pipelines";
+import { comparedOperations, placedSplits, sideSplit, type OperationPlacement } from "./comparePlacements";
 
 /** How one operation is split: the keys the server's plan spec (and the ``shard`` op) accept. */
 export interface SpecEntry {
@@ -80,6 +81,10 @@ export interface PlanCost extends Partial<ProfiledCost> {
   transfers: { source: number[]; target: number[]; bytes: number }[];
   transferBytes: number;
   pipeline?: PipelineCostSummary;
+  /** How each operation runs as placed (issue 35), in document order. */
+  placements?: OperationPlacement[];
+  /** Rows each list left out past the server's bounds. */
+  omitted?: Record<string, number>;
 }
 
 export class PlanError extends Error {}
@@ -339,16 +344,18 @@ export function compareRows(doc: LoomDocument | null, a: { plan: Plan; cost: Pla
   for (const c of coords) {
     const da = a.cost.devices.find((d) => JSON.stringify(d.coords) === c);
     const db = b.cost.devices.find((d) => JSON.stringify(d.coords) === c);
-    const label = `device (${(JSON.parse(c) as number[]).join(", ")})`;
-    rows.push({ ...figure(label, da?.total ?? 0, db?.total ?? 0, showBytes), a: da ? showBytes(da.total) : "unused", b: db ? showBytes(db.total) : "unused" });
+    const at = JSON.parse(c) as number[];
+    const label = at.length ? `device (${at.join(", ")})` : "the one device (no mesh)";
+    // a side that does not use the device is not better for its 0 B: it holds the work elsewhere
+    const row = figure(label, da?.total ?? 0, db?.total ?? 0, showBytes);
+    rows.push({ ...row, a: da ? showBytes(da.total) : "unused", b: db ? showBytes(db.total) : "unused", better: da && db ? row.better : null });
   }
-  const ops = [...new Set([...Object.keys(a.plan.spec), ...Object.keys(b.plan.spec)])];
-  const order = doc ? doc.nodes.map((n) => n.id) : ops;
-  ops.sort((x, y) => order.indexOf(x) - order.indexOf(y));
-  for (const id of ops) {
-    const sa = describeEntry(a.plan.spec[id]);
-    const sb = describeEntry(b.plan.spec[id]);
-    rows.push({ kind: "operation", label: operationName(doc, id), a: sa, b: sb, better: null, differs: sa !== sb });
+  // each side's split as it places it (a mapped plan's spec names no operation), else its spec
+  const [pa, pb] = [placedSplits(a.plan, a.cost), placedSplits(b.plan, b.cost)];
+  for (const id of comparedOperations([a, b], doc ? doc.nodes.map((n) => n.id) : [])) {
+    const sa = sideSplit(pa, a.plan.spec, id, describeEntry);
+    const sb = sideSplit(pb, b.plan.spec, id, describeEntry);
+    rows.push({ kind: "operation", label: operationName(doc, id), a: sa.text, b: sb.text, better: null, differs: sa.key !== sb.key });
   }
   return rows;
 }

@@ -15,6 +15,7 @@ import { renderLedger } from "./ledger";
 import { renderPlanDiff } from "./planDiff";
 import { APPLICATION, type LoomDocument } from "../model/document";
 import type { LivePlanCost } from "../sync/protocol";
+import { compareChoices, CURRENT } from "../model/comparePicker";
 import { compareRows, currentPlans, describePlan, isMapped, profileAssumptions, opsToPlan, parseInputs, parseMapping, parseMesh, planFromDocument, planTexts, type InputLayout, type Mesh, type Plan, type PlanCost, type PlanOp } from "../model/plans";
 import { chosenProfile, rememberProfile } from "./costs";
 import { button, el, submit } from "./dom";
@@ -48,9 +49,6 @@ export interface PlansSection {
   /** An ``applied``'s collectives of the current plan, to ``onCollectives`` at once (the chosen profile's). */
   livePlanCost(cost: LivePlanCost): void;
 }
-
-/** Compare's option value for the current document. */
-const CURRENT = "current";
 
 const CAPTION = "Cost on the current document (lower is better, ✓), then how each plan splits each operation";
 
@@ -229,18 +227,16 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       [pickB, 1],
     ] as const) {
       const was = pick.value;
-      // the current document as placed, beside the saved plans (issue 35)
-      // (last, so the first two saved plans stay the defaults)
-      const options = [...plans.map((p) => el("option", { value: String(p.id), text: p.name })), ...(placed() ? [el("option", { value: CURRENT, text: CURRENT_DOCUMENT })] : [])];
+      const options = compareChoices(plans, !!doc, CURRENT_DOCUMENT).map((o) => el("option", o));
       pick.replaceChildren(...options);
       if (options.some((o) => o.value === was)) pick.value = was;
       else if (options[at]) pick.value = options[at]!.value;
     }
     // a side kept from a list of one (the document not yet placed) is not compared with itself
     if (pickA.value === pickB.value) pickB.value = [...pickB.options].find((o) => o.value !== pickA.value)?.value ?? pickB.value;
-    compareForm.hidden = plans.length + (placed() ? 1 : 0) < 2;
+    compareForm.hidden = compareChoices(plans, !!doc, CURRENT_DOCUMENT).length < 2;
     markReadOnly(list, options.readOnly?.() ?? null);
-    const known = (id: number): boolean => (id === 0 ? placed() : plans.some((p) => p.id === id));
+    const known = (id: number): boolean => (id === 0 ? !!doc : plans.some((p) => p.id === id));
     if (compared && !(known(compared.a) && known(compared.b))) {
       compared = null;
       table.replaceChildren();
@@ -413,7 +409,8 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     });
   });
 
-  /** Whether the document places anything (an Application): then Compare offers it. */
+  /** Whether the document places anything (an Application): a card's Compare then starts from it;
+   * Compare offers it always (issue 35: unplaced, it is costed whole on one device). */
   const placed = (): boolean => !!doc?.nodes.some((n) => n.type === APPLICATION);
   /** The current document as Compare's side: id 0, its splits read back from its Applications. */
   const documentPlan = (): Plan => {
