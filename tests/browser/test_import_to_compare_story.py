@@ -48,6 +48,17 @@ def write_plan(tab: Any, name: str, mesh: str, mapping: str) -> None:
     tab.wait_for_selector(f".geon-plan[data-plan='{name}'] .geon-plan-switch")
 
 
+def compare_table(tab: Any) -> dict[str, list[str]]:
+    """The Compare table's rows by label: each side's text, less the better mark."""
+    return {
+        r[0]: r[1:]
+        for r in tab.eval_on_selector_all(
+            ".geon-compare-row",
+            "(rs) => rs.map((r) => [...r.children].map((c) => c.textContent.replace(' ✓', '')))",
+        )
+    }
+
+
 def test_import_an_encoder_plan_it_badly_find_a_collective_and_compare(
     daphne_server: str, celery_worker: Any, user: Any, password: str, browsers: Browsers
 ) -> None:
@@ -94,8 +105,24 @@ def test_import_an_encoder_plan_it_badly_find_a_collective_and_compare(
     assert tab.locator(".geon-issue.info").count() == 0
     shot("02-axes")
 
-    # 2. she writes a bad plan in the Plans panel, hidden over tp, and switches to it
+    # 2. she writes a bad plan in the Plans panel, hidden over tp
     write_plan(tab, BAD, "tp=2", "hidden=tp")
+    # Compare offers the document placed by no plan beside it, costed whole on one device with
+    # its memory (never 0 B), and never better for a device it does not use
+    picked = "(s) => document.querySelector(s).selectedOptions[0].text"
+    assert [tab.evaluate(picked, s) for s in (".geon-compare-a", ".geon-compare-b")] == [
+        "current document",
+        BAD,
+    ]
+    tab.click(".geon-compare-go")
+    tab.wait_for_selector(".geon-compare-table")
+    unplaced = compare_table(tab)
+    assert unplaced["devices used"] == ["1", "2"]
+    assert BYTES.match(unplaced["peak memory per device"][0]), unplaced
+    assert unplaced["peak memory per device"][0] != "0 B"
+    assert unplaced["device (0)"][0] == unplaced["device (1)"][0] == "unused"
+    assert tab.locator(".geon-compare-row[data-label^='device ('] .plan-a.better").count() == 0
+    # and she switches to the bad plan
     tab.locator(f".geon-plan[data-plan='{BAD}'] .geon-plan-switch").click()
     tab.wait_for_selector(f".geon-plan[data-plan='{BAD}'] .geon-plan-current")
     # the Issues panel says which layer norms run whole, why, and what that forces, by name
@@ -115,11 +142,10 @@ def test_import_an_encoder_plan_it_badly_find_a_collective_and_compare(
         assert not UUID.search(note), note
     why = tab.locator(f".geon-plan[data-plan='{BAD}'] .geon-plan-why summary")
     assert why.text_content() == "2 operations run whole"
-    # and Compare offers the current document beside the plan, not the plan with itself
-    picked = "(s) => document.querySelector(s).selectedOptions[0].text"
+    # and Compare still offers the current document beside the plan, not the plan with itself
     assert [tab.evaluate(picked, s) for s in (".geon-compare-a", ".geon-compare-b")] == [
-        BAD,
         "current document",
+        BAD,
     ]
     tab.locator(".geon-issue.info").first.scroll_into_view_if_needed()
     shot("03-why-the-plan-is-bad")
@@ -155,16 +181,11 @@ def test_import_an_encoder_plan_it_badly_find_a_collective_and_compare(
     tab.select_option(".geon-compare-a", label="current document")
     tab.select_option(".geon-compare-b", label=GOOD)
     tab.click(".geon-compare-go")
-    tab.wait_for_selector(".geon-compare-table")
+    # (the table of the unplaced document is there already: wait for this one's)
+    tab.wait_for_selector(f".geon-compare-table thead th.plan-b:text-is('{GOOD}')")
     heads = tab.locator(".geon-compare-table thead th").all_text_contents()
     assert heads[1:] == ["current document", GOOD]
-    table = {
-        r[0]: r[1:]
-        for r in tab.eval_on_selector_all(
-            ".geon-compare-row",
-            "(rs) => rs.map((r) => [...r.children].map((c) => c.textContent.replace(' ✓', '')))",
-        )
-    }
+    table = compare_table(tab)
     # both on two devices, each with its memory (never 0 B), the good plan's lower
     assert table["devices used"] == ["2", "2"]
     for label in ("peak memory per device", "device (0)", "device (1)"):
@@ -176,6 +197,12 @@ def test_import_an_encoder_plan_it_badly_find_a_collective_and_compare(
     # every operation row is named by its kernel and output, never an id
     operations = texts(tab, ".geon-compare-row.operation th")
     assert operations and not any(UUID.search(o) or ID_PREFIX.search(o) for o in operations)
+    # the good plan's rows say it splits the heads and ffn operations over tp (read from what it
+    # places: a plan made by axis mapping names no operation), the document's hidden over tp
+    splits = [table[o] for o in operations]
+    assert any("heads over tp (2)" in b for _, b in splits), splits
+    assert any("ffn over tp (2)" in b for _, b in splits), splits
+    assert any("hidden over tp (2)" in a for a, _ in splits), splits
     # and the diff names the two sides
     tab.wait_for_selector(".geon-plan-diff summary")
     diff = tab.text_content(".geon-plan-diff summary") or ""
