@@ -193,7 +193,7 @@ def test_save_compare_and_switch_shard_plans(
         ["device (0)", "240 B", "240 B"],
         ["device (1)", "152 B", "128 B better"],
         # and per operation, how each plan splits it
-        ["op:dot → x·y", "H into 2", "N into 2"],
+        ["op:dot → x·y", "H over devices (2)", "N over devices (2)"],
         ["op:dot → y·x", "whole", "whole"],
     ]
     shot("02-compare")
