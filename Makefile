@@ -28,7 +28,7 @@ DEMO_PASSWORD_FILE := $(GEON_DATA_DIR)/demo_password
 # Static checks import the settings (mypy's Django plugin, makemigrations) but use no secret.
 CHECK_ENV := SECRET_KEY=static-checks-only GEON_DATA_DIR=$(GEON_DATA_DIR)/checks
 
-.PHONY: help setup run test lint frontend-check protocol api-client format-check pytest chromium clean
+.PHONY: help setup run test lint frontend-check protocol api-client format pytest chromium clean
 
 help:
 	@echo "make run    set up and serve geon on http://localhost:$(PORT)/ (Ctrl-C stops)"
@@ -118,11 +118,15 @@ frontend-check: $(INSTALLED) $(NODE_MODULES)
 	  echo "$(OPENAPI_JSON) or $(OPENAPI_TS) is not current with the server's API: run make api-client"; exit 1; \
 	fi
 	rm -f "$$fresh"
+	(cd frontend && $(PRETTIER) --check $(PRETTIER_FILES))
 	(cd frontend && npm run --silent typecheck && npm run --silent test)
 
-# The TypeScript's formatting (prettier, frontend/.prettierrc.json); not yet a step of make test.
-format-check: $(NODE_MODULES)
-	(cd frontend && npx --no-install prettier --check src scripts vite.config.ts)
+# The TypeScript's formatting (prettier, frontend/.prettierrc.json): frontend-check (so make test)
+# fails on a file prettier would change; `make format` writes them.
+PRETTIER := npx --no-install prettier --log-level warn
+PRETTIER_FILES := src scripts vite.config.ts
+format: $(NODE_MODULES)
+	(cd frontend && $(PRETTIER) --write $(PRETTIER_FILES))
 
 # Each step's seconds (steps.tsv) and each suite's (tests/timing_plugin.py) go here; make test
 # and make pytest end with them as a table (scripts/ci_timings.py), also when a step failed.

@@ -10,7 +10,12 @@ export default defineConfig({
     sourcemap: true,
     chunkSizeWarningLimit: 2500,
     rollupOptions: {
-      input: { editor: "src/main.ts", gallery: "src/gallery/main.ts", diff: "src/diff/main.ts", class: "src/learn/classPage.ts" },
+      input: {
+        editor: "src/main.ts",
+        gallery: "src/gallery/main.ts",
+        diff: "src/diff/main.ts",
+        class: "src/learn/classPage.ts",
+      },
       output: {
         entryFileNames: "[name].js",
         chunkFileNames: "[name].js",

@@ -29,7 +29,9 @@ const types = await compile(schema, "Message", {
   style: { printWidth: 160, bracketSpacing: true, trailingComma: "all" },
 });
 // the one value: which message types the server sends (the socket drops frames of other types)
-const serverTypes = schema.$defs.ServerMessage.anyOf.map(({ $ref }) => schema.$defs[$ref.split("/").pop()].properties.type.const);
+const serverTypes = schema.$defs.ServerMessage.anyOf.map(
+  ({ $ref }) => schema.$defs[$ref.split("/").pop()].properties.type.const,
+);
 process.stdout.write(`${types}
 /** Every \`type\` of a server message. */
 export const SERVER_MESSAGE_TYPES: ReadonlySet<string> = new Set([${serverTypes.map((t) => JSON.stringify(t)).join(", ")}]);

@@ -6,7 +6,15 @@
 
 import { action, type Commands } from "./actions/actions";
 import { effectOutcome } from "./actions/effects";
-import { addOperationAction, addTensorAction, deleteAction, pasteAction, relayoutAction, type Build, type Seen } from "./actions/edits";
+import {
+  addOperationAction,
+  addTensorAction,
+  deleteAction,
+  pasteAction,
+  relayoutAction,
+  type Build,
+  type Seen,
+} from "./actions/edits";
 import { AuthorError, declareAxis, editAxis, removeAxis } from "./model/author";
 import { copyNodes, type Clip } from "./model/clipboard";
 import { castAxesFix } from "./model/fixes";
@@ -14,7 +22,13 @@ import { searchNodes, type GraphView, type LoomDocument } from "./model/document
 import { EditError } from "./model/edits";
 import { axesWithIssues, planWhyIssues } from "./model/issues";
 import { editOperation, editProjection, editTensor } from "./model/nodeEdits";
-import { anchorNode, permalinkTarget, type Anchor, type ReviewSummary, type Role } from "./model/reviews";
+import {
+  anchorNode,
+  permalinkTarget,
+  type Anchor,
+  type ReviewSummary,
+  type Role,
+} from "./model/reviews";
 import type { EditorState } from "./model/state";
 import type { EdgeLabel, Scene } from "./render/canvas";
 import { focusEdge, namedStages } from "./render/marks";
@@ -33,7 +47,14 @@ import { GroupControls } from "./ui/groupControls";
 import { el } from "./ui/dom";
 import { createContextMenu } from "./ui/help";
 import { showNodeMenu } from "./ui/nodeMenu";
-import { createAxesPanel, createInspector, createIssuesPanel, createPalette, createTensorDialog, narrowNote } from "./ui/panels";
+import {
+  createAxesPanel,
+  createInspector,
+  createIssuesPanel,
+  createPalette,
+  createTensorDialog,
+  narrowNote,
+} from "./ui/panels";
 import { createToast } from "./ui/toast";
 import { createProjectionWindow } from "./ui/projection";
 import { markReadOnly } from "./ui/readOnly";
@@ -56,7 +77,12 @@ export interface EditorOptions {
 export class Editor implements Commands {
   readonly sync: Controller;
   /** What the page adds to the editor (main.ts: help, history, explain; ``changed``: the shown document changed). */
-  readonly extras: { help?: () => void; history?: () => void; explain?: (id: string) => void; changed?: () => void } = {};
+  readonly extras: {
+    help?: () => void;
+    history?: () => void;
+    explain?: (id: string) => void;
+    changed?: () => void;
+  } = {};
   private readonly contextMenu = createContextMenu();
   tool: Tool = idle();
   selected: string[] = [];
@@ -69,14 +95,17 @@ export class Editor implements Commands {
   private shownDoc: LoomDocument | null = null;
   private fitted = false;
   /** The shown document's view (groups collapsed: ui/groupControls.ts) and layout. */
-  readonly live = new LiveLayout(() => {
-    if (!this.fitted) {
-      this.fitted = true;
-      this.zoomToFit();
-    }
-    this.groups.placed();
-    this.invalidate();
-  }, { initial: (tree, operations) => this.groups.initial(tree, operations) });
+  readonly live = new LiveLayout(
+    () => {
+      if (!this.fitted) {
+        this.fitted = true;
+        this.zoomToFit();
+      }
+      this.groups.placed();
+      this.invalidate();
+    },
+    { initial: (tree, operations) => this.groups.initial(tree, operations) },
+  );
   readonly groups: GroupControls;
   /** The parts of the scene that change with the document, selection or status (not with the view). */
   private cached: SceneContent | null = null;
@@ -115,37 +144,51 @@ export class Editor implements Commands {
         flash: (message) => this.flash(message),
         plansChanged: () => this.shardsPanel.reloadPlans(),
         planCost: (cost) => this.shardsPanel.livePlanCost(cost),
-        reviewChanged: (event, review) => this.reviews?.event(event, review as unknown as ReviewSummary),
+        reviewChanged: (event, review) =>
+          this.reviews?.event(event, review as unknown as ReviewSummary),
         notified: (notification, unread) => (showUnread(unread), this.flash(notification.text)),
         selection: () => this.selected,
       },
       options.offline,
     );
-    const canvas = el("canvas", { class: "geon-canvas", tabindex: "0", "aria-label": "graph canvas" });
+    const canvas = el("canvas", {
+      class: "geon-canvas",
+      tabindex: "0",
+      "aria-label": "graph canvas",
+    });
     const minimap = el("canvas", { class: "geon-minimap", "aria-label": "minimap" });
     this.painter = new Painter(canvas, minimap, () => this.paint());
     this.groups = new GroupControls(this, canvas, options.graphId, this.contextMenu);
-    this.toolbar = createToolbar((name) => this.runAction(name), () => void this.sync.requestRun(options.graphId ?? "", options.csrf), (text, next) => this.search(text, next), () => this.sync.retryNow());
+    this.toolbar = createToolbar(
+      (name) => this.runAction(name),
+      () => void this.sync.requestRun(options.graphId ?? "", options.csrf),
+      (text, next) => this.search(text, next),
+      () => this.sync.retryNow(),
+    );
     this.axesPanel = createAxesPanel({
       declare: (form) => this.perform(`declare axis ${form.name}`, (doc) => declareAxis(doc, form)),
       edit: (id, form) => this.perform(`edit axis ${form.name}`, (doc) => editAxis(doc, id, form)),
       remove: (id) => this.perform("delete axis", (doc) => removeAxis(doc, id)),
     });
     this.inspector = createInspector({
-      applyTensor: (id, label, axes, dtype) => this.perform("edit tensor", (doc) => editTensor(doc, id, label, axes, dtype)),
-      applyOperation: (id, label, params) => this.perform("edit operation", (doc) => editOperation(doc, id, label, params)),
+      applyTensor: (id, label, axes, dtype) =>
+        this.perform("edit tensor", (doc) => editTensor(doc, id, label, axes, dtype)),
+      applyOperation: (id, label, params) =>
+        this.perform("edit operation", (doc) => editOperation(doc, id, label, params)),
       openProjection: (id) => this.openProjection(id),
     });
     this.issuesPanel = createIssuesPanel(
       (id) => this.jumpTo(id),
-      (issue) => void this.perform("insert cast_axes", (doc) => {
-        const fix = castAxesFix(doc, issue);
-        return { ops: fix.ops, select: [fix.castId] };
-      }),
+      (issue) =>
+        void this.perform("insert cast_axes", (doc) => {
+          const fix = castAxesFix(doc, issue);
+          return { ops: fix.ops, select: [fix.castId] };
+        }),
     );
     this.shardsPanel = createShardsPanel({
       shard: (request) => this.sync.shard(request),
-      removeApplication: (id) => void this.perform("remove application", () => [{ op: "remove_node", id }]),
+      removeApplication: (id) =>
+        void this.perform("remove application", () => [{ op: "remove_node", id }]),
       select: (id) => this.setSelection([id]),
       plans:
         options.graphId && !options.offline
@@ -155,43 +198,112 @@ export class Editor implements Commands {
               // the server generates the plan (REST); its applied, with this id, is one undo step
               beginSwitch: (name) => {
                 const editId = this.sync.expectExpanded("plan", `switch to plan ${name}`);
-                return editId === null ? "the graph has not loaded yet" : { editId, baseVersion: this.sync.session.version! };
+                return editId === null
+                  ? "the graph has not loaded yet"
+                  : { editId, baseVersion: this.sync.session.version! };
               },
-              cancelSwitch: (editId) => this.sync.cancelExpanded(editId), readOnly: () => this.sync.readOnly(),
-              showEdge: (tensor, consumer) => showHeld(this.sync.session.document, [tensor, consumer], (held) => focusEdge(this, held), (m) => this.flash(m)),
+              cancelSwitch: (editId) => this.sync.cancelExpanded(editId),
+              readOnly: () => this.sync.readOnly(),
+              showEdge: (tensor, consumer) =>
+                showHeld(
+                  this.sync.session.document,
+                  [tensor, consumer],
+                  (held) => focusEdge(this, held),
+                  (m) => this.flash(m),
+                ),
               onCollectives: (_plan, collectives, saved) => {
-                this.collectives = edgeLabels(collectives); this.issuesPanel.explain(planWhyIssues(this.sync.session.document, saved, collectives));
-                this.live.marks.stages = namedStages(saved); this.cached = null;
+                this.collectives = edgeLabels(collectives);
+                this.issuesPanel.explain(
+                  planWhyIssues(this.sync.session.document, saved, collectives),
+                );
+                this.live.marks.stages = namedStages(saved);
+                this.cached = null;
                 this.invalidate();
               },
             }
           : undefined,
     });
-    this.projection = createProjectionWindow({ commit: (opId, drafts) => this.perform("edit projection", (doc) => editProjection(doc, opId, drafts)) });
-    this.palette = createPalette((kernel) => void this.perform(`add ${kernel}`, addOperationAction(kernel, this.seen())));
-    this.tensorDialog = createTensorDialog((label, axes, dtype) => this.perform(`add tensor ${label}`, addTensorAction({ label, axes, dtype }, this.seen())));
-    this.runPanel = createRunPanel({ graphId: options.graphId ?? "", csrf: options.csrf, onRun: (run) => this.sync.runQueued(run), onError: (message) => this.flash(message) });
-    this.diagram = createDiagram(options.graphId ?? "", (message) => this.flash(message), () => this.sync.session.version);
+    this.projection = createProjectionWindow({
+      commit: (opId, drafts) =>
+        this.perform("edit projection", (doc) => editProjection(doc, opId, drafts)),
+    });
+    this.palette = createPalette(
+      (kernel) => void this.perform(`add ${kernel}`, addOperationAction(kernel, this.seen())),
+    );
+    this.tensorDialog = createTensorDialog((label, axes, dtype) =>
+      this.perform(`add tensor ${label}`, addTensorAction({ label, axes, dtype }, this.seen())),
+    );
+    this.runPanel = createRunPanel({
+      graphId: options.graphId ?? "",
+      csrf: options.csrf,
+      onRun: (run) => this.sync.runQueued(run),
+      onError: (message) => this.flash(message),
+    });
+    this.diagram = createDiagram(
+      options.graphId ?? "",
+      (message) => this.flash(message),
+      () => this.sync.session.version,
+    );
     this.toolbar.element.querySelector(".geon-act-zoomToFit")?.after(this.diagram.tab);
-    const stage = el("div", { class: "geon-stage" }, canvas, minimap, this.groups.bar, this.projection.element, this.toast.element, this.diagram.element);
-    const left = el("aside", { class: "geon-side geon-left" }, this.axesPanel.element, this.inspector.element);
+    const stage = el(
+      "div",
+      { class: "geon-stage" },
+      canvas,
+      minimap,
+      this.groups.bar,
+      this.projection.element,
+      this.toast.element,
+      this.diagram.element,
+    );
+    const left = el(
+      "aside",
+      { class: "geon-side geon-left" },
+      this.axesPanel.element,
+      this.inspector.element,
+    );
     if (options.graphId && !options.offline) {
       this.reviews = createReviewsPanel({
-        graphId: options.graphId, csrf: options.csrf,
+        graphId: options.graphId,
+        csrf: options.csrf,
         ...permalinkTarget(window.location.search),
-        role: () => this.sync.state().role as Role | null, doc: () => this.sync.session.document, version: () => this.sync.session.version, selected: () => this.selected,
-        window: () => shownWindow(this.sync.session.document, this.projection.visible, this.projectionOp, this.selected),
+        role: () => this.sync.state().role as Role | null,
+        doc: () => this.sync.session.document,
+        version: () => this.sync.session.version,
+        selected: () => this.selected,
+        window: () =>
+          shownWindow(
+            this.sync.session.document,
+            this.projection.visible,
+            this.projectionOp,
+            this.selected,
+          ),
         show: (anchor, lastPosition) => this.showAnchor(anchor, lastPosition),
         // the server applies the suggestion (REST); its applied, with this id, is one undo step
         beginApply: (name) => {
           const editId = this.sync.expectExpanded("review", name);
-          return editId === null ? "the graph has not loaded yet" : { editId, baseVersion: this.sync.session.version! };
+          return editId === null
+            ? "the graph has not loaded yet"
+            : { editId, baseVersion: this.sync.session.version! };
         },
-        cancelApply: (editId) => this.sync.cancelExpanded(editId), pinsChanged: () => this.invalidate(),
+        cancelApply: (editId) => this.sync.cancelExpanded(editId),
+        pinsChanged: () => this.invalidate(),
       });
     }
-    const right = el("aside", { class: "geon-side geon-right" }, ...(this.reviews ? [this.reviews.element] : []), this.shardsPanel.element, this.issuesPanel.element, this.runPanel.element);
-    root.append(this.toolbar.element, narrowNote(), el("div", { class: "geon-main" }, left, stage, right), this.palette.element, this.tensorDialog.element);
+    const right = el(
+      "aside",
+      { class: "geon-side geon-right" },
+      ...(this.reviews ? [this.reviews.element] : []),
+      this.shardsPanel.element,
+      this.issuesPanel.element,
+      this.runPanel.element,
+    );
+    root.append(
+      this.toolbar.element,
+      narrowNote(),
+      el("div", { class: "geon-main" }, left, stage, right),
+      this.palette.element,
+      this.tensorDialog.element,
+    );
     bindCanvas(canvas, minimap, this);
     bindKeys(this);
     if (!options.offline) this.sync.connect(options.wsPath);
@@ -364,13 +476,18 @@ export class Editor implements Commands {
   /** A review thread's "Show": select and centre the node it is pinned to, or where it was when it has been removed. */
   private showAnchor(anchor: Anchor, lastPosition: { x: number; y: number } | null): void {
     const id = anchorNode(anchor);
-    if (id !== null && (this.layout.rects.has(id) || this.live.grouped?.hiddenIn.has(id))) return this.jumpTo(id);
+    if (id !== null && (this.layout.rects.has(id) || this.live.grouped?.hiddenIn.has(id)))
+      return this.jumpTo(id);
     if (id !== null && lastPosition) {
       const { width, height } = this.size();
       this.vp = centreOn(this.vp, { ...lastPosition, w: 0, h: 0 }, width, height);
       this.invalidate();
     }
-    this.flash(id === null ? "this thread is pinned to an axis, not to a node on the canvas" : "the node this thread is pinned to was removed; this is where it was");
+    this.flash(
+      id === null
+        ? "this thread is pinned to an axis, not to a node on the canvas"
+        : "the node this thread is pinned to was removed; this is where it was",
+    );
   }
 
   /** Select and centre a node (revealed first when it is in a collapsed group). */
@@ -380,7 +497,12 @@ export class Editor implements Commands {
     this.setSelection([id]);
     if (r) {
       const { width, height } = this.size();
-      this.vp = centreOn(this.vp.scale < 0.6 ? { ...this.vp, scale: 1 } : this.vp, r, width, height);
+      this.vp = centreOn(
+        this.vp.scale < 0.6 ? { ...this.vp, scale: 1 } : this.vp,
+        r,
+        width,
+        height,
+      );
     }
     this.invalidate();
   }
@@ -404,7 +526,11 @@ export class Editor implements Commands {
 
   /** What a step of the current tool asks for (tools/tools.ts), done. */
   apply(effect: Effect): void {
-    const outcome = effectOutcome(effect, { selected: this.selected, rects: this.live.nodeRects(), vp: this.vp });
+    const outcome = effectOutcome(effect, {
+      selected: this.selected,
+      rects: this.live.nodeRects(),
+      vp: this.vp,
+    });
     if (outcome.kind === "select") this.setSelection(outcome.ids);
     else if (outcome.kind === "edit") this.perform(outcome.name, outcome.build);
     else if (outcome.kind === "view") this.vp = outcome.vp;
@@ -427,7 +553,8 @@ export class Editor implements Commands {
       if (doc) this.live.show(doc);
       this.groups.update();
       const alive = new Set(doc?.nodes.map((n) => n.id) ?? []);
-      if (this.selected.some((id) => !alive.has(id))) this.selected = this.selected.filter((id) => alive.has(id));
+      if (this.selected.some((id) => !alive.has(id)))
+        this.selected = this.selected.filter((id) => alive.has(id));
       this.extras.changed?.();
     }
     this.cached = null;
@@ -443,9 +570,27 @@ export class Editor implements Commands {
     const doc = this.sync.session.document;
     if (!doc || !this.view) return null;
     if (!this.cached || this.cached.view !== this.view) {
-      this.cached = sceneContent({ doc, view: this.view, issues: this.sync.issues(), present: this.sync.session.present, selected: this.selected, found: this.found, collectives: this.collectives, grouped: this.live.grouped, groupFocus: this.groups.focus });
+      this.cached = sceneContent({
+        doc,
+        view: this.view,
+        issues: this.sync.issues(),
+        present: this.sync.session.present,
+        selected: this.selected,
+        found: this.found,
+        collectives: this.collectives,
+        grouped: this.live.grouped,
+        groupFocus: this.groups.focus,
+      });
     }
-    return { ...this.cached, layout: this.layout, vp: this.vp, size: this.size(), tool: this.tool, pins: this.reviews?.pins(), marks: this.live.marks };
+    return {
+      ...this.cached,
+      layout: this.layout,
+      vp: this.vp,
+      size: this.size(),
+      tool: this.tool,
+      pins: this.reviews?.pins(),
+      marks: this.live.marks,
+    };
   }
 
   private updatePanels(): void {
@@ -454,7 +599,14 @@ export class Editor implements Commands {
     const state = this.state();
     const issues = state.issues;
     const colors = new Map(this.sync.session.present.map((p) => [p.user, personColor(p.user)]));
-    this.toolbar.update(state, { canUndo: this.sync.history.canUndo, canRedo: this.sync.history.canRedo, found: this.found.length, colors, me: this.options.user, readOnly: this.sync.readOnly() });
+    this.toolbar.update(state, {
+      canUndo: this.sync.history.canUndo,
+      canRedo: this.sync.history.canRedo,
+      found: this.found.length,
+      colors,
+      me: this.options.user,
+      readOnly: this.sync.readOnly(),
+    });
     this.axesPanel.update(doc, axesWithIssues(issues));
     this.inspector.update(doc, this.selected, issues);
     this.projection.update(doc, this.selected);

@@ -23,7 +23,13 @@ import { toScreen, type Viewport } from "./render/viewport";
 
 export interface GeonTestApi {
   /** A copy of the editor state (document as shown, version, issues, presence, run). */
-  state(): EditorState & { selected: string[]; inFlight: number; history: { undo: string[]; redo: string[] }; tool: string; viewport: Viewport };
+  state(): EditorState & {
+    selected: string[];
+    inFlight: number;
+    history: { undo: string[]; redo: string[] };
+    tool: string;
+    viewport: Viewport;
+  };
   /** How many times the canvas has been painted. */
   draws(): number;
   /** Each drawn box in canvas CSS pixels. */
@@ -47,7 +53,10 @@ export interface GeonTestApi {
   /** The reviews the Reviews panel lists (newest first), as the server and live events last said. */
   reviews(): ReviewSummary[];
   /** Every box in graph coordinates, and the edges as [from, to] (what the benchmark's floor draws). */
-  scene(): { rects: { id: string; x: number; y: number; w: number; h: number }[]; edges: [string, string][] };
+  scene(): {
+    rects: { id: string; x: number; y: number; w: number; h: number }[];
+    edges: [string, string][];
+  };
 }
 
 export interface DrawnBox {
@@ -68,7 +77,18 @@ function drawnBoxes(editor: Editor): DrawnBox[] {
   const byNode = issuesByNode(editor.sync.issues());
   return editor.view.boxes.flatMap((b) => {
     const r = editor.layout.rects.get(b.id);
-    return r ? [{ id: b.id, kind: b.kind, title: b.title, chips: b.chips.map((c) => c.ref), issues: byNode.get(b.id)?.length ?? 0, ...toScreen(r, editor.vp) }] : [];
+    return r
+      ? [
+          {
+            id: b.id,
+            kind: b.kind,
+            title: b.title,
+            chips: b.chips.map((c) => c.ref),
+            issues: byNode.get(b.id)?.length ?? 0,
+            ...toScreen(r, editor.vp),
+          },
+        ]
+      : [];
   });
 }
 
@@ -79,7 +99,8 @@ declare global {
 }
 
 function mount(root: HTMLElement): void {
-  const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
+  const csrf =
+    document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
   const editor = new Editor(root, {
     wsPath: root.dataset.wsPath ?? "",
     csrf,
@@ -88,13 +109,19 @@ function mount(root: HTMLElement): void {
     offline: root.dataset.offline === "1",
   });
   // a try page (no account): the browser keeps the work, the server checks it
-  const tryout = mountTryout(root, {
-    document: () => editor.sync.session.document,
-    load: (doc) => editor.loadDocument(doc),
-    showIssues: (issues) => editor.sync.showIssues(issues),
-    onChange: (listener) => (editor.extras.changed = listener),
-  }, csrf);
-  const tried: TriedWork | undefined = tryout ? { key: tryout.key, document: () => editor.sync.session.document } : undefined;
+  const tryout = mountTryout(
+    root,
+    {
+      document: () => editor.sync.session.document,
+      load: (doc) => editor.loadDocument(doc),
+      showIssues: (issues) => editor.sync.showIssues(issues),
+      onChange: (listener) => (editor.extras.changed = listener),
+    },
+    csrf,
+  );
+  const tried: TriedWork | undefined = tryout
+    ? { key: tryout.key, document: () => editor.sync.session.document }
+    : undefined;
   mountAbout(root, csrf);
   if (!tryout) {
     mountTrainingStep(root, csrf, {
@@ -135,23 +162,39 @@ function mount(root: HTMLElement): void {
     const title = helpButton.title;
     helpButton.classList.add("geon-tour-new");
     helpButton.title = "New here? A 1-minute tour of the editor (then ? shows every shortcut)";
-    helpButton.addEventListener("click", (e) => {
-      e.stopImmediatePropagation();
-      helpButton.title = title;
-      helpButton.classList.remove("geon-tour-new");
-      tour.start();
-    }, { once: true, capture: true });
+    helpButton.addEventListener(
+      "click",
+      (e) => {
+        e.stopImmediatePropagation();
+        helpButton.title = title;
+        helpButton.classList.remove("geon-tour-new");
+        tour.start();
+      },
+      { once: true, capture: true },
+    );
   }
   // a lesson's step selects its nodes once the document is there
   const selectLabels = (labels: string[]): void =>
-    withDocument((doc) => editor.setSelection(doc.nodes.filter((n) => n.label !== undefined && labels.includes(n.label)).map((n) => n.id)));
+    withDocument((doc) =>
+      editor.setSelection(
+        doc.nodes.filter((n) => n.label !== undefined && labels.includes(n.label)).map((n) => n.id),
+      ),
+    );
   const graphId = root.dataset.graphId ?? "";
   // an editor of the graph may write a lesson on it
   if (root.dataset.canEdit === "1" && graphId) {
-    const selectedLabels = () => (editor.sync.session.document?.nodes ?? []).filter((n) => editor.selected.includes(n.id) && n.label).map((n) => n.label!);
+    const selectedLabels = () =>
+      (editor.sync.session.document?.nodes ?? [])
+        .filter((n) => editor.selected.includes(n.id) && n.label)
+        .map((n) => n.label!);
     root.querySelector(".geon-left")?.append(createLessonWriter({ graphId, csrf, selectedLabels }));
   }
-  void mountLesson({ graphId, csrf, select: selectLabels, tryout: tryout?.kind === "lesson" ? tried : undefined });
+  void mountLesson({
+    graphId,
+    csrf,
+    select: selectLabels,
+    tryout: tryout?.kind === "lesson" ? tried : undefined,
+  });
   // inside a puzzle: the warnings it asks for (its own pattern) are not drawn as mistakes, and
   // the operation picker lists its allowed kernels first
   const opened = (puzzle: Puzzle): void => {
@@ -159,8 +202,15 @@ function mount(root: HTMLElement): void {
     editor.preferKernels(puzzle.allowedKernels);
     editor.refresh();
   };
-  void mountPuzzle({ graphId, csrf, tryout: tryout?.kind === "puzzle" ? tried : undefined, opened, loadRun: (c, dtypes) => loadCounterexample(editor, c, dtypes) });
-  const byLabel = (label: string) => editor.sync.session.document?.nodes.find((n) => n.label === label);
+  void mountPuzzle({
+    graphId,
+    csrf,
+    tryout: tryout?.kind === "puzzle" ? tried : undefined,
+    opened,
+    loadRun: (c, dtypes) => loadCounterexample(editor, c, dtypes),
+  });
+  const byLabel = (label: string) =>
+    editor.sync.session.document?.nodes.find((n) => n.label === label);
   window.geon = {
     state: () =>
       structuredClone({

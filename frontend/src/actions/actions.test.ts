@@ -1,7 +1,10 @@
 import { describe, expect, it } from "vitest";
 import { action, ACTIONS, actionForKey, shortcutLabel, type Commands } from "./actions";
 
-const key = (k: string, mods: Partial<{ ctrl: boolean; meta: boolean; shift: boolean; alt: boolean }> = {}) => ({
+const key = (
+  k: string,
+  mods: Partial<{ ctrl: boolean; meta: boolean; shift: boolean; alt: boolean }> = {},
+) => ({
   key: k,
   ctrlKey: mods.ctrl ?? false,
   metaKey: mods.meta ?? false,
@@ -15,7 +18,8 @@ function recorder(): { calls: string[]; commands: Commands } {
     get: (_t, name) =>
       name === "groups" && !prefix
         ? new Proxy({}, recording("groups."))
-        : (...args: unknown[]) => calls.push(`${prefix}${String(name)}${args.length ? `(${args.join(",")})` : ""}`),
+        : (...args: unknown[]) =>
+            calls.push(`${prefix}${String(name)}${args.length ? `(${args.join(",")})` : ""}`),
   });
   return { calls, commands: new Proxy({}, recording("")) as Commands };
 }
@@ -66,10 +70,16 @@ describe("actions", () => {
   });
 
   it("an unknown action name is refused with the known ones", () => {
-    expect(() => action("fly")).toThrow(/^action "fly" is not registered; expected one of \("undo", "redo", /);
+    expect(() => action("fly")).toThrow(
+      /^action "fly" is not registered; expected one of \("undo", "redo", /,
+    );
   });
 
   it("labels shortcuts for tooltips", () => {
-    expect([shortcutLabel(action("undo")), shortcutLabel(action("undo"), true), shortcutLabel(action("delete"))]).toEqual(["Ctrl+Z", "⌘Z", "Delete"]);
+    expect([
+      shortcutLabel(action("undo")),
+      shortcutLabel(action("undo"), true),
+      shortcutLabel(action("delete")),
+    ]).toEqual(["Ctrl+Z", "⌘Z", "Delete"]);
   });
 });

@@ -41,24 +41,64 @@ export interface Action {
 export const ACTIONS: Action[] = [
   { name: "undo", title: "Undo", keys: ["Mod+z"], run: (c) => c.undo() },
   { name: "redo", title: "Redo", keys: ["Mod+Shift+z", "Mod+y"], run: (c) => c.redo() },
-  { name: "delete", title: "Delete the selection", keys: ["Delete", "Backspace"], run: (c) => c.deleteSelection() },
+  {
+    name: "delete",
+    title: "Delete the selection",
+    keys: ["Delete", "Backspace"],
+    run: (c) => c.deleteSelection(),
+  },
   { name: "copy", title: "Copy", keys: ["Mod+c"], run: (c) => c.copy() },
   { name: "paste", title: "Paste", keys: ["Mod+v"], run: (c) => c.paste() },
   { name: "selectAll", title: "Select all", keys: ["Mod+a"], run: (c) => c.selectAll() },
   { name: "zoomToFit", title: "Zoom to fit", keys: ["f", "Shift+1"], run: (c) => c.zoomToFit() },
-  { name: "zoomIn", title: "Zoom in", keys: ["=", "Shift++", "Shift+="], run: (c) => c.zoomBy(1.25) },
+  {
+    name: "zoomIn",
+    title: "Zoom in",
+    keys: ["=", "Shift++", "Shift+="],
+    run: (c) => c.zoomBy(1.25),
+  },
   { name: "zoomOut", title: "Zoom out", keys: ["-"], run: (c) => c.zoomBy(0.8) },
-  { name: "relayout", title: "Lay out again (keeps placed nodes)", keys: ["l"], run: (c) => c.relayout() },
+  {
+    name: "relayout",
+    title: "Lay out again (keeps placed nodes)",
+    keys: ["l"],
+    run: (c) => c.relayout(),
+  },
   { name: "palette", title: "Add an operation", keys: ["o", "Mod+k"], run: (c) => c.openPalette() },
   { name: "newTensor", title: "Add a tensor", keys: ["t"], run: (c) => c.newTensor() },
   { name: "newAxis", title: "Declare an axis", keys: ["a"], run: (c) => c.newAxis() },
   { name: "search", title: "Search the graph", keys: ["/", "Mod+f"], run: (c) => c.focusSearch() },
-  { name: "cancel", title: "Cancel / clear the selection", keys: ["Escape"], run: (c) => c.cancel() },
-  { name: "history", title: "History: every version, view or restore one", keys: ["h"], run: (c) => c.history() },
+  {
+    name: "cancel",
+    title: "Cancel / clear the selection",
+    keys: ["Escape"],
+    run: (c) => c.cancel(),
+  },
+  {
+    name: "history",
+    title: "History: every version, view or restore one",
+    keys: ["h"],
+    run: (c) => c.history(),
+  },
   { name: "help", title: "Shortcuts and help", keys: ["?", "Shift+?"], run: (c) => c.help() },
-  { name: "toggleGroup", title: "Expand or collapse the selected group (a node selected: collapse its group)", keys: ["Enter", "g"], run: (c) => void c.groups.toggleSelected() },
-  { name: "collapseAll", title: "Collapse every group to one box", keys: ["Shift+g"], run: (c) => c.groups.collapseAll() },
-  { name: "expandAll", title: "Expand every group", keys: ["Shift+e"], run: (c) => c.groups.expandAll() },
+  {
+    name: "toggleGroup",
+    title: "Expand or collapse the selected group (a node selected: collapse its group)",
+    keys: ["Enter", "g"],
+    run: (c) => void c.groups.toggleSelected(),
+  },
+  {
+    name: "collapseAll",
+    title: "Collapse every group to one box",
+    keys: ["Shift+g"],
+    run: (c) => c.groups.collapseAll(),
+  },
+  {
+    name: "expandAll",
+    title: "Expand every group",
+    keys: ["Shift+e"],
+    run: (c) => c.groups.expandAll(),
+  },
 ];
 
 /** Actions whose key is also how a focused control is used (Enter presses a button): not run then. */
@@ -90,7 +130,10 @@ export function actionForKey(e: KeyLike, actions: Action[] = ACTIONS): Action | 
 
 export function action(name: string): Action {
   const found = ACTIONS.find((a) => a.name === name);
-  if (!found) throw new Error(`action "${name}" is not registered; expected one of (${ACTIONS.map((a) => `"${a.name}"`).join(", ")})`);
+  if (!found)
+    throw new Error(
+      `action "${name}" is not registered; expected one of (${ACTIONS.map((a) => `"${a.name}"`).join(", ")})`,
+    );
   return found;
 }
 

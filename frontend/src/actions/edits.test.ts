@@ -2,14 +2,28 @@ import { describe, expect, it } from "vitest";
 import { addTensor } from "../model/author";
 import { LAYOUT, TENSOR, type LoomDocument } from "../model/document";
 import { applyOps, type EditOp } from "../model/edits";
-import { addOperationAction, addTensorAction, deleteAction, pasteAction, relayoutAction, type Built, type Seen } from "./edits";
+import {
+  addOperationAction,
+  addTensorAction,
+  deleteAction,
+  pasteAction,
+  relayoutAction,
+  type Built,
+  type Seen,
+} from "./edits";
 
-const seen = (selected: string[], rects = new Map<string, { x: number; y: number; w: number; h: number }>()): Seen => ({ selected, rects, vp: { scale: 1, dx: 0, dy: 0 }, size: { width: 800, height: 600 } });
+const seen = (
+  selected: string[],
+  rects = new Map<string, { x: number; y: number; w: number; h: number }>(),
+): Seen => ({ selected, rects, vp: { scale: 1, dx: 0, dy: 0 }, size: { width: 800, height: 600 } });
 const opsOf = (built: Built): EditOp[] => (Array.isArray(built) ? built : built.ops);
 const selectOf = (built: Built): string[] | null => (Array.isArray(built) ? null : built.select);
 
 function withTensor(): { doc: LoomDocument; x: string } {
-  const { ops, id } = addTensor({ id: "g", nodes: [] }, { label: "x", axes: [], at: { x: 0, y: 0 } });
+  const { ops, id } = addTensor(
+    { id: "g", nodes: [] },
+    { label: "x", axes: [], at: { x: 0, y: 0 } },
+  );
   return { doc: applyOps({ id: "g", nodes: [] }, ops), x: id };
 }
 
@@ -17,12 +31,19 @@ describe("edit actions", () => {
   it("adds a tensor in the middle of the view and selects it", () => {
     const built = addTensorAction({ label: "t", axes: [] }, seen([]))({ id: "g", nodes: [] });
     const node = opsOf(built).flatMap((op) => (op.op === "add_node" ? [op.node] : []))[0]!;
-    expect([node.label, node.tags?.[LAYOUT], selectOf(built)]).toEqual(["t", { x: 320, y: 270 }, [node.id]]);
+    expect([node.label, node.tags?.[LAYOUT], selectOf(built)]).toEqual([
+      "t",
+      { x: 320, y: 270 },
+      [node.id],
+    ]);
   });
 
   it("adds an operation fed by the selected tensor, right of it, and selects it", () => {
     const { doc, x } = withTensor();
-    const built = addOperationAction("op:relu", seen([x], new Map([[x, { x: 0, y: 0, w: 100, h: 50 }]])))(doc);
+    const built = addOperationAction(
+      "op:relu",
+      seen([x], new Map([[x, { x: 0, y: 0, w: 100, h: 50 }]])),
+    )(doc);
     const after = applyOps(doc, opsOf(built));
     const op = after.nodes.find((n) => n.body.kernel === "op:relu")!;
     expect([op.tags?.[LAYOUT], selectOf(built)]).toEqual([{ x: 170, y: 2 }, [op.id]]);
@@ -43,6 +64,8 @@ describe("edit actions", () => {
 
   it("lays out again every placed node when none is selected", () => {
     const { doc, x } = withTensor();
-    expect(opsOf(relayoutAction(seen([]))(doc))).toEqual([{ op: "update_node", id: x, tags: { [LAYOUT]: null } }]);
+    expect(opsOf(relayoutAction(seen([]))(doc))).toEqual([
+      { op: "update_node", id: x, tags: { [LAYOUT]: null } },
+    ]);
   });
 });

@@ -56,5 +56,11 @@ export function deleteAction(seen: Seen): Build {
 
 /** "Lay out again": the selected nodes (none selected: every placed node) lose their Layout tags. */
 export function relayoutAction(seen: Seen): Build {
-  return (doc) => clearLayout(doc, seen.selected.length ? [...seen.selected] : doc.nodes.filter((n) => n.tags?.[LAYOUT]).map((n) => n.id));
+  return (doc) =>
+    clearLayout(
+      doc,
+      seen.selected.length
+        ? [...seen.selected]
+        : doc.nodes.filter((n) => n.tags?.[LAYOUT]).map((n) => n.id),
+    );
 }

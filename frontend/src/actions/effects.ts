@@ -26,10 +26,18 @@ export function effectOutcome(effect: Effect, ui: EffectContext): Outcome {
     case "select": {
       if (!effect.additive) return { kind: "select", ids: effect.ids };
       const id = effect.ids[0]!;
-      return { kind: "select", ids: ui.selected.includes(id) ? ui.selected.filter((s) => s !== id) : [...ui.selected, id] };
+      return {
+        kind: "select",
+        ids: ui.selected.includes(id) ? ui.selected.filter((s) => s !== id) : [...ui.selected, id],
+      };
     }
     case "selectRect": {
-      const r = { x: Math.min(effect.from.x, effect.to.x), y: Math.min(effect.from.y, effect.to.y), w: Math.abs(effect.to.x - effect.from.x), h: Math.abs(effect.to.y - effect.from.y) };
+      const r = {
+        x: Math.min(effect.from.x, effect.to.x),
+        y: Math.min(effect.from.y, effect.to.y),
+        w: Math.abs(effect.to.x - effect.from.x),
+        h: Math.abs(effect.to.y - effect.from.y),
+      };
       const inside = [...ui.rects].filter(([, b]) => intersects(b, r)).map(([id]) => id);
       return { kind: "select", ids: effect.additive ? [...ui.selected, ...inside] : inside };
     }
@@ -39,10 +47,18 @@ export function effectOutcome(effect: Effect, ui: EffectContext): Outcome {
         const r = ui.rects.get(id);
         if (r) positions.set(id, { x: r.x + effect.delta.x, y: r.y + effect.delta.y });
       }
-      return { kind: "edit", name: effect.ids.length === 1 ? "move" : `move ${effect.ids.length}`, build: (doc) => moveNodes(doc, positions) };
+      return {
+        kind: "edit",
+        name: effect.ids.length === 1 ? "move" : `move ${effect.ids.length}`,
+        build: (doc) => moveNodes(doc, positions),
+      };
     }
     case "connect":
-      return { kind: "edit", name: "connect", build: (doc) => connectInput(doc, effect.from, effect.to) };
+      return {
+        kind: "edit",
+        name: "connect",
+        build: (doc) => connectInput(doc, effect.from, effect.to),
+      };
     case "pan":
       return { kind: "view", vp: pan(ui.vp, effect.dx, effect.dy) };
     case "none":

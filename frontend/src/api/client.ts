@@ -38,14 +38,24 @@ export async function refusal(response: Response): Promise<ApiError> {
     /* no JSON body */
   }
   const error = (json as { error?: Record<string, unknown> } | null)?.error ?? {};
-  const message = typeof error.message === "string" ? error.message : `the server answered ${response.status} ${response.statusText}`;
-  return new ApiError(message, typeof error.code === "string" ? error.code : String(response.status), response.status, error);
+  const message =
+    typeof error.message === "string"
+      ? error.message
+      : `the server answered ${response.status} ${response.statusText}`;
+  return new ApiError(
+    message,
+    typeof error.code === "string" ? error.code : String(response.status),
+    response.status,
+    error,
+  );
 }
 
 /** Where the API is: the page's own origin (the schema's paths start with /api/v1), or a
  * placeholder where there is no page (the unit tests, which read only the path). */
 function pageOrigin(): string {
-  return typeof location !== "undefined" && location.origin && location.origin !== "null" ? location.origin : "http://localhost";
+  return typeof location !== "undefined" && location.origin && location.origin !== "null"
+    ? location.origin
+    : "http://localhost";
 }
 
 /** The typed client with the session's ``csrf`` token. ``fetch`` is looked up at each call (so
@@ -79,12 +89,18 @@ type Required<T> = { [K in keyof T]-?: object extends Pick<T, K> ? never : K }[k
 
 /** ``T`` when the schema's answer ``D`` has every field ``T`` requires (or is left open, a
  * ``dict`` on the server); else a type no caller accepts, naming the missing fields. */
-type Read<T, D> = string extends keyof D ? T : [Exclude<Required<T>, keyof D>] extends [never] ? T : { notInTheServersSchema: Exclude<Required<T>, keyof D> };
+type Read<T, D> = string extends keyof D
+  ? T
+  : [Exclude<Required<T>, keyof D>] extends [never]
+    ? T
+    : { notInTheServersSchema: Exclude<Required<T>, keyof D> };
 
 /** The body a call answered, read as the editor's own type ``T`` where the server's schema leaves
  * parts open (a document, a mesh, a plan's spec are ``{[key]: unknown}`` there): every field
  * ``T`` requires must be one the schema answers. ``await answerAs<Plan>()(api.GET(...))``. */
-export function answerAs<T>(): <D>(call: Promise<{ data?: D; response: Response }>) => Promise<Read<T, NonNullable<D>>> {
+export function answerAs<T>(): <D>(
+  call: Promise<{ data?: D; response: Response }>,
+) => Promise<Read<T, NonNullable<D>>> {
   return async (call) => (await call).data as never;
 }
 

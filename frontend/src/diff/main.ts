@@ -17,7 +17,16 @@ import { sceneContent } from "../render/scene";
 import { bounds, centreOn, fit, toScreen, type Viewport } from "../render/viewport";
 import { idle } from "../tools/tools";
 import { el } from "../ui/dom";
-import { changeRows, edgeChanges, shownAt, statuses, STATUS_COLORS, titleIn, type Status, type VersionDiff } from "./model";
+import {
+  changeRows,
+  edgeChanges,
+  shownAt,
+  statuses,
+  STATUS_COLORS,
+  titleIn,
+  type Status,
+  type VersionDiff,
+} from "./model";
 import { nodeById, type Point } from "../model/document";
 import { SharedViewport } from "./sync";
 
@@ -34,7 +43,10 @@ interface VersionInfo {
 }
 
 async function get<T>(path: string): Promise<T> {
-  const answer = await fetch(`/api/v1${path}`, { credentials: "same-origin", headers: { Accept: "application/json" } });
+  const answer = await fetch(`/api/v1${path}`, {
+    credentials: "same-origin",
+    headers: { Accept: "application/json" },
+  });
   const json = (await answer.json()) as T & { error?: { message: string } };
   if (!answer.ok) throw new Error(json.error?.message ?? `the server answered ${answer.status}`);
   return json;
@@ -60,7 +72,14 @@ class Pane {
     private readonly marks: PresenceMark[],
     private readonly page: DiffPage,
   ) {
-    this.element = el("section", { class: "geon-diff-pane" }, el("h2", { text: title }), this.where, this.canvas, this.minimap);
+    this.element = el(
+      "section",
+      { class: "geon-diff-pane" },
+      el("h2", { text: title }),
+      this.where,
+      this.canvas,
+      this.minimap,
+    );
     this.painter = new Painter(this.canvas, this.minimap, () => this.paint());
     this.live = new LiveLayout(() => page.placed());
     this.live.show(doc);
@@ -75,8 +94,21 @@ class Pane {
   scene(): Scene | null {
     const view = this.live.view;
     if (!view) return null;
-    const content = sceneContent({ doc: this.doc, view, issues: [], present: [], selected: this.shown ? [this.shown] : [], found: [] });
-    return { ...content, layout: this.live.layout, vp: this.vp(), size: this.painter.size(), tool: idle() };
+    const content = sceneContent({
+      doc: this.doc,
+      view,
+      issues: [],
+      present: [],
+      selected: this.shown ? [this.shown] : [],
+      found: [],
+    });
+    return {
+      ...content,
+      layout: this.live.layout,
+      vp: this.vp(),
+      size: this.painter.size(),
+      tool: idle(),
+    };
   }
 
   paint(): void {
@@ -100,7 +132,13 @@ class Pane {
         const a = rects.get(from);
         const b = rects.get(to);
         if (!a || !b) continue;
-        edgePath(ctx, a, b, true, isBackEdge(a, b) ? backEdgeRunY(a, b, rects.values()) : undefined);
+        edgePath(
+          ctx,
+          a,
+          b,
+          true,
+          isBackEdge(a, b) ? backEdgeRunY(a, b, rects.values()) : undefined,
+        );
       }
       ctx.lineWidth = 3 / Math.max(vp.scale, 0.5);
       ctx.strokeStyle = STATUS_COLORS[this === this.page.before ? "removed" : "added"];
@@ -139,7 +177,11 @@ class DiffPage {
   ) {
     const status = statuses(diff);
     const marks = (keep: Status[]): PresenceMark[] =>
-      keep.map((s) => ({ user: s, color: STATUS_COLORS[s], selection: [...status].filter(([, v]) => v === s).map(([id]) => id) }));
+      keep.map((s) => ({
+        user: s,
+        color: STATUS_COLORS[s],
+        selection: [...status].filter(([, v]) => v === s).map(([id]) => id),
+      }));
     this.before = new Pane(`version ${diff.base}`, docs[0], marks(["removed", "changed"]), this);
     this.after = new Pane(`version ${diff.target}`, docs[1], marks(["added", "changed"]), this);
   }
@@ -153,19 +195,41 @@ class DiffPage {
     for (const p of [this.before, this.after]) {
       p.shown = shownAt(id, (n) => p.live.layout.rects.has(n), edges);
       const other = p.shown && p.shown !== id ? titleIn(p.shown, nodeById(p.doc)) : "";
-      p.where.textContent = p.shown === id ? `${name}: here, selected` : other ? `${name}: not in this version; centred on its neighbour ${other}` : `${name}: not in this version`;
+      p.where.textContent =
+        p.shown === id
+          ? `${name}: here, selected`
+          : other
+            ? `${name}: not in this version; centred on its neighbour ${other}`
+            : `${name}: not in this version`;
     }
-    const lead = this.mode === "before" && this.before.shown ? this.before : holder.shown ? holder : this.before;
+    const lead =
+      this.mode === "before" && this.before.shown
+        ? this.before
+        : holder.shown
+          ? holder
+          : this.before;
     const at = lead.shown ? lead.live.layout.rects.get(lead.shown) : undefined;
     if (!at) return this.invalidate();
-    const centre = (r: { x: number; y: number; w: number; h: number }): Point => ({ x: r.x + r.w / 2, y: r.y + r.h / 2 });
+    const centre = (r: { x: number; y: number; w: number; h: number }): Point => ({
+      x: r.x + r.w / 2,
+      y: r.y + r.h / 2,
+    });
     lead.shift = { x: 0, y: 0 };
     const follower = lead === this.after ? this.before : this.after;
     // the follower's node (the change, or its neighbour) at the same place on its canvas
     const theirs = follower.shown ? follower.live.layout.rects.get(follower.shown) : undefined;
-    follower.shift = theirs ? { x: centre(at).x - centre(theirs).x, y: centre(at).y - centre(theirs).y } : { x: 0, y: 0 };
+    follower.shift = theirs
+      ? { x: centre(at).x - centre(theirs).x, y: centre(at).y - centre(theirs).y }
+      : { x: 0, y: 0 };
     const { width, height } = lead.painter.size();
-    this.shared.set(centreOn({ ...this.shared.vp, scale: Math.max(this.shared.vp.scale, FOCUS_SCALE) }, at, width, height));
+    this.shared.set(
+      centreOn(
+        { ...this.shared.vp, scale: Math.max(this.shared.vp.scale, FOCUS_SCALE) },
+        at,
+        width,
+        height,
+      ),
+    );
   }
 
   /** Where each canvas shows the clicked change: the node it centres and that node's centre's
@@ -188,7 +252,11 @@ class DiffPage {
   }
 
   panes(): Pane[] {
-    return this.mode === "before" ? [this.before] : this.mode === "after" ? [this.after] : [this.before, this.after];
+    return this.mode === "before"
+      ? [this.before]
+      : this.mode === "after"
+        ? [this.after]
+        : [this.before, this.after];
   }
 
   setMode(mode: Mode): void {
@@ -196,14 +264,20 @@ class DiffPage {
     this.root.dataset.mode = mode;
     this.before.element.hidden = mode === "after";
     this.after.element.hidden = mode === "before";
-    for (const b of this.root.querySelectorAll<HTMLButtonElement>(".geon-diff-modes button")) b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
+    for (const b of this.root.querySelectorAll<HTMLButtonElement>(".geon-diff-modes button"))
+      b.setAttribute("aria-pressed", String(b.dataset.mode === mode));
     this.invalidate();
   }
 
   /** A layout arrived: fit both to the larger picture once, then draw. */
   placed(): void {
-    const rects = [...this.before.live.layout.rects.values(), ...this.after.live.layout.rects.values()];
-    const complete = [this.before, this.after].every((p) => p.live.view && p.live.layout.rects.size === p.live.view.boxes.length);
+    const rects = [
+      ...this.before.live.layout.rects.values(),
+      ...this.after.live.layout.rects.values(),
+    ];
+    const complete = [this.before, this.after].every(
+      (p) => p.live.view && p.live.layout.rects.size === p.live.view.boxes.length,
+    );
     if (!this.fitted && complete && rects.length) {
       const { width, height } = this.after.painter.size();
       this.fitted = true;
@@ -241,11 +315,21 @@ class DiffPage {
   }
 }
 
-function picker(label: string, versions: VersionInfo[], chosen: number, go: (n: number) => void): HTMLElement {
+function picker(
+  label: string,
+  versions: VersionInfo[],
+  chosen: number,
+  go: (n: number) => void,
+): HTMLElement {
   const select = el("select", { "aria-label": label, class: `geon-diff-${label}` });
   for (const v of versions) {
     const said = v.message || v.summary || "";
-    select.append(el("option", { value: String(v.number), text: `v${v.number}${said ? ` — ${said.slice(0, 60)}` : ""} (${v.author ?? "someone"})` }));
+    select.append(
+      el("option", {
+        value: String(v.number),
+        text: `v${v.number}${said ? ` — ${said.slice(0, 60)}` : ""} (${v.author ?? "someone"})`,
+      }),
+    );
   }
   select.value = String(chosen);
   select.addEventListener("change", () => go(Number(select.value)));
@@ -254,7 +338,14 @@ function picker(label: string, versions: VersionInfo[], chosen: number, go: (n: 
 
 declare global {
   interface Window {
-    geonDiff: { statuses(): Record<string, Status>; edges(): { added: string[]; removed: string[] }; mode(): Mode; viewport(): Viewport; ready(): boolean; located(): ReturnType<DiffPage["located"]> };
+    geonDiff: {
+      statuses(): Record<string, Status>;
+      edges(): { added: string[]; removed: string[] };
+      mode(): Mode;
+      viewport(): Viewport;
+      ready(): boolean;
+      located(): ReturnType<DiffPage["located"]>;
+    };
   }
 }
 
@@ -290,7 +381,12 @@ async function mount(root: HTMLElement): Promise<void> {
         ["side", "Side by side", "s"],
       ] as const
     ).map(([mode, text, key]) => {
-      const b = el("button", { type: "button", "data-mode": mode, title: `${text} (${key.toUpperCase()})`, text });
+      const b = el("button", {
+        type: "button",
+        "data-mode": mode,
+        title: `${text} (${key.toUpperCase()})`,
+        text,
+      });
       b.addEventListener("click", () => page.setMode(mode));
       return b;
     }),
@@ -298,26 +394,64 @@ async function mount(root: HTMLElement): Promise<void> {
   const legend = el(
     "span",
     { class: "geon-diff-legend small" },
-    ...(["added", "removed", "changed"] as Status[]).map((s) => el("span", { class: "geon-diff-key" }, el("i", { style: `background:${STATUS_COLORS[s]}` }), s)),
+    ...(["added", "removed", "changed"] as Status[]).map((s) =>
+      el(
+        "span",
+        { class: "geon-diff-key" },
+        el("i", { style: `background:${STATUS_COLORS[s]}` }),
+        s,
+      ),
+    ),
   );
   const rows = changeRows(page.diff, page.before.doc, page.after.doc);
   const list = el(
     "ol",
     { class: "geon-diff-changes", "aria-label": "changes" },
     ...rows.map((r) => {
-      const show = el("button", { type: "button", title: `Show ${r.name}` }, el("i", { style: `background:${STATUS_COLORS[r.status]}` }), el("strong", { text: r.name }), ` ${r.status}${r.fields.length ? `: ${r.fields.join(", ")}` : ""}`);
+      const show = el(
+        "button",
+        { type: "button", title: `Show ${r.name}` },
+        el("i", { style: `background:${STATUS_COLORS[r.status]}` }),
+        el("strong", { text: r.name }),
+        ` ${r.status}${r.fields.length ? `: ${r.fields.join(", ")}` : ""}`,
+      );
       show.addEventListener("click", () => {
-        for (const b of list.querySelectorAll("button[aria-current]")) b.removeAttribute("aria-current");
+        for (const b of list.querySelectorAll("button[aria-current]"))
+          b.removeAttribute("aria-current");
         show.setAttribute("aria-current", "true");
         page.focus(r.id, r.name);
       });
       return el("li", { "data-status": r.status }, show);
     }),
   );
-  if (!rows.length) list.append(el("li", { class: "muted", text: "No differences: the two versions hold the same document." }));
+  if (!rows.length)
+    list.append(
+      el("li", {
+        class: "muted",
+        text: "No differences: the two versions hold the same document.",
+      }),
+    );
   root.append(
-    el("div", { class: "geon-diff-bar" }, picker("before", versions, base, (n) => go(n, target)), picker("after", versions, target, (n) => go(base, n)), modes, legend, el("a", { href: `/graphs/${graph}/`, text: "Back to the editor" })),
-    el("div", { class: "geon-diff-body" }, el("div", { class: "geon-diff-panes" }, page.before.element, page.after.element), el("aside", { class: "geon-diff-side" }, el("h2", { text: `${rows.length} change${rows.length === 1 ? "" : "s"}` }), list)),
+    el(
+      "div",
+      { class: "geon-diff-bar" },
+      picker("before", versions, base, (n) => go(n, target)),
+      picker("after", versions, target, (n) => go(base, n)),
+      modes,
+      legend,
+      el("a", { href: `/graphs/${graph}/`, text: "Back to the editor" }),
+    ),
+    el(
+      "div",
+      { class: "geon-diff-body" },
+      el("div", { class: "geon-diff-panes" }, page.before.element, page.after.element),
+      el(
+        "aside",
+        { class: "geon-diff-side" },
+        el("h2", { text: `${rows.length} change${rows.length === 1 ? "" : "s"}` }),
+        list,
+      ),
+    ),
   );
   page.bind(page.before);
   page.bind(page.after);
@@ -336,7 +470,8 @@ async function mount(root: HTMLElement): Promise<void> {
     mode: () => page.mode,
     viewport: () => ({ ...page.shared.vp }),
     located: () => page.located(),
-    ready: () => [page.before, page.after].every((p) => p.live.view !== null && p.live.layout.rects.size > 0),
+    ready: () =>
+      [page.before, page.after].every((p) => p.live.view !== null && p.live.layout.rects.size > 0),
   };
 }
 

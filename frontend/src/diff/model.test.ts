@@ -1,11 +1,33 @@
 import { describe, expect, it } from "vitest";
 import type { LoomDocument } from "../model/document";
-import { changeRows, edgeChanges, fieldName, shownAt, statuses, titleIn, type VersionDiff } from "./model";
+import {
+  changeRows,
+  edgeChanges,
+  fieldName,
+  shownAt,
+  statuses,
+  titleIn,
+  type VersionDiff,
+} from "./model";
 
 const T = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Tensor";
 const O = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Operation";
-const before = { id: "g", nodes: [{ id: "a", type: T, label: "x", body: {} }, { id: "o", type: O, body: { kernel: "op:add" } }, { id: "gone", type: T, label: "old", body: {} }] } as unknown as LoomDocument;
-const after = { id: "g", nodes: [{ id: "a", type: T, label: "x2", body: {} }, { id: "o", type: O, body: { kernel: "op:add" } }, { id: "new", type: T, label: "fresh", body: {} }] } as unknown as LoomDocument;
+const before = {
+  id: "g",
+  nodes: [
+    { id: "a", type: T, label: "x", body: {} },
+    { id: "o", type: O, body: { kernel: "op:add" } },
+    { id: "gone", type: T, label: "old", body: {} },
+  ],
+} as unknown as LoomDocument;
+const after = {
+  id: "g",
+  nodes: [
+    { id: "a", type: T, label: "x2", body: {} },
+    { id: "o", type: O, body: { kernel: "op:add" } },
+    { id: "new", type: T, label: "fresh", body: {} },
+  ],
+} as unknown as LoomDocument;
 const diff: VersionDiff = {
   base: 1,
   target: 2,
@@ -19,7 +41,12 @@ const diff: VersionDiff = {
 
 describe("diff model", () => {
   it("gives each node its status", () => {
-    expect([...statuses(diff)]).toEqual([["new", "added"], ["gone", "removed"], ["o", "changed"], ["a", "changed"]]);
+    expect([...statuses(diff)]).toEqual([
+      ["new", "added"],
+      ["gone", "removed"],
+      ["o", "changed"],
+      ["a", "changed"],
+    ]);
   });
 
   it("names fields as people read them", () => {
@@ -30,7 +57,14 @@ describe("diff model", () => {
 
   it("lists changes by name, moves last", () => {
     const rows = changeRows(diff, before, after);
-    expect(rows.map((r) => `${r.status} ${r.name} ${r.fields.join(",")}${r.moved ? " (moved)" : ""}`)).toEqual(["added fresh ", "removed old ", "changed x2 label,dtype", "changed op:add Layout (moved)"]);
+    expect(
+      rows.map((r) => `${r.status} ${r.name} ${r.fields.join(",")}${r.moved ? " (moved)" : ""}`),
+    ).toEqual([
+      "added fresh ",
+      "removed old ",
+      "changed x2 label,dtype",
+      "changed op:add Layout (moved)",
+    ]);
   });
 });
 
@@ -58,7 +92,12 @@ describe("changes named and located (issue 35)", () => {
   const N = "http://tensortapestry.org/schemas/loom/2024-01/node_types.jsd#/nodes/Note";
   const nodes = new Map(
     [
-      { id: "op1", type: O, body: { kernel: "op:dot", outputs: { result: [{ tensorId: "up" }] } }, tags: { [G]: { scope: "/layers.0/mlp/" } } },
+      {
+        id: "op1",
+        type: O,
+        body: { kernel: "op:dot", outputs: { result: [{ tensorId: "up" }] } },
+        tags: { [G]: { scope: "/layers.0/mlp/" } },
+      },
       { id: "up", type: T, label: "up", body: {}, tags: { [G]: { scope: "layers.0/mlp" } } },
       { id: "app1", type: A, body: { operationId: "op1" } },
       { id: "note1", type: N, body: { message: "why this is here" } },

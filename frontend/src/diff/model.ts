@@ -46,7 +46,11 @@ export function titleIn(id: string, ...docs: ReadonlyMap<string, LoomNode>[]): s
   }
   if (kind === "Note") return `note "${String(node.body?.message ?? "").slice(0, 40)}"`;
   const body = node.body ?? {};
-  if (!node.label && !(typeof body.name === "string" && body.name) && !(typeof body.kernel === "string" && body.kernel)) {
+  if (
+    !node.label &&
+    !(typeof body.name === "string" && body.name) &&
+    !(typeof body.kernel === "string" && body.kernel)
+  ) {
     const where = scopeOf(node);
     return `an unnamed ${kind}${where ? ` in ${where}` : ""}`;
   }
@@ -59,7 +63,11 @@ export function titleIn(id: string, ...docs: ReadonlyMap<string, LoomNode>[]): s
  * ``edges`` of the version that holds it) that this version holds too: an added operation's
  * input, a removed one's input. Null when neither is in it.
  */
-export function shownAt(id: string, holds: (id: string) => boolean, edges: readonly { from: string; to: string }[]): string | null {
+export function shownAt(
+  id: string,
+  holds: (id: string) => boolean,
+  edges: readonly { from: string; to: string }[],
+): string | null {
   if (holds(id)) return id;
   for (const e of edges) {
     if (e.to === id && holds(e.from)) return e.from;
@@ -79,21 +87,49 @@ export interface ChangeRow {
 }
 
 /** The changes, by name: added, removed, then changed (moves last). */
-export function changeRows(diff: VersionDiff, before: LoomDocument | null, after: LoomDocument | null): ChangeRow[] {
-  const [had, has] = [before, after].map((d) => (d ? nodeById(d) : new Map<string, LoomNode>())) as [Map<string, LoomNode>, Map<string, LoomNode>];
+export function changeRows(
+  diff: VersionDiff,
+  before: LoomDocument | null,
+  after: LoomDocument | null,
+): ChangeRow[] {
+  const [had, has] = [before, after].map((d) =>
+    d ? nodeById(d) : new Map<string, LoomNode>(),
+  ) as [Map<string, LoomNode>, Map<string, LoomNode>];
   const rows: ChangeRow[] = [
-    ...diff.added.map((id) => ({ id, status: "added" as const, name: titleIn(id, has), fields: [], moved: false })),
-    ...diff.removed.map((id) => ({ id, status: "removed" as const, name: titleIn(id, had), fields: [], moved: false })),
+    ...diff.added.map((id) => ({
+      id,
+      status: "added" as const,
+      name: titleIn(id, has),
+      fields: [],
+      moved: false,
+    })),
+    ...diff.removed.map((id) => ({
+      id,
+      status: "removed" as const,
+      name: titleIn(id, had),
+      fields: [],
+      moved: false,
+    })),
     ...diff.changed.map((c) => {
       const fields = [...new Set(c.fields.map(fieldName))];
-      return { id: c.id, status: "changed" as const, name: titleIn(c.id, has, had), fields, moved: fields.every((f) => f === "Layout") };
+      return {
+        id: c.id,
+        status: "changed" as const,
+        name: titleIn(c.id, has, had),
+        fields,
+        moved: fields.every((f) => f === "Layout"),
+      };
     }),
   ];
   return rows.sort((a, b) => Number(a.moved) - Number(b.moved));
 }
 
 /** The colour of each status on the canvas and in the legend. */
-export const STATUS_COLORS: Record<Status, string> = { added: "#1f9d55", removed: "#d64545", changed: "#d9911a" };
+export const STATUS_COLORS: Record<Status, string> = {
+  added: "#1f9d55",
+  removed: "#d64545",
+  changed: "#d9911a",
+};
 
 /** The edges of the version after that the version before lacks (added) and the reverse
  * (removed), each as "from->to" of the node ids. */
@@ -104,5 +140,8 @@ export function edgeChanges(
   const key = (e: { from: string; to: string }) => `${e.from}->${e.to}`;
   const had = new Set(before.map(key));
   const has = new Set(after.map(key));
-  return { added: new Set([...has].filter((k) => !had.has(k))), removed: new Set([...had].filter((k) => !has.has(k))) };
+  return {
+    added: new Set([...has].filter((k) => !had.has(k))),
+    removed: new Set([...had].filter((k) => !has.has(k))),
+  };
 }

@@ -3,13 +3,27 @@ import { describe, expect, it } from "vitest";
 import cases from "../../../tests/interop/import_name_cases.json";
 import { type ImportAxis, nameProblem, namedAxes, namesProblem } from "./importReview";
 
-const axis = (name: string, length: number, role = "", proposed = name): ImportAxis => ({ name, length, role, proposed, seen: "" });
-const AXES = [axis("batch", 3, "batch"), axis("d4", 4, "heads", "heads"), axis("d32", 32, "hidden", "hidden"), axis("d1_43", 1), axis("d1_44", 1)];
+const axis = (name: string, length: number, role = "", proposed = name): ImportAxis => ({
+  name,
+  length,
+  role,
+  proposed,
+  seen: "",
+});
+const AXES = [
+  axis("batch", 3, "batch"),
+  axis("d4", 4, "heads", "heads"),
+  axis("d32", 32, "hidden", "hidden"),
+  axis("d1_43", 1),
+  axis("d1_44", 1),
+];
 
 // The server's cases (tests/interop/import_name_cases.json, run by
 // tests/interop/test_import_name_cases.py on geon.interop.onnx_roles.check_names): the table
 // refuses what the server refuses, word for word.
-const CASE_AXES: ImportAxis[] = cases.axes.map(([name, length, role, proposed]) => axis(String(name), Number(length), String(role), String(proposed)));
+const CASE_AXES: ImportAxis[] = cases.axes.map(([name, length, role, proposed]) =>
+  axis(String(name), Number(length), String(role), String(proposed)),
+);
 
 describe("namesProblem (shared with the server)", () => {
   it.each(cases.cases.map((c) => [c.label, c] as const))("%s", (_label, c) => {
@@ -21,11 +35,36 @@ describe("nameProblem", () => {
   const shown = { batch: "batch", d4: "heads", d32: "hidden" };
   it.each([
     ["a good name", "d4", { ...shown, d4: "h" }, ""],
-    ["not an axis name", "d4", { ...shown, d4: "2 heads" }, 'the name for axis "d4": axis name "2 heads" is invalid; expected a letter or "_" followed by letters, digits or "_"'],
-    ["too long", "d4", { ...shown, d4: "x".repeat(129) }, `the name for axis "d4": axis name "${"x".repeat(40)}... (129 characters)" is too long; expected at most 128 characters`],
-    ["one name twice, on the later axis", "d32", { ...shown, d32: "heads" }, 'name "heads" is given to axes "d4" and "d32"; expected one name per axis'],
-    ["one name twice, on the earlier axis", "d4", { ...shown, d4: "hidden" }, 'name "hidden" is given to axes "d4" and "d32"; expected one name per axis'],
-    ["a hidden length-1 axis's name", "d32", { ...shown, d32: "d1_44" }, 'name "d1_44" is given to axes "d32" and "d1_44"; expected one name per axis'],
+    [
+      "not an axis name",
+      "d4",
+      { ...shown, d4: "2 heads" },
+      'the name for axis "d4": axis name "2 heads" is invalid; expected a letter or "_" followed by letters, digits or "_"',
+    ],
+    [
+      "too long",
+      "d4",
+      { ...shown, d4: "x".repeat(129) },
+      `the name for axis "d4": axis name "${"x".repeat(40)}... (129 characters)" is too long; expected at most 128 characters`,
+    ],
+    [
+      "one name twice, on the later axis",
+      "d32",
+      { ...shown, d32: "heads" },
+      'name "heads" is given to axes "d4" and "d32"; expected one name per axis',
+    ],
+    [
+      "one name twice, on the earlier axis",
+      "d4",
+      { ...shown, d4: "hidden" },
+      'name "hidden" is given to axes "d4" and "d32"; expected one name per axis',
+    ],
+    [
+      "a hidden length-1 axis's name",
+      "d32",
+      { ...shown, d32: "d1_44" },
+      'name "d1_44" is given to axes "d32" and "d1_44"; expected one name per axis',
+    ],
   ])("%s", (_label, key, names, expected) => {
     expect(nameProblem(key, AXES, names)).toBe(expected);
   });

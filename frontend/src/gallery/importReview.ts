@@ -28,15 +28,19 @@ export const MAX_AXIS_NAME_LENGTH = 128;
  * (geon.interop.onnx_roles.check_names over geon.core.axes.Axis); "" when nothing is. */
 function valueProblem(axis: string, name: string): string {
   const prefix = `the name for axis "${axis}": `;
-  if (name.length > MAX_AXIS_NAME_LENGTH) return `${prefix}axis name "${showText(name)}" is too long; expected at most ${MAX_AXIS_NAME_LENGTH} characters`;
-  if (!AXIS_NAME.test(name)) return `${prefix}axis name "${name}" is invalid; expected a letter or "_" followed by letters, digits or "_"`;
+  if (name.length > MAX_AXIS_NAME_LENGTH)
+    return `${prefix}axis name "${showText(name)}" is too long; expected at most ${MAX_AXIS_NAME_LENGTH} characters`;
+  if (!AXIS_NAME.test(name))
+    return `${prefix}axis name "${name}" is invalid; expected a letter or "_" followed by letters, digits or "_"`;
   return "";
 }
 
 /** The name each axis ends with: ``names`` over the proposals (hidden length-1 axes keep theirs). */
-const finalName = (a: ImportAxis, names: Record<string, string>): string => names[a.name] ?? a.proposed;
+const finalName = (a: ImportAxis, names: Record<string, string>): string =>
+  names[a.name] ?? a.proposed;
 
-const clash = (name: string, a: string, b: string): string => `name "${name}" is given to axes "${a}" and "${b}"; expected one name per axis`;
+const clash = (name: string, a: string, b: string): string =>
+  `name "${name}" is given to axes "${a}" and "${b}"; expected one name per axis`;
 
 /** The server's refusal of ``names`` (``{name as imported: name}``, in the table's order) for an
  * import's ``axes`` (in the server's order), word for word, or "" when it takes them: the first
@@ -60,7 +64,11 @@ export function namesProblem(axes: ImportAxis[], names: Record<string, string>):
 /** What is wrong with the name of ``axis`` among ``names`` (every shown axis's name as it stands)
  * for the import's ``axes``, in the server's words; "" when nothing is. A name another axis ends
  * with (a hidden length-1 one too) is named with that axis, in the server's order. */
-export function nameProblem(axis: string, axes: ImportAxis[], names: Record<string, string>): string {
+export function nameProblem(
+  axis: string,
+  axes: ImportAxis[],
+  names: Record<string, string>,
+): string {
   const name = names[axis] ?? "";
   const own = valueProblem(axis, name);
   if (own) return own;
@@ -78,11 +86,19 @@ export function namedAxes(axes: ImportAxis[]): { shown: ImportAxis[]; hidden: nu
 
 /** The table of an import in review; ``onCreate`` gets ``{name as imported: name}`` of every
  * listed axis once they are all valid. */
-export function reviewForm(modelName: string, axes: ImportAxis[], onCreate: (names: Record<string, string>) => void): HTMLFormElement {
+export function reviewForm(
+  modelName: string,
+  axes: ImportAxis[],
+  onCreate: (names: Record<string, string>) => void,
+): HTMLFormElement {
   const { shown, hidden } = namedAxes(axes);
   const inputs = new Map<string, HTMLInputElement>();
   const errors = new Map<string, HTMLElement>();
-  const create = el("button", { type: "submit", class: "button gallery-import-create", text: "Create graph" });
+  const create = el("button", {
+    type: "submit",
+    class: "button gallery-import-create",
+    text: "Create graph",
+  });
   const rows = shown.map((a) => {
     const input = el("input", {
       class: "gallery-import-name",
@@ -105,7 +121,8 @@ export function reviewForm(modelName: string, axes: ImportAxis[], onCreate: (nam
       el("td", { class: "gallery-import-seen muted", text: a.seen }),
     );
   });
-  const names = (): Record<string, string> => Object.fromEntries([...inputs].map(([k, i]) => [k, i.value.trim()]));
+  const names = (): Record<string, string> =>
+    Object.fromEntries([...inputs].map(([k, i]) => [k, i.value.trim()]));
   const check = (): boolean => {
     const now = names();
     let ok = true;
@@ -121,18 +138,36 @@ export function reviewForm(modelName: string, axes: ImportAxis[], onCreate: (nam
   const form = el(
     "form",
     { class: "gallery-import-review", "aria-label": `axes of ${modelName}` },
-    el("p", { class: "gallery-import-review-title", text: `Name the axes of ${modelName} before its graph is made: the importer read these roles off the model.` }),
+    el("p", {
+      class: "gallery-import-review-title",
+      text: `Name the axes of ${modelName} before its graph is made: the importer read these roles off the model.`,
+    }),
     el(
       "table",
       { class: "gallery-import-axes" },
-      el("thead", {}, el("tr", {}, ...["Axis", "Length", "Role", "Name", "Where the model shows it"].map((h) => el("th", { text: h })))),
+      el(
+        "thead",
+        {},
+        el(
+          "tr",
+          {},
+          ...["Axis", "Length", "Role", "Name", "Where the model shows it"].map((h) =>
+            el("th", { text: h }),
+          ),
+        ),
+      ),
       el("tbody", {}, ...rows),
     ),
     el(
       "p",
       { class: "gallery-import-review-foot" },
       create,
-      hidden ? el("span", { class: "muted gallery-import-hidden", text: ` ${hidden} length-1 ${hidden === 1 ? "axis keeps its name" : "axes keep their names"}.` }) : "",
+      hidden
+        ? el("span", {
+            class: "muted gallery-import-hidden",
+            text: ` ${hidden} length-1 ${hidden === 1 ? "axis keeps its name" : "axes keep their names"}.`,
+          })
+        : "",
     ),
   );
   form.addEventListener("input", check);

@@ -16,7 +16,8 @@ import { ImportsApi, mountModelImport } from "./modelImport";
 function renderDescriptions(root: HTMLElement): void {
   for (const node of root.querySelectorAll<HTMLElement>("[data-markdown]")) {
     const text = node.textContent ?? "";
-    node.innerHTML = node.dataset.markdown === "inline" ? renderMarkdownInline(text) : renderMarkdown(text);
+    node.innerHTML =
+      node.dataset.markdown === "inline" ? renderMarkdownInline(text) : renderMarkdown(text);
     node.classList.add("markdown");
   }
 }
@@ -26,7 +27,9 @@ function renderDescriptions(root: HTMLElement): void {
 function loadThumbnails(root: HTMLElement): void {
   const show = async (img: HTMLImageElement): Promise<void> => {
     try {
-      img.src = URL.createObjectURL(await fetchRender(`/api/v1/graphs/${img.dataset.thumb}/render.svg`, 30));
+      img.src = URL.createObjectURL(
+        await fetchRender(`/api/v1/graphs/${img.dataset.thumb}/render.svg`, 30),
+      );
       img.hidden = false;
     } catch {
       img.remove();
@@ -53,7 +56,10 @@ function mountList(list: HTMLElement): void {
   const search = list.querySelector<HTMLInputElement>(".graph-search");
   search?.addEventListener("input", () => {
     for (const row of list.querySelectorAll<HTMLElement>("tr[data-graph]")) {
-      row.classList.toggle("no-match", !matches(search.value, `${row.dataset.title ?? ""} ${row.textContent ?? ""}`));
+      row.classList.toggle(
+        "no-match",
+        !matches(search.value, `${row.dataset.title ?? ""} ${row.textContent ?? ""}`),
+      );
     }
   });
 }
@@ -72,7 +78,9 @@ async function refreshList(list: HTMLElement, message: HTMLElement): Promise<voi
     return stale(`the server could not be reached: ${(e as Error).message}`);
   }
   if (!response.ok) return stale(`the server answered ${response.status}`);
-  const fresh = new DOMParser().parseFromString(await response.text(), "text/html").querySelector<HTMLElement>(".gallery-list");
+  const fresh = new DOMParser()
+    .parseFromString(await response.text(), "text/html")
+    .querySelector<HTMLElement>(".gallery-list");
   if (!fresh) return stale("the page the server answered holds no list");
   list.replaceChildren(...Array.from(fresh.childNodes, (n) => document.importNode(n, true)));
   mountList(list);
@@ -81,7 +89,8 @@ async function refreshList(list: HTMLElement, message: HTMLElement): Promise<voi
 function mount(root: HTMLElement): void {
   const list = root.querySelector<HTMLElement>(".gallery-list")!;
   mountList(list);
-  const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
+  const csrf =
+    document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
   const api = new GraphsApi(csrf);
   const message = root.querySelector<HTMLElement>(".gallery-message")!;
   const editorUrl = (id: string) => (root.dataset.editor ?? "/graphs/ID/").replace("ID", id);
@@ -117,7 +126,9 @@ function mount(root: HTMLElement): void {
     },
   );
 
-  mountModelImport(root, new ImportsApi(csrf), message, editorUrl, () => refreshList(list, message));
+  mountModelImport(root, new ImportsApi(csrf), message, editorUrl, () =>
+    refreshList(list, message),
+  );
 
   const file = root.querySelector<HTMLInputElement>(".gallery-import:not(.gallery-import-model)")!;
   file.addEventListener("change", () => {

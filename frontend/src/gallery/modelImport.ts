@@ -53,21 +53,39 @@ export class ImportsApi extends RestClient {
     if (review) form.append("review", "true");
     // the typed body names the form's fields; the form itself goes (multipart, the browser's boundary)
     return job(
-      this.api.POST("/api/v1/imports", { body: { model: file.name, ...(dims ? { dims } : {}), ...(review ? { review: "true" as const } : {}) }, bodySerializer: () => form }),
+      this.api.POST("/api/v1/imports", {
+        body: {
+          model: file.name,
+          ...(dims ? { dims } : {}),
+          ...(review ? { review: "true" as const } : {}),
+        },
+        bodySerializer: () => form,
+      }),
     );
   }
 
   /** Accept names for the axes of an import in review; it is queued again to make the graph. */
   names(id: number, names: Record<string, string>): Promise<ModelImportJob> {
-    return job(this.api.POST("/api/v1/imports/{import_id}/names", { params: { path: { import_id: id } }, body: { names } }));
+    return job(
+      this.api.POST("/api/v1/imports/{import_id}/names", {
+        params: { path: { import_id: id } },
+        body: { names },
+      }),
+    );
   }
 
   get(id: number): Promise<ModelImportJob> {
-    return job(this.api.GET("/api/v1/imports/{import_id}", { params: { path: { import_id: id } } }));
+    return job(
+      this.api.GET("/api/v1/imports/{import_id}", { params: { path: { import_id: id } } }),
+    );
   }
 
   /** Poll until the import is done or failed, telling ``onUpdate`` each answer. */
-  async follow(job: ModelImportJob, onUpdate: (job: ModelImportJob) => void, wait = (ms: number) => new Promise((r) => setTimeout(r, ms))): Promise<ModelImportJob> {
+  async follow(
+    job: ModelImportJob,
+    onUpdate: (job: ModelImportJob) => void,
+    wait = (ms: number) => new Promise((r) => setTimeout(r, ms)),
+  ): Promise<ModelImportJob> {
     let current = job;
     onUpdate(current);
     while (current.status === "queued" || current.status === "running") {
@@ -83,7 +101,11 @@ export class ImportsApi extends RestClient {
  * too many imports converting (429), both leaving the import in review; for anything else
  * (expired, no longer in review, the connection lost) the import read again once it is out of
  * review (an expired one's error says why), else the refusal ``error`` thrown. */
-export async function afterRefusedNames(api: Pick<ImportsApi, "get">, id: number, error: unknown): Promise<"keep" | ModelImportJob> {
+export async function afterRefusedNames(
+  api: Pick<ImportsApi, "get">,
+  id: number,
+  error: unknown,
+): Promise<"keep" | ModelImportJob> {
   if (error instanceof ApiError && (error.status === 400 || error.status === 429)) return "keep";
   let now: ModelImportJob;
   try {
@@ -96,7 +118,13 @@ export async function afterRefusedNames(api: Pick<ImportsApi, "get">, id: number
 }
 
 /** Wire the "Import model" file input of the graph list; ``onImported`` runs once a graph is made. */
-export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HTMLElement, editorUrl: (id: string) => string, onImported: () => Promise<void>): void {
+export function mountModelImport(
+  root: HTMLElement,
+  api: ImportsApi,
+  message: HTMLElement,
+  editorUrl: (id: string) => string,
+  onImported: () => Promise<void>,
+): void {
   const input = root.querySelector<HTMLInputElement>(".gallery-import-model");
   const dims = root.querySelector<HTMLInputElement>(".gallery-import-dims");
   const progress = root.querySelector<HTMLElement>(".gallery-import-progress");
@@ -106,10 +134,25 @@ export function mountModelImport(root: HTMLElement, api: ImportsApi, message: HT
     const refused = job.status === "failed" || job.status === "expired";
     const parts: (Node | string)[] = [el("span", { text: refused ? "" : progressText(job) })];
     if (job.status === "done" && job.graph) {
-      parts.push(" ", el("a", { href: editorUrl(job.graph), class: "gallery-import-open", text: `Open ${job.name.replace(/\.onnx$/i, "")}` }));
+      parts.push(
+        " ",
+        el("a", {
+          href: editorUrl(job.graph),
+          class: "gallery-import-open",
+          text: `Open ${job.name.replace(/\.onnx$/i, "")}`,
+        }),
+      );
     }
     if (job.status === "done" && job.weights) {
-      parts.push(" · ", el("a", { href: job.weights, download: "", class: "gallery-import-weights", text: "weights (.npz)" }));
+      parts.push(
+        " · ",
+        el("a", {
+          href: job.weights,
+          download: "",
+          class: "gallery-import-weights",
+          text: "weights (.npz)",
+        }),
+      );
     }
     progress.replaceChildren(...parts);
     if (refused) message.textContent = progressText(job);

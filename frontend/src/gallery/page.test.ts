@@ -17,8 +17,16 @@ describe("import", () => {
 
   it.each([
     ["not JSON", "{", '"g.json" is not JSON; expected a LoomGraph document {"id", "nodes": [...]}'],
-    ["a list", "[]", '"g.json" is not a LoomGraph document; expected an object with "id" (a string) and "nodes" (a list)'],
-    ["no nodes", '{"id": "g"}', '"g.json" is not a LoomGraph document; expected an object with "id" (a string) and "nodes" (a list)'],
+    [
+      "a list",
+      "[]",
+      '"g.json" is not a LoomGraph document; expected an object with "id" (a string) and "nodes" (a list)',
+    ],
+    [
+      "no nodes",
+      '{"id": "g"}',
+      '"g.json" is not a LoomGraph document; expected an object with "id" (a string) and "nodes" (a list)',
+    ],
   ])("refuses %s", (_label, text, message) => {
     expect(() => parseImport("g.json", text)).toThrow(new ApiError(message));
   });

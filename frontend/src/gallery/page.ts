@@ -10,7 +10,10 @@ export function emptyDocument(): LoomDocument {
 
 /** A title for an imported file: its name without the extension. */
 export function importTitle(filename: string): string {
-  const base = filename.replace(/^.*[\\/]/, "").replace(/\.json$/i, "").trim();
+  const base = filename
+    .replace(/^.*[\\/]/, "")
+    .replace(/\.json$/i, "")
+    .trim();
   return base || "Imported graph";
 }
 
@@ -20,8 +23,10 @@ export const ABOUT_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/About";
 /** The title an exported document carries in its About tag, or null when it has none. */
 export function aboutTitle(doc: LoomDocument): string | null {
   const tags = (doc as { tags?: unknown }).tags;
-  const about = tags && typeof tags === "object" ? (tags as Record<string, unknown>)[ABOUT_TAG] : undefined;
-  const title = about && typeof about === "object" ? (about as { title?: unknown }).title : undefined;
+  const about =
+    tags && typeof tags === "object" ? (tags as Record<string, unknown>)[ABOUT_TAG] : undefined;
+  const title =
+    about && typeof about === "object" ? (about as { title?: unknown }).title : undefined;
   return typeof title === "string" && title.trim() ? title : null;
 }
 
@@ -31,11 +36,21 @@ export function parseImport(filename: string, text: string): LoomDocument {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ApiError(`"${filename}" is not JSON; expected a LoomGraph document {"id", "nodes": [...]}`);
+    throw new ApiError(
+      `"${filename}" is not JSON; expected a LoomGraph document {"id", "nodes": [...]}`,
+    );
   }
   const doc = value as Partial<LoomDocument> | null;
-  if (!doc || typeof doc !== "object" || Array.isArray(doc) || typeof doc.id !== "string" || !Array.isArray(doc.nodes)) {
-    throw new ApiError(`"${filename}" is not a LoomGraph document; expected an object with "id" (a string) and "nodes" (a list)`);
+  if (
+    !doc ||
+    typeof doc !== "object" ||
+    Array.isArray(doc) ||
+    typeof doc.id !== "string" ||
+    !Array.isArray(doc.nodes)
+  ) {
+    throw new ApiError(
+      `"${filename}" is not a LoomGraph document; expected an object with "id" (a string) and "nodes" (a list)`,
+    );
   }
   return doc as LoomDocument;
 }

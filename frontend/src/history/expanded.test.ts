@@ -8,7 +8,10 @@ import { History } from "./history";
 const app = (id: string, start: number, end: number): LoomNode => ({
   id,
   type: APPLICATION,
-  body: { operationId: "op", outputs: { result: [{ tensorId: "y", range: { start: [start], end: [end] } }] } },
+  body: {
+    operationId: "op",
+    outputs: { result: [{ tensorId: "y", range: { start: [start], end: [end] } }] },
+  },
 });
 
 const DOC: LoomDocument = {
@@ -32,7 +35,13 @@ function sharded() {
   const history = new History();
   const expanded = new ExpandedEdits();
   expanded.expect("shard-1-1", "shard");
-  const applied = { type: "applied" as const, id: "shard-1-1", version: 2, ops: SHARD_OPS, issues: [] };
+  const applied = {
+    type: "applied" as const,
+    id: "shard-1-1",
+    version: 2,
+    ops: SHARD_OPS,
+    issues: [],
+  };
   const entry = expanded.applied(applied, session.confirmed);
   session.applied(applied);
   if (entry) history.record(entry);

@@ -32,7 +32,10 @@ describe("History", () => {
     h.commit();
     expect(h.names().undo).toEqual(["drag"]);
     const e = h.undo()!;
-    expect([e.ops, e.inverse]).toEqual([[op("m1-do"), op("m2-do")], [op("m2-undo"), op("m1-undo")]]);
+    expect([e.ops, e.inverse]).toEqual([
+      [op("m1-do"), op("m2-do")],
+      [op("m2-undo"), op("m1-undo")],
+    ]);
   });
 
   it("cancelling returns the ops back to the mark and records nothing", () => {

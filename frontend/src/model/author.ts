@@ -60,23 +60,34 @@ export interface AxisInput {
 
 function checkAxis(doc: LoomDocument, input: AxisInput, self?: string): AxisDecl {
   const name = input.name.trim();
-  if (!AXIS_NAME.test(name)) throw new AuthorError(`axis name "${name}" is invalid; expected a letter or "_" followed by letters, digits or "_"`);
+  if (!AXIS_NAME.test(name))
+    throw new AuthorError(
+      `axis name "${name}" is invalid; expected a letter or "_" followed by letters, digits or "_"`,
+    );
   const other = declaredAxes(doc).get(name);
-  if (other && other.id !== self) throw new AuthorError(`axis "${name}" is already declared; choose another name`);
+  if (other && other.id !== self)
+    throw new AuthorError(`axis "${name}" is already declared; choose another name`);
   const length = input.length;
   if (length !== null && (!Number.isInteger(length) || length < 1)) {
-    throw new AuthorError(`axis "${name}" length "${length}" is invalid; expected an integer >= 1, or empty for not yet bound`);
+    throw new AuthorError(
+      `axis "${name}" length "${length}" is invalid; expected an integer >= 1, or empty for not yet bound`,
+    );
   }
   const roles = input.roles ?? [];
   for (const role of roles) {
-    if (!(ROLES as readonly string[]).includes(role)) throw new AuthorError(`axis "${name}" role "${role}" is not known; expected one of ${q(ROLES)}`);
+    if (!(ROLES as readonly string[]).includes(role))
+      throw new AuthorError(
+        `axis "${name}" role "${role}" is not known; expected one of ${q(ROLES)}`,
+      );
   }
   return roles.length ? { name, length, roles } : { name, length };
 }
 
 export function declareAxis(doc: LoomDocument, input: AxisInput): EditOp[] {
   const body = checkAxis(doc, input);
-  return [{ op: "add_node", node: { id: uuid(), type: AXIS, label: body.name, body: { ...body } } }];
+  return [
+    { op: "add_node", node: { id: uuid(), type: AXIS, label: body.name, body: { ...body } } },
+  ];
 }
 
 /**
@@ -122,7 +133,10 @@ export function editAxis(doc: LoomDocument, id: string, input: AxisInput): EditO
     const params = n.type === OPERATION ? renamedParams(n.body.params, oldName, name) : undefined;
     if (params !== undefined && !same(params, n.body.params)) {
       // a merge patch would merge a map's old keys back in: params are replaced whole
-      ops.push({ ...update, body: { params: null } }, { op: "update_node", id: n.id, body: { params } });
+      ops.push(
+        { ...update, body: { params: null } },
+        { op: "update_node", id: n.id, body: { params } },
+      );
     } else if (update.body || update.tags) ops.push(update);
   }
   return [...ops, ...rederive(applyOps(doc, ops), touched)];
@@ -140,8 +154,13 @@ export function removeAxis(doc: LoomDocument, id: string): EditOp[] {
   const node = nodeById(doc).get(id);
   if (!node || node.type !== AXIS) throw new AuthorError(`node "${id}" is not an axis`);
   const name = String(node.body.name);
-  const users = doc.nodes.filter((n) => n.type === TENSOR && (tensorAxes(n) ?? []).some((a) => safeBase(a).includes(name)));
-  if (users.length) throw new AuthorError(`axis "${name}" is used by ${q(users.map((u) => u.label ?? u.id))}; change or delete those tensors first`);
+  const users = doc.nodes.filter(
+    (n) => n.type === TENSOR && (tensorAxes(n) ?? []).some((a) => safeBase(a).includes(name)),
+  );
+  if (users.length)
+    throw new AuthorError(
+      `axis "${name}" is used by ${q(users.map((u) => u.label ?? u.id))}; change or delete those tensors first`,
+    );
   return [{ op: "remove_node", id }];
 }
 
@@ -173,17 +192,29 @@ export function checkTensorAxes(doc: LoomDocument, refs: string[]): string[] {
     }
     for (const name of baseNames(ref)) {
       const axis = declared.get(name);
-      if (!axis) throw new AuthorError(`axis "${name}" is not declared; expected one of ${q(declared.keys())}, or declare it in the axes panel`);
-      if (axis.length === null) throw new AuthorError(`axis "${name}" has no length yet; give it one in the axes panel before a tensor uses it`);
+      if (!axis)
+        throw new AuthorError(
+          `axis "${name}" is not declared; expected one of ${q(declared.keys())}, or declare it in the axes panel`,
+        );
+      if (axis.length === null)
+        throw new AuthorError(
+          `axis "${name}" has no length yet; give it one in the axes panel before a tensor uses it`,
+        );
     }
-    if (out.includes(ref)) throw new AuthorError(`axis "${ref}" appears twice in (${refs.join(", ")}); the axes of a tensor are duplicate-free`);
+    if (out.includes(ref))
+      throw new AuthorError(
+        `axis "${ref}" appears twice in (${refs.join(", ")}); the axes of a tensor are duplicate-free`,
+      );
     out.push(ref);
   }
   return out;
 }
 
 export function splitRefs(text: string): string[] {
-  return text.split(/[,\s]+/).map((s) => s.trim()).filter(Boolean);
+  return text
+    .split(/[,\s]+/)
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 export interface TensorInput {
@@ -199,7 +230,12 @@ export function addTensor(doc: LoomDocument, input: TensorInput): { ops: EditOp[
   const id = uuid();
   const tags: Record<string, unknown> = { [TENSOR_AXES]: { axes } };
   if (input.at) tags[LAYOUT] = { x: Math.round(input.at.x), y: Math.round(input.at.y) };
-  const node: LoomNode = { id, type: TENSOR, body: { dtype: input.dtype ?? "float32", range }, tags };
+  const node: LoomNode = {
+    id,
+    type: TENSOR,
+    body: { dtype: input.dtype ?? "float32", range },
+    tags,
+  };
   if (input.label.trim()) node.label = input.label.trim();
   return { ops: [{ op: "add_node", node }], id };
 }
@@ -210,14 +246,22 @@ export function setTensorAxes(doc: LoomDocument, id: string, refs: string[]): Ed
   if (!node || node.type !== TENSOR) throw new AuthorError(`node "${id}" is not a tensor`);
   const axes = checkTensorAxes(doc, refs);
   const range = rangeFor(axes, declaredAxes(doc), tensorRange(node)?.start)!;
-  const ops: EditOp[] = [{ op: "update_node", id, body: { range }, tags: { [TENSOR_AXES]: { axes } } }];
+  const ops: EditOp[] = [
+    { op: "update_node", id, body: { range }, tags: { [TENSOR_AXES]: { axes } } },
+  ];
   return [...ops, ...rederive(applyOps(doc, ops), [id])];
 }
 
 // --- operations -------------------------------------------------------------------------------
 
 /** Infix symbols of the kernels whose results read best as a formula. */
-const INFIX: Record<string, string> = { "op:dot": "·", "op:add": "+", "op:subtract": "-", "op:multiply": "*", "op:divide": "/" };
+const INFIX: Record<string, string> = {
+  "op:dot": "·",
+  "op:add": "+",
+  "op:subtract": "-",
+  "op:multiply": "*",
+  "op:divide": "/",
+};
 
 /** ``base``, or ``base 2``, ``base 3``... : the first label no node of ``doc`` has. */
 export function uniqueLabel(doc: LoomDocument, base: string): string {
@@ -228,22 +272,41 @@ export function uniqueLabel(doc: LoomDocument, base: string): string {
 
 /** A new operation output's label, from its operands' labels: "x·w1", "a+b", "relu(h)",
  * "sum(x)" (a long one falls back to "dot_out"), unique in ``doc``. */
-export function outputLabel(doc: LoomDocument, kernel: string, operands: readonly string[]): string {
+export function outputLabel(
+  doc: LoomDocument,
+  kernel: string,
+  operands: readonly string[],
+): string {
   const short = kernel.replace(/^op:/, "");
   const symbol = INFIX[kernel];
-  const formula = symbol && operands.length >= 2 ? operands.join(symbol) : `${short}(${operands.join(", ")})`;
+  const formula =
+    symbol && operands.length >= 2 ? operands.join(symbol) : `${short}(${operands.join(", ")})`;
   return uniqueLabel(doc, formula.length <= 32 ? formula : `${short}_out`);
 }
 
-export function addOperation(doc: LoomDocument, kernel: string, at?: Point, connect: string[] = []): { ops: EditOp[]; id: string } {
+export function addOperation(
+  doc: LoomDocument,
+  kernel: string,
+  at?: Point,
+  connect: string[] = [],
+): { ops: EditOp[]; id: string } {
   const k = CATALOGUE.get(kernel);
-  if (!k || !k.named) throw new AuthorError(`kernel "${kernel}" is not in the catalogue; expected one of ("op:add", "op:dot", ...)`);
+  if (!k || !k.named)
+    throw new AuthorError(
+      `kernel "${kernel}" is not in the catalogue; expected one of ("op:add", "op:dot", ...)`,
+    );
   const id = uuid();
   const tags: Record<string, unknown> = {};
   if (at) tags[LAYOUT] = { x: Math.round(at.x), y: Math.round(at.y) };
   // labelled by its kernel, told apart from the graph's other ones ("op:dot 2"), so that
   // messages and panels can name it
-  const node: LoomNode = { id, type: OPERATION, label: uniqueLabel(doc, kernel), body: { kernel, inputs: {}, outputs: {} }, tags };
+  const node: LoomNode = {
+    id,
+    type: OPERATION,
+    label: uniqueLabel(doc, kernel),
+    body: { kernel, inputs: {}, outputs: {} },
+    tags,
+  };
   let ops: EditOp[] = [{ op: "add_node", node }];
   for (const tensorId of connect) ops = [...ops, ...connectInput(applyOps(doc, ops), tensorId, id)];
   return { ops, id };
@@ -255,7 +318,7 @@ export function nextPort(op: LoomNode): string | null {
   if (!k) return null;
   const inputs = selections(op.body.inputs);
   if (k.variadic) return k.inputs[0]!;
-  return k.inputs.find((key) => !(inputs.get(key)?.length)) ?? null;
+  return k.inputs.find((key) => !inputs.get(key)?.length) ?? null;
 }
 
 /**
@@ -270,20 +333,39 @@ export function connectInput(doc: LoomDocument, tensorId: string, opId: string):
   const nodes = nodeById(doc);
   const tensor = nodes.get(tensorId);
   const op = nodes.get(opId);
-  if (!tensor || tensor.type !== TENSOR) throw new AuthorError(`only a tensor can be an input; "${tensor?.label ?? tensorId}" is not a tensor`);
-  if (!op || op.type !== OPERATION) throw new AuthorError(`inputs connect to an operation; "${op?.label ?? opId}" is not one`);
+  if (!tensor || tensor.type !== TENSOR)
+    throw new AuthorError(
+      `only a tensor can be an input; "${tensor?.label ?? tensorId}" is not a tensor`,
+    );
+  if (!op || op.type !== OPERATION)
+    throw new AuthorError(`inputs connect to an operation; "${op?.label ?? opId}" is not one`);
   const outputs = selections(op.body.outputs).get("result") ?? [];
-  if (outputs.some((s) => s.tensorId === tensorId)) throw new AuthorError(`"${tensor.label ?? tensorId}" is the output of ${op.body.kernel}; it cannot also be its input`);
+  if (outputs.some((s) => s.tensorId === tensorId))
+    throw new AuthorError(
+      `"${tensor.label ?? tensorId}" is the output of ${op.body.kernel}; it cannot also be its input`,
+    );
   const port = nextPort(op);
-  if (port === null) throw new AuthorError(`${op.body.kernel} has all its inputs; delete one to connect another`);
+  if (port === null)
+    throw new AuthorError(`${op.body.kernel} has all its inputs; delete one to connect another`);
   const range = tensorRange(tensor);
   if (!range) throw new AuthorError(`tensor "${tensor.label ?? tensorId}" has no range`);
   const current = selections(op.body.inputs).get(port) ?? [];
-  const ops: EditOp[] = [{ op: "update_node", id: opId, body: { inputs: { [port]: [...current, { tensorId, range }] } } }];
+  const ops: EditOp[] = [
+    {
+      op: "update_node",
+      id: opId,
+      body: { inputs: { [port]: [...current, { tensorId, range }] } },
+    },
+  ];
   const next = applyOps(doc, ops);
   const derived = deriveOperation(next, opId);
-  if (derived.inference.kind === "error" && !(derived.inference.type === "KernelError" && noParams(op))) {
-    throw new AuthorError(`cannot connect "${tensor.label ?? "tensor"}" to ${op.body.kernel} as "${port}": ${derived.inference.message}`);
+  if (
+    derived.inference.kind === "error" &&
+    !(derived.inference.type === "KernelError" && noParams(op))
+  ) {
+    throw new AuthorError(
+      `cannot connect "${tensor.label ?? "tensor"}" to ${op.body.kernel} as "${port}": ${derived.inference.message}`,
+    );
   }
   return [...ops, ...derived.ops];
 }
@@ -307,7 +389,9 @@ function complete(op: LoomNode): boolean {
   const k = CATALOGUE.get(String(op.body.kernel));
   if (!k) return false;
   const inputs = selections(op.body.inputs);
-  return k.inputs.every((key) => k.optional.includes(key) || (inputs.get(key)?.length ?? 0) > (k.variadic ? 1 : 0));
+  return k.inputs.every(
+    (key) => k.optional.includes(key) || (inputs.get(key)?.length ?? 0) > (k.variadic ? 1 : 0),
+  );
 }
 
 const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
@@ -320,7 +404,10 @@ const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.str
  * whole tensor for most kernels, a slice's window. Until inference succeeds the selections
  * cover the whole input tensors and nothing else changes (the server reports the issue).
  */
-export function deriveOperation(doc: LoomDocument, opId: string): { ops: EditOp[]; inference: Inference; output?: string } {
+export function deriveOperation(
+  doc: LoomDocument,
+  opId: string,
+): { ops: EditOp[]; inference: Inference; output?: string } {
   const nodes = nodeById(doc);
   const op = nodes.get(opId)!;
   const ops: EditOp[] = [];
@@ -328,7 +415,10 @@ export function deriveOperation(doc: LoomDocument, opId: string): { ops: EditOp[
   const inputs: Record<string, Selection[]> = {};
   for (const [key, list] of selections(op.body.inputs)) {
     held[key] = list.map((s) => ({ tensorId: s.tensorId, range: s.range }));
-    inputs[key] = list.map((s) => ({ tensorId: s.tensorId, range: tensorRange(nodes.get(s.tensorId)) ?? s.range }));
+    inputs[key] = list.map((s) => ({
+      tensorId: s.tensorId,
+      range: tensorRange(nodes.get(s.tensorId)) ?? s.range,
+    }));
   }
   const select = (want: Record<string, Selection[]>): void => {
     if (!same(want, held)) ops.unshift({ op: "update_node", id: opId, body: { inputs: want } });
@@ -345,7 +435,11 @@ export function deriveOperation(doc: LoomDocument, opId: string): { ops: EditOp[
   const declared = declaredAxes(doc);
   const current = (selections(op.body.outputs).get("result") ?? [])[0];
   const outNode = current ? nodes.get(current.tensorId) : undefined;
-  const outRange = rangeFor(inference.result, declared, outNode ? tensorRange(outNode)?.start : undefined);
+  const outRange = rangeFor(
+    inference.result,
+    declared,
+    outNode ? tensorRange(outNode)?.start : undefined,
+  );
   const extent = inference.index.map((r) => refLength(r, declared));
   if (!outRange || extent.some((n) => n === null)) {
     select(inputs);
@@ -361,21 +455,44 @@ export function deriveOperation(doc: LoomDocument, opId: string): { ops: EditOp[
   let outId = outNode?.id;
   if (!outNode) {
     outId = uuid();
-    const label = outputLabel(doc, String(op.body.kernel), read.map((s) => nodes.get(s.tensorId)?.label ?? "?"));
-    const dtype = String(nodes.get(Object.values(inputs)[0]?.[0]?.tensorId ?? "")?.body.dtype ?? "float32");
+    const label = outputLabel(
+      doc,
+      String(op.body.kernel),
+      read.map((s) => nodes.get(s.tensorId)?.label ?? "?"),
+    );
+    const dtype = String(
+      nodes.get(Object.values(inputs)[0]?.[0]?.tensorId ?? "")?.body.dtype ?? "float32",
+    );
     const tags: Record<string, unknown> = { [TENSOR_AXES]: { axes: inference.result } };
     const at = op.tags?.[LAYOUT] as Point | undefined;
     if (at) tags[LAYOUT] = { x: at.x + 200, y: at.y };
-    ops.push({ op: "add_node", node: { id: outId, type: TENSOR, label, body: { dtype, range: outRange }, tags } });
-  } else if (!same(tensorAxes(outNode), inference.result) || !same(tensorRange(outNode), outRange)) {
-    ops.push({ op: "update_node", id: outNode.id, body: { range: outRange }, tags: { [TENSOR_AXES]: { axes: inference.result } } });
+    ops.push({
+      op: "add_node",
+      node: { id: outId, type: TENSOR, label, body: { dtype, range: outRange }, tags },
+    });
+  } else if (
+    !same(tensorAxes(outNode), inference.result) ||
+    !same(tensorRange(outNode), outRange)
+  ) {
+    ops.push({
+      op: "update_node",
+      id: outNode.id,
+      body: { range: outRange },
+      tags: { [TENSOR_AXES]: { axes: inference.result } },
+    });
   }
   const ranges = [...read.map((s) => s.range), outRange];
-  const signature = deriveSignature(inference, declared, ranges.map((r) => r.start));
+  const signature = deriveSignature(
+    inference,
+    declared,
+    ranges.map((r) => r.start),
+  );
   const windows = deriveSelections(signature, extent as number[], ranges);
   const want: Record<string, Selection[]> = {};
   for (const key of Object.keys(inputs)) want[key] = [];
-  read.forEach((s, i) => want[inference.operands[i]!.key]!.push({ tensorId: s.tensorId, range: windows[i]! }));
+  read.forEach((s, i) =>
+    want[inference.operands[i]!.key]!.push({ tensorId: s.tensorId, range: windows[i]! }),
+  );
   select(want);
   const tags = {
     [INDEX_AXES]: { axes: inference.index },
@@ -384,7 +501,10 @@ export function deriveOperation(doc: LoomDocument, opId: string): { ops: EditOp[
   };
   const outputs = { result: [{ tensorId: outId!, range: windows[windows.length - 1]! }] };
   const opTags = op.tags ?? {};
-  if (!same(outputs, op.body.outputs) || Object.entries(tags).some(([k, v]) => !same(opTags[k], v))) {
+  if (
+    !same(outputs, op.body.outputs) ||
+    Object.entries(tags).some(([k, v]) => !same(opTags[k], v))
+  ) {
     ops.push({ op: "update_node", id: opId, body: { outputs }, tags });
   }
   return { ops, inference, output: outId };
@@ -400,7 +520,9 @@ export function rederive(doc: LoomDocument, changed: string[]): EditOp[] {
     const tensorId = queue.shift()!;
     for (const op of current.nodes) {
       if (op.type !== OPERATION || done.has(op.id)) continue;
-      const reads = [...selections(op.body.inputs).values()].some((list) => list.some((s) => s.tensorId === tensorId));
+      const reads = [...selections(op.body.inputs).values()].some((list) =>
+        list.some((s) => s.tensorId === tensorId),
+      );
       if (!reads) continue;
       done.add(op.id);
       const derived = deriveOperation(current, op.id);
@@ -418,7 +540,13 @@ export function rederive(doc: LoomDocument, changed: string[]): EditOp[] {
 
 export function moveNodes(doc: LoomDocument, positions: Map<string, Point>): EditOp[] {
   const nodes = nodeById(doc);
-  return [...positions].filter(([id]) => nodes.has(id)).map(([id, p]) => ({ op: "update_node", id, tags: { [LAYOUT]: { x: Math.round(p.x), y: Math.round(p.y) } } }));
+  return [...positions]
+    .filter(([id]) => nodes.has(id))
+    .map(([id, p]) => ({
+      op: "update_node",
+      id,
+      tags: { [LAYOUT]: { x: Math.round(p.x), y: Math.round(p.y) } },
+    }));
 }
 
 export function renameNode(doc: LoomDocument, id: string, label: string): EditOp[] {
@@ -433,14 +561,23 @@ export function renameNode(doc: LoomDocument, id: string, label: string): EditOp
 export function deleteNodes(doc: LoomDocument, ids: string[]): EditOp[] {
   const nodes = nodeById(doc);
   const gone = new Set(ids.filter((id) => nodes.has(id)));
-  for (const n of doc.nodes) if (n.type === APPLICATION && gone.has(String(n.body.operationId))) gone.add(n.id);
+  for (const n of doc.nodes)
+    if (n.type === APPLICATION && gone.has(String(n.body.operationId))) gone.add(n.id);
   const ops: EditOp[] = [];
   let current = doc;
   for (const id of gone) {
     const n = nodes.get(id)!;
     if (n.type === AXIS) {
-      const stillUsed = current.nodes.filter((t) => t.type === TENSOR && !gone.has(t.id) && (tensorAxes(t) ?? []).some((a) => safeBase(a).includes(String(n.body.name))));
-      if (stillUsed.length) throw new AuthorError(`axis "${String(n.body.name)}" is used by ${q(stillUsed.map((u) => u.label ?? u.id))}; change or delete those tensors first`);
+      const stillUsed = current.nodes.filter(
+        (t) =>
+          t.type === TENSOR &&
+          !gone.has(t.id) &&
+          (tensorAxes(t) ?? []).some((a) => safeBase(a).includes(String(n.body.name))),
+      );
+      if (stillUsed.length)
+        throw new AuthorError(
+          `axis "${String(n.body.name)}" is used by ${q(stillUsed.map((u) => u.label ?? u.id))}; change or delete those tensors first`,
+        );
     }
   }
   for (const op of doc.nodes) {
@@ -467,7 +604,15 @@ export function deleteNodes(doc: LoomDocument, ids: string[]): EditOp[] {
   // not yet removed still names it; one edit, undone as one
   const rank = (id: string): number => {
     const type = nodes.get(id)!.type;
-    return type === APPLICATION ? 0 : type === OPERATION ? 1 : type === TENSOR ? 3 : type === AXIS ? 4 : 2;
+    return type === APPLICATION
+      ? 0
+      : type === OPERATION
+        ? 1
+        : type === TENSOR
+          ? 3
+          : type === AXIS
+            ? 4
+            : 2;
   };
   for (const id of [...gone].sort((a, b) => rank(a) - rank(b))) ops.push({ op: "remove_node", id });
   return ops;

@@ -48,16 +48,25 @@ const INT64_MAX = 2n ** 63n - 1n;
 
 function parseRefUncached(text: string): RefPart[] {
   if (text.length > MAX_AXIS_REF_LENGTH) {
-    fail("AxisError", `axis reference "${showText(text)}" is too long; expected at most ${MAX_AXIS_REF_LENGTH} characters`);
+    fail(
+      "AxisError",
+      `axis reference "${showText(text)}" is too long; expected at most ${MAX_AXIS_REF_LENGTH} characters`,
+    );
   }
   return text.split("*").map((part) => {
     const m = REF_PART.exec(part.trim());
     if (!m) {
-      fail("AxisError", `axis reference "${text}" is invalid; expected a name with an optional dual level, e.g. "W", "W-1", "W+1", or a composite "H*W"`);
+      fail(
+        "AxisError",
+        `axis reference "${text}" is invalid; expected a name with an optional dual level, e.g. "W", "W-1", "W+1", or a composite "H*W"`,
+      );
     }
     const big = m[2] === undefined ? 0n : BigInt(m[2] + m[3]!);
     if (big < INT64_MIN || big > INT64_MAX) {
-      fail("AxisError", `dual level "${showInt(big)}" for axis "${m[1]!}" is out of range; expected an integer from ${INT64_MIN} to ${INT64_MAX}`);
+      fail(
+        "AxisError",
+        `dual level "${showInt(big)}" for axis "${m[1]!}" is out of range; expected an integer from ${INT64_MIN} to ${INT64_MAX}`,
+      );
     }
     return { name: m[1]!, level: Number(big) };
   });
@@ -65,7 +74,9 @@ function parseRefUncached(text: string): RefPart[] {
 
 /** The written form of parsed parts ({W, -1} -> "W-1"; several parts join with "*"). */
 export function formatRef(parts: readonly RefPart[]): string {
-  return parts.map((p) => p.name + (p.level === 0 ? "" : p.level > 0 ? `+${p.level}` : `${p.level}`)).join("*");
+  return parts
+    .map((p) => p.name + (p.level === 0 ? "" : p.level > 0 ? `+${p.level}` : `${p.level}`))
+    .join("*");
 }
 
 /** The canonical spelling of a reference ("W - 1" -> "W-1"). */

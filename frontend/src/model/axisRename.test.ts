@@ -1,7 +1,15 @@
 import { describe, expect, it } from "vitest";
 import table from "../../../tests/core/axis_rename_cases.json";
 import { AuthorError, editAxis } from "./author";
-import { AXIS, INDEX_AXES, OPERATION, TENSOR, TENSOR_AXES, type LoomDocument, type LoomNode } from "./document";
+import {
+  AXIS,
+  INDEX_AXES,
+  OPERATION,
+  TENSOR,
+  TENSOR_AXES,
+  type LoomDocument,
+  type LoomNode,
+} from "./document";
 import { applyOps } from "./edits";
 
 // The server's set_axis cases (tests/core/axis_rename_cases.json, run by
@@ -11,24 +19,48 @@ import { applyOps } from "./edits";
 interface Graph {
   axes: Record<string, number>;
   tensors: Record<string, string[]>;
-  operations: Record<string, { kernel: string; inputs: Record<string, string[]>; outputs: string[]; params?: unknown; index?: string[] }>;
+  operations: Record<
+    string,
+    {
+      kernel: string;
+      inputs: Record<string, string[]>;
+      outputs: string[];
+      params?: unknown;
+      index?: string[];
+    }
+  >;
 }
 interface Case {
   name: string;
   graph: string;
   edit: { axis: string; name?: string; length?: number | null };
-  expect: { nodes?: Record<string, Record<string, unknown>>; error?: { code: string; message: string } };
+  expect: {
+    nodes?: Record<string, Record<string, unknown>>;
+    error?: { code: string; message: string };
+  };
 }
 const { graphs, cases } = table as unknown as { graphs: Record<string, Graph>; cases: Case[] };
 
 /** The document a case's compact graph stands for, as the Python runner builds it. */
 function build(g: Graph): LoomDocument {
-  const nodes: LoomNode[] = Object.entries(g.axes).map(([name, length]) => ({ id: name, type: AXIS, label: name, body: { name, length } }));
-  const extent = (ref: string) => ref.split("*").reduce((n, part) => n * g.axes[part.replace(/[+-][0-9]+$/, "")]!, 1);
+  const nodes: LoomNode[] = Object.entries(g.axes).map(([name, length]) => ({
+    id: name,
+    type: AXIS,
+    label: name,
+    body: { name, length },
+  }));
+  const extent = (ref: string) =>
+    ref.split("*").reduce((n, part) => n * g.axes[part.replace(/[+-][0-9]+$/, "")]!, 1);
   const ranges: Record<string, { start: number[]; end: number[] }> = {};
   for (const [id, axes] of Object.entries(g.tensors)) {
     ranges[id] = { start: axes.map(() => 0), end: axes.map(extent) };
-    nodes.push({ id, type: TENSOR, label: id, body: { dtype: "float32", range: ranges[id] }, tags: { [TENSOR_AXES]: { axes } } });
+    nodes.push({
+      id,
+      type: TENSOR,
+      label: id,
+      body: { dtype: "float32", range: ranges[id] },
+      tags: { [TENSOR_AXES]: { axes } },
+    });
   }
   const sel = (ids: string[]) => ids.map((tensorId) => ({ tensorId, range: ranges[tensorId]! }));
   for (const [id, op] of Object.entries(g.operations)) {
@@ -38,7 +70,13 @@ function build(g: Graph): LoomDocument {
       outputs: op.outputs.length ? { result: sel(op.outputs) } : {},
     };
     if (op.params !== undefined) body.params = op.params;
-    nodes.push({ id, type: OPERATION, label: id, body, ...(op.index ? { tags: { [INDEX_AXES]: { axes: op.index } } } : {}) });
+    nodes.push({
+      id,
+      type: OPERATION,
+      label: id,
+      body,
+      ...(op.index ? { tags: { [INDEX_AXES]: { axes: op.index } } } : {}),
+    });
   }
   return { id: "00000000-0000-4000-8000-000000000000", nodes } as LoomDocument;
 }
@@ -48,7 +86,12 @@ function names(doc: LoomDocument): Record<string, Record<string, unknown>> {
   const out: Record<string, Record<string, unknown>> = {};
   for (const n of doc.nodes) {
     const seen: Record<string, unknown> = {};
-    if (n.type === AXIS) seen.axis = { name: n.body.name, length: "length" in n.body ? n.body.length : "(absent)", label: n.label ?? null };
+    if (n.type === AXIS)
+      seen.axis = {
+        name: n.body.name,
+        length: "length" in n.body ? n.body.length : "(absent)",
+        label: n.label ?? null,
+      };
     for (const [key, url] of [
       ["axes", TENSOR_AXES],
       ["indexAxes", INDEX_AXES],
@@ -68,7 +111,10 @@ describe("editAxis does what the server's set_axis does on the shared cases", ()
     const doc = build(graphs[c.graph]!);
     const before = names(doc);
     const axis = doc.nodes.find((n) => n.type === AXIS && n.body.name === c.edit.axis)!;
-    const input = { name: c.edit.name ?? c.edit.axis, length: "length" in c.edit ? c.edit.length! : (axis.body.length as number) };
+    const input = {
+      name: c.edit.name ?? c.edit.axis,
+      length: "length" in c.edit ? c.edit.length! : (axis.body.length as number),
+    };
     if (c.expect.error) {
       // when the command is refused: with the server's code and words
       let refused: unknown;
@@ -78,12 +124,20 @@ describe("editAxis does what the server's set_axis does on the shared cases", ()
         refused = e;
       }
       expect(refused).toBeInstanceOf(AuthorError);
-      expect([(refused as AuthorError).code, (refused as AuthorError).message]).toEqual([c.expect.error.code, c.expect.error.message]);
+      expect([(refused as AuthorError).code, (refused as AuthorError).message]).toEqual([
+        c.expect.error.code,
+        c.expect.error.message,
+      ]);
       return;
     }
     // when the command's ops are applied, then the names are the server's
     const after = applyOps(doc, editAxis(doc, axis.id, input));
-    const want = Object.fromEntries(Object.entries(before).map(([id, seen]) => [id, { ...seen, ...(c.expect.nodes?.[id] ?? {}) }]));
+    const want = Object.fromEntries(
+      Object.entries(before).map(([id, seen]) => [
+        id,
+        { ...seen, ...(c.expect.nodes?.[id] ?? {}) },
+      ]),
+    );
     expect(names(after)).toEqual(want);
   });
 });

@@ -19,7 +19,8 @@ const PARAM_REFS = ["axis"];
 const PARAM_PARTS = ["axis", "into"];
 const LEVEL_SUFFIX = /[+-][0-9]+$/;
 
-const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** An axis reference with axis ``old`` renamed to ``to``; anything else is kept ("HH" too). */
 export function renameRef<T>(ref: T, old: string, to: string): T {
@@ -37,16 +38,21 @@ export function renamedParams(params: unknown, old: string, to: string): unknown
   if (!isObject(params)) return params;
   const out: Record<string, unknown> = { ...params };
   const r = <T>(ref: T): T => renameRef(ref, old, to);
-  const mapEntries = (v: Record<string, unknown>, values: boolean): Record<string, unknown> => Object.fromEntries(Object.entries(v).map(([k, x]) => [r(k), values ? r(x) : x]));
+  const mapEntries = (v: Record<string, unknown>, values: boolean): Record<string, unknown> =>
+    Object.fromEntries(Object.entries(v).map(([k, x]) => [r(k), values ? r(x) : x]));
   for (const key of PARAM_LISTS) {
     const v = out[key];
     if (Array.isArray(v)) out[key] = v.map(r);
     else if (isObject(v)) out[key] = mapEntries(v, true);
   }
-  for (const key of PARAM_KEYED) if (isObject(out[key])) out[key] = mapEntries(out[key] as Record<string, unknown>, false);
+  for (const key of PARAM_KEYED)
+    if (isObject(out[key])) out[key] = mapEntries(out[key] as Record<string, unknown>, false);
   for (const key of PARAM_REFS) if (key in out) out[key] = r(out[key]);
   const parts = out.parts;
-  if (isObject(parts)) out.parts = Object.fromEntries(Object.entries(parts).map(([k, v]) => [k, PARAM_PARTS.includes(k) ? r(v) : v]));
+  if (isObject(parts))
+    out.parts = Object.fromEntries(
+      Object.entries(parts).map(([k, v]) => [k, PARAM_PARTS.includes(k) ? r(v) : v]),
+    );
   return out;
 }
 
@@ -61,13 +67,19 @@ function quote(v: unknown): string {
  * Why axis ``name`` cannot be renamed to ``to`` and/or given ``length`` (null: not yet bound),
  * in the order the server checks; null when it can. ``declared`` holds every declared name.
  */
-export function axisEditRefusal(declared: ReadonlySet<string>, name: string, to: string, length: unknown): string | null {
+export function axisEditRefusal(
+  declared: ReadonlySet<string>,
+  name: string,
+  to: string,
+  length: unknown,
+): string | null {
   if (length !== null && (typeof length !== "number" || !Number.isInteger(length) || length < 1)) {
     return `axis ${quote(name)} cannot have length ${quote(length)}; expected an integer >= 1, or null for not yet bound`;
   }
   if (!AXIS_NAME.test(to)) {
     return `axis ${quote(name)} cannot be renamed to ${quote(to)}; expected a name like "H" or "batch_1" (letters, digits, _; not starting with a digit)`;
   }
-  if (to !== name && declared.has(to)) return `axis ${quote(name)} cannot be renamed to ${quote(to)}, which is already declared; pick another name`;
+  if (to !== name && declared.has(to))
+    return `axis ${quote(name)} cannot be renamed to ${quote(to)}, which is already declared; pick another name`;
   return null;
 }

@@ -4,7 +4,9 @@
 import type { KernelInfo } from "./infer/dispatch";
 import data from "./catalogue.json";
 
-export const CATALOGUE: ReadonlyMap<string, KernelInfo> = new Map((data as KernelInfo[]).map((k) => [k.name, k]));
+export const CATALOGUE: ReadonlyMap<string, KernelInfo> = new Map(
+  (data as KernelInfo[]).map((k) => [k.name, k]),
+);
 
 /** Catalogue kernels whose name or doc contains every word of ``query`` (case-insensitive),
  * ranked (issue 36): the kernel the query names exactly ("sum" or "op:sum") first, then the
@@ -13,7 +15,10 @@ export const CATALOGUE: ReadonlyMap<string, KernelInfo> = new Map((data as Kerne
 export function searchKernels(query: string, preferred: readonly string[] = []): KernelInfo[] {
   const words = query.toLowerCase().split(/\s+/).filter(Boolean);
   const wanted = query.trim().toLowerCase();
-  const found = [...CATALOGUE.values()].filter((k) => k.named && words.every((w) => `${k.name} ${k.doc} ${k.family}`.toLowerCase().includes(w)));
+  const found = [...CATALOGUE.values()].filter(
+    (k) =>
+      k.named && words.every((w) => `${k.name} ${k.doc} ${k.family}`.toLowerCase().includes(w)),
+  );
   const rank = (k: KernelInfo): number => {
     const name = k.name.toLowerCase();
     if (wanted && (name === wanted || name === `op:${wanted}`)) return 0;
@@ -21,5 +26,8 @@ export function searchKernels(query: string, preferred: readonly string[] = []):
     if (wanted && (name.startsWith(wanted) || name.startsWith(`op:${wanted}`))) return 2;
     return 3;
   };
-  return found.map((k, i) => ({ k, i, r: rank(k) })).sort((a, b) => a.r - b.r || a.i - b.i).map(({ k }) => k);
+  return found
+    .map((k, i) => ({ k, i, r: rank(k) }))
+    .sort((a, b) => a.r - b.r || a.i - b.i)
+    .map(({ k }) => k);
 }

@@ -2,7 +2,17 @@
 // add_node ops) with fresh ids, their Layout tags shifted, their wiring kept among the copies.
 
 import { uuid } from "./author";
-import { LAYOUT, nodeById, OPERATION, selections, TENSOR, type LoomDocument, type LoomNode, type Point, type Selection } from "./document";
+import {
+  LAYOUT,
+  nodeById,
+  OPERATION,
+  selections,
+  TENSOR,
+  type LoomDocument,
+  type LoomNode,
+  type Point,
+  type Selection,
+} from "./document";
 import type { EditOp } from "./edits";
 
 export interface Clip {
@@ -12,7 +22,11 @@ export interface Clip {
 /** The selected tensors and operations (and the axes they use), for the clipboard. */
 export function copyNodes(doc: LoomDocument, ids: string[]): Clip {
   const chosen = new Set(ids);
-  return { nodes: structuredClone(doc.nodes.filter((n) => chosen.has(n.id) && (n.type === TENSOR || n.type === OPERATION))) };
+  return {
+    nodes: structuredClone(
+      doc.nodes.filter((n) => chosen.has(n.id) && (n.type === TENSOR || n.type === OPERATION)),
+    ),
+  };
 }
 
 /**
@@ -20,7 +34,11 @@ export function copyNodes(doc: LoomDocument, ids: string[]): Clip {
  * copies; an operation keeps reading tensors that were not copied, and drops outputs that were
  * not copied (a tensor has one writer).
  */
-export function pasteNodes(doc: LoomDocument, clip: Clip, offset: Point): { ops: EditOp[]; ids: string[] } {
+export function pasteNodes(
+  doc: LoomDocument,
+  clip: Clip,
+  offset: Point,
+): { ops: EditOp[]; ids: string[] } {
   const remap = new Map(clip.nodes.map((n) => [n.id, uuid()]));
   const existing = nodeById(doc);
   const ops: EditOp[] = [];

@@ -9,6 +9,13 @@ export const CURRENT = "current";
 
 /** The pickers' options: each saved plan by name, then the current document (named ``current``)
  * when there is a document, placed or not (last, so the first two saved plans stay the defaults). */
-export function compareChoices(plans: readonly Plan[], hasDocument: boolean, current: string): { value: string; text: string }[] {
-  return [...plans.map((p) => ({ value: String(p.id), text: p.name })), ...(hasDocument ? [{ value: CURRENT, text: current }] : [])];
+export function compareChoices(
+  plans: readonly Plan[],
+  hasDocument: boolean,
+  current: string,
+): { value: string; text: string }[] {
+  return [
+    ...plans.map((p) => ({ value: String(p.id), text: p.name })),
+    ...(hasDocument ? [{ value: CURRENT, text: current }] : []),
+  ];
 }

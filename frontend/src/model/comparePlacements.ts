@@ -30,7 +30,9 @@ export interface SideSplit {
 export function describePlacement(p: OperationPlacement): string {
   if (p.parts <= 1) return "whole";
   return Object.entries(p.split)
-    .map(([axis, n]) => (p.over?.[axis] ? `${axis} over ${p.over[axis]} (${n})` : `${axis} into ${n}`))
+    .map(([axis, n]) =>
+      p.over?.[axis] ? `${axis} over ${p.over[axis]} (${n})` : `${axis} into ${n}`,
+    )
     .join(", ");
 }
 
@@ -39,7 +41,9 @@ export function describePlacement(p: OperationPlacement): string {
  * carries none, so the caller reads the spec. */
 export function placedSplits(plan: Plan, cost: PlanCost): Map<string, SideSplit> | null {
   if (!cost.placements) return null;
-  const why = new Map(((plan.applications?.notSplit ?? []) as NotSplit[]).map((e) => [e.operation, e.reason]));
+  const why = new Map(
+    ((plan.applications?.notSplit ?? []) as NotSplit[]).map((e) => [e.operation, e.reason]),
+  );
   const out = new Map<string, SideSplit>();
   for (const p of cost.placements) {
     const text = describePlacement(p);
@@ -51,7 +55,10 @@ export function placedSplits(plan: Plan, cost: PlanCost): Map<string, SideSplit>
 
 /** The operations the sides name (spec or placements), in ``order`` (document order) where it
  * knows them, then as the sides list them. */
-export function comparedOperations(sides: { plan: Plan; cost: PlanCost }[], order: string[]): string[] {
+export function comparedOperations(
+  sides: { plan: Plan; cost: PlanCost }[],
+  order: string[],
+): string[] {
   const ids = new Set<string>();
   for (const { plan, cost } of sides) {
     for (const id of Object.keys(plan.spec)) ids.add(id);
@@ -59,12 +66,21 @@ export function comparedOperations(sides: { plan: Plan; cost: PlanCost }[], orde
   }
   const at = new Map(order.map((id, i) => [id, i]));
   const listed = [...ids];
-  return listed.sort((x, y) => (at.get(x) ?? order.length + listed.indexOf(x)) - (at.get(y) ?? order.length + listed.indexOf(y)));
+  return listed.sort(
+    (x, y) =>
+      (at.get(x) ?? order.length + listed.indexOf(x)) -
+      (at.get(y) ?? order.length + listed.indexOf(y)),
+  );
 }
 
 /** A side's split of one operation: its placement where the cost lists it, else its spec entry
  * (described by ``describe``). */
-export function sideSplit(placed: Map<string, SideSplit> | null, spec: Record<string, SpecEntry>, id: string, describe: (e: SpecEntry | undefined) => string): SideSplit {
+export function sideSplit(
+  placed: Map<string, SideSplit> | null,
+  spec: Record<string, SpecEntry>,
+  id: string,
+  describe: (e: SpecEntry | undefined) => string,
+): SideSplit {
   const found = placed?.get(id);
   if (found) return found;
   const text = describe(spec[id]);

@@ -1,10 +1,30 @@
 import { describe, expect, it } from "vitest";
 import example from "../../../geon/examples/loom_sharded_add.json";
-import { AXIS, graphView, issueAxes, issuesByNode, LAYOUT, OPERATION, searchNodes, TENSOR, TENSOR_AXES, type Issue, type LoomDocument, VARIABLE_TAG } from "./document";
+import {
+  AXIS,
+  graphView,
+  issueAxes,
+  issuesByNode,
+  LAYOUT,
+  OPERATION,
+  searchNodes,
+  TENSOR,
+  TENSOR_AXES,
+  type Issue,
+  type LoomDocument,
+  VARIABLE_TAG,
+} from "./document";
 
 const loom = example as LoomDocument;
 
-const issue = (ids: string[], message = ""): Issue => ({ constraint: "C", type: "T", severity: "error", summary: "", message, nodeIds: ids });
+const issue = (ids: string[], message = ""): Issue => ({
+  constraint: "C",
+  type: "T",
+  severity: "error",
+  summary: "",
+  message,
+  nodeIds: ids,
+});
 
 const named: LoomDocument = {
   id: "g",
@@ -18,7 +38,15 @@ const named: LoomDocument = {
       body: { dtype: "float32", range: { start: [0, 0], end: [2, 3] } },
       tags: { [TENSOR_AXES]: { axes: ["H", "W-1"] }, [LAYOUT]: { x: 10, y: 20 } },
     },
-    { id: "op", type: OPERATION, label: "op:exp", body: { kernel: "op:exp", inputs: { tensor: [{ tensorId: "x", range: { start: [0, 0], end: [2, 3] } }] } } },
+    {
+      id: "op",
+      type: OPERATION,
+      label: "op:exp",
+      body: {
+        kernel: "op:exp",
+        inputs: { tensor: [{ tensorId: "x", range: { start: [0, 0], end: [2, 3] } }] },
+      },
+    },
   ],
 };
 
@@ -60,12 +88,25 @@ describe("issues", () => {
   it("groups the issues naming each node", () => {
     const a = issue(["a", "b"]);
     const b = issue(["a"]);
-    expect([...issuesByNode([a, b])]).toEqual([["a", [a, b]], ["b", [a]]]);
+    expect([...issuesByNode([a, b])]).toEqual([
+      ["a", [a, b]],
+      ["b", [a]],
+    ]);
   });
 
   it("finds the axes an issue names, for pinning to chips", () => {
-    expect(issueAxes(issue([], 'axis "W" appears in both operands at level 0; mark one side as a dual, e.g. W-1'))).toEqual(["W"]);
-    expect(issueAxes(issue([], 'op:sum reduction_axes ("N", "W-1") is not an axis'))).toEqual(["N", "W-1"]);
+    expect(
+      issueAxes(
+        issue(
+          [],
+          'axis "W" appears in both operands at level 0; mark one side as a dual, e.g. W-1',
+        ),
+      ),
+    ).toEqual(["W"]);
+    expect(issueAxes(issue([], 'op:sum reduction_axes ("N", "W-1") is not an axis'))).toEqual([
+      "N",
+      "W-1",
+    ]);
   });
 });
 
@@ -86,9 +127,25 @@ describe("unlabelled tensors", () => {
     const doc: LoomDocument = {
       id: "g",
       nodes: [
-        { id: "0123456789ab", type: TENSOR, body: { dtype: "float32", range: { start: [0], end: [2] } } },
-        { id: "out-id-000000", type: TENSOR, body: { dtype: "float32", range: { start: [0], end: [2] } } },
-        { id: "op", type: OPERATION, body: { kernel: "op:relu", inputs: { x: [{ tensorId: "0123456789ab", range: { start: [0], end: [2] } }] }, outputs: { result: [{ tensorId: "out-id-000000", range: { start: [0], end: [2] } }] } } },
+        {
+          id: "0123456789ab",
+          type: TENSOR,
+          body: { dtype: "float32", range: { start: [0], end: [2] } },
+        },
+        {
+          id: "out-id-000000",
+          type: TENSOR,
+          body: { dtype: "float32", range: { start: [0], end: [2] } },
+        },
+        {
+          id: "op",
+          type: OPERATION,
+          body: {
+            kernel: "op:relu",
+            inputs: { x: [{ tensorId: "0123456789ab", range: { start: [0], end: [2] } }] },
+            outputs: { result: [{ tensorId: "out-id-000000", range: { start: [0], end: [2] } }] },
+          },
+        },
       ],
     };
     expect(graphView(doc).boxes.map((b) => b.title)).toEqual(["01234567", "relu out", "op:relu"]);

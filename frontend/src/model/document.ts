@@ -17,7 +17,19 @@ export const IPF_SIGNATURE = `${LOOM}tag_types.jsd#/tags/IPFSignature`;
 export const IPF_INDEX = `${LOOM}tag_types.jsd#/tags/IPFIndex`;
 
 export const ROLES = ["Channel", "Channelout", "Depth", "Height", "Time", "Width"] as const;
-export const DTYPES = ["float32", "float64", "float16", "int32", "int64", "int8", "int16", "uint8", "boolean", "complex64", "complex128"] as const;
+export const DTYPES = [
+  "float32",
+  "float64",
+  "float16",
+  "int32",
+  "int64",
+  "int8",
+  "int16",
+  "uint8",
+  "boolean",
+  "complex64",
+  "complex128",
+] as const;
 
 export interface LoomNode {
   id: string;
@@ -124,7 +136,9 @@ export function declaredAxes(doc: LoomDocument): Map<string, AxisDecl & { id: st
 /** The TensorAxes of a tensor, or null for a positional tensor. */
 export function tensorAxes(node: LoomNode | undefined): string[] | null {
   const axes = (node?.tags?.[TENSOR_AXES] as { axes?: unknown } | undefined)?.axes;
-  return Array.isArray(axes) && axes.every((a) => typeof a === "string") ? (axes as string[]) : null;
+  return Array.isArray(axes) && axes.every((a) => typeof a === "string")
+    ? (axes as string[])
+    : null;
 }
 
 export function tensorRange(node: LoomNode | undefined): Range | null {
@@ -136,7 +150,11 @@ export function selections(io: unknown): Map<string, Selection[]> {
   const out = new Map<string, Selection[]>();
   if (io === null || typeof io !== "object") return out;
   for (const [key, list] of Object.entries(io as Record<string, unknown>)) {
-    if (Array.isArray(list)) out.set(key, (list as Selection[]).filter((s) => typeof s?.tensorId === "string"));
+    if (Array.isArray(list))
+      out.set(
+        key,
+        (list as Selection[]).filter((s) => typeof s?.tensorId === "string"),
+      );
   }
   return out;
 }
@@ -212,7 +230,9 @@ export function graphView(doc: LoomDocument): GraphView {
   for (const node of doc.nodes) {
     if (node.type !== OPERATION) continue;
     const kernel = String(node.body.kernel ?? "").replace(/^op:/, "");
-    for (const list of selections(node.body.outputs).values()) for (const s of list) if (!producer.has(s.tensorId)) producer.set(s.tensorId, node.label ?? kernel);
+    for (const list of selections(node.body.outputs).values())
+      for (const s of list)
+        if (!producer.has(s.tensorId)) producer.set(s.tensorId, node.label ?? kernel);
   }
   for (const node of doc.nodes) {
     if (node.type === TENSOR) {
@@ -224,9 +244,18 @@ export function graphView(doc: LoomDocument): GraphView {
       const kernel = String(node.body.kernel ?? "?");
       const n = shards.get(node.id) ?? 0;
       const title = node.label && node.label !== kernel ? `${node.label}: ${kernel}` : kernel;
-      boxes.push({ id: node.id, kind: "operation", title, subtitle: n ? `${n} application${n === 1 ? "" : "s"}` : "whole", chips: [], pinned: pinned(node) });
-      for (const [port, list] of selections(node.body.inputs)) for (const s of list) link(s.tensorId, node.id, port);
-      for (const [port, list] of selections(node.body.outputs)) for (const s of list) link(node.id, s.tensorId, port);
+      boxes.push({
+        id: node.id,
+        kind: "operation",
+        title,
+        subtitle: n ? `${n} application${n === 1 ? "" : "s"}` : "whole",
+        chips: [],
+        pinned: pinned(node),
+      });
+      for (const [port, list] of selections(node.body.inputs))
+        for (const s of list) link(s.tensorId, node.id, port);
+      for (const [port, list] of selections(node.body.outputs))
+        for (const s of list) link(node.id, s.tensorId, port);
     }
   }
   const drawn = new Set(boxes.map((b) => b.id));
@@ -249,7 +278,8 @@ export function issuesByNode(issues: Issue[]): Map<string, Issue[]> {
 /** The axis references an issue names in quotes ("W" in 'axis "W" appears ...'), for pinning to chips. */
 export function issueAxes(issue: Issue): string[] {
   const out: string[] = [];
-  for (const m of issue.message.matchAll(/"([A-Za-z_][A-Za-z0-9_]*(?:[+-][0-9]+)?)"/g)) if (!out.includes(m[1]!)) out.push(m[1]!);
+  for (const m of issue.message.matchAll(/"([A-Za-z_][A-Za-z0-9_]*(?:[+-][0-9]+)?)"/g))
+    if (!out.includes(m[1]!)) out.push(m[1]!);
   return out;
 }
 
@@ -260,7 +290,9 @@ export function searchNodes(doc: LoomDocument, text: string): string[] {
   return doc.nodes
     .filter((n) => n.type === TENSOR || n.type === OPERATION)
     .filter((n) => {
-      const hay = [n.label ?? "", String(n.body.kernel ?? ""), ...(tensorAxes(n) ?? [])].join(" ").toLowerCase();
+      const hay = [n.label ?? "", String(n.body.kernel ?? ""), ...(tensorAxes(n) ?? [])]
+        .join(" ")
+        .toLowerCase();
       return hay.includes(q);
     })
     .map((n) => n.id);

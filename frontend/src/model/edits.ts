@@ -6,13 +6,20 @@ import type { LoomDocument, LoomNode } from "./document";
 export type EditOp =
   | { op: "add_node"; node: LoomNode }
   | { op: "remove_node"; id: string; cascade?: boolean }
-  | { op: "update_node"; id: string; label?: string | null; body?: Record<string, unknown>; tags?: Record<string, unknown> };
+  | {
+      op: "update_node";
+      id: string;
+      label?: string | null;
+      body?: Record<string, unknown>;
+      tags?: Record<string, unknown>;
+    };
 
 export class EditError extends Error {}
 
 type Json = unknown;
 
-const isObject = (v: Json): v is Record<string, Json> => v !== null && typeof v === "object" && !Array.isArray(v);
+const isObject = (v: Json): v is Record<string, Json> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** RFC 7396 merge of ``patch`` into ``target`` (a new value; the inputs are not changed). */
 export function mergePatch(target: Json, patch: Json): Json {
@@ -40,7 +47,8 @@ export function inversePatch(target: Json, patch: Json): Json {
 
 function applyOne(nodes: LoomNode[], op: EditOp): LoomNode[] {
   if (op.op === "add_node") {
-    if (nodes.some((n) => n.id === op.node.id)) throw new EditError(`node "${op.node.id}" already exists; expected a new id`);
+    if (nodes.some((n) => n.id === op.node.id))
+      throw new EditError(`node "${op.node.id}" already exists; expected a new id`);
     return [...nodes, structuredClone(op.node)];
   }
   const at = nodes.findIndex((n) => n.id === op.id);
@@ -83,8 +91,10 @@ export function invertOps(doc: LoomDocument, ops: readonly EditOp[]): EditOp[] {
       else {
         const back: EditOp = { op: "update_node", id: op.id };
         if (op.label !== undefined) back.label = old.label ?? null;
-        if (op.body !== undefined) back.body = inversePatch(old.body, op.body) as Record<string, unknown>;
-        if (op.tags !== undefined) back.tags = inversePatch(old.tags ?? {}, op.tags) as Record<string, unknown>;
+        if (op.body !== undefined)
+          back.body = inversePatch(old.body, op.body) as Record<string, unknown>;
+        if (op.tags !== undefined)
+          back.tags = inversePatch(old.tags ?? {}, op.tags) as Record<string, unknown>;
         inverse.push(back);
       }
     }

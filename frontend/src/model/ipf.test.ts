@@ -21,12 +21,18 @@ interface Case {
 }
 
 const all = (cases as unknown as { cases: Case[] }).cases;
-const of = (kind: Case["kind"]) => all.filter((c) => c.kind === kind).map((c) => [c.name, c] as const);
+const of = (kind: Case["kind"]) =>
+  all.filter((c) => c.kind === kind).map((c) => [c.name, c] as const);
 const json = (r: ZRange) => r.toJson();
 
 describe("the IPF mirror computes what geon.core.zspace computes (tests/core/ipf_cases.json)", () => {
   it("reads every case", () => {
-    expect([of("ipf").length, of("ipf_error").length, of("clip").length, of("split").length]).toEqual([75, 4, 5, 28]);
+    expect([
+      of("ipf").length,
+      of("ipf_error").length,
+      of("clip").length,
+      of("split").length,
+    ]).toEqual([75, 4, 5, 28]);
   });
 
   it.each(of("ipf"))("%s", (_name, c) => {
@@ -62,7 +68,9 @@ describe("ZRange", () => {
   });
 
   it("refuses a start after its end, naming both", () => {
-    expect(() => new ZRange([1], [0])).toThrow('range has start "[1]" after end "[0]" in dim 0; expected start <= end');
+    expect(() => new ZRange([1], [0])).toThrow(
+      'range has start "[1]" after end "[0]" in dim 0; expected start <= end',
+    );
     expect(() => new ZRange([0.5], [1])).toThrow('range start has entry "0.5"; expected integers');
   });
 });
@@ -76,8 +84,20 @@ describe("selectionOf: the one clip rule (DESIGN.md §4, geon.core.zspace.select
     ["a read is clipped to its tensor", pad, tensor, true, "[0:3]"],
     ["a write is the projection as it is", pad, tensor, false, "[-1:4]"],
     ["a read without a tensor range is the projection", pad, null, true, "[-1:4]"],
-    ["a read of a tensor of another rank is the projection", pad, new ZRange([0, 0], [3, 3]), true, "[-1:4]"],
-    ["a read wholly past its tensor is empty at its nearest edge", new IPF([[1]], [10], [1]), tensor, true, "[3:3]"],
+    [
+      "a read of a tensor of another rank is the projection",
+      pad,
+      new ZRange([0, 0], [3, 3]),
+      true,
+      "[-1:4]",
+    ],
+    [
+      "a read wholly past its tensor is empty at its nearest edge",
+      new IPF([[1]], [10], [1]),
+      tensor,
+      true,
+      "[3:3]",
+    ],
   ] as const)("%s", (_label, ipf, bounds, read, want) => {
     expect(`${selectionOf(ipf, index, bounds, { read })}`).toBe(want);
   });

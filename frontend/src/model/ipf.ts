@@ -15,7 +15,8 @@ const fmt = (values: readonly number[]): string => `[${values.join(", ")}]`;
 
 function ints(values: readonly unknown[], what: string): number[] {
   return values.map((v) => {
-    if (typeof v !== "number" || !Number.isInteger(v)) throw new ShapeError(`${what} has entry "${String(v)}"; expected integers`);
+    if (typeof v !== "number" || !Number.isInteger(v))
+      throw new ShapeError(`${what} has entry "${String(v)}"; expected integers`);
     return v;
   });
 }
@@ -29,10 +30,15 @@ export class ZRange {
     const s = ints(start, "range start");
     const e = ints(end, "range end");
     if (s.length !== e.length) {
-      throw new ShapeError(`range has start "${fmt(s)}" of rank ${s.length} and end "${fmt(e)}" of rank ${e.length}; expected equal ranks`);
+      throw new ShapeError(
+        `range has start "${fmt(s)}" of rank ${s.length} and end "${fmt(e)}" of rank ${e.length}; expected equal ranks`,
+      );
     }
     s.forEach((a, d) => {
-      if (a > e[d]!) throw new ShapeError(`range has start "${fmt(s)}" after end "${fmt(e)}" in dim ${d}; expected start <= end`);
+      if (a > e[d]!)
+        throw new ShapeError(
+          `range has start "${fmt(s)}" after end "${fmt(e)}" in dim ${d}; expected start <= end`,
+        );
     });
     this.start = s;
     this.end = e;
@@ -40,7 +46,10 @@ export class ZRange {
 
   static fromShape(shape: readonly number[], start?: readonly number[]): ZRange {
     const st = start ?? shape.map(() => 0);
-    return new ZRange(st, st.map((a, d) => a + shape[d]!));
+    return new ZRange(
+      st,
+      st.map((a, d) => a + shape[d]!),
+    );
   }
 
   static fromJson(data: { start: readonly number[]; end: readonly number[] }): ZRange {
@@ -68,7 +77,10 @@ export class ZRange {
   }
 
   equals(other: ZRange): boolean {
-    return this.rank === other.rank && this.start.every((a, d) => a === other.start[d] && this.end[d] === other.end[d]);
+    return (
+      this.rank === other.rank &&
+      this.start.every((a, d) => a === other.start[d] && this.end[d] === other.end[d])
+    );
   }
 
   toString(): string {
@@ -76,14 +88,21 @@ export class ZRange {
   }
 
   private sameRank(rank: number, what: string): void {
-    if (rank !== this.rank) throw new ShapeError(`${what} of rank ${rank} cannot be compared with range "${this}" of rank ${this.rank}; expected equal ranks`);
+    if (rank !== this.rank)
+      throw new ShapeError(
+        `${what} of rank ${rank} cannot be compared with range "${this}" of rank ${this.rank}; expected equal ranks`,
+      );
   }
 
   /** Whether a range (an empty one lies in any range of its rank) or a point lies inside. */
   contains(other: ZRange | readonly number[]): boolean {
     if (other instanceof ZRange) {
       this.sameRank(other.rank, "range");
-      if (this.start.every((a, d) => a <= other.start[d]!) && this.end.every((b, d) => b >= other.end[d]!)) return true;
+      if (
+        this.start.every((a, d) => a <= other.start[d]!) &&
+        this.end.every((b, d) => b >= other.end[d]!)
+      )
+        return true;
       return other.isEmpty;
     }
     this.sameRank(other.length, "point");
@@ -118,29 +137,46 @@ export class ZRange {
   /** Cut along ``dim`` into contiguous pieces, by exactly one of chunk, sizes or parts (as the server). */
   split(dim: number, by: { chunk?: number; sizes?: number[]; parts?: number }): ZRange[] {
     const given = (["chunk", "sizes", "parts"] as const).filter((k) => by[k] !== undefined);
-    if (given.length !== 1) throw new SplitError(`split needs exactly one of chunk, sizes or parts; got ${given.length ? given.join(", ") : "none"}`);
+    if (given.length !== 1)
+      throw new SplitError(
+        `split needs exactly one of chunk, sizes or parts; got ${given.length ? given.join(", ") : "none"}`,
+      );
     if (!Number.isInteger(dim) || dim < 0 || dim >= this.rank) {
-      throw new SplitError(`dim "${dim}" is out of range for range "${this}" of rank ${this.rank}; expected 0 <= dim < ${this.rank}`);
+      throw new SplitError(
+        `dim "${dim}" is out of range for range "${this}" of rank ${this.rank}; expected 0 <= dim < ${this.rank}`,
+      );
     }
     const length = this.end[dim]! - this.start[dim]!;
     let widths: number[];
     if (by.chunk !== undefined) {
       const chunk = by.chunk;
-      if (!Number.isInteger(chunk) || chunk < 1) throw new SplitError(`chunk "${chunk}" for dim ${dim} of length ${length} is invalid; expected an integer >= 1`);
+      if (!Number.isInteger(chunk) || chunk < 1)
+        throw new SplitError(
+          `chunk "${chunk}" for dim ${dim} of length ${length} is invalid; expected an integer >= 1`,
+        );
       if (length === 0) return [this];
       widths = [];
       for (let a = 0; a < length; a += chunk) widths.push(Math.min(chunk, length - a));
     } else if (by.parts !== undefined) {
       const parts = by.parts;
-      if (!Number.isInteger(parts) || parts < 1) throw new SplitError(`parts "${parts}" for dim ${dim} of length ${length} is invalid; expected an integer >= 1`);
+      if (!Number.isInteger(parts) || parts < 1)
+        throw new SplitError(
+          `parts "${parts}" for dim ${dim} of length ${length} is invalid; expected an integer >= 1`,
+        );
       const base = Math.floor(length / parts);
       const extra = length % parts;
       widths = Array.from({ length: parts }, (_, i) => base + (i < extra ? 1 : 0));
     } else {
       widths = [...by.sizes!];
-      if (widths.some((w) => !Number.isInteger(w) || w < 0)) throw new SplitError(`sizes "${fmt(widths)}" for dim ${dim} are invalid; expected integers >= 0`);
+      if (widths.some((w) => !Number.isInteger(w) || w < 0))
+        throw new SplitError(
+          `sizes "${fmt(widths)}" for dim ${dim} are invalid; expected integers >= 0`,
+        );
       const sum = widths.reduce((a, b) => a + b, 0);
-      if (sum !== length) throw new SplitError(`sizes "${fmt(widths)}" for dim ${dim} sum to ${sum}; expected them to sum to the length ${length} of ${this}`);
+      if (sum !== length)
+        throw new SplitError(
+          `sizes "${fmt(widths)}" for dim ${dim} sum to ${sum}; expected them to sum to the length ${length} of ${this}`,
+        );
     }
     const out: ZRange[] = [];
     let pos = this.start[dim]!;
@@ -162,17 +198,26 @@ export class ZAffineMap {
   readonly offset: readonly number[];
   readonly inDim: number | null;
 
-  constructor(projection: readonly (readonly number[])[], offset?: readonly number[], inDim: number | null = null) {
+  constructor(
+    projection: readonly (readonly number[])[],
+    offset?: readonly number[],
+    inDim: number | null = null,
+  ) {
     const rows = projection.map((row) => ints(row, "projection row"));
     const widths = [...new Set(rows.map((r) => r.length))].sort((a, b) => a - b);
     if (widths.length > 1) {
-      throw new ShapeError(`projection "[${rows.map(fmt).join(", ")}]" has rows of lengths ${fmt(widths)}; expected every row to have the same length`);
+      throw new ShapeError(
+        `projection "[${rows.map(fmt).join(", ")}]" has rows of lengths ${fmt(widths)}; expected every row to have the same length`,
+      );
     }
     const cols = widths.length ? widths[0]! : inDim;
-    if (inDim !== null && cols !== inDim) throw new ShapeError(`projection has ${cols} columns; expected ${inDim} (the index rank)`);
+    if (inDim !== null && cols !== inDim)
+      throw new ShapeError(`projection has ${cols} columns; expected ${inDim} (the index rank)`);
     const off = offset !== undefined ? ints(offset, "offset") : rows.map(() => 0);
     if (off.length !== rows.length) {
-      throw new ShapeError(`offset "${fmt(off)}" has ${off.length} entries; expected ${rows.length} (one per projection row)`);
+      throw new ShapeError(
+        `offset "${fmt(off)}" has ${off.length} entries; expected ${rows.length} (one per projection row)`,
+      );
     }
     this.projection = rows;
     this.offset = off;
@@ -185,9 +230,13 @@ export class ZAffineMap {
 
   apply(point: readonly number[]): number[] {
     if (this.inDim !== null && point.length !== this.inDim) {
-      throw new ShapeError(`point "${fmt(point)}" has rank ${point.length}; expected ${this.inDim} (the number of projection columns)`);
+      throw new ShapeError(
+        `point "${fmt(point)}" has rank ${point.length}; expected ${this.inDim} (the number of projection columns)`,
+      );
     }
-    return this.projection.map((row, r) => this.offset[r]! + row.reduce((sum, k, c) => sum + k * point[c]!, 0));
+    return this.projection.map(
+      (row, r) => this.offset[r]! + row.reduce((sum, k, c) => sum + k * point[c]!, 0),
+    );
   }
 }
 
@@ -208,26 +257,41 @@ export class IPF {
   readonly map: ZAffineMap;
   readonly shape: readonly number[];
 
-  constructor(projection: readonly (readonly number[])[], offset?: readonly number[], shape?: readonly number[]) {
+  constructor(
+    projection: readonly (readonly number[])[],
+    offset?: readonly number[],
+    shape?: readonly number[],
+  ) {
     this.map = new ZAffineMap(projection, offset);
     const sh = shape !== undefined ? ints(shape, "shape") : this.map.projection.map(() => 1);
     if (sh.length !== this.map.outDim) {
-      throw new ShapeError(`shape "${fmt(sh)}" has ${sh.length} entries; expected ${this.map.outDim} (one per projection row)`);
+      throw new ShapeError(
+        `shape "${fmt(sh)}" has ${sh.length} entries; expected ${this.map.outDim} (one per projection row)`,
+      );
     }
-    if (sh.some((s) => s < 1)) throw new ShapeError(`shape "${fmt(sh)}" has an entry < 1; expected integers >= 1`);
+    if (sh.some((s) => s < 1))
+      throw new ShapeError(`shape "${fmt(sh)}" has an entry < 1; expected integers >= 1`);
     this.shape = sh;
   }
 
   static fromJson(data: unknown): IPF {
     const d = data as Partial<IpfJson> | null;
     if (!d || typeof d !== "object" || !d.affineMap || typeof d.affineMap !== "object") {
-      throw new ShapeError(`IPF "${JSON.stringify(data)}" is malformed; expected {"affineMap": {"projection", "offset"}, "shape"}`);
+      throw new ShapeError(
+        `IPF "${JSON.stringify(data)}" is malformed; expected {"affineMap": {"projection", "offset"}, "shape"}`,
+      );
     }
     return new IPF(d.affineMap.projection ?? [], d.affineMap.offset, d.shape);
   }
 
   toJson(): IpfJson {
-    return { affineMap: { projection: this.map.projection.map((r) => [...r]), offset: [...this.map.offset] }, shape: [...this.shape] };
+    return {
+      affineMap: {
+        projection: this.map.projection.map((r) => [...r]),
+        offset: [...this.map.offset],
+      },
+      shape: [...this.shape],
+    };
   }
 
   get projection(): readonly (readonly number[])[] {
@@ -241,7 +305,10 @@ export class IPF {
   /** The footprint of one index point. */
   point(point: readonly number[]): ZRange {
     const base = this.map.apply(point);
-    return new ZRange(base, base.map((b, r) => b + this.shape[r]!));
+    return new ZRange(
+      base,
+      base.map((b, r) => b + this.shape[r]!),
+    );
   }
 
   /** The bounding box of the footprints of every point of ``r`` (all corners). */
@@ -281,7 +348,14 @@ export class IPF {
  * tensor's range when one of the same rank is given (a padded read reaches past its tensor: the
  * cells outside are zeros, not reads); for a write, the projection as it is.
  */
-export function selectionOf(ipf: IPF, index: ZRange, tensor: ZRange | null, { read }: { read: boolean }): ZRange {
+export function selectionOf(
+  ipf: IPF,
+  index: ZRange,
+  tensor: ZRange | null,
+  { read }: { read: boolean },
+): ZRange {
   const footprint = ipf.range(index);
-  return read && tensor !== null && tensor.rank === footprint.rank ? footprint.clip(tensor) : footprint;
+  return read && tensor !== null && tensor.rank === footprint.rank
+    ? footprint.clip(tensor)
+    : footprint;
 }

@@ -5,27 +5,48 @@
 import { inferOperation } from "./author";
 // why the current plan runs operations whole: the Issues panel's information entries (issue 35)
 export { planWhyIssues } from "./planWhy";
-import { issueAxes, nodeById, nodeName, OPERATION, selections, type Issue, type LoomDocument, type LoomNode } from "./document";
+import {
+  issueAxes,
+  nodeById,
+  nodeName,
+  OPERATION,
+  selections,
+  type Issue,
+  type LoomDocument,
+  type LoomNode,
+} from "./document";
 
 /**
  * The axis errors ``OperationAxesInference`` will report for operations of ``doc`` that the
  * server's ``issues`` do not flag yet: what the editor shows before the server's answer.
  */
 export function predictIssues(doc: LoomDocument, issues: readonly Issue[]): Issue[] {
-  const flagged = new Set(issues.filter((i) => i.constraint === "OperationAxesInference").flatMap((i) => i.nodeIds));
+  const flagged = new Set(
+    issues.filter((i) => i.constraint === "OperationAxesInference").flatMap((i) => i.nodeIds),
+  );
   const predicted: Issue[] = [];
   for (const n of doc.nodes) {
     if (n.type !== OPERATION || flagged.has(n.id)) continue;
     const inf = inferOperation(doc, n);
     if (inf.kind === "error" && inf.type === "AxisError") {
-      predicted.push({ constraint: "OperationAxesInference", type: inf.type, severity: "error", summary: "predicted by the editor", message: inf.message, nodeIds: [n.id] });
+      predicted.push({
+        constraint: "OperationAxesInference",
+        type: inf.type,
+        severity: "error",
+        summary: "predicted by the editor",
+        message: inf.message,
+        nodeIds: [n.id],
+      });
     }
   }
   return predicted;
 }
 
 /** Axis references to outline per node: what an issue names, on the node and on an operation's inputs. */
-export function issueAxesByNode(doc: LoomDocument, issues: readonly Issue[]): Map<string, Set<string>> {
+export function issueAxesByNode(
+  doc: LoomDocument,
+  issues: readonly Issue[],
+): Map<string, Set<string>> {
   const nodes = nodeById(doc);
   const out = new Map<string, Set<string>>();
   const add = (id: string, refs: string[]) => {
@@ -39,7 +60,9 @@ export function issueAxesByNode(doc: LoomDocument, issues: readonly Issue[]): Ma
     for (const id of issue.nodeIds) {
       add(id, refs);
       const n = nodes.get(id);
-      if (n?.type === OPERATION) for (const list of selections(n.body.inputs).values()) for (const s of list) add(s.tensorId, refs);
+      if (n?.type === OPERATION)
+        for (const list of selections(n.body.inputs).values())
+          for (const s of list) add(s.tensorId, refs);
     }
   }
   return out;
@@ -56,10 +79,13 @@ export function axesWithIssues(issues: readonly Issue[]): Set<string> {
  * The checker's messages keep ids, which tools match on; this is how the editor shows them.
  */
 export function namedMessage(message: string, nodes: ReadonlyMap<string, LoomNode>): string {
-  return message.replace(/"([^"\s]{1,80})"( \(([^()\s]{1,80})\))?/g, (whole, id: string, after: string | undefined, kernel: string | undefined) => {
-    const node = nodes.get(id);
-    if (!node) return whole;
-    const name = nodeName(node);
-    return name === kernel ? `"${name}"` : `"${name}"${after ?? ""}`;
-  });
+  return message.replace(
+    /"([^"\s]{1,80})"( \(([^()\s]{1,80})\))?/g,
+    (whole, id: string, after: string | undefined, kernel: string | undefined) => {
+      const node = nodes.get(id);
+      if (!node) return whole;
+      const name = nodeName(node);
+      return name === kernel ? `"${name}"` : `"${name}"${after ?? ""}`;
+    },
+  );
 }

@@ -7,7 +7,11 @@ import { CATALOGUE } from "./catalogue";
 /** The example, or null when the kernel takes no params a person usually writes (a dot) or
  * its params have no one-line example (a slice, a pad). ``input`` are the first input's axes
  * (none connected yet: a sample (H, W-1)); ``result`` the inferred result's axes, if known. */
-export function paramsExample(kernel: string, input: readonly string[], result: readonly string[] | null): Record<string, unknown> | null {
+export function paramsExample(
+  kernel: string,
+  input: readonly string[],
+  result: readonly string[] | null,
+): Record<string, unknown> | null {
   const family = CATALOGUE.get(kernel)?.family;
   const axes = input.length ? [...input] : ["H", "W-1"];
   switch (family) {
@@ -27,10 +31,19 @@ export function paramsExample(kernel: string, input: readonly string[], result: 
 
 /** What the params box shows while empty: the example, "no params" for a kernel that takes
  * none (an elementwise function, transpose, dot), else a hint to the docs. */
-export function paramsPlaceholder(kernel: string, input: readonly string[], result: readonly string[] | null): string {
+export function paramsPlaceholder(
+  kernel: string,
+  input: readonly string[],
+  result: readonly string[] | null,
+): string {
   const example = paramsExample(kernel, input, result);
   if (example) return `e.g. ${JSON.stringify(example)}`;
   const family = CATALOGUE.get(kernel)?.family;
-  if ((family === "unary" && kernel !== "op:gelu") || kernel === "op:dot" || kernel === "op:transpose") return "no params needed";
+  if (
+    (family === "unary" && kernel !== "op:gelu") ||
+    kernel === "op:dot" ||
+    kernel === "op:transpose"
+  )
+    return "no params needed";
   return "params as JSON (Help lists each kernel's)";
 }

@@ -18,7 +18,10 @@ function called(doc: LoomDocument | null, id: string): string {
 /** ``message`` with node ids replaced by names and API-only advice replaced by the editor's. */
 export function forPeople(message: string, doc: LoomDocument | null): string {
   return message
-    .replace(/; remove or change those first, or pass "cascade": true to remove them too/, "; select them too and delete them together, or change them first")
+    .replace(
+      /; remove or change those first, or pass "cascade": true to remove them too/,
+      "; select them too and delete them together, or change them first",
+    )
     .replace(/^edit op \d+ \(\w+\): /, "")
     .replace(UUID, (_, id: string) => called(doc, id));
 }

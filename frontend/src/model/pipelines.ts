@@ -37,13 +37,23 @@ export interface PipelineCostSummary {
   grid: unknown[];
 }
 
-const NAMES: Record<Schedule, string> = { gpipe: "GPipe", "1f1b": "1F1B", interleaved: "Interleaved 1F1B" };
+const NAMES: Record<Schedule, string> = {
+  gpipe: "GPipe",
+  "1f1b": "1F1B",
+  interleaved: "Interleaved 1F1B",
+};
 
 /** The stages' count (p·v) and the devices on the pipeline axis (p) of ``pipeline`` on ``mesh``. */
-export function stageCount(pipeline: PlanPipeline, mesh: Mesh): { stages: number; devices: number } {
+export function stageCount(
+  pipeline: PlanPipeline,
+  mesh: Mesh,
+): { stages: number; devices: number } {
   const devices = mesh.axes[pipeline.axis] ?? 1;
   const perDevice = pipeline.virtualStages ?? (pipeline.schedule === "interleaved" ? 2 : 1);
-  return { stages: pipeline.stages === "balanced" ? devices * perDevice : pipeline.stages.length, devices };
+  return {
+    stages: pipeline.stages === "balanced" ? devices * perDevice : pipeline.stages.length,
+    devices,
+  };
 }
 
 /** The idle fraction of a step of equal stages (see the module comment). */

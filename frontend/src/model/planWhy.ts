@@ -34,7 +34,9 @@ export function scopeOf(node: LoomNode): string {
  * list linear): an operation's name, what it writes and its scope ("op:dot → up in
  * layers.0/attn"); any other node's name and scope. */
 export function nodeTitle(node: LoomNode, find: (id: string) => LoomNode | undefined): string {
-  const outputs = Object.values((node.body?.outputs ?? {}) as Record<string, { tensorId?: string }[]>)
+  const outputs = Object.values(
+    (node.body?.outputs ?? {}) as Record<string, { tensorId?: string }[]>,
+  )
     .flat()
     .map((o) => (o?.tensorId ? find(o.tensorId) : undefined))
     .filter((n): n is LoomNode => n !== undefined)
@@ -45,7 +47,11 @@ export function nodeTitle(node: LoomNode, find: (id: string) => LoomNode | undef
 
 /** What a plan's card says of the operations its mapping leaves whole: "op:layer_norm → ln1 runs
  * whole: it contracts or reduces …", and, given the plan's collectives, what that forces. */
-export function notSplitLines(doc: LoomDocument | null, plan: Plan, collectives: readonly Collective[] = []): string[] {
+export function notSplitLines(
+  doc: LoomDocument | null,
+  plan: Plan,
+  collectives: readonly Collective[] = [],
+): string[] {
   const entries = (plan.applications?.notSplit ?? []) as NotSplit[];
   return entries.map((e) => {
     const forced = forcedBy(e.operation, collectives);
@@ -67,7 +73,11 @@ export function forcedBy(op: string, collectives: readonly Collective[]): string
       const k = kinds.get(c.kind) ?? { n: 0, bytes: 0 };
       kinds.set(c.kind, { n: k.n + 1, bytes: k.bytes + c.bytes });
     }
-    return [...kinds].sort((a, b) => b[1].bytes - a[1].bytes || a[0].localeCompare(b[0])).map(([kind, k]) => `${k.n} ${kind}${k.n === 1 ? "" : "s"} of ${showBytes(k.bytes)} ${where}`);
+    return [...kinds]
+      .sort((a, b) => b[1].bytes - a[1].bytes || a[0].localeCompare(b[0]))
+      .map(
+        ([kind, k]) => `${k.n} ${kind}${k.n === 1 ? "" : "s"} of ${showBytes(k.bytes)} ${where}`,
+      );
   };
   const parts = [...said("consumer", "before it"), ...said("producer", "after it")];
   return parts.length ? `forces ${parts.join(" and ")}` : "";
@@ -79,7 +89,11 @@ export function forcedBy(op: string, collectives: readonly Collective[]): string
  * it contracts or reduces "D" …; forces 8 all-gathers of 1 MiB before it" — by name, output and
  * scope, never by id (the id is only the entry's jump target). None without a plan.
  */
-export function planWhyIssues(doc: LoomDocument | null, plan: Plan | null, collectives: readonly Collective[]): Issue[] {
+export function planWhyIssues(
+  doc: LoomDocument | null,
+  plan: Plan | null,
+  collectives: readonly Collective[],
+): Issue[] {
   if (!plan) return [];
   const entries = (plan.applications?.notSplit ?? []) as NotSplit[];
   const lines = notSplitLines(doc, plan, collectives);

@@ -3,12 +3,28 @@
 // the side-by-side comparison of two plans with the server's cost of each. Pure functions of the
 // document and the plans; the panel (ui/plans.ts) calls the server and shows what they return.
 
-import { APPLICATION, IPF_INDEX, IPF_SIGNATURE, INDEX_AXES, nodeById, OPERATION, selections, type LoomDocument, type LoomNode, type Range } from "./document";
+import {
+  APPLICATION,
+  IPF_INDEX,
+  IPF_SIGNATURE,
+  INDEX_AXES,
+  nodeById,
+  OPERATION,
+  selections,
+  type LoomDocument,
+  type LoomNode,
+  type Range,
+} from "./document";
 import { showBytes, showSeconds, type Collective, type ProfiledCost } from "./costs";
 import { dominantTerm, memoryPartRows } from "./compareTerms";
 import { applicationsByOperation, applicationsOf, showRange, type ApplicationView } from "./shards";
 import { describePipeline, type PipelineCostSummary, type PlanPipeline } from "./pipelines";
-import { comparedOperations, placedSplits, sideSplit, type OperationPlacement } from "./comparePlacements";
+import {
+  comparedOperations,
+  placedSplits,
+  sideSplit,
+  type OperationPlacement,
+} from "./comparePlacements";
 
 /** How one operation is split: the keys the server's plan spec (and the ``shard`` op) accept. */
 export interface SpecEntry {
@@ -43,7 +59,9 @@ export interface Plan {
 /** Whether the server must generate the plan to know its applications: it maps axes or places
  * inputs, which only the server's planner expands (the editor diffs per-operation specs alone). */
 export function isMapped(plan: Plan): boolean {
-  return Object.keys(plan.axisMapping ?? {}).length > 0 || Object.keys(plan.inputs ?? {}).length > 0;
+  return (
+    Object.keys(plan.axisMapping ?? {}).length > 0 || Object.keys(plan.inputs ?? {}).length > 0
+  );
 }
 
 /** One line for what a plan does: "N→dp, F→tp" for a mapping, else how many operations it splits. */
@@ -51,7 +69,9 @@ export function describePlan(plan: Plan): string {
   const devices = Object.values(plan.mesh.axes).reduce((n, k) => n * k, 1);
   const mapping = Object.entries(plan.axisMapping ?? {}).map(([a, m]) => `${a}→${m}`);
   const split = Object.values(plan.spec).filter((e) => describeEntry(e) !== "whole").length;
-  const what = mapping.length ? `maps ${mapping.join(", ")}` : `${split} of ${Object.keys(plan.spec).length} operations split`;
+  const what = mapping.length
+    ? `maps ${mapping.join(", ")}`
+    : `${split} of ${Object.keys(plan.spec).length} operations split`;
   return `${devices} devices · ${what}${plan.pipeline ? ` · ${describePipeline(plan.pipeline, plan.mesh)}` : ""}`;
 }
 
@@ -129,7 +149,8 @@ function chunkSizes(n: number, chunk: number): number[] {
   return out;
 }
 
-const same = (a: number[], b: number[]): boolean => a.length === b.length && a.every((v, i) => v === b[i]);
+const same = (a: number[], b: number[]): boolean =>
+  a.length === b.length && a.every((v, i) => v === b[i]);
 
 /** The entry that runs an operation whole: one shard, the whole index range. */
 const wholeEntry = (op: LoomNode): SpecEntry => ({ dim: dimName(op, 0), parts: 1 });
@@ -139,26 +160,42 @@ const wholeEntry = (op: LoomNode): SpecEntry => ({ dim: dimName(op, 0), parts: 1
  * must cut its index range into a grid (no gap, no overlap); an uneven grid over two or more
  * dims is refused, as the server's ``grid`` takes a number of parts per dim.
  */
-export function entryOf(doc: LoomDocument, op: LoomNode, apps: ApplicationView[] = applicationsOf(doc, op.id)): SpecEntry {
+export function entryOf(
+  doc: LoomDocument,
+  op: LoomNode,
+  apps: ApplicationView[] = applicationsOf(doc, op.id),
+): SpecEntry {
   const range = shardable(op);
   const name = op.label ?? op.id;
-  if (!range) throw new PlanError(`operation "${name}" has no index range or IPFSignature; it cannot be sharded`);
+  if (!range)
+    throw new PlanError(
+      `operation "${name}" has no index range or IPFSignature; it cannot be sharded`,
+    );
   if (!apps.length) return wholeEntry(op);
   const boxes = apps.map((a) => a.index);
   if (boxes.some((b) => !b || b.start.length !== range.start.length)) {
-    throw new PlanError(`operation "${name}" has an application without an index range of its rank; split it again before saving`);
+    throw new PlanError(
+      `operation "${name}" has an application without an index range of its rank; split it again before saving`,
+    );
   }
   const rank = range.start.length;
   // the cut points of each dim; a grid has one box per cell of their product
-  const cuts = Array.from({ length: rank }, (_, d) => [...new Set(boxes.flatMap((b) => [b!.start[d]!, b!.end[d]!]))].sort((a, b) => a - b));
+  const cuts = Array.from({ length: rank }, (_, d) =>
+    [...new Set(boxes.flatMap((b) => [b!.start[d]!, b!.end[d]!]))].sort((a, b) => a - b),
+  );
   const cells = cuts.reduce((n, c) => n * (c.length - 1), 1);
   const seen = new Set(boxes.map((b) => showRange(b!)));
   const grid =
     seen.size === boxes.length &&
     cells === boxes.length &&
     cuts.every((c, d) => c[0] === range.start[d] && c[c.length - 1] === range.end[d]) &&
-    boxes.every((b) => b!.start.every((s, d) => cuts[d]!.indexOf(b!.end[d]!) === cuts[d]!.indexOf(s) + 1));
-  if (!grid) throw new PlanError(`operation "${name}" has applications that do not cut its index range into a grid (a gap or an overlap); fix its coverage or split it again before saving`);
+    boxes.every((b) =>
+      b!.start.every((s, d) => cuts[d]!.indexOf(b!.end[d]!) === cuts[d]!.indexOf(s) + 1),
+    );
+  if (!grid)
+    throw new PlanError(
+      `operation "${name}" has applications that do not cut its index range into a grid (a gap or an overlap); fix its coverage or split it again before saving`,
+    );
   const sizes = cuts.map((c) => c.slice(1).map((v, i) => v - c[i]!));
   const cut = sizes.map((s, d) => [d, s] as const).filter(([, s]) => s.length > 1);
   if (!cut.length) return wholeEntry(op);
@@ -172,7 +209,9 @@ export function entryOf(doc: LoomDocument, op: LoomNode, apps: ApplicationView[]
   const out: Record<string, number> = {};
   for (const [d, s] of cut) {
     if (!same(s, evenSizes(range.end[d]! - range.start[d]!, s.length))) {
-      throw new PlanError(`operation "${name}" is cut unevenly along "${dimName(op, d)}" in a grid; a plan's grid takes a number of parts per axis, so split it again as a grid before saving`);
+      throw new PlanError(
+        `operation "${name}" is cut unevenly along "${dimName(op, d)}" in a grid; a plan's grid takes a number of parts per axis, so split it again as a grid before saving`,
+      );
     }
     out[String(dimName(op, d))] = s.length;
   }
@@ -180,7 +219,10 @@ export function entryOf(doc: LoomDocument, op: LoomNode, apps: ApplicationView[]
 }
 
 /** The plan (mesh and spec) of the document as it is sharded now: every shardable operation, whole ones as one part. */
-export function planFromDocument(doc: LoomDocument, name: string): { mesh: Mesh; spec: Record<string, SpecEntry> } {
+export function planFromDocument(
+  doc: LoomDocument,
+  name: string,
+): { mesh: Mesh; spec: Record<string, SpecEntry> } {
   const spec: Record<string, SpecEntry> = {};
   const errors: string[] = [];
   let devices = 1;
@@ -197,26 +239,38 @@ export function planFromDocument(doc: LoomDocument, name: string): { mesh: Mesh;
     }
   }
   if (errors.length) throw new PlanError(errors.join("; "));
-  if (!Object.keys(spec).length) throw new PlanError("the graph has no operation that can be sharded");
+  if (!Object.keys(spec).length)
+    throw new PlanError("the graph has no operation that can be sharded");
   return { mesh: { name: name.trim(), axes: { [DEVICES]: devices } }, spec };
 }
 
 /** The index ranges a spec entry gives the operation (as the server's shard op cuts them), or null for "whole". */
 export function shardsOf(op: LoomNode, entry: SpecEntry, mesh?: Mesh): Range[] | null {
   const range = shardable(op);
-  if (!range) throw new PlanError(`operation "${op.label ?? op.id}" has no index range or IPFSignature; it cannot be sharded`);
+  if (!range)
+    throw new PlanError(
+      `operation "${op.label ?? op.id}" has no index range or IPFSignature; it cannot be sharded`,
+    );
   const rank = range.start.length;
   const length = (d: number) => range.end[d]! - range.start[d]!;
   const perDim: number[][] = Array.from({ length: rank }, (_, d) => [length(d)]);
   if (entry.grid || entry.over) {
-    const parts = entry.grid ?? Object.fromEntries(Object.entries(entry.over!).map(([d, axis]) => [d, mesh?.axes[axis] ?? 1]));
+    const parts =
+      entry.grid ??
+      Object.fromEntries(
+        Object.entries(entry.over!).map(([d, axis]) => [d, mesh?.axes[axis] ?? 1]),
+      );
     for (const [dim, k] of Object.entries(parts)) {
       const d = dimIndex(op, dim, rank);
       perDim[d] = evenSizes(length(d), k);
     }
   } else if (entry.dim !== undefined) {
     const d = dimIndex(op, entry.dim, rank);
-    perDim[d] = entry.sizes ? [...entry.sizes] : entry.chunk ? chunkSizes(length(d), entry.chunk) : evenSizes(length(d), entry.parts ?? 1);
+    perDim[d] = entry.sizes
+      ? [...entry.sizes]
+      : entry.chunk
+        ? chunkSizes(length(d), entry.chunk)
+        : evenSizes(length(d), entry.parts ?? 1);
   }
   if (perDim.every((s) => s.length === 1)) return null;
   let out: Range[] = [{ start: [], end: [] }];
@@ -227,7 +281,9 @@ export function shardsOf(op: LoomNode, entry: SpecEntry, mesh?: Mesh): Range[] |
       spans.push([at, at + n]);
       at += n;
     }
-    out = out.flatMap((r) => spans.map(([a, b]) => ({ start: [...r.start, a], end: [...r.end, b] })));
+    out = out.flatMap((r) =>
+      spans.map(([a, b]) => ({ start: [...r.start, a], end: [...r.end, b] })),
+    );
   });
   return out;
 }
@@ -238,19 +294,29 @@ const key = (ranges: Range[]): string => ranges.map(showRange).sort().join(" ");
 function matches(op: LoomNode, apps: ApplicationView[], want: Range[] | null): boolean {
   const have = apps.map((a) => a.index);
   if (have.some((h) => !h)) return false;
-  if (want === null) return apps.length === 0 || (apps.length === 1 && showRange(have[0]!) === showRange(shardable(op)!));
+  if (want === null)
+    return (
+      apps.length === 0 || (apps.length === 1 && showRange(have[0]!) === showRange(shardable(op)!))
+    );
   return key(have as Range[]) === key(want);
 }
 
 /** The shard op's fields for an entry (``over`` needs the plan's mesh: it becomes a grid of the mesh axes' sizes). */
 function shardFields(entry: SpecEntry, mesh?: Mesh): SpecEntry {
-  if (entry.over) return { grid: Object.fromEntries(Object.entries(entry.over).map(([d, axis]) => [d, mesh?.axes[axis] ?? 1])) };
+  if (entry.over)
+    return {
+      grid: Object.fromEntries(
+        Object.entries(entry.over).map(([d, axis]) => [d, mesh?.axes[axis] ?? 1]),
+      ),
+    };
   const out: SpecEntry = {};
-  for (const k of ["dim", "parts", "chunk", "sizes", "grid"] as const) if (entry[k] !== undefined) (out as Record<string, unknown>)[k] = entry[k];
+  for (const k of ["dim", "parts", "chunk", "sizes", "grid"] as const)
+    if (entry[k] !== undefined) (out as Record<string, unknown>)[k] = entry[k];
   return out;
 }
 
-export type PlanOp = { op: "remove_node"; id: string } | ({ op: "shard"; operation: string } & SpecEntry);
+export type PlanOp =
+  { op: "remove_node"; id: string } | ({ op: "shard"; operation: string } & SpecEntry);
 
 /**
  * The edit ops that make the document's applications what the plan gives: a ``shard`` op per
@@ -260,7 +326,10 @@ export type PlanOp = { op: "remove_node"; id: string } | ({ op: "shard"; operati
 export function opsToPlan(doc: LoomDocument, plan: Pick<Plan, "spec" | "mesh">): PlanOp[] {
   const nodes = nodeById(doc);
   const missing = Object.keys(plan.spec).filter((id) => nodes.get(id)?.type !== OPERATION);
-  if (missing.length) throw new PlanError(`the plan names operation${missing.length === 1 ? "" : "s"} ${missing.map((m) => `"${m}"`).join(", ")} that the graph no longer has`);
+  if (missing.length)
+    throw new PlanError(
+      `the plan names operation${missing.length === 1 ? "" : "s"} ${missing.map((m) => `"${m}"`).join(", ")} that the graph no longer has`,
+    );
   const ops: PlanOp[] = [];
   const byOp = applicationsByOperation(doc);
   for (const op of doc.nodes) {
@@ -268,7 +337,10 @@ export function opsToPlan(doc: LoomDocument, plan: Pick<Plan, "spec" | "mesh">):
     const entry = plan.spec[op.id];
     const apps = byOp.get(op.id) ?? [];
     if (!shardable(op)) {
-      if (entry) throw new PlanError(`operation "${op.label ?? op.id}" has no index range or IPFSignature; it cannot be sharded`);
+      if (entry)
+        throw new PlanError(
+          `operation "${op.label ?? op.id}" has no index range or IPFSignature; it cannot be sharded`,
+        );
       continue;
     }
     const want = entry ? shardsOf(op, entry, plan.mesh) : null;
@@ -282,9 +354,14 @@ export function opsToPlan(doc: LoomDocument, plan: Pick<Plan, "spec" | "mesh">):
 /** One line for how an entry splits an operation: "H into 2", "grid H×N 2×2", "whole". */
 export function describeEntry(entry: SpecEntry | undefined): string {
   if (!entry) return "whole";
-  if (entry.over) return `over ${Object.entries(entry.over).map(([d, a]) => `${d}→${a}`).join(", ")}`;
-  if (entry.grid) return `grid ${Object.keys(entry.grid).join("×")} ${Object.values(entry.grid).join("×")}`;
-  if (entry.sizes) return entry.sizes.length > 1 ? `${entry.dim} as ${entry.sizes.join(", ")}` : "whole";
+  if (entry.over)
+    return `over ${Object.entries(entry.over)
+      .map(([d, a]) => `${d}→${a}`)
+      .join(", ")}`;
+  if (entry.grid)
+    return `grid ${Object.keys(entry.grid).join("×")} ${Object.values(entry.grid).join("×")}`;
+  if (entry.sizes)
+    return entry.sizes.length > 1 ? `${entry.dim} as ${entry.sizes.join(", ")}` : "whole";
   if (entry.chunk) return `${entry.dim} by ${entry.chunk}`;
   return (entry.parts ?? 1) > 1 ? `${entry.dim} into ${entry.parts}` : "whole";
 }
@@ -316,13 +393,24 @@ export function operationName(doc: LoomDocument | null, id: string): string {
   if (!op) return id.slice(0, 8);
   // an unlabelled output is named as the canvas names it ("add out", model/document.ts), never by its id
   const unlabelled = `${op.label ?? String(op.body.kernel ?? "operation").replace(/^op:/, "")} out`;
-  const outs = [...selections(op.body.outputs).values()].flat().map((s) => nodes.get(s.tensorId)?.label ?? unlabelled);
+  const outs = [...selections(op.body.outputs).values()]
+    .flat()
+    .map((s) => nodes.get(s.tensorId)?.label ?? unlabelled);
   return `${op.label ?? String(op.body.kernel ?? "operation")}${outs.length ? ` → ${outs.join(", ")}` : ""}`;
 }
 
 /** Plan A and plan B side by side: their costs (lower is better) and how each splits each operation. */
-export function compareRows(doc: LoomDocument | null, a: { plan: Plan; cost: PlanCost }, b: { plan: Plan; cost: PlanCost }): CompareRow[] {
-  const figure = (label: string, x: number, y: number, show: (n: number) => string = String): CompareRow => ({
+export function compareRows(
+  doc: LoomDocument | null,
+  a: { plan: Plan; cost: PlanCost },
+  b: { plan: Plan; cost: PlanCost },
+): CompareRow[] {
+  const figure = (
+    label: string,
+    x: number,
+    y: number,
+    show: (n: number) => string = String,
+  ): CompareRow => ({
     kind: "cost",
     label,
     a: show(x),
@@ -332,7 +420,13 @@ export function compareRows(doc: LoomDocument | null, a: { plan: Plan; cost: Pla
   const peak = (c: PlanCost) => Math.max(0, ...c.devices.map((d) => d.total));
   const sum = (c: PlanCost) => c.devices.reduce((s, d) => s + d.total, 0);
   const rows: CompareRow[] = [
-    { kind: "cost", label: "devices used", a: String(a.cost.devices.length), b: String(b.cost.devices.length), better: null },
+    {
+      kind: "cost",
+      label: "devices used",
+      a: String(a.cost.devices.length),
+      b: String(b.cost.devices.length),
+      better: null,
+    },
     figure("transfers", a.cost.transfers.length, b.cost.transfers.length),
     figure("bytes moved", a.cost.transferBytes, b.cost.transferBytes, showBytes),
     figure("peak memory per device", peak(a.cost), peak(b.cost), showBytes),
@@ -340,7 +434,9 @@ export function compareRows(doc: LoomDocument | null, a: { plan: Plan; cost: Pla
     ...profiledRows(a.cost, b.cost, figure),
   ];
   // per device (by coordinates): its total memory in each plan
-  const coords = [...new Set([...a.cost.devices, ...b.cost.devices].map((d) => JSON.stringify(d.coords)))].sort();
+  const coords = [
+    ...new Set([...a.cost.devices, ...b.cost.devices].map((d) => JSON.stringify(d.coords))),
+  ].sort();
   for (const c of coords) {
     const da = a.cost.devices.find((d) => JSON.stringify(d.coords) === c);
     const db = b.cost.devices.find((d) => JSON.stringify(d.coords) === c);
@@ -348,39 +444,74 @@ export function compareRows(doc: LoomDocument | null, a: { plan: Plan; cost: Pla
     const label = at.length ? `device (${at.join(", ")})` : "the one device (no mesh)";
     // a side that does not use the device is not better for its 0 B: it holds the work elsewhere
     const row = figure(label, da?.total ?? 0, db?.total ?? 0, showBytes);
-    rows.push({ ...row, a: da ? showBytes(da.total) : "unused", b: db ? showBytes(db.total) : "unused", better: da && db ? row.better : null });
+    rows.push({
+      ...row,
+      a: da ? showBytes(da.total) : "unused",
+      b: db ? showBytes(db.total) : "unused",
+      better: da && db ? row.better : null,
+    });
   }
   // each side's split as it places it (a mapped plan's spec names no operation), else its spec
   const [pa, pb] = [placedSplits(a.plan, a.cost), placedSplits(b.plan, b.cost)];
   for (const id of comparedOperations([a, b], doc ? doc.nodes.map((n) => n.id) : [])) {
     const sa = sideSplit(pa, a.plan.spec, id, describeEntry);
     const sb = sideSplit(pb, b.plan.spec, id, describeEntry);
-    rows.push({ kind: "operation", label: operationName(doc, id), a: sa.text, b: sb.text, better: null, differs: sa.key !== sb.key });
+    rows.push({
+      kind: "operation",
+      label: operationName(doc, id),
+      a: sa.text,
+      b: sb.text,
+      better: null,
+      differs: sa.key !== sb.key,
+    });
   }
   return rows;
 }
 
 /** The rows of two costs under the same hardware profile: step time, collectives and the
  * ledger's peak memory against the device's capacity (none when either cost has no profile). */
-function profiledRows(a: PlanCost, b: PlanCost, figure: (label: string, x: number, y: number, show?: (n: number) => string) => CompareRow): CompareRow[] {
-  if (!a.time || !b.time || !a.collectives || !b.collectives || !a.ledger || !b.ledger || !a.memory || !b.memory) return [];
+function profiledRows(
+  a: PlanCost,
+  b: PlanCost,
+  figure: (label: string, x: number, y: number, show?: (n: number) => string) => CompareRow,
+): CompareRow[] {
+  if (
+    !a.time ||
+    !b.time ||
+    !a.collectives ||
+    !b.collectives ||
+    !a.ledger ||
+    !b.ledger ||
+    !a.memory ||
+    !b.memory
+  )
+    return [];
   const peak = (c: PlanCost) => Math.max(0, ...(c.ledger ?? []).map((d) => d.peakBytes));
   const moved = (c: PlanCost) => (c.collectives ?? []).reduce((s, x) => s + x.bytes, 0);
-  const fits = (c: PlanCost) => (c.memory?.overBudget ? `over ${showBytes(c.memory.capacity)}` : "fits");
+  const fits = (c: PlanCost) =>
+    c.memory?.overBudget ? `over ${showBytes(c.memory.capacity)}` : "fits";
   const over = (c: PlanCost) => (c.memory?.overBudget ? 1 : 0);
   const profile = a.profile?.name ?? "";
   return [
     figure(`step time, at most (${profile})`, a.time.upper, b.time.upper, showSeconds),
     figure("step time, at least", a.time.lower, b.time.lower, showSeconds),
-    { ...figure("collectives", a.collectives.length, b.collectives.length), a: collectiveCounts(a.collectives), b: collectiveCounts(b.collectives) },
+    {
+      ...figure("collectives", a.collectives.length, b.collectives.length),
+      a: collectiveCounts(a.collectives),
+      b: collectiveCounts(b.collectives),
+    },
     figure("bytes in collectives", moved(a), moved(b), showBytes),
-    { ...figure("step time dominated by", 0, 0), a: dominantTerm(a), b: dominantTerm(b), better: null },
+    {
+      ...figure("step time dominated by", 0, 0),
+      a: dominantTerm(a),
+      b: dominantTerm(b),
+      better: null,
+    },
     figure("peak memory, with temporaries", peak(a), peak(b), showBytes),
     ...memoryPartRows(a, b, figure),
     { ...figure("device memory", over(a), over(b)), a: fits(a), b: fits(b) },
   ];
 }
-
 
 /** The plans whose applications the document has now. */
 export function currentPlans(doc: LoomDocument, plans: Plan[]): number[] {
@@ -408,7 +539,10 @@ function pairs(text: string, what: string, example: string): [string, string][] 
   const seen = new Set<string>();
   return parts.map((part) => {
     const m = PAIR.exec(part);
-    if (!m) throw new PlanTextError(`"${part.trim()}" is not valid in the ${what}; expected name=value, e.g. "${example}"`);
+    if (!m)
+      throw new PlanTextError(
+        `"${part.trim()}" is not valid in the ${what}; expected name=value, e.g. "${example}"`,
+      );
     if (seen.has(m[1]!)) throw new PlanTextError(`"${m[1]}" is given twice in the ${what}`);
     seen.add(m[1]!);
     return [m[1]!, m[2]!];
@@ -420,7 +554,10 @@ export function parseMesh(text: string, name = "mesh"): Mesh {
   const axes: Record<string, number> = {};
   for (const [axis, size] of pairs(text, "mesh", "dp=2, tp=4")) {
     const n = Number(size);
-    if (!Number.isInteger(n) || n < 1) throw new PlanTextError(`mesh axis "${axis}" has size "${size}"; expected a whole number >= 1`);
+    if (!Number.isInteger(n) || n < 1)
+      throw new PlanTextError(
+        `mesh axis "${axis}" has size "${size}"; expected a whole number >= 1`,
+      );
     axes[axis] = n;
   }
   return { name, axes };
@@ -431,7 +568,9 @@ export function parseMapping(text: string, mesh: Mesh): Record<string, string> {
   const mapping: Record<string, string> = {};
   for (const [axis, meshAxis] of pairs(text, "axis mapping", "N=dp, F=tp")) {
     if (!(meshAxis in mesh.axes)) {
-      throw new PlanTextError(`axis "${axis}" is mapped to "${meshAxis}", which is not a mesh axis; expected one of (${Object.keys(mesh.axes).join(", ")})`);
+      throw new PlanTextError(
+        `axis "${axis}" is mapped to "${meshAxis}", which is not a mesh axis; expected one of (${Object.keys(mesh.axes).join(", ")})`,
+      );
     }
     mapping[axis] = meshAxis;
   }
@@ -453,13 +592,28 @@ export function parseInputs(text: string, mesh: Mesh): Record<string, InputLayou
     const at = entry.lastIndexOf(":");
     const label = entry.slice(0, Math.max(0, at)).trim();
     const where = entry.slice(at + 1).trim();
-    if (at < 0 || !label || !where) throw new PlanTextError(`"${entry.trim()}" is not valid where inputs live; expected label: replicated, label: N=dp or label: device 0,1`);
+    if (at < 0 || !label || !where)
+      throw new PlanTextError(
+        `"${entry.trim()}" is not valid where inputs live; expected label: replicated, label: N=dp or label: device 0,1`,
+      );
     if (label in found) throw new PlanTextError(`input "${label}" is placed twice`);
     if (where === "replicated") found[label] = "replicated";
     else if (where.startsWith("device")) {
-      const coords = where.slice("device".length).split(",").map((c) => Number(c.trim()));
-      if (coords.length !== Object.keys(mesh.axes).length || coords.some((c) => !Number.isInteger(c) || c < 0)) {
-        throw new PlanTextError(`input "${label}" is placed on "${where}"; expected a device's ${Object.keys(mesh.axes).length} coordinates on the mesh (${Object.keys(mesh.axes).join(", ")}), e.g. device ${Object.keys(mesh.axes).map(() => 0).join(",")}`);
+      const coords = where
+        .slice("device".length)
+        .split(",")
+        .map((c) => Number(c.trim()));
+      if (
+        coords.length !== Object.keys(mesh.axes).length ||
+        coords.some((c) => !Number.isInteger(c) || c < 0)
+      ) {
+        throw new PlanTextError(
+          `input "${label}" is placed on "${where}"; expected a device's ${Object.keys(mesh.axes).length} coordinates on the mesh (${Object.keys(mesh.axes).join(", ")}), e.g. device ${Object.keys(
+            mesh.axes,
+          )
+            .map(() => 0)
+            .join(",")}`,
+        );
       }
       found[label] = { device: coords };
     } else found[label] = { over: parseMapping(where, mesh) };
@@ -470,13 +624,22 @@ export function parseInputs(text: string, mesh: Mesh): Record<string, InputLayou
 /** A plan as the mapping form's texts (what {@link parseMesh}, {@link parseMapping} and
  * {@link parseInputs} read back to the same plan): "dp=2, tp=4", "N=dp, F=tp", "x: N=dp; w1: replicated". */
 export function planTexts(plan: Plan): { mesh: string; mapping: string; inputs: string } {
-  const pairsText = (m: Record<string, string | number>): string => Object.entries(m).map(([k, v]) => `${k}=${v}`).join(", ");
+  const pairsText = (m: Record<string, string | number>): string =>
+    Object.entries(m)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(", ");
   const where = (layout: InputLayout): string =>
-    layout === "replicated" ? "replicated" : "device" in layout ? `device ${layout.device.join(",")}` : pairsText(layout.over);
+    layout === "replicated"
+      ? "replicated"
+      : "device" in layout
+        ? `device ${layout.device.join(",")}`
+        : pairsText(layout.over);
   return {
     mesh: pairsText(plan.mesh.axes),
     mapping: pairsText(plan.axisMapping ?? {}),
-    inputs: Object.entries(plan.inputs ?? {}).map(([label, layout]) => `${label}: ${where(layout)}`).join("; "),
+    inputs: Object.entries(plan.inputs ?? {})
+      .map(([label, layout]) => `${label}: ${where(layout)}`)
+      .join("; "),
   };
 }
 

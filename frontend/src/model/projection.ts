@@ -8,7 +8,19 @@
 // re-projects the selections of the operation and of its applications.
 
 import { CATALOGUE } from "./catalogue";
-import { APPLICATION, declaredAxes, INDEX_AXES, IPF_INDEX, IPF_SIGNATURE, nodeById, OPERATION, selections, tensorAxes, tensorRange, type LoomDocument } from "./document";
+import {
+  APPLICATION,
+  declaredAxes,
+  INDEX_AXES,
+  IPF_INDEX,
+  IPF_SIGNATURE,
+  nodeById,
+  OPERATION,
+  selections,
+  tensorAxes,
+  tensorRange,
+  type LoomDocument,
+} from "./document";
 import type { EditOp } from "./edits";
 import { IPF, selectionOf, ZRange, type SignatureJson } from "./ipf";
 
@@ -79,10 +91,15 @@ export function operationProjection(doc: LoomDocument, opId: string): OperationP
   if (!indexRange && indexAxes.length) {
     const decl = declaredAxes(doc);
     const lengths = indexAxes.map((a) => decl.get(a)?.length);
-    if (lengths.every((n): n is number => typeof n === "number")) indexRange = ZRange.fromShape(lengths);
+    if (lengths.every((n): n is number => typeof n === "number"))
+      indexRange = ZRange.fromShape(lengths);
   }
-  if (indexRange && indexAxes.length !== indexRange.rank) indexAxes = indexRange.start.map((_, i) => `d${i}`);
-  const signature = (op.tags?.[IPF_SIGNATURE] ?? {}) as Record<Side, Record<string, unknown[]> | undefined>;
+  if (indexRange && indexAxes.length !== indexRange.rank)
+    indexAxes = indexRange.start.map((_, i) => `d${i}`);
+  const signature = (op.tags?.[IPF_SIGNATURE] ?? {}) as Record<
+    Side,
+    Record<string, unknown[]> | undefined
+  >;
   const ports: PortProjection[] = [];
   for (const side of ["inputs", "outputs"] as const) {
     for (const [port, list] of selections(op.body[side])) {
@@ -91,7 +108,8 @@ export function operationProjection(doc: LoomDocument, opId: string): OperationP
         const json = signature[side]?.[port]?.[position];
         let ipf: IPF | null = null;
         let problem: string | null = null;
-        if (json === undefined) problem = `the IPFSignature has no IPF for ${side}.${port}[${position}]`;
+        if (json === undefined)
+          problem = `the IPFSignature has no IPF for ${side}.${port}[${position}]`;
         else {
           try {
             ipf = IPF.fromJson(json);
@@ -120,12 +138,24 @@ export function operationProjection(doc: LoomDocument, opId: string): OperationP
     const index = asRange(n.tags?.[IPF_INDEX]);
     if (index) applications.push({ id: n.id, index });
   }
-  return { opId, kernel, custom: !CATALOGUE.has(kernel), indexAxes, indexRange, ports, applications };
+  return {
+    opId,
+    kernel,
+    custom: !CATALOGUE.has(kernel),
+    indexAxes,
+    indexRange,
+    ports,
+    applications,
+  };
 }
 
 /** The index range a pick stands for (a point is the range of its one cell). */
 export function pickRange(view: OperationProjection, pick: Pick): ZRange | null {
-  if (pick.kind === "point") return new ZRange(pick.point, pick.point.map((c) => c + 1));
+  if (pick.kind === "point")
+    return new ZRange(
+      pick.point,
+      pick.point.map((c) => c + 1),
+    );
   return view.applications.find((a) => a.id === pick.id)?.index ?? null;
 }
 
@@ -138,13 +168,20 @@ function selected(port: PortProjection, ipf: IPF, index: ZRange): ZRange {
  * Per port with an IPF (``drafts`` replaces some by key), the region the pick selects and the
  * bands of every application, with the cells more than one of them covers.
  */
-export function regions(view: OperationProjection, pick: Pick, drafts: ReadonlyMap<string, IPF> = new Map()): Region[] {
+export function regions(
+  view: OperationProjection,
+  pick: Pick,
+  drafts: ReadonlyMap<string, IPF> = new Map(),
+): Region[] {
   const at = pickRange(view, pick);
   const out: Region[] = [];
   for (const port of view.ports) {
     const ipf = drafts.get(port.key) ?? port.ipf;
     if (!ipf || !at || (ipf.map.inDim !== null && ipf.map.inDim !== at.rank)) continue;
-    const bands = view.applications.map((a) => ({ applicationId: a.id, region: selected(port, ipf, a.index) }));
+    const bands = view.applications.map((a) => ({
+      applicationId: a.id,
+      region: selected(port, ipf, a.index),
+    }));
     const overlaps: ZRange[] = [];
     bands.forEach((b, i) => {
       for (const c of bands.slice(i + 1)) {
@@ -154,7 +191,14 @@ export function regions(view: OperationProjection, pick: Pick, drafts: ReadonlyM
       }
     });
     const shared = bands.length > 1 && bands.every((b) => b.region.equals(bands[0]!.region));
-    out.push({ key: port.key, raw: ipf.range(at), region: selected(port, ipf, at), bands, overlaps, shared });
+    out.push({
+      key: port.key,
+      raw: ipf.range(at),
+      region: selected(port, ipf, at),
+      bands,
+      overlaps,
+      shared,
+    });
   }
   return out;
 }
@@ -169,21 +213,31 @@ export interface IpfFields {
 export class ProjectionInputError extends Error {}
 
 export function fieldsOf(ipf: IPF): IpfFields {
-  return { projection: ipf.projection.map((r) => r.map(String)), offset: ipf.offset.map(String), shape: ipf.shape.map(String) };
+  return {
+    projection: ipf.projection.map((r) => r.map(String)),
+    offset: ipf.offset.map(String),
+    shape: ipf.shape.map(String),
+  };
 }
 
 function integer(text: string, what: string, min: number | null): number {
   const t = text.trim();
   const value = /^[+-]?\d+$/.test(t) ? Number(t) : NaN;
-  if (!Number.isSafeInteger(value)) throw new ProjectionInputError(`${what} is "${text}"; expected an integer${min === null ? "" : ` >= ${min}`}`);
-  if (min !== null && value < min) throw new ProjectionInputError(`${what} is "${text}"; expected an integer >= ${min}`);
+  if (!Number.isSafeInteger(value))
+    throw new ProjectionInputError(
+      `${what} is "${text}"; expected an integer${min === null ? "" : ` >= ${min}`}`,
+    );
+  if (min !== null && value < min)
+    throw new ProjectionInputError(`${what} is "${text}"; expected an integer >= ${min}`);
   return value;
 }
 
 /** Parse the fields of the IPF of ``port``; a ProjectionInputError names the bad value and what is valid. */
 export function parseFields(port: PortProjection, fields: IpfFields): IPF {
   const where = `${port.label} (${port.side === "inputs" ? "input" : "output"} ${port.port})`;
-  const projection = fields.projection.map((row, r) => row.map((t, c) => integer(t, `projection row ${r}, column ${c} of ${where}`, null)));
+  const projection = fields.projection.map((row, r) =>
+    row.map((t, c) => integer(t, `projection row ${r}, column ${c} of ${where}`, null)),
+  );
   const offset = fields.offset.map((t, r) => integer(t, `offset ${r} of ${where}`, null));
   const shape = fields.shape.map((t, r) => integer(t, `shape ${r} of ${where}`, 1));
   return new IPF(projection, offset, shape);
@@ -194,7 +248,11 @@ export function parseFields(port: PortProjection, fields: IpfFields): IPF {
  * operation and of each application re-projected from their index ranges (inputs clipped to
  * the tensor), so the document stays consistent with the signature. Empty when nothing changes.
  */
-export function commitOps(doc: LoomDocument, view: OperationProjection, drafts: ReadonlyMap<string, IPF>): EditOp[] {
+export function commitOps(
+  doc: LoomDocument,
+  view: OperationProjection,
+  drafts: ReadonlyMap<string, IPF>,
+): EditOp[] {
   const nodes = nodeById(doc);
   const op = nodes.get(view.opId);
   if (!op) return [];
@@ -205,13 +263,24 @@ export function commitOps(doc: LoomDocument, view: OperationProjection, drafts: 
     if (!ipf) return []; // a malformed IPF that was not edited: the signature cannot be written whole
     (signature[p.side][p.port] ??= []).push(ipf.toJson());
   }
-  const reproject = (index: ZRange | null): Record<Side, Record<string, { tensorId: string; range: { start: number[]; end: number[] } }[]>> | null => {
+  const reproject = (
+    index: ZRange | null,
+  ): Record<
+    Side,
+    Record<string, { tensorId: string; range: { start: number[]; end: number[] } }[]>
+  > | null => {
     if (!index) return null;
-    const body: Record<Side, Record<string, { tensorId: string; range: { start: number[]; end: number[] } }[]>> = { inputs: {}, outputs: {} };
+    const body: Record<
+      Side,
+      Record<string, { tensorId: string; range: { start: number[]; end: number[] } }[]>
+    > = { inputs: {}, outputs: {} };
     for (const p of view.ports) {
       const ipf = ipfOf(p)!;
       if (ipf.map.inDim !== null && ipf.map.inDim !== index.rank) return null;
-      (body[p.side][p.port] ??= []).push({ tensorId: p.tensorId, range: selected(p, ipf, index).toJson() });
+      (body[p.side][p.port] ??= []).push({
+        tensorId: p.tensorId,
+        range: selected(p, ipf, index).toJson(),
+      });
     }
     return body;
   };
@@ -220,10 +289,14 @@ export function commitOps(doc: LoomDocument, view: OperationProjection, drafts: 
   const opBody = reproject(view.indexRange);
   const patch: EditOp = { op: "update_node", id: op.id };
   if (!same(op.tags?.[IPF_SIGNATURE], signature)) patch.tags = { [IPF_SIGNATURE]: signature };
-  const changedSides = (body: Record<string, unknown>, next: ReturnType<typeof reproject>): Record<string, unknown> | null => {
+  const changedSides = (
+    body: Record<string, unknown>,
+    next: ReturnType<typeof reproject>,
+  ): Record<string, unknown> | null => {
     if (!next) return null;
     const out: Record<string, unknown> = {};
-    for (const side of ["inputs", "outputs"] as const) if (Object.keys(next[side]).length && !same(body[side], next[side])) out[side] = next[side];
+    for (const side of ["inputs", "outputs"] as const)
+      if (Object.keys(next[side]).length && !same(body[side], next[side])) out[side] = next[side];
     return Object.keys(out).length ? out : null;
   };
   const opChanges = changedSides(op.body, opBody);

@@ -139,25 +139,61 @@ export function stateText(review: Pick<ReviewSummary, "state" | "openThreads">):
 
 /** "Changes since your last verdict": the sentence the reviewer reads above the review. */
 export function sinceVerdictText(since: SinceVerdict): string {
-  const what = since.changes.length ? `: ${since.changes.slice(0, 5).join(", ")}${since.changes.length > 5 ? ` and ${since.changes.length - 5} more` : ""}` : "";
-  const moved = since.version === since.currentVersion ? "the plan changed" : `version ${since.version} → ${since.currentVersion}`;
+  const what = since.changes.length
+    ? `: ${since.changes.slice(0, 5).join(", ")}${since.changes.length > 5 ? ` and ${since.changes.length - 5} more` : ""}`
+    : "";
+  const moved =
+    since.version === since.currentVersion
+      ? "the plan changed"
+      : `version ${since.version} → ${since.currentVersion}`;
   return `Changes since your last verdict (${verdictLabel(since.given)} at version ${since.version}; ${moved})${since.stale ? what : ": nothing your verdict covered"}`;
 }
 
 /** The review as Markdown ("Export review"): its state, plan, reviewers, threads with their anchors and replies, and verdicts. */
-export function reviewMarkdown(review: Review, permalink: (thread: number | null) => string): string {
-  const lines = [`# ${review.title}`, "", `- State: ${stateText(review)}`, `- Plan: ${review.plan ? review.plan.name : "the whole graph"}`, `- Author: ${review.author ?? "(deleted account)"}`, `- Reviewers: ${review.reviewers.join(", ") || "none"}`, `- From version ${review.version} (now ${review.currentVersion})`, `- Link: ${permalink(null)}`];
+export function reviewMarkdown(
+  review: Review,
+  permalink: (thread: number | null) => string,
+): string {
+  const lines = [
+    `# ${review.title}`,
+    "",
+    `- State: ${stateText(review)}`,
+    `- Plan: ${review.plan ? review.plan.name : "the whole graph"}`,
+    `- Author: ${review.author ?? "(deleted account)"}`,
+    `- Reviewers: ${review.reviewers.join(", ") || "none"}`,
+    `- From version ${review.version} (now ${review.currentVersion})`,
+    `- Link: ${permalink(null)}`,
+  ];
   if (review.description) lines.push("", review.description);
   lines.push("", `## Threads (${review.threads.filter((t) => !t.resolved).length} open)`);
   for (const t of review.threads) {
-    const marks = [t.resolved ? "resolved" : "open", ...(t.outdated ? ["outdated"] : []), ...(t.suggestion ? [t.appliedVersion !== null ? `suggestion applied at version ${t.appliedVersion}` : "suggestion"] : [])];
-    lines.push("", `### On ${t.anchorLabel} (${marks.join(", ")})`, "", `**${t.author ?? "someone"}** at version ${t.version}: ${t.body}`);
-    for (const c of t.comments) lines.push("", `**${c.author ?? "someone"}** at version ${c.version}: ${c.body}`);
+    const marks = [
+      t.resolved ? "resolved" : "open",
+      ...(t.outdated ? ["outdated"] : []),
+      ...(t.suggestion
+        ? [
+            t.appliedVersion !== null
+              ? `suggestion applied at version ${t.appliedVersion}`
+              : "suggestion",
+          ]
+        : []),
+    ];
+    lines.push(
+      "",
+      `### On ${t.anchorLabel} (${marks.join(", ")})`,
+      "",
+      `**${t.author ?? "someone"}** at version ${t.version}: ${t.body}`,
+    );
+    for (const c of t.comments)
+      lines.push("", `**${c.author ?? "someone"}** at version ${c.version}: ${c.body}`);
     lines.push("", `[Open the thread](${permalink(t.id)})`);
   }
   lines.push("", "## Verdicts", "");
   if (!review.verdicts.length) lines.push("No verdicts yet.");
-  for (const v of review.verdicts) lines.push(`- ${v.user ?? "someone"} ${verdictLabel(v.verdict)} at version ${v.version}${v.stale ? ` (stale: ${v.staleBecause.join(", ") || "changed since"})` : ""}${v.body ? `: ${v.body}` : ""}`);
+  for (const v of review.verdicts)
+    lines.push(
+      `- ${v.user ?? "someone"} ${verdictLabel(v.verdict)} at version ${v.version}${v.stale ? ` (stale: ${v.staleBecause.join(", ") || "changed since"})` : ""}${v.body ? `: ${v.body}` : ""}`,
+    );
   return `${lines.join("\n")}\n`;
 }
 
@@ -190,14 +226,22 @@ function readActivity(r: ReviewSummary, readAt: ReadonlyMap<number, number>): nu
  * The unread badge: the changes of each review (its ``activity``) since this user read it, but
  * the review being read now (``reading``); live events raise a review's activity.
  */
-export function unreadCount(reviews: readonly ReviewSummary[], readAt: ReadonlyMap<number, number>, reading: number | null): number {
+export function unreadCount(
+  reviews: readonly ReviewSummary[],
+  readAt: ReadonlyMap<number, number>,
+  reading: number | null,
+): number {
   let total = 0;
-  for (const r of reviews) if (r.id !== reading) total += Math.max(0, r.activity - readActivity(r, readAt));
+  for (const r of reviews)
+    if (r.id !== reading) total += Math.max(0, r.activity - readActivity(r, readAt));
   return total;
 }
 
 /** ``summary`` in the list: replaced where it is, else first (the list is newest first). */
-export function mergeSummary(reviews: readonly ReviewSummary[], summary: ReviewSummary): ReviewSummary[] {
+export function mergeSummary(
+  reviews: readonly ReviewSummary[],
+  summary: ReviewSummary,
+): ReviewSummary[] {
   const at = reviews.findIndex((r) => r.id === summary.id);
   if (at < 0) return [summary, ...reviews];
   return reviews.map((r, i) => (i === at ? { ...r, ...summary } : r));
@@ -224,7 +268,8 @@ export function anchorText(anchor: Anchor, label: string, doc: LoomDocument | nu
     const n = nodes.get(id);
     return n ? nodeName(n) : `removed node ${id}`;
   };
-  if (anchor.region) return `${name(anchor.region.operation)} · window [${anchor.region.start.join(", ")}]–[${anchor.region.end.join(", ")}]`;
+  if (anchor.region)
+    return `${name(anchor.region.operation)} · window [${anchor.region.start.join(", ")}]–[${anchor.region.end.join(", ")}]`;
   if (anchor.edge) return `${name(anchor.edge.from)} → ${name(anchor.edge.to)}`;
   if (anchor.node) return name(anchor.node);
   if (anchor.axis) return `axis ${anchor.axis}`;
@@ -237,9 +282,15 @@ export function anchorNode(anchor: Anchor): string | null {
 }
 
 /** The review and thread a page's address names (``?review=<id>&thread=<id>``, a permalink). */
-export function permalinkTarget(search: string): { initial: number | null; initialThread: number | null } {
+export function permalinkTarget(search: string): {
+  initial: number | null;
+  initialThread: number | null;
+} {
   const query = new URLSearchParams(search);
-  return { initial: Number(query.get("review")) || null, initialThread: Number(query.get("thread")) || null };
+  return {
+    initial: Number(query.get("review")) || null,
+    initialThread: Number(query.get("thread")) || null,
+  };
 }
 
 /** The canvas's pins of a review (issue 35): how many unresolved threads each node holds (an
@@ -264,13 +315,22 @@ export interface ShownWindow {
  * The anchor of "Comment on selection": the region the projection window shows (an operation's
  * output window), else the one selected node; a string says why there is none.
  */
-export function selectionAnchor(doc: LoomDocument | null, selected: readonly string[], window: ShownWindow | null): Anchor | string {
+export function selectionAnchor(
+  doc: LoomDocument | null,
+  selected: readonly string[],
+  window: ShownWindow | null,
+): Anchor | string {
   if (!doc) return "the graph has not loaded yet";
   const nodes = nodeById(doc);
   if (window && nodes.get(window.operation)?.type === OPERATION) {
-    return { region: { operation: window.operation, start: [...window.start], end: [...window.end] } };
+    return {
+      region: { operation: window.operation, start: [...window.start], end: [...window.end] },
+    };
   }
-  if (selected.length !== 1) return selected.length ? `select one node to comment on, not ${selected.length}` : "select a node (or open an operation's projection window) to comment on it";
+  if (selected.length !== 1)
+    return selected.length
+      ? `select one node to comment on, not ${selected.length}`
+      : "select a node (or open an operation's projection window) to comment on it";
   if (!nodes.has(selected[0]!)) return "the selected node is no longer in the graph";
   return { node: selected[0]! };
 }
@@ -285,7 +345,9 @@ export function staleText(v: Verdict): string {
 /** What happened to an outdated thread's anchor: "changed since version 3: body.kernel, tags.Placement", or that it was removed. */
 export function outdatedText(t: Pick<Thread, "removed" | "changes" | "version">): string {
   if (t.removed) return "its anchor was removed from the graph";
-  return t.changes.length ? `changed since version ${t.version}: ${t.changes.join(", ")}` : `changed since version ${t.version}`;
+  return t.changes.length
+    ? `changed since version ${t.version}: ${t.changes.join(", ")}`
+    : `changed since version ${t.version}`;
 }
 
 /** A suggestion in words: "split dot 2 along N into 2 parts", else what its ops do by kind. */
@@ -298,8 +360,14 @@ export function suggestionText(ops: readonly EditOp[], doc: LoomDocument | null)
   const words = ops.map((op) => {
     const o = op as unknown as Record<string, unknown>;
     if (o.op === "shard") {
-      if (o.grid && typeof o.grid === "object") return `split ${name(o.operation)} on a grid ${Object.entries(o.grid as Record<string, number>).map(([a, k]) => `${a}=${k}`).join(", ")}`;
-      const how = o.parts !== undefined ? `into ${String(o.parts)} parts` : `in chunks of ${String(o.chunk)}`;
+      if (o.grid && typeof o.grid === "object")
+        return `split ${name(o.operation)} on a grid ${Object.entries(
+          o.grid as Record<string, number>,
+        )
+          .map(([a, k]) => `${a}=${k}`)
+          .join(", ")}`;
+      const how =
+        o.parts !== undefined ? `into ${String(o.parts)} parts` : `in chunks of ${String(o.chunk)}`;
       return `split ${name(o.operation)} along ${String(o.dim)} ${how}`;
     }
     const node = o.node as { id?: unknown } | undefined;

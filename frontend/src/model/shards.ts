@@ -3,7 +3,16 @@
 // exactly on the grid that the ranges' boundaries cut (as the server's
 // ApplicationOutputRangeCoverageIsExact does), so the result never depends on the tensor's size.
 
-import { APPLICATION, INDEX_AXES, IPF_INDEX, nodeById, selections, tensorRange, type LoomDocument, type Range } from "./document";
+import {
+  APPLICATION,
+  INDEX_AXES,
+  IPF_INDEX,
+  nodeById,
+  selections,
+  tensorRange,
+  type LoomDocument,
+  type Range,
+} from "./document";
 
 export interface ApplicationView {
   id: string;
@@ -45,17 +54,34 @@ export function applicationsOf(doc: LoomDocument, opId: string): ApplicationView
 }
 
 /** Every operation's applications in one pass over the document (or only ``only``'s). */
-export function applicationsByOperation(doc: LoomDocument, only?: string): Map<string, ApplicationView[]> {
+export function applicationsByOperation(
+  doc: LoomDocument,
+  only?: string,
+): Map<string, ApplicationView[]> {
   const byOp = new Map<string, ApplicationView[]>();
   for (const node of doc.nodes) {
     const opId = node.body.operationId;
-    if (node.type !== APPLICATION || typeof opId !== "string" || (only !== undefined && opId !== only)) continue;
+    if (
+      node.type !== APPLICATION ||
+      typeof opId !== "string" ||
+      (only !== undefined && opId !== only)
+    )
+      continue;
     const out = byOp.get(opId) ?? [];
     byOp.set(opId, out);
     const side = (io: unknown) =>
-      [...selections(io)].flatMap(([port, list]) => list.filter((s) => isRange(s.range)).map((s) => ({ port, tensorId: s.tensorId, range: s.range })));
+      [...selections(io)].flatMap(([port, list]) =>
+        list
+          .filter((s) => isRange(s.range))
+          .map((s) => ({ port, tensorId: s.tensorId, range: s.range })),
+      );
     const index = node.tags?.[IPF_INDEX];
-    out.push({ id: node.id, index: isRange(index) ? index : null, outputs: side(node.body.outputs), inputs: side(node.body.inputs) });
+    out.push({
+      id: node.id,
+      index: isRange(index) ? index : null,
+      outputs: side(node.body.outputs),
+      inputs: side(node.body.inputs),
+    });
   }
   return byOp;
 }
@@ -69,7 +95,8 @@ function cuts(lo: number, hi: number, ranges: Range[], d: number): number[] {
   return [...set].sort((a, b) => a - b);
 }
 
-const inside = (cell: Range, r: Range): boolean => cell.start.every((s, d) => s >= r.start[d]! && cell.end[d]! <= r.end[d]!);
+const inside = (cell: Range, r: Range): boolean =>
+  cell.start.every((s, d) => s >= r.start[d]! && cell.end[d]! <= r.end[d]!);
 
 /** Merge boxes that differ only in the last dimension and touch there (keeps the lists short). */
 function merge<T extends Range>(boxes: T[], same: (a: T, b: T) => boolean): T[] {
@@ -91,15 +118,23 @@ function merge<T extends Range>(boxes: T[], same: (a: T, b: T) => boolean): T[] 
 }
 
 /** Gaps and overlaps of the written ranges inside ``range`` (cells outside it are ignored). */
-export function coverOf(range: Range, written: Range[]): { gaps: Range[]; overlaps: (Range & { count: number })[] } {
+export function coverOf(
+  range: Range,
+  written: Range[],
+): { gaps: Range[]; overlaps: (Range & { count: number })[] } {
   const rank = range.start.length;
   if (range.start.some((s, d) => s >= range.end[d]!)) return { gaps: [], overlaps: [] };
-  const axes = Array.from({ length: rank }, (_, d) => cuts(range.start[d]!, range.end[d]!, written, d));
+  const axes = Array.from({ length: rank }, (_, d) =>
+    cuts(range.start[d]!, range.end[d]!, written, d),
+  );
   const gaps: Range[] = [];
   const overlaps: (Range & { count: number })[] = [];
   const at = new Array<number>(rank).fill(0);
   for (;;) {
-    const cell: Range = { start: at.map((i, d) => axes[d]![i]!), end: at.map((i, d) => axes[d]![i + 1]!) };
+    const cell: Range = {
+      start: at.map((i, d) => axes[d]![i]!),
+      end: at.map((i, d) => axes[d]![i + 1]!),
+    };
     const count = written.filter((r) => inside(cell, r)).length;
     if (count === 0) gaps.push(cell);
     else if (count > 1) overlaps.push({ ...cell, count });
@@ -112,7 +147,10 @@ export function coverOf(range: Range, written: Range[]): { gaps: Range[]; overla
     }
     if (d < 0) break;
   }
-  return { gaps: merge(gaps, () => true), overlaps: merge(overlaps, (a, b) => a.count === b.count) };
+  return {
+    gaps: merge(gaps, () => true),
+    overlaps: merge(overlaps, (a, b) => a.count === b.count),
+  };
 }
 
 /** How the operation's applications cover each of its output tensors (empty when it has none). */
@@ -126,11 +164,24 @@ export function coverage(doc: LoomDocument, opId: string): Coverage[] {
     for (const sel of list) {
       const range = tensorRange(nodes.get(sel.tensorId)) ?? (isRange(sel.range) ? sel.range : null);
       if (!range) continue;
-      const written = apps.flatMap((a) => a.outputs.filter((o) => o.tensorId === sel.tensorId).map((o) => ({ applicationId: a.id, range: o.range })));
-      out.push({ tensorId: sel.tensorId, range, written, ...coverOf(range, written.map((w) => w.range)) });
+      const written = apps.flatMap((a) =>
+        a.outputs
+          .filter((o) => o.tensorId === sel.tensorId)
+          .map((o) => ({ applicationId: a.id, range: o.range })),
+      );
+      out.push({
+        tensorId: sel.tensorId,
+        range,
+        written,
+        ...coverOf(
+          range,
+          written.map((w) => w.range),
+        ),
+      });
     }
   }
   return out;
 }
 
-export const showRange = (r: Range): string => `[${r.start.map((s, i) => `${s}:${r.end[i]}`).join(", ")}]`;
+export const showRange = (r: Range): string =>
+  `[${r.start.map((s, i) => `${s}:${r.end[i]}`).join(", ")}]`;

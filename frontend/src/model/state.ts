@@ -63,10 +63,18 @@ export function initialState(): EditorState {
  * The document's issue counts: the server's full counts when it sent them (its list may be cut
  * short), plus the issues in ``extra`` (the editor's own predictions); else the list's.
  */
-export function countIssues(issues: readonly Issue[], server: IssueCounts | null, extra: readonly Issue[] = []): IssueCounts {
-  const count = (list: readonly Issue[], severity: string) => list.filter((i) => i.severity === severity).length;
+export function countIssues(
+  issues: readonly Issue[],
+  server: IssueCounts | null,
+  extra: readonly Issue[] = [],
+): IssueCounts {
+  const count = (list: readonly Issue[], severity: string) =>
+    list.filter((i) => i.severity === severity).length;
   const base = server ?? { error: count(issues, "error"), warning: count(issues, "warning") };
-  return { error: base.error + count(extra, "error"), warning: base.warning + count(extra, "warning") };
+  return {
+    error: base.error + count(extra, "error"),
+    warning: base.warning + count(extra, "warning"),
+  };
 }
 
 /** Follow the newest run: a newer run replaces the one shown; an older run's events are ignored. */

@@ -1,23 +1,48 @@
 import { describe, expect, it } from "vitest";
 import { ago, historyRows, movesLabel, versionText, type VersionInfo } from "./versions";
 
-const v = (number: number, extra: Partial<VersionInfo> = {}): VersionInfo => ({ number, author: "ann", message: "", created: "2026-11-24T10:00:00Z", ...extra });
+const v = (number: number, extra: Partial<VersionInfo> = {}): VersionInfo => ({
+  number,
+  author: "ann",
+  message: "",
+  created: "2026-11-24T10:00:00Z",
+  ...extra,
+});
 
 describe("historyRows", () => {
   it("folds runs of layout-only versions and keeps a single move as its own row", () => {
-    const rows = historyRows([v(6), v(5, { layoutOnly: true }), v(4, { layoutOnly: true }), v(3), v(2, { layoutOnly: true }), v(1)]);
-    expect(rows.map((r) => (r.kind === "moves" ? `moves ${r.versions.map((x) => x.number).join(",")}` : `v${r.version.number}`))).toEqual(["v6", "moves 5,4", "v3", "v2", "v1"]);
+    const rows = historyRows([
+      v(6),
+      v(5, { layoutOnly: true }),
+      v(4, { layoutOnly: true }),
+      v(3),
+      v(2, { layoutOnly: true }),
+      v(1),
+    ]);
+    expect(
+      rows.map((r) =>
+        r.kind === "moves"
+          ? `moves ${r.versions.map((x) => x.number).join(",")}`
+          : `v${r.version.number}`,
+      ),
+    ).toEqual(["v6", "moves 5,4", "v3", "v2", "v1"]);
   });
 
   it("never folds the current version away, and folds a run at the end", () => {
-    const rows = historyRows([v(4, { layoutOnly: true }), v(3, { layoutOnly: true }), v(2, { layoutOnly: true })]);
+    const rows = historyRows([
+      v(4, { layoutOnly: true }),
+      v(3, { layoutOnly: true }),
+      v(2, { layoutOnly: true }),
+    ]);
     expect(rows.map((r) => r.kind)).toEqual(["version", "moves"]);
   });
 });
 
 describe("versionText", () => {
   it("prefers the author's message with the summary beside it", () => {
-    expect(versionText(v(4, { message: "tp plan", summary: 'split "dot 2" into 2' }))).toBe('tp plan — split "dot 2" into 2');
+    expect(versionText(v(4, { message: "tp plan", summary: 'split "dot 2" into 2' }))).toBe(
+      'tp plan — split "dot 2" into 2',
+    );
     expect(versionText(v(4, { summary: 'renamed "W" to "V"' }))).toBe('renamed "W" to "V"');
     expect(versionText(v(1))).toBe("created");
   });

@@ -11,7 +11,8 @@ export interface VersionInfo {
   layoutOnly?: boolean;
 }
 
-export type HistoryRow = { kind: "version"; version: VersionInfo } | { kind: "moves"; versions: VersionInfo[] };
+export type HistoryRow =
+  { kind: "version"; version: VersionInfo } | { kind: "moves"; versions: VersionInfo[] };
 
 /** The rows of the history: one per version, with consecutive layout-only versions folded
  * (a single one stays a row of its own; the current version is never folded away).

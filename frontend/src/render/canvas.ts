@@ -31,7 +31,18 @@ export const COLORS = {
 } as const;
 
 /** One colour per axis, by order of declaration (the same on every client). */
-export const AXIS_PALETTE = ["#1f77b4", "#d6462b", "#2ca02c", "#9467bd", "#e08a00", "#17becf", "#c2417f", "#6b7d12", "#8c564b", "#4a5bd6"];
+export const AXIS_PALETTE = [
+  "#1f77b4",
+  "#d6462b",
+  "#2ca02c",
+  "#9467bd",
+  "#e08a00",
+  "#17becf",
+  "#c2417f",
+  "#6b7d12",
+  "#8c564b",
+  "#4a5bd6",
+];
 
 export function axisColor(axis: string, order: readonly string[]): string {
   const i = order.indexOf(axis);
@@ -96,14 +107,26 @@ export function visibleWorld(scene: Scene): Rect {
  * An edge from ``a``'s right side to ``b``'s left side: a curve when ``b`` lies ahead; when it lies
  * behind, the route of ``render/routes.ts`` with its horizontal run at ``runY``.
  */
-export function edgePath(ctx: CanvasRenderingContext2D, a: Rect, b: Rect, detailed: boolean, runY?: number): void {
+export function edgePath(
+  ctx: CanvasRenderingContext2D,
+  a: Rect,
+  b: Rect,
+  detailed: boolean,
+  runY?: number,
+): void {
   const x0 = a.x + a.w;
   const y0 = a.y + a.h / 2;
   const x1 = b.x;
   const y1 = b.y + b.h / 2;
   ctx.moveTo(x0, y0);
   if (runY !== undefined) {
-    const points: [number, number][] = [[x0 + BACK_STUB, y0], [x0 + BACK_STUB, runY], [x1 - BACK_STUB, runY], [x1 - BACK_STUB, y1], [x1, y1]];
+    const points: [number, number][] = [
+      [x0 + BACK_STUB, y0],
+      [x0 + BACK_STUB, runY],
+      [x1 - BACK_STUB, runY],
+      [x1 - BACK_STUB, y1],
+      [x1, y1],
+    ];
     const radius = detailed ? Math.min(10, Math.abs(runY - y0) / 2, Math.abs(y1 - runY) / 2) : 0;
     for (let i = 0; i < points.length - 1; i++) {
       const [px, py] = points[i]!;
@@ -128,7 +151,12 @@ interface EdgeText {
 
 /** Edges that carry collectives, over the plain ones: thicker with their bytes and in the
  * collective colour; close up, where their labels go (drawn over the boxes, see below). */
-function drawCollectives(ctx: CanvasRenderingContext2D, scene: Scene, seen: Rect, detailed: boolean): EdgeText[] {
+function drawCollectives(
+  ctx: CanvasRenderingContext2D,
+  scene: Scene,
+  seen: Rect,
+  detailed: boolean,
+): EdgeText[] {
   const scale = Math.max(scene.vp.scale, 0.5);
   const labels: EdgeText[] = [];
   ctx.strokeStyle = COLORS.collective;
@@ -137,13 +165,31 @@ function drawCollectives(ctx: CanvasRenderingContext2D, scene: Scene, seen: Rect
     const a = rectOf(scene, e.from);
     const b = rectOf(scene, e.to);
     if (!label || !a || !b) continue;
-    if (!intersects({ x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), w: Math.abs(b.x - a.x) + b.w + a.w, h: Math.abs(b.y - a.y) + b.h + a.h }, seen)) continue;
+    if (
+      !intersects(
+        {
+          x: Math.min(a.x, b.x),
+          y: Math.min(a.y, b.y),
+          w: Math.abs(b.x - a.x) + b.w + a.w,
+          h: Math.abs(b.y - a.y) + b.h + a.h,
+        },
+        seen,
+      )
+    )
+      continue;
     ctx.beginPath();
-    edgePath(ctx, a, b, detailed, isBackEdge(a, b) ? backRunY(scene, e.from, e.to, a, b) : undefined);
+    edgePath(
+      ctx,
+      a,
+      b,
+      detailed,
+      isBackEdge(a, b) ? backRunY(scene, e.from, e.to, a, b) : undefined,
+    );
     ctx.lineWidth = label.width / scale;
     ctx.stroke();
     // above the middle of the edge, clear of the boxes' rows
-    if (detailed) labels.push({ text: label.text, x: (a.x + a.w + b.x) / 2, y: Math.min(a.y, b.y) - 14 });
+    if (detailed)
+      labels.push({ text: label.text, x: (a.x + a.w + b.x) / 2, y: Math.min(a.y, b.y) - 14 });
   }
   return labels;
 }
@@ -237,7 +283,8 @@ function drawDetailed(ctx: CanvasRenderingContext2D, scene: Scene, placed: Place
   ctx.textAlign = "left";
   ctx.textAlign = "center";
   for (const { box, r } of placed) {
-    if (box.kind === "operation" && box.subtitle !== "whole" && r.h >= 40) ctx.fillText(box.subtitle, r.x + r.w / 2, r.y + r.h / 2 + 10, r.w - 16);
+    if (box.kind === "operation" && box.subtitle !== "whole" && r.h >= 40)
+      ctx.fillText(box.subtitle, r.x + r.w / 2, r.y + r.h / 2 + 10, r.w - 16);
   }
   ctx.textAlign = "left";
   for (const { box, r } of placed) {
@@ -353,7 +400,12 @@ function drawTitles(ctx: CanvasRenderingContext2D, scene: Scene, ratio: number, 
   for (const box of scene.view.boxes) {
     const r = rectOf(scene, box.id);
     if (!r || !intersects(r, seen)) continue;
-    ctx.fillText(box.title, vp.dx + (r.x + r.w / 2) * vp.scale, vp.dy + (r.y + r.h / 2) * vp.scale, r.w * vp.scale - 4);
+    ctx.fillText(
+      box.title,
+      vp.dx + (r.x + r.w / 2) * vp.scale,
+      vp.dy + (r.y + r.h / 2) * vp.scale,
+      r.w * vp.scale - 4,
+    );
   }
   ctx.setTransform(vp.scale * ratio, 0, 0, vp.scale * ratio, vp.dx * ratio, vp.dy * ratio);
 }
@@ -366,13 +418,20 @@ const backRuns = new WeakMap<Layout, Map<string, number>>();
 const obstacleLists = new WeakMap<Layout, Rect[]>();
 function obstacles(scene: Scene): Iterable<Rect> {
   let list = obstacleLists.get(scene.layout);
-  const skip = list ? null : new Set(scene.groups?.shapes.flatMap((g) => (g.collapsed ? [] : [g.id])));
-  if (skip) obstacleLists.set(scene.layout, (list = [...scene.layout.rects].flatMap(([id, r]) => (skip.has(id) ? [] : [r]))));
+  const skip = list
+    ? null
+    : new Set(scene.groups?.shapes.flatMap((g) => (g.collapsed ? [] : [g.id])));
+  if (skip)
+    obstacleLists.set(
+      scene.layout,
+      (list = [...scene.layout.rects].flatMap(([id, r]) => (skip.has(id) ? [] : [r]))),
+    );
   return list!;
 }
 
 function backRunY(scene: Scene, from: string, to: string, a: Rect, b: Rect): number {
-  if (dragOffset(scene.tool, from) || dragOffset(scene.tool, to)) return backEdgeRunY(a, b, obstacles(scene));
+  if (dragOffset(scene.tool, from) || dragOffset(scene.tool, to))
+    return backEdgeRunY(a, b, obstacles(scene));
   let runs = backRuns.get(scene.layout);
   if (!runs) backRuns.set(scene.layout, (runs = new Map()));
   const key = `${from}>${to}`;
@@ -390,7 +449,8 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
   ctx.setTransform(vp.scale * ratio, 0, 0, vp.scale * ratio, vp.dx * ratio, vp.dy * ratio);
   const seen = visibleWorld(scene);
   const detailed = vp.scale >= DETAIL_SCALE;
-  if (scene.marks?.stages && scene.groups) drawBands(ctx, stageBands(scene.marks.stages, scene.groups.shapes, scene.layout.rects), vp);
+  if (scene.marks?.stages && scene.groups)
+    drawBands(ctx, stageBands(scene.marks.stages, scene.groups.shapes, scene.layout.rects), vp);
   if (scene.groups) drawFrames(ctx, scene.groups, scene.layout, seen, vp, ratio);
 
   // edges, batched in one path
@@ -400,9 +460,20 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
     const a = rectOf(scene, e.from);
     const b = rectOf(scene, e.to);
     if (!a || !b) continue;
-    const span = { x: Math.min(a.x, b.x), y: Math.min(a.y, b.y), w: Math.abs(b.x - a.x) + b.w + a.w, h: Math.abs(b.y - a.y) + b.h + a.h };
+    const span = {
+      x: Math.min(a.x, b.x),
+      y: Math.min(a.y, b.y),
+      w: Math.abs(b.x - a.x) + b.w + a.w,
+      h: Math.abs(b.y - a.y) + b.h + a.h,
+    };
     if (!intersects(span, seen)) continue;
-    edgePath(ctx, a, b, detailed, isBackEdge(a, b) ? backRunY(scene, e.from, e.to, a, b) : undefined);
+    edgePath(
+      ctx,
+      a,
+      b,
+      detailed,
+      isBackEdge(a, b) ? backRunY(scene, e.from, e.to, a, b) : undefined,
+    );
     if (detailed) heads.push(b);
   }
   ctx.lineWidth = 1.5 / Math.max(vp.scale, 0.5);
@@ -414,8 +485,33 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
     ctx.fillStyle = COLORS.edge;
     ctx.fill();
   }
-  drawHighlight(ctx, scene.marks?.highlight ?? null, scene.selected, scene.layout.rects, vp, (a, b) => edgePath(ctx, a, b, detailed, isBackEdge(a, b) ? backRunY(scene, scene.marks!.highlight!.from, scene.marks!.highlight!.to, a, b) : undefined));
-  if (scene.groups) drawBundled(ctx, scene.groups, scene.layout, vp, (e, a, b) => edgePath(ctx, a, b, detailed, isBackEdge(a, b) ? backRunY(scene, e.from, e.to, a, b) : undefined));
+  drawHighlight(
+    ctx,
+    scene.marks?.highlight ?? null,
+    scene.selected,
+    scene.layout.rects,
+    vp,
+    (a, b) =>
+      edgePath(
+        ctx,
+        a,
+        b,
+        detailed,
+        isBackEdge(a, b)
+          ? backRunY(scene, scene.marks!.highlight!.from, scene.marks!.highlight!.to, a, b)
+          : undefined,
+      ),
+  );
+  if (scene.groups)
+    drawBundled(ctx, scene.groups, scene.layout, vp, (e, a, b) =>
+      edgePath(
+        ctx,
+        a,
+        b,
+        detailed,
+        isBackEdge(a, b) ? backRunY(scene, e.from, e.to, a, b) : undefined,
+      ),
+    );
   const edgeLabels = scene.collectives.size ? drawCollectives(ctx, scene, seen, detailed) : [];
 
   let drawn = 0;
@@ -433,7 +529,11 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
     for (const box of scene.view.boxes) {
       const r = rectOf(scene, box.id);
       if (!r || !intersects(r, seen)) continue;
-      const key = scene.issues.has(box.id) ? "issue" : scene.selected.has(box.id) ? "selected" : box.kind;
+      const key = scene.issues.has(box.id)
+        ? "issue"
+        : scene.selected.has(box.id)
+          ? "selected"
+          : box.kind;
       let list = groups.get(key);
       if (!list) groups.set(key, (list = []));
       list.push(r);
@@ -455,7 +555,14 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
       ctx.stroke();
     }
     if (vp.scale >= TITLE_SCALE) drawTitles(ctx, scene, ratio, seen);
-    if (scene.pins?.size) drawFarPins(ctx, scene.pins, (id) => [rectOf(scene, id)].find((r) => r && intersects(r, seen)), vp, ratio);
+    if (scene.pins?.size)
+      drawFarPins(
+        ctx,
+        scene.pins,
+        (id) => [rectOf(scene, id)].find((r) => r && intersects(r, seen)),
+        vp,
+        ratio,
+      );
   }
 
   if (scene.groups) drawCollapsed(ctx, scene.groups, scene.layout, seen, vp, ratio);
@@ -487,14 +594,21 @@ export function drawScene(ctx: CanvasRenderingContext2D, scene: Scene): number {
 }
 
 /** What is under a world point: the topmost box, and whether the pointer is on its handle. */
-export function hitTest(view: GraphView, layout: Layout, p: Point, scale: number): { id: string; kind: Box["kind"]; zone: "body" | "handle" } | null {
+export function hitTest(
+  view: GraphView,
+  layout: Layout,
+  p: Point,
+  scale: number,
+): { id: string; kind: Box["kind"]; zone: "body" | "handle" } | null {
   const slack = 9 / scale;
   for (let i = view.boxes.length - 1; i >= 0; i--) {
     const box = view.boxes[i]!;
     const r = layout.rects.get(box.id);
     if (!r) continue;
-    if (box.kind === "tensor" && Math.hypot(p.x - (r.x + r.w), p.y - (r.y + r.h / 2)) <= slack) return { id: box.id, kind: box.kind, zone: "handle" };
-    if (p.x >= r.x && p.x <= r.x + r.w && p.y >= r.y && p.y <= r.y + r.h) return { id: box.id, kind: box.kind, zone: "body" };
+    if (box.kind === "tensor" && Math.hypot(p.x - (r.x + r.w), p.y - (r.y + r.h / 2)) <= slack)
+      return { id: box.id, kind: box.kind, zone: "handle" };
+    if (p.x >= r.x && p.x <= r.x + r.w && p.y >= r.y && p.y <= r.y + r.h)
+      return { id: box.id, kind: box.kind, zone: "body" };
   }
   return null;
 }

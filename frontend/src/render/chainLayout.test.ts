@@ -6,7 +6,12 @@ const e = (from: string, to: string) => ({ from, to });
 
 describe("pathOrder", () => {
   it.each([
-    ["a path, listed out of order", [item("b"), item("a"), item("c")], [e("b", "c"), e("a", "b")], ["a", "b", "c"]],
+    [
+      "a path, listed out of order",
+      [item("b"), item("a"), item("c")],
+      [e("b", "c"), e("a", "b")],
+      ["a", "b", "c"],
+    ],
     ["one item", [item("a")], [], ["a"]],
     ["a repeated edge counts once", [item("a"), item("b")], [e("a", "b"), e("a", "b")], ["a", "b"]],
     ["a branch", [item("a"), item("b"), item("c")], [e("a", "b"), e("a", "c")], null],
@@ -35,7 +40,11 @@ describe("placePath", () => {
   });
 
   it("cuts it into rows no wider than the limit, read left to right, top to bottom", () => {
-    const placed = placePath(["a", "b", "c"].map((id) => item(id)), pad, 100 + LAYER_GAP + 100);
+    const placed = placePath(
+      ["a", "b", "c"].map((id) => item(id)),
+      pad,
+      100 + LAYER_GAP + 100,
+    );
     expect(placed.rects.map(([id, r]) => [id, r.x, r.y])).toEqual([
       ["a", 20, 10],
       ["b", 20 + 100 + LAYER_GAP, 10],

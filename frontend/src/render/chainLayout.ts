@@ -24,7 +24,10 @@ export const LAYER_GAP = 60;
 export const ROW_GAP = 60;
 
 /** The items in path order when they and ``edges`` form one simple path (or one item); else null. */
-export function pathOrder(items: readonly Item[], edges: readonly { from: string; to: string }[]): Item[] | null {
+export function pathOrder(
+  items: readonly Item[],
+  edges: readonly { from: string; to: string }[],
+): Item[] | null {
   if (!items.length) return null;
   const byId = new Map(items.map((b) => [b.id, b]));
   const next = new Map<string, string>();
@@ -39,12 +42,21 @@ export function pathOrder(items: readonly Item[], edges: readonly { from: string
   if (next.size !== items.length - 1) return null;
   const start = items.find((b) => !into.has(b.id));
   const order: Item[] = [];
-  for (let at: string | undefined = start?.id; at !== undefined && order.length <= items.length; at = next.get(at)) order.push(byId.get(at)!);
+  for (
+    let at: string | undefined = start?.id;
+    at !== undefined && order.length <= items.length;
+    at = next.get(at)
+  )
+    order.push(byId.get(at)!);
   return order.length === items.length ? order : null;
 }
 
 /** The path in rows of at most ``limit`` wide (one row: Infinity); rects and the size with padding. */
-export function placePath(order: readonly Item[], pad: Padding, limit = Infinity): { w: number; h: number; rects: [string, Rect][] } {
+export function placePath(
+  order: readonly Item[],
+  pad: Padding,
+  limit = Infinity,
+): { w: number; h: number; rects: [string, Rect][] } {
   const rows: Item[][] = [[]];
   let x = 0;
   for (const b of order) {

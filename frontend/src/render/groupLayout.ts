@@ -28,9 +28,19 @@ const CACHED_LEVELS = 400;
 /** How many levels ELK (or the path placement) laid out, and how many came from the cache: for tests and benchmarks. */
 export const levelStats = { placed: 0, reused: 0 };
 
-async function cachedLevel(elk: InstanceType<typeof ELK>, items: { id: string; w: number; h: number }[], edges: { from: string; to: string }[], padding?: string, pause?: () => Promise<void>): ReturnType<typeof placeLevel> {
+async function cachedLevel(
+  elk: InstanceType<typeof ELK>,
+  items: { id: string; w: number; h: number }[],
+  edges: { from: string; to: string }[],
+  padding?: string,
+  pause?: () => Promise<void>,
+): ReturnType<typeof placeLevel> {
   const index = new Map(items.map((b, i) => [b.id, i]));
-  const key = JSON.stringify([padding ?? "", items.map((b) => [b.w, b.h]), edges.map((e) => [index.get(e.from), index.get(e.to)])]);
+  const key = JSON.stringify([
+    padding ?? "",
+    items.map((b) => [b.w, b.h]),
+    edges.map((e) => [index.get(e.from), index.get(e.to)]),
+  ]);
   const seen = levelCache.get(key);
   if (seen) {
     levelStats.reused += 1;
@@ -44,7 +54,8 @@ async function cachedLevel(elk: InstanceType<typeof ELK>, items: { id: string; w
   const at = new Map(done.rects);
   if (levelCache.size >= CACHED_LEVELS) levelCache.delete(levelCache.keys().next().value!);
   // a level ELK left some item out of is not kept (it could not be mapped back by position)
-  if (items.every((b) => at.has(b.id))) levelCache.set(key, { w: done.w, h: done.h, rects: items.map((b) => at.get(b.id)!) });
+  if (items.every((b) => at.has(b.id)))
+    levelCache.set(key, { w: done.w, h: done.h, rects: items.map((b) => at.get(b.id)!) });
   return done;
 }
 
@@ -52,7 +63,11 @@ async function cachedLevel(elk: InstanceType<typeof ELK>, items: { id: string; w
  * Places every box no Layout tag places, group by group (``runLayout``'s ``levels``); ``pause``
  * runs before each level ELK lays out (the worker's layouts ahead wait there for the real ones).
  */
-export const groupLevels = async (elk: InstanceType<typeof ELK>, input: LayoutInput, pause?: () => Promise<void>): ReturnType<Levels> => {
+export const groupLevels = async (
+  elk: InstanceType<typeof ELK>,
+  input: LayoutInput,
+  pause?: () => Promise<void>,
+): ReturnType<Levels> => {
   const parent = new Map<string, Level>();
   const size = new Map<string, { w: number; h: number }>();
   const kids = new Map<Level, string[]>();
@@ -76,7 +91,8 @@ export const groupLevels = async (elk: InstanceType<typeof ELK>, input: LayoutIn
   // the items there that hold them (found once per edge, not once per level)
   const up = (id: string): string[] => {
     const out: string[] = [];
-    for (let at: string | undefined = id; at !== undefined && parent.has(at); at = parent.get(at)) out.push(at);
+    for (let at: string | undefined = id; at !== undefined && parent.has(at); at = parent.get(at))
+      out.push(at);
     return out.reverse();
   };
   const edgesAt = new Map<Level, { from: string; to: string }[]>();
@@ -98,8 +114,15 @@ export const groupLevels = async (elk: InstanceType<typeof ELK>, input: LayoutIn
   const relative = new Map<Level, [string, Rect][]>();
   const place = async (level: Level): Promise<{ w: number; h: number }> => {
     const items: { id: string; w: number; h: number }[] = [];
-    for (const id of kids.get(level) ?? []) items.push({ id, ...(expanded.has(id) ? await place(id) : size.get(id)!) });
-    const done = await cachedLevel(elk, items, edgesAt.get(level) ?? [], level === undefined ? undefined : PADDING, pause);
+    for (const id of kids.get(level) ?? [])
+      items.push({ id, ...(expanded.has(id) ? await place(id) : size.get(id)!) });
+    const done = await cachedLevel(
+      elk,
+      items,
+      edgesAt.get(level) ?? [],
+      level === undefined ? undefined : PADDING,
+      pause,
+    );
     relative.set(level, done.rects);
     return { w: done.w, h: done.h };
   };
@@ -140,7 +163,12 @@ export function withFrames(rects: Map<string, Rect>, grouped: Grouped): Map<stri
       continue;
     }
     const b = bounds(inside);
-    rects.set(g.id, { x: b.x - FRAME_PAD, y: b.y - FRAME_TOP, w: b.w + 2 * FRAME_PAD, h: b.h + FRAME_TOP + FRAME_PAD });
+    rects.set(g.id, {
+      x: b.x - FRAME_PAD,
+      y: b.y - FRAME_TOP,
+      w: b.w + 2 * FRAME_PAD,
+      h: b.h + FRAME_TOP + FRAME_PAD,
+    });
   }
   return rects;
 }

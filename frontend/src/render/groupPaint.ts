@@ -59,7 +59,14 @@ function fitted(ctx: CanvasRenderingContext2D, text: string, width: number): str
 }
 
 /** Frames of expanded groups, outer first, under the edges and boxes. */
-export function drawFrames(ctx: CanvasRenderingContext2D, groups: SceneGroups, layout: Layout, seen: Rect, vp: Viewport, ratio: number): void {
+export function drawFrames(
+  ctx: CanvasRenderingContext2D,
+  groups: SceneGroups,
+  layout: Layout,
+  seen: Rect,
+  vp: Viewport,
+  ratio: number,
+): void {
   const frames = groups.shapes.filter((g) => !g.collapsed);
   if (!frames.length) return;
   const labelled = vp.scale >= 0.08;
@@ -86,17 +93,29 @@ export function drawFrames(ctx: CanvasRenderingContext2D, groups: SceneGroups, l
   ctx.textBaseline = "middle";
   if (vp.scale >= 0.45) {
     ctx.font = "600 13px system-ui, sans-serif";
-    for (const [name, r] of labels) ctx.fillText(name, r.x + CHEVRON + 4, r.y + FRAME_TOP / 2, r.w - CHEVRON - 12);
+    for (const [name, r] of labels)
+      ctx.fillText(name, r.x + CHEVRON + 4, r.y + FRAME_TOP / 2, r.w - CHEVRON - 12);
     return;
   }
   ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
   ctx.font = "600 11px system-ui, sans-serif";
-  for (const [name, r] of labels) ctx.fillText(fitted(ctx, name, (r.w - CHEVRON - 12) * vp.scale), vp.dx + (r.x + CHEVRON + 4) * vp.scale, vp.dy + (r.y + FRAME_TOP / 2) * vp.scale);
+  for (const [name, r] of labels)
+    ctx.fillText(
+      fitted(ctx, name, (r.w - CHEVRON - 12) * vp.scale),
+      vp.dx + (r.x + CHEVRON + 4) * vp.scale,
+      vp.dy + (r.y + FRAME_TOP / 2) * vp.scale,
+    );
   ctx.setTransform(vp.scale * ratio, 0, 0, vp.scale * ratio, vp.dx * ratio, vp.dy * ratio);
 }
 
 /** Bundled edges drawn again, thicker (over the plain ones, under the boxes). */
-export function drawBundled(ctx: CanvasRenderingContext2D, groups: SceneGroups, layout: Layout, vp: Viewport, path: (e: GroupedEdge, a: Rect, b: Rect) => void): void {
+export function drawBundled(
+  ctx: CanvasRenderingContext2D,
+  groups: SceneGroups,
+  layout: Layout,
+  vp: Viewport,
+  path: (e: GroupedEdge, a: Rect, b: Rect) => void,
+): void {
   if (!groups.bundled.length) return;
   ctx.beginPath();
   for (const e of groups.bundled) {
@@ -110,7 +129,14 @@ export function drawBundled(ctx: CanvasRenderingContext2D, groups: SceneGroups, 
 }
 
 /** Collapsed groups as boxes: a stack outline, the chevron, "self_attn · 14 ops", and their marks. */
-export function drawCollapsed(ctx: CanvasRenderingContext2D, groups: SceneGroups, layout: Layout, seen: Rect, vp: Viewport, ratio: number): void {
+export function drawCollapsed(
+  ctx: CanvasRenderingContext2D,
+  groups: SceneGroups,
+  layout: Layout,
+  seen: Rect,
+  vp: Viewport,
+  ratio: number,
+): void {
   const boxes: [GroupShape, Rect][] = [];
   for (const g of groups.shapes) {
     const r = g.collapsed ? layout.rects.get(g.id) : undefined;
@@ -159,7 +185,8 @@ export function drawCollapsed(ctx: CanvasRenderingContext2D, groups: SceneGroups
   ctx.fillStyle = GROUP_COLORS.label;
   if (vp.scale >= 0.45) {
     ctx.font = "600 14px system-ui, sans-serif";
-    for (const [g, r] of boxes) ctx.fillText(g.title, r.x + CHEVRON + 8, r.y + r.h / 2, r.w - CHEVRON - 16);
+    for (const [g, r] of boxes)
+      ctx.fillText(g.title, r.x + CHEVRON + 8, r.y + r.h / 2, r.w - CHEVRON - 16);
     return;
   }
   if (vp.scale < 0.1) return;
@@ -175,7 +202,11 @@ export function drawCollapsed(ctx: CanvasRenderingContext2D, groups: SceneGroups
 }
 
 /** The group under a world point: a collapsed box, or an expanded frame's header; ``chevron`` when on its chevron. */
-export function hitGroup(shapes: readonly GroupShape[], layout: Layout, p: Point): { id: string; path: string; zone: "chevron" | "body" } | null {
+export function hitGroup(
+  shapes: readonly GroupShape[],
+  layout: Layout,
+  p: Point,
+): { id: string; path: string; zone: "chevron" | "body" } | null {
   for (let i = shapes.length - 1; i >= 0; i--) {
     const g = shapes[i]!;
     const r = layout.rects.get(g.id);

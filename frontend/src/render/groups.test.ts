@@ -2,17 +2,35 @@ import ELK from "elkjs/lib/elk.bundled.js";
 import { describe, expect, it } from "vitest";
 import { graphView, OPERATION, TENSOR, type LoomDocument, type LoomNode } from "../model/document";
 import { groupLevels, withFrames } from "./groupLayout";
-import { boundary, commonScope, defaultCollapsed, GROUP, groupedView, revealing, scopePath, scopeTree } from "./groups";
+import {
+  boundary,
+  commonScope,
+  defaultCollapsed,
+  GROUP,
+  groupedView,
+  revealing,
+  scopePath,
+  scopeTree,
+} from "./groups";
 import { groupBoxSize, layoutInput, runLayout } from "./layout";
 import type { Rect } from "./viewport";
 
 const whole = { start: [0], end: [2] };
-const tensor = (id: string): LoomNode => ({ id, type: TENSOR, label: id, body: { dtype: "float32", range: whole } });
+const tensor = (id: string): LoomNode => ({
+  id,
+  type: TENSOR,
+  label: id,
+  body: { dtype: "float32", range: whole },
+});
 const op = (id: string, ins: string[], outs: string[], scope?: string): LoomNode => ({
   id,
   type: OPERATION,
   label: id,
-  body: { kernel: "op:add", inputs: { x: ins.map((tensorId) => ({ tensorId, range: whole })) }, outputs: { result: outs.map((tensorId) => ({ tensorId, range: whole })) } },
+  body: {
+    kernel: "op:add",
+    inputs: { x: ins.map((tensorId) => ({ tensorId, range: whole })) },
+    outputs: { result: outs.map((tensorId) => ({ tensorId, range: whole })) },
+  },
   tags: scope ? { [GROUP]: { scope } } : {},
 });
 
@@ -23,7 +41,15 @@ const op = (id: string, ins: string[], outs: string[], scope?: string): LoomNode
 const doc: LoomDocument = {
   id: "g",
   nodes: [
-    tensor("x"), tensor("w"), tensor("w2"), tensor("t5"), tensor("t1"), tensor("t6"), tensor("t2"), tensor("t3"), tensor("y"),
+    tensor("x"),
+    tensor("w"),
+    tensor("w2"),
+    tensor("t5"),
+    tensor("t1"),
+    tensor("t6"),
+    tensor("t2"),
+    tensor("t3"),
+    tensor("y"),
     op("scale", ["w2"], ["t5"]),
     op("op1", ["x", "w", "t5"], ["t1"], "/a/p"),
     op("op2b", ["t1"], ["t6"], "a/q/"),
@@ -39,7 +65,13 @@ describe("scopeTree", () => {
   it("nests scopes by path, in document order, counting operations with their sub-groups'", () => {
     expect(tree.roots).toEqual(["/a", "/b"]);
     expect(tree.groups.get("/a")!.children).toEqual(["/a/p", "/a/q"]);
-    const summary = [...tree.groups.values()].map((g) => [g.path, g.name, g.parent, g.depth, g.ops]);
+    const summary = [...tree.groups.values()].map((g) => [
+      g.path,
+      g.name,
+      g.parent,
+      g.depth,
+      g.ops,
+    ]);
     expect(summary).toEqual([
       ["/a", "a", null, 1, 4],
       ["/a/p", "p", "/a", 2, 2],
@@ -64,8 +96,17 @@ describe("scopeTree", () => {
   });
 
   it("reads scopes as paths and finds the innermost common one", () => {
-    expect([scopePath("/layers.0//attn/"), scopePath(""), scopePath(3)]).toEqual(["/layers.0/attn", null, null]);
-    expect([commonScope("/a/p", "/a/q"), commonScope("/a", "/a/q"), commonScope("/a", "/b"), commonScope("/a", null)]).toEqual(["/a", "/a", null, null]);
+    expect([scopePath("/layers.0//attn/"), scopePath(""), scopePath(3)]).toEqual([
+      "/layers.0/attn",
+      null,
+      null,
+    ]);
+    expect([
+      commonScope("/a/p", "/a/q"),
+      commonScope("/a", "/a/q"),
+      commonScope("/a", "/b"),
+      commonScope("/a", null),
+    ]).toEqual(["/a", "/a", null, null]);
   });
 
   it("gives a document without Group tags no groups", () => {
@@ -81,7 +122,17 @@ describe("defaultCollapsed", () => {
   });
 
   it("opens a single top-level scope down to the first level with more than one group", () => {
-    const under = scopeTree({ id: "m", nodes: doc.nodes.map((n) => (n.tags?.[GROUP] ? { ...n, tags: { [GROUP]: { scope: `/m/${(n.tags[GROUP] as { scope: string }).scope}` } } } : n)) });
+    const under = scopeTree({
+      id: "m",
+      nodes: doc.nodes.map((n) =>
+        n.tags?.[GROUP]
+          ? {
+              ...n,
+              tags: { [GROUP]: { scope: `/m/${(n.tags[GROUP] as { scope: string }).scope}` } },
+            }
+          : n,
+      ),
+    });
     expect(defaultCollapsed(under, 100)).toEqual(new Set(["/m/a", "/m/a/p", "/m/a/q", "/m/b"]));
   });
 });
@@ -90,12 +141,23 @@ describe("groupedView", () => {
   it("draws a collapsed group as one box joined to the tensors outside it", () => {
     const g = groupedView(view, tree, new Set(["/a"]));
     expect(g.view.boxes.map((b) => b.id)).toEqual(["t2", "t3", "y", "cast", "op3"]);
-    expect(g.view.edges.map((e) => `${e.from}->${e.to}`)).toEqual(["group:/a->t2", "t2->cast", "cast->t3", "t3->op3", "op3->y"]);
+    expect(g.view.edges.map((e) => `${e.from}->${e.to}`)).toEqual([
+      "group:/a->t2",
+      "t2->cast",
+      "cast->t3",
+      "t3->op3",
+      "op3->y",
+    ]);
     expect(g.groups.map((s) => [s.id, s.collapsed, s.title, s.parent])).toEqual([
       ["group:/a", true, "a · 4 ops", null],
       ["group:/b", false, "b · 1 op", null],
     ]);
-    expect([g.parentOf.get("op3"), g.parentOf.get("t2"), g.hiddenIn.get("op1"), g.hiddenIn.get("t1")]).toEqual(["group:/b", undefined, "group:/a", "group:/a"]);
+    expect([
+      g.parentOf.get("op3"),
+      g.parentOf.get("t2"),
+      g.hiddenIn.get("op1"),
+      g.hiddenIn.get("t1"),
+    ]).toEqual(["group:/b", undefined, "group:/a", "group:/a"]);
   });
 
   it("bundles the edges from one tensor into a collapsed group into one, counted", () => {
@@ -112,12 +174,18 @@ describe("groupedView", () => {
 
   it("hides a collapsed group inside a collapsed one in the outer one", () => {
     const g = groupedView(view, tree, new Set(["/a", "/a/p"]));
-    expect([g.groups.map((s) => s.id), g.hiddenIn.get("op1")]).toEqual([["group:/a", "group:/b"], "group:/a"]);
+    expect([g.groups.map((s) => s.id), g.hiddenIn.get("op1")]).toEqual([
+      ["group:/a", "group:/b"],
+      "group:/a",
+    ]);
   });
 
   it("draws everything when nothing is collapsed", () => {
     const g = groupedView(view, tree, new Set());
-    expect([g.view.boxes.length, g.view.edges.length]).toEqual([view.boxes.length, view.edges.length]);
+    expect([g.view.boxes.length, g.view.edges.length]).toEqual([
+      view.boxes.length,
+      view.edges.length,
+    ]);
   });
 });
 
@@ -129,7 +197,9 @@ describe("boundary and revealing", () => {
   });
 
   it("expands every group around a node, and only those", () => {
-    expect(revealing(tree, "op1", new Set(["/a", "/a/p", "/a/q", "/b"]))).toEqual(new Set(["/a/q", "/b"]));
+    expect(revealing(tree, "op1", new Set(["/a", "/a/p", "/a/q", "/b"]))).toEqual(
+      new Set(["/a/q", "/b"]),
+    );
     expect(revealing(tree, "group:/a/q", new Set(["/a", "/a/q"]))).toEqual(new Set(["/a/q"]));
     expect(revealing(tree, "y", new Set(["/a"]))).toEqual(new Set(["/a"]));
   });
@@ -141,19 +211,38 @@ describe("grouped layout", () => {
     const input = layoutInput(g.view, g);
     return { g, rects: withFrames(new Map(await runLayout(new ELK(), input, groupLevels)), g) };
   };
-  const inside = (r: Rect, frame: Rect) => r.x >= frame.x && r.y >= frame.y && r.x + r.w <= frame.x + frame.w && r.y + r.h <= frame.y + frame.h;
-  const apart = (a: Rect, b: Rect) => a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
+  const inside = (r: Rect, frame: Rect) =>
+    r.x >= frame.x &&
+    r.y >= frame.y &&
+    r.x + r.w <= frame.x + frame.w &&
+    r.y + r.h <= frame.y + frame.h;
+  const apart = (a: Rect, b: Rect) =>
+    a.x + a.w <= b.x || b.x + b.w <= a.x || a.y + a.h <= b.y || b.y + b.h <= a.y;
 
   it("lays each expanded group out as a block inside its parent's frame, apart from the others", async () => {
     const { rects } = await laidOut(new Set());
     const r = (id: string) => rects.get(id)!;
-    expect(["op1", "x", "w", "w2", "scale", "t5"].every((id) => inside(r(id), r("group:/a/p")))).toBe(true);
+    expect(
+      ["op1", "x", "w", "w2", "scale", "t5"].every((id) => inside(r(id), r("group:/a/p"))),
+    ).toBe(true);
     expect(["op2", "op2b", "t6"].every((id) => inside(r(id), r("group:/a/q")))).toBe(true);
-    expect([inside(r("group:/a/p"), r("group:/a")), inside(r("group:/a/q"), r("group:/a")), inside(r("t1"), r("group:/a"))]).toEqual([true, true, true]);
-    expect([apart(r("group:/a"), r("group:/b")), apart(r("group:/a/p"), r("group:/a/q")), apart(r("t2"), r("group:/a"))]).toEqual([true, true, true]);
+    expect([
+      inside(r("group:/a/p"), r("group:/a")),
+      inside(r("group:/a/q"), r("group:/a")),
+      inside(r("t1"), r("group:/a")),
+    ]).toEqual([true, true, true]);
+    expect([
+      apart(r("group:/a"), r("group:/b")),
+      apart(r("group:/a/p"), r("group:/a/q")),
+      apart(r("t2"), r("group:/a")),
+    ]).toEqual([true, true, true]);
     // the data flow runs through the blocks in reading order (left to right, then the next row)
     const before = (a: Rect, b: Rect) => a.x + a.w <= b.x || a.y + a.h <= b.y;
-    expect(["group:/a", "t2", "cast", "t3", "group:/b", "y"].every((id, i, ids) => i === 0 || before(r(ids[i - 1]!), r(id)))).toBe(true);
+    expect(
+      ["group:/a", "t2", "cast", "t3", "group:/b", "y"].every(
+        (id, i, ids) => i === 0 || before(r(ids[i - 1]!), r(id)),
+      ),
+    ).toBe(true);
   });
 
   it("places a collapsed group as one box of its title's size, in the flow", async () => {

@@ -14,7 +14,15 @@
 //   them when they are collapsed), and a tensor nothing reads (a graph output) is at the top.
 // Collapsed state is view state: a set of scope paths, never part of the document.
 
-import { OPERATION, TENSOR, selections, type Box, type Edge, type GraphView, type LoomDocument } from "../model/document";
+import {
+  OPERATION,
+  TENSOR,
+  selections,
+  type Box,
+  type Edge,
+  type GraphView,
+  type LoomDocument,
+} from "../model/document";
 
 export const GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group";
 
@@ -22,7 +30,8 @@ export const GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group";
 export const COLLAPSE_OVER = 60;
 
 /** More operations than {@link COLLAPSE_OVER}: such a graph, just opened, is drawn before its panels. */
-export const isLarge = (doc: LoomDocument): boolean => doc.nodes.reduce((n, node) => n + (node.type === OPERATION ? 1 : 0), 0) > COLLAPSE_OVER;
+export const isLarge = (doc: LoomDocument): boolean =>
+  doc.nodes.reduce((n, node) => n + (node.type === OPERATION ? 1 : 0), 0) > COLLAPSE_OVER;
 
 export interface Group {
   /** The scope path, "/layers.0/self_attn". */
@@ -121,7 +130,15 @@ export function scopeTree(doc: LoomDocument): ScopeTree {
     if (g) return g;
     const cut = path.lastIndexOf("/");
     const parent = cut > 0 ? path.slice(0, cut) : null;
-    g = { path, name: path.slice(cut + 1), parent, depth: path.split("/").length - 1, children: [], members: [], ops: 0 };
+    g = {
+      path,
+      name: path.slice(cut + 1),
+      parent,
+      depth: path.split("/").length - 1,
+      children: [],
+      members: [],
+      ops: 0,
+    };
     if (parent) ensure(parent).children.push(path);
     else tree.roots.push(path);
     tree.groups.set(path, g);
@@ -136,7 +153,9 @@ export function scopeTree(doc: LoomDocument): ScopeTree {
       const readers = consumers.get(node.id) ?? [];
       const from = producer.get(node.id);
       const touching = from === undefined ? readers : [from, ...readers];
-      path = readers.length ? touching.map((id) => scope.get(id) ?? null).reduce(commonScope) : null;
+      path = readers.length
+        ? touching.map((id) => scope.get(id) ?? null).reduce(commonScope)
+        : null;
     }
     if (path) {
       ensure(path).members.push(node.id);
@@ -159,13 +178,23 @@ export function defaultCollapsed(tree: ScopeTree, operations: number): Set<strin
 }
 
 /** The collapsed set with every group around ``nodeId`` expanded (a search hit, a jump). */
-export function revealing(tree: ScopeTree, nodeId: string, collapsed: ReadonlySet<string>): Set<string> {
-  const path = tree.of.get(nodeId) ?? (isGroupId(nodeId) ? tree.groups.get(groupPath(nodeId))?.parent : undefined);
+export function revealing(
+  tree: ScopeTree,
+  nodeId: string,
+  collapsed: ReadonlySet<string>,
+): Set<string> {
+  const path =
+    tree.of.get(nodeId) ??
+    (isGroupId(nodeId) ? tree.groups.get(groupPath(nodeId))?.parent : undefined);
   return new Set([...collapsed].filter((p) => !within(path ?? undefined, p)));
 }
 
 /** The tensors outside a group that its operations read (inputs) and write (outputs). */
-export function boundary(tree: ScopeTree, view: GraphView, path: string): { inputs: string[]; outputs: string[] } {
+export function boundary(
+  tree: ScopeTree,
+  view: GraphView,
+  path: string,
+): { inputs: string[]; outputs: string[] } {
   const inside = (id: string) => within(tree.of.get(id), path);
   const inputs = new Set<string>();
   const outputs = new Set<string>();
@@ -211,7 +240,11 @@ export function groupTitle(name: string, ops: number): string {
 }
 
 /** ``view`` with the groups in ``collapsed`` drawn as single boxes. */
-export function groupedView(view: GraphView, tree: ScopeTree, collapsed: ReadonlySet<string>): Grouped {
+export function groupedView(
+  view: GraphView,
+  tree: ScopeTree,
+  collapsed: ReadonlySet<string>,
+): Grouped {
   // the outermost collapsed group around a path (null: the path is drawn)
   const hider = new Map<string, string | null>();
   const hiddenBy = (path: string | undefined): string | null => {
@@ -230,7 +263,16 @@ export function groupedView(view: GraphView, tree: ScopeTree, collapsed: Readonl
     const shown = !g.parent || hiddenBy(g.parent) === null;
     if (!shown) return;
     const isCollapsed = collapsed.has(path);
-    groups.push({ id: groupId(path), path, name: g.name, depth: g.depth, ops: g.ops, collapsed: isCollapsed, parent: g.parent ? groupId(g.parent) : null, title: groupTitle(g.name, g.ops) });
+    groups.push({
+      id: groupId(path),
+      path,
+      name: g.name,
+      depth: g.depth,
+      ops: g.ops,
+      collapsed: isCollapsed,
+      parent: g.parent ? groupId(g.parent) : null,
+      title: groupTitle(g.name, g.ops),
+    });
     if (!isCollapsed) g.children.forEach(walk);
   };
   tree.roots.forEach(walk);

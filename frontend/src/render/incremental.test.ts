@@ -8,12 +8,21 @@ import { layoutInput, runLayout } from "./layout";
 import { intersects, type Rect } from "./viewport";
 
 const whole = { start: [0], end: [2] };
-const tensor = (id: string): LoomNode => ({ id, type: TENSOR, label: id, body: { dtype: "float32", range: whole } });
+const tensor = (id: string): LoomNode => ({
+  id,
+  type: TENSOR,
+  label: id,
+  body: { dtype: "float32", range: whole },
+});
 const op = (id: string, ins: string[], outs: string[], scope: string): LoomNode => ({
   id,
   type: OPERATION,
   label: id,
-  body: { kernel: "op:add", inputs: { x: ins.map((tensorId) => ({ tensorId, range: whole })) }, outputs: { result: outs.map((tensorId) => ({ tensorId, range: whole })) } },
+  body: {
+    kernel: "op:add",
+    inputs: { x: ins.map((tensorId) => ({ tensorId, range: whole })) },
+    outputs: { result: outs.map((tensorId) => ({ tensorId, range: whole })) },
+  },
   tags: { [GROUP]: { scope } },
 });
 
@@ -23,8 +32,20 @@ function stack(layers: number): LoomDocument {
   for (let i = 0; i < layers; i++) {
     const s = `/layers.${i}`;
     const [x, q, k, a, h, y] = [`x${i}`, `q${i}`, `k${i}`, `a${i}`, `h${i}`, `x${i + 1}`];
-    nodes.push(tensor(`wq${i}`), tensor(`wk${i}`), tensor(q), tensor(k), tensor(a), tensor(h), tensor(y));
-    nodes.push(op(`opq${i}`, [x, `wq${i}`], [q], `${s}/attn`), op(`opk${i}`, [x, `wk${i}`], [k], `${s}/attn`), op(`opa${i}`, [q, k], [a], `${s}/attn`));
+    nodes.push(
+      tensor(`wq${i}`),
+      tensor(`wk${i}`),
+      tensor(q),
+      tensor(k),
+      tensor(a),
+      tensor(h),
+      tensor(y),
+    );
+    nodes.push(
+      op(`opq${i}`, [x, `wq${i}`], [q], `${s}/attn`),
+      op(`opk${i}`, [x, `wk${i}`], [k], `${s}/attn`),
+      op(`opa${i}`, [q, k], [a], `${s}/attn`),
+    );
     nodes.push(op(`up${i}`, [a], [h], `${s}/mlp`), op(`down${i}`, [h, x], [y], s));
   }
   return { id: "stack", nodes };
@@ -37,25 +58,43 @@ const view = graphView(doc);
 
 async function laidOut(collapsed: Set<string>): Promise<Map<string, Rect>> {
   const grouped = groupedView(view, tree, collapsed);
-  return withFrames(new Map(await runLayout(elk, layoutInput(grouped.view, grouped), groupLevels)), grouped);
+  return withFrames(
+    new Map(await runLayout(elk, layoutInput(grouped.view, grouped), groupLevels)),
+    grouped,
+  );
 }
 
 /** What the editor does when ``path`` opens: its block alone in the worker, put where its box was. */
-async function opened(rects: Map<string, Rect>, was: Set<string>, path: string): Promise<{ rects: Map<string, Rect>; now: Set<string> }> {
+async function opened(
+  rects: Map<string, Rect>,
+  was: Set<string>,
+  path: string,
+): Promise<{ rects: Map<string, Rect>; now: Set<string> }> {
   const now = new Set([...was].filter((p) => p !== path));
   const before = groupedView(view, tree, was);
   const after = groupedView(view, tree, now);
   const change = changedGroup(before, was, now)!;
-  const block = new Map(await runLayout(elk, blockInput(layoutInput(after.view, after), path), groupLevels));
+  const block = new Map(
+    await runLayout(elk, blockInput(layoutInput(after.view, after), path), groupLevels),
+  );
   const frame = withFrames(new Map(block), after).get(groupId(path))!;
-  return { rects: withFrames(openedLayout(rects, change.group, rects.get(groupId(path))!, block, frame), after), now };
+  return {
+    rects: withFrames(
+      openedLayout(rects, change.group, rects.get(groupId(path))!, block, frame),
+      after,
+    ),
+    now,
+  };
 }
 
 function closed(rects: Map<string, Rect>, was: Set<string>, path: string): Map<string, Rect> {
   const now = new Set([...was, path]);
   const before = groupedView(view, tree, was);
   const change = changedGroup(before, was, now)!;
-  return withFrames(closedLayout(rects, before, change.group, rects.get(groupId(path))!), groupedView(view, tree, now));
+  return withFrames(
+    closedLayout(rects, before, change.group, rects.get(groupId(path))!),
+    groupedView(view, tree, now),
+  );
 }
 
 describe("opening and closing one group", () => {
@@ -66,11 +105,25 @@ describe("opening and closing one group", () => {
     const grouped = groupedView(view, tree, all);
     // given everything collapsed, when layer 1 and its attention part open together (a search revealing a node)
     const revealing = new Set([...all].filter((p) => p !== "/layers.1" && p !== "/layers.1/attn"));
-    expect(changedGroup(grouped, all, revealing)).toMatchObject({ group: { path: "/layers.1" }, opened: true });
+    expect(changedGroup(grouped, all, revealing)).toMatchObject({
+      group: { path: "/layers.1" },
+      opened: true,
+    });
     // then one drawn group changed; two drawn groups at once, or a hidden one alone, are not one
-    expect(changedGroup(grouped, all, new Set([...all].filter((p) => p !== "/layers.1" && p !== "/layers.2")))).toBeNull();
-    expect(changedGroup(grouped, all, new Set([...all].filter((p) => p !== "/layers.1/attn")))).toBeNull();
-    expect(changedGroup(groupedView(view, tree, revealing), revealing, all)).toMatchObject({ group: { path: "/layers.1" }, opened: false });
+    expect(
+      changedGroup(
+        grouped,
+        all,
+        new Set([...all].filter((p) => p !== "/layers.1" && p !== "/layers.2")),
+      ),
+    ).toBeNull();
+    expect(
+      changedGroup(grouped, all, new Set([...all].filter((p) => p !== "/layers.1/attn"))),
+    ).toBeNull();
+    expect(changedGroup(groupedView(view, tree, revealing), revealing, all)).toMatchObject({
+      group: { path: "/layers.1" },
+      opened: false,
+    });
   });
 
   it("lays out only the opened layer, keeps every other box in place or moves it by the group's growth, and overlaps nothing", async () => {
@@ -91,11 +144,21 @@ describe("opening and closing one group", () => {
     for (const [id, r] of start) {
       if (id === groupId("/layers.1")) continue;
       const next = rects.get(id)!;
-      expect([[0, 0], [frame.w - box.w, 0], [0, frame.h - box.h]]).toContainEqual([next.x - r.x, next.y - r.y]);
+      expect([
+        [0, 0],
+        [frame.w - box.w, 0],
+        [0, frame.h - box.h],
+      ]).toContainEqual([next.x - r.x, next.y - r.y]);
     }
     // and no box outside the layer lies over its frame
-    const inside = new Set([...groupedView(view, tree, now).parentOf].filter(([, g]) => g === groupId("/layers.1")).map(([id]) => id));
-    for (const [id, r] of rects) if (id !== groupId("/layers.1") && !inside.has(id)) expect(intersects(r, frame), id).toBe(false);
+    const inside = new Set(
+      [...groupedView(view, tree, now).parentOf]
+        .filter(([, g]) => g === groupId("/layers.1"))
+        .map(([id]) => id),
+    );
+    for (const [id, r] of rects)
+      if (id !== groupId("/layers.1") && !inside.has(id))
+        expect(intersects(r, frame), id).toBe(false);
     // when it closes again, then every box is back exactly where it was, with no layout at all
     levelStats.placed = 0;
     expect(closed(rects, now, "/layers.1")).toEqual(start);
@@ -130,7 +193,17 @@ describe("laying out levels of the same shape once", () => {
       ["above", { x: 120, y: 0, w: 50, h: 20 }],
       ["gone", { x: 120, y: 100, w: 10, h: 10 }],
     ]);
-    const room = makeRoom(rects, { x: 100, y: 100, w: 100, h: 50 }, { w: 300, h: 150 }, (id) => id !== "gone");
-    expect(Object.fromEntries([...room].map(([id, r]) => [id, [r.x, r.y]]))).toEqual({ left: [0, 0], right: [500, 500], below: [120, 300], above: [120, 0] });
+    const room = makeRoom(
+      rects,
+      { x: 100, y: 100, w: 100, h: 50 },
+      { w: 300, h: 150 },
+      (id) => id !== "gone",
+    );
+    expect(Object.fromEntries([...room].map(([id, r]) => [id, [r.x, r.y]]))).toEqual({
+      left: [0, 0],
+      right: [500, 500],
+      below: [120, 300],
+      above: [120, 0],
+    });
   });
 });

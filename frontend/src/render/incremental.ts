@@ -11,7 +11,11 @@ import { groupId, groupPath, within, type Grouped, type GroupShape } from "./gro
 import type { Rect } from "./viewport";
 
 /** The one drawn group that opened or closed between two collapsed sets (groups inside it may have changed with it); null for any other change. */
-export function changedGroup(before: Grouped, was: ReadonlySet<string>, now: ReadonlySet<string>): { group: GroupShape; opened: boolean } | null {
+export function changedGroup(
+  before: Grouped,
+  was: ReadonlySet<string>,
+  now: ReadonlySet<string>,
+): { group: GroupShape; opened: boolean } | null {
   const changed = [...was].filter((p) => !now.has(p)).concat([...now].filter((p) => !was.has(p)));
   const drawn = before.groups.filter((g) => changed.includes(g.path));
   const outer = drawn.filter((g) => !drawn.some((o) => o !== g && within(g.path, o.path)));
@@ -26,7 +30,12 @@ export function changedGroup(before: Grouped, was: ReadonlySet<string>, now: Rea
  * at the same top-left: boxes right of it move by the change of width, boxes below it within its
  * columns by the change of height. ``keep`` says which rects carry over (the others are dropped).
  */
-export function makeRoom(rects: ReadonlyMap<string, Rect>, from: Rect, to: { w: number; h: number }, keep: (id: string) => boolean): Map<string, Rect> {
+export function makeRoom(
+  rects: ReadonlyMap<string, Rect>,
+  from: Rect,
+  to: { w: number; h: number },
+  keep: (id: string) => boolean,
+): Map<string, Rect> {
   const dw = to.w - from.w;
   const dh = to.h - from.h;
   const out = new Map<string, Rect>();
@@ -48,9 +57,19 @@ function inside(grouped: Grouped, id: string, path: string): boolean {
 }
 
 /** The layout after ``path`` closed: its frame ``frame`` becomes its box at the same corner, the rest makes room. */
-export function closedLayout(rects: ReadonlyMap<string, Rect>, before: Grouped, group: GroupShape, frame: Rect): Map<string, Rect> {
+export function closedLayout(
+  rects: ReadonlyMap<string, Rect>,
+  before: Grouped,
+  group: GroupShape,
+  frame: Rect,
+): Map<string, Rect> {
   const box = groupBoxSize(group.title);
-  const out = makeRoom(rects, frame, box, (id) => id !== group.id && !inside(before, id, group.path));
+  const out = makeRoom(
+    rects,
+    frame,
+    box,
+    (id) => id !== group.id && !inside(before, id, group.path),
+  );
   out.set(group.id, { x: frame.x, y: frame.y, ...box });
   return out;
 }
@@ -60,7 +79,13 @@ export function closedLayout(rects: ReadonlyMap<string, Rect>, before: Grouped, 
  * ``frame`` the frame drawn around them there (render/groupLayout.ts's ``withFrames``); the frame
  * goes where the group's box ``box`` was, the rest makes room.
  */
-export function openedLayout(rects: ReadonlyMap<string, Rect>, group: GroupShape, box: Rect, block: ReadonlyMap<string, Rect>, frame: Rect): Map<string, Rect> {
+export function openedLayout(
+  rects: ReadonlyMap<string, Rect>,
+  group: GroupShape,
+  box: Rect,
+  block: ReadonlyMap<string, Rect>,
+  frame: Rect,
+): Map<string, Rect> {
   const out = makeRoom(rects, box, frame, (id) => id !== group.id && !block.has(id));
   const dx = box.x - frame.x;
   const dy = box.y - frame.y;
@@ -70,9 +95,15 @@ export function openedLayout(rects: ReadonlyMap<string, Rect>, group: GroupShape
 
 /** What the worker needs to lay out the block of the expanded group ``path`` alone. */
 export function blockInput(input: LayoutInput, path: string): LayoutInput {
-  const holds = (parent: string | undefined) => parent !== undefined && within(groupPath(parent), path);
+  const holds = (parent: string | undefined) =>
+    parent !== undefined && within(groupPath(parent), path);
   const groups = (input.groups ?? []).filter((g) => within(groupPath(g.id), path));
   const boxes = input.boxes.filter((b) => holds(b.parent));
   const ids = new Set(boxes.map((b) => b.id));
-  return { boxes, groups, edges: input.edges.filter((e) => ids.has(e.from) && ids.has(e.to)), block: groupId(path) };
+  return {
+    boxes,
+    groups,
+    edges: input.edges.filter((e) => ids.has(e.from) && ids.has(e.to)),
+    block: groupId(path),
+  };
 }

@@ -1,14 +1,38 @@
 import { describe, expect, it } from "vitest";
 import type { Box, GraphView } from "../model/document";
 import ELK from "elkjs/lib/elk.bundled.js";
-import { boxSize, chipWidth, fitScale, gridLayout, keptLayout, layoutInput, runLayout, tooWide, type Layout } from "./layout";
+import {
+  boxSize,
+  chipWidth,
+  fitScale,
+  gridLayout,
+  keptLayout,
+  layoutInput,
+  runLayout,
+  tooWide,
+  type Layout,
+} from "./layout";
 import { bounds } from "./viewport";
 
-const layoutView = async (view: GraphView): Promise<Layout> => ({ rects: new Map(await runLayout(new ELK(), layoutInput(view))) });
+const layoutView = async (view: GraphView): Promise<Layout> => ({
+  rects: new Map(await runLayout(new ELK(), layoutInput(view))),
+});
 
-const box = (id: string, kind: "tensor" | "operation", pinned?: { x: number; y: number }) => ({ id, kind, title: id, subtitle: "", chips: [], pinned });
+const box = (id: string, kind: "tensor" | "operation", pinned?: { x: number; y: number }) => ({
+  id,
+  kind,
+  title: id,
+  subtitle: "",
+  chips: [],
+  pinned,
+});
 const chain: GraphView = {
-  boxes: [box("a", "tensor"), box("op", "operation"), box("b", "tensor"), box("p", "tensor", { x: 900, y: 400 })],
+  boxes: [
+    box("a", "tensor"),
+    box("op", "operation"),
+    box("b", "tensor"),
+    box("p", "tensor", { x: 900, y: 400 }),
+  ],
   edges: [
     { from: "a", to: "op", port: "tensor" },
     { from: "op", to: "b", port: "result" },
@@ -30,12 +54,22 @@ describe("layoutView", () => {
 
   it("without a worker, places the free nodes on a grid below the placed ones", () => {
     const rects = new Map(gridLayout(layoutInput(chain)));
-    expect([rects.get("p")!.y, rects.get("a")!.y, rects.get("op")!.x]).toEqual([400, 400 + 62 - 18 + 6 + 40 + 24, 264]);
+    expect([rects.get("p")!.y, rects.get("a")!.y, rects.get("op")!.x]).toEqual([
+      400,
+      400 + 62 - 18 + 6 + 40 + 24,
+      264,
+    ]);
   });
 
   it("sizes a tensor for its axis chips", () => {
-    const chips = [{ ref: "H", axis: "H", length: 2 }, { ref: "W-1", axis: "W", length: 3 }];
-    expect([chipWidth("W-1", 3), boxSize({ kind: "tensor", title: "x", subtitle: "float32", chips })]).toEqual([51, { w: 140, h: 62 }]);
+    const chips = [
+      { ref: "H", axis: "H", length: 2 },
+      { ref: "W-1", axis: "W", length: 3 },
+    ];
+    expect([
+      chipWidth("W-1", 3),
+      boxSize({ kind: "tensor", title: "x", subtitle: "float32", chips }),
+    ]).toEqual([51, { w: 140, h: 62 }]);
   });
 });
 
@@ -45,7 +79,10 @@ function longChain(n: number, pin?: { x: number; y: number }): GraphView {
   const edges = [];
   for (let i = 0; i < n; i++) {
     boxes.push(box(`op${i}`, "operation"), box(`t${i + 1}`, "tensor"));
-    edges.push({ from: `t${i}`, to: `op${i}`, port: "tensor" }, { from: `op${i}`, to: `t${i + 1}`, port: "result" });
+    edges.push(
+      { from: `t${i}`, to: `op${i}`, port: "tensor" },
+      { from: `op${i}`, to: `t${i + 1}`, port: "result" },
+    );
   }
   return { boxes, edges };
 }
@@ -80,12 +117,28 @@ describe("long chains", () => {
 });
 
 describe("keptLayout", () => {
-  const box = (id: string, pinned?: { x: number; y: number }): Box => ({ id, kind: "tensor", title: id, chips: [], subtitle: "", ...(pinned ? { pinned } : {}) });
+  const box = (id: string, pinned?: { x: number; y: number }): Box => ({
+    id,
+    kind: "tensor",
+    title: id,
+    chips: [],
+    subtitle: "",
+    ...(pinned ? { pinned } : {}),
+  });
 
   it("keeps placed boxes and boxes laid out before, and says when others need ELK", () => {
     const previous = { rects: new Map([["old", { x: 5, y: 6, w: 1, h: 1 }]]) };
-    const view: GraphView = { boxes: [box("placed", { x: 1, y: 2 }), box("old"), box("new")], edges: [] };
+    const view: GraphView = {
+      boxes: [box("placed", { x: 1, y: 2 }), box("old"), box("new")],
+      edges: [],
+    };
     const { layout, complete } = keptLayout(view, previous);
-    expect([[...layout.rects].map(([id, r]) => [id, r.x, r.y]), complete]).toEqual([[["placed", 1, 2], ["old", 5, 6]], false]);
+    expect([[...layout.rects].map(([id, r]) => [id, r.x, r.y]), complete]).toEqual([
+      [
+        ["placed", 1, 2],
+        ["old", 5, 6],
+      ],
+      false,
+    ]);
   });
 });

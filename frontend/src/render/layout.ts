@@ -26,11 +26,18 @@ export function chipWidth(ref: string, length: number | null): number {
   return 16 + 7 * (ref.length + 1 + String(length ?? "?").length);
 }
 
-export function boxSize(box: Pick<Box, "kind" | "title" | "chips" | "subtitle">): { w: number; h: number } {
-  if (box.kind === "operation") return { w: Math.max(130, 32 + 8 * box.title.length), h: OPERATION_H };
+export function boxSize(box: Pick<Box, "kind" | "title" | "chips" | "subtitle">): {
+  w: number;
+  h: number;
+} {
+  if (box.kind === "operation")
+    return { w: Math.max(130, 32 + 8 * box.title.length), h: OPERATION_H };
   const chips = box.chips.reduce((s, c) => s + chipWidth(c.ref, c.length) + 4, 0);
   const text = 24 + 8 * Math.max(box.title.length + 1 + box.subtitle.length, 0);
-  return { w: Math.max(140, Math.min(420, Math.max(chips + 20, text))), h: box.chips.length ? TENSOR_H : TENSOR_H - CHIP_H + 6 };
+  return {
+    w: Math.max(140, Math.min(420, Math.max(chips + 20, text))),
+    h: box.chips.length ? TENSOR_H : TENSOR_H - CHIP_H + 6,
+  };
 }
 
 /** A collapsed group's box: its title ("self_attn · 14 ops") with room for the chevron. */
@@ -49,14 +56,23 @@ export interface LayoutInput {
 }
 
 export function layoutInput(view: GraphView, grouped?: Grouped): LayoutInput {
-  const boxes: LayoutInput["boxes"] = view.boxes.map((b) => ({ id: b.id, ...boxSize(b), pinned: b.pinned, parent: grouped?.parentOf.get(b.id) }));
+  const boxes: LayoutInput["boxes"] = view.boxes.map((b) => ({
+    id: b.id,
+    ...boxSize(b),
+    pinned: b.pinned,
+    parent: grouped?.parentOf.get(b.id),
+  }));
   const groups: NonNullable<LayoutInput["groups"]> = [];
   for (const g of grouped?.groups ?? []) {
     const parent = g.parent ?? undefined;
     if (g.collapsed) boxes.push({ id: g.id, ...groupBoxSize(g.title), parent });
     else groups.push({ id: g.id, parent });
   }
-  return { boxes, edges: view.edges.map((e) => ({ from: e.from, to: e.to })), ...(groups.length || grouped?.groups.length ? { groups } : {}) };
+  return {
+    boxes,
+    edges: view.edges.map((e) => ({ from: e.from, to: e.to })),
+    ...(groups.length || grouped?.groups.length ? { groups } : {}),
+  };
 }
 
 /**
@@ -105,7 +121,12 @@ export function tooWide(w: number, h: number): boolean {
 }
 
 /** One level's layered layout: rects relative to it, and its size (``padding`` included), wrapped into rows when too wide. */
-export async function placeLevel(elk: InstanceType<typeof ELK>, items: { id: string; w: number; h: number }[], edges: { from: string; to: string }[], padding?: string): Promise<{ w: number; h: number; rects: [string, Rect][] }> {
+export async function placeLevel(
+  elk: InstanceType<typeof ELK>,
+  items: { id: string; w: number; h: number }[],
+  edges: { from: string; to: string }[],
+  padding?: string,
+): Promise<{ w: number; h: number; rects: [string, Rect][] }> {
   const ids = new Set(items.map((b) => b.id));
   const base = padding ? { ...BASE_OPTIONS, "elk.padding": padding } : BASE_OPTIONS;
   const path = pathOrder(items, edges);
@@ -114,7 +135,9 @@ export async function placeLevel(elk: InstanceType<typeof ELK>, items: { id: str
     id: "root",
     layoutOptions: options,
     children: items.map((b) => ({ id: b.id, width: b.w, height: b.h })),
-    edges: edges.filter((e) => ids.has(e.from) && ids.has(e.to)).map((e, i) => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
+    edges: edges
+      .filter((e) => ids.has(e.from) && ids.has(e.to))
+      .map((e, i) => ({ id: `e${i}`, sources: [e.from], targets: [e.to] })),
   });
   let placed: Placed = await elk.layout(graph(base));
   const [w, h] = [placed.width ?? 0, placed.height ?? 0];
@@ -123,7 +146,10 @@ export async function placeLevel(elk: InstanceType<typeof ELK>, items: { id: str
     // kept only when it is clearly easier to read once fitted
     if (fitScale(wrapped.width ?? 0, wrapped.height ?? 0) > 1.25 * fitScale(w, h)) placed = wrapped;
   }
-  const rects: [string, Rect][] = (placed.children ?? []).map((c) => [c.id, { x: c.x ?? 0, y: c.y ?? 0, w: c.width ?? 0, h: c.height ?? 0 }]);
+  const rects: [string, Rect][] = (placed.children ?? []).map((c) => [
+    c.id,
+    { x: c.x ?? 0, y: c.y ?? 0, w: c.width ?? 0, h: c.height ?? 0 },
+  ]);
   return { w: placed.width ?? 0, h: placed.height ?? 0, rects };
 }
 
@@ -133,7 +159,10 @@ function paddingOf(elkPadding: string): Padding {
 }
 
 /** A path in one row, or in the rows that fit the reference canvas best when that is clearly easier to read (as ELK's wrapping is kept). */
-function wrappedPath(path: Parameters<typeof placePath>[0], pad: Padding): ReturnType<typeof placePath> {
+function wrappedPath(
+  path: Parameters<typeof placePath>[0],
+  pad: Padding,
+): ReturnType<typeof placePath> {
   const row = placePath(path, pad);
   if (!tooWide(row.w, row.h)) return row;
   let best = row;
@@ -144,17 +173,31 @@ function wrappedPath(path: Parameters<typeof placePath>[0], pad: Padding): Retur
   return fitScale(best.w, best.h) > 1.25 * fitScale(row.w, row.h) ? best : row;
 }
 
-export type Levels = (elk: InstanceType<typeof ELK>, input: LayoutInput) => Promise<{ rects: [string, Rect][] }>;
+export type Levels = (
+  elk: InstanceType<typeof ELK>,
+  input: LayoutInput,
+) => Promise<{ rects: [string, Rect][] }>;
 
 /** One flat level of every box no Layout tag places. */
-const flat: Levels = (elk, input) => placeLevel(elk, input.boxes.filter((b) => !b.pinned), input.edges);
+const flat: Levels = (elk, input) =>
+  placeLevel(
+    elk,
+    input.boxes.filter((b) => !b.pinned),
+    input.edges,
+  );
 
 /**
  * Rects by node id (as a plain array, so it crosses postMessage). ``levels`` places the free
  * boxes (groupLayout.ts's ``groupLevels`` lays out each expanded group as a block).
  */
-export async function runLayout(elk: InstanceType<typeof ELK>, input: LayoutInput, levels: Levels = flat): Promise<[string, Rect][]> {
-  const out: [string, Rect][] = input.boxes.filter((b) => b.pinned).map((b) => [b.id, { x: b.pinned!.x, y: b.pinned!.y, w: b.w, h: b.h }]);
+export async function runLayout(
+  elk: InstanceType<typeof ELK>,
+  input: LayoutInput,
+  levels: Levels = flat,
+): Promise<[string, Rect][]> {
+  const out: [string, Rect][] = input.boxes
+    .filter((b) => b.pinned)
+    .map((b) => [b.id, { x: b.pinned!.x, y: b.pinned!.y, w: b.w, h: b.h }]);
   const placed = await levels(elk, input);
   // Free nodes go below what the user placed, so they never cover it.
   let floor = 0;
@@ -168,8 +211,18 @@ export function gridLayout(input: LayoutInput): [string, Rect][] {
   const placed = input.boxes.filter((b) => b.pinned);
   let floor = 0;
   for (const b of placed) floor = Math.max(floor, b.pinned!.y + b.h + 40);
-  const out: [string, Rect][] = placed.map((b) => [b.id, { x: b.pinned!.x, y: b.pinned!.y, w: b.w, h: b.h }]);
-  input.boxes.filter((b) => !b.pinned).forEach((b, i) => out.push([b.id, { x: 24 + (i % 6) * 240, y: floor + 24 + Math.floor(i / 6) * 100, w: b.w, h: b.h }]));
+  const out: [string, Rect][] = placed.map((b) => [
+    b.id,
+    { x: b.pinned!.x, y: b.pinned!.y, w: b.w, h: b.h },
+  ]);
+  input.boxes
+    .filter((b) => !b.pinned)
+    .forEach((b, i) =>
+      out.push([
+        b.id,
+        { x: 24 + (i % 6) * 240, y: floor + 24 + Math.floor(i / 6) * 100, w: b.w, h: b.h },
+      ]),
+    );
   return out;
 }
 
@@ -178,7 +231,11 @@ export function gridLayout(input: LayoutInput): [string, Rect][] {
  * nodes laid out before where they were (sized anew). ``complete`` is false when some box has
  * neither: then the layout engine places the rest.
  */
-export function keptLayout(view: GraphView, previous: Layout, grouped?: Grouped): { layout: Layout; complete: boolean } {
+export function keptLayout(
+  view: GraphView,
+  previous: Layout,
+  grouped?: Grouped,
+): { layout: Layout; complete: boolean } {
   const rects = new Map<string, Rect>();
   let complete = true;
   for (const b of view.boxes) {

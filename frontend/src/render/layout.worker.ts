@@ -7,7 +7,19 @@ import { runLayout, type LayoutInput } from "./layout";
 const elk = new ELK();
 // ELK's first layout runs its code cold (about four times slower): warm it while the page loads,
 // before a document arrives
-void elk.layout({ id: "warm", layoutOptions: { "elk.algorithm": "layered" }, children: [{ id: "a", width: 9, height: 9 }, { id: "b", width: 9, height: 9 }, { id: "c", width: 9, height: 9 }], edges: [{ id: "e", sources: ["a"], targets: ["b"] }, { id: "f", sources: ["a"], targets: ["c"] }] });
+void elk.layout({
+  id: "warm",
+  layoutOptions: { "elk.algorithm": "layered" },
+  children: [
+    { id: "a", width: 9, height: 9 },
+    { id: "b", width: 9, height: 9 },
+    { id: "c", width: 9, height: 9 },
+  ],
+  edges: [
+    { id: "e", sources: ["a"], targets: ["b"] },
+    { id: "f", sources: ["a"], targets: ["c"] },
+  ],
+});
 
 /** Layouts asked for and not yet answered; a layout ahead (seq 0, no answer) waits while there are any. */
 let asked = 0;

@@ -10,7 +10,9 @@ export class LayoutClient {
 
   constructor() {
     this.worker = new Worker(new URL("./layout.worker.ts", import.meta.url), { type: "module" });
-    this.worker.onmessage = (e: MessageEvent<{ seq: number; rects?: [string, Rect][]; error?: string }>) => {
+    this.worker.onmessage = (
+      e: MessageEvent<{ seq: number; rects?: [string, Rect][]; error?: string }>,
+    ) => {
       const done = this.waiting.get(e.data.seq);
       this.waiting.delete(e.data.seq);
       done?.(e.data.rects ?? null);

@@ -6,7 +6,15 @@
 
 import { graphView, OPERATION, type GraphView, type LoomDocument } from "../model/document";
 import { withFrames } from "./groupLayout";
-import { groupedView, isGroupId, scopeTree, within, type Grouped, type GroupShape, type ScopeTree } from "./groups";
+import {
+  groupedView,
+  isGroupId,
+  scopeTree,
+  within,
+  type Grouped,
+  type GroupShape,
+  type ScopeTree,
+} from "./groups";
 import { CanvasMarks } from "./marks";
 import { blockInput, changedGroup, closedLayout, openedLayout } from "./incremental";
 import { gridLayout, keptLayout, layoutInput, type Layout, type LayoutInput } from "./layout";
@@ -61,7 +69,10 @@ export class LiveLayout {
       this.tree = scopeTree(doc);
       if (!this.started && this.tree.groups.size) {
         this.started = true;
-        this.collapsed = this.grouping.initial(this.tree, doc.nodes.filter((n) => n.type === OPERATION).length);
+        this.collapsed = this.grouping.initial(
+          this.tree,
+          doc.nodes.filter((n) => n.type === OPERATION).length,
+        );
       }
     }
     this.regroup();
@@ -82,8 +93,11 @@ export class LiveLayout {
   get complete(): boolean {
     if (!this.view) return false;
     const { view, layout } = this;
-    if (this.completeOf?.view === view && this.completeOf.layout === layout) return this.completeOf.value;
-    const value = view.boxes.every((b) => layout.rects.has(b.id)) && (this.grouped?.groups ?? []).every((g) => !g.collapsed || layout.rects.has(g.id));
+    if (this.completeOf?.view === view && this.completeOf.layout === layout)
+      return this.completeOf.value;
+    const value =
+      view.boxes.every((b) => layout.rects.has(b.id)) &&
+      (this.grouped?.groups ?? []).every((g) => !g.collapsed || layout.rects.has(g.id));
     this.completeOf = { view, layout, value };
     return value;
   }
@@ -91,12 +105,20 @@ export class LiveLayout {
   /** The rects of nodes only (no group frames or boxes): what a selection rectangle selects. */
   nodeRects(): Map<string, Rect> {
     if (!this.grouped) return this.layout.rects;
-    if (this.nodesOf?.layout !== this.layout) this.nodesOf = { layout: this.layout, rects: new Map([...this.layout.rects].filter(([id]) => !isGroupId(id))) };
+    if (this.nodesOf?.layout !== this.layout)
+      this.nodesOf = {
+        layout: this.layout,
+        rects: new Map([...this.layout.rects].filter(([id]) => !isGroupId(id))),
+      };
     return this.nodesOf.rects;
   }
 
   /** The view of the collapsed set; with ``change`` (one group opened or closed) only that group is laid out. */
-  private regroup(change: ReturnType<typeof changedGroup> = null, rects?: Map<string, Rect>, before?: Grouped | null): void {
+  private regroup(
+    change: ReturnType<typeof changedGroup> = null,
+    rects?: Map<string, Rect>,
+    before?: Grouped | null,
+  ): void {
     const full = this.full!;
     const grouped = this.tree?.groups.size ? groupedView(full, this.tree, this.collapsed) : null;
     const view = grouped ? grouped.view : full;
@@ -105,7 +127,10 @@ export class LiveLayout {
     const at = change ? rects?.get(change.group.id) : undefined;
     if (change && at && rects && before && grouped) {
       if (!change.opened) {
-        this.layout = this.framed(keptLayout(view, { rects: closedLayout(rects, before, change.group, at) }, grouped).layout.rects);
+        this.layout = this.framed(
+          keptLayout(view, { rects: closedLayout(rects, before, change.group, at) }, grouped).layout
+            .rects,
+        );
         this.placed();
         return;
       }
@@ -128,7 +153,13 @@ export class LiveLayout {
   }
 
   /** Lay out only the opened group's block (in the worker), then put it where its box was. */
-  private open(group: GroupShape, box: Rect, rects: Map<string, Rect>, view: GraphView, grouped: Grouped): boolean {
+  private open(
+    group: GroupShape,
+    box: Rect,
+    rects: Map<string, Rect>,
+    view: GraphView,
+    grouped: Grouped,
+  ): boolean {
     const input = blockInput(layoutInput(view, grouped), group.path);
     // a node a Layout tag places stays there: such a group is laid out with the whole view
     if (input.boxes.some((b) => b.pinned)) return false;
@@ -138,8 +169,15 @@ export class LiveLayout {
       if (!layout || seq !== this.seq || this.view !== view) return;
       const origin = layout.rects.get(group.id);
       if (!origin) return;
-      const block = new Map([...layout.rects].map(([id, r]) => [id, { ...r, x: r.x - origin.x, y: r.y - origin.y }]));
-      const frame = withFrames(new Map(block), grouped).get(group.id) ?? { x: 0, y: 0, w: origin.w, h: origin.h };
+      const block = new Map(
+        [...layout.rects].map(([id, r]) => [id, { ...r, x: r.x - origin.x, y: r.y - origin.y }]),
+      );
+      const frame = withFrames(new Map(block), grouped).get(group.id) ?? {
+        x: 0,
+        y: 0,
+        w: origin.w,
+        h: origin.h,
+      };
       this.layout = this.framed(openedLayout(rects, group, box, block, frame));
       this.placed();
     };
@@ -174,8 +212,14 @@ export class LiveLayout {
       picked.push(g.path);
     }
     // each opened alone first (what a click opens), then with all it holds (Expand all)
-    const alone = picked.map((path): [string, Set<string>] => [path, new Set([...this.collapsed].filter((p) => p !== path))]);
-    const whole = picked.map((path): [string, Set<string>] => [path, new Set([...this.collapsed].filter((p) => !within(p, path)))]);
+    const alone = picked.map((path): [string, Set<string>] => [
+      path,
+      new Set([...this.collapsed].filter((p) => p !== path)),
+    ]);
+    const whole = picked.map((path): [string, Set<string>] => [
+      path,
+      new Set([...this.collapsed].filter((p) => !within(p, path))),
+    ]);
     for (const [path, open] of [...alone, ...whole]) {
       const next = groupedView(full, tree, open);
       client.warm(blockInput(layoutInput(next.view, next), path));
@@ -186,4 +230,3 @@ export class LiveLayout {
     return { rects: this.grouped ? withFrames(rects, this.grouped) : rects };
   }
 }
-

@@ -6,12 +6,21 @@ import { focusEdge, namedStages, stageBands, type EdgeHost } from "./marks";
 import { bounds, toScreen, type Rect } from "./viewport";
 
 const whole = { start: [0], end: [2] };
-const tensor = (id: string): LoomNode => ({ id, type: TENSOR, label: id, body: { dtype: "float32", range: whole } });
+const tensor = (id: string): LoomNode => ({
+  id,
+  type: TENSOR,
+  label: id,
+  body: { dtype: "float32", range: whole },
+});
 const op = (id: string, ins: string[], outs: string[], scope: string): LoomNode => ({
   id,
   type: OPERATION,
   label: id,
-  body: { kernel: "op:add", inputs: { x: ins.map((tensorId) => ({ tensorId, range: whole })) }, outputs: { result: outs.map((tensorId) => ({ tensorId, range: whole })) } },
+  body: {
+    kernel: "op:add",
+    inputs: { x: ins.map((tensorId) => ({ tensorId, range: whole })) },
+    outputs: { result: outs.map((tensorId) => ({ tensorId, range: whole })) },
+  },
   tags: { [GROUP]: { scope } },
 });
 
@@ -19,7 +28,12 @@ const op = (id: string, ins: string[], outs: string[], scope: string): LoomNode 
 const doc: LoomDocument = {
   id: "chain",
   nodes: [
-    tensor("x"), tensor("h0"), tensor("h1"), tensor("a1"), tensor("h2"), tensor("h3"),
+    tensor("x"),
+    tensor("h0"),
+    tensor("h1"),
+    tensor("a1"),
+    tensor("h2"),
+    tensor("h3"),
     op("l0", ["x"], ["h0"], "layers.0"),
     op("att", ["h0"], ["a1"], "layers.1/attn"),
     op("l1", ["a1"], ["h1"], "layers.1"),
@@ -30,32 +44,52 @@ const doc: LoomDocument = {
 const tree = scopeTree(doc);
 const view = graphView(doc);
 /** A rect per group, 100 apart, as a layout would place them. */
-const rectsOf = (ids: string[]): Map<string, Rect> => new Map(ids.map((id, i) => [id, { x: i * 100, y: 0, w: 80, h: 40 }]));
+const rectsOf = (ids: string[]): Map<string, Rect> =>
+  new Map(ids.map((id, i) => [id, { x: i * 100, y: 0, w: 80, h: 40 }]));
 
 describe("pipeline stage bands", () => {
   it("covers each stage's groups, matching scopes by path component as the server does", () => {
     // given every group expanded, stage 0 = layers.0 and layers.1, stage 1 = layers.1 (by prefix: not layers.10) and layers.2
     const grouped = groupedView(view, tree, new Set());
     const rects = rectsOf(grouped.groups.map((g) => g.id));
-    const bands = stageBands([["layers.0", "/layers.1/"], ["layers.2"], ["layers.3"]], grouped.groups, rects);
+    const bands = stageBands(
+      [["layers.0", "/layers.1/"], ["layers.2"], ["layers.3"]],
+      grouped.groups,
+      rects,
+    );
     // then stage 0 holds the two layers' frames (layers.1's attention part adds no rect of its own), stage 1 layers.2 only,
     // and stage 2 (nothing drawn for it) has no band
-    expect(bands.map((b) => [b.label, b.rects.length])).toEqual([["stage 0", 2], ["stage 1", 1]]);
+    expect(bands.map((b) => [b.label, b.rects.length])).toEqual([
+      ["stage 0", 2],
+      ["stage 1", 1],
+    ]);
     const layer2 = rects.get(groupId("/layers.2"))!;
-    expect(bands[1]!.rects[0]).toEqual({ x: layer2.x - 12, y: layer2.y - 12, w: layer2.w + 24, h: layer2.h + 24 });
+    expect(bands[1]!.rects[0]).toEqual({
+      x: layer2.x - 12,
+      y: layer2.y - 12,
+      w: layer2.w + 24,
+      h: layer2.h + 24,
+    });
   });
 
   it("covers a collapsed group that holds a stage's deeper scope", () => {
     // given layers.1 collapsed, a stage naming its attention part
     const grouped = groupedView(view, tree, new Set(["/layers.1"]));
-    const bands = stageBands([["layers.1/attn"]], grouped.groups, rectsOf(grouped.groups.map((g) => g.id)));
+    const bands = stageBands(
+      [["layers.1/attn"]],
+      grouped.groups,
+      rectsOf(grouped.groups.map((g) => g.id)),
+    );
     // then the band covers the collapsed box
     expect(bands).toHaveLength(1);
     expect(bands[0]!.rects).toHaveLength(1);
   });
 
   it("reads the stages a plan names, and none for balanced stages or no pipeline", () => {
-    expect(namedStages({ pipeline: { stages: [["layers.0"], ["layers.1"]] } })).toEqual([["layers.0"], ["layers.1"]]);
+    expect(namedStages({ pipeline: { stages: [["layers.0"], ["layers.1"]] } })).toEqual([
+      ["layers.0"],
+      ["layers.1"],
+    ]);
     expect(namedStages({ pipeline: { stages: "balanced" } })).toBeNull();
     expect(namedStages({ pipeline: null })).toBeNull();
     expect(namedStages(null)).toBeNull();
@@ -72,7 +106,12 @@ describe("showing an edge", () => {
       selected: [] as string[],
       targets: [] as (string | null)[],
       vp: { scale: 0.1, dx: -4000, dy: -4000 },
-      groups: { set: (next: Set<string>, target: string | null) => (h.targets.push(target), live.setCollapsed(next)) },
+      groups: {
+        set: (next: Set<string>, target: string | null) => (
+          h.targets.push(target),
+          live.setCollapsed(next)
+        ),
+      },
       size: () => ({ width: 800, height: 600 }),
       setSelection: (ids: string[]) => void (h.selected = ids),
       invalidate: () => undefined,
@@ -89,7 +128,10 @@ describe("showing an edge", () => {
     // then both ends are selected, the edge marked, and centred at a readable scale, with no group toggled
     expect(h.selected).toEqual(["h0", "att"]);
     expect(h.live.marks.highlight).toEqual({ from: "h0", to: "att" });
-    const span = toScreen(bounds([h.live.layout.rects.get("h0")!, h.live.layout.rects.get("att")!]), h.vp);
+    const span = toScreen(
+      bounds([h.live.layout.rects.get("h0")!, h.live.layout.rects.get("att")!]),
+      h.vp,
+    );
     expect([span.x + span.w / 2, span.y + span.h / 2]).toEqual([400, 300]);
     expect(h.vp.scale).toBeGreaterThanOrEqual(0.6);
     expect(h.targets).toEqual([]);

@@ -25,7 +25,9 @@ export class CanvasMarks {
 }
 
 /** The stages of a saved plan's pipeline when it names them (null for none or "balanced"). */
-export function namedStages(plan: { pipeline?: { stages: string[][] | "balanced" } | null } | null): string[][] | null {
+export function namedStages(
+  plan: { pipeline?: { stages: string[][] | "balanced" } | null } | null,
+): string[][] | null {
   const stages = plan?.pipeline?.stages;
   return Array.isArray(stages) && stages.length ? stages : null;
 }
@@ -40,7 +42,11 @@ export interface StageBand {
 const BAND_PAD = 12;
 
 /** The band of each stage over what is drawn (``shapes``: the groups drawn); a stage with nothing drawn has none. */
-export function stageBands(stages: readonly string[][], shapes: readonly GroupShape[], rects: ReadonlyMap<string, Rect>): StageBand[] {
+export function stageBands(
+  stages: readonly string[][],
+  shapes: readonly GroupShape[],
+  rects: ReadonlyMap<string, Rect>,
+): StageBand[] {
   const bands: StageBand[] = [];
   stages.forEach((scopes, stage) => {
     const paths = scopes.flatMap((s) => [scopePath(s)].filter((p): p is string => p !== null));
@@ -50,14 +56,25 @@ export function stageBands(stages: readonly string[][], shapes: readonly GroupSh
       // a group drawn inside one the band holds already adds nothing
       const inner = g.parent !== null && paths.some((p) => within(groupPath(g.parent!), p));
       const r = rects.get(g.id);
-      if (inStage && !inner && r) held.push({ x: r.x - BAND_PAD, y: r.y - BAND_PAD, w: r.w + 2 * BAND_PAD, h: r.h + 2 * BAND_PAD });
+      if (inStage && !inner && r)
+        held.push({
+          x: r.x - BAND_PAD,
+          y: r.y - BAND_PAD,
+          w: r.w + 2 * BAND_PAD,
+          h: r.h + 2 * BAND_PAD,
+        });
     }
     if (held.length) bands.push({ stage, label: `stage ${stage}`, rects: held });
   });
   return bands;
 }
 
-const BAND_COLOURS = ["rgba(31, 119, 180, 0.10)", "rgba(224, 138, 0, 0.12)", "rgba(44, 160, 44, 0.11)", "rgba(148, 103, 189, 0.11)"];
+const BAND_COLOURS = [
+  "rgba(31, 119, 180, 0.10)",
+  "rgba(224, 138, 0, 0.12)",
+  "rgba(44, 160, 44, 0.11)",
+  "rgba(148, 103, 189, 0.11)",
+];
 const LABEL_COLOURS = ["#1f5f94", "#a05f00", "#237d23", "#6f4a94"];
 
 /** What a browser test reads of the marks last drawn (``window.geonMarks``), in CSS px of the canvas. */
@@ -72,14 +89,31 @@ declare global {
   }
 }
 
-let drawn: { bands: StageBand[]; highlight: (EdgeEnds & { span: Rect }) | null; vp: Viewport } = { bands: [], highlight: null, vp: { scale: 1, dx: 0, dy: 0 } };
-if (typeof window !== "undefined") window.geonMarks ??= {
-  bands: () => drawn.bands.map((b) => ({ label: b.label, ...toScreen(bounds(b.rects), drawn.vp) })),
-  highlight: () => (drawn.highlight ? { from: drawn.highlight.from, to: drawn.highlight.to, ...toScreen(drawn.highlight.span, drawn.vp) } : null),
+let drawn: { bands: StageBand[]; highlight: (EdgeEnds & { span: Rect }) | null; vp: Viewport } = {
+  bands: [],
+  highlight: null,
+  vp: { scale: 1, dx: 0, dy: 0 },
 };
+if (typeof window !== "undefined")
+  window.geonMarks ??= {
+    bands: () =>
+      drawn.bands.map((b) => ({ label: b.label, ...toScreen(bounds(b.rects), drawn.vp) })),
+    highlight: () =>
+      drawn.highlight
+        ? {
+            from: drawn.highlight.from,
+            to: drawn.highlight.to,
+            ...toScreen(drawn.highlight.span, drawn.vp),
+          }
+        : null,
+  };
 
 /** The bands, behind everything else (world transform set); labels in a fixed screen size. */
-export function drawBands(ctx: CanvasRenderingContext2D, bands: readonly StageBand[], vp: Viewport): void {
+export function drawBands(
+  ctx: CanvasRenderingContext2D,
+  bands: readonly StageBand[],
+  vp: Viewport,
+): void {
   drawn = { ...drawn, bands: [...bands], vp };
   for (const band of bands) {
     const path = new Path2D();
@@ -97,8 +131,16 @@ export function drawBands(ctx: CanvasRenderingContext2D, bands: readonly StageBa
 }
 
 /** The shown edge, under the boxes: a wide amber stroke along its path while both ends are selected. */
-export function drawHighlight(ctx: CanvasRenderingContext2D, ends: EdgeEnds | null, selected: ReadonlySet<string>, rects: ReadonlyMap<string, Rect>, vp: Viewport, path: (a: Rect, b: Rect) => void): void {
-  const a = ends && selected.has(ends.from) && selected.has(ends.to) ? rects.get(ends.from) : undefined;
+export function drawHighlight(
+  ctx: CanvasRenderingContext2D,
+  ends: EdgeEnds | null,
+  selected: ReadonlySet<string>,
+  rects: ReadonlyMap<string, Rect>,
+  vp: Viewport,
+  path: (a: Rect, b: Rect) => void,
+): void {
+  const a =
+    ends && selected.has(ends.from) && selected.has(ends.to) ? rects.get(ends.from) : undefined;
   const b = ends ? rects.get(ends.to) : undefined;
   drawn = { ...drawn, highlight: ends && a && b ? { ...ends, span: bounds([a, b]) } : null, vp };
   if (!a || !b) return;
@@ -138,7 +180,9 @@ export function focusEdge(host: EdgeHost, ids: string[]): void {
     );
     return;
   }
-  const held = ids.flatMap((id) => [live.layout.rects.get(id)].filter((r): r is Rect => r !== undefined));
+  const held = ids.flatMap((id) =>
+    [live.layout.rects.get(id)].filter((r): r is Rect => r !== undefined),
+  );
   const { width, height } = host.size();
   if (held.length) host.vp = showRect(host.vp, bounds(held), width, height);
   host.invalidate();

@@ -24,7 +24,11 @@ export function minimapWorld(rects: Iterable<Rect>): Rect {
 function transform(map: MinimapFrame): { s: number; ox: number; oy: number } {
   const { world } = map;
   const s = Math.min(map.width / Math.max(world.w, 1), map.height / Math.max(world.h, 1));
-  return { s, ox: (map.width - world.w * s) / 2 - world.x * s, oy: (map.height - world.h * s) / 2 - world.y * s };
+  return {
+    s,
+    ox: (map.width - world.w * s) / 2 - world.x * s,
+    oy: (map.height - world.h * s) / 2 - world.y * s,
+  };
 }
 
 /** Every box as a dot of its kind (the frame of the view is drawn by drawMinimapFrame). */
@@ -36,18 +40,33 @@ export function drawMinimap(ctx: CanvasRenderingContext2D, scene: Scene, map: Mi
   const collapsed = new Path2D();
   for (const g of scene.groups?.shapes ?? []) {
     const r = scene.layout.rects.get(g.id);
-    if (r) (g.collapsed ? collapsed : frames).rect(ox + r.x * s, oy + r.y * s, Math.max(2, r.w * s), Math.max(2, r.h * s));
+    if (r)
+      (g.collapsed ? collapsed : frames).rect(
+        ox + r.x * s,
+        oy + r.y * s,
+        Math.max(2, r.w * s),
+        Math.max(2, r.h * s),
+      );
   }
   ctx.lineWidth = 1;
   ctx.strokeStyle = GROUP_COLORS.frameStroke;
   ctx.stroke(frames);
   ctx.fillStyle = GROUP_COLORS.boxStroke;
   ctx.fill(collapsed);
-  const groups: Record<string, Path2D> = { tensor: new Path2D(), operation: new Path2D(), issue: new Path2D() };
+  const groups: Record<string, Path2D> = {
+    tensor: new Path2D(),
+    operation: new Path2D(),
+    issue: new Path2D(),
+  };
   for (const box of scene.view.boxes) {
     const r = scene.layout.rects.get(box.id);
     if (!r) continue;
-    groups[scene.issues.has(box.id) ? "issue" : box.kind]!.rect(ox + r.x * s, oy + r.y * s, Math.max(1.5, r.w * s), Math.max(1.5, r.h * s));
+    groups[scene.issues.has(box.id) ? "issue" : box.kind]!.rect(
+      ox + r.x * s,
+      oy + r.y * s,
+      Math.max(1.5, r.w * s),
+      Math.max(1.5, r.h * s),
+    );
   }
   ctx.fillStyle = COLORS.tensorStroke;
   ctx.fill(groups.tensor!);
@@ -58,7 +77,11 @@ export function drawMinimap(ctx: CanvasRenderingContext2D, scene: Scene, map: Mi
 }
 
 /** The part of the graph in view, as a frame on the minimap (kept inside it). */
-export function drawMinimapFrame(ctx: CanvasRenderingContext2D, scene: Scene, map: MinimapFrame): void {
+export function drawMinimapFrame(
+  ctx: CanvasRenderingContext2D,
+  scene: Scene,
+  map: MinimapFrame,
+): void {
   const { s, ox, oy } = transform(map);
   const v = visibleWorld(scene);
   const x0 = Math.max(1, ox + (v.x + 20) * s);

@@ -29,7 +29,11 @@ export class Painter {
 
   /** The canvas's size in CSS pixels. */
   size(): Size {
-    if (!this.canvasSize) this.canvasSize = { width: this.canvas.clientWidth || 800, height: this.canvas.clientHeight || 600 };
+    if (!this.canvasSize)
+      this.canvasSize = {
+        width: this.canvas.clientWidth || 800,
+        height: this.canvas.clientHeight || 600,
+      };
     return this.canvasSize;
   }
 
@@ -46,7 +50,10 @@ export class Painter {
   paint(scene: Scene | null, content: unknown): boolean {
     const { width, height } = this.size();
     const ratio = window.devicePixelRatio || 1;
-    if (this.canvas.width !== Math.round(width * ratio) || this.canvas.height !== Math.round(height * ratio)) {
+    if (
+      this.canvas.width !== Math.round(width * ratio) ||
+      this.canvas.height !== Math.round(height * ratio)
+    ) {
       this.canvas.width = Math.round(width * ratio);
       this.canvas.height = Math.round(height * ratio);
     }
@@ -64,7 +71,8 @@ export class Painter {
     if (!mw || !mh || !m) return;
     const map = { width: mw, height: mh, world: minimapWorld(scene.layout.rects.values()) };
     if (this.minimap.width !== Math.round(mw * ratio)) this.minimap.width = Math.round(mw * ratio);
-    if (this.minimap.height !== Math.round(mh * ratio)) this.minimap.height = Math.round(mh * ratio);
+    if (this.minimap.height !== Math.round(mh * ratio))
+      this.minimap.height = Math.round(mh * ratio);
     // the boxes are drawn once per change of layout or content; a pan only moves the frame
     const key = [scene.layout, content, mw, mh];
     const base = this.minimapBase;

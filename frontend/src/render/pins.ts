@@ -7,7 +7,12 @@ import type { Rect } from "./viewport";
 export const PIN_COLOR = "#7a3fc4";
 
 /** A review thread's pin: a speech bubble with the count of unresolved threads on the node. */
-export function drawPin(ctx: CanvasRenderingContext2D, cx: number, cy: number, count: number): void {
+export function drawPin(
+  ctx: CanvasRenderingContext2D,
+  cx: number,
+  cy: number,
+  count: number,
+): void {
   ctx.beginPath();
   ctx.arc(cx, cy, 10, 0, Math.PI * 2);
   ctx.moveTo(cx - 4, cy + 8);
@@ -23,7 +28,13 @@ export function drawPin(ctx: CanvasRenderingContext2D, cx: number, cy: number, c
 }
 
 /** Far out, each pin at its box's top left in screen pixels (``rects``: the boxes in view). */
-export function drawFarPins(ctx: CanvasRenderingContext2D, pins: ReadonlyMap<string, number>, rects: (id: string) => Rect | undefined, vp: { dx: number; dy: number; scale: number }, ratio: number): void {
+export function drawFarPins(
+  ctx: CanvasRenderingContext2D,
+  pins: ReadonlyMap<string, number>,
+  rects: (id: string) => Rect | undefined,
+  vp: { dx: number; dy: number; scale: number },
+  ratio: number,
+): void {
   ctx.setTransform(ratio, 0, 0, ratio, 0, 0);
   for (const [id, count] of pins) {
     const r = rects(id);

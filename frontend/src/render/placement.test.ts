@@ -43,18 +43,30 @@ describe("revealing", () => {
 
   it("fits everything when that stays readable", () => {
     const all = withBox(1000);
-    expect(revealing(all, ["new"], vp, size)).toEqual(fit(bounds(all.values()), size.width, size.height));
+    expect(revealing(all, ["new"], vp, size)).toEqual(
+      fit(bounds(all.values()), size.width, size.height),
+    );
   });
 
   it("else centres on the first new box", () => {
     const all = withBox(5000);
-    expect(revealing(all, ["new"], vp, size)).toEqual(centreOn(vp, all.get("new")!, size.width, size.height));
+    expect(revealing(all, ["new"], vp, size)).toEqual(
+      centreOn(vp, all.get("new")!, size.width, size.height),
+    );
   });
 });
 
 describe("pinnedClip", () => {
   it("pins copies without a Layout tag where the original is drawn", () => {
-    const clip = { nodes: [{ id: "a", type: TENSOR, body: {} }, { id: "c", type: TENSOR, body: {}, tags: { [LAYOUT]: { x: 9, y: 9 } } }] };
-    expect(pinnedClip(clip, rects).nodes.map((n) => n.tags?.[LAYOUT])).toEqual([{ x: 0, y: 0 }, { x: 9, y: 9 }]);
+    const clip = {
+      nodes: [
+        { id: "a", type: TENSOR, body: {} },
+        { id: "c", type: TENSOR, body: {}, tags: { [LAYOUT]: { x: 9, y: 9 } } },
+      ],
+    };
+    expect(pinnedClip(clip, rects).nodes.map((n) => n.tags?.[LAYOUT])).toEqual([
+      { x: 0, y: 0 },
+      { x: 9, y: 9 },
+    ]);
   });
 });

@@ -3,7 +3,16 @@
 
 import type { Clip } from "../model/clipboard";
 import { LAYOUT, type Point } from "../model/document";
-import { bounds, centreOn, fit, intersects, toScreen, toWorld, type Rect, type Viewport } from "./viewport";
+import {
+  bounds,
+  centreOn,
+  fit,
+  intersects,
+  toScreen,
+  toWorld,
+  type Rect,
+  type Viewport,
+} from "./viewport";
 
 export interface Size {
   width: number;
@@ -41,7 +50,12 @@ export function freeSpot(rects: ReadonlyMap<string, Rect>, vp: Viewport, size: S
  * fitted when that stays readable, else centred on the first one out of view; null when all are
  * in view already.
  */
-export function revealing(rects: ReadonlyMap<string, Rect>, ids: string[], vp: Viewport, size: Size): Viewport | null {
+export function revealing(
+  rects: ReadonlyMap<string, Rect>,
+  ids: string[],
+  vp: Viewport,
+  size: Size,
+): Viewport | null {
   const out = ids
     .map((id) => rects.get(id))
     .filter((r): r is Rect => !!r)
@@ -59,7 +73,9 @@ export function pinnedClip(clip: Clip, rects: ReadonlyMap<string, Rect>): Clip {
   return {
     nodes: clip.nodes.map((n) => {
       const r = rects.get(n.id);
-      return r && !n.tags?.[LAYOUT] ? { ...n, tags: { ...(n.tags ?? {}), [LAYOUT]: { x: r.x, y: r.y } } } : n;
+      return r && !n.tags?.[LAYOUT]
+        ? { ...n, tags: { ...(n.tags ?? {}), [LAYOUT]: { x: r.x, y: r.y } } }
+        : n;
     }),
   };
 }

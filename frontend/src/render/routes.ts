@@ -27,7 +27,8 @@ export function backEdgeRunY(a: Rect, b: Rect, boxes: Iterable<Rect>): number {
   const right = a.x + a.w + BACK_STUB;
   const taken: [number, number][] = [];
   for (const r of boxes) {
-    if (r === a || r === b || r.x > right || r.x + r.w < left || r.y >= bottom || r.y + r.h <= top) continue;
+    if (r === a || r === b || r.x > right || r.x + r.w < left || r.y >= bottom || r.y + r.h <= top)
+      continue;
     taken.push([Math.max(r.y, top), Math.min(r.y + r.h, bottom)]);
   }
   taken.sort((p, q) => p[0] - q[0]);

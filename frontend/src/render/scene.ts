@@ -2,7 +2,13 @@
 // issues, the selection or who is present, not with the view: built once per change, reused by
 // every frame of a pan or zoom.
 
-import { declaredAxes, issuesByNode, type GraphView, type Issue, type LoomDocument } from "../model/document";
+import {
+  declaredAxes,
+  issuesByNode,
+  type GraphView,
+  type Issue,
+  type LoomDocument,
+} from "../model/document";
 import { issueAxesByNode } from "../model/issues";
 import { AXIS_PALETTE, type EdgeLabel, type Scene } from "./canvas";
 import type { SceneGroups } from "./groupPaint";
@@ -33,8 +39,17 @@ export interface SceneInput {
 }
 
 /** The groups to draw, and which collapsed ones hold a search hit, a selected node or issues. */
-function sceneGroups(grouped: Grouped, found: readonly string[], selected: readonly string[], issues: Issue[], focus: string | null): SceneGroups {
-  const holding = (ids: Iterable<string>) => new Set([...ids].flatMap((id) => (grouped.hiddenIn.has(id) ? [grouped.hiddenIn.get(id)!] : [])));
+function sceneGroups(
+  grouped: Grouped,
+  found: readonly string[],
+  selected: readonly string[],
+  issues: Issue[],
+  focus: string | null,
+): SceneGroups {
+  const holding = (ids: Iterable<string>) =>
+    new Set(
+      [...ids].flatMap((id) => (grouped.hiddenIn.has(id) ? [grouped.hiddenIn.get(id)!] : [])),
+    );
   return {
     shapes: grouped.groups,
     found: holding(found),
@@ -45,16 +60,30 @@ function sceneGroups(grouped: Grouped, found: readonly string[], selected: reado
   };
 }
 
-export function sceneContent({ doc, view, issues, present, selected, found, collectives, grouped, groupFocus }: SceneInput): SceneContent {
+export function sceneContent({
+  doc,
+  view,
+  issues,
+  present,
+  selected,
+  found,
+  collectives,
+  grouped,
+  groupFocus,
+}: SceneInput): SceneContent {
   return {
-    ...(grouped?.groups.length ? { groups: sceneGroups(grouped, found, selected, issues, groupFocus ?? null) } : {}),
+    ...(grouped?.groups.length
+      ? { groups: sceneGroups(grouped, found, selected, issues, groupFocus ?? null) }
+      : {}),
     view,
     selected: new Set(selected),
     issues: issuesByNode(issues),
     issueAxes: issueAxesByNode(doc, issues),
     axisOrder: [...declaredAxes(doc).keys()],
     // our own entry never changes after the snapshot (the server does not echo it), so it holds no selection
-    presence: present.filter((p) => p.selection?.length).map((p) => ({ user: p.user, color: personColor(p.user), selection: p.selection ?? [] })),
+    presence: present
+      .filter((p) => p.selection?.length)
+      .map((p) => ({ user: p.user, color: personColor(p.user), selection: p.selection ?? [] })),
     found: new Set(found),
     collectives: collectives ?? new Map(),
   };

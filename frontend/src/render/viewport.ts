@@ -23,7 +23,12 @@ export const FIT_MIN_SCALE = 0.002;
 const clamp = (s: number) => Math.min(MAX_SCALE, Math.max(MIN_SCALE, s));
 
 export function toScreen(rect: Rect, vp: Viewport): Rect {
-  return { x: vp.dx + rect.x * vp.scale, y: vp.dy + rect.y * vp.scale, w: rect.w * vp.scale, h: rect.h * vp.scale };
+  return {
+    x: vp.dx + rect.x * vp.scale,
+    y: vp.dy + rect.y * vp.scale,
+    w: rect.w * vp.scale,
+    h: rect.h * vp.scale,
+  };
 }
 
 export function toWorld(p: Point, vp: Viewport): Point {
@@ -33,14 +38,24 @@ export function toWorld(p: Point, vp: Viewport): Point {
 /** The viewport that shows ``bounds`` whole and centred, never enlarged past 1:1 (and further out than zooming goes when that is what fits). */
 export function fit(bounds: Rect, width: number, height: number, margin = 32): Viewport {
   if (bounds.w <= 0 || bounds.h <= 0) return { scale: 1, dx: width / 2, dy: height / 2 };
-  const scale = Math.max(FIT_MIN_SCALE, Math.min(1, (width - 2 * margin) / bounds.w, (height - 2 * margin) / bounds.h));
-  return { scale, dx: (width - bounds.w * scale) / 2 - bounds.x * scale, dy: (height - bounds.h * scale) / 2 - bounds.y * scale };
+  const scale = Math.max(
+    FIT_MIN_SCALE,
+    Math.min(1, (width - 2 * margin) / bounds.w, (height - 2 * margin) / bounds.h),
+  );
+  return {
+    scale,
+    dx: (width - bounds.w * scale) / 2 - bounds.x * scale,
+    dy: (height - bounds.h * scale) / 2 - bounds.y * scale,
+  };
 }
 
 /** Zoom by ``factor`` keeping the point under ``at`` (screen) where it is. */
 export function zoomAt(vp: Viewport, factor: number, at: Point): Viewport {
   // below MIN_SCALE (a Fit of a huge graph) zooming in works and zooming out stays
-  const scale = vp.scale < MIN_SCALE ? Math.min(MAX_SCALE, Math.max(vp.scale, vp.scale * factor)) : clamp(vp.scale * factor);
+  const scale =
+    vp.scale < MIN_SCALE
+      ? Math.min(MAX_SCALE, Math.max(vp.scale, vp.scale * factor))
+      : clamp(vp.scale * factor);
   const k = scale / vp.scale;
   return { scale, dx: at.x - (at.x - vp.dx) * k, dy: at.y - (at.y - vp.dy) * k };
 }
@@ -70,7 +85,11 @@ export function intersects(a: Rect, b: Rect): boolean {
 
 /** Centre ``rect`` (world) in a ``width`` × ``height`` canvas at the current scale. */
 export function centreOn(vp: Viewport, rect: Rect, width: number, height: number): Viewport {
-  return { scale: vp.scale, dx: width / 2 - (rect.x + rect.w / 2) * vp.scale, dy: height / 2 - (rect.y + rect.h / 2) * vp.scale };
+  return {
+    scale: vp.scale,
+    dx: width / 2 - (rect.x + rect.w / 2) * vp.scale,
+    dy: height / 2 - (rect.y + rect.h / 2) * vp.scale,
+  };
 }
 
 /** The viewport that shows ``rect`` centred: at the current scale, at least 0.6 (where labels read), fitted when it is larger than the view. */

@@ -11,9 +11,22 @@ import { uuid } from "../model/author";
 import type { Issue, LoomDocument } from "../model/document";
 import { invertOps, type EditOp } from "../model/edits";
 import { predictIssues } from "../model/issues";
-import { applyRun, countIssues, initialState, READ_ONLY_ROLES, type EditorState, type LinkState } from "../model/state";
+import {
+  applyRun,
+  countIssues,
+  initialState,
+  READ_ONLY_ROLES,
+  type EditorState,
+  type LinkState,
+} from "../model/state";
 import { backoffDelay } from "./backoff";
-import type { LivePlanCost, NotificationMessage, ReviewMessage, RunInfo, ServerMessage } from "./protocol";
+import type {
+  LivePlanCost,
+  NotificationMessage,
+  ReviewMessage,
+  RunInfo,
+  ServerMessage,
+} from "./protocol";
 import { startRun } from "./runs";
 import { Session } from "./session";
 import { forPeople } from "../model/people";
@@ -115,7 +128,14 @@ export class Controller {
     this.awaitingSnapshot = true;
     if (retryIn === null) {
       this.stopCountdown();
-      this.setLink({ retryAt: null, lost: true, refused: { code, message: refusalMessage(code, this.accessRemoved) } }, "closed");
+      this.setLink(
+        {
+          retryAt: null,
+          lost: true,
+          refused: { code, message: refusalMessage(code, this.accessRemoved) },
+        },
+        "closed",
+      );
       return;
     }
     this.setLink({ retryAt: Date.now() + retryIn, lost: true }, "closed");
@@ -131,7 +151,10 @@ export class Controller {
   }
 
   private setLink(patch: Partial<LinkState>, connection?: EditorState["connection"]): void {
-    this.setStatus({ link: { ...this.status.link, ...patch }, ...(connection ? { connection } : {}) });
+    this.setStatus({
+      link: { ...this.status.link, ...patch },
+      ...(connection ? { connection } : {}),
+    });
   }
 
   private setStatus(patch: Partial<EditorState>): void {
@@ -146,7 +169,13 @@ export class Controller {
 
   /** Send the next unconfirmed edit when the line is open and none is awaited (edits go one at a time). */
   private flush(): void {
-    if (this.offline || this.awaitingSnapshot || !this.socket?.isOpen || Date.now() < this.holdUntil) return;
+    if (
+      this.offline ||
+      this.awaitingSnapshot ||
+      !this.socket?.isOpen ||
+      Date.now() < this.holdUntil
+    )
+      return;
     const msg = this.session.next();
     if (msg) this.socket.send(msg);
   }
@@ -170,7 +199,10 @@ export class Controller {
           // document it was applied to; everyone else's edits never enter the history
           const entry = this.expanded.applied(msg, before);
           // past what one edit may carry (the server says so), its undo would be refused
-          if (entry && msg.undoable === false) this.hooks.flash(`"${entry.name}" cannot be undone here: its ${entry.ops.length} changes are more than one edit may make`);
+          if (entry && msg.undoable === false)
+            this.hooks.flash(
+              `"${entry.name}" cannot be undone here: its ${entry.ops.length} changes are more than one edit may make`,
+            );
           else if (entry) this.history.record(entry);
           if (msg.planCost) this.hooks.planCost?.(msg.planCost);
         }
@@ -178,7 +210,11 @@ export class Controller {
       }
       case "rejected":
         if (RETRYABLE.has(msg.reason) && this.session.requeue(msg.id)) this.holdBack(msg.message);
-        else this.dropped(msg.id, `the server refused it: ${forPeople(msg.message, this.session.document)}`);
+        else
+          this.dropped(
+            msg.id,
+            `the server refused it: ${forPeople(msg.message, this.session.document)}`,
+          );
         break;
       case "presence":
         this.session.presence(msg);
@@ -211,15 +247,26 @@ export class Controller {
   private snapshot(msg: Extract<ServerMessage, { type: "snapshot" }>): void {
     // a snapshot after a reconnect (not the first, nor one that replaces the document on an open line)
     const reconnected = this.session.version !== null && this.awaitingSnapshot;
-    const resend = this.session.snapshot(msg.document, msg.version, msg.issues, msg.present, msg.issueCounts ?? null);
+    const resend = this.session.snapshot(
+      msg.document,
+      msg.version,
+      msg.issues,
+      msg.present,
+      msg.issueCounts ?? null,
+    );
     this.awaitingSnapshot = false;
     if (msg.role !== undefined) this.status = { ...this.status, role: msg.role };
     // the server forgot this client's selection with the old line
     const selection = this.hooks.selection();
-    if (reconnected && selection.length && this.presenceSupported) this.socket?.send({ type: "presence", selection: selection.slice(0, PRESENCE_SELECTION_MAX) });
+    if (reconnected && selection.length && this.presenceSupported)
+      this.socket?.send({
+        type: "presence",
+        selection: selection.slice(0, PRESENCE_SELECTION_MAX),
+      });
     this.expanded.clear();
     // the server answers an edit it already applied without applying it again
-    if (reconnected && resend) this.hooks.flash(`reconnected: ${plural(resend, "unsaved edit")} sent again`);
+    if (reconnected && resend)
+      this.hooks.flash(`reconnected: ${plural(resend, "unsaved edit")} sent again`);
   }
 
   /** Not refused, only not now: the edit stays, and is sent again after a backoff. */
@@ -227,7 +274,9 @@ export class Controller {
     const wait = backoffDelay(this.busyTries++);
     this.holdUntil = Date.now() + wait;
     setTimeout(() => this.flush(), wait);
-    this.hooks.flash(`${message}; your edit is kept and is sent again in ${Math.ceil(wait / 1000)} s`);
+    this.hooks.flash(
+      `${message}; your edit is kept and is sent again in ${Math.ceil(wait / 1000)} s`,
+    );
   }
 
   /** The server refused our edit ``id``: it disappears, and leaves the history. */
@@ -245,7 +294,8 @@ export class Controller {
     if (ops) this.history.forget(ops);
     this.expanded.refused(id);
     if (error.code === "access_removed") this.accessRemoved = error.message;
-    if (error.code === "unknown_message_type" && error.message.includes('"presence"')) this.presenceSupported = false;
+    if (error.code === "unknown_message_type" && error.message.includes('"presence"'))
+      this.presenceSupported = false;
     else this.hooks.flash(forPeople(error.message, this.session.document));
   }
 
@@ -295,7 +345,13 @@ export class Controller {
   private send(ops: EditOp[], name: string): void {
     const id = this.session.edit(ops);
     this.editNames.set(ops, name);
-    if (this.offline) this.session.applied({ id, version: (this.session.version ?? 0) + 1, ops, issues: this.session.issues });
+    if (this.offline)
+      this.session.applied({
+        id,
+        version: (this.session.version ?? 0) + 1,
+        ops,
+        issues: this.session.issues,
+      });
     this.flush();
   }
 
@@ -304,14 +360,16 @@ export class Controller {
     const readOnly = this.readOnly();
     if (readOnly) return this.hooks.flash(readOnly);
     const entry = this.history.undo();
-    if (entry) this.replay(entry.inverse, entry.ops, `undo ${entry.name}`, `cannot undo "${entry.name}"`);
+    if (entry)
+      this.replay(entry.inverse, entry.ops, `undo ${entry.name}`, `cannot undo "${entry.name}"`);
   }
 
   redo(): void {
     const readOnly = this.readOnly();
     if (readOnly) return this.hooks.flash(readOnly);
     const entry = this.history.redo();
-    if (entry) this.replay(entry.ops, entry.ops, `redo ${entry.name}`, `cannot redo "${entry.name}"`);
+    if (entry)
+      this.replay(entry.ops, entry.ops, `redo ${entry.name}`, `cannot redo "${entry.name}"`);
   }
 
   private replay(ops: EditOp[], recorded: EditOp[], name: string, failure: string): void {
@@ -339,7 +397,12 @@ export class Controller {
       this.expanded.refused(id);
       return "the connection is down; shard again once it is back";
     }
-    this.socket!.send({ type: "edit", id, baseVersion: this.session.version!, ops: [{ op: "shard", ...request }] });
+    this.socket!.send({
+      type: "edit",
+      id,
+      baseVersion: this.session.version!,
+      ops: [{ op: "shard", ...request }],
+    });
     return null;
   }
 
@@ -361,7 +424,8 @@ export class Controller {
 
   /** Tell the others what this user selected (the server takes at most PRESENCE_SELECTION_MAX ids, so a select-all on a big graph shows its first ones). */
   announceSelection(ids: string[]): void {
-    if (this.presenceSupported && this.socket && this.session.version !== null) this.socket.send({ type: "presence", selection: ids.slice(0, PRESENCE_SELECTION_MAX) });
+    if (this.presenceSupported && this.socket && this.session.version !== null)
+      this.socket.send({ type: "presence", selection: ids.slice(0, PRESENCE_SELECTION_MAX) });
   }
 
   // --- what the editor shows -------------------------------------------------------------
@@ -375,7 +439,9 @@ export class Controller {
   quiet: ReadonlySet<string> = new Set();
 
   private shown(list: Issue[]): Issue[] {
-    return this.quiet.size ? list.filter((i) => !(i.severity === "warning" && this.quiet.has(i.constraint))) : list;
+    return this.quiet.size
+      ? list.filter((i) => !(i.severity === "warning" && this.quiet.has(i.constraint)))
+      : list;
   }
 
   issues(): Issue[] {
@@ -394,7 +460,11 @@ export class Controller {
       document: this.session.document,
       version: this.session.version,
       issues,
-      issueCounts: countIssues(server, this.quiet.size ? null : this.session.issueCounts, issues.slice(server.length)),
+      issueCounts: countIssues(
+        server,
+        this.quiet.size ? null : this.session.issueCounts,
+        issues.slice(server.length),
+      ),
       present: this.session.present,
     };
   }

@@ -41,10 +41,16 @@ export async function runEngines(fallback?: (why: string) => void): Promise<stri
   };
   try {
     const response = await fetch("/api/v1/engines", { credentials: "same-origin" });
-    const body = (await response.json().catch(() => null)) as { engines?: unknown; error?: { message?: unknown } } | null;
-    if (response.ok && Array.isArray(body?.engines)) return body.engines.filter((e): e is string => typeof e === "string");
+    const body = (await response.json().catch(() => null)) as {
+      engines?: unknown;
+      error?: { message?: unknown };
+    } | null;
+    if (response.ok && Array.isArray(body?.engines))
+      return body.engines.filter((e): e is string => typeof e === "string");
     const said = body?.error?.message;
-    return numpyOnly(`the engines could not be read (${typeof said === "string" && said ? said : `the server answered ${response.status}`})`);
+    return numpyOnly(
+      `the engines could not be read (${typeof said === "string" && said ? said : `the server answered ${response.status}`})`,
+    );
   } catch (e) {
     return numpyOnly(`the server could not be reached for the engines (${(e as Error).message})`);
   }
@@ -80,20 +86,37 @@ export interface VerifyReport {
 /** Ask for (``POST``) or poll (``GET`` the location) the verify of the graph's placed plan. */
 export async function verifyPlan(url: string, csrf: string | null): Promise<VerifyAnswer> {
   try {
-    const init: RequestInit = csrf === null ? { credentials: "same-origin" } : { method: "POST", headers: { "X-CSRFToken": csrf }, credentials: "same-origin" };
+    const init: RequestInit =
+      csrf === null
+        ? { credentials: "same-origin" }
+        : { method: "POST", headers: { "X-CSRFToken": csrf }, credentials: "same-origin" };
     const response = await fetch(url, init);
-    const body = (await response.json()) as Partial<VerifyReport> & { location?: string; error?: { message: string } };
-    if (response.status === 200 && Array.isArray(body.predicted)) return { report: body as VerifyReport };
-    if (response.status === 202 && typeof body.location === "string") return { pending: body.location };
+    const body = (await response.json()) as Partial<VerifyReport> & {
+      location?: string;
+      error?: { message: string };
+    };
+    if (response.status === 200 && Array.isArray(body.predicted))
+      return { report: body as VerifyReport };
+    if (response.status === 202 && typeof body.location === "string")
+      return { pending: body.location };
     return { error: body.error?.message ?? `the server answered ${response.status}` };
   } catch {
     return { error: "the server could not be reached; try again" };
   }
 }
 
-export async function startRun(graphId: string, csrf: string, request: RunRequest): Promise<RunAnswer> {
+export async function startRun(
+  graphId: string,
+  csrf: string,
+  request: RunRequest,
+): Promise<RunAnswer> {
   try {
-    const response = await fetch(`/api/v1/graphs/${graphId}/runs`, { method: "POST", headers: { "X-CSRFToken": csrf }, body: runForm(request), credentials: "same-origin" });
+    const response = await fetch(`/api/v1/graphs/${graphId}/runs`, {
+      method: "POST",
+      headers: { "X-CSRFToken": csrf },
+      body: runForm(request),
+      credentials: "same-origin",
+    });
     const answer = (await response.json()) as Partial<RunInfo> & { error?: { message: string } };
     if (response.ok && typeof answer.id === "number") return { run: answer as RunInfo };
     return { error: answer.error?.message ?? `the server answered ${response.status}` };

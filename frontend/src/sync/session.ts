@@ -23,7 +23,14 @@
 
 import type { Issue, LoomDocument } from "../model/document";
 import { applyOps, type EditOp } from "../model/edits";
-import type { AppliedMessage, EditMessage, IssueCounts, Presence, PresenceMessage, RejectedMessage } from "./protocol";
+import type {
+  AppliedMessage,
+  EditMessage,
+  IssueCounts,
+  Presence,
+  PresenceMessage,
+  RejectedMessage,
+} from "./protocol";
 
 /** An edit of this client that the server has not confirmed. */
 export interface Pending {
@@ -36,7 +43,8 @@ export interface Pending {
 }
 
 /** What ``Session.applied`` reads of an ``applied`` message (the offline page makes its own). */
-export type AppliedEdit = Pick<AppliedMessage, "id" | "version" | "ops" | "issues"> & Partial<AppliedMessage>;
+export type AppliedEdit = Pick<AppliedMessage, "id" | "version" | "ops" | "issues"> &
+  Partial<AppliedMessage>;
 
 /** An edit message as this client sends it: node ops only (shards go out on their own, see sync/controller.ts). */
 export type SentEdit = Omit<EditMessage, "ops"> & { ops: EditOp[] };
@@ -89,7 +97,13 @@ export class Session {
    * already applied without applying it twice. An edit still awaited on an open line stays
    * awaited (its answer will come). Returns how many edits are to be sent (again).
    */
-  snapshot(document: LoomDocument, version: number, issues: Issue[], present: Presence[], issueCounts: IssueCounts | null = null): number {
+  snapshot(
+    document: LoomDocument,
+    version: number,
+    issues: Issue[],
+    present: Presence[],
+    issueCounts: IssueCounts | null = null,
+  ): number {
     for (const p of this.pending) if (p.state === "lost") p.state = "queued";
     this.confirmed = document;
     this.version = version;
@@ -103,7 +117,8 @@ export class Session {
 
   /** Queue local ops (already checked against ``document``); ``next`` gives the message that sends them. Returns the edit's id. */
   edit(ops: EditOp[]): string {
-    if (this.confirmed === null || this.version === null) throw new Error("no document yet; wait for the snapshot");
+    if (this.confirmed === null || this.version === null)
+      throw new Error("no document yet; wait for the snapshot");
     applyOps(this.document!, ops); // throws before anything is queued when the ops do not apply
     const id = this.newId();
     this.pending.push({ id, ops, seen: this.version, state: "queued" });
@@ -132,7 +147,8 @@ export class Session {
    * skipped): then only a new snapshot helps, and nothing was changed by a skipping message.
    */
   applied(msg: AppliedEdit): { mine: EditOp[] | null; outOfSync: boolean } {
-    if (this.version !== null && msg.version > this.version + 1) return { mine: null, outOfSync: true };
+    if (this.version !== null && msg.version > this.version + 1)
+      return { mine: null, outOfSync: true };
     const at = this.pending.findIndex((p) => p.id === msg.id);
     const mine = at >= 0 ? this.pending[at]!.ops : null;
     if (at >= 0) {

@@ -1,10 +1,20 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { BACKOFF_BASE_MS, BACKOFF_CAP_MS, backoffDelay } from "./backoff";
-import { GraphSocket, parseMessage, refusalMessage, socketUrl, type SocketHandlers } from "./socket";
+import {
+  GraphSocket,
+  parseMessage,
+  refusalMessage,
+  socketUrl,
+  type SocketHandlers,
+} from "./socket";
 
 describe("socketUrl", () => {
   it.each([
-    ["plain http", { protocol: "http:", host: "localhost:8000" }, "ws://localhost:8000/ws/graphs/g/"],
+    [
+      "plain http",
+      { protocol: "http:", host: "localhost:8000" },
+      "ws://localhost:8000/ws/graphs/g/",
+    ],
     ["behind TLS", { protocol: "https:", host: "geon.example" }, "wss://geon.example/ws/graphs/g/"],
   ])("%s", (_label, location, expected) => {
     expect(socketUrl("/ws/graphs/g/", location)).toBe(expected);
@@ -118,7 +128,11 @@ describe("GraphSocket", () => {
     expect(h.socket.send({ type: "ping" })).toBe(true);
     h.socket.close();
     vi.advanceTimersByTime(10 * 60_000);
-    expect([h.socket.attempts, h.last().sent, h.closes]).toEqual([1, ['{"type":"ping"}'], [[1000, null]]]);
+    expect([h.socket.attempts, h.last().sent, h.closes]).toEqual([
+      1,
+      ['{"type":"ping"}'],
+      [[1000, null]],
+    ]);
   });
 
   it("tries at once when asked while waiting, and only then", () => {
@@ -136,8 +150,16 @@ describe("GraphSocket", () => {
 describe("refusalMessage", () => {
   it.each([
     [4401, null, "you are signed out, so the editor stopped: sign in again to keep editing"],
-    [4404, null, "this graph was deleted, or you no longer have access to it; the editor stopped reconnecting (close code 4404)"],
-    [4404, "ann removed you from this graph", "ann removed you from this graph; the editor stopped reconnecting (close code 4404)"],
+    [
+      4404,
+      null,
+      "this graph was deleted, or you no longer have access to it; the editor stopped reconnecting (close code 4404)",
+    ],
+    [
+      4404,
+      "ann removed you from this graph",
+      "ann removed you from this graph; the editor stopped reconnecting (close code 4404)",
+    ],
   ])("%s", (code, said, expected) => {
     expect(refusalMessage(code, said)).toBe(expected);
   });
@@ -146,9 +168,17 @@ describe("refusalMessage", () => {
 describe("parseMessage", () => {
   it.each([
     ["not JSON", "{", { type: "invalid", reason: "not JSON" }],
-    ["unknown type", '{"type": "nope"}', { type: "invalid", reason: 'unknown message type "nope"' }],
+    [
+      "unknown type",
+      '{"type": "nope"}',
+      { type: "invalid", reason: 'unknown message type "nope"' },
+    ],
     ["no type", "[1]", { type: "invalid", reason: 'unknown message type "undefined"' }],
-    ["an error", '{"type": "error", "error": {"code": "c", "message": "m"}}', { type: "error", error: { code: "c", message: "m" } }],
+    [
+      "an error",
+      '{"type": "error", "error": {"code": "c", "message": "m"}}',
+      { type: "error", error: { code: "c", message: "m" } },
+    ],
     ["plans changed", '{"type": "plans", "author": "bob"}', { type: "plans", author: "bob" }],
     ["a role changed", '{"type": "access", "role": "viewer"}', { type: "access", role: "viewer" }],
   ])("%s", (_label, data, expected) => {

@@ -110,7 +110,8 @@ export function socketUrl(path: string, location: { protocol: string; host: stri
  * said (``access_removed`` comes before a 4404), used when present.
  */
 export function refusalMessage(code: number, said: string | null): string {
-  if (code === CLOSE_SIGNED_OUT) return "you are signed out, so the editor stopped: sign in again to keep editing";
+  if (code === CLOSE_SIGNED_OUT)
+    return "you are signed out, so the editor stopped: sign in again to keep editing";
   const why = said ?? "this graph was deleted, or you no longer have access to it";
   return `${why}; the editor stopped reconnecting (close code ${code})`;
 }

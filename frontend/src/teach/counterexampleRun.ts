@@ -26,19 +26,34 @@ function shapeOf(values: unknown): number[] {
 }
 
 function flat(values: unknown): (number | boolean)[] {
-  if (!Array.isArray(values)) return [values === "nan" ? NaN : values === "inf" ? Infinity : values === "-inf" ? -Infinity : (values as number | boolean)];
+  if (!Array.isArray(values))
+    return [
+      values === "nan"
+        ? NaN
+        : values === "inf"
+          ? Infinity
+          : values === "-inf"
+            ? -Infinity
+            : (values as number | boolean),
+    ];
   return values.flatMap(flat);
 }
 
 /** The axis lengths and the arrays a run needs to replay the failing draw, or a sentence
  * saying why it cannot (an input too large to have been sent, or one the graph lacks). */
-export function counterexampleRun(inputs: Record<string, ShownInput>, dtypes: Record<string, string>, doc: LoomDocument): { lengths: Record<string, number>; arrays: NpyArray[] } | string {
+export function counterexampleRun(
+  inputs: Record<string, ShownInput>,
+  dtypes: Record<string, string>,
+  doc: LoomDocument,
+): { lengths: Record<string, number>; arrays: NpyArray[] } | string {
   const lengths: Record<string, number> = {};
   const arrays: NpyArray[] = [];
   for (const [label, shown] of Object.entries(inputs)) {
-    if (shown.values === null || shown.values === undefined) return `input "${label}" was too large to send with the check; run the graph with a seed instead`;
+    if (shown.values === null || shown.values === undefined)
+      return `input "${label}" was too large to send with the check; run the graph with a seed instead`;
     const shape = shapeOf(shown.values);
-    if (shape.length !== shown.axes.length) return `input "${label}" does not hold its axes (${shown.axes.join(", ")})`;
+    if (shape.length !== shown.axes.length)
+      return `input "${label}" does not hold its axes (${shown.axes.join(", ")})`;
     shown.axes.forEach((ref, d) => (lengths[base(ref)] = shape[d]!));
     const tensor = doc.nodes.find((n) => n.type === TENSOR && n.label === label);
     if (!tensor) return `your graph has no tensor "${label}" to feed`;

@@ -11,14 +11,20 @@ import { counterexampleRun } from "./counterexampleRun";
 import { npz } from "./npz";
 
 /** Load ``c`` into the editor's run; answers what was done, or why not, in a sentence. */
-export function loadCounterexample(editor: Editor, c: Counterexample, dtypes: Record<string, string>): string {
+export function loadCounterexample(
+  editor: Editor,
+  c: Counterexample,
+  dtypes: Record<string, string>,
+): string {
   const doc = editor.sync.session.document;
   const field = document.querySelector<HTMLInputElement>(".geon-run-file");
   if (!doc || !field || !c.inputs) return "There is no Run panel here to load the inputs into.";
   const made = counterexampleRun(c.inputs, dtypes, doc);
   if (typeof made === "string") return made;
   const declared = declaredAxes(doc);
-  const changes = Object.entries(made.lengths).filter(([name, length]) => declared.has(name) && declared.get(name)!.length !== length);
+  const changes = Object.entries(made.lengths).filter(
+    ([name, length]) => declared.has(name) && declared.get(name)!.length !== length,
+  );
   const named = changes.map(([name, length]) => `${name}=${length}`).join(", ");
   if (changes.length) {
     const refused = editor.perform(`axes ${named} for the counterexample`, (current) => {
@@ -35,7 +41,11 @@ export function loadCounterexample(editor: Editor, c: Counterexample, dtypes: Re
     if (refused) return refused;
   }
   const files = new DataTransfer();
-  files.items.add(new File([npz(made.arrays).slice().buffer as ArrayBuffer], "counterexample.npz", { type: "application/octet-stream" }));
+  files.items.add(
+    new File([npz(made.arrays).slice().buffer as ArrayBuffer], "counterexample.npz", {
+      type: "application/octet-stream",
+    }),
+  );
   field.files = files.files;
   return `${changes.length ? `Axes set to ${named} (Undo puts them back); t` : "T"}he inputs that failed are in the Run panel: press Run to see what your graph makes of them.`;
 }

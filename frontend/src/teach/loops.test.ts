@@ -4,13 +4,23 @@ import { CATALOGUE } from "../model/catalogue";
 import { inferAxes } from "../model/infer/dispatch";
 import { loopsOf, sampleValue, steps, type Loops } from "./loops";
 
-const declared = (lengths: Record<string, number>) => new Map<string, AxisDecl>(Object.entries(lengths).map(([name, length]) => [name, { name, length }]));
+const declared = (lengths: Record<string, number>) =>
+  new Map<string, AxisDecl>(
+    Object.entries(lengths).map(([name, length]) => [name, { name, length }]),
+  );
 
-function loops(kernel: string, inputs: Record<string, string[][]>, lengths: Record<string, number>, params: unknown = {}): Loops {
+function loops(
+  kernel: string,
+  inputs: Record<string, string[][]>,
+  lengths: Record<string, number>,
+  params: unknown = {},
+): Loops {
   const d = declared(lengths);
   const inf = inferAxes(CATALOGUE, kernel, inputs, params, d);
   if (inf.kind !== "ok") throw new Error(JSON.stringify(inf));
-  const labels = Object.values(inputs).flat().map((_, i) => `t${i}`);
+  const labels = Object.values(inputs)
+    .flat()
+    .map((_, i) => `t${i}`);
   return loopsOf(kernel, inf, labels, "z", (ref) => refLength(ref, d) ?? 1);
 }
 
@@ -25,15 +35,32 @@ describe("the loops of a dot (H, W-1) · (W, N), 2x3 · 3x2", () => {
   const dot = loops("op:dot", { x: [["H", "W-1"]], y: [["W", "N"]] }, { H: 2, W: 3, N: 2 });
 
   it("loops over the result's axes, then the contracted W", () => {
-    expect(dot.axes.map((a) => `${a.name}${a.reduced ? "*" : ""}=${a.length}`)).toEqual(["H=2", "N=2", "W*=3"]);
+    expect(dot.axes.map((a) => `${a.name}${a.reduced ? "*" : ""}=${a.length}`)).toEqual([
+      "H=2",
+      "N=2",
+      "W*=3",
+    ]);
   });
 
   it("visits 12 multiply-adds in order, reading x[h, w] and y[w, n], writing z[h, n] after the last w", () => {
     const all = steps(dot);
     expect(all).toHaveLength(12);
-    expect(all.slice(0, 4).map((s) => [s.index.H, s.index.N, s.index.W])).toEqual([[0, 0, 0], [0, 0, 1], [0, 0, 2], [0, 1, 0]]);
-    expect(all[1]!.reads).toEqual([[0, 1], [1, 0]]);
-    expect(all.map((s) => (s.writes ? s.writes.join(",") : "")).filter(Boolean)).toEqual(["0,0", "0,1", "1,0", "1,1"]);
+    expect(all.slice(0, 4).map((s) => [s.index.H, s.index.N, s.index.W])).toEqual([
+      [0, 0, 0],
+      [0, 0, 1],
+      [0, 0, 2],
+      [0, 1, 0],
+    ]);
+    expect(all[1]!.reads).toEqual([
+      [0, 1],
+      [1, 0],
+    ]);
+    expect(all.map((s) => (s.writes ? s.writes.join(",") : "")).filter(Boolean)).toEqual([
+      "0,0",
+      "0,1",
+      "1,0",
+      "1,1",
+    ]);
     const x = (h: number, w: number) => sampleValue(0, h * 3 + w);
     const y = (w: number, n: number) => sampleValue(1, w * 2 + n);
     expect(all[2]!.acc).toBe(x(0, 0) * y(0, 0) + x(0, 1) * y(1, 0) + x(0, 2) * y(2, 0));
@@ -42,7 +69,10 @@ describe("the loops of a dot (H, W-1) · (W, N), 2x3 · 3x2", () => {
   it("gives the same result in another loop order (W outermost)", () => {
     const outer = steps(dot, ["W", "H", "N"]);
     expect(outer).toHaveLength(12);
-    expect(outer.slice(0, 2).map((s) => [s.index.W, s.index.H, s.index.N])).toEqual([[0, 0, 0], [0, 0, 1]]);
+    expect(outer.slice(0, 2).map((s) => [s.index.W, s.index.H, s.index.N])).toEqual([
+      [0, 0, 0],
+      [0, 0, 1],
+    ]);
     expect(written(outer)).toEqual(written(steps(dot)));
     expect(outer.filter((s) => s.writes).every((s) => s.index.W === 2)).toBe(true);
   });
@@ -58,8 +88,17 @@ describe("a broadcast add and a rank-4 dot", () => {
   });
 
   it("contracts two pairs of a rank-4 dot", () => {
-    const dot = loops("op:dot", { x: [["M", "W-1", "H-1", "C-1"]], y: [["C", "H", "W", "N"]] }, { M: 2, W: 2, H: 2, C: 2, N: 2 });
-    expect(dot.axes.filter((a) => a.reduced).map((a) => a.name).sort()).toEqual(["C", "H", "W"]);
+    const dot = loops(
+      "op:dot",
+      { x: [["M", "W-1", "H-1", "C-1"]], y: [["C", "H", "W", "N"]] },
+      { M: 2, W: 2, H: 2, C: 2, N: 2 },
+    );
+    expect(
+      dot.axes
+        .filter((a) => a.reduced)
+        .map((a) => a.name)
+        .sort(),
+    ).toEqual(["C", "H", "W"]);
     const all = steps(dot);
     expect(all).toHaveLength(32);
     expect(all.filter((s) => s.writes)).toHaveLength(4);
@@ -86,12 +125,26 @@ describe("a conv2d, stepped through its window", () => {
     ["P", { name: "P", length: 3, roles: ["Height"] }],
     ["Q", { name: "Q", length: 3, roles: ["Width"] }],
   ]);
-  const inf = inferAxes(CATALOGUE, "op:conv2d", { x: [["N", "C", "H", "W"]], filter: [["K", "C-1", "R", "S"]] }, { out_axes: ["K", "P", "Q", "N"], padding: 1 }, d);
+  const inf = inferAxes(
+    CATALOGUE,
+    "op:conv2d",
+    { x: [["N", "C", "H", "W"]], filter: [["K", "C-1", "R", "S"]] },
+    { out_axes: ["K", "P", "Q", "N"], padding: 1 },
+    d,
+  );
   if (inf.kind !== "ok") throw new Error(JSON.stringify(inf));
   const conv = loopsOf("op:conv2d", inf, ["x", "f"], "z", (ref) => refLength(ref, d) ?? 1);
 
   it("loops over the output, then the channel and the window", () => {
-    expect(conv.axes.map((a) => `${a.name}${a.reduced ? "*" : ""}=${a.length}`)).toEqual(["K=1", "P=3", "Q=3", "N=1", "C*=2", "R*=3", "S*=3"]);
+    expect(conv.axes.map((a) => `${a.name}${a.reduced ? "*" : ""}=${a.length}`)).toEqual([
+      "K=1",
+      "P=3",
+      "Q=3",
+      "N=1",
+      "C*=2",
+      "R*=3",
+      "S*=3",
+    ]);
   });
 
   it("reads x through the window, 0 in the padding, and writes what the definition gives", () => {
@@ -100,13 +153,17 @@ describe("a conv2d, stepped through its window", () => {
     // the first step reads x at (n, c, p + r - 1, q + s - 1) = (0, 0, -1, -1): padding, so 0
     expect(all[0]!.reads[0]).toEqual([0, 0, -1, -1]);
     expect(all[0]!.values[0]).toBe(0);
-    const x = (n: number, c: number, h: number, w: number) => (h < 0 || h >= 3 || w < 0 || w >= 3 ? 0 : sampleValue(0, ((n * 2 + c) * 3 + h) * 3 + w));
-    const f = (k: number, c: number, r: number, s: number) => sampleValue(1, ((k * 2 + c) * 3 + r) * 3 + s);
+    const x = (n: number, c: number, h: number, w: number) =>
+      h < 0 || h >= 3 || w < 0 || w >= 3 ? 0 : sampleValue(0, ((n * 2 + c) * 3 + h) * 3 + w);
+    const f = (k: number, c: number, r: number, s: number) =>
+      sampleValue(1, ((k * 2 + c) * 3 + r) * 3 + s);
     const expected = new Map<string, number>();
     for (let p = 0; p < 3; p++)
       for (let q = 0; q < 3; q++) {
         let sum = 0;
-        for (let c = 0; c < 2; c++) for (let r = 0; r < 3; r++) for (let s = 0; s < 3; s++) sum += x(0, c, p + r - 1, q + s - 1) * f(0, c, r, s);
+        for (let c = 0; c < 2; c++)
+          for (let r = 0; r < 3; r++)
+            for (let s = 0; s < 3; s++) sum += x(0, c, p + r - 1, q + s - 1) * f(0, c, r, s);
         expected.set(`0,${p},${q},0`, sum);
       }
     expect(written(all)).toEqual(expected);
@@ -114,14 +171,27 @@ describe("a conv2d, stepped through its window", () => {
 
   it("writes the window in the formula, the loops and the builder call, and no einsum", async () => {
     const { builder, einsum, explanation, formula, pythonLoops } = await import("./notation");
-    expect(formula(conv)).toBe("z[K, P, Q, N] = Σ_C,R,S x[N, C, P + R - 1, Q + S - 1] · f[K, C-1, R, S]");
-    expect(explanation(conv)).toContain("C of x pairs with C-1 of f: conv2d multiplies along them and sums over C.");
-    expect(explanation(conv)).toContain("R slides a window along H of x: at P it reads H = P + R - 1; where that falls outside H (the padding) it reads 0.");
-    const lines = pythonLoops(conv, conv.axes.map((a) => a.name));
+    expect(formula(conv)).toBe(
+      "z[K, P, Q, N] = Σ_C,R,S x[N, C, P + R - 1, Q + S - 1] · f[K, C-1, R, S]",
+    );
+    expect(explanation(conv)).toContain(
+      "C of x pairs with C-1 of f: conv2d multiplies along them and sums over C.",
+    );
+    expect(explanation(conv)).toContain(
+      "R slides a window along H of x: at P it reads H = P + R - 1; where that falls outside H (the padding) it reads 0.",
+    );
+    const lines = pythonLoops(
+      conv,
+      conv.axes.map((a) => a.name),
+    );
     expect(lines[0]).toBe("# x read as 0 outside its range (zero padding)");
-    expect(lines.at(-1)!.trim()).toBe("z[k, p, q, n] += x[n, c, p + r - 1, q + s - 1] * f[k, c, r, s]");
+    expect(lines.at(-1)!.trim()).toBe(
+      "z[k, p, q, n] += x[n, c, p + r - 1, q + s - 1] * f[k, c, r, s]",
+    );
     expect(einsum(conv)).toBeNull();
-    expect(builder(conv)).toBe('z = gc.conv2d(x, f, out_axes=[K, P, Q, N], stride=1, padding=1, name="z")');
+    expect(builder(conv)).toBe(
+      'z = gc.conv2d(x, f, out_axes=[K, P, Q, N], stride=1, padding=1, name="z")',
+    );
   });
 });
 
@@ -134,11 +204,18 @@ describe("the notation beside the stepper", async () => {
 
   it("writes the formula with the pairing spelled out", () => {
     expect(formula(dot)).toBe("z[H, N] = Σ_W x[H, W-1] · y[W, N]");
-    expect(explanation(dot)[0]).toBe("W-1 of x pairs with W of y: dot multiplies along them and sums over W.");
+    expect(explanation(dot)[0]).toBe(
+      "W-1 of x pairs with W of y: dot multiplies along them and sums over W.",
+    );
   });
 
   it("writes loops in the chosen order, einsum and builder code", () => {
-    expect(pythonLoops(dot, ["W", "H", "N"])).toEqual(["for w in range(3):", "    for h in range(2):", "        for n in range(2):", "            z[h, n] += x[h, w] * y[w, n]"]);
+    expect(pythonLoops(dot, ["W", "H", "N"])).toEqual([
+      "for w in range(3):",
+      "    for h in range(2):",
+      "        for n in range(2):",
+      "            z[h, n] += x[h, w] * y[w, n]",
+    ]);
     expect(einsum(dot)).toBe('np.einsum("hw,wn->hn", x, y)');
     expect(builder(dot)).toBe('z = gc.dot(x, y, name="z")');
   });
@@ -149,8 +226,12 @@ describe("the stepper speaks NumPy (issue 36)", async () => {
   const { partialSums } = await import("./stepper");
 
   it("names einsum's letters after the axes, a taken letter giving way to a free one", () => {
-    expect(einsum(loops("op:dot", { x: [["H", "W-1"]], y: [["W", "N"]] }, { H: 2, W: 3, N: 2 }))).toBe('np.einsum("hw,wn->hn", t0, t1)');
-    const same = einsum(loops("op:dot", { x: [["H", "H2-1"]], y: [["H2", "N"]] }, { H: 2, H2: 3, N: 2 }));
+    expect(
+      einsum(loops("op:dot", { x: [["H", "W-1"]], y: [["W", "N"]] }, { H: 2, W: 3, N: 2 })),
+    ).toBe('np.einsum("hw,wn->hn", t0, t1)');
+    const same = einsum(
+      loops("op:dot", { x: [["H", "H2-1"]], y: [["H2", "N"]] }, { H: 2, H2: 3, N: 2 }),
+    );
     expect(same).toMatch(/^np\.einsum\("h(.),\1n->hn", t0, t1\)$/);
     expect(same).not.toContain('"hh');
   });

@@ -22,7 +22,13 @@ export interface Loops {
   /** Every loop axis with its length: the result's axes first, then the contracted or reduced. */
   axes: { name: string; length: number; reduced: boolean }[];
   /** Per operand dim: the loop axis it follows (the window's outer one for a conv) and how it reads. */
-  operands: { label: string; axes: string[]; shape: number[]; dims: (string | null)[]; reads: Read[] }[];
+  operands: {
+    label: string;
+    axes: string[];
+    shape: number[];
+    dims: (string | null)[];
+    reads: Read[];
+  }[];
   result: { label: string; axes: string[]; shape: number[] };
   combine: Combine;
 }
@@ -58,7 +64,15 @@ const APPLY: Record<string, (v: number[]) => number> = {
   "op:broadcast": (v) => v[0]!,
   "op:dimshuffle": (v) => v[0]!,
 };
-const REDUCE: Record<string, Combine> = { "op:dot": "product-sum", "op:conv2d": "product-sum", "op:sum": "sum", "op:max": "max", "op:min": "min", "op:prod": "prod", "op:mean": "mean" };
+const REDUCE: Record<string, Combine> = {
+  "op:dot": "product-sum",
+  "op:conv2d": "product-sum",
+  "op:sum": "sum",
+  "op:max": "max",
+  "op:min": "min",
+  "op:prod": "prod",
+  "op:mean": "mean",
+};
 
 /** Whether the stepper explains this kernel. */
 export function explains(kernel: string): boolean {
@@ -66,13 +80,23 @@ export function explains(kernel: string): boolean {
 }
 
 /** The loops of an inferred operation; ``length`` gives each axis reference's length. */
-export function loopsOf(kernel: string, inf: Extract<Inference, { kind: "ok" }>, labels: string[], resultLabel: string, length: (ref: string) => number): Loops {
-  if (!explains(kernel)) throw new Error(`stepping through ${kernel} is not available yet; it explains dot, conv2d, elementwise operations, reductions, transpose, cast_axes and broadcast`);
+export function loopsOf(
+  kernel: string,
+  inf: Extract<Inference, { kind: "ok" }>,
+  labels: string[],
+  resultLabel: string,
+  length: (ref: string) => number,
+): Loops {
+  if (!explains(kernel))
+    throw new Error(
+      `stepping through ${kernel} is not available yet; it explains dot, conv2d, elementwise operations, reductions, transpose, cast_axes and broadcast`,
+    );
   const axes = inf.index.map((name) => ({ name, length: length(name), reduced: false }));
   /** The loop of a dim read whole (contracted, reduced, a window), added once. */
   const reducedLoop = (extent: string): string => {
     const name = baseNames(extent)[0]!;
-    if (!axes.some((a) => a.name === name)) axes.push({ name, length: length(extent), reduced: true });
+    if (!axes.some((a) => a.name === name))
+      axes.push({ name, length: length(extent), reduced: true });
     return name;
   };
   const operands = inf.operands.map((o, k) => {
@@ -82,9 +106,21 @@ export function loopsOf(kernel: string, inf: Extract<Inference, { kind: "ok" }>,
       if (typeof d.extent === "string") terms.push([reducedLoop(d.extent), 1]);
       return { terms, offset: d.offset ?? 0 };
     });
-    return { label: labels[k] ?? o.key, axes: o.axes, shape: o.axes.map(length), dims: reads.map((r) => r.terms[0]?.[0] ?? null), reads };
+    return {
+      label: labels[k] ?? o.key,
+      axes: o.axes,
+      shape: o.axes.map(length),
+      dims: reads.map((r) => r.terms[0]?.[0] ?? null),
+      reads,
+    };
   });
-  return { kernel, axes, operands, result: { label: resultLabel, axes: inf.result, shape: inf.result.map(length) }, combine: REDUCE[kernel] ?? "apply" };
+  return {
+    kernel,
+    axes,
+    operands,
+    result: { label: resultLabel, axes: inf.result, shape: inf.result.map(length) },
+    combine: REDUCE[kernel] ?? "apply",
+  };
 }
 
 /** Small whole numbers for the operands' cells (the same every time): operand k's cell f is (f + k) mod 5 + 1. */
@@ -107,7 +143,9 @@ export function steps(loops: Loops, order: string[] = loops.axes.map((a) => a.na
   const nested = order.map((n) => byName.get(n)!);
   const total = nested.reduce((n, a) => n * a.length, 1);
   if (total > MAX_STEPS) {
-    throw new Error(`${total} steps (${nested.map((a) => `${a.name}=${a.length}`).join(", ")}) are too many to step through; the stepper plays at most ${MAX_STEPS}: make the axes shorter`);
+    throw new Error(
+      `${total} steps (${nested.map((a) => `${a.name}=${a.length}`).join(", ")}) are too many to step through; the stepper plays at most ${MAX_STEPS}: make the axes shorter`,
+    );
   }
   const reduced = loops.axes.filter((a) => a.reduced);
   const acc = new Map<number, { value: number; count: number }>();
@@ -116,11 +154,20 @@ export function steps(loops: Loops, order: string[] = loops.axes.map((a) => a.na
   for (let s = 0; s < total; s++) {
     const index: Record<string, number> = {};
     nested.forEach((a, i) => (index[a.name] = at[i]!));
-    const reads = loops.operands.map((o) => o.reads.map((r) => r.terms.reduce((at, [name, coef]) => at + coef * index[name]!, r.offset)));
-    const values = reads.map((r, k) => (inside(r, loops.operands[k]!.shape) ? valueAt(k, r, loops.operands[k]!.shape) : 0));
+    const reads = loops.operands.map((o) =>
+      o.reads.map((r) => r.terms.reduce((at, [name, coef]) => at + coef * index[name]!, r.offset)),
+    );
+    const values = reads.map((r, k) =>
+      inside(r, loops.operands[k]!.shape) ? valueAt(k, r, loops.operands[k]!.shape) : 0,
+    );
     const cell = loops.result.axes.map((a) => index[a] ?? index[baseNames(a)[0]!] ?? 0);
     const key = flat(cell, loops.result.shape);
-    const term = loops.combine === "product-sum" ? values.reduce((a, b) => a * b, 1) : loops.combine === "apply" ? APPLY[loops.kernel]!(values) : values[0]!;
+    const term =
+      loops.combine === "product-sum"
+        ? values.reduce((a, b) => a * b, 1)
+        : loops.combine === "apply"
+          ? APPLY[loops.kernel]!(values)
+          : values[0]!;
     const before = acc.get(key);
     const value = before === undefined ? term : combineWith(loops.combine, before.value, term);
     const count = (before?.count ?? 0) + 1;

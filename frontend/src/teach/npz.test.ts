@@ -9,14 +9,20 @@ describe("npz (issue 36: a counterexample loaded into a run)", () => {
     const headerLength = file[8]! + 256 * file[9]!;
     expect(text(file, 1, 6)).toBe("NUMPY");
     expect((10 + headerLength) % 64).toBe(0);
-    expect(text(file, 10, 10 + headerLength).trim()).toBe("{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }");
+    expect(text(file, 10, 10 + headerLength).trim()).toBe(
+      "{'descr': '<f8', 'fortran_order': False, 'shape': (1, 2), }",
+    );
     const values = new DataView(file.buffer, 10 + headerLength);
     expect([values.getFloat64(0, true), values.getFloat64(8, true)]).toEqual([4, 3]);
-    expect(text(npy({ name: "v", dtype: "float64", shape: [2], values: [1, 2] }), 10, 80)).toContain("'shape': (2,)");
+    expect(
+      text(npy({ name: "v", dtype: "float64", shape: [2], values: [1, 2] }), 10, 80),
+    ).toContain("'shape': (2,)");
   });
 
   it("refuses values that do not fill the shape", () => {
-    expect(() => npy({ name: "m", dtype: "float64", shape: [2, 2], values: [1] })).toThrow('array "m" has 1 values for the shape (2, 2)');
+    expect(() => npy({ name: "m", dtype: "float64", shape: [2, 2], values: [1] })).toThrow(
+      'array "m" has 1 values for the shape (2, 2)',
+    );
   });
 
   it("stores one member per array, named <label>.npy, with the zip's end record", () => {

@@ -10,7 +10,13 @@ export interface NpyArray {
   values: readonly (number | boolean)[];
 }
 
-const DESCR: Record<NpyArray["dtype"], [string, number]> = { float64: ["<f8", 8], float32: ["<f4", 4], int64: ["<i8", 8], int32: ["<i4", 4], boolean: ["|b1", 1] };
+const DESCR: Record<NpyArray["dtype"], [string, number]> = {
+  float64: ["<f8", 8],
+  float32: ["<f4", 4],
+  int64: ["<i8", 8],
+  int32: ["<i4", 4],
+  boolean: ["|b1", 1],
+};
 
 let table: Uint32Array | null = null;
 function crc32(data: Uint8Array): number {
@@ -31,13 +37,26 @@ function crc32(data: Uint8Array): number {
 export function npy(a: NpyArray): Uint8Array {
   const [descr, size] = DESCR[a.dtype];
   const count = a.shape.reduce((p, n) => p * n, 1);
-  if (count !== a.values.length) throw new Error(`array "${a.name}" has ${a.values.length} values for the shape (${a.shape.join(", ")})`);
+  if (count !== a.values.length)
+    throw new Error(
+      `array "${a.name}" has ${a.values.length} values for the shape (${a.shape.join(", ")})`,
+    );
   const shape = a.shape.length === 1 ? `(${a.shape[0]},)` : `(${a.shape.join(", ")})`;
   let header = `{'descr': '${descr}', 'fortran_order': False, 'shape': ${shape}, }`;
   header += " ".repeat(63 - ((10 + header.length) % 64)) + "\n";
   const out = new Uint8Array(10 + header.length + count * size);
-  out.set([0x93, ...[..."NUMPY"].map((c) => c.charCodeAt(0)), 1, 0, header.length & 0xff, header.length >> 8]);
-  out.set([...header].map((c) => c.charCodeAt(0)), 10);
+  out.set([
+    0x93,
+    ...[..."NUMPY"].map((c) => c.charCodeAt(0)),
+    1,
+    0,
+    header.length & 0xff,
+    header.length >> 8,
+  ]);
+  out.set(
+    [...header].map((c) => c.charCodeAt(0)),
+    10,
+  );
   const view = new DataView(out.buffer, 10 + header.length);
   a.values.forEach((v, i) => {
     const x = Number(v);

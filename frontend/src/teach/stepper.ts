@@ -22,17 +22,28 @@ export function loopsOfNode(doc: LoomDocument, opId: string): Loops | string {
   if (!op) return "that operation is not in the graph any more";
   const kernel = String(op.body.kernel);
   const inf = inferOperation(doc, op);
-  if (inf.kind !== "ok") return inf.kind === "error" ? `fix it first: ${inf.message}` : `stepping through ${kernel} is not available yet`;
+  if (inf.kind !== "ok")
+    return inf.kind === "error"
+      ? `fix it first: ${inf.message}`
+      : `stepping through ${kernel} is not available yet`;
   const named = (id: string) => {
     const node = nodes.get(id);
     return node ? nodeName(node) : id;
   };
-  const labels = [...selections(op.body.inputs).values()].flatMap((list) => list.map((s) => named(s.tensorId)));
+  const labels = [...selections(op.body.inputs).values()].flatMap((list) =>
+    list.map((s) => named(s.tensorId)),
+  );
   const outputs = [...selections(op.body.outputs).values()].flat();
 
   const declared = declaredAxes(doc);
   try {
-    return loopsOf(kernel, inf, labels, outputs[0] ? named(outputs[0].tensorId) : "result", (ref) => refLength(ref, declared) ?? 1);
+    return loopsOf(
+      kernel,
+      inf,
+      labels,
+      outputs[0] ? named(outputs[0].tensorId) : "result",
+      (ref) => refLength(ref, declared) ?? 1,
+    );
   } catch (e) {
     return e instanceof Error ? e.message : String(e);
   }
@@ -49,24 +60,41 @@ type Cell = (cell: number[]) => string;
 
 /** One tensor's grid: its ``shownDims`` as rows and columns; every other axis (longer than 1) has a
  * slider that follows the current step's cell until the person moves it ("follow the step" lets go). */
-function tensorGrid(title: string, axes: string[], shape: number[]): { element: HTMLElement; update(at: number[], text: Cell, mark: Cell): void } {
+function tensorGrid(
+  title: string,
+  axes: string[],
+  shape: number[],
+): { element: HTMLElement; update(at: number[], text: Cell, mark: Cell): void } {
   const shown = shownDims(shape);
   const [rowDim, colDim] = shown.length === 2 ? shown : [null, shown[0] ?? null];
   const pinned = new Map<number, number>();
   const table = el("table", { class: "geon-stepper-grid" });
   const caption = el("figcaption", {});
-  const follow = button("follow the step", "Show the slice the current step reads again", () => {
-    pinned.clear();
-    redraw();
-  }, "geon-stepper-follow");
+  const follow = button(
+    "follow the step",
+    "Show the slice the current step reads again",
+    () => {
+      pinned.clear();
+      redraw();
+    },
+    "geon-stepper-follow",
+  );
   const sliders = axes.flatMap((a, d) => {
     if (shown.includes(d) || shape[d]! < 2) return [];
-    const input = el("input", { type: "range", min: "0", max: String(shape[d]! - 1), value: "0", "aria-label": `${title}: ${a}` });
+    const input = el("input", {
+      type: "range",
+      min: "0",
+      max: String(shape[d]! - 1),
+      value: "0",
+      "aria-label": `${title}: ${a}`,
+    });
     input.addEventListener("input", () => {
       pinned.set(d, Number(input.value));
       redraw();
     });
-    return [{ d, input, label: el("label", { class: "geon-stepper-slice small" }, `${a} `, input) }];
+    return [
+      { d, input, label: el("label", { class: "geon-stepper-slice small" }, `${a} `, input) },
+    ];
   });
   let last: [number[], Cell, Cell] = [[], () => "", () => ""];
   function redraw(): void {
@@ -79,9 +107,25 @@ function tensorGrid(title: string, axes: string[], shape: number[]): { element: 
     // before it along the rows, each header "name=index"
     const colName = colDim === null ? "" : axes[colDim]!;
     const rowName = rowDim === null ? "" : axes[rowDim]!;
-    table.append(el("tr", {}, el("th", { class: "geon-stepper-corner", text: rowName && colName ? `${rowName}↓ ${colName}→` : colName ? `${colName}→` : "" }), ...Array.from({ length: cols }, (_, c) => el("th", { class: "geon-stepper-head-col", text: colName ? `${colName}=${c}` : "" }))));
+    table.append(
+      el(
+        "tr",
+        {},
+        el("th", {
+          class: "geon-stepper-corner",
+          text: rowName && colName ? `${rowName}↓ ${colName}→` : colName ? `${colName}→` : "",
+        }),
+        ...Array.from({ length: cols }, (_, c) =>
+          el("th", { class: "geon-stepper-head-col", text: colName ? `${colName}=${c}` : "" }),
+        ),
+      ),
+    );
     for (let r = 0; r < rows; r++) {
-      const tr = el("tr", {}, el("th", { class: "geon-stepper-head-row", text: rowName ? `${rowName}=${r}` : "" }));
+      const tr = el(
+        "tr",
+        {},
+        el("th", { class: "geon-stepper-head-row", text: rowName ? `${rowName}=${r}` : "" }),
+      );
       for (let c = 0; c < cols; c++) {
         const cell = fixed.map((i, d) => (d === rowDim ? r : d === colDim ? c : i));
         tr.append(el("td", { class: `geon-stepper-cell ${mark(cell)}`, text: text(cell) }));
@@ -93,7 +137,15 @@ function tensorGrid(title: string, axes: string[], shape: number[]): { element: 
     caption.textContent = `${title} (${axes.join(", ")})${rest.length ? ` at ${rest.join(", ")}` : ""}`;
     follow.hidden = pinned.size === 0;
   }
-  const element = el("figure", { class: "geon-stepper-tensor" }, caption, table, ...(sliders.length ? [el("div", { class: "geon-stepper-slices" }, ...sliders.map((x) => x.label), follow)] : []));
+  const element = el(
+    "figure",
+    { class: "geon-stepper-tensor" },
+    caption,
+    table,
+    ...(sliders.length
+      ? [el("div", { class: "geon-stepper-slices" }, ...sliders.map((x) => x.label), follow)]
+      : []),
+  );
   return {
     element,
     update(at, text, mark) {
@@ -109,17 +161,27 @@ export interface Stepper {
 }
 
 /** The dialog for operation ``opId`` of ``doc``. */
-export function createStepper(doc: LoomDocument, opId: string, onClose: () => void = () => undefined): Stepper {
+export function createStepper(
+  doc: LoomDocument,
+  opId: string,
+  onClose: () => void = () => undefined,
+): Stepper {
   const found = loopsOfNode(doc, opId);
   const close = button("Close", "Close (Escape)", () => element.close());
-  const element = el("dialog", { class: "geon-dialog geon-stepper", "aria-label": "Explain step by step" });
+  const element = el("dialog", {
+    class: "geon-dialog geon-stepper",
+    "aria-label": "Explain step by step",
+  });
   element.addEventListener("close", () => {
     stop();
     element.remove();
     onClose();
   });
   if (typeof found === "string") {
-    element.append(el("div", { class: "geon-stepper-head" }, el("h2", { text: "Explain step by step" }), close), el("p", { class: "geon-form-error", text: found }));
+    element.append(
+      el("div", { class: "geon-stepper-head" }, el("h2", { text: "Explain step by step" }), close),
+      el("p", { class: "geon-form-error", text: found }),
+    );
     document.body.append(element);
     return { element, show: () => element.showModal() };
   }
@@ -129,28 +191,71 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
   let at = 0;
   let timer = 0;
   const counter = el("span", { class: "geon-stepper-step", role: "status" });
-  const scrub = el("input", { type: "range", min: "0", value: "0", "aria-label": "step", class: "geon-stepper-scrub" });
+  const scrub = el("input", {
+    type: "range",
+    min: "0",
+    value: "0",
+    "aria-label": "step",
+    class: "geon-stepper-scrub",
+  });
   const play = button("▶ Play", "Play (space)", () => (timer ? stop() : start()), "primary");
   const orderSelect = el("select", { "aria-label": "loop order", class: "geon-stepper-order" });
   const orders = permutations(loops.axes.map((a) => a.name)).slice(0, 24);
-  for (const o of orders) orderSelect.append(el("option", { value: o.join(","), text: `loops: ${o.join(" → ")}` }));
+  for (const o of orders)
+    orderSelect.append(el("option", { value: o.join(","), text: `loops: ${o.join(" → ")}` }));
   orderSelect.addEventListener("change", () => {
     order = orderSelect.value.split(",");
     all = steps(loops, order);
     at = 0;
     render();
   });
-  const tensors = [...loops.operands, loops.result].map((t) => tensorGrid(t.label, t.axes, t.shape));
+  const tensors = [...loops.operands, loops.result].map((t) =>
+    tensorGrid(t.label, t.axes, t.shape),
+  );
   const grids = el("div", { class: "geon-stepper-grids" }, ...tensors.map((t) => t.element));
   const now = el("p", { class: "geon-stepper-now" });
   const code = el("pre", { class: "geon-stepper-code" });
   const other = el("div", { class: "geon-stepper-other small" });
   element.append(
-    el("div", { class: "geon-stepper-head" }, el("h2", { text: `Explain: ${loops.result.label}` }), close),
+    el(
+      "div",
+      { class: "geon-stepper-head" },
+      el("h2", { text: `Explain: ${loops.result.label}` }),
+      close,
+    ),
     el("p", { class: "geon-stepper-formula", text: formula(loops) }),
-    el("ul", { class: "geon-stepper-why small" }, ...explanation(loops).map((t) => el("li", { text: t }))),
-    el("div", { class: "geon-stepper-controls" }, button("|◀", "First step (Home)", () => go(0)), button("◀", "Step back (←)", () => go(at - 1)), play, button("▶", "Step (→)", () => go(at + 1)), button("▶|", "Last step (End)", () => go(all.length - 1)), scrub, counter, orderSelect),
-    el("div", { class: "geon-stepper-body" }, el("div", {}, grids, now, el("p", { class: "small muted", text: "The operands hold small sample values (1 to 5), the same every time; a run uses the graph's own." })), el("div", {}, code, other)),
+    el(
+      "ul",
+      { class: "geon-stepper-why small" },
+      ...explanation(loops).map((t) => el("li", { text: t })),
+    ),
+    el(
+      "div",
+      { class: "geon-stepper-controls" },
+      button("|◀", "First step (Home)", () => go(0)),
+      button("◀", "Step back (←)", () => go(at - 1)),
+      play,
+      button("▶", "Step (→)", () => go(at + 1)),
+      button("▶|", "Last step (End)", () => go(all.length - 1)),
+      scrub,
+      counter,
+      orderSelect,
+    ),
+    el(
+      "div",
+      { class: "geon-stepper-body" },
+      el(
+        "div",
+        {},
+        grids,
+        now,
+        el("p", {
+          class: "small muted",
+          text: "The operands hold small sample values (1 to 5), the same every time; a run uses the graph's own.",
+        }),
+      ),
+      el("div", {}, code, other),
+    ),
   );
 
   function render(): void {
@@ -159,20 +264,47 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
     scrub.value = String(at);
     counter.textContent = `step ${at + 1} of ${all.length}`;
     const sofar = partialSums(all, at);
-    loops.operands.forEach((o, k) => tensors[k]!.update(step.reads[k]!, (c) => String(valueAt(k, c, o.shape)), (c) => (c.join(",") === step.reads[k]!.join(",") ? "read" : "")));
+    loops.operands.forEach((o, k) =>
+      tensors[k]!.update(
+        step.reads[k]!,
+        (c) => String(valueAt(k, c, o.shape)),
+        (c) => (c.join(",") === step.reads[k]!.join(",") ? "read" : ""),
+      ),
+    );
     const cellOf = (c: number[]) => sofar.get(c.join(","));
     tensors.at(-1)!.update(
       step.cell,
       (c) => (cellOf(c) === undefined ? "" : String(round(cellOf(c)!.value))),
-      (c) => (step.writes && c.join(",") === step.writes.join(",") ? "written" : c.join(",") === step.cell.join(",") ? "accumulating" : cellOf(c)?.complete === false ? "partial" : ""),
+      (c) =>
+        step.writes && c.join(",") === step.writes.join(",")
+          ? "written"
+          : c.join(",") === step.cell.join(",")
+            ? "accumulating"
+            : cellOf(c)?.complete === false
+              ? "partial"
+              : "",
     );
-    const index = Object.entries(step.index).map(([k, v]) => `${k}=${v}`).join(", ");
-    const reads = loops.operands.map((o, k) => `${o.label}[${step.reads[k]!.join(", ")}] = ${step.values[k]}${inside(step.reads[k]!, o.shape) ? "" : " (padding)"}`).join(", ");
+    const index = Object.entries(step.index)
+      .map(([k, v]) => `${k}=${v}`)
+      .join(", ");
+    const reads = loops.operands
+      .map(
+        (o, k) =>
+          `${o.label}[${step.reads[k]!.join(", ")}] = ${step.values[k]}${inside(step.reads[k]!, o.shape) ? "" : " (padding)"}`,
+      )
+      .join(", ");
     now.textContent = `${index}: ${reads}; term ${step.term}, so far ${round(step.acc)}${step.writes ? ` → ${loops.result.label}[${step.writes.join(", ")}] = ${round(step.acc)}` : ""}`;
     const lines = pythonLoops(loops, order);
-    code.replaceChildren(...lines.map((line, i) => el("span", { class: i === lines.length - 1 ? "current" : "", text: `${line}\n` })));
+    code.replaceChildren(
+      ...lines.map((line, i) =>
+        el("span", { class: i === lines.length - 1 ? "current" : "", text: `${line}\n` }),
+      ),
+    );
     const sum = einsum(loops);
-    other.replaceChildren(...(sum ? [el("p", {}, el("b", { text: "NumPy: " }), el("code", { text: sum }))] : []), el("p", {}, el("b", { text: "geon: " }), el("code", { text: builder(loops) })));
+    other.replaceChildren(
+      ...(sum ? [el("p", {}, el("b", { text: "NumPy: " }), el("code", { text: sum }))] : []),
+      el("p", {}, el("b", { text: "geon: " }), el("code", { text: builder(loops) })),
+    );
   }
 
   function go(n: number): void {
@@ -197,7 +329,13 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
   scrub.addEventListener("input", () => go(Number(scrub.value)));
   element.addEventListener("keydown", (e) => {
     if ((e.target as HTMLElement).closest("select, input")) return; // they use the arrows themselves
-    const moves: Record<string, () => void> = { ArrowRight: () => go(at + 1), ArrowLeft: () => go(at - 1), Home: () => go(0), End: () => go(all.length - 1), " ": () => (timer ? stop() : start()) };
+    const moves: Record<string, () => void> = {
+      ArrowRight: () => go(at + 1),
+      ArrowLeft: () => go(at - 1),
+      Home: () => go(0),
+      End: () => go(all.length - 1),
+      " ": () => (timer ? stop() : start()),
+    };
     const move = moves[e.key];
     if (move) {
       e.preventDefault();
@@ -212,9 +350,13 @@ export function createStepper(doc: LoomDocument, opId: string, onClose: () => vo
 /** Every result cell touched by step ``at``: its sum so far and whether it is complete. In an
  * order with a reduced axis outside (``for w: for h: for n``) every cell holds a partial sum
  * that grows on each pass, drawn as it accumulates (issue 36). */
-export function partialSums(all: readonly { cell: number[]; acc: number; writes: number[] | null }[], at: number): Map<string, { value: number; complete: boolean }> {
+export function partialSums(
+  all: readonly { cell: number[]; acc: number; writes: number[] | null }[],
+  at: number,
+): Map<string, { value: number; complete: boolean }> {
   const out = new Map<string, { value: number; complete: boolean }>();
-  for (const s of all.slice(0, at + 1)) out.set(s.cell.join(","), { value: s.acc, complete: s.writes !== null });
+  for (const s of all.slice(0, at + 1))
+    out.set(s.cell.join(","), { value: s.acc, complete: s.writes !== null });
   return out;
 }
 

@@ -24,6 +24,8 @@ describe("the try page", () => {
   });
 
   it("signs in back to the same page, asking it to keep the work", () => {
-    expect(signInUrl({ pathname: "/learn/try/dot_and_duals/" })).toBe("/accounts/login/?next=%2Flearn%2Ftry%2Fdot_and_duals%2F%3Fkeep%3D1");
+    expect(signInUrl({ pathname: "/learn/try/dot_and_duals/" })).toBe(
+      "/accounts/login/?next=%2Flearn%2Ftry%2Fdot_and_duals%2F%3Fkeep%3D1",
+    );
   });
 });

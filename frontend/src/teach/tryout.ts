@@ -36,7 +36,11 @@ export function storageKey(t: Tryout): string {
 export function storedDocument(t: Tryout, storage: Pick<Storage, "getItem">): LoomDocument | null {
   try {
     const value: unknown = JSON.parse(storage.getItem(storageKey(t)) ?? "null");
-    return value !== null && typeof value === "object" && Array.isArray((value as LoomDocument).nodes) ? (value as LoomDocument) : null;
+    return value !== null &&
+      typeof value === "object" &&
+      Array.isArray((value as LoomDocument).nodes)
+      ? (value as LoomDocument)
+      : null;
   } catch {
     return null;
   }
@@ -49,13 +53,19 @@ export function signInUrl(location: { pathname: string }): string {
 
 export class TryoutApi extends RestClient {
   issues(document: LoomDocument): Promise<{ issues: Issue[] }> {
-    return answerAs<{ issues: Issue[] }>()(this.api.POST("/api/v1/validate", { body: { document: json(document) } }));
+    return answerAs<{ issues: Issue[] }>()(
+      this.api.POST("/api/v1/validate", { body: { document: json(document) } }),
+    );
   }
 
   keep(t: Tryout, document: LoomDocument): Promise<{ graph: string; kept: boolean; url: string }> {
     const kept = answerAs<{ graph: string; kept: boolean; url: string }>();
     const init = { params: { path: { key: t.key } }, body: { document: json(document) } };
-    return kept(t.kind === "lesson" ? this.api.POST("/api/v1/lessons/{key}/keep", init) : this.api.POST("/api/v1/puzzles/{key}/keep", init));
+    return kept(
+      t.kind === "lesson"
+        ? this.api.POST("/api/v1/lessons/{key}/keep", init)
+        : this.api.POST("/api/v1/puzzles/{key}/keep", init),
+    );
   }
 }
 
@@ -73,7 +83,12 @@ export interface TryoutEditor {
  * load the kept work or the start, keep every change, show the server's issues, and offer to
  * keep the work as the person's own graph. Returns null on any other page.
  */
-export function mountTryout(root: HTMLElement, editor: TryoutEditor, csrf: string, storage: Storage = localStorage): Tryout | null {
+export function mountTryout(
+  root: HTMLElement,
+  editor: TryoutEditor,
+  csrf: string,
+  storage: Storage = localStorage,
+): Tryout | null {
   const t = tryoutOf(root.dataset.try);
   const start = document.getElementById("geon-try-start")?.textContent;
   if (!t || !start) return null;
@@ -88,7 +103,8 @@ export function mountTryout(root: HTMLElement, editor: TryoutEditor, csrf: strin
       const answer = await api.issues(doc);
       if (editor.document() === doc) editor.showIssues(answer.issues);
     } catch (e) {
-      said.textContent = e instanceof ApiError ? `Could not check the graph: ${e.message}` : String(e);
+      said.textContent =
+        e instanceof ApiError ? `Could not check the graph: ${e.message}` : String(e);
     }
   };
   const changed = (): void => {
@@ -129,12 +145,28 @@ export function mountTryout(root: HTMLElement, editor: TryoutEditor, csrf: strin
   note.append(
     signedIn
       ? el("span", { text: `You are trying ${what} in your browser. ` })
-      : el("span", { text: `You are trying ${what} without an account: your work is kept in this browser only. ` }),
+      : el("span", {
+          text: `You are trying ${what} without an account: your work is kept in this browser only. `,
+        }),
     signedIn
-      ? button("Keep as my graph", "Make this your own graph, with what you did here", () => void keep(), "primary geon-try-keep")
-      : el("a", { class: "geon-try-sign-in", href: signInUrl(location), text: "Sign in to keep it" }),
+      ? button(
+          "Keep as my graph",
+          "Make this your own graph, with what you did here",
+          () => void keep(),
+          "primary geon-try-keep",
+        )
+      : el("a", {
+          class: "geon-try-sign-in",
+          href: signInUrl(location),
+          text: "Sign in to keep it",
+        }),
     " ",
-    button("Start over", `Throw away what you did and start ${what} again`, startOver, "geon-try-reset"),
+    button(
+      "Start over",
+      `Throw away what you did and start ${what} again`,
+      startOver,
+      "geon-try-reset",
+    ),
     " ",
     said,
   );

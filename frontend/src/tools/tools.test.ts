@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { cancel, dragOffset, idle, pointerDown, pointerMove, pointerUp, type Hit, type Tool } from "./tools";
+import {
+  cancel,
+  dragOffset,
+  idle,
+  pointerDown,
+  pointerMove,
+  pointerUp,
+  type Hit,
+  type Tool,
+} from "./tools";
 
 const p = (x: number, y: number) => ({ x, y });
 const tensor = (id: string, zone: Hit["zone"] = "body"): Hit => ({ id, kind: "tensor", zone });
@@ -53,11 +62,20 @@ describe("tools", () => {
   it("shift-dragging empty canvas selects a rectangle, added to the selection", () => {
     let t = pointerDown(idle(), null, p(0, 0), p(0, 0), { shift: true }, []).tool;
     t = pointerMove(t, null, p(40, 30), p(40, 30), []).tool;
-    expect(pointerUp(t, null).effect).toEqual({ type: "selectRect", from: p(0, 0), to: p(40, 30), additive: true });
+    expect(pointerUp(t, null).effect).toEqual({
+      type: "selectRect",
+      from: p(0, 0),
+      to: p(40, 30),
+      additive: true,
+    });
   });
 
   it("shift-click adds to the selection", () => {
-    expect(pointerDown(idle(), op("o"), p(0, 0), p(0, 0), { shift: true }, ["a"]).effect).toEqual({ type: "select", ids: ["o"], additive: true });
+    expect(pointerDown(idle(), op("o"), p(0, 0), p(0, 0), { shift: true }, ["a"]).effect).toEqual({
+      type: "select",
+      ids: ["o"],
+      additive: true,
+    });
   });
 
   it("escape when idle clears the selection", () => {

@@ -45,30 +45,66 @@ export const DRAG_SLOP = 4;
 export const idle = (): Tool => ({ kind: "idle" });
 
 /** ``world`` is the pointer in graph coordinates, ``screen`` in canvas pixels. */
-export function pointerDown(tool: Tool, hit: Hit | null, world: Point, screen: Point, mods: Mods, selected: readonly string[]): Step {
+export function pointerDown(
+  tool: Tool,
+  hit: Hit | null,
+  world: Point,
+  screen: Point,
+  mods: Mods,
+  selected: readonly string[],
+): Step {
   if (tool.kind !== "idle") return { tool, effect: NONE };
   if (!hit) {
-    if (mods.shift) return { tool: { kind: "selecting", from: world, to: world, additive: true }, effect: NONE };
+    if (mods.shift)
+      return { tool: { kind: "selecting", from: world, to: world, additive: true }, effect: NONE };
     return { tool: { kind: "panning", last: screen }, effect: NONE };
   }
-  if (hit.zone === "handle" && hit.kind === "tensor") return { tool: { kind: "connecting", from: hit.id, at: world, over: null }, effect: NONE };
-  const effect: Effect = selected.includes(hit.id) && !mods.shift ? NONE : { type: "select", ids: [hit.id], additive: mods.shift };
+  if (hit.zone === "handle" && hit.kind === "tensor")
+    return { tool: { kind: "connecting", from: hit.id, at: world, over: null }, effect: NONE };
+  const effect: Effect =
+    selected.includes(hit.id) && !mods.shift
+      ? NONE
+      : { type: "select", ids: [hit.id], additive: mods.shift };
   return { tool: { kind: "pressing", hit, from: world, screen, mods }, effect };
 }
 
-export function pointerMove(tool: Tool, hit: Hit | null, world: Point, screen: Point, selected: readonly string[]): Step {
+export function pointerMove(
+  tool: Tool,
+  hit: Hit | null,
+  world: Point,
+  screen: Point,
+  selected: readonly string[],
+): Step {
   switch (tool.kind) {
     case "pressing": {
-      if (Math.hypot(screen.x - tool.screen.x, screen.y - tool.screen.y) < DRAG_SLOP) return { tool, effect: NONE };
+      if (Math.hypot(screen.x - tool.screen.x, screen.y - tool.screen.y) < DRAG_SLOP)
+        return { tool, effect: NONE };
       const ids = selected.includes(tool.hit.id) ? [...selected] : [tool.hit.id];
-      return { tool: { kind: "dragging", ids, from: tool.from, delta: { x: world.x - tool.from.x, y: world.y - tool.from.y } }, effect: NONE };
+      return {
+        tool: {
+          kind: "dragging",
+          ids,
+          from: tool.from,
+          delta: { x: world.x - tool.from.x, y: world.y - tool.from.y },
+        },
+        effect: NONE,
+      };
     }
     case "dragging":
-      return { tool: { ...tool, delta: { x: world.x - tool.from.x, y: world.y - tool.from.y } }, effect: NONE };
+      return {
+        tool: { ...tool, delta: { x: world.x - tool.from.x, y: world.y - tool.from.y } },
+        effect: NONE,
+      };
     case "connecting":
-      return { tool: { ...tool, at: world, over: hit && hit.kind === "operation" ? hit.id : null }, effect: NONE };
+      return {
+        tool: { ...tool, at: world, over: hit && hit.kind === "operation" ? hit.id : null },
+        effect: NONE,
+      };
     case "panning":
-      return { tool: { kind: "panning", last: screen }, effect: { type: "pan", dx: screen.x - tool.last.x, dy: screen.y - tool.last.y } };
+      return {
+        tool: { kind: "panning", last: screen },
+        effect: { type: "pan", dx: screen.x - tool.last.x, dy: screen.y - tool.last.y },
+      };
     case "selecting":
       return { tool: { ...tool, to: world }, effect: NONE };
     default:
@@ -79,13 +115,23 @@ export function pointerMove(tool: Tool, hit: Hit | null, world: Point, screen: P
 export function pointerUp(tool: Tool, hit: Hit | null): Step {
   switch (tool.kind) {
     case "dragging":
-      return { tool: idle(), effect: tool.delta.x || tool.delta.y ? { type: "move", ids: tool.ids, delta: tool.delta } : NONE };
+      return {
+        tool: idle(),
+        effect:
+          tool.delta.x || tool.delta.y ? { type: "move", ids: tool.ids, delta: tool.delta } : NONE,
+      };
     case "connecting": {
       const target = hit && hit.kind === "operation" ? hit.id : tool.over;
-      return { tool: idle(), effect: target ? { type: "connect", from: tool.from, to: target } : NONE };
+      return {
+        tool: idle(),
+        effect: target ? { type: "connect", from: tool.from, to: target } : NONE,
+      };
     }
     case "selecting":
-      return { tool: idle(), effect: { type: "selectRect", from: tool.from, to: tool.to, additive: tool.additive } };
+      return {
+        tool: idle(),
+        effect: { type: "selectRect", from: tool.from, to: tool.to, additive: tool.additive },
+      };
     case "panning":
       return { tool: idle(), effect: NONE };
     case "pressing":
@@ -97,7 +143,10 @@ export function pointerUp(tool: Tool, hit: Hit | null): Step {
 
 /** Escape: whatever was under way is dropped, nothing is sent (a drag returns to where it began). */
 export function cancel(tool: Tool): Step {
-  return { tool: idle(), effect: tool.kind === "idle" ? { type: "select", ids: [], additive: false } : NONE };
+  return {
+    tool: idle(),
+    effect: tool.kind === "idle" ? { type: "select", ids: [], additive: false } : NONE,
+  };
 }
 
 /** Where a box is drawn while the tool is dragging it. */

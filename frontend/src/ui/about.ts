@@ -30,7 +30,12 @@ export class AboutApi extends RestClient {
   async update(patch: Partial<About>): Promise<About> {
     const params = { path: { graph_id: this.graphId } };
     const { version } = await answer(this.api.GET("/api/v1/graphs/{graph_id}", { params }));
-    return answerAs<About>()(this.api.PATCH("/api/v1/graphs/{graph_id}", { params, body: { baseVersion: version, ...patch } }));
+    return answerAs<About>()(
+      this.api.PATCH("/api/v1/graphs/{graph_id}", {
+        params,
+        body: { baseVersion: version, ...patch },
+      }),
+    );
   }
 }
 
@@ -53,26 +58,61 @@ export function mountAbout(root: HTMLElement, csrf: string): AboutPanel {
 
   const titleError = el("p", { class: "geon-about-error", role: "alert" });
   const titleView = el("h2", { class: "geon-about-title", text: saved.title });
-  const titleInput = el("input", { class: "geon-about-title-input", "aria-label": "title", maxlength: "200", value: saved.title });
+  const titleInput = el("input", {
+    class: "geon-about-title-input",
+    "aria-label": "title",
+    maxlength: "200",
+    value: saved.title,
+  });
   const rendered = el("div", { class: "geon-about-description markdown" });
-  const textarea = el("textarea", { class: "geon-about-textarea", "aria-label": "description (Markdown)", rows: "14", maxlength: "20000" });
+  const textarea = el("textarea", {
+    class: "geon-about-textarea",
+    "aria-label": "description (Markdown)",
+    rows: "14",
+    maxlength: "20000",
+  });
   const descriptionError = el("p", { class: "geon-about-error", role: "alert" });
-  const editButton = button("Edit description", "Change the description (Markdown)", () => startEditing());
-  const saveButton = button("Save", "Save the description (Ctrl+Enter)", () => void saveDescription(), "primary");
+  const editButton = button("Edit description", "Change the description (Markdown)", () =>
+    startEditing(),
+  );
+  const saveButton = button(
+    "Save",
+    "Save the description (Ctrl+Enter)",
+    () => void saveDescription(),
+    "primary",
+  );
   const cancelButton = button("Cancel", "Keep the saved description (Escape)", () => stopEditing());
-  const editing = el("div", { class: "geon-about-editing", hidden: "" }, textarea, el("div", { class: "geon-about-actions" }, saveButton, cancelButton));
-  const strictBox = el("input", { type: "checkbox", class: "geon-about-strict", id: "geon-about-strict" });
+  const editing = el(
+    "div",
+    { class: "geon-about-editing", hidden: "" },
+    textarea,
+    el("div", { class: "geon-about-actions" }, saveButton, cancelButton),
+  );
+  const strictBox = el("input", {
+    type: "checkbox",
+    class: "geon-about-strict",
+    id: "geon-about-strict",
+  });
   const strictError = el("p", { class: "geon-about-error", role: "alert" });
-  const strictText = "Strict broadcasting: an accidental broadcast (operands that share no axis, or two equal-length axes that likely mean the same) is an error, not a warning";
+  const strictText =
+    "Strict broadcasting: an accidental broadcast (operands that share no axis, or two equal-length axes that likely mean the same) is an error, not a warning";
   const strictState = el("p", { class: "geon-about-setting muted small" });
-  const strictRow = canEdit ? el("div", { class: "geon-about-setting" }, strictBox, el("label", { for: "geon-about-strict", text: ` ${strictText}` }), strictError) : strictState;
+  const strictRow = canEdit
+    ? el(
+        "div",
+        { class: "geon-about-setting" },
+        strictBox,
+        el("label", { for: "geon-about-strict", text: ` ${strictText}` }),
+        strictError,
+      )
+    : strictState;
   strictBox.addEventListener("change", () => {
     const wanted = strictBox.checked;
     strictBox.disabled = true;
     void save({ strictBroadcasting: wanted }, strictError).then(() => {
       strictBox.disabled = false;
       strictBox.checked = saved.strictBroadcasting;
-    strictState.textContent = `${strictText}: ${saved.strictBroadcasting ? "on" : "off"}.`;
+      strictState.textContent = `${strictText}: ${saved.strictBroadcasting ? "on" : "off"}.`;
     });
   });
   const close = button("Close", "Close (Escape)", () => element.close());
@@ -82,7 +122,14 @@ export function mountAbout(root: HTMLElement, csrf: string): AboutPanel {
     el("div", { class: "geon-about-head" }, canEdit ? titleInput : titleView, close),
     titleError,
     rendered,
-    ...(canEdit ? [editing, descriptionError, editButton] : [el("p", { class: "muted small geon-about-readonly", text: "Only the graph's editors can change its title, description and settings." })]),
+    ...(canEdit
+      ? [editing, descriptionError, editButton]
+      : [
+          el("p", {
+            class: "muted small geon-about-readonly",
+            text: "Only the graph's editors can change its title, description and settings.",
+          }),
+        ]),
     strictRow,
   );
   element.addEventListener("click", (e) => {
@@ -91,7 +138,8 @@ export function mountAbout(root: HTMLElement, csrf: string): AboutPanel {
 
   function show(): void {
     rendered.innerHTML = saved.description.trim() ? renderMarkdown(saved.description) : "";
-    if (!saved.description.trim()) rendered.append(el("p", { class: "muted", text: "No description yet." }));
+    if (!saved.description.trim())
+      rendered.append(el("p", { class: "muted", text: "No description yet." }));
     titleView.textContent = saved.title;
     strictBox.checked = saved.strictBroadcasting;
     strictState.textContent = `${strictText}: ${saved.strictBroadcasting ? "on" : "off"}.`;

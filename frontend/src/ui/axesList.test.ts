@@ -2,7 +2,14 @@ import { describe, expect, it } from "vitest";
 import { listedAxes } from "./panels";
 
 const axis = (name: string, length: number | null) => ({ id: `id-${name}`, name, length });
-const AXES = [axis("batch", 3), axis("d1_43", 1), axis("heads", 4), axis("d1_44", 1), axis("n", null), axis("d1_45", 1)];
+const AXES = [
+  axis("batch", 3),
+  axis("d1_43", 1),
+  axis("heads", 4),
+  axis("d1_44", 1),
+  axis("n", null),
+  axis("d1_45", 1),
+];
 
 describe("listedAxes", () => {
   it.each([
@@ -11,7 +18,12 @@ describe("listedAxes", () => {
     ["the one being edited stays", false, "id-d1_44", [], ["batch", "heads", "d1_44", "n"], 2],
     ["one with an issue stays", false, null, ["d1_45"], ["batch", "heads", "n", "d1_45"], 2],
   ])("%s", (_label, showOnes, editing, issues, names, hidden) => {
-    const got = listedAxes(AXES, showOnes as boolean, editing as string | null, new Set(issues as string[]));
+    const got = listedAxes(
+      AXES,
+      showOnes as boolean,
+      editing as string | null,
+      new Set(issues as string[]),
+    );
     expect([got.shown.map((a) => a.name), got.hidden]).toEqual([names, hidden]);
   });
 });

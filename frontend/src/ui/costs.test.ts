@@ -4,13 +4,29 @@ import { chosenProfile, edgeLabels, edgeWidth, PROFILE_KEY, rememberProfile } fr
 
 describe("edge labels", () => {
   const c = (kind: string, tensor: string, consumer: string, bytes: number): Collective => ({
-    kind, tensor, consumer, producer: "p", tensorLabel: tensor, producerLabel: "p", consumerLabel: consumer, meshAxes: ["tp"], devices: 2, bytes, seconds: 4e-6,
+    kind,
+    tensor,
+    consumer,
+    producer: "p",
+    tensorLabel: tensor,
+    producerLabel: "p",
+    consumerLabel: consumer,
+    meshAxes: ["tp"],
+    devices: 2,
+    bytes,
+    seconds: 4e-6,
   });
   it("labels each edge with its collectives, their bytes and time", () => {
-    const labels = edgeLabels([c("all-reduce", "t", "sum", 512), c("all-gather", "u", "dot", 2048), c("send", "u", "dot", 1024)]);
+    const labels = edgeLabels([
+      c("all-reduce", "t", "sum", 512),
+      c("all-gather", "u", "dot", 2048),
+      c("send", "u", "dot", 1024),
+    ]);
     expect([...labels.keys()]).toEqual(["t->sum", "u->dot"]);
     expect(labels.get("t->sum")!.text).toBe("all-reduce over tp · 512 B · 4 µs");
-    expect(labels.get("u->dot")!.text).toBe("all-gather over tp · 2 KiB · 4 µs; send over tp · 1 KiB · 4 µs");
+    expect(labels.get("u->dot")!.text).toBe(
+      "all-gather over tp · 2 KiB · 4 µs; send over tp · 1 KiB · 4 µs",
+    );
     expect(labels.get("u->dot")!.bytes).toBe(3072);
     expect(labels.get("u->dot")!.width).toBeGreaterThan(labels.get("t->sum")!.width);
   });

@@ -30,7 +30,12 @@ export function edgeLabels(collectives: readonly Collective[]): Map<string, Edge
   const labels = new Map<string, EdgeLabel>();
   for (const [key, cs] of by) {
     const bytes = cs.reduce((s, c) => s + c.bytes, 0);
-    const text = cs.map((c) => `${c.kind}${c.meshAxes.length ? ` over ${c.meshAxes.join(", ")}` : ""} · ${showBytes(c.bytes)} · ${showSeconds(c.seconds)}`).join("; ");
+    const text = cs
+      .map(
+        (c) =>
+          `${c.kind}${c.meshAxes.length ? ` over ${c.meshAxes.join(", ")}` : ""} · ${showBytes(c.bytes)} · ${showSeconds(c.seconds)}`,
+      )
+      .join("; ");
     labels.set(key, { text, width: edgeWidth(bytes), bytes });
   }
   return labels;

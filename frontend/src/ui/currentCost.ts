@@ -64,7 +64,8 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
     // at the version an applied named the current plan, its word holds while the plan list
     // (reloaded after a switch) still has the plan as it was before
     const told = pushed?.version === version ? pushed : null;
-    const saved = plans.find((p) => ids.has(p.id)) ?? plans.find((p) => p.id === told?.planId) ?? null;
+    const saved =
+      plans.find((p) => ids.has(p.id)) ?? plans.find((p) => p.id === told?.planId) ?? null;
     // no saved plan is the document's, but it is placed: the current document's own cost
     const plan = saved ?? (placed(doc) ? { id: 0, name: CURRENT_DOCUMENT } : null);
     const key = plan ? `${plan.id}:${version}:${profile.value}` : "";
@@ -84,13 +85,23 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
         else timer = window.setTimeout(refresh, 300);
         return;
       }
-      if ((plan.id && !options.state().plans.some((p) => p.id === plan.id)) || key !== asked) return;
+      if ((plan.id && !options.state().plans.some((p) => p.id === plan.id)) || key !== asked)
+        return;
       costing = true;
       const wait = (message: string): void => {
         // a worker computes it: say so in the ledger's place until it answers
-        if (key === asked) ledger.replaceChildren(el("p", { class: "small muted geon-ledger-pending", role: "status", text: `Costing ${plan.id ? `plan "${plan.name}"` : "the current document"}: ${message}` }));
+        if (key === asked)
+          ledger.replaceChildren(
+            el("p", {
+              class: "small muted geon-ledger-pending",
+              role: "status",
+              text: `Costing ${plan.id ? `plan "${plan.name}"` : "the current document"}: ${message}`,
+            }),
+          );
       };
-      const asking = plan.id ? api.cost(plan.id, profile.value || undefined, wait) : api.documentCost(profile.value || undefined, wait);
+      const asking = plan.id
+        ? api.cost(plan.id, profile.value || undefined, wait)
+        : api.documentCost(profile.value || undefined, wait);
       asking
         .then(
           (cost) => {
@@ -104,7 +115,13 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
             // carried this very key's (the server's word), and says why in the ledger's place
             if (key !== asked) return;
             if (key !== pushed?.key) options.onCollectives?.(plan.name, [], saved);
-            ledger.replaceChildren(el("p", { class: "small geon-form-error geon-ledger-refused", role: "status", text: `No cost for ${plan.id ? `plan "${plan.name}"` : "the current document"}: ${error.message}` }));
+            ledger.replaceChildren(
+              el("p", {
+                class: "small geon-form-error geon-ledger-refused",
+                role: "status",
+                text: `No cost for ${plan.id ? `plan "${plan.name}"` : "the current document"}: ${error.message}`,
+              }),
+            );
           },
         )
         .finally(() => {
@@ -123,7 +140,11 @@ export function followCurrentCost(options: CurrentCostOptions): CurrentCost {
     // a plan not listed yet, or the profiles not loaded yet: the REST cost labels the edges
     if (!options.onCollectives || !plan || !collectives) return;
     asked = null; // a cost still out for an older version is not drawn over these
-    pushed = { planId: plan.id, version: cost.version, key: `${plan.id}:${cost.version}:${profile.value}` };
+    pushed = {
+      planId: plan.id,
+      version: cost.version,
+      key: `${plan.id}:${cost.version}:${profile.value}`,
+    };
     options.onCollectives(plan.name, collectives, plan);
   };
 

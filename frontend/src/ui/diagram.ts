@@ -8,13 +8,21 @@ export const FORMATS = ["svg", "png", "dot"] as const;
 export type Format = (typeof FORMATS)[number];
 
 /** GET ``url`` until it answers 200 (202: wait Retry-After seconds, poll the Location). */
-export async function fetchRender(url: string, tries = 120, wait = (s: number) => new Promise((r) => setTimeout(r, s * 1000))): Promise<Blob> {
+export async function fetchRender(
+  url: string,
+  tries = 120,
+  wait = (s: number) => new Promise((r) => setTimeout(r, s * 1000)),
+): Promise<Blob> {
   let next = url;
   for (let i = 0; i < tries; i++) {
     const response = await fetch(next, { credentials: "same-origin" });
     if (response.status === 200) return await response.blob();
-    const body = (await response.json().catch(() => null)) as { location?: string; error?: { message?: string } } | null;
-    if (response.status !== 202) throw new Error(body?.error?.message ?? `the server answered ${response.status} for ${next}`);
+    const body = (await response.json().catch(() => null)) as {
+      location?: string;
+      error?: { message?: string };
+    } | null;
+    if (response.status !== 202)
+      throw new Error(body?.error?.message ?? `the server answered ${response.status} for ${next}`);
     next = response.headers.get("Location") ?? body?.location ?? next;
     await wait(Math.min(2, Number(response.headers.get("Retry-After") ?? "1") || 1) / 2);
   }
@@ -32,10 +40,18 @@ export interface Diagram {
 }
 
 /** ``current`` says which version the tab shows (null: none loaded yet). */
-export function createDiagram(graphId: string, onError: (message: string) => void, current: () => number | null): Diagram {
+export function createDiagram(
+  graphId: string,
+  onError: (message: string) => void,
+  current: () => number | null,
+): Diagram {
   const url = (fmt: Format, version: number, download = false) =>
     `/api/v1/graphs/${graphId}/render.${fmt}?version=${version}${download ? "&download=1" : ""}`;
-  const img = el("img", { class: "geon-diagram-img", alt: "Graphviz diagram of the graph", draggable: "false" });
+  const img = el("img", {
+    class: "geon-diagram-img",
+    alt: "Graphviz diagram of the graph",
+    draggable: "false",
+  });
   const stage = el("div", { class: "geon-diagram-stage" }, img);
   const state = el("span", { class: "geon-diagram-state small muted", role: "status" });
   let version = 0;
@@ -49,7 +65,10 @@ export function createDiagram(graphId: string, onError: (message: string) => voi
     state.textContent = `preparing ${fmt.toUpperCase()}…`;
     try {
       const blob = await fetchRender(url(fmt, version, true));
-      const a = el("a", { href: URL.createObjectURL(blob), download: `diagram-v${version}.${fmt}` });
+      const a = el("a", {
+        href: URL.createObjectURL(blob),
+        download: `diagram-v${version}.${fmt}`,
+      });
       document.body.append(a);
       a.click();
       a.remove();
@@ -59,8 +78,21 @@ export function createDiagram(graphId: string, onError: (message: string) => voi
       onError((e as Error).message);
     }
   };
-  const downloads = FORMATS.map((fmt) => button(fmt.toUpperCase(), `Download the diagram as ${fmt.toUpperCase()}`, () => void save(fmt), `geon-diagram-${fmt}`));
-  const bar = el("div", { class: "geon-diagram-bar" }, el("strong", { text: "Diagram" }), state, el("span", { class: "geon-diagram-downloads" }, "Download", ...downloads));
+  const downloads = FORMATS.map((fmt) =>
+    button(
+      fmt.toUpperCase(),
+      `Download the diagram as ${fmt.toUpperCase()}`,
+      () => void save(fmt),
+      `geon-diagram-${fmt}`,
+    ),
+  );
+  const bar = el(
+    "div",
+    { class: "geon-diagram-bar" },
+    el("strong", { text: "Diagram" }),
+    state,
+    el("span", { class: "geon-diagram-downloads" }, "Download", ...downloads),
+  );
   const element = el("div", { class: "geon-diagram", hidden: "" }, bar, stage);
   stage.addEventListener("wheel", (e) => {
     e.preventDefault();
@@ -115,13 +147,18 @@ export function createDiagram(graphId: string, onError: (message: string) => voi
     version = v;
     if (shown !== v) void load(v);
   };
-  const tab = button("Diagram", "Show the Graphviz diagram of this version (and download it)", () => {
-    const v = current();
-    if (!element.hidden) element.hidden = true;
-    else if (v !== null) show(v);
-    tab.classList.toggle("active", !element.hidden);
-    tab.textContent = element.hidden ? "Diagram" : "Canvas";
-  }, "geon-diagram-tab");
+  const tab = button(
+    "Diagram",
+    "Show the Graphviz diagram of this version (and download it)",
+    () => {
+      const v = current();
+      if (!element.hidden) element.hidden = true;
+      else if (v !== null) show(v);
+      tab.classList.toggle("active", !element.hidden);
+      tab.textContent = element.hidden ? "Diagram" : "Canvas";
+    },
+    "geon-diagram-tab",
+  );
   return {
     element,
     tab,

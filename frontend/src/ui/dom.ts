@@ -15,7 +15,12 @@ export function el<K extends keyof HTMLElementTagNameMap>(
   return node;
 }
 
-export function button(label: string, title: string, onClick: () => void, cls = ""): HTMLButtonElement {
+export function button(
+  label: string,
+  title: string,
+  onClick: () => void,
+  cls = "",
+): HTMLButtonElement {
   const b = el("button", { type: "button", title, class: cls, text: label });
   b.addEventListener("click", onClick);
   return b;

@@ -7,7 +7,8 @@ import { el } from "./dom";
 
 /** The file name a ``Content-Disposition`` answer gives (``attachment; filename="a.onnx"``), or null. */
 export function fileNameOf(disposition: string | null): string | null {
-  const found = /filename="([^"]+)"/.exec(disposition ?? "") ?? /filename=([^;\s]+)/.exec(disposition ?? "");
+  const found =
+    /filename="([^"]+)"/.exec(disposition ?? "") ?? /filename=([^;\s]+)/.exec(disposition ?? "");
   return found ? found[1]! : null;
 }
 
@@ -21,7 +22,12 @@ export function failureText(what: string, status: number, body: unknown): string
 /** Fetch ``href`` and save it under the server's file name (else ``fallback``); null when saved,
  * else why ``what`` failed. ``saved`` reads the answer's headers once the file is saved (the
  * export's notice). */
-export async function saveFrom(href: string, fallback: string, what: string, saved?: (headers: Headers) => void): Promise<string | null> {
+export async function saveFrom(
+  href: string,
+  fallback: string,
+  what: string,
+  saved?: (headers: Headers) => void,
+): Promise<string | null> {
   let answer: Response;
   let blob: Blob;
   try {
@@ -33,7 +39,11 @@ export async function saveFrom(href: string, fallback: string, what: string, sav
     return `${what} failed: the server could not be reached (${(e as Error).message})`;
   }
   const url = URL.createObjectURL(blob);
-  const save = el("a", { href: url, download: fileNameOf(answer.headers.get("Content-Disposition")) ?? fallback, hidden: "" });
+  const save = el("a", {
+    href: url,
+    download: fileNameOf(answer.headers.get("Content-Disposition")) ?? fallback,
+    hidden: "",
+  });
   document.body.append(save);
   save.click();
   save.remove();
@@ -44,14 +54,25 @@ export async function saveFrom(href: string, fallback: string, what: string, sav
 
 /** Whether a click on a download link is the page's to handle: a plain left click. A click with a
  * modifier (open in a new tab, save the link as) or another button is left to the browser. */
-export function plainClick(e: Pick<MouseEvent, "button" | "ctrlKey" | "metaKey" | "shiftKey" | "altKey" | "defaultPrevented">): boolean {
-  return !e.defaultPrevented && e.button === 0 && !e.ctrlKey && !e.metaKey && !e.shiftKey && !e.altKey;
+export function plainClick(
+  e: Pick<
+    MouseEvent,
+    "button" | "ctrlKey" | "metaKey" | "shiftKey" | "altKey" | "defaultPrevented"
+  >,
+): boolean {
+  return (
+    !e.defaultPrevented && e.button === 0 && !e.ctrlKey && !e.metaKey && !e.shiftKey && !e.altKey
+  );
 }
 
 /** The name a download link's file is saved under when the server gives none: its ``download``
  * attribute, else the last part of its path. */
 export function linkFileName(download: string | null, href: string): string {
-  return download?.trim() || decodeURIComponent(new URL(href, "http://x/").pathname.split("/").pop() || "") || "download";
+  return (
+    download?.trim() ||
+    decodeURIComponent(new URL(href, "http://x/").pathname.split("/").pop() || "") ||
+    "download"
+  );
 }
 
 /** Progressive enhancement of the ``<a download>`` links under ``root`` matching ``selector``
@@ -69,6 +90,10 @@ export function interceptDownloads(
     const link = (e.target as Element | null)?.closest<HTMLAnchorElement>(selector);
     if (!link || !root.contains(link) || !plainClick(e)) return;
     e.preventDefault();
-    void saveFrom(link.href, linkFileName(link.getAttribute("download"), link.href), what(link)).then((why) => said(why, link));
+    void saveFrom(
+      link.href,
+      linkFileName(link.getAttribute("download"), link.href),
+      what(link),
+    ).then((why) => said(why, link));
   });
 }

@@ -3,7 +3,13 @@
 export type Box = [x: number, y: number, w: number, h: number];
 
 /** Diagonal hatching inside ``box`` (gaps, padding). */
-export function hatch(ctx: CanvasRenderingContext2D, [x, y, w, h]: Box, color: string, lineWidth = 1, spacing = 6): void {
+export function hatch(
+  ctx: CanvasRenderingContext2D,
+  [x, y, w, h]: Box,
+  color: string,
+  lineWidth = 1,
+  spacing = 6,
+): void {
   ctx.save();
   ctx.beginPath();
   ctx.rect(x, y, w, h);

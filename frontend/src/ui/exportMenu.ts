@@ -26,7 +26,11 @@ export const NOTICE_HEADER = "X-Geon-Export-Notice";
 
 const FORMATS: [string, string, string][] = [
   ["json", "LoomGraph JSON", "the document as it is, with the title and description (.json)"],
-  ["onnx", "ONNX", "an ONNX model that onnxruntime runs; every input tensor is a model input (.onnx)"],
+  [
+    "onnx",
+    "ONNX",
+    "an ONNX model that onnxruntime runs; every input tensor is a model input (.onnx)",
+  ],
   ["numpy", "NumPy script", "a standalone script: python FILE --inputs in.npz --out out.npz (.py)"],
   ["einsum", "einsum strings", "one einsum line per contraction (.txt)"],
   ["python", "geon builder code", "Python that rebuilds the graph with geon's builder (.py)"],
@@ -34,14 +38,29 @@ const FORMATS: [string, string, string][] = [
 
 /** The menu's links for graph ``graphId`` (served under ``api``). */
 export function exportLinks(graphId: string, api = "/api/v1"): ExportLink[] {
-  return FORMATS.map(([to, label, title]) => ({ to, label, title, href: `${api}/graphs/${encodeURIComponent(graphId)}/export?to=${to}` }));
+  return FORMATS.map(([to, label, title]) => ({
+    to,
+    label,
+    title,
+    href: `${api}/graphs/${encodeURIComponent(graphId)}/export?to=${to}`,
+  }));
 }
 
 /** The Export menu of a signed-in person's editor (`data-share` on #geon-editor), else null. */
-export function createExportMenu(root: HTMLElement | null = document.getElementById("geon-editor")): HTMLDetailsElement | null {
+export function createExportMenu(
+  root: HTMLElement | null = document.getElementById("geon-editor"),
+): HTMLDetailsElement | null {
   if (!root || root.dataset.share !== "1" || !root.dataset.graphId) return null;
-  const list = el("div", { class: "geon-export-list", role: "menu", "aria-label": "export formats" });
-  const failed = el("p", { class: "geon-export-error geon-form-error small", role: "alert", hidden: "" });
+  const list = el("div", {
+    class: "geon-export-list",
+    role: "menu",
+    "aria-label": "export formats",
+  });
+  const failed = el("p", {
+    class: "geon-export-error geon-form-error small",
+    role: "alert",
+    hidden: "",
+  });
   const notice = el("p", { class: "geon-export-notice small", role: "status", hidden: "" });
   const said = (headers: Headers) => {
     const text = headers.get(NOTICE_HEADER);
@@ -51,7 +70,13 @@ export function createExportMenu(root: HTMLElement | null = document.getElementB
     menu.open = true;
   };
   for (const link of exportLinks(root.dataset.graphId)) {
-    const a = el("a", { href: link.href, download: "", title: link.title, role: "menuitem", text: link.label });
+    const a = el("a", {
+      href: link.href,
+      download: "",
+      title: link.title,
+      role: "menuitem",
+      text: link.label,
+    });
     a.dataset.to = link.to;
     a.addEventListener("click", (e) => {
       e.preventDefault();
@@ -67,7 +92,11 @@ export function createExportMenu(root: HTMLElement | null = document.getElementB
     list.append(a);
   }
   list.append(failed, notice);
-  const summary = el("summary", { class: "button", title: "Download the graph as JSON, ONNX, NumPy, einsum or Python", text: "Export ▾" });
+  const summary = el("summary", {
+    class: "button",
+    title: "Download the graph as JSON, ONNX, NumPy, einsum or Python",
+    text: "Export ▾",
+  });
   const menu = el("details", { class: "geon-export" }, summary, list);
   const place = () => {
     const box = summary.getBoundingClientRect();

@@ -11,7 +11,14 @@ import { action, type GroupCommands } from "../actions/actions";
 import type { GraphView } from "../model/document";
 import { hitTest } from "../render/canvas";
 import { hitGroup } from "../render/groupPaint";
-import { defaultCollapsed, groupId, groupPath, isGroupId, revealing, type ScopeTree } from "../render/groups";
+import {
+  defaultCollapsed,
+  groupId,
+  groupPath,
+  isGroupId,
+  revealing,
+  type ScopeTree,
+} from "../render/groups";
 import type { Layout } from "../render/layout";
 import type { LiveLayout } from "../render/liveLayout";
 import { centreOn, fit, toScreen, toWorld, type Viewport } from "../render/viewport";
@@ -33,7 +40,15 @@ export interface GroupHost {
 /** What a browser test reads of the groups (``window.geonGroups``). */
 export interface GroupTestApi {
   /** Each group drawn: path, title, collapsed, and where it is on the canvas (CSS px). */
-  list(): { path: string; title: string; collapsed: boolean; x: number; y: number; w: number; h: number }[];
+  list(): {
+    path: string;
+    title: string;
+    collapsed: boolean;
+    x: number;
+    y: number;
+    w: number;
+    h: number;
+  }[];
   toggle(path: string): void;
   /** The collapsed group (its path) a node is hidden in, or null when it is drawn. */
   hiddenIn(id: string): string | null;
@@ -75,7 +90,9 @@ export class GroupControls implements GroupCommands {
       list: () =>
         (host.live.grouped?.groups ?? []).flatMap((g) => {
           const r = host.live.layout.rects.get(g.id);
-          return r ? [{ path: g.path, title: g.title, collapsed: g.collapsed, ...toScreen(r, host.vp) }] : [];
+          return r
+            ? [{ path: g.path, title: g.title, collapsed: g.collapsed, ...toScreen(r, host.vp) }]
+            : [];
         }),
       toggle: (path) => this.toggle(path),
       hiddenIn: (id) => {
@@ -95,7 +112,10 @@ export class GroupControls implements GroupCommands {
   initial(tree: ScopeTree, operations: number): Set<string> {
     try {
       const kept = JSON.parse(localStorage.getItem(STORE + this.graphId) ?? "null") as unknown;
-      if (this.graphId && Array.isArray(kept)) return new Set(kept.filter((p): p is string => typeof p === "string" && tree.groups.has(p)));
+      if (this.graphId && Array.isArray(kept))
+        return new Set(
+          kept.filter((p): p is string => typeof p === "string" && tree.groups.has(p)),
+        );
     } catch {
       /* a bad entry: the default */
     }
@@ -168,7 +188,9 @@ export class GroupControls implements GroupCommands {
       this.toggle(groupPath(this.focus));
       return true;
     }
-    const around = this.host.selected.length ? this.tree?.of.get(this.host.selected[0]!) : undefined;
+    const around = this.host.selected.length
+      ? this.tree?.of.get(this.host.selected[0]!)
+      : undefined;
     if (!around) return false;
     this.toggle(around);
     return true;
@@ -195,15 +217,25 @@ export class GroupControls implements GroupCommands {
       const label = `${collapsed ? "Expand" : "Collapse"} group "${group.name}"`;
       own.push({ ...actionItem(action("toggleGroup"), () => this.toggle(path)), label });
     }
-    return [...own, actionItem(action("collapseAll"), () => this.collapseAll()), actionItem(action("expandAll"), () => this.expandAll())];
+    return [
+      ...own,
+      actionItem(action("collapseAll"), () => this.collapseAll()),
+      actionItem(action("expandAll"), () => this.expandAll()),
+    ];
   }
 
   private bind(canvas: HTMLCanvasElement): void {
-    const at = (e: MouseEvent): { view: GraphView; layout: Layout; world: { x: number; y: number } } | null => {
+    const at = (
+      e: MouseEvent,
+    ): { view: GraphView; layout: Layout; world: { x: number; y: number } } | null => {
       const view = this.host.live.view;
       if (!view || !this.host.live.grouped) return null;
       const box = canvas.getBoundingClientRect();
-      return { view, layout: this.host.live.layout, world: toWorld({ x: e.clientX - box.left, y: e.clientY - box.top }, this.host.vp) };
+      return {
+        view,
+        layout: this.host.live.layout,
+        world: toWorld({ x: e.clientX - box.left, y: e.clientY - box.top }, this.host.vp),
+      };
     };
     const hit = (e: MouseEvent) => {
       const p = at(e);

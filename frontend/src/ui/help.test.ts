@@ -14,7 +14,10 @@ describe("helpSections", () => {
   it("groups by GROUPS and puts unknown actions under Other", () => {
     const extra = { name: "frob", title: "Frobnicate", keys: ["x"], run: () => undefined };
     const sections = helpSections([...ACTIONS, extra]);
-    expect(sections.map((s) => s.title)).toEqual([...GROUPS.map(([t]) => t).filter((t) => sections.some((s) => s.title === t)), "Other"]);
+    expect(sections.map((s) => s.title)).toEqual([
+      ...GROUPS.map(([t]) => t).filter((t) => sections.some((s) => s.title === t)),
+      "Other",
+    ]);
     expect(sections.at(-1)!.rows.map((r) => r.name)).toEqual(["frob"]);
   });
 });

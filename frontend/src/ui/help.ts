@@ -23,14 +23,19 @@ export const GESTURES: [string, string][] = [
   ["Drag a tensor's round handle onto an operation", "connect them"],
   ["Drag the canvas / wheel", "pan / zoom"],
   ["Right-click", "the actions for what is under the pointer"],
-  ["Click a group's ▸ / ▾, or double-click it", "expand or collapse it (imported graphs group by name scope); right-click it for its menu"],
+  [
+    "Click a group's ▸ / ▾, or double-click it",
+    "expand or collapse it (imported graphs group by name scope); right-click it for its menu",
+  ],
 ];
 
 /** "Ctrl+Shift+Z" (or "⌘⇧Z" on a Mac) for one key binding. */
 export function keyLabel(key: string, mac = false): string {
   const names: Record<string, string> = mac ? { Mod: "⌘", Shift: "⇧", Alt: "⌥" } : { Mod: "Ctrl" };
   // the last part is the key itself, which may be "+" ("Shift++")
-  const raw = key.endsWith("+") ? [...key.slice(0, -1).split("+").filter(Boolean), "+"] : key.split("+");
+  const raw = key.endsWith("+")
+    ? [...key.slice(0, -1).split("+").filter(Boolean), "+"]
+    : key.split("+");
   const parts = raw.map((p) => names[p] ?? (p.length === 1 ? p.toUpperCase() : p));
   return parts.join(mac ? "" : "+");
 }
@@ -44,8 +49,15 @@ export interface HelpRow {
 /** The overlay's sections: each group's actions in the registry, with every key of each. */
 export function helpSections(actions: Action[], mac = false): { title: string; rows: HelpRow[] }[] {
   const listed = new Set(GROUPS.flatMap(([, names]) => names));
-  const row = (a: Action): HelpRow => ({ name: a.name, title: a.title, keys: a.keys.map((k) => keyLabel(k, mac)) });
-  const sections = GROUPS.map(([title, names]) => ({ title, rows: names.flatMap((n) => actions.filter((a) => a.name === n)).map(row) }));
+  const row = (a: Action): HelpRow => ({
+    name: a.name,
+    title: a.title,
+    keys: a.keys.map((k) => keyLabel(k, mac)),
+  });
+  const sections = GROUPS.map(([title, names]) => ({
+    title,
+    rows: names.flatMap((n) => actions.filter((a) => a.name === n)).map(row),
+  }));
   sections.push({ title: "Other", rows: actions.filter((a) => !listed.has(a.name)).map(row) });
   return sections.filter((s) => s.rows.length > 0);
 }
@@ -56,21 +68,45 @@ export interface HelpOverlay {
 }
 
 /** The "?" overlay; ``onTour`` starts the tour again. */
-export function createHelp(actions: Action[], onTour: () => void, mac = /Mac|iPhone|iPad/.test(navigator.platform)): HelpOverlay {
+export function createHelp(
+  actions: Action[],
+  onTour: () => void,
+  mac = /Mac|iPhone|iPad/.test(navigator.platform),
+): HelpOverlay {
   const close = button("Close", "Close (Escape)", () => element.close());
-  const tour = button("Take the tour again", "The short tour of the editor shown on a first visit", () => {
-    element.close();
-    onTour();
-  });
+  const tour = button(
+    "Take the tour again",
+    "The short tour of the editor shown on a first visit",
+    () => {
+      element.close();
+      onTour();
+    },
+  );
   const sections = helpSections(actions, mac).map((s) =>
     el(
       "section",
       { class: "geon-help-section" },
       el("h3", { text: s.title }),
-      el("dl", {}, ...s.rows.flatMap((r) => [el("dt", { "data-action": r.name }, ...r.keys.map((k) => el("kbd", { text: k }))), el("dd", { text: r.title })])),
+      el(
+        "dl",
+        {},
+        ...s.rows.flatMap((r) => [
+          el("dt", { "data-action": r.name }, ...r.keys.map((k) => el("kbd", { text: k }))),
+          el("dd", { text: r.title }),
+        ]),
+      ),
     ),
   );
-  const mouse = el("section", { class: "geon-help-section geon-help-mouse" }, el("h3", { text: "Mouse" }), el("dl", {}, ...GESTURES.flatMap(([g, what]) => [el("dt", { text: g }), el("dd", { text: what })])));
+  const mouse = el(
+    "section",
+    { class: "geon-help-section geon-help-mouse" },
+    el("h3", { text: "Mouse" }),
+    el(
+      "dl",
+      {},
+      ...GESTURES.flatMap(([g, what]) => [el("dt", { text: g }), el("dd", { text: what })]),
+    ),
+  );
   const element = el(
     "dialog",
     { class: "geon-dialog geon-help", "aria-label": "Keyboard shortcuts and help" },
@@ -116,7 +152,12 @@ export function createContextMenu(): ContextMenu {
   const show = (x: number, y: number, items: MenuItem[]): void => {
     element.replaceChildren(
       ...items.map((item) => {
-        const b = el("button", { type: "button", role: "menuitem", class: "geon-menu-item", title: item.disabled ?? "" }, el("span", { text: item.label }), el("kbd", { text: item.keys ?? "" }));
+        const b = el(
+          "button",
+          { type: "button", role: "menuitem", class: "geon-menu-item", title: item.disabled ?? "" },
+          el("span", { text: item.label }),
+          el("kbd", { text: item.keys ?? "" }),
+        );
         b.disabled = item.disabled !== undefined;
         b.addEventListener("click", () => {
           hide();
@@ -161,8 +202,16 @@ export interface TourStep {
 export const TOUR_SEEN = "geon.tour.v1";
 
 /** The tour: a card beside each step's element, with Back / Next / Done; Escape ends it. */
-export function createTour(steps: TourStep[], storage: Pick<Storage, "getItem" | "setItem"> = localStorage): { start(): void; seen(): boolean } {
-  const card = el("div", { class: "geon-tour", role: "dialog", "aria-label": "Tour of the editor", hidden: "" });
+export function createTour(
+  steps: TourStep[],
+  storage: Pick<Storage, "getItem" | "setItem"> = localStorage,
+): { start(): void; seen(): boolean } {
+  const card = el("div", {
+    class: "geon-tour",
+    role: "dialog",
+    "aria-label": "Tour of the editor",
+    hidden: "",
+  });
   const ring = el("div", { class: "geon-tour-ring", hidden: "" });
   document.body.append(ring, card);
   let at = 0;
@@ -189,7 +238,12 @@ export function createTour(steps: TourStep[], storage: Pick<Storage, "getItem" |
         { class: "geon-tour-actions" },
         button("Skip", "End the tour (Escape)", end, "link"),
         ...(at > 0 ? [button("Back", "The step before", () => move(-1))] : []),
-        button(last ? "Done" : "Next", last ? "End the tour" : "The next step", () => (last ? end() : move(1)), "primary"),
+        button(
+          last ? "Done" : "Next",
+          last ? "End the tour" : "The next step",
+          () => (last ? end() : move(1)),
+          "primary",
+        ),
       ),
     );
     const target = document.querySelector(step.target)?.getBoundingClientRect();
@@ -197,7 +251,12 @@ export function createTour(steps: TourStep[], storage: Pick<Storage, "getItem" |
     ring.hidden = !target;
     const width = card.offsetWidth || 300;
     if (target) {
-      Object.assign(ring.style, { left: `${target.left - 4}px`, top: `${target.top - 4}px`, width: `${target.width + 8}px`, height: `${target.height + 8}px` });
+      Object.assign(ring.style, {
+        left: `${target.left - 4}px`,
+        top: `${target.top - 4}px`,
+        width: `${target.width + 8}px`,
+        height: `${target.height + 8}px`,
+      });
       const below = target.bottom + 12 + card.offsetHeight < window.innerHeight;
       card.style.left = `${Math.max(8, Math.min(target.left, window.innerWidth - width - 8))}px`;
       card.style.top = `${below ? target.bottom + 12 : Math.max(8, target.top - card.offsetHeight - 12)}px`;
@@ -221,9 +280,29 @@ export function createTour(steps: TourStep[], storage: Pick<Storage, "getItem" |
 
 /** The editor's tour: where things are, in five steps. */
 export const EDITOR_TOUR: TourStep[] = [
-  { target: "canvas.geon-canvas", title: "The graph", text: "Tensors are boxes labelled with their named axes; operations read and write them. Drag to pan, wheel to zoom, click to select." },
-  { target: ".geon-axes", title: "Axes", text: "Declare each axis once with its length. Tensors name their dimensions by axis; ops match, broadcast and contract by these names, and dot pairs W with its dual W-1." },
-  { target: ".geon-issues", title: "Checked as you type", text: "Every edit comes back checked by the server. Axis errors are pinned to the operation and explained in the Issues panel, often with a one-click fix." },
-  { target: ".geon-plans", title: "Plans", text: "Split operations over a device mesh, save the split as a plan, and compare plans by time, collectives and memory per device." },
-  { target: ".geon-version", title: "History and help", text: "Click the version for the history of the graph. Press ? for every shortcut, or right-click anything for its actions." },
+  {
+    target: "canvas.geon-canvas",
+    title: "The graph",
+    text: "Tensors are boxes labelled with their named axes; operations read and write them. Drag to pan, wheel to zoom, click to select.",
+  },
+  {
+    target: ".geon-axes",
+    title: "Axes",
+    text: "Declare each axis once with its length. Tensors name their dimensions by axis; ops match, broadcast and contract by these names, and dot pairs W with its dual W-1.",
+  },
+  {
+    target: ".geon-issues",
+    title: "Checked as you type",
+    text: "Every edit comes back checked by the server. Axis errors are pinned to the operation and explained in the Issues panel, often with a one-click fix.",
+  },
+  {
+    target: ".geon-plans",
+    title: "Plans",
+    text: "Split operations over a device mesh, save the split as a plan, and compare plans by time, collectives and memory per device.",
+  },
+  {
+    target: ".geon-version",
+    title: "History and help",
+    text: "Click the version for the history of the graph. Press ? for every shortcut, or right-click anything for its actions.",
+  },
 ];

@@ -7,7 +7,14 @@
 
 import "./history.css";
 import { answer, answerAs, ApiError, RestClient } from "../api/client";
-import { ago, historyRows, movesLabel, versionText, type HistoryRow, type VersionInfo } from "../model/versions";
+import {
+  ago,
+  historyRows,
+  movesLabel,
+  versionText,
+  type HistoryRow,
+  type VersionInfo,
+} from "../model/versions";
 import { button, el } from "./dom";
 
 /** ``/graphs/<id>/versions`` and the restore of one. */
@@ -20,11 +27,22 @@ export class HistoryApi extends RestClient {
   }
 
   async versions(): Promise<VersionInfo[]> {
-    return (await answerAs<{ versions: VersionInfo[] }>()(this.api.GET("/api/v1/graphs/{graph_id}/versions", { params: { path: { graph_id: this.graphId } } }))).versions;
+    return (
+      await answerAs<{ versions: VersionInfo[] }>()(
+        this.api.GET("/api/v1/graphs/{graph_id}/versions", {
+          params: { path: { graph_id: this.graphId } },
+        }),
+      )
+    ).versions;
   }
 
   restore(number: number, baseVersion: number): Promise<{ version: number }> {
-    return answer(this.api.POST("/api/v1/graphs/{graph_id}/versions/{number}/restore", { params: { path: { graph_id: this.graphId, number } }, body: { baseVersion } }));
+    return answer(
+      this.api.POST("/api/v1/graphs/{graph_id}/versions/{number}/restore", {
+        params: { path: { graph_id: this.graphId, number } },
+        body: { baseVersion },
+      }),
+    );
   }
 }
 
@@ -50,7 +68,10 @@ export function mountHistory(root: HTMLElement, csrf: string): HistoryPanel {
     "dialog",
     { class: "geon-dialog geon-history", "aria-label": "History of this graph" },
     el("div", { class: "geon-history-head" }, el("h2", { text: "History" }), close),
-    el("p", { class: "muted small", text: "Every stored version, newest first. View opens a version read-only beside the current one." }),
+    el("p", {
+      class: "muted small",
+      text: "Every stored version, newest first. View opens a version read-only beside the current one.",
+    }),
     message,
     list,
   );
@@ -61,22 +82,54 @@ export function mountHistory(root: HTMLElement, csrf: string): HistoryPanel {
   function row(v: VersionInfo, current: number): HTMLElement {
     const actions = el("span", { class: "geon-history-actions" });
     if (v.number !== current) {
-      actions.append(el("a", { class: "geon-history-view", href: diffUrl(graphId, v.number, current), text: "View", title: `Version ${v.number} read-only, compared with the current version ${current}` }));
-      if (canEdit) actions.append(button("Restore", `Store version ${v.number}'s document as a new version`, () => void restore(v.number, current), "geon-history-restore"));
+      actions.append(
+        el("a", {
+          class: "geon-history-view",
+          href: diffUrl(graphId, v.number, current),
+          text: "View",
+          title: `Version ${v.number} read-only, compared with the current version ${current}`,
+        }),
+      );
+      if (canEdit)
+        actions.append(
+          button(
+            "Restore",
+            `Store version ${v.number}'s document as a new version`,
+            () => void restore(v.number, current),
+            "geon-history-restore",
+          ),
+        );
     } else actions.append(el("span", { class: "geon-history-current", text: "current" }));
     return el(
       "li",
       { class: "geon-history-version", "data-version": String(v.number) },
       el("span", { class: "geon-history-number", text: `v${v.number}` }),
       el("span", { class: "geon-history-text", text: versionText(v) }),
-      el("span", { class: "geon-history-who muted small", text: `${v.author ?? "someone"} · ${ago(v.created)}`, title: new Date(v.created).toLocaleString() }),
+      el("span", {
+        class: "geon-history-who muted small",
+        text: `${v.author ?? "someone"} · ${ago(v.created)}`,
+        title: new Date(v.created).toLocaleString(),
+      }),
       actions,
     );
   }
 
   function folded(r: Extract<HistoryRow, { kind: "moves" }>, current: number): HTMLElement {
-    const inner = el("ol", { class: "geon-history-list" }, ...r.versions.map((v) => row(v, current)));
-    return el("li", { class: "geon-history-moves" }, el("details", {}, el("summary", { class: "muted small", text: movesLabel(r.versions) }), inner));
+    const inner = el(
+      "ol",
+      { class: "geon-history-list" },
+      ...r.versions.map((v) => row(v, current)),
+    );
+    return el(
+      "li",
+      { class: "geon-history-moves" },
+      el(
+        "details",
+        {},
+        el("summary", { class: "muted small", text: movesLabel(r.versions) }),
+        inner,
+      ),
+    );
   }
 
   async function load(): Promise<void> {
@@ -85,7 +138,11 @@ export function mountHistory(root: HTMLElement, csrf: string): HistoryPanel {
     try {
       const versions = await api.versions();
       const current = versions[0]?.number ?? 0;
-      list.replaceChildren(...historyRows(versions).map((r) => (r.kind === "version" ? row(r.version, current) : folded(r, current))));
+      list.replaceChildren(
+        ...historyRows(versions).map((r) =>
+          r.kind === "version" ? row(r.version, current) : folded(r, current),
+        ),
+      );
     } catch (e) {
       list.replaceChildren();
       message.textContent = e instanceof ApiError ? e.message : String(e);
@@ -93,7 +150,12 @@ export function mountHistory(root: HTMLElement, csrf: string): HistoryPanel {
   }
 
   async function restore(number: number, current: number): Promise<void> {
-    if (!window.confirm(`Restore version ${number}? Its document becomes a new version ${current + 1}; nothing is lost.`)) return;
+    if (
+      !window.confirm(
+        `Restore version ${number}? Its document becomes a new version ${current + 1}; nothing is lost.`,
+      )
+    )
+      return;
     message.textContent = "";
     try {
       await api.restore(number, current);

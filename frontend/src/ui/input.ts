@@ -26,7 +26,11 @@ export interface InputHost {
 }
 
 /** Pointer, wheel and minimap events drive ``host``'s tool and viewport. */
-export function bindCanvas(canvas: HTMLCanvasElement, minimap: HTMLCanvasElement, host: InputHost): void {
+export function bindCanvas(
+  canvas: HTMLCanvasElement,
+  minimap: HTMLCanvasElement,
+  host: InputHost,
+): void {
   const pointer = (e: MouseEvent): { screen: Point; world: Point } => {
     const box = canvas.getBoundingClientRect();
     const screen = { x: e.clientX - box.left, y: e.clientY - box.top };
@@ -68,7 +72,8 @@ export function bindCanvas(canvas: HTMLCanvasElement, minimap: HTMLCanvasElement
     (e) => {
       e.preventDefault();
       const { screen } = pointer(e);
-      if (e.ctrlKey || Math.abs(e.deltaY) >= Math.abs(e.deltaX)) host.vp = zoomAt(host.vp, Math.exp(-e.deltaY * 0.0015), screen);
+      if (e.ctrlKey || Math.abs(e.deltaY) >= Math.abs(e.deltaX))
+        host.vp = zoomAt(host.vp, Math.exp(-e.deltaY * 0.0015), screen);
       else host.vp = pan(host.vp, -e.deltaX, 0);
       host.invalidate();
     },
@@ -76,7 +81,10 @@ export function bindCanvas(canvas: HTMLCanvasElement, minimap: HTMLCanvasElement
   );
   minimap.addEventListener("pointerdown", (e) => {
     const box = minimap.getBoundingClientRect();
-    const p = minimapToWorld({ x: e.clientX - box.left, y: e.clientY - box.top }, { width: box.width, height: box.height, world: minimapWorld(host.layout.rects.values()) });
+    const p = minimapToWorld(
+      { x: e.clientX - box.left, y: e.clientY - box.top },
+      { width: box.width, height: box.height, world: minimapWorld(host.layout.rects.values()) },
+    );
     const { width, height } = host.size();
     host.vp = centreOn(host.vp, { x: p.x, y: p.y, w: 0, h: 0 }, width, height);
     host.invalidate();
@@ -87,11 +95,16 @@ export function bindCanvas(canvas: HTMLCanvasElement, minimap: HTMLCanvasElement
 export function bindKeys(commands: Commands): void {
   document.addEventListener("keydown", (e) => {
     const target = e.target as HTMLElement | null;
-    if (target && (target.closest("input, textarea, select, dialog") || target.isContentEditable)) return;
+    if (target && (target.closest("input, textarea, select, dialog") || target.isContentEditable))
+      return;
     const a = actionForKey(e);
     if (!a) return;
     // Enter on a focused control (a button, a link, an issue in its list) is that control's
-    if (CONTROL_KEYS.has(e.key) && target?.closest("button, a, summary, [role=menuitem], .geon-menu, [tabindex]:not(canvas)")) return;
+    if (
+      CONTROL_KEYS.has(e.key) &&
+      target?.closest("button, a, summary, [role=menuitem], .geon-menu, [tabindex]:not(canvas)")
+    )
+      return;
     e.preventDefault();
     a.run(commands);
   });

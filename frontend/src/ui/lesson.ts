@@ -39,13 +39,29 @@ export interface After {
 export function afterLinks(after: After): HTMLElement[] {
   if (!after.class) return [];
   return [
-    ...(after.next ? [el("a", { class: "geon-after-next", href: after.next.link, text: `Next: ${after.next.title} →` })] : []),
-    el("a", { class: "geon-after-class", href: after.class.url, text: `Back to class ${after.class.title}` }),
+    ...(after.next
+      ? [
+          el("a", {
+            class: "geon-after-next",
+            href: after.next.link,
+            text: `Next: ${after.next.title} →`,
+          }),
+        ]
+      : []),
+    el("a", {
+      class: "geon-after-class",
+      href: after.class.url,
+      text: `Back to class ${after.class.title}`,
+    }),
   ];
 }
 
 /** The class links after ``kind`` ``key``, or none (a visitor, or a refusal: the panel works on). */
-export async function loadAfter(api: LessonsApi, kind: "lesson" | "puzzle", key: string): Promise<HTMLElement[]> {
+export async function loadAfter(
+  api: LessonsApi,
+  kind: "lesson" | "puzzle",
+  key: string,
+): Promise<HTMLElement[]> {
   try {
     return afterLinks(await api.after(kind, key));
   } catch {
@@ -55,7 +71,9 @@ export async function loadAfter(api: LessonsApi, kind: "lesson" | "puzzle", key:
 
 export class LessonsApi extends RestClient {
   after(kind: "lesson" | "puzzle", key: string): Promise<After> {
-    return answerAs<After>()(this.api.GET("/api/v1/classes/after/{kind}/{key}", { params: { path: { kind, key } } }));
+    return answerAs<After>()(
+      this.api.GET("/api/v1/classes/after/{kind}/{key}", { params: { path: { kind, key } } }),
+    );
   }
 
   lesson(key: string): Promise<Lesson> {
@@ -63,12 +81,26 @@ export class LessonsApi extends RestClient {
   }
 
   check(key: string, step: number, graph: string): Promise<{ passed: boolean; message: string }> {
-    return checked(this.api.POST("/api/v1/lessons/{key}/steps/{step}/check", { params: { path: { key, step } }, body: { graph } }));
+    return checked(
+      this.api.POST("/api/v1/lessons/{key}/steps/{step}/check", {
+        params: { path: { key, step } },
+        body: { graph },
+      }),
+    );
   }
 
   /** A step's check on a document this browser keeps (no account needed; nothing stored). */
-  checkDocument(key: string, step: number, document: LoomDocument): Promise<{ passed: boolean; message: string }> {
-    return checked(this.api.POST("/api/v1/lessons/{key}/steps/{step}/try", { params: { path: { key, step } }, body: { document: json(document) } }));
+  checkDocument(
+    key: string,
+    step: number,
+    document: LoomDocument,
+  ): Promise<{ passed: boolean; message: string }> {
+    return checked(
+      this.api.POST("/api/v1/lessons/{key}/steps/{step}/try", {
+        params: { path: { key, step } },
+        body: { document: json(document) },
+      }),
+    );
   }
 }
 
@@ -98,7 +130,13 @@ export async function mountLesson(options: LessonOptions): Promise<HTMLElement |
   try {
     lesson = await api.lesson(key);
   } catch (e) {
-    element.append(el("p", { class: "geon-form-error", role: "alert", text: e instanceof ApiError ? e.message : String(e) }));
+    element.append(
+      el("p", {
+        class: "geon-form-error",
+        role: "alert",
+        text: e instanceof ApiError ? e.message : String(e),
+      }),
+    );
     return element;
   }
   let at = stepFromUrl(location.search, lesson.steps.length);
@@ -113,12 +151,20 @@ export async function mountLesson(options: LessonOptions): Promise<HTMLElement |
     body.innerHTML = renderMarkdown(step.text);
     result.textContent = "";
     result.className = "geon-lesson-result";
-    const check = button("Check", "Ask the server whether the graph does what this step asks", () => void run(), "primary geon-lesson-check");
+    const check = button(
+      "Check",
+      "Ask the server whether the graph does what this step asks",
+      () => void run(),
+      "primary geon-lesson-check",
+    );
     const back = button("← Back", "The step before", () => go(-1), "geon-lesson-back");
     back.hidden = at === 1;
     element.replaceChildren(
       el("h2", { text: `Lesson · ${lesson.title}` }),
-      el("p", { class: "geon-lesson-count muted small", text: `step ${at} of ${lesson.steps.length}` }),
+      el("p", {
+        class: "geon-lesson-count muted small",
+        text: `step ${at} of ${lesson.steps.length}`,
+      }),
       el("h3", { class: "geon-lesson-title", text: step.title }),
       body,
       ...(step.task ? [check, result] : []),
@@ -126,14 +172,17 @@ export async function mountLesson(options: LessonOptions): Promise<HTMLElement |
         "div",
         { class: "geon-lesson-nav" },
         back,
-        at < lesson.steps.length ? button("Next →", "The next step", () => go(1), "geon-lesson-next") : el("a", { class: "geon-lesson-done", href: "/learn/", text: "All lessons" }),
+        at < lesson.steps.length
+          ? button("Next →", "The next step", () => go(1), "geon-lesson-next")
+          : el("a", { class: "geon-lesson-done", href: "/learn/", text: "All lessons" }),
       ),
     );
     // after the last step, a class's next item and the way back to it (signed in only)
     if (at === lesson.steps.length && !options.tryout) {
       const shownAt = at;
       void loadAfter(api, "lesson", lesson.key).then((links) => {
-        if (links.length && at === shownAt) element.append(el("div", { class: "geon-lesson-nav geon-after" }, ...links));
+        if (links.length && at === shownAt)
+          element.append(el("div", { class: "geon-lesson-nav geon-after" }, ...links));
       });
     }
     if (step.highlight.length) options.select(step.highlight);
@@ -148,7 +197,9 @@ export async function mountLesson(options: LessonOptions): Promise<HTMLElement |
     result.textContent = "Checking…";
     try {
       const shown = options.tryout?.document();
-      const answer = shown ? await api.checkDocument(lesson.key, at, shown) : await api.check(lesson.key, at, options.graphId);
+      const answer = shown
+        ? await api.checkDocument(lesson.key, at, shown)
+        : await api.check(lesson.key, at, options.graphId);
       result.textContent = answer.message;
       result.className = `geon-lesson-result ${answer.passed ? "passed" : "failed"}`;
     } catch (e) {

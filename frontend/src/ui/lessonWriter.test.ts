@@ -3,8 +3,14 @@ import { taskFromForm, taskToForm } from "./lessonWriter";
 
 describe("a written step's task", () => {
   it("is what its fields say: a tensor with axes, a kernel used, no errors left", () => {
-    expect(taskFromForm({ tensor: " x ", axes: "H, W-1", kernel: "", clean: true })).toEqual({ tensor: "x", axes: ["H", "W-1"], clean: true });
-    expect(taskFromForm({ tensor: "", axes: "", kernel: "op:cast_axes", clean: false })).toEqual({ kernel: "op:cast_axes" });
+    expect(taskFromForm({ tensor: " x ", axes: "H, W-1", kernel: "", clean: true })).toEqual({
+      tensor: "x",
+      axes: ["H", "W-1"],
+      clean: true,
+    });
+    expect(taskFromForm({ tensor: "", axes: "", kernel: "op:cast_axes", clean: false })).toEqual({
+      kernel: "op:cast_axes",
+    });
   });
 
   it("is none when every field is empty, and reads back into the same fields", () => {

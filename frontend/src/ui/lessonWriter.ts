@@ -42,7 +42,10 @@ export interface TaskForm {
 /** The task a step's fields describe (null: no task). */
 export function taskFromForm(form: TaskForm): Task | null {
   const task: Task = {};
-  const axes = form.axes.split(",").map((a) => a.trim()).filter(Boolean);
+  const axes = form.axes
+    .split(",")
+    .map((a) => a.trim())
+    .filter(Boolean);
   if (form.tensor.trim()) Object.assign(task, { tensor: form.tensor.trim(), axes });
   if (form.kernel.trim()) task.kernel = form.kernel.trim();
   if (form.clean) task.clean = true;
@@ -51,7 +54,12 @@ export function taskFromForm(form: TaskForm): Task | null {
 
 /** A step's task as its fields show it. */
 export function taskToForm(task: Task | null): TaskForm {
-  return { tensor: task?.tensor ?? "", axes: (task?.axes ?? []).join(", "), kernel: task?.kernel ?? "", clean: task?.clean ?? false };
+  return {
+    tensor: task?.tensor ?? "",
+    axes: (task?.axes ?? []).join(", "),
+    kernel: task?.kernel ?? "",
+    clean: task?.clean ?? false,
+  };
 }
 
 export class LessonWriterApi extends RestClient {
@@ -64,11 +72,22 @@ export class LessonWriterApi extends RestClient {
 
   /** The lesson written on the graph, or null. */
   async get(): Promise<Written | null> {
-    return (await answerAs<{ lesson: Written | null }>()(this.api.GET("/api/v1/graphs/{graph_id}/lesson", { params: { path: { graph_id: this.graphId } } }))).lesson;
+    return (
+      await answerAs<{ lesson: Written | null }>()(
+        this.api.GET("/api/v1/graphs/{graph_id}/lesson", {
+          params: { path: { graph_id: this.graphId } },
+        }),
+      )
+    ).lesson;
   }
 
   put(lesson: Pick<Written, "title" | "summary" | "steps">): Promise<Written> {
-    return answerAs<Written>()(this.api.PUT("/api/v1/graphs/{graph_id}/lesson", { params: { path: { graph_id: this.graphId } }, body: lesson }));
+    return answerAs<Written>()(
+      this.api.PUT("/api/v1/graphs/{graph_id}/lesson", {
+        params: { path: { graph_id: this.graphId } },
+        body: lesson,
+      }),
+    );
   }
 }
 
@@ -88,13 +107,26 @@ export function createLessonWriter(options: WriterOptions): HTMLDetailsElement {
   const body = el("div", { class: "geon-writer-body" });
   const said = el("p", { class: "geon-writer-said small", role: "status" });
   element.append(el("summary", { text: "Write a lesson" }), body);
-  let lesson: Pick<Written, "title" | "summary" | "steps"> = { title: "", summary: "", steps: [blankStep()] };
+  let lesson: Pick<Written, "title" | "summary" | "steps"> = {
+    title: "",
+    summary: "",
+    steps: [blankStep()],
+  };
   let saved: Written | null = null;
   let loaded = false;
 
-  const field = (label: string, input: HTMLInputElement | HTMLTextAreaElement, set: (v: string) => void): HTMLElement => {
+  const field = (
+    label: string,
+    input: HTMLInputElement | HTMLTextAreaElement,
+    set: (v: string) => void,
+  ): HTMLElement => {
     input.addEventListener("input", () => set(input.value));
-    return el("label", { class: "geon-writer-field" }, el("span", { class: "small muted", text: label }), input);
+    return el(
+      "label",
+      { class: "geon-writer-field" },
+      el("span", { class: "small muted", text: label }),
+      input,
+    );
   };
 
   const stepEditor = (step: WrittenStep, n: number): HTMLElement => {
@@ -103,7 +135,10 @@ export function createLessonWriter(options: WriterOptions): HTMLDetailsElement {
       Object.assign(form, patch);
       step.task = taskFromForm(form);
     };
-    const highlight = el("span", { class: "geon-writer-highlight small", text: step.highlight.join(", ") || "nothing" });
+    const highlight = el("span", {
+      class: "geon-writer-highlight small",
+      text: step.highlight.join(", ") || "nothing",
+    });
     const clean = el("input", { type: "checkbox" });
     clean.checked = form.clean;
     clean.addEventListener("change", () => setTask({ clean: clean.checked }));
@@ -116,22 +151,56 @@ export function createLessonWriter(options: WriterOptions): HTMLDetailsElement {
       "fieldset",
       { class: "geon-writer-step" },
       el("legend", { text: `Step ${n + 1}` }),
-      field("Title", el("input", { value: step.title, class: "geon-writer-step-title" }), (v) => (step.title = v)),
-      field("Text (Markdown)", Object.assign(el("textarea", { rows: "3", class: "geon-writer-text" }), { value: step.text }), (v) => (step.text = v)),
+      field(
+        "Title",
+        el("input", { value: step.title, class: "geon-writer-step-title" }),
+        (v) => (step.title = v),
+      ),
+      field(
+        "Text (Markdown)",
+        Object.assign(el("textarea", { rows: "3", class: "geon-writer-text" }), {
+          value: step.text,
+        }),
+        (v) => (step.text = v),
+      ),
       el(
         "div",
         { class: "geon-writer-row" },
         el("span", { class: "small muted", text: "Highlights: " }),
         highlight,
-        button("Use selection", "Highlight the nodes selected on the canvas at this step", () => {
-          step.highlight = options.selectedLabels();
-          highlight.textContent = step.highlight.join(", ") || "nothing";
-        }, "geon-writer-use-selection"),
+        button(
+          "Use selection",
+          "Highlight the nodes selected on the canvas at this step",
+          () => {
+            step.highlight = options.selectedLabels();
+            highlight.textContent = step.highlight.join(", ") || "nothing";
+          },
+          "geon-writer-use-selection",
+        ),
       ),
-      el("p", { class: "small muted geon-writer-task-note", text: "Task (optional): the student's graph must have…" }),
-      field("tensor", el("input", { value: form.tensor, placeholder: "label", class: "geon-writer-tensor" }), (v) => setTask({ tensor: v })),
-      field("with the axes", el("input", { value: form.axes, placeholder: "H, W-1", class: "geon-writer-axes" }), (v) => setTask({ axes: v })),
-      field("an operation using", el("input", { value: form.kernel, placeholder: "op:cast_axes", class: "geon-writer-kernel" }), (v) => setTask({ kernel: v })),
+      el("p", {
+        class: "small muted geon-writer-task-note",
+        text: "Task (optional): the student's graph must have…",
+      }),
+      field(
+        "tensor",
+        el("input", { value: form.tensor, placeholder: "label", class: "geon-writer-tensor" }),
+        (v) => setTask({ tensor: v }),
+      ),
+      field(
+        "with the axes",
+        el("input", { value: form.axes, placeholder: "H, W-1", class: "geon-writer-axes" }),
+        (v) => setTask({ axes: v }),
+      ),
+      field(
+        "an operation using",
+        el("input", {
+          value: form.kernel,
+          placeholder: "op:cast_axes",
+          class: "geon-writer-kernel",
+        }),
+        (v) => setTask({ kernel: v }),
+      ),
       el("label", { class: "geon-writer-row small" }, clean, " and no errors left"),
       el(
         "div",
@@ -155,7 +224,11 @@ export function createLessonWriter(options: WriterOptions): HTMLDetailsElement {
             { class: "small geon-writer-links" },
             el("a", { href: saved.links.open, target: "_blank", text: "Open as a student" }),
             " · ",
-            el("a", { href: saved.links.try, target: "_blank", text: "Link for anyone (no account needed)" }),
+            el("a", {
+              href: saved.links.try,
+              target: "_blank",
+              text: "Link for anyone (no account needed)",
+            }),
           ),
         ]
       : [];
@@ -175,18 +248,41 @@ export function createLessonWriter(options: WriterOptions): HTMLDetailsElement {
 
   function render(): void {
     body.replaceChildren(
-      el("p", { class: "small muted", text: "A lesson on this graph: students open their own copy of it and step through what you write here." }),
-      field("Lesson title", el("input", { value: lesson.title, class: "geon-writer-title" }), (v) => (lesson.title = v)),
-      field("Summary", Object.assign(el("textarea", { rows: "2", class: "geon-writer-summary" }), { value: lesson.summary }), (v) => (lesson.summary = v)),
+      el("p", {
+        class: "small muted",
+        text: "A lesson on this graph: students open their own copy of it and step through what you write here.",
+      }),
+      field(
+        "Lesson title",
+        el("input", { value: lesson.title, class: "geon-writer-title" }),
+        (v) => (lesson.title = v),
+      ),
+      field(
+        "Summary",
+        Object.assign(el("textarea", { rows: "2", class: "geon-writer-summary" }), {
+          value: lesson.summary,
+        }),
+        (v) => (lesson.summary = v),
+      ),
       ...lesson.steps.map(stepEditor),
       el(
         "div",
         { class: "geon-writer-row" },
-        button("Add step", "Add a step at the end", () => {
-          lesson.steps.push(blankStep());
-          render();
-        }, "geon-writer-add"),
-        button("Save lesson", "Save the lesson (students see it at once)", () => void save(), "primary geon-writer-save"),
+        button(
+          "Add step",
+          "Add a step at the end",
+          () => {
+            lesson.steps.push(blankStep());
+            render();
+          },
+          "geon-writer-add",
+        ),
+        button(
+          "Save lesson",
+          "Save the lesson (students see it at once)",
+          () => void save(),
+          "primary geon-writer-save",
+        ),
       ),
       said,
       ...links(),

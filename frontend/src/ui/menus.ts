@@ -12,16 +12,36 @@ export interface NodeCommands {
 }
 
 const ON_NODE = ["copy", "delete"];
-const ON_CANVAS = ["paste", "palette", "newTensor", "newAxis", "selectAll", "zoomToFit", "relayout", "history", "help"];
+const ON_CANVAS = [
+  "paste",
+  "palette",
+  "newTensor",
+  "newAxis",
+  "selectAll",
+  "zoomToFit",
+  "relayout",
+  "history",
+  "help",
+];
 
 /** The items for a node (``kind`` "operation", "tensor", ...) or, with ``kind`` null, the canvas;
  * ``disabled`` gives the reason an action cannot be used now (a role too small). */
-export function menuItems(kind: string | null, run: (action: string) => void, node: NodeCommands = {}, disabled: (action: string) => string | undefined = () => undefined, mac = false): MenuItem[] {
+export function menuItems(
+  kind: string | null,
+  run: (action: string) => void,
+  node: NodeCommands = {},
+  disabled: (action: string) => string | undefined = () => undefined,
+  mac = false,
+): MenuItem[] {
   const names = kind === null ? ON_CANVAS : ON_NODE;
   const own: MenuItem[] = [];
-  if (kind === "operation" && node.explain) own.push({ label: "Explain step by step", run: node.explain });
-  if (kind === "operation" && node.projection) own.push({ label: "Index space & projections", run: node.projection });
-  const registered = names.flatMap((name) => ACTIONS.filter((a) => a.name === name)).map((a) => actionItem(a, () => run(a.name), disabled(a.name), mac));
+  if (kind === "operation" && node.explain)
+    own.push({ label: "Explain step by step", run: node.explain });
+  if (kind === "operation" && node.projection)
+    own.push({ label: "Index space & projections", run: node.projection });
+  const registered = names
+    .flatMap((name) => ACTIONS.filter((a) => a.name === name))
+    .map((a) => actionItem(a, () => run(a.name), disabled(a.name), mac));
   return [...own, ...registered];
 }
 

@@ -21,11 +21,25 @@ export interface MenuHost {
 }
 
 /** Show the menu of node ``id`` (null: the canvas) at client x, y; ``readOnly``: why editing is off, if it is. */
-export function showNodeMenu(menu: ContextMenu, host: MenuHost, readOnly: string | undefined, id: string | null, x: number, y: number): void {
+export function showNodeMenu(
+  menu: ContextMenu,
+  host: MenuHost,
+  readOnly: string | undefined,
+  id: string | null,
+  x: number,
+  y: number,
+): void {
   if (id && !host.selected.includes(id)) host.setSelection([id]);
   const kind = id ? (host.view?.boxes.find((b) => b.id === id)?.kind ?? "node") : null;
   const explain = host.extras.explain;
-  const node = id ? { explain: explain && (() => explain(id)), projection: () => host.openProjection(id) } : {};
-  const items = menuItems(kind, (name) => host.runAction(name), node, (a) => (EDITING.has(a) ? readOnly : undefined));
+  const node = id
+    ? { explain: explain && (() => explain(id)), projection: () => host.openProjection(id) }
+    : {};
+  const items = menuItems(
+    kind,
+    (name) => host.runAction(name),
+    node,
+    (a) => (EDITING.has(a) ? readOnly : undefined),
+  );
   menu.show(x, y, [...items, ...host.groups.menuFor({ id })]);
 }

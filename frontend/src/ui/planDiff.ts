@@ -47,19 +47,51 @@ export interface PlanDiff {
   base: { name: string };
   target: { name: string };
   placements: { operation: string; operationLabel: string }[];
-  collectives: { added: DiffCollective[]; removed: DiffCollective[]; changed: { before: DiffCollective; after: DiffCollective; bytesDelta: number; secondsDelta: number }[] };
-  devices: { device: string; before: Side | null; after: Side | null; peakBytesDelta: number; secondsDelta: number }[];
-  time: { before: { lower: number; upper: number }; after: { lower: number; upper: number }; delta: { lower: number; upper: number } };
+  collectives: {
+    added: DiffCollective[];
+    removed: DiffCollective[];
+    changed: {
+      before: DiffCollective;
+      after: DiffCollective;
+      bytesDelta: number;
+      secondsDelta: number;
+    }[];
+  };
+  devices: {
+    device: string;
+    before: Side | null;
+    after: Side | null;
+    peakBytesDelta: number;
+    secondsDelta: number;
+  }[];
+  time: {
+    before: { lower: number; upper: number };
+    after: { lower: number; upper: number };
+    delta: { lower: number; upper: number };
+  };
   /** Only where either plan has pipeline stages: ``a`` the before's, ``b`` the after's. */
-  pipeline?: { a: PipelineSide | null; b: PipelineSide | null; changed: string[]; bubbleDelta: number } | null;
+  pipeline?: {
+    a: PipelineSide | null;
+    b: PipelineSide | null;
+    changed: string[];
+    bubbleDelta: number;
+  } | null;
 }
 
 /** A side's schedule line, the plan card's (describePipeline) with the costed bubble:
  * "1F1B · 4 stages · 8 microbatches · bubble 27%"; "no pipeline stages" for none. */
 export function pipelineLine(side: PipelineSide | null): string {
   if (!side) return "no pipeline stages";
-  const stages: PlanPipeline["stages"] = side.balanced ? "balanced" : Array.from({ length: side.stages }, (): string[] => []);
-  const pipeline: PlanPipeline = { axis: side.axis, microbatches: side.microbatches, schedule: side.schedule, virtualStages: side.virtualStages, stages };
+  const stages: PlanPipeline["stages"] = side.balanced
+    ? "balanced"
+    : Array.from({ length: side.stages }, (): string[] => []);
+  const pipeline: PlanPipeline = {
+    axis: side.axis,
+    microbatches: side.microbatches,
+    schedule: side.schedule,
+    virtualStages: side.virtualStages,
+    stages,
+  };
   return describePipeline(pipeline, { axes: { [side.axis]: side.devices } }, side.bubble);
 }
 
@@ -84,7 +116,8 @@ export function signed(delta: number, show: (v: number) => string): string {
 
 /** The busiest device's peak memory on each side. */
 export function peaks(diff: PlanDiff): { before: number; after: number } {
-  const most = (side: "before" | "after") => Math.max(0, ...diff.devices.map((d) => d[side]?.peakBytes ?? 0));
+  const most = (side: "before" | "after") =>
+    Math.max(0, ...diff.devices.map((d) => d[side]?.peakBytes ?? 0));
   return { before: most("before"), after: most("after") };
 }
 
@@ -97,11 +130,19 @@ export function placedLine(labels: string[], shown = 4): string {
 
 /** The block shown under the comparison table; ``showEdge``: a collective's row, clicked (or
  * Enter), pans the canvas to its edge and selects both ends (issue 35). */
-export function renderPlanDiff(diff: PlanDiff, showEdge?: (tensor: string, consumer: string) => void): HTMLElement {
+export function renderPlanDiff(
+  diff: PlanDiff,
+  showEdge?: (tensor: string, consumer: string) => void,
+): HTMLElement {
   const { added, removed, changed } = diff.collectives;
   const list = (cls: string, sign: string, items: [string, DiffCollective][]) =>
     items.map(([text, c]) => {
-      const row = el("li", { class: `geon-plan-diff-${cls}` }, el("span", { class: "geon-plan-diff-sign", text: sign }), text);
+      const row = el(
+        "li",
+        { class: `geon-plan-diff-${cls}` },
+        el("span", { class: "geon-plan-diff-sign", text: sign }),
+        text,
+      );
       const { tensor, consumer } = c;
       if (showEdge && tensor && consumer) {
         Object.assign(row, { tabIndex: 0, title: "Show this edge on the canvas" });
@@ -119,16 +160,38 @@ export function renderPlanDiff(diff: PlanDiff, showEdge?: (tensor: string, consu
     `${diff.placements.length} operation${diff.placements.length === 1 ? "" : "s"} placed differently`,
   ];
   const lines = [
-    ...list("added", "+", added.map((c) => [collectiveLine(c), c])),
-    ...list("removed", "−", removed.map((c) => [collectiveLine(c), c])),
-    ...list("changed", "~", changed.map((c) => [`${collectiveLine(c.after)} (${signed(c.bytesDelta, showBytes)})`, c.after])),
+    ...list(
+      "added",
+      "+",
+      added.map((c) => [collectiveLine(c), c]),
+    ),
+    ...list(
+      "removed",
+      "−",
+      removed.map((c) => [collectiveLine(c), c]),
+    ),
+    ...list(
+      "changed",
+      "~",
+      changed.map((c) => [
+        `${collectiveLine(c.after)} (${signed(c.bytesDelta, showBytes)})`,
+        c.after,
+      ]),
+    ),
   ];
   return el(
     "details",
     { class: "geon-plan-diff", open: "" },
-    el("summary", { text: `From "${diff.base.name}" to "${diff.target.name}": ${added.length} collective${added.length === 1 ? "" : "s"} added, ${removed.length} removed, ${changed.length} changed` }),
+    el("summary", {
+      text: `From "${diff.base.name}" to "${diff.target.name}": ${added.length} collective${added.length === 1 ? "" : "s"} added, ${removed.length} removed, ${changed.length} changed`,
+    }),
     el("ul", { class: "geon-plan-diff-summary small" }, ...steps.map((s) => el("li", { text: s }))),
-    lines.length ? el("ul", { class: "geon-plan-diff-collectives" }, ...lines) : el("p", { class: "small muted", text: "The same collectives move in both plans." }),
-    el("p", { class: "small muted", text: `Placed differently: ${placedLine(diff.placements.map((p) => p.operationLabel))}` }),
+    lines.length
+      ? el("ul", { class: "geon-plan-diff-collectives" }, ...lines)
+      : el("p", { class: "small muted", text: "The same collectives move in both plans." }),
+    el("p", {
+      class: "small muted",
+      text: `Placed differently: ${placedLine(diff.placements.map((p) => p.operationLabel))}`,
+    }),
   );
 }

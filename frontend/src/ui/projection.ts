@@ -12,13 +12,39 @@ import "./projection.css";
 import { nodeById, OPERATION, type LoomDocument, type LoomNode } from "../model/document";
 import type { IPF } from "../model/ipf";
 import { ZRange } from "../model/ipf";
-import { fieldsOf, operationProjection, parseFields, pickRange, regions, type IpfFields, type OperationProjection, type Pick, type PortProjection, type Region } from "../model/projection";
+import {
+  fieldsOf,
+  operationProjection,
+  parseFields,
+  pickRange,
+  regions,
+  type IpfFields,
+  type OperationProjection,
+  type Pick,
+  type PortProjection,
+  type Region,
+} from "../model/projection";
 import { button, el } from "./dom";
 import { hatch } from "./draw";
-import { BANDS, framed, gridLines, highlight, hull, named, OVERLAP, PICK_LINE, rect, sized, tensorDims, type Dims, type Paint } from "./projectionMaps";
+import {
+  BANDS,
+  framed,
+  gridLines,
+  highlight,
+  hull,
+  named,
+  OVERLAP,
+  PICK_LINE,
+  rect,
+  sized,
+  tensorDims,
+  type Dims,
+  type Paint,
+} from "./projectionMaps";
 
 /** How a row of an IPF reads (beside every table of one). */
-const LEGEND = "Each row is a dim of the tensor: at an index point it starts at Σ (number × that index axis) + offset and is shape cells long.";
+const LEGEND =
+  "Each row is a dim of the tensor: at an index point it starts at Σ (number × that index axis) + offset and is shape cells long.";
 
 export interface ProjectionCallbacks {
   /** Send the edited IPFs as one edit; an error message, or null when it was sent. */
@@ -35,9 +61,19 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
   readonly visible: boolean;
 } {
   const title = el("h2", { class: "geon-ipf-title" });
-  const closeButton = button("×", "Close the projection window", () => close(), "geon-small geon-ipf-close");
+  const closeButton = button(
+    "×",
+    "Close the projection window",
+    () => close(),
+    "geon-small geon-ipf-close",
+  );
   const body = el("div", { class: "geon-ipf-body" });
-  const element = el("section", { class: "geon-projection", hidden: "", "aria-label": "projection window" }, el("header", { class: "geon-ipf-head" }, title, closeButton), body);
+  const element = el(
+    "section",
+    { class: "geon-projection", hidden: "", "aria-label": "projection window" },
+    el("header", { class: "geon-ipf-head" }, title, closeButton),
+    body,
+  );
 
   let doc: LoomDocument | null = null;
   let opId: string | null = null;
@@ -52,7 +88,10 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
   let pickedText: HTMLElement | null = null;
   let pickSelect: HTMLSelectElement | null = null;
   let error: HTMLElement | null = null;
-  const figures = new Map<string, { fig: HTMLElement; caption: HTMLElement; holder: HTMLElement }>();
+  const figures = new Map<
+    string,
+    { fig: HTMLElement; caption: HTMLElement; holder: HTMLElement }
+  >();
 
   function close(): void {
     opId = null;
@@ -93,21 +132,42 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
     element.dataset.custom = v.custom ? "1" : "";
     figures.clear();
     const parts: HTMLElement[] = [];
-    const kernelLine = el("p", { class: "geon-ipf-kernel small" }, el("span", { class: "geon-kernel", text: v.kernel }), v.custom ? " · custom kernel: edit its projections below" : " · catalogue kernel: projections derived from the axes");
+    const kernelLine = el(
+      "p",
+      { class: "geon-ipf-kernel small" },
+      el("span", { class: "geon-kernel", text: v.kernel }),
+      v.custom
+        ? " · custom kernel: edit its projections below"
+        : " · catalogue kernel: projections derived from the axes",
+    );
     parts.push(kernelLine);
     const ir = v.indexRange;
     if (!ir) {
-      parts.push(el("p", { class: "small", text: "This operation has no index space yet (no IPFIndex and no IndexAxes with lengths)." }));
+      parts.push(
+        el("p", {
+          class: "small",
+          text: "This operation has no index space yet (no IPFIndex and no IndexAxes with lengths).",
+        }),
+      );
       body.replaceChildren(...parts);
       gridPaint = null;
       return;
     }
     // which index dims the grid shows; the others are held at a coordinate
     const rank = ir.rank;
-    if (dims[1] >= rank || dims[0] >= rank || (rank >= 2 && dims[0] < 0) || (rank >= 1 && dims[1] < 0)) dims = rank >= 2 ? [0, 1] : [-1, rank - 1];
+    if (
+      dims[1] >= rank ||
+      dims[0] >= rank ||
+      (rank >= 2 && dims[0] < 0) ||
+      (rank >= 1 && dims[1] < 0)
+    )
+      dims = rank >= 2 ? [0, 1] : [-1, rank - 1];
     if (rank > 2) {
       const selector = (which: 0 | 1, label: string) => {
-        const s = el("select", { class: `geon-ipf-dim geon-ipf-dim-${which ? "cols" : "rows"}`, "aria-label": `${label} of the index grid` });
+        const s = el("select", {
+          class: `geon-ipf-dim geon-ipf-dim-${which ? "cols" : "rows"}`,
+          "aria-label": `${label} of the index grid`,
+        });
         v.indexAxes.forEach((a, d) => s.append(el("option", { value: String(d), text: a })));
         s.value = String(dims[which]);
         s.addEventListener("change", () => {
@@ -121,7 +181,14 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
       const held = el("span", { class: "geon-ipf-held small" });
       ir.start.forEach((lo, d) => {
         if (dims.includes(d)) return;
-        const input = el("input", { type: "number", class: "geon-ipf-at", "data-dim": String(d), min: String(lo), max: String(ir.end[d]! - 1), "aria-label": `${v.indexAxes[d]} of the index point` });
+        const input = el("input", {
+          type: "number",
+          class: "geon-ipf-at",
+          "data-dim": String(d),
+          min: String(lo),
+          max: String(ir.end[d]! - 1),
+          "aria-label": `${v.indexAxes[d]} of the index point`,
+        });
         input.value = String(pick.kind === "point" ? (pick.point[d] ?? lo) : lo);
         input.addEventListener("change", () => {
           const point = pick.kind === "point" ? [...pick.point] : [...ir.start];
@@ -130,7 +197,17 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
         });
         held.append(` ${v.indexAxes[d]} =`, input);
       });
-      parts.push(el("div", { class: "geon-ipf-dims small" }, "rows ", selector(0, "rows"), " columns ", selector(1, "columns"), held));
+      parts.push(
+        el(
+          "div",
+          { class: "geon-ipf-dims small" },
+          "rows ",
+          selector(0, "rows"),
+          " columns ",
+          selector(1, "columns"),
+          held,
+        ),
+      );
     }
     const canvas = el("canvas", { class: "geon-ipf-grid", "aria-label": "index space grid" });
     gridPaint = sized(canvas, ir, dims, 330, 150);
@@ -139,15 +216,25 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
       const box = canvas.getBoundingClientRect();
       const col = Math.floor((e.clientX - box.left) / p.cw);
       const row = Math.floor((e.clientY - box.top) / p.ch);
-      const base = pick.kind === "point" && pick.point.length === rank ? [...pick.point] : [...ir.start];
+      const base =
+        pick.kind === "point" && pick.point.length === rank ? [...pick.point] : [...ir.start];
       if (p.dims[0] >= 0) base[p.dims[0]] = ir.start[p.dims[0]]! + row;
       if (p.dims[1] >= 0) base[p.dims[1]] = ir.start[p.dims[1]]! + col;
       if (ir.contains(base)) setPick({ kind: "point", point: base });
     });
-    parts.push(rank === 0 ? el("p", { class: "small", text: "The index space is a single point." }) : framed(canvas, dims, v.indexAxes, ir));
-    pickSelect = el("select", { class: "geon-ipf-pick", "aria-label": "index point or application" });
+    parts.push(
+      rank === 0
+        ? el("p", { class: "small", text: "The index space is a single point." })
+        : framed(canvas, dims, v.indexAxes, ir),
+    );
+    pickSelect = el("select", {
+      class: "geon-ipf-pick",
+      "aria-label": "index point or application",
+    });
     pickSelect.append(el("option", { value: "", text: "an index point (click a cell)" }));
-    v.applications.forEach((a, i) => pickSelect!.append(el("option", { value: a.id, text: `application ${i + 1} ${a.index}` })));
+    v.applications.forEach((a, i) =>
+      pickSelect!.append(el("option", { value: a.id, text: `application ${i + 1} ${a.index}` })),
+    );
     pickSelect.value = pick.kind === "application" ? pick.id : "";
     pickSelect.addEventListener("change", () => {
       const id = pickSelect!.value;
@@ -157,17 +244,29 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
       } else setPick({ kind: "point", point: [...ir.start] });
     });
     pickedText = el("span", { class: "geon-ipf-picked" });
-    parts.push(el("div", { class: "geon-ipf-pickrow small" }, "Show ", pickSelect, " ", pickedText));
+    parts.push(
+      el("div", { class: "geon-ipf-pickrow small" }, "Show ", pickSelect, " ", pickedText),
+    );
     for (const port of v.ports) parts.push(portFigure(v, port));
     error = el("p", { class: "geon-form-error geon-ipf-error", role: "alert" });
     parts.push(error);
     if (v.custom) {
-      const commit = button("Apply projection", "Send the edited projections as one undoable edit", () => apply(), "primary geon-ipf-commit");
-      const revert = button("Revert", "Forget the edits not yet applied", () => {
-        drafts = new Map();
-        fields = new Map();
-        render();
-      }, "geon-ipf-revert");
+      const commit = button(
+        "Apply projection",
+        "Send the edited projections as one undoable edit",
+        () => apply(),
+        "primary geon-ipf-commit",
+      );
+      const revert = button(
+        "Revert",
+        "Forget the edits not yet applied",
+        () => {
+          drafts = new Map();
+          fields = new Map();
+          render();
+        },
+        "geon-ipf-revert",
+      );
       parts.push(el("div", { class: "geon-ipf-actions" }, commit, revert));
     }
     body.replaceChildren(...parts);
@@ -177,7 +276,17 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
   function portFigure(v: OperationProjection, port: PortProjection): HTMLElement {
     const holder = el("div", { class: "geon-ipf-map-holder" });
     const caption = el("div", { class: "geon-ipf-caption small" });
-    const fig = el("figure", { class: `geon-ipf-port ${port.side === "inputs" ? "input" : "output"}`, "data-key": port.key, "data-port": port.port, "data-side": port.side }, caption, holder);
+    const fig = el(
+      "figure",
+      {
+        class: `geon-ipf-port ${port.side === "inputs" ? "input" : "output"}`,
+        "data-key": port.key,
+        "data-port": port.port,
+        "data-side": port.side,
+      },
+      caption,
+      holder,
+    );
     figures.set(port.key, { fig, caption, holder });
     if (port.problem) fig.append(el("p", { class: "geon-form-error", text: port.problem }));
     if (v.custom && port.ipf) fig.append(ipfEditor(v, port));
@@ -189,9 +298,20 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
    * and the shape, with the sentence that says how a row reads (issue 21: the notation explained). */
   function formula(v: OperationProjection, port: PortProjection, ipf: IPF): HTMLElement {
     const table = el("table", { class: "geon-ipf-edit geon-ipf-formula" });
-    table.append(el("tr", {}, el("th", { text: "" }), ...v.indexAxes.map((a) => el("th", { text: a })), el("th", { text: "offset" }), el("th", { text: "shape" })));
+    table.append(
+      el(
+        "tr",
+        {},
+        el("th", { text: "" }),
+        ...v.indexAxes.map((a) => el("th", { text: a })),
+        el("th", { text: "offset" }),
+        el("th", { text: "shape" }),
+      ),
+    );
     ipf.projection.forEach((row, r) => {
-      const cells = [...row, ipf.offset[r]!, ipf.shape[r]!].map((n) => el("td", { text: String(n) }));
+      const cells = [...row, ipf.offset[r]!, ipf.shape[r]!].map((n) =>
+        el("td", { text: String(n) }),
+      );
       table.append(el("tr", {}, el("th", { text: named(port.axes, r) }), ...cells));
     });
     return el("div", {}, table, el("p", { class: "geon-ipf-legend small muted", text: LEGEND }));
@@ -201,21 +321,57 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
     const f = fields.get(port.key) ?? fieldsOf(drafts.get(port.key) ?? port.ipf!);
     fields.set(port.key, f);
     const table = el("table", { class: "geon-ipf-edit" });
-    const head = el("tr", {}, el("th", { text: "" }), ...v.indexAxes.map((a) => el("th", { text: a })), el("th", { text: "offset" }), el("th", { text: "shape" }));
+    const head = el(
+      "tr",
+      {},
+      el("th", { text: "" }),
+      ...v.indexAxes.map((a) => el("th", { text: a })),
+      el("th", { text: "offset" }),
+      el("th", { text: "shape" }),
+    );
     table.append(head);
     f.projection.forEach((row, r) => {
       const tr = el("tr", {}, el("th", { text: named(port.axes, r) }));
       const cell = (value: string, cls: string, set: (t: string) => void, label: string) => {
-        const input = el("input", { class: `geon-ipf-field ${cls}`, value, inputmode: "numeric", "aria-label": label, "data-row": String(r) });
+        const input = el("input", {
+          class: `geon-ipf-field ${cls}`,
+          value,
+          inputmode: "numeric",
+          "aria-label": label,
+          "data-row": String(r),
+        });
         input.addEventListener("input", () => {
           set(input.value);
           edited(port, input);
         });
         return el("td", {}, input);
       };
-      row.forEach((value, c) => tr.append(cell(value, "geon-ipf-p", (t) => (f.projection[r]![c] = t), `projection of ${port.label} row ${r} column ${c}`)));
-      tr.append(cell(f.offset[r]!, "geon-ipf-offset", (t) => (f.offset[r] = t), `offset of ${port.label} row ${r}`));
-      tr.append(cell(f.shape[r]!, "geon-ipf-shape", (t) => (f.shape[r] = t), `shape of ${port.label} row ${r}`));
+      row.forEach((value, c) =>
+        tr.append(
+          cell(
+            value,
+            "geon-ipf-p",
+            (t) => (f.projection[r]![c] = t),
+            `projection of ${port.label} row ${r} column ${c}`,
+          ),
+        ),
+      );
+      tr.append(
+        cell(
+          f.offset[r]!,
+          "geon-ipf-offset",
+          (t) => (f.offset[r] = t),
+          `offset of ${port.label} row ${r}`,
+        ),
+      );
+      tr.append(
+        cell(
+          f.shape[r]!,
+          "geon-ipf-shape",
+          (t) => (f.shape[r] = t),
+          `shape of ${port.label} row ${r}`,
+        ),
+      );
       table.append(tr);
     });
     return el("div", {}, table, el("p", { class: "geon-ipf-legend small muted", text: LEGEND }));
@@ -226,7 +382,10 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
     try {
       drafts.set(port.key, parseFields(port, fields.get(port.key)!));
       input.removeAttribute("aria-invalid");
-      figures.get(port.key)?.fig.querySelectorAll("[aria-invalid]").forEach((n) => n.removeAttribute("aria-invalid"));
+      figures
+        .get(port.key)
+        ?.fig.querySelectorAll("[aria-invalid]")
+        .forEach((n) => n.removeAttribute("aria-invalid"));
       if (error) error.textContent = "";
     } catch (e) {
       input.setAttribute("aria-invalid", "true");
@@ -257,7 +416,10 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
     if (!v || !v.indexRange) return;
     const at = pickRange(v, pick);
     if (pickedText) {
-      pickedText.textContent = pick.kind === "point" ? `point (${v.indexAxes.join(", ")}) = [${pick.point.join(", ")}]` : `${v.indexAxes.join(", ")} ${at ?? "?"}`;
+      pickedText.textContent =
+        pick.kind === "point"
+          ? `point (${v.indexAxes.join(", ")}) = [${pick.point.join(", ")}]`
+          : `${v.indexAxes.join(", ")} ${at ?? "?"}`;
     }
     element.dataset.pick = at ? `${at}` : "";
     if (gridPaint) drawGrid(v, gridPaint, at);
@@ -275,7 +437,9 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
     ctx.fillRect(0, 0, w, h);
     // the applications' blocks in the held slice (for a point pick) or all of them
     const point = pick.kind === "point" ? pick.point : null;
-    const slice = (r: ZRange) => !point || r.start.every((s, d) => p.dims.includes(d) || (s <= point[d]! && point[d]! < r.end[d]!));
+    const slice = (r: ZRange) =>
+      !point ||
+      r.start.every((s, d) => p.dims.includes(d) || (s <= point[d]! && point[d]! < r.end[d]!));
     v.applications.forEach((a, i) => {
       const box = slice(a.index) ? rect(p, a.index) : null;
       if (!box) return;
@@ -309,7 +473,8 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
     const clipped = !g.raw.equals(g.region);
     const words = [`${head} ${verb} ${g.region}`];
     if (clipped) words.push(`(footprint ${g.raw}, clipped to the tensor ${port.tensorRange})`);
-    if (g.overlaps.length) words.push(`· applications overlap (halo) ${g.overlaps.map(String).join(" ")}`);
+    if (g.overlaps.length)
+      words.push(`· applications overlap (halo) ${g.overlaps.map(String).join(" ")}`);
     else if (g.shared) words.push("· the same for every application");
     f.caption.textContent = words.join(" ");
     f.fig.dataset.region = `${g.region}`;

@@ -28,7 +28,13 @@ export interface Paint {
  * A canvas sized for ``extent`` in ``dims``, at most ``maxW`` x ``maxH`` CSS pixels: square
  * cells of at most 20 pixels, or, for a long range, cells as wide and as tall as fit.
  */
-export function sized(canvas: HTMLCanvasElement, extent: ZRange, dims: Dims, maxW: number, maxH: number): Paint {
+export function sized(
+  canvas: HTMLCanvasElement,
+  extent: ZRange,
+  dims: Dims,
+  maxW: number,
+  maxH: number,
+): Paint {
   const span = (d: number) => (d < 0 ? 1 : Math.max(1, extent.end[d]! - extent.start[d]!));
   const rows = span(dims[0]);
   const cols = span(dims[1]);
@@ -55,7 +61,11 @@ export function rect(p: Paint, r: ZRange): [number, number, number, number] | nu
   const [r0, r1] = along(p.dims[0]);
   const [c0, c1] = along(p.dims[1]);
   // a range that is empty or outside in a dim that is not shown has no cell here either
-  const hidden = r.start.some((s, d) => !p.dims.includes(d) && (s >= r.end[d]! || r.end[d]! <= p.extent.start[d]! || s >= p.extent.end[d]!));
+  const hidden = r.start.some(
+    (s, d) =>
+      !p.dims.includes(d) &&
+      (s >= r.end[d]! || r.end[d]! <= p.extent.start[d]! || s >= p.extent.end[d]!),
+  );
   if (r1 <= r0 || c1 <= c0 || hidden) return null;
   return [c0 * p.cw, r0 * p.ch, (c1 - c0) * p.cw, (r1 - r0) * p.ch];
 }
@@ -106,13 +116,24 @@ export function hull(ranges: ZRange[]): ZRange {
 export const named = (axes: string[] | null, d: number) => (d < 0 ? "" : (axes?.[d] ?? `dim ${d}`));
 
 /** A map with its column axis above and its row axis at the left. */
-export function framed(canvas: HTMLCanvasElement, dims: Dims, axes: string[] | null, extent: ZRange): HTMLElement {
+export function framed(
+  canvas: HTMLCanvasElement,
+  dims: Dims,
+  axes: string[] | null,
+  extent: ZRange,
+): HTMLElement {
   const ends = (d: number) => (d < 0 ? "" : `${extent.start[d]}…${extent.end[d]! - 1}`);
   return el(
     "div",
     { class: "geon-ipf-frame" },
-    el("span", { class: "geon-ipf-col-axis", text: dims[1] < 0 ? "" : `${named(axes, dims[1])} ${ends(dims[1])}` }),
-    el("span", { class: "geon-ipf-row-axis", text: dims[0] < 0 ? "" : `${named(axes, dims[0])} ${ends(dims[0])}` }),
+    el("span", {
+      class: "geon-ipf-col-axis",
+      text: dims[1] < 0 ? "" : `${named(axes, dims[1])} ${ends(dims[1])}`,
+    }),
+    el("span", {
+      class: "geon-ipf-row-axis",
+      text: dims[0] < 0 ? "" : `${named(axes, dims[0])} ${ends(dims[0])}`,
+    }),
     canvas,
   );
 }

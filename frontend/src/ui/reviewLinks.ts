@@ -23,17 +23,28 @@ export function showUnread(unread: number): void {
 
 /** A Compare row's edge, shown: ``show`` the ends the document holds (a compared plan's edge may
  * run through nodes only its generation makes), else ``flash`` why nothing is shown. */
-export function showHeld(doc: { nodes: { id: string }[] } | null, ids: string[], show: (held: string[]) => void, flash: (message: string) => void): void {
+export function showHeld(
+  doc: { nodes: { id: string }[] } | null,
+  ids: string[],
+  show: (held: string[]) => void,
+  flash: (message: string) => void,
+): void {
   const held = ids.filter((id) => doc?.nodes.some((n) => n.id === id));
   if (held.length) show(held);
-  else flash("this edge is between nodes the plan makes when generated; switch to the plan to see it");
+  else
+    flash("this edge is between nodes the plan makes when generated; switch to the plan to see it");
 }
 
 /** "Export review": download ``review`` (of graph ``graphId``) as Markdown, each thread with its permalink. */
 export function downloadReview(review: Review, graphId: string): void {
   const url = `${window.location.origin}/graphs/${graphId}/?review=${review.id}`;
-  const text = reviewMarkdown(review, (thread) => (thread === null ? url : `${url}&thread=${thread}`));
-  const link = el("a", { href: URL.createObjectURL(new Blob([text], { type: "text/markdown" })), download: `review-${review.id}.md` });
+  const text = reviewMarkdown(review, (thread) =>
+    thread === null ? url : `${url}&thread=${thread}`,
+  );
+  const link = el("a", {
+    href: URL.createObjectURL(new Blob([text], { type: "text/markdown" })),
+    download: `review-${review.id}.md`,
+  });
   document.body.append(link);
   link.click();
   link.remove();

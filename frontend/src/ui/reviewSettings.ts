@@ -17,7 +17,13 @@ const SWITCHES: [keyof GuardrailSettings, string][] = [
 export function createGuardrailSettings(api: ReviewsApi, owner: () => boolean): HTMLDetailsElement {
   const fields = el("div", { class: "geon-guardrail-settings small" });
   const error = el("p", { class: "geon-form-error", role: "alert" });
-  const element = el("details", { class: "geon-guardrails-settings" }, el("summary", { class: "small muted", text: "Guardrails: an approval needs…" }), fields, error);
+  const element = el(
+    "details",
+    { class: "geon-guardrails-settings" },
+    el("summary", { class: "small muted", text: "Guardrails: an approval needs…" }),
+    fields,
+    error,
+  );
 
   const render = (settings: GuardrailSettings): void => {
     const mayChange = owner();
@@ -29,12 +35,19 @@ export function createGuardrailSettings(api: ReviewsApi, owner: () => boolean): 
       box.addEventListener("change", () => void save({ [key]: box.checked }));
       return el("label", { class: "geon-guardrail-setting" }, box, ` ${text}`);
     });
-    const profile = el("select", { "aria-label": "profile the memory guardrail uses", title: reason, "data-setting": "profile" });
+    const profile = el("select", {
+      "aria-label": "profile the memory guardrail uses",
+      title: reason,
+      "data-setting": "profile",
+    });
     for (const name of settings.profiles) profile.append(el("option", { value: name, text: name }));
     profile.value = settings.profile;
     profile.disabled = !mayChange;
     profile.addEventListener("change", () => void save({ profile: profile.value }));
-    fields.replaceChildren(...boxes, el("label", { class: "geon-guardrail-setting" }, "memory of a device of ", profile));
+    fields.replaceChildren(
+      ...boxes,
+      el("label", { class: "geon-guardrail-setting" }, "memory of a device of ", profile),
+    );
   };
 
   const save = async (patch: Partial<GuardrailSettings>): Promise<void> => {

@@ -1,5 +1,12 @@
 import { describe, expect, it } from "vitest";
-import { collectiveRows, engineModes, formatBytes, heatColor, runMode, verifyRows } from "./runPanel";
+import {
+  collectiveRows,
+  engineModes,
+  formatBytes,
+  heatColor,
+  runMode,
+  verifyRows,
+} from "./runPanel";
 
 describe("heat map colours", () => {
   it("runs blue (min) through white (middle) to red (max), grey for a missing value", () => {
@@ -24,10 +31,32 @@ describe("collectives of a sharded run", () => {
   };
 
   it("shows each collective by tensor label with predicted and measured bytes, marking a difference", () => {
-    const rows = collectiveRows([gather, { ...gather, kind: "send", tensorLabel: null, meshAxes: [], predictedBytes: 3 * 1024 * 1024, measuredBytes: 96 }]);
+    const rows = collectiveRows([
+      gather,
+      {
+        ...gather,
+        kind: "send",
+        tensorLabel: null,
+        meshAxes: [],
+        predictedBytes: 3 * 1024 * 1024,
+        measuredBytes: 96,
+      },
+    ]);
     expect(rows).toEqual([
-      { collective: "all-gather over d", tensor: "a", predicted: "512 B", measured: "512 B", differs: false },
-      { collective: "send", tensor: "unnamed tensor", predicted: "3 MiB", measured: "96 B", differs: true },
+      {
+        collective: "all-gather over d",
+        tensor: "a",
+        predicted: "512 B",
+        measured: "512 B",
+        differs: false,
+      },
+      {
+        collective: "send",
+        tensor: "unnamed tensor",
+        predicted: "3 MiB",
+        measured: "96 B",
+        differs: true,
+      },
     ]);
     // ids never reach a person
     expect(JSON.stringify(rows)).not.toContain("4f1c0a52");
@@ -39,14 +68,21 @@ describe("collectives of a sharded run", () => {
   });
 
   it("formats bytes in binary units", () => {
-    expect([formatBytes(0), formatBytes(1023), formatBytes(1536), formatBytes(2 ** 30)]).toEqual(["0 B", "1023 B", "1.5 KiB", "1 GiB"]);
+    expect([formatBytes(0), formatBytes(1023), formatBytes(1536), formatBytes(2 ** 30)]).toEqual([
+      "0 B",
+      "1023 B",
+      "1.5 KiB",
+      "1 GiB",
+    ]);
   });
 });
 
 describe("the JAX engine in the run panel", () => {
   it("offers jax only when the server lists it, once", () => {
     expect(engineModes(["numpy"], ["logical", "sharded"])).toEqual([]);
-    expect(engineModes(["numpy", "jax"], ["logical", "sharded"]).map((m) => [m.value, m.text])).toEqual([["jax", "jax (placed plan)"]]);
+    expect(
+      engineModes(["numpy", "jax"], ["logical", "sharded"]).map((m) => [m.value, m.text]),
+    ).toEqual([["jax", "jax (placed plan)"]]);
     expect(engineModes(["numpy", "jax"], ["logical", "sharded", "jax"])).toEqual([]);
   });
 
@@ -64,16 +100,64 @@ describe("the verify report", () => {
       unexplained: 0,
       devices: 2,
       compileSeconds: 0.4,
-      predicted: [{ kind: "all-reduce", bytesPerDevice: 512, rule: "equal", match: 0, meshAxes: ["tp"], groups: 1, tensorLabel: "mlp out partial", producerLabel: "op:dot_partial", consumerLabel: "op:sum" }],
+      predicted: [
+        {
+          kind: "all-reduce",
+          bytesPerDevice: 512,
+          rule: "equal",
+          match: 0,
+          meshAxes: ["tp"],
+          groups: 1,
+          tensorLabel: "mlp out partial",
+          producerLabel: "op:dot_partial",
+          consumerLabel: "op:sum",
+        },
+      ],
       compiled: [
-        { kind: "all-reduce", bytesPerDevice: 512, rule: "equal", match: 0, devices: 2, groups: 1, combined: 1 },
-        { kind: "all-reduce", bytesPerDevice: 64, rule: "layer-norm-statistics", match: null, devices: 2, groups: 1, combined: 1 },
+        {
+          kind: "all-reduce",
+          bytesPerDevice: 512,
+          rule: "equal",
+          match: 0,
+          devices: 2,
+          groups: 1,
+          combined: 1,
+        },
+        {
+          kind: "all-reduce",
+          bytesPerDevice: 64,
+          rule: "layer-norm-statistics",
+          match: null,
+          devices: 2,
+          groups: 1,
+          combined: 1,
+        },
       ],
     };
     expect(verifyRows(report)).toEqual([
-      { rule: "equal", tensor: "mlp out partial", predicted: "all-reduce 512 B ×1", compiled: "all-reduce 512 B ×1", edge: "mlp out partial: op:dot_partial → op:sum, over (tp)", ok: true },
-      { rule: "layer-norm-statistics", tensor: "–", predicted: "–", compiled: "all-reduce 64 B ×1", edge: "compiled on 2 devices per group", ok: true },
+      {
+        rule: "equal",
+        tensor: "mlp out partial",
+        predicted: "all-reduce 512 B ×1",
+        compiled: "all-reduce 512 B ×1",
+        edge: "mlp out partial: op:dot_partial → op:sum, over (tp)",
+        ok: true,
+      },
+      {
+        rule: "layer-norm-statistics",
+        tensor: "–",
+        predicted: "–",
+        compiled: "all-reduce 64 B ×1",
+        edge: "compiled on 2 devices per group",
+        ok: true,
+      },
     ]);
-    expect(verifyRows({ ...report, compiled: [{ ...report.compiled[1]!, rule: "unexplained" }], predicted: [] })[0]!.ok).toBe(false);
+    expect(
+      verifyRows({
+        ...report,
+        compiled: [{ ...report.compiled[1]!, rule: "unexplained" }],
+        predicted: [],
+      })[0]!.ok,
+    ).toBe(false);
   });
 });

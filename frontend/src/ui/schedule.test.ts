@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { idleShares, scheduleLayout, scheduleSummary, seconds, type PipelineCost } from "./schedule";
+import {
+  idleShares,
+  scheduleLayout,
+  scheduleSummary,
+  seconds,
+  type PipelineCost,
+} from "./schedule";
 import { bytes } from "./suggestions";
 
 // GPipe, 2 devices, 2 microbatches, forward 1 and backward 2 seconds a stage, no sends: the
@@ -42,7 +48,9 @@ describe("schedule chart", () => {
   });
 
   it("says the schedule, the bubble and the step", () => {
-    expect(scheduleSummary(gpipe)).toBe("gpipe: 2 stages, 2 microbatches, bubble 33.3% of a 9.00 s step");
+    expect(scheduleSummary(gpipe)).toBe(
+      "gpipe: 2 stages, 2 microbatches, bubble 33.3% of a 9.00 s step",
+    );
     expect(seconds(2.5e-5)).toBe("25.0 µs");
     expect(bytes(4872)).toBe("4.9 kB");
     expect(bytes(12)).toBe("12 B");

@@ -26,7 +26,11 @@ export interface PipelineCost {
   seconds?: number;
 }
 
-function svg<K extends keyof SVGElementTagNameMap>(tag: K, attrs: Record<string, string | number>, text?: string): SVGElementTagNameMap[K] {
+function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  attrs: Record<string, string | number>,
+  text?: string,
+): SVGElementTagNameMap[K] {
   const node = document.createElementNS(SVG, tag);
   for (const [k, v] of Object.entries(attrs)) node.setAttribute(k, String(v));
   if (text !== undefined) node.textContent = text;
@@ -55,12 +59,23 @@ export interface PlacedBox {
 
 /** Where the chart draws each box: a row of ``row`` pixels per device, time scaled to the
  * plot (``left`` .. ``width - 8``); the step's end at the right edge. */
-export function scheduleLayout(p: PipelineCost, width: number, left = 64, row = 26, top = 6): { devices: number; end: number; plot: number; height: number; boxes: PlacedBox[] } {
+export function scheduleLayout(
+  p: PipelineCost,
+  width: number,
+  left = 64,
+  row = 26,
+  top = 6,
+): { devices: number; end: number; plot: number; height: number; boxes: PlacedBox[] } {
   const devices = p.devices ?? Math.max(1, ...p.grid.map((b) => b.device + 1));
   const end = p.seconds ?? Math.max(1e-12, ...p.grid.map((b) => b.end));
   const plot = width - left - 8;
   const x = (t: number): number => left + (t / end) * plot;
-  const boxes = p.grid.map((box) => ({ box, x: x(box.start), y: top + box.device * row, width: Math.max(0.5, x(box.end) - x(box.start)) }));
+  const boxes = p.grid.map((box) => ({
+    box,
+    x: x(box.start),
+    y: top + box.device * row,
+    width: Math.max(0.5, x(box.end) - x(box.start)),
+  }));
   return { devices, end, plot, height: top + devices * row + 22, boxes };
 }
 
@@ -74,7 +89,9 @@ export function idleShares(p: PipelineCost, width = 640): number[] {
 
 /** The stages device ``d`` runs ("0", or "1, 3" interleaved). */
 function stagesOf(p: PipelineCost, d: number): string {
-  return [...new Set(p.grid.filter((b) => b.device === d).map((b) => b.stage))].sort((a, b) => a - b).join(", ");
+  return [...new Set(p.grid.filter((b) => b.device === d).map((b) => b.stage))]
+    .sort((a, b) => a - b)
+    .join(", ");
 }
 
 /** The chart (an SVG in a figure with its caption); ``width`` in pixels. */
@@ -83,28 +100,91 @@ export function renderSchedule(p: PipelineCost, width = 640): HTMLElement {
   const row = 30;
   const top = 6;
   const { devices, end, plot, height, boxes } = scheduleLayout(p, width, left, row, top);
-  const chart = svg("svg", { class: "geon-schedule-chart", width, height, viewBox: `0 0 ${width} ${height}`, role: "img", "aria-label": scheduleSummary(p) });
+  const chart = svg("svg", {
+    class: "geon-schedule-chart",
+    width,
+    height,
+    viewBox: `0 0 ${width} ${height}`,
+    role: "img",
+    "aria-label": scheduleSummary(p),
+  });
   const defs = svg("defs", {});
-  const hatch = svg("pattern", { id: "geon-bubble-hatch", width: 6, height: 6, patternUnits: "userSpaceOnUse", patternTransform: "rotate(45)" });
-  hatch.append(svg("rect", { width: 6, height: 6, fill: "#f4f4f4" }), svg("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: "#c9c9c9", "stroke-width": 2 }));
+  const hatch = svg("pattern", {
+    id: "geon-bubble-hatch",
+    width: 6,
+    height: 6,
+    patternUnits: "userSpaceOnUse",
+    patternTransform: "rotate(45)",
+  });
+  hatch.append(
+    svg("rect", { width: 6, height: 6, fill: "#f4f4f4" }),
+    svg("line", { x1: 0, y1: 0, x2: 0, y2: 6, stroke: "#c9c9c9", "stroke-width": 2 }),
+  );
   defs.append(hatch);
   chart.append(defs);
   for (let d = 0; d < devices; d++) {
     const y = top + d * row;
     // the whole row is the bubble's hatch; the boxes cover the busy time
-    chart.append(svg("rect", { class: "geon-schedule-idle", x: left, y: y + 2, width: plot, height: row - 4, fill: "url(#geon-bubble-hatch)" }));
-    chart.append(svg("text", { class: "geon-schedule-row", x: 4, y: y + row / 2 + 4, "font-size": 11 }, `device ${d}`));
-    chart.lastElementChild?.append(svg("title", {}, `device ${d} of the pipeline axis: stages ${stagesOf(p, d)}`));
+    chart.append(
+      svg("rect", {
+        class: "geon-schedule-idle",
+        x: left,
+        y: y + 2,
+        width: plot,
+        height: row - 4,
+        fill: "url(#geon-bubble-hatch)",
+      }),
+    );
+    chart.append(
+      svg(
+        "text",
+        { class: "geon-schedule-row", x: 4, y: y + row / 2 + 4, "font-size": 11 },
+        `device ${d}`,
+      ),
+    );
+    chart.lastElementChild?.append(
+      svg("title", {}, `device ${d} of the pipeline axis: stages ${stagesOf(p, d)}`),
+    );
   }
   const many = p.grid.length > 400;
   for (const { box: b, x, y, width: w } of boxes) {
-    const box = svg("rect", { class: `geon-schedule-box geon-schedule-${b.kind === "F" ? "forward" : "backward"}`, x, y: y + 2, width: w, height: row - 4, "data-stage": b.stage, "data-microbatch": b.microbatch });
-    box.append(svg("title", {}, `${b.kind === "F" ? "forward" : "backward"} of microbatch ${b.microbatch} on stage ${b.stage}: ${seconds(b.start)} to ${seconds(b.end)}`));
+    const box = svg("rect", {
+      class: `geon-schedule-box geon-schedule-${b.kind === "F" ? "forward" : "backward"}`,
+      x,
+      y: y + 2,
+      width: w,
+      height: row - 4,
+      "data-stage": b.stage,
+      "data-microbatch": b.microbatch,
+    });
+    box.append(
+      svg(
+        "title",
+        {},
+        `${b.kind === "F" ? "forward" : "backward"} of microbatch ${b.microbatch} on stage ${b.stage}: ${seconds(b.start)} to ${seconds(b.end)}`,
+      ),
+    );
     chart.append(box);
-    if (!many && w > 14) chart.append(svg("text", { class: "geon-schedule-label", x: x + w / 2, y: y + row / 2 + 4, "text-anchor": "middle", "font-size": 10 }, `${b.kind}${b.microbatch}`));
+    if (!many && w > 14)
+      chart.append(
+        svg(
+          "text",
+          {
+            class: "geon-schedule-label",
+            x: x + w / 2,
+            y: y + row / 2 + 4,
+            "text-anchor": "middle",
+            "font-size": 10,
+          },
+          `${b.kind}${b.microbatch}`,
+        ),
+      );
   }
   const axisY = top + devices * row + 14;
-  chart.append(svg("text", { x: left, y: axisY, "font-size": 10 }, "0"), svg("text", { x: left + plot, y: axisY, "font-size": 10, "text-anchor": "end" }, seconds(end)));
+  chart.append(
+    svg("text", { x: left, y: axisY, "font-size": 10 }, "0"),
+    svg("text", { x: left + plot, y: axisY, "font-size": 10, "text-anchor": "end" }, seconds(end)),
+  );
   const legend = document.createElement("p");
   legend.className = "small muted geon-schedule-legend";
   legend.textContent = "F forward, B backward of each microbatch; hatched: idle (the bubble)";

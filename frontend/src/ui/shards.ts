@@ -2,9 +2,24 @@
 // size, or as a grid), its applications with their ranges, and how their output ranges cover each
 // output tensor, drawn as a map: each application's block, gaps hatched red, overlaps orange.
 
-import { nodeById, OPERATION, tensorAxes, tensorRange, type Issue, type LoomDocument, type Range } from "../model/document";
+import {
+  nodeById,
+  OPERATION,
+  tensorAxes,
+  tensorRange,
+  type Issue,
+  type LoomDocument,
+  type Range,
+} from "../model/document";
 import { namedMessage } from "../model/issues";
-import { applicationsOf, coverage, coverOf, indexAxesOf, showRange, type ApplicationView } from "../model/shards";
+import {
+  applicationsOf,
+  coverage,
+  coverOf,
+  indexAxesOf,
+  showRange,
+  type ApplicationView,
+} from "../model/shards";
 import type { ShardRequest } from "../sync/controller";
 import type { LivePlanCost } from "../sync/protocol";
 import { button, el, submit } from "./dom";
@@ -26,13 +41,21 @@ const FILLS = ["#dbeafe", "#dcfce7", "#fef9c3", "#f3e8ff", "#e0f2fe", "#fce7f3"]
 /** Parse "H=2, W=3" into a grid; throws with the bad part named. */
 export function parseGrid(text: string, axes: string[]): Record<string, number> {
   const grid: Record<string, number> = {};
-  for (const part of text.split(",").map((p) => p.trim()).filter(Boolean)) {
+  for (const part of text
+    .split(",")
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\d+)$/.exec(part);
-    if (!m) throw new Error(`grid part "${part}" is not AXIS=PARTS; expected e.g. "${axes[0] ?? "H"}=2"`);
-    if (!axes.includes(m[1]!)) throw new Error(`grid axis "${m[1]}" is not an index axis of the operation; expected one of ${axes.join(", ")}`);
+    if (!m)
+      throw new Error(`grid part "${part}" is not AXIS=PARTS; expected e.g. "${axes[0] ?? "H"}=2"`);
+    if (!axes.includes(m[1]!))
+      throw new Error(
+        `grid axis "${m[1]}" is not an index axis of the operation; expected one of ${axes.join(", ")}`,
+      );
     grid[m[1]!] = Number(m[2]);
   }
-  if (!Object.keys(grid).length) throw new Error(`the grid is empty; expected e.g. "${axes[0] ?? "H"}=2"`);
+  if (!Object.keys(grid).length)
+    throw new Error(`the grid is empty; expected e.g. "${axes[0] ?? "H"}=2"`);
   return grid;
 }
 
@@ -42,7 +65,8 @@ type Extent = { readonly start: readonly number[]; readonly end: readonly number
 /** The two dimensions a map shows: those the ranges cut first, then the others in order. */
 export function mapDims(range: Extent, boxes: readonly Extent[]): number[] {
   const rank = range.start.length;
-  const cut = (d: number) => boxes.some((b) => b.start[d] !== range.start[d] || b.end[d] !== range.end[d]);
+  const cut = (d: number) =>
+    boxes.some((b) => b.start[d] !== range.start[d] || b.end[d] !== range.end[d]);
   const dims = Array.from({ length: rank }, (_, d) => d);
   return [...dims.filter(cut), ...dims.filter((d) => !cut(d))].slice(0, 2).sort((a, b) => a - b);
 }
@@ -61,7 +85,8 @@ function drawMap(canvas: HTMLCanvasElement, m: MapInput, dims: number[]): void {
   if (!ctx) return;
   // rows are the first shown dim, columns the second (one shown dim is one row)
   const [dr, dc] = dims.length === 2 ? [dims[0]!, dims[1]!] : [-1, dims[0] ?? -1];
-  const span = (r: Range, d: number): [number, number] => (d < 0 ? [0, 1] : [r.start[d]!, r.end[d]!]);
+  const span = (r: Range, d: number): [number, number] =>
+    d < 0 ? [0, 1] : [r.start[d]!, r.end[d]!];
   const [r0, r1] = span(m.range, dr);
   const [c0, c1] = span(m.range, dc);
   const rows = Math.max(1, r1 - r0);
@@ -105,18 +130,34 @@ function drawMap(canvas: HTMLCanvasElement, m: MapInput, dims: number[]): void {
 }
 
 /** A map with the axis names of its rows (left) and columns (top). */
-function figure(m: MapInput, axes: string[] | null, caption: string, cls: string, tensorId: string): HTMLElement {
+function figure(
+  m: MapInput,
+  axes: string[] | null,
+  caption: string,
+  cls: string,
+  tensorId: string,
+): HTMLElement {
   const dims = mapDims(m.range, m.boxes);
-  const canvas = el("canvas", { class: "geon-coverage-map", width: "220", height: "110", "data-tensor": tensorId });
+  const canvas = el("canvas", {
+    class: "geon-coverage-map",
+    width: "220",
+    height: "110",
+    "data-tensor": tensorId,
+  });
   drawMap(canvas, m, dims);
-  const name = (d: number | undefined) => (d === undefined ? "" : axes?.[d] ?? `dim ${d}`);
+  const name = (d: number | undefined) => (d === undefined ? "" : (axes?.[d] ?? `dim ${d}`));
   const top = dims.length === 2 ? name(dims[1]) : name(dims[0]);
   const left = dims.length === 2 ? name(dims[0]) : "";
   return el(
     "figure",
     { class: `geon-coverage ${cls}`, "data-tensor": tensorId },
     el("span", { class: "geon-map-axis top", text: top }),
-    el("div", { class: "geon-map-row" }, el("span", { class: "geon-map-axis left", text: left }), canvas),
+    el(
+      "div",
+      { class: "geon-map-row" },
+      el("span", { class: "geon-map-axis left", text: left }),
+      canvas,
+    ),
     el("figcaption", { class: "small geon-coverage-text", text: caption }),
   );
 }
@@ -127,23 +168,41 @@ function readMaps(doc: LoomDocument, apps: ApplicationView[]): HTMLElement[] {
   return tensors.flatMap((tid) => {
     const range = tensorRange(nodes.get(tid));
     if (!range) return [];
-    const boxes = apps.flatMap((a) => a.inputs.filter((i) => i.tensorId === tid).map((i) => i.range));
+    const boxes = apps.flatMap((a) =>
+      a.inputs.filter((i) => i.tensorId === tid).map((i) => i.range),
+    );
     const { gaps, overlaps } = coverOf(range, boxes);
     const label = nodes.get(tid)?.label ?? tid.slice(0, 8);
-    const whole = boxes.length === apps.length && overlaps.length === 1 && showRange(overlaps[0]!) === showRange(range);
+    const whole =
+      boxes.length === apps.length &&
+      overlaps.length === 1 &&
+      showRange(overlaps[0]!) === showRange(range);
     const halo = overlaps.length > 0 && !whole;
     const caption = whole
       ? `${label}: read whole by every application`
       : halo
         ? `${label}: halo ${overlaps.map((o) => `×${o.count} ${showRange(o)}`).join("; ")}`
         : `${label}: no halo`;
-    return [figure({ range, boxes, gaps, gapColor: "#94a3b8", overlaps: halo ? overlaps : [] }, tensorAxes(nodes.get(tid)), caption, halo ? "halo" : "reads", tid)];
+    return [
+      figure(
+        { range, boxes, gaps, gapColor: "#94a3b8", overlaps: halo ? overlaps : [] },
+        tensorAxes(nodes.get(tid)),
+        caption,
+        halo ? "halo" : "reads",
+        tid,
+      ),
+    ];
   });
 }
 
 export interface ShardsPanel {
   element: HTMLElement;
-  update(doc: LoomDocument | null, selected: string[], issues: Issue[], version?: number | null): void;
+  update(
+    doc: LoomDocument | null,
+    selected: string[],
+    issues: Issue[],
+    version?: number | null,
+  ): void;
   /** Load the graph's plans again (someone changed them). */
   reloadPlans(): void;
   /** The collectives of the current plan that an ``applied`` carried: label the edges now. */
@@ -153,7 +212,12 @@ export interface ShardsPanel {
 export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
   const body = el("div", { class: "geon-shards-body" });
   // the selected operation's shards, then the graph's plans (shown whenever a graph is open)
-  const element = el("section", { class: "geon-panel geon-shards", "aria-label": "shards", hidden: "" }, el("h2", { text: "Shards" }), body);
+  const element = el(
+    "section",
+    { class: "geon-panel geon-shards", "aria-label": "shards", hidden: "" },
+    el("h2", { text: "Shards" }),
+    body,
+  );
   const plans = cb.plans ? createPlansSection(cb.plans) : null;
   const wrap = el("div", { class: "geon-shards-wrap" }, element, ...(plans ? [plans.element] : []));
   let key = "";
@@ -174,7 +238,9 @@ export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
         return;
       }
       const apps = applicationsOf(doc, op.id);
-      const covIssues = issues.filter((i) => i.constraint === COVERAGE_CONSTRAINT && i.nodeIds.includes(op.id));
+      const covIssues = issues.filter(
+        (i) => i.constraint === COVERAGE_CONSTRAINT && i.nodeIds.includes(op.id),
+      );
       const k = JSON.stringify([op.id, apps, covIssues.map((i) => i.message), doc.nodes.length]);
       element.hidden = false;
       if (k === key) return;
@@ -184,8 +250,18 @@ export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
       const axis = el("select", { "aria-label": "shard axis", class: "geon-shard-axis" });
       for (const a of axes) axis.append(el("option", { value: a, text: a }));
       const mode = el("select", { "aria-label": "shard by", class: "geon-shard-mode" });
-      for (const [v, t] of [["parts", "parts"], ["chunk", "chunk size"], ["grid", "grid"]] as const) mode.append(el("option", { value: v, text: t }));
-      const amount = el("input", { value: "2", "aria-label": "shard amount", class: "geon-shard-amount", size: "6" });
+      for (const [v, t] of [
+        ["parts", "parts"],
+        ["chunk", "chunk size"],
+        ["grid", "grid"],
+      ] as const)
+        mode.append(el("option", { value: v, text: t }));
+      const amount = el("input", {
+        value: "2",
+        "aria-label": "shard amount",
+        class: "geon-shard-amount",
+        size: "6",
+      });
       const form = el(
         "form",
         { class: "geon-shard-form" },
@@ -193,14 +269,23 @@ export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
         axis,
         mode,
         amount,
-        submit("Split", "Replace the applications by one per shard (Enter)", "primary geon-shard-apply"),
+        submit(
+          "Split",
+          "Replace the applications by one per shard (Enter)",
+          "primary geon-shard-apply",
+        ),
       );
       const sync = (): void => {
         axis.disabled = mode.value === "grid";
-        amount.placeholder = mode.value === "grid" ? `${axes[0] ?? "H"}=2, ${axes[1] ?? "N"}=2` : "2";
+        amount.placeholder =
+          mode.value === "grid" ? `${axes[0] ?? "H"}=2, ${axes[1] ?? "N"}=2` : "2";
       };
       mode.addEventListener("change", () => {
-        if (mode.value === "grid" && /^\d+$/.test(amount.value.trim())) amount.value = axes.slice(0, 2).map((a) => `${a}=2`).join(", ");
+        if (mode.value === "grid" && /^\d+$/.test(amount.value.trim()))
+          amount.value = axes
+            .slice(0, 2)
+            .map((a) => `${a}=2`)
+            .join(", ");
         else if (mode.value !== "grid" && !/^\d+$/.test(amount.value.trim())) amount.value = "2";
         sync();
       });
@@ -212,7 +297,10 @@ export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
           if (mode.value === "grid") req.grid = parseGrid(amount.value, axes);
           else {
             const n = Number(amount.value.trim());
-            if (!Number.isInteger(n) || n < 1) throw new Error(`${mode.value === "parts" ? "parts" : "chunk size"} "${amount.value}" is not a whole number of at least 1`);
+            if (!Number.isInteger(n) || n < 1)
+              throw new Error(
+                `${mode.value === "parts" ? "parts" : "chunk size"} "${amount.value}" is not a whole number of at least 1`,
+              );
             req.dim = axis.value;
             if (mode.value === "parts") req.parts = n;
             else req.chunk = n;
@@ -232,10 +320,21 @@ export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
           const item = el(
             "li",
             { class: "geon-app", "data-app": a.id },
-            el("span", { class: "geon-app-swatch", style: `background:${FILLS[i % FILLS.length]}` }),
-            el("span", { class: "geon-app-index", text: a.index ? `${axes.join(", ")} ${showRange(a.index)}` : "no index range" }),
+            el("span", {
+              class: "geon-app-swatch",
+              style: `background:${FILLS[i % FILLS.length]}`,
+            }),
+            el("span", {
+              class: "geon-app-index",
+              text: a.index ? `${axes.join(", ")} ${showRange(a.index)}` : "no index range",
+            }),
             el("span", { class: "geon-app-out muted small", text: `→ ${outs}` }),
-            button("×", "Remove this application", () => cb.removeApplication(a.id), "geon-app-remove"),
+            button(
+              "×",
+              "Remove this application",
+              () => cb.removeApplication(a.id),
+              "geon-app-remove",
+            ),
           );
           return item;
         }),
@@ -249,18 +348,38 @@ export function createShardsPanel(cb: ShardsCallbacks): ShardsPanel {
               ...cov.gaps.map((g) => `gap ${showRange(g)}`),
               ...cov.overlaps.map((o) => `overlap ×${o.count} ${showRange(o)}`),
             ].join("; ");
-        const m = { range: cov.range, boxes: cov.written.map((w) => w.range), gaps: cov.gaps, gapColor: "#dc2626", overlaps: cov.overlaps };
-        return figure(m, tensorAxes(nodes.get(cov.tensorId)), exact ? text : `${label}: ${text}`, exact ? "output exact" : "output broken", cov.tensorId);
+        const m = {
+          range: cov.range,
+          boxes: cov.written.map((w) => w.range),
+          gaps: cov.gaps,
+          gapColor: "#dc2626",
+          overlaps: cov.overlaps,
+        };
+        return figure(
+          m,
+          tensorAxes(nodes.get(cov.tensorId)),
+          exact ? text : `${label}: ${text}`,
+          exact ? "output exact" : "output broken",
+          cov.tensorId,
+        );
       });
       // what each application reads: overlapping reads are the halos, cells nobody reads are grey
       const reads = apps.length > 1 ? readMaps(doc, apps) : [];
-      const server = covIssues.map((i) => el("p", { class: "geon-coverage-issue small", text: namedMessage(i.message, nodes) }));
+      const server = covIssues.map((i) =>
+        el("p", { class: "geon-coverage-issue small", text: namedMessage(i.message, nodes) }),
+      );
       body.replaceChildren(
         form,
         message,
         apps.length
-          ? el("p", { class: "small muted", text: `${apps.length} application${apps.length === 1 ? "" : "s"}` })
-          : el("p", { class: "small muted", text: "Runs whole (no applications). Split it to shard it." }),
+          ? el("p", {
+              class: "small muted",
+              text: `${apps.length} application${apps.length === 1 ? "" : "s"}`,
+            })
+          : el("p", {
+              class: "small muted",
+              text: "Runs whole (no applications). Split it to shard it.",
+            }),
         list,
         ...maps,
         ...server,

@@ -40,11 +40,17 @@ export function errorText(body: unknown, status: number): string {
 
 /** What the dialog says after an invitation: a username is added, an email is invited. */
 export function invitedText(who: string, status: string, role: string): string {
-  return status === "added" ? `${who} is now ${/^[aeiou]/.test(role) ? "an" : "a"} ${role}` : `an invitation was sent to ${who} (if it is new to geon) as ${role}`;
+  return status === "added"
+    ? `${who} is now ${/^[aeiou]/.test(role) ? "an" : "a"} ${role}`
+    : `an invitation was sent to ${who} (if it is new to geon) as ${role}`;
 }
 
-export function createShareDialog(options: ShareOptions): { element: HTMLDialogElement; open(): Promise<void> } {
-  const send = options.fetcher ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
+export function createShareDialog(options: ShareOptions): {
+  element: HTMLDialogElement;
+  open(): Promise<void>;
+} {
+  const send =
+    options.fetcher ?? ((input: RequestInfo | URL, init?: RequestInit) => fetch(input, init));
   const base = `/api/v1/graphs/${options.graphId}`;
   const request = async (method: string, url: string, body?: unknown): Promise<unknown> => {
     const response = await send(url, {
@@ -59,22 +65,55 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
     return parsed;
   };
   /** ``path`` under the graph's API. */
-  const call = (method: string, path: string, body?: unknown): Promise<unknown> => request(method, `${base}${path}`, body);
+  const call = (method: string, path: string, body?: unknown): Promise<unknown> =>
+    request(method, `${base}${path}`, body);
 
   const dialog = el("dialog", { class: "geon-dialog geon-share", "aria-label": "Share" });
   const people = el("table", { class: "geon-share-people" });
   const pending = el("ul", { class: "geon-share-pending small" });
   const note = el("p", { class: "geon-share-note small", role: "status" });
-  const who = el("input", { name: "who", placeholder: "username or email", "aria-label": "username or email", required: "" });
+  const who = el("input", {
+    name: "who",
+    placeholder: "username or email",
+    "aria-label": "username or email",
+    required: "",
+  });
   const role = roleSelect("reviewer", "role of the invited person");
-  const invite = el("form", { class: "geon-share-invite" }, who, role, submit("Invite", "Invite this person"));
-  const team = el("select", { class: "geon-share-team", "aria-label": "team the graph is given to" });
-  team.addEventListener("change", () => void attempt(async () => {
-    const answer = (await call("PUT", "/team", { team: team.value || null })) as { team: string | null };
-    say(answer.team ? `the members of team ${answer.team} now have their team role on the graph` : "the graph belongs to no team now");
-  }));
-  const linkBox = el("input", { type: "checkbox", class: "geon-share-link-toggle", id: "geon-share-link" });
-  const linkUrl = el("input", { readonly: "", class: "geon-share-link-url", "aria-label": "view-only link" });
+  const invite = el(
+    "form",
+    { class: "geon-share-invite" },
+    who,
+    role,
+    submit("Invite", "Invite this person"),
+  );
+  const team = el("select", {
+    class: "geon-share-team",
+    "aria-label": "team the graph is given to",
+  });
+  team.addEventListener(
+    "change",
+    () =>
+      void attempt(async () => {
+        const answer = (await call("PUT", "/team", { team: team.value || null })) as {
+          team: string | null;
+        };
+        say(
+          answer.team
+            ? `the members of team ${answer.team} now have their team role on the graph`
+            : "the graph belongs to no team now",
+        );
+      }),
+  );
+  const linkBox = el("input", {
+    type: "checkbox",
+    class: "geon-share-link-toggle",
+    id: "geon-share-link",
+  });
+  const linkUrl = el("input", {
+    readonly: "",
+    class: "geon-share-link-url",
+    "aria-label": "view-only link",
+  });
   const copy = button("Copy link", "Copy the link", () => void copyLink(), "geon-share-copy");
   let links: Link[] = [];
 
@@ -98,42 +137,84 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
       call("GET", "/invitations") as Promise<{ invitations: Invitation[] }>,
       call("GET", "/links") as Promise<{ links: Link[] }>,
     ]);
-    const rows = [el("tr", {}, el("td", { text: members.owner }), el("td", { text: "owner (owns the graph)" }), el("td"))];
+    const rows = [
+      el(
+        "tr",
+        {},
+        el("td", { text: members.owner }),
+        el("td", { text: "owner (owns the graph)" }),
+        el("td"),
+      ),
+    ];
     for (const m of members.members) {
       const select = roleSelect(m.role, `role of ${m.user}`);
-      select.addEventListener("change", () => void attempt(async () => {
-        await call("PUT", `/members/${encodeURIComponent(m.user)}`, { role: select.value });
-        say(`${m.user} is now ${select.value}`);
-      }));
-      const remove = button("Remove", `Remove ${m.user} from the graph`, () => void attempt(async () => {
-        await call("DELETE", `/members/${encodeURIComponent(m.user)}`);
-        say(`${m.user} was removed`);
-        await load();
-      }), "geon-share-remove");
-      const handOver = button("Make owner", `Hand the graph over to ${m.user}: they become its owner and you an editor`, () => {
-        if (!window.confirm(handOverQuestion(m.user))) return;
-        void attempt(async () => {
-          await call("POST", "/owner", { username: m.user });
-          say(`${m.user} owns the graph now; you are an editor`);
-          dialog.close();
-        });
-      }, "geon-share-owner");
+      select.addEventListener(
+        "change",
+        () =>
+          void attempt(async () => {
+            await call("PUT", `/members/${encodeURIComponent(m.user)}`, { role: select.value });
+            say(`${m.user} is now ${select.value}`);
+          }),
+      );
+      const remove = button(
+        "Remove",
+        `Remove ${m.user} from the graph`,
+        () =>
+          void attempt(async () => {
+            await call("DELETE", `/members/${encodeURIComponent(m.user)}`);
+            say(`${m.user} was removed`);
+            await load();
+          }),
+        "geon-share-remove",
+      );
+      const handOver = button(
+        "Make owner",
+        `Hand the graph over to ${m.user}: they become its owner and you an editor`,
+        () => {
+          if (!window.confirm(handOverQuestion(m.user))) return;
+          void attempt(async () => {
+            await call("POST", "/owner", { username: m.user });
+            say(`${m.user} owns the graph now; you are an editor`);
+            dialog.close();
+          });
+        },
+        "geon-share-owner",
+      );
       const actions = members.owner === options.me ? [remove, handOver] : [remove];
-      const row = el("tr", {}, el("td", { text: m.user === options.me ? `${m.user} (you)` : m.user }), el("td", {}, select), el("td", {}, ...actions));
+      const row = el(
+        "tr",
+        {},
+        el("td", { text: m.user === options.me ? `${m.user} (you)` : m.user }),
+        el("td", {}, select),
+        el("td", {}, ...actions),
+      );
       row.dataset.user = m.user;
       rows.push(row);
     }
     people.replaceChildren(...rows);
     const teams = teamList.teams.map((t) => t.name);
-    team.replaceChildren(...teamOptions(teams, members.team).map(([value, text]) => el("option", { value, text })));
+    team.replaceChildren(
+      ...teamOptions(teams, members.team).map(([value, text]) => el("option", { value, text })),
+    );
     team.value = members.team ?? "";
     team.disabled = members.owner !== options.me;
     pending.replaceChildren(
       ...invitationList.invitations.map((i) =>
-        el("li", {}, `${i.email} (${i.role}, invited) `, button("Revoke", `Revoke the invitation of ${i.email}`, () => void attempt(async () => {
-          await call("DELETE", `/invitations/${i.id}`);
-          await load();
-        }), "link")),
+        el(
+          "li",
+          {},
+          `${i.email} (${i.role}, invited) `,
+          button(
+            "Revoke",
+            `Revoke the invitation of ${i.email}`,
+            () =>
+              void attempt(async () => {
+                await call("DELETE", `/invitations/${i.id}`);
+                await load();
+              }),
+            "link",
+          ),
+        ),
       ),
     );
     links = linkList.links;
@@ -159,23 +240,30 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
   invite.addEventListener("submit", (event) => {
     event.preventDefault();
     void attempt(async () => {
-      const answer = (await call("POST", "/invitations", { who: who.value.trim(), role: role.value })) as { status: string };
+      const answer = (await call("POST", "/invitations", {
+        who: who.value.trim(),
+        role: role.value,
+      })) as { status: string };
       say(invitedText(who.value.trim(), answer.status, role.value));
       who.value = "";
       await load();
     });
   });
-  linkBox.addEventListener("change", () => void attempt(async () => {
-    if (linkBox.checked) {
-      links = [(await call("POST", "/links")) as Link];
-      say("anyone with the link can view the graph");
-    } else {
-      for (const link of links) await call("DELETE", `/links/${link.id}`);
-      links = [];
-      say("the link was turned off");
-    }
-    showLink();
-  }));
+  linkBox.addEventListener(
+    "change",
+    () =>
+      void attempt(async () => {
+        if (linkBox.checked) {
+          links = [(await call("POST", "/links")) as Link];
+          say("anyone with the link can view the graph");
+        } else {
+          for (const link of links) await call("DELETE", `/links/${link.id}`);
+          links = [];
+          say("the link was turned off");
+        }
+        showLink();
+      }),
+  );
 
   dialog.append(
     el("h2", { text: "Share" }),
@@ -184,10 +272,19 @@ export function createShareDialog(options: ShareOptions): { element: HTMLDialogE
     el("h3", { class: "small", text: "Invite" }),
     invite,
     pending,
-    el("p", {}, linkBox, el("label", { for: "geon-share-link", text: " Anyone with the link can view" })),
+    el(
+      "p",
+      {},
+      linkBox,
+      el("label", { for: "geon-share-link", text: " Anyone with the link can view" }),
+    ),
     el("p", {}, linkUrl, copy),
     note,
-    el("p", {}, button("Done", "Close the dialog", () => dialog.close(), "primary geon-share-done")),
+    el(
+      "p",
+      {},
+      button("Done", "Close the dialog", () => dialog.close(), "primary geon-share-done"),
+    ),
   );
   return {
     element: dialog,

@@ -6,7 +6,12 @@ import { operationProjection } from "../model/projection";
 import type { ShownWindow } from "../model/reviews";
 
 /** The window of ``operation`` (the projection window's; null when that window is closed). */
-export function shownWindow(doc: LoomDocument | null, visible: boolean, operation: string | null, selected: readonly string[]): ShownWindow | null {
+export function shownWindow(
+  doc: LoomDocument | null,
+  visible: boolean,
+  operation: string | null,
+  selected: readonly string[],
+): ShownWindow | null {
   if (!doc || !visible || operation === null) return null;
   const view = operationProjection(doc, operation);
   const app = view?.applications.find((a) => selected.includes(a.id));

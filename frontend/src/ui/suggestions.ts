@@ -22,7 +22,13 @@ export interface SuggestedPlan {
   fits: boolean;
   why: string;
   peakBytes: number;
-  plan: { name: string; mesh: Mesh; axisMapping: Record<string, string>; inputs: Record<string, InputLayout>; pipeline?: PlanPipeline };
+  plan: {
+    name: string;
+    mesh: Mesh;
+    axisMapping: Record<string, string>;
+    inputs: Record<string, InputLayout>;
+    pipeline?: PlanPipeline;
+  };
   pipeline?: PipelineCost;
 }
 
@@ -36,7 +42,11 @@ export interface Suggestions {
 
 class SuggestApi extends RestClient {
   suggest(graphId: string, mesh: string, profile: string | undefined): Promise<Suggestions> {
-    return answerAs<Suggestions>()(this.api.GET("/api/v1/graphs/{graph_id}/plans/suggestions", { params: { path: { graph_id: graphId }, query: { mesh, profile } } }));
+    return answerAs<Suggestions>()(
+      this.api.GET("/api/v1/graphs/{graph_id}/plans/suggestions", {
+        params: { path: { graph_id: graphId }, query: { mesh, profile } },
+      }),
+    );
   }
 }
 
@@ -71,16 +81,36 @@ export function suggestionName(s: SuggestedPlan): string {
 
 export function createSuggestions(options: SuggestOptions): HTMLElement {
   const api = new SuggestApi(options.csrf);
-  const mesh = el("input", { class: "geon-suggest-mesh", "aria-label": "mesh to search on", placeholder: "dp=2, tp=4", value: "dp=2, tp=4" });
+  const mesh = el("input", {
+    class: "geon-suggest-mesh",
+    "aria-label": "mesh to search on",
+    placeholder: "dp=2, tp=4",
+    value: "dp=2, tp=4",
+  });
   const status = el("p", { class: "small muted geon-suggest-status", role: "status" });
   const error = el("p", { class: "geon-form-error geon-suggest-error", role: "alert" });
   const list = el("ol", { class: "geon-suggest-list", "aria-label": "suggested plans" });
   const chart = el("div", { class: "geon-suggest-chart", "aria-live": "polite" });
-  const form = el("form", { class: "geon-suggest-form" }, el("label", { class: "small", text: "Mesh " }, mesh), submit("Suggest plans", "Search plans on this mesh and show the best five", "geon-suggest-go"));
-  const section = el("details", { class: "geon-suggest" }, el("summary", { class: "small", text: "Suggest plans…" }), form, error, status, list, chart);
+  const form = el(
+    "form",
+    { class: "geon-suggest-form" },
+    el("label", { class: "small", text: "Mesh " }, mesh),
+    submit("Suggest plans", "Search plans on this mesh and show the best five", "geon-suggest-go"),
+  );
+  const section = el(
+    "details",
+    { class: "geon-suggest" },
+    el("summary", { class: "small", text: "Suggest plans…" }),
+    form,
+    error,
+    status,
+    list,
+    chart,
+  );
   let busy = false;
   /** The chart at the width the panel gives it. */
-  const draw = (p: PipelineCost): void => chart.replaceChildren(renderSchedule(p, Math.max(260, chart.clientWidth || 320)));
+  const draw = (p: PipelineCost): void =>
+    chart.replaceChildren(renderSchedule(p, Math.max(260, chart.clientWidth || 320)));
 
   const act = async (work: () => Promise<string>): Promise<void> => {
     if (busy) return;
@@ -100,15 +130,36 @@ export function createSuggestions(options: SuggestOptions): HTMLElement {
     const why = s.fits ? s.why : `does not fit: ${s.why}`;
     const item = el(
       "li",
-      { class: `geon-suggestion${s.fits ? "" : " geon-suggestion-over"}`, "data-rank": String(rank) },
+      {
+        class: `geon-suggestion${s.fits ? "" : " geon-suggestion-over"}`,
+        "data-rank": String(rank),
+      },
       el("span", { class: "geon-suggestion-name", text: s.name }),
-      el("span", { class: "geon-suggestion-time", text: seconds(s.seconds), title: "step time (no overlap)" }),
-      el("span", { class: "geon-suggestion-memory small muted", text: bytes(s.peakBytes), title: "the fullest device's peak memory" }),
+      el("span", {
+        class: "geon-suggestion-time",
+        text: seconds(s.seconds),
+        title: "step time (no overlap)",
+      }),
+      el("span", {
+        class: "geon-suggestion-memory small muted",
+        text: bytes(s.peakBytes),
+        title: "the fullest device's peak memory",
+      }),
       el("span", { class: "geon-suggestion-why small", text: why }),
     );
     const actions = el("span", { class: "geon-suggestion-actions" });
-    const save = button("Save", `Save as plan "${name}"`, () => void act(async () => `Saved plan "${(await options.store(s, name)).name}".`), "geon-small geon-suggestion-save");
-    const switchTo = button("Switch", `Save as plan "${name}" and switch the document to it`, () => void act(async () => options.switchTo(await options.store(s, name))), "geon-small geon-suggestion-switch");
+    const save = button(
+      "Save",
+      `Save as plan "${name}"`,
+      () => void act(async () => `Saved plan "${(await options.store(s, name)).name}".`),
+      "geon-small geon-suggestion-save",
+    );
+    const switchTo = button(
+      "Switch",
+      `Save as plan "${name}" and switch the document to it`,
+      () => void act(async () => options.switchTo(await options.store(s, name))),
+      "geon-small geon-suggestion-switch",
+    );
     const compare = button(
       "Compare",
       `Save as plan "${name}" and compare it with the document`,
@@ -126,7 +177,10 @@ export function createSuggestions(options: SuggestOptions): HTMLElement {
       () =>
         void act(async () => {
           const made = await options.store(s, name);
-          const detail: ReviewPlanRequest = { plan: made.id, title: `Review plan "${made.name}"`.slice(0, 200) };
+          const detail: ReviewPlanRequest = {
+            plan: made.id,
+            title: `Review plan "${made.name}"`.slice(0, 200),
+          };
           section.dispatchEvent(new CustomEvent(REVIEW_PLAN_EVENT, { bubbles: true, detail }));
           return `Saved plan "${made.name}"; choose its reviewers in the Reviews panel.`;
         }),
@@ -135,7 +189,14 @@ export function createSuggestions(options: SuggestOptions): HTMLElement {
     actions.append(save, switchTo, compare, review);
     if (s.pipeline) {
       const pipeline = s.pipeline;
-      actions.append(button("Schedule", "Draw this plan's pipeline schedule", () => draw(pipeline), "geon-small geon-suggestion-schedule"));
+      actions.append(
+        button(
+          "Schedule",
+          "Draw this plan's pipeline schedule",
+          () => draw(pipeline),
+          "geon-small geon-suggestion-schedule",
+        ),
+      );
     }
     item.append(actions);
     return item;
@@ -152,8 +213,11 @@ export function createSuggestions(options: SuggestOptions): HTMLElement {
       list.replaceChildren(...found.candidates.map(row));
       const first = found.candidates[0]?.pipeline;
       if (first) draw(first);
-      const how = found.complete ? `all ${found.searched} searched` : `${found.searched} searched before the time ran out`;
-      if (!found.best) return `No plan fits ${found.profile}'s memory (${how}); the closest are listed.`;
+      const how = found.complete
+        ? `all ${found.searched} searched`
+        : `${found.searched} searched before the time ran out`;
+      if (!found.best)
+        return `No plan fits ${found.profile}'s memory (${how}); the closest are listed.`;
       return `The best ${found.candidates.length} on ${text} under ${found.profile} (${how}).`;
     });
   });

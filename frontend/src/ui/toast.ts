@@ -22,7 +22,12 @@ export interface Toast {
 export function createToast(): Toast {
   const text = el("span", { class: "geon-toast-text" });
   // the × is drawn by CSS, so the toast's text is the message alone
-  const closer = el("button", { type: "button", class: "geon-toast-close", title: "Close this message", "aria-label": "close message" });
+  const closer = el("button", {
+    type: "button",
+    class: "geon-toast-close",
+    title: "Close this message",
+    "aria-label": "close message",
+  });
   const element = el("div", { class: "geon-toast", role: "alert" }, text, closer);
   let timer: number | undefined;
   const close = (): void => {
@@ -31,7 +36,8 @@ export function createToast(): Toast {
   };
   const later = (): void => {
     window.clearTimeout(timer);
-    if (element.dataset.shown === "1") timer = window.setTimeout(close, toastMillis(text.textContent ?? ""));
+    if (element.dataset.shown === "1")
+      timer = window.setTimeout(close, toastMillis(text.textContent ?? ""));
   };
   closer.addEventListener("click", close);
   element.addEventListener("keydown", (e) => {

@@ -1,12 +1,21 @@
 import { describe, expect, it } from "vitest";
 import { connectionText, describeOutputs, issuesText } from "./toolbar";
 
-const out = (label: string, shape: number[], sum?: number) => ({ label, shape, dtype: "float64", sum });
+const out = (label: string, shape: number[], sum?: number) => ({
+  label,
+  shape,
+  dtype: "float64",
+  sum,
+});
 
 describe("describeOutputs", () => {
   it.each([
     ["no outputs", {}, ""],
-    ["one output", { outputs: [out("y", [4, 2], 3.14159265)] }, "outputs: y 4×2 float64, sum 3.14159"],
+    [
+      "one output",
+      { outputs: [out("y", [4, 2], 3.14159265)] },
+      "outputs: y 4×2 float64, sum 3.14159",
+    ],
     ["a scalar without a sum", { outputs: [out("m", [])] }, "outputs: m scalar float64"],
     [
       "more than three",
@@ -18,7 +27,13 @@ describe("describeOutputs", () => {
   });
 
   it("names the graph's outputs and only counts the intermediates a run kept", () => {
-    const result = { outputs: [{ ...out("x", [2], 1), intermediate: true }, { ...out("h", [2], 2), intermediate: true }, { ...out("y", [2], 3), intermediate: false }] };
+    const result = {
+      outputs: [
+        { ...out("x", [2], 1), intermediate: true },
+        { ...out("h", [2], 2), intermediate: true },
+        { ...out("y", [2], 3), intermediate: false },
+      ],
+    };
     expect(describeOutputs(result)).toBe("outputs: y 2 float64, sum 3 (and 2 intermediates kept)");
   });
 });
@@ -28,17 +43,41 @@ describe("connectionText", () => {
   const now = 1_000_000;
   it.each([
     ["live", { connection: "open" as const, link, unsaved: 0 }, "live"],
-    ["the first connection", { connection: "connecting" as const, link, unsaved: 0 }, "connecting…"],
+    [
+      "the first connection",
+      { connection: "connecting" as const, link, unsaved: 0 },
+      "connecting…",
+    ],
     [
       "waiting to reconnect, edits kept",
-      { connection: "closed" as const, link: { ...link, lost: true, retryAt: now + 2_400 }, unsaved: 2 },
+      {
+        connection: "closed" as const,
+        link: { ...link, lost: true, retryAt: now + 2_400 },
+        unsaved: 2,
+      },
       "connection lost — reconnecting in 3 s… (your 2 unsaved edits are kept)",
     ],
-    ["waiting, nothing unsaved", { connection: "closed" as const, link: { ...link, lost: true, retryAt: now + 500 }, unsaved: 0 }, "connection lost — reconnecting in 1 s…"],
-    ["trying again", { connection: "connecting" as const, link: { ...link, lost: true }, unsaved: 1 }, "connection lost — reconnecting now… (your 1 unsaved edit is kept)"],
+    [
+      "waiting, nothing unsaved",
+      {
+        connection: "closed" as const,
+        link: { ...link, lost: true, retryAt: now + 500 },
+        unsaved: 0,
+      },
+      "connection lost — reconnecting in 1 s…",
+    ],
+    [
+      "trying again",
+      { connection: "connecting" as const, link: { ...link, lost: true }, unsaved: 1 },
+      "connection lost — reconnecting now… (your 1 unsaved edit is kept)",
+    ],
     [
       "refused",
-      { connection: "closed" as const, link: { ...link, lost: true, refused: { code: 4404, message: "no access" } }, unsaved: 1 },
+      {
+        connection: "closed" as const,
+        link: { ...link, lost: true, refused: { code: 4404, message: "no access" } },
+        unsaved: 1,
+      },
       "no access (1 unsaved edit could not be saved)",
     ],
   ])("%s", (_label, state, expected) => {

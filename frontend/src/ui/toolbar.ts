@@ -17,7 +17,17 @@ import { createShareDialog } from "./share";
 export interface Toolbar {
   element: HTMLElement;
   search: HTMLInputElement;
-  update(state: EditorState, extra: { canUndo: boolean; canRedo: boolean; found: number; colors: Map<string, string>; me: string; readOnly: string | null }): void;
+  update(
+    state: EditorState,
+    extra: {
+      canUndo: boolean;
+      canRedo: boolean;
+      found: number;
+      colors: Map<string, string>;
+      me: string;
+      readOnly: string | null;
+    },
+  ): void;
 }
 
 interface OutputSummary {
@@ -32,11 +42,23 @@ interface OutputSummary {
 /** The Share button, when the page offers sharing (`data-share` on #geon-editor: a signed-in
  * person's editor, not a link visitor's); it opens the Share dialog (./share.ts). The toolbar
  * shows it only while the server says the person is an owner. */
-export function shareButton(root: HTMLElement | null = document.getElementById("geon-editor")): HTMLButtonElement | null {
+export function shareButton(
+  root: HTMLElement | null = document.getElementById("geon-editor"),
+): HTMLButtonElement | null {
   if (!root || root.dataset.share !== "1") return null;
-  const csrf = document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
-  const dialog = createShareDialog({ graphId: root.dataset.graphId ?? "", csrf, me: root.dataset.user ?? "" });
-  return button("Share", "Share the graph: people, roles, invitations, a view-only link", () => void dialog.open(), "geon-share-button");
+  const csrf =
+    document.querySelector<HTMLInputElement>("input[name=csrfmiddlewaretoken]")?.value ?? "";
+  const dialog = createShareDialog({
+    graphId: root.dataset.graphId ?? "",
+    csrf,
+    me: root.dataset.user ?? "",
+  });
+  return button(
+    "Share",
+    "Share the graph: people, roles, invitations, a view-only link",
+    () => void dialog.open(),
+    "geon-share-button",
+  );
 }
 
 /** One line about a finished run's outputs: label, shape and sum of each (at most three); the
@@ -60,10 +82,16 @@ function plural(n: number, noun: string): string {
 }
 
 /** What the connection status says: "live", the reconnect countdown with the kept edits, or why the editor stopped. */
-export function connectionText(state: Pick<EditorState, "connection" | "link" | "unsaved">, now: number): string {
+export function connectionText(
+  state: Pick<EditorState, "connection" | "link" | "unsaved">,
+  now: number,
+): string {
   const { link, unsaved } = state;
-  const kept = unsaved ? ` (your ${plural(unsaved, "unsaved edit")} ${unsaved === 1 ? "is" : "are"} kept)` : "";
-  if (link.refused) return `${link.refused.message}${unsaved ? ` (${plural(unsaved, "unsaved edit")} could not be saved)` : ""}`;
+  const kept = unsaved
+    ? ` (your ${plural(unsaved, "unsaved edit")} ${unsaved === 1 ? "is" : "are"} kept)`
+    : "";
+  if (link.refused)
+    return `${link.refused.message}${unsaved ? ` (${plural(unsaved, "unsaved edit")} could not be saved)` : ""}`;
   if (state.connection === "open") return "live";
   if (!link.lost) return "connecting…";
   if (link.retryAt === null) return `connection lost — reconnecting now…${kept}`;
@@ -74,14 +102,27 @@ export function connectionText(state: Pick<EditorState, "connection" | "link" | 
 /** The issue count in the toolbar (every issue, even when the list sent is shorter), and its tooltip by severity. */
 export function issuesText(counts: EditorState["issueCounts"]): { text: string; title: string } {
   const total = counts.error + counts.warning;
-  return { text: plural(total, "issue"), title: `${plural(counts.error, "error")}, ${plural(counts.warning, "warning")}` };
+  return {
+    text: plural(total, "issue"),
+    title: `${plural(counts.error, "error")}, ${plural(counts.warning, "warning")}`,
+  };
 }
 
-export function createToolbar(runAction: (name: string) => void, onRun: () => void, onSearch: (text: string, next: boolean) => void, onRetry: () => void): Toolbar {
+export function createToolbar(
+  runAction: (name: string) => void,
+  onRun: () => void,
+  onSearch: (text: string, next: boolean) => void,
+  onRetry: () => void,
+): Toolbar {
   const mac = /Mac/.test(navigator.platform);
   const act = (name: string, label: string, cls = ""): HTMLButtonElement => {
     const a = action(name);
-    const b = button(label, `${a.title} (${shortcutLabel(a, mac)})`, () => runAction(name), `geon-act-${name} ${cls}`);
+    const b = button(
+      label,
+      `${a.title} (${shortcutLabel(a, mac)})`,
+      () => runAction(name),
+      `geon-act-${name} ${cls}`,
+    );
     b.dataset.action = name;
     b.dataset.title = b.title;
     return b;
@@ -91,7 +132,11 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
   const retry = button("retry now", "Try to reconnect now", onRetry, "geon-retry link");
   const signIn = el("a", { class: "geon-sign-in", text: "sign in" });
 
-  const version = el("button", { type: "button", class: "geon-version", title: "History: every version, what it did, view or restore one" });
+  const version = el("button", {
+    type: "button",
+    class: "geon-version",
+    title: "History: every version, what it did, view or restore one",
+  });
   const role = el("span", { class: "geon-role", role: "status" });
   const issues = el("span", { class: "geon-issues" });
   const undo = act("undo", "↶ Undo");
@@ -100,7 +145,12 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
   const op = act("palette", "+ Operation");
   const fit = act("zoomToFit", "Fit");
   const help = act("help", "?");
-  const search = el("input", { type: "search", placeholder: "Search graph (/)", "aria-label": "search the graph", class: "geon-search" });
+  const search = el("input", {
+    type: "search",
+    placeholder: "Search graph (/)",
+    "aria-label": "search the graph",
+    class: "geon-search",
+  });
   const found = el("span", { class: "geon-found muted small" });
   const people = el("span", { class: "geon-present", "aria-label": "who is here" });
   const share = shareButton();
@@ -142,8 +192,15 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
       // "retry now" while waiting, "sign in" when signed out; present only then (a hidden control would still be in the bar)
       const waiting = state.link.refused === null && state.link.retryAt !== null;
       const signedOut = state.link.refused?.code === CLOSE_SIGNED_OUT;
-      signIn.setAttribute("href", `/accounts/login/?next=${encodeURIComponent(window.location.pathname)}`);
-      connection.replaceChildren(connectionLabel, ...(waiting ? [retry] : []), ...(signedOut ? [signIn] : []));
+      signIn.setAttribute(
+        "href",
+        `/accounts/login/?next=${encodeURIComponent(window.location.pathname)}`,
+      );
+      connection.replaceChildren(
+        connectionLabel,
+        ...(waiting ? [retry] : []),
+        ...(signedOut ? [signIn] : []),
+      );
       version.textContent = state.version === null ? "version …" : `version ${state.version}`;
       const counts = issuesText(state.issueCounts);
       issues.textContent = state.version === null ? "" : counts.text;
@@ -153,7 +210,8 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
       role.textContent = state.role && extra.readOnly ? `${state.role} · read-only` : "";
       role.title = extra.readOnly ?? "";
       role.hidden = !role.textContent;
-      for (const b of [undo, redo, tensor, op]) b.title = extra.readOnly ?? b.dataset.title ?? b.title;
+      for (const b of [undo, redo, tensor, op])
+        b.title = extra.readOnly ?? b.dataset.title ?? b.title;
       undo.disabled = !extra.canUndo || extra.readOnly !== null;
       redo.disabled = !extra.canRedo || extra.readOnly !== null;
       tensor.disabled = op.disabled = extra.readOnly !== null;
@@ -165,15 +223,26 @@ export function createToolbar(runAction: (name: string) => void, onRun: () => vo
       found.textContent = search.value ? `${extra.found} found` : "";
       people.replaceChildren(
         ...state.present.map((p) => {
-          const badge = el("span", { class: "geon-person", title: p.user === extra.me ? `${p.user} (you)` : p.user, text: p.user.slice(0, 2).toUpperCase() });
+          const badge = el("span", {
+            class: "geon-person",
+            title: p.user === extra.me ? `${p.user} (you)` : p.user,
+            text: p.user.slice(0, 2).toUpperCase(),
+          });
           badge.dataset.user = p.user;
           badge.style.background = extra.colors.get(p.user) ?? "#5b6677";
           return badge;
         }),
       );
-      run.disabled = state.document === null || state.run?.status === "queued" || state.run?.status === "running";
+      run.disabled =
+        state.document === null ||
+        state.run?.status === "queued" ||
+        state.run?.status === "running";
       const r = state.run;
-      status.textContent = state.message || (r ? `run ${r.id}: ${r.status}${r.status === "running" ? ` ${Math.round(r.progress * 100)}%` : ""}${r.error ? ` — ${r.error}` : ""}` : "");
+      status.textContent =
+        state.message ||
+        (r
+          ? `run ${r.id}: ${r.status}${r.status === "running" ? ` ${Math.round(r.progress * 100)}%` : ""}${r.error ? ` — ${r.error}` : ""}`
+          : "");
       status.dataset.status = state.message ? "message" : (r?.status ?? "");
       // both are cut to the toolbar's one line; the whole text is their tooltip (and in the run panel)
       status.title = status.textContent;

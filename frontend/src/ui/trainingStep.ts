@@ -21,16 +21,24 @@ export interface TrainingRequest {
 /** The POST that makes a training step, answered with the new graph. */
 export class TrainingApi extends RestClient {
   async make(graphId: string, request: TrainingRequest): Promise<{ id: string; title: string }> {
-    return answerAs<{ id: string; title: string }>()(this.api.POST("/api/v1/graphs/{graph_id}/training-step", { params: { path: { graph_id: graphId } }, body: request }));
+    return answerAs<{ id: string; title: string }>()(
+      this.api.POST("/api/v1/graphs/{graph_id}/training-step", {
+        params: { path: { graph_id: graphId } },
+        body: request,
+      }),
+    );
   }
 }
 
 /** The request of the form's fields, or the reason it is not one (checked again by the server). */
 export function readRequest(optimizer: string, lr: string, loss: string): TrainingRequest | string {
   const rate = Number(lr.trim());
-  if (!OPTIMIZERS.includes(optimizer as (typeof OPTIMIZERS)[number])) return `optimizer "${optimizer}" is unknown; expected one of ${OPTIMIZERS.join(", ")}`;
-  if (!lr.trim() || !Number.isFinite(rate) || rate <= 0 || rate > 1e6) return `learning rate "${lr}" is invalid; expected a number in (0, 1e6]`;
-  if (!loss.trim()) return "the loss label is empty; expected the label of a scalar tensor, e.g. loss";
+  if (!OPTIMIZERS.includes(optimizer as (typeof OPTIMIZERS)[number]))
+    return `optimizer "${optimizer}" is unknown; expected one of ${OPTIMIZERS.join(", ")}`;
+  if (!lr.trim() || !Number.isFinite(rate) || rate <= 0 || rate > 1e6)
+    return `learning rate "${lr}" is invalid; expected a number in (0, 1e6]`;
+  if (!loss.trim())
+    return "the loss label is empty; expected the label of a scalar tensor, e.g. loss";
   return { optimizer, lr: rate, loss: loss.trim() };
 }
 
@@ -53,16 +61,34 @@ export interface TrainingHost {
 }
 
 /** The Train menu, placed after the Export menu of a signed-in person's editor; null without. */
-export function mountTrainingStep(root: HTMLElement, csrf: string, host: TrainingHost, go = (url: string) => location.assign(url)): HTMLDetailsElement | null {
+export function mountTrainingStep(
+  root: HTMLElement,
+  csrf: string,
+  host: TrainingHost,
+  go = (url: string) => location.assign(url),
+): HTMLDetailsElement | null {
   const graphId = root.dataset.graphId;
   if (!graphId || root.dataset.share !== "1") return null;
   const api = new TrainingApi(csrf);
-  const optimizer = el("select", { class: "geon-train-optimizer", "aria-label": "optimizer" }, ...OPTIMIZERS.map((o) => el("option", { value: o, text: o })));
+  const optimizer = el(
+    "select",
+    { class: "geon-train-optimizer", "aria-label": "optimizer" },
+    ...OPTIMIZERS.map((o) => el("option", { value: o, text: o })),
+  );
   optimizer.value = "adam";
-  const lr = el("input", { class: "geon-train-lr", "aria-label": "learning rate", value: "0.001", inputmode: "decimal" });
+  const lr = el("input", {
+    class: "geon-train-lr",
+    "aria-label": "learning rate",
+    value: "0.001",
+    inputmode: "decimal",
+  });
   const loss = el("input", { class: "geon-train-loss", "aria-label": "loss label", value: "loss" });
   const said = el("p", { class: "geon-train-said small", role: "alert" });
-  const make = el("button", { type: "submit", class: "primary geon-train-make", text: "Make training step" });
+  const make = el("button", {
+    type: "submit",
+    class: "primary geon-train-make",
+    text: "Make training step",
+  });
   const form = el(
     "form",
     { class: "geon-train-form" },
@@ -71,11 +97,27 @@ export function mountTrainingStep(root: HTMLElement, csrf: string, host: Trainin
     el("label", {}, "loss ", loss),
     make,
     said,
-    el("p", { class: "small muted", text: "A new graph of yours: this forward pass, its backward pass and the update (see docs/training.md)." }),
+    el("p", {
+      class: "small muted",
+      text: "A new graph of yours: this forward pass, its backward pass and the update (see docs/training.md).",
+    }),
   );
-  const view = el("button", { type: "button", class: "geon-train-view", title: "Collapse or expand the backward pass and the optimizer's update" });
-  const summary = el("summary", { class: "button", title: "Make the training step of this graph", text: "Train ▾" });
-  const menu = el("details", { class: "geon-train" }, summary, el("div", { class: "geon-train-list" }, form, view));
+  const view = el("button", {
+    type: "button",
+    class: "geon-train-view",
+    title: "Collapse or expand the backward pass and the optimizer's update",
+  });
+  const summary = el("summary", {
+    class: "button",
+    title: "Make the training step of this graph",
+    text: "Train ▾",
+  });
+  const menu = el(
+    "details",
+    { class: "geon-train" },
+    summary,
+    el("div", { class: "geon-train-list" }, form, view),
+  );
   const showView = (): void => {
     const paths = host.groupPaths();
     const isStep = STEP_GROUPS.every((p) => paths.has(p));
@@ -117,7 +159,8 @@ export function mountTrainingStep(root: HTMLElement, csrf: string, host: Trainin
       (made) => go(`/graphs/${made.id}/`),
       (error: unknown) => {
         make.disabled = false;
-        said.textContent = error instanceof ApiError ? error.message : "the training step could not be made";
+        said.textContent =
+          error instanceof ApiError ? error.message : "the training step could not be made";
       },
     );
   });

@@ -17,7 +17,10 @@ export function unary(kname: string, a: string[], p: Record<string, unknown>): D
     only(p, ["approximate"], kname);
     const form = "approximate" in p ? p.approximate : "none";
     if (form !== "none" && form !== "tanh") {
-      fail("KernelError", `op:gelu params "approximate" is "${pyRepr(form)}"; expected "none" (the exact erf form) or "tanh"`);
+      fail(
+        "KernelError",
+        `op:gelu params "approximate" is "${pyRepr(form)}"; expected "none" (the exact erf form) or "tanh"`,
+      );
     }
   } else {
     only(p, [], kname);
@@ -26,7 +29,13 @@ export function unary(kname: string, a: string[], p: Record<string, unknown>): D
 }
 
 /** An n-ary or binary element-wise kernel; ``params.axes`` may name another order of the result. */
-export function elementwise(kname: string, operands: string[][], p: Record<string, unknown>, res: Resolver, declared: Declared): Derived {
+export function elementwise(
+  kname: string,
+  operands: string[][],
+  p: Record<string, unknown>,
+  res: Resolver,
+  declared: Declared,
+): Derived {
   only(p, ["axes"], kname);
   const result = [...operands[0]!];
   const maps: number[][] = [result.map((_, i) => i)];
@@ -51,7 +60,15 @@ export function elementwise(kname: string, operands: string[][], p: Record<strin
           const a = result[i]!;
           const ap = single(a);
           const ad = ap ? declared.get(ap.name) : undefined;
-          if (ap && ad && ap.name !== rp.name && ad.cls === rd.cls && ad.length != null && ad.length === rd.length && !claimed.has(a)) {
+          if (
+            ap &&
+            ad &&
+            ap.name !== rp.name &&
+            ad.cls === rd.cls &&
+            ad.length != null &&
+            ad.length === rd.length &&
+            !claimed.has(a)
+          ) {
             found = i;
             break;
           }
@@ -76,7 +93,12 @@ export function elementwise(kname: string, operands: string[][], p: Record<strin
 }
 
 /** params.axes: another order of the inferred result axes (null when not given), or an AxisError naming what is missing or extra. */
-export function resultOrder(kname: string, result: string[], p: Record<string, unknown>, res: Resolver): string[] | null {
+export function resultOrder(
+  kname: string,
+  result: string[],
+  p: Record<string, unknown>,
+  res: Resolver,
+): string[] | null {
   if (!("axes" in p)) return null;
   const what = `${kname} params "axes"`;
   const order = res.refs(p.axes, what);
@@ -95,7 +117,13 @@ export function resultOrder(kname: string, result: string[], p: Record<string, u
 }
 
 /** op:dot: pairs, then x's free axes and y's (or y's then x's when y holds every lower level), or params.axes: another order of them. */
-export function dot(kname: string, x: string[], y: string[], p: Record<string, unknown>, res?: Resolver): Derived {
+export function dot(
+  kname: string,
+  x: string[],
+  y: string[],
+  p: Record<string, unknown>,
+  res?: Resolver,
+): Derived {
   only(p, ["axes"], kname);
   const pairs: [number, number, "x" | "y"][] = [];
   const yPartner = new Map<number, number>();
@@ -104,14 +132,20 @@ export function dot(kname: string, x: string[], y: string[], p: Record<string, u
     const down = shift(a, -1);
     const found = y.flatMap((b, j) => (b === up || b === down ? [[j, b] as const] : []));
     if (found.length > 1) {
-      fail("AxisError", `axis "${a}" of x could pair with both ${quoted(found.map(([, b]) => b))} of y; keep only one of them, e.g. "${found[0]![1]}"`);
+      fail(
+        "AxisError",
+        `axis "${a}" of x could pair with both ${quoted(found.map(([, b]) => b))} of y; keep only one of them, e.g. "${found[0]![1]}"`,
+      );
     }
     const hit = found[0];
     if (hit) {
       const [j, b] = hit;
       const prior = yPartner.get(j);
       if (prior !== undefined) {
-        fail("AxisError", `axis "${b}" of y could pair with both "${x[prior]}" and "${a}" of x; keep only one of them, e.g. "${x[prior]}"`);
+        fail(
+          "AxisError",
+          `axis "${b}" of y could pair with both "${x[prior]}" and "${a}" of x; keep only one of them, e.g. "${x[prior]}"`,
+        );
       }
       yPartner.set(j, i);
       pairs.push([i, j, b === up ? "x" : "y"]);
@@ -124,7 +158,10 @@ export function dot(kname: string, x: string[], y: string[], p: Record<string, u
   for (const a of freeX) {
     if (freeY.includes(a)) {
       const level = parseRef(a)[0]!.level;
-      fail("AxisError", `axis "${a}" appears in both operands at level ${level}; mark one side as a dual, e.g. ${shift(a, -1)}`);
+      fail(
+        "AxisError",
+        `axis "${a}" appears in both operands at level ${level}; mark one side as a dual, e.g. ${shift(a, -1)}`,
+      );
     }
   }
   const sides = new Set(pairs.map((p) => p[2]));
@@ -140,16 +177,27 @@ export function dot(kname: string, x: string[], y: string[], p: Record<string, u
   const result = (res && resultOrder(kname, natural, p, res)) || natural;
   return {
     result,
-    dims: [x.map((a, i) => (px.has(i) ? whole(a) : follows(result.indexOf(a)))), y.map((b, j) => (py.has(j) ? whole(b) : follows(result.indexOf(b))))],
+    dims: [
+      x.map((a, i) => (px.has(i) ? whole(a) : follows(result.indexOf(a)))),
+      y.map((b, j) => (py.has(j) ? whole(b) : follows(result.indexOf(b)))),
+    ],
   };
 }
 
 /** sum, prod, max, min, mean: reduction_axes and/or out_axes, which partition the input's axes. */
-export function reduction(kname: string, a: string[], p: Record<string, unknown>, res: Resolver): Derived {
+export function reduction(
+  kname: string,
+  a: string[],
+  p: Record<string, unknown>,
+  res: Resolver,
+): Derived {
   only(p, ["reduction_axes", "out_axes"], kname);
   const red = "reduction_axes" in p ? res.refs(p.reduction_axes, `${kname} reduction_axes`) : null;
   let out = "out_axes" in p ? res.refs(p.out_axes, `${kname} out_axes`) : null;
-  for (const [name, group] of [["reduction_axes", red], ["out_axes", out]] as const) {
+  for (const [name, group] of [
+    ["reduction_axes", red],
+    ["out_axes", out],
+  ] as const) {
     if (group === null) continue;
     noDups(group, `${kname} ${name}`);
     axesOfInput(group, a, `${kname} ${name}`);
@@ -157,11 +205,17 @@ export function reduction(kname: string, a: string[], p: Record<string, unknown>
   if (red !== null && out !== null) {
     const both = red.filter((r) => out!.includes(r));
     if (both.length) {
-      fail("AxisError", `${kname} axes ${quoted(both)} appear in both reduction_axes and out_axes; each input axis goes to exactly one of them`);
+      fail(
+        "AxisError",
+        `${kname} axes ${quoted(both)} appear in both reduction_axes and out_axes; each input axis goes to exactly one of them`,
+      );
     }
     const neither = a.filter((r) => !red.includes(r) && !out!.includes(r));
     if (neither.length) {
-      fail("AxisError", `${kname} input axes ${quoted(neither)} are in neither reduction_axes nor out_axes; each input axis goes to exactly one of them`);
+      fail(
+        "AxisError",
+        `${kname} input axes ${quoted(neither)} are in neither reduction_axes nor out_axes; each input axis goes to exactly one of them`,
+      );
     }
   }
   if (out === null) {
@@ -169,5 +223,8 @@ export function reduction(kname: string, a: string[], p: Record<string, unknown>
     out = a.filter((r) => !reduced.includes(r));
   }
   const result = out;
-  return { result, dims: [a.map((r) => (result.includes(r) ? follows(result.indexOf(r)) : whole(r)))] };
+  return {
+    result,
+    dims: [a.map((r) => (result.includes(r) ? follows(result.indexOf(r)) : whole(r)))],
+  };
 }

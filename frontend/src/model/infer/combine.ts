@@ -12,26 +12,51 @@ import { fail, quoted } from "./messages";
 import { only, type Resolver } from "./params";
 
 /** ops/combine.py _along: params.along, one reference per operand, each an axis of its operand. */
-function alongOf(kname: string, operands: string[][], p: Record<string, unknown>, res: Resolver): string[] {
+function alongOf(
+  kname: string,
+  operands: string[][],
+  p: Record<string, unknown>,
+  res: Resolver,
+): string[] {
   const what = `${kname} params "along"`;
-  if (!("along" in p)) fail("KernelError", `${kname} needs params "along"; expected one axis per operand, the axis it is joined along`);
+  if (!("along" in p))
+    fail(
+      "KernelError",
+      `${kname} needs params "along"; expected one axis per operand, the axis it is joined along`,
+    );
   const along = res.refs(p.along, what);
   if (along.length !== operands.length) {
-    fail("KernelError", `${what} names ${along.length} axes for ${operands.length} operands; expected one axis per operand, in operand order`);
+    fail(
+      "KernelError",
+      `${what} names ${along.length} axes for ${operands.length} operands; expected one axis per operand, in operand order`,
+    );
   }
   operands.forEach((a, n) => {
     const r = along[n]!;
-    if (!a.includes(r)) fail("AxisError", `${what} names "${r}" for operand ${n}, which is not one of its axes; expected one of ${quoted(a)}`);
+    if (!a.includes(r))
+      fail(
+        "AxisError",
+        `${what} names "${r}" for operand ${n}, which is not one of its axes; expected one of ${quoted(a)}`,
+      );
   });
   return along;
 }
 
 /** op:concat: the first operand's axes with its joined axis replaced by params.axis; the index is the kept axes. */
-export function concat(kname: string, operands: string[][], p: Record<string, unknown>, res: Resolver, declared: Declared): Derived {
+export function concat(
+  kname: string,
+  operands: string[][],
+  p: Record<string, unknown>,
+  res: Resolver,
+  declared: Declared,
+): Derived {
   only(p, ["along", "axis"], kname);
   const along = alongOf(kname, operands, p, res);
   if (!("axis" in p)) {
-    fail("KernelError", `${kname} needs params "axis"; expected the new axis of the result, whose length is the sum of the joined axes' lengths`);
+    fail(
+      "KernelError",
+      `${kname} needs params "axis"; expected the new axis of the result, whose length is the sum of the joined axes' lengths`,
+    );
   }
   const axis = res.ref(p.axis, `${kname} params "axis"`);
   const first = operands[0]!;
@@ -52,7 +77,10 @@ export function concat(kname: string, operands: string[][], p: Record<string, un
     }
   });
   if (others.includes(axis)) {
-    fail("AxisError", `${kname} params "axis" is "${axis}", which the operands keep; name a new axis for the joined one, not one of ${quoted(others)}`);
+    fail(
+      "AxisError",
+      `${kname} params "axis" is "${axis}", which the operands keep; name a new axis for the joined one, not one of ${quoted(others)}`,
+    );
   }
   const lengths = along.map((r) => refLength(r, declared));
   const length = refLength(axis, declared);
@@ -66,22 +94,40 @@ export function concat(kname: string, operands: string[][], p: Record<string, un
     }
   }
   const result = first.map((r) => (r === along[0] ? axis : r));
-  const dims = operands.map((a, n) => a.map((r) => (r === along[n] ? whole(r) : follows(others.indexOf(r)))));
+  const dims = operands.map((a, n) =>
+    a.map((r) => (r === along[n] ? whole(r) : follows(others.indexOf(r)))),
+  );
   const output = result.map((r) => (r === axis ? whole(axis) : follows(others.indexOf(r))));
   return { result, index: others, dims, output };
 }
 
 /** op:gather: the table's axes with params.axis replaced, in place, by the indices' axes. */
-export function gather(kname: string, table: string[], indices: string[], p: Record<string, unknown>, res: Resolver): Derived {
+export function gather(
+  kname: string,
+  table: string[],
+  indices: string[],
+  p: Record<string, unknown>,
+  res: Resolver,
+): Derived {
   only(p, ["axis"], kname);
-  if (!("axis" in p)) fail("KernelError", `${kname} needs params "axis"; expected the table axis to index, one of ${quoted(table)}`);
+  if (!("axis" in p))
+    fail(
+      "KernelError",
+      `${kname} needs params "axis"; expected the table axis to index, one of ${quoted(table)}`,
+    );
   const axis = res.ref(p.axis, `${kname} params "axis"`);
   if (!table.includes(axis)) {
-    fail("AxisError", `${kname} params "axis" is "${axis}", which is not a table axis; expected one of ${quoted(table)}`);
+    fail(
+      "AxisError",
+      `${kname} params "axis" is "${axis}", which is not a table axis; expected one of ${quoted(table)}`,
+    );
   }
   const shared = indices.filter((r) => table.includes(r));
   if (shared.length) {
-    fail("AxisError", `${kname} indices ${quoted(indices)} share ${quoted(shared)} with the table ${quoted(table)}; give the indices axes of their own`);
+    fail(
+      "AxisError",
+      `${kname} indices ${quoted(indices)} share ${quoted(shared)} with the table ${quoted(table)}; give the indices axes of their own`,
+    );
   }
   const at = table.indexOf(axis);
   const result = [...table.slice(0, at), ...indices, ...table.slice(at + 1)];

@@ -46,18 +46,53 @@ export interface KernelInfo {
 
 /** The kernels whose inference the client mirrors: every named kernel of the catalogue. */
 export const MIRRORED = new Set([
-  "op:add", "op:multiply", "op:maximum", "op:minimum", "op:subtract", "op:divide", "op:power",
-  "op:negative", "op:abs", "op:exp", "op:log", "op:sqrt", "op:square", "op:tanh", "op:sigmoid", "op:relu", "op:gelu",
-  "op:dot", "op:dot_partial", "op:sum", "op:prod", "op:max", "op:min", "op:mean", "op:softmax", "op:layer_norm",
-  "op:cast_axes", "op:broadcast", "op:dimshuffle", "op:transpose",
-  "op:slice", "op:pad", "op:flatten", "op:unflatten", "op:conv2d", "op:max_pool2d", "op:avg_pool2d",
-  "op:concat", "op:gather", "op:where",
+  "op:add",
+  "op:multiply",
+  "op:maximum",
+  "op:minimum",
+  "op:subtract",
+  "op:divide",
+  "op:power",
+  "op:negative",
+  "op:abs",
+  "op:exp",
+  "op:log",
+  "op:sqrt",
+  "op:square",
+  "op:tanh",
+  "op:sigmoid",
+  "op:relu",
+  "op:gelu",
+  "op:dot",
+  "op:dot_partial",
+  "op:sum",
+  "op:prod",
+  "op:max",
+  "op:min",
+  "op:mean",
+  "op:softmax",
+  "op:layer_norm",
+  "op:cast_axes",
+  "op:broadcast",
+  "op:dimshuffle",
+  "op:transpose",
+  "op:slice",
+  "op:pad",
+  "op:flatten",
+  "op:unflatten",
+  "op:conv2d",
+  "op:max_pool2d",
+  "op:avg_pool2d",
+  "op:concat",
+  "op:gather",
+  "op:where",
 ]);
 
 /** ops/catalogue.py check_io: every input the kernel has, each with one tensor unless it is variadic. */
 function checkIo(k: KernelInfo, inputs: Record<string, string[][]>): void {
   for (const key of Object.keys(inputs)) {
-    if (!k.inputs.includes(key)) fail("KernelError", `${k.name} has no input "${key}"; expected ${quoted(k.inputs)}`);
+    if (!k.inputs.includes(key))
+      fail("KernelError", `${k.name} has no input "${key}"; expected ${quoted(k.inputs)}`);
   }
   for (const key of k.inputs) {
     const items = inputs[key];
@@ -65,17 +100,33 @@ function checkIo(k: KernelInfo, inputs: Record<string, string[][]>): void {
       if (k.optional.includes(key)) continue;
       fail("KernelError", `${k.name} needs input "${key}"; expected ${quoted(k.inputs)}`);
     }
-    if (!k.variadic && items.length !== 1) fail("KernelError", `${k.name} input "${key}" has ${items.length} tensors; expected exactly one`);
+    if (!k.variadic && items.length !== 1)
+      fail(
+        "KernelError",
+        `${k.name} input "${key}" has ${items.length} tensors; expected exactly one`,
+      );
   }
 }
 
 /** The rule of the kernel's family over its operands (in IO-key order, with their keys). */
-function derive(k: KernelInfo, operands: string[][], keys: string[], p: Record<string, unknown>, declared: Declared): Derived {
+function derive(
+  k: KernelInfo,
+  operands: string[][],
+  keys: string[],
+  p: Record<string, unknown>,
+  declared: Declared,
+): Derived {
   const res = new Resolver(declared);
   const a = operands[0]!;
   switch (k.family) {
     case "normalization":
-      return normalization(k.name, a, operands.slice(1).map((b, i) => [keys[i + 1]!, b]), p, res);
+      return normalization(
+        k.name,
+        a,
+        operands.slice(1).map((b, i) => [keys[i + 1]!, b]),
+        p,
+        res,
+      );
     case "nary":
     case "binary":
     case "where":
@@ -86,7 +137,9 @@ function derive(k: KernelInfo, operands: string[][], keys: string[], p: Record<s
       if (k.name === "op:dot_partial") return dotPartial(k.name, a, operands[1]!, p, res, declared);
       return dot(k.name, a, operands[1]!, p, res);
     case "reduction":
-      return "parts" in p ? reductionPartial(k.name, a, p, res, declared) : reduction(k.name, a, p, res);
+      return "parts" in p
+        ? reductionPartial(k.name, a, p, res, declared)
+        : reduction(k.name, a, p, res);
     case "conv":
       return conv2d(k.name, a, operands[1]!, p, res, declared);
     case "pool":
@@ -118,19 +171,37 @@ export function inferAxes(
   try {
     const k = catalogue.get(kernelName);
     if (!k) {
-      const first = [...catalogue.keys()].slice(0, 2).map((n) => `"${n}"`).join(", ");
-      fail("KernelError", `kernel "${kernelName}" is not in the catalogue; expected one of (${first}, ...), or a custom kernel with an edited IPFSignature`);
+      const first = [...catalogue.keys()]
+        .slice(0, 2)
+        .map((n) => `"${n}"`)
+        .join(", ");
+      fail(
+        "KernelError",
+        `kernel "${kernelName}" is not in the catalogue; expected one of (${first}, ...), or a custom kernel with an edited IPFSignature`,
+      );
     }
     if (!MIRRORED.has(k.name)) return { kind: "server" };
     checkIo(k, inputs);
-    const operands = k.inputs.flatMap((key) => (inputs[key] ?? []).map((axes) => axes.map(canonical)));
-    if (params !== null && params !== undefined && (typeof params !== "object" || Array.isArray(params))) {
+    const operands = k.inputs.flatMap((key) =>
+      (inputs[key] ?? []).map((axes) => axes.map(canonical)),
+    );
+    if (
+      params !== null &&
+      params !== undefined &&
+      (typeof params !== "object" || Array.isArray(params))
+    ) {
       fail("KernelError", `${k.name} params are "${pyRepr(params)}"; expected a JSON object`);
     }
     const keys = k.inputs.flatMap((key) => (inputs[key] ?? []).map(() => key));
     const d = derive(k, operands, keys, (params ?? {}) as Record<string, unknown>, declared);
     const ops = d.dims.map((dims, i) => ({ key: keys[i]!, axes: operands[i]!, dims }));
-    return { kind: "ok", result: d.result, index: d.index ?? d.result, operands: ops, output: d.output ?? identity(d.result.length) };
+    return {
+      kind: "ok",
+      result: d.result,
+      index: d.index ?? d.result,
+      operands: ops,
+      output: d.output ?? identity(d.result.length),
+    };
   } catch (e) {
     if (e instanceof InferenceError) return { kind: "error", type: e.kind, message: e.message };
     throw e;

@@ -26,7 +26,10 @@ export interface Dim {
 }
 
 /** A dim that follows index column ``col`` with coefficient ``coef``. */
-export const follows = (col: number, coef = 1, offset = 0): Dim => ({ terms: [[col, coef]], offset });
+export const follows = (col: number, coef = 1, offset = 0): Dim => ({
+  terms: [[col, coef]],
+  offset,
+});
 /** A dim read whole, with no index column (contracted, reduced, a conv channel). */
 export const whole = (ref: string): Dim => ({ terms: [], extent: ref });
 /** ``n`` dims, each following its own index column. */
@@ -56,7 +59,12 @@ export type Inference =
   | { kind: "server" };
 
 /** ops/inference.py access_json: one operand's IPF from its dims, its tensor's range start and the rank. */
-function access(dims: Dim[], start: number[], rank: number, size: (ref: string) => number): IpfJson {
+function access(
+  dims: Dim[],
+  start: number[],
+  rank: number,
+  size: (ref: string) => number,
+): IpfJson {
   const projection: number[][] = [];
   const offset: number[] = [];
   const shape: number[] = [];
@@ -108,12 +116,16 @@ export function deriveSignature(
  * before it starts) has no projection: such an operand keeps its tensor's range.
  */
 export function deriveSelections(sig: SignatureJson, extent: number[], ranges: Range[]): Range[] {
-  const reads = Object.values(sig.inputs).flat().map((entry) => ({ entry, read: true }));
+  const reads = Object.values(sig.inputs)
+    .flat()
+    .map((entry) => ({ entry, read: true }));
   const writes = (sig.outputs.result ?? []).map((entry) => ({ entry, read: false }));
   return [...reads, ...writes].map(({ entry, read }, k) => {
     const tensor = ranges[k]!;
     try {
-      return selectionOf(IPF.fromJson(entry), ZRange.fromShape(extent), ZRange.fromJson(tensor), { read }).toJson();
+      return selectionOf(IPF.fromJson(entry), ZRange.fromShape(extent), ZRange.fromJson(tensor), {
+        read,
+      }).toJson();
     } catch (e) {
       if (e instanceof ShapeError) return { start: [...tensor.start], end: [...tensor.end] };
       throw e;

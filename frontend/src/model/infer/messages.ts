@@ -20,7 +20,8 @@ export function fail(kind: ErrorType, message: string): never {
 }
 
 /** References quoted for a message: ("H", "W-1"). */
-export const quoted = (items: Iterable<string>): string => `(${[...items].map((i) => `"${i}"`).join(", ")})`;
+export const quoted = (items: Iterable<string>): string =>
+  `(${[...items].map((i) => `"${i}"`).join(", ")})`;
 
 /** Axes as a tensor's axes are written: (H, W-1). */
 export const formatAxes = (items: Iterable<string>): string => `(${[...items].join(", ")})`;
@@ -32,7 +33,9 @@ export function pyRepr(value: unknown): string {
   if (typeof value === "boolean") return value ? "True" : "False";
   if (Array.isArray(value)) return `[${value.map(pyRepr).join(", ")}]`;
   if (typeof value === "object") {
-    return `{${Object.entries(value as Record<string, unknown>).map(([k, v]) => `'${k}': ${pyRepr(v)}`).join(", ")}}`;
+    return `{${Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => `'${k}': ${pyRepr(v)}`)
+      .join(", ")}}`;
   }
   return String(value);
 }
@@ -40,7 +43,9 @@ export function pyRepr(value: unknown): string {
 /** An integer for a message: as written when short, else its leading digits and length (geon.core.limits.show_int). */
 export function showInt(value: bigint): string {
   const digits = (value < 0n ? -value : value).toString();
-  return digits.length <= 20 ? value.toString() : `${value < 0n ? "-" : ""}${digits.slice(0, 13)}... (${digits.length} digits)`;
+  return digits.length <= 20
+    ? value.toString()
+    : `${value < 0n ? "-" : ""}${digits.slice(0, 13)}... (${digits.length} digits)`;
 }
 
 /** ``text`` for a message: as written when short, else its start and length (geon.core.limits.show_text). */

@@ -11,13 +11,22 @@ import { fail, pyRepr, quoted } from "./messages";
 import { axesOfInput, noDups, only, type Resolver } from "./params";
 
 /** The normalised axes: params.reduction_axes, each once, each an axis of the input. */
-function normalizedAxes(kname: string, a: string[], p: Record<string, unknown>, res: Resolver): string[] {
+function normalizedAxes(
+  kname: string,
+  a: string[],
+  p: Record<string, unknown>,
+  res: Resolver,
+): string[] {
   const what = `${kname} reduction_axes`;
   if (!("reduction_axes" in p)) {
-    fail("KernelError", `${kname} needs params "reduction_axes"; expected a list of the axes to normalise over, from ${quoted(a)}`);
+    fail(
+      "KernelError",
+      `${kname} needs params "reduction_axes"; expected a list of the axes to normalise over, from ${quoted(a)}`,
+    );
   }
   const refs = res.refs(p.reduction_axes, what);
-  if (refs.length === 0) fail("KernelError", `${what} is empty; expected at least one axis from ${quoted(a)}`);
+  if (refs.length === 0)
+    fail("KernelError", `${what} is empty; expected at least one axis from ${quoted(a)}`);
   noDups(refs, what);
   axesOfInput(refs, a, what);
   return refs;
@@ -26,7 +35,10 @@ function normalizedAxes(kname: string, a: string[], p: Record<string, unknown>, 
 function checkEpsilon(p: Record<string, unknown>): void {
   const value = "epsilon" in p ? p.epsilon : 1e-5;
   if (typeof value !== "number" || !Number.isFinite(value) || value <= 0) {
-    fail("KernelError", `op:layer_norm params "epsilon" is "${pyRepr(value)}"; expected a positive number such as 1e-05`);
+    fail(
+      "KernelError",
+      `op:layer_norm params "epsilon" is "${pyRepr(value)}"; expected a positive number such as 1e-05`,
+    );
   }
 }
 
@@ -44,7 +56,13 @@ function checkAffine(key: string, b: string[], normalized: string[]): void {
 }
 
 /** op:softmax and op:layer_norm; ``affine`` are layer_norm's scale and bias as given (by key). */
-export function normalization(kname: string, a: string[], affine: [string, string[]][], p: Record<string, unknown>, res: Resolver): Derived {
+export function normalization(
+  kname: string,
+  a: string[],
+  affine: [string, string[]][],
+  p: Record<string, unknown>,
+  res: Resolver,
+): Derived {
   const layerNorm = kname === "op:layer_norm";
   only(p, layerNorm ? ["reduction_axes", "epsilon"] : ["reduction_axes"], kname);
   const normalized = normalizedAxes(kname, a, p, res);

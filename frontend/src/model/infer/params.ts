@@ -11,16 +11,22 @@ export class Resolver {
   constructor(private readonly declared: Declared) {}
 
   ref(item: unknown, what: string): string {
-    if (typeof item !== "string") fail("KernelError", `${what} has "${pyRepr(item)}"; expected an axis reference such as "W-1"`);
+    if (typeof item !== "string")
+      fail(
+        "KernelError",
+        `${what} has "${pyRepr(item)}"; expected an axis reference such as "W-1"`,
+      );
     const parts = parseRef(item);
     for (const p of parts) {
-      if (!this.declared.has(p.name)) fail("AxisError", `axis "${p.name}" in "${item}" is not declared; declare it first`);
+      if (!this.declared.has(p.name))
+        fail("AxisError", `axis "${p.name}" in "${item}" is not declared; declare it first`);
     }
     return formatRef(parts);
   }
 
   refs(items: unknown, what: string): string[] {
-    if (!Array.isArray(items)) fail("KernelError", `${what} is "${pyRepr(items)}"; expected a list of axis references`);
+    if (!Array.isArray(items))
+      fail("KernelError", `${what} is "${pyRepr(items)}"; expected a list of axis references`);
     return items.map((i) => this.ref(i, what));
   }
 }
@@ -29,7 +35,10 @@ export class Resolver {
 export function only(params: Record<string, unknown>, allowed: string[], kname: string): void {
   for (const key of Object.keys(params)) {
     if (!allowed.includes(key)) {
-      fail("KernelError", `${kname} has unknown param "${key}"; expected ${allowed.length ? quoted(allowed) : "no params"}`);
+      fail(
+        "KernelError",
+        `${kname} has unknown param "${key}"; expected ${allowed.length ? quoted(allowed) : "no params"}`,
+      );
     }
   }
 }
@@ -58,13 +67,18 @@ export function noDups(refs: string[], what: string): void {
 export function axesOf(refs: string[]): string[] {
   const seen = new Set<string>();
   for (const r of refs) {
-    if (seen.has(r)) fail("AxisError", `axis "${r}" appears twice in ${formatAxes(refs)}; the axes of a tensor are duplicate-free`);
+    if (seen.has(r))
+      fail(
+        "AxisError",
+        `axis "${r}" appears twice in ${formatAxes(refs)}; the axes of a tensor are duplicate-free`,
+      );
     seen.add(r);
   }
   return refs;
 }
 
-export const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === "object" && !Array.isArray(v);
+export const isObject = (v: unknown): v is Record<string, unknown> =>
+  v !== null && typeof v === "object" && !Array.isArray(v);
 
 /** An int as Python's isinstance(v, int) sees a JSON value (booleans are not). One difference
  * JSON.parse hides: a whole float written as 2.0 is an int here and a float there. */
