@@ -47,14 +47,11 @@ import { GroupControls } from "./ui/groupControls";
 import { el } from "./ui/dom";
 import { createContextMenu } from "./ui/help";
 import { showNodeMenu } from "./ui/nodeMenu";
-import {
-  createAxesPanel,
-  createInspector,
-  createIssuesPanel,
-  createPalette,
-  createTensorDialog,
-  narrowNote,
-} from "./ui/panels";
+import { createAxesPanel } from "./ui/axesPanel";
+import { createInspector } from "./ui/inspector";
+import { createIssuesPanel } from "./ui/issuesPanel";
+import { createPalette, createTensorDialog } from "./ui/addDialogs";
+import { narrowNote } from "./ui/narrowNote";
 import { createToast } from "./ui/toast";
 import { createProjectionWindow } from "./ui/projection";
 import { markReadOnly } from "./ui/readOnly";

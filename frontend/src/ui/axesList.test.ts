@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { listedAxes } from "./panels";
+import { listedAxes } from "./axesPanel";
 
 const axis = (name: string, length: number | null) => ({ id: `id-${name}`, name, length });
 const AXES = [

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { Issue } from "../model/document";
-import { issueFix, issuesShown } from "./panels";
+import { issueFix, issuesShown } from "./issuesPanel";
 
 describe("issuesShown", () => {
   it.each([
