@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { addTensor } from "../model/author";
+import { addTensor } from "../model/authorTensors";
 import { LAYOUT, TENSOR, type LoomDocument } from "../model/document";
 import { applyOps, type EditOp } from "../model/edits";
 import {

@@ -3,7 +3,9 @@
 // builder of one edit's ops, with what to select once they are shown. Nothing here changes state
 // or sends; the editor's ``perform`` runs the builder on the shown document.
 
-import { addOperation, addTensor, deleteNodes, type TensorInput } from "../model/author";
+import { deleteNodes } from "../model/author";
+import { addTensor, type TensorInput } from "../model/authorTensors";
+import { addOperation } from "../model/authorOperations";
 import { pasteNodes, type Clip } from "../model/clipboard";
 import { LAYOUT, nodeById, TENSOR, type LoomDocument } from "../model/document";
 import type { EditOp } from "../model/edits";

@@ -2,7 +2,8 @@
 // the edit it builds (a move, a connection) or the view it pans to. Pure: the editor applies
 // the outcome (an edit goes through ``perform``, so it is one undo step).
 
-import { connectInput, moveNodes } from "../model/author";
+import { moveNodes } from "../model/author";
+import { connectInput } from "../model/authorOperations";
 import type { LoomDocument, Point } from "../model/document";
 import type { EditOp } from "../model/edits";
 import { intersects, pan, type Rect, type Viewport } from "../render/viewport";

@@ -1,19 +1,9 @@
 import { describe, expect, it } from "vitest";
-import {
-  addOperation,
-  addTensor,
-  AuthorError,
-  connectInput,
-  declareAxis,
-  deleteNodes,
-  editAxis,
-  inferOperation,
-  outputLabel,
-  rederive,
-  removeAxis,
-  setTensorAxes,
-  uniqueLabel,
-} from "./author";
+import { AuthorError, deleteNodes } from "./author";
+import { declareAxis, editAxis, removeAxis } from "./authorAxes";
+import { addTensor, setTensorAxes } from "./authorTensors";
+import { addOperation, connectInput } from "./authorOperations";
+import { inferOperation, outputLabel, rederive, uniqueLabel } from "./derive";
 import { copyNodes, pasteNodes } from "./clipboard";
 import {
   declaredAxes,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import table from "../../../tests/core/axis_rename_cases.json";
-import { AuthorError, editAxis } from "./author";
+import { AuthorError } from "./author";
+import { editAxis } from "./authorAxes";
 import {
   AXIS,
   INDEX_AXES,

@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { addOperation, addTensor, AuthorError, connectInput, declareAxis } from "./author";
+import { AuthorError } from "./author";
+import { declareAxis } from "./authorAxes";
+import { addTensor } from "./authorTensors";
+import { addOperation, connectInput } from "./authorOperations";
 import {
   nodeById,
   OPERATION,

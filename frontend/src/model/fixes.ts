@@ -5,7 +5,9 @@
 // ``params`` (from geon/core/checks/broadcasting.py) say what to do: operationId, operand (the
 // IO key), position, tensorId, fromAxis, toAxis.
 
-import { addOperation, AuthorError, deriveOperation, rederive } from "./author";
+import { AuthorError } from "./author";
+import { addOperation } from "./authorOperations";
+import { deriveOperation, rederive } from "./derive";
 import {
   LAYOUT,
   nodeById,

@@ -1,5 +1,7 @@
 import { describe, expect, it } from "vitest";
-import { addOperation, addTensor, connectInput, declareAxis } from "./author";
+import { declareAxis } from "./authorAxes";
+import { addTensor } from "./authorTensors";
+import { addOperation, connectInput } from "./authorOperations";
 import { TENSOR_AXES, type Issue, type LoomDocument } from "./document";
 import { applyOps } from "./edits";
 import { axesWithIssues, issueAxesByNode, predictIssues } from "./issues";

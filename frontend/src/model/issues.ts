@@ -2,7 +2,7 @@
 // for operations the server has not re-checked yet (while this user's edits are in flight), and
 // the axis references each issue outlines on the canvas.
 
-import { inferOperation } from "./author";
+import { inferOperation } from "./derive";
 // why the current plan runs operations whole: the Issues panel's information entries (issue 35)
 export { planWhyIssues } from "./planWhy";
 import {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { addOperation, addTensor } from "./author";
+import { addTensor } from "./authorTensors";
+import { addOperation } from "./authorOperations";
 import { LAYOUT, type LoomDocument } from "./document";
 import { applyOps } from "./edits";
 import { clearLayout, editOperation, editProjection, editTensor } from "./nodeEdits";

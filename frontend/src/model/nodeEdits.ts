@@ -2,7 +2,9 @@
 // fields, the projection window's commit and "lay out again". Like author.ts, pure functions of
 // the document that return one user action's ops, or throw an AuthorError saying why not.
 
-import { AuthorError, rederive, setTensorAxes } from "./author";
+import { AuthorError } from "./author";
+import { setTensorAxes } from "./authorTensors";
+import { rederive } from "./derive";
 import { LAYOUT, nodeById, selections, tensorAxes, type LoomDocument } from "./document";
 import { applyOps, type EditOp } from "./edits";
 import type { IPF } from "./ipf";

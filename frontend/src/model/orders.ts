@@ -1,7 +1,7 @@
 // The orders a dot's result may take (``params.axes``, issue 21): what the inspector offers,
 // from the same inference as everything else (``inferOperation``).
 
-import { inferOperation } from "./author";
+import { inferOperation } from "./derive";
 import type { LoomDocument, LoomNode } from "./document";
 
 /** Every order of ``names`` (a handful: the loops of one operation, a dot's result axes). */

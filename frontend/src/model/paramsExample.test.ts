@@ -1,5 +1,8 @@
 import { describe, expect, it } from "vitest";
-import { addOperation, addTensor, connectInput, declareAxis, inferOperation } from "./author";
+import { declareAxis } from "./authorAxes";
+import { addTensor } from "./authorTensors";
+import { addOperation, connectInput } from "./authorOperations";
+import { inferOperation } from "./derive";
 import { nodeById, type LoomDocument } from "./document";
 import { applyOps, type EditOp } from "./edits";
 import { paramsExample, paramsPlaceholder } from "./paramsExample";

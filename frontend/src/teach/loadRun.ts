@@ -2,7 +2,7 @@
 // as one undoable edit, and its inputs put in the Run panel's file field as an .npz; the
 // student presses Run and sees their graph's output on exactly the inputs that failed.
 
-import { editAxis } from "../model/author";
+import { editAxis } from "../model/authorAxes";
 import { declaredAxes } from "../model/document";
 import { applyOps, type EditOp } from "../model/edits";
 import type { Counterexample } from "../ui/puzzle";

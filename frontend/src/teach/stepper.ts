@@ -9,7 +9,7 @@
 import "./stepper.css";
 import { declaredAxes, nodeById, nodeName, selections, type LoomDocument } from "../model/document";
 import { refLength } from "../model/axes";
-import { inferOperation } from "../model/author";
+import { inferOperation } from "../model/derive";
 import { permutations } from "../model/orders";
 import { button, el } from "../ui/dom";
 import { inside, loopsOf, steps, valueAt, type Loops, type Step } from "./loops";
