@@ -1,12 +1,8 @@
 import { describe, expect, it } from "vitest";
-import {
-  collectiveRows,
-  engineModes,
-  formatBytes,
-  heatColor,
-  runMode,
-  verifyRows,
-} from "./runPanel";
+import { engineModes, runMode } from "./runPanel";
+import { collectiveRows, formatBytes } from "./runCollectives";
+import { heatColor } from "./runHeat";
+import { verifyRows } from "./runVerify";
 
 describe("heat map colours", () => {
   it("runs blue (min) through white (middle) to red (max), grey for a missing value", () => {

@@ -5,10 +5,12 @@
 
 import type { RunInfo } from "../sync/protocol";
 import { runEngines, startRun, verifyPlan } from "../sync/runs";
-import type { VerifyEntry, VerifyReport } from "../sync/runs";
 import { el, submit } from "./dom";
 import { saveFrom } from "./download";
 import { cellAt, colorBar, hoverText } from "./heatmap";
+import { collectivesTable } from "./runCollectives";
+import { drawHeat, heatColor, type ResultView } from "./runHeat";
+import { verifyTable } from "./runVerify";
 
 /** What a run's ``step`` says (the protocol leaves its fields open): the last operation or Application done. */
 export interface RunStep {
@@ -18,131 +20,6 @@ export interface RunStep {
   operationId?: string | null;
   applicationId?: string | null;
   kernel?: string | null;
-}
-
-export interface ResultView {
-  key: string;
-  shape: number[];
-  dtype: string;
-  axes: string[] | null;
-  at: number[];
-  viewShape: number[];
-  limit: number;
-  min: number | null;
-  max: number | null;
-  values: (number | null)[];
-  maxAbsDiff: number | null;
-}
-
-/** One collective of a sharded run's JSON: the cost model's predicted payload beside the bytes the run measured. */
-export interface RunCollective {
-  kind: string;
-  tensor: string;
-  tensorLabel: string | null;
-  producer: string;
-  consumer: string;
-  meshAxes: string[];
-  predictedBytes: number;
-  measuredBytes: number;
-}
-
-/** A table row for a person: the collective and its mesh axes, the tensor by name, both byte counts and whether they differ. */
-export interface CollectiveRow {
-  collective: string;
-  tensor: string;
-  predicted: string;
-  measured: string;
-  differs: boolean;
-}
-
-/** Bytes as a person reads them: B, KiB, MiB, GiB (three significant digits past 1 KiB). */
-export function formatBytes(n: number): string {
-  const units = ["B", "KiB", "MiB", "GiB", "TiB"];
-  let v = n;
-  let u = 0;
-  while (Math.abs(v) >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${n} B` : `${Number(v.toPrecision(3))} ${units[u]}`;
-}
-
-/** The rows of the collectives table, from a run's ``result.collectives`` (anything else: no rows). Tensors are named by label, never by id. */
-export function collectiveRows(collectives: unknown): CollectiveRow[] {
-  if (!Array.isArray(collectives)) return [];
-  return (collectives as RunCollective[]).map((c) => ({
-    collective: c.meshAxes.length ? `${c.kind} over ${c.meshAxes.join(", ")}` : c.kind,
-    tensor: c.tensorLabel || "unnamed tensor",
-    predicted: formatBytes(c.predictedBytes),
-    measured: formatBytes(c.measuredBytes),
-    differs: c.predictedBytes !== c.measuredBytes,
-  }));
-}
-
-function collectivesTable(collectives: unknown): HTMLElement | null {
-  const rows = collectiveRows(collectives);
-  if (!rows.length) return null;
-  const head = el(
-    "tr",
-    {},
-    ...["collective", "tensor", "predicted", "measured", ""].map((t) => el("th", { text: t })),
-  );
-  const body = rows.map((r) =>
-    el(
-      "tr",
-      { class: r.differs ? "bad" : "ok", "data-differs": String(r.differs) },
-      el("td", { text: r.collective }),
-      el("td", { text: r.tensor }),
-      el("td", { text: r.predicted }),
-      el("td", { text: r.measured }),
-      el("td", {
-        text: r.differs ? "≠" : "=",
-        title: r.differs ? "measured differs from predicted" : "measured equals predicted",
-      }),
-    ),
-  );
-  return el(
-    "table",
-    {
-      class: "small geon-run-collectives",
-      "aria-label": "collectives: predicted and measured bytes",
-    },
-    el("thead", {}, head),
-    el("tbody", {}, ...body),
-  );
-}
-
-/** A blue-white-red colour for ``v`` in [min, max] (white at the middle). */
-export function heatColor(v: number | null, min: number, max: number): string {
-  if (v === null) return "#9ca3af";
-  const t = max > min ? (v - min) / (max - min) : 0.5;
-  const a = Math.max(0, Math.min(1, t));
-  const mix = (from: number[], to: number[], k: number) =>
-    from.map((c, i) => Math.round(c + (to[i]! - c) * k));
-  const rgb =
-    a < 0.5
-      ? mix([37, 99, 235], [248, 250, 252], a * 2)
-      : mix([248, 250, 252], [220, 38, 38], (a - 0.5) * 2);
-  return `rgb(${rgb.join(",")})`;
-}
-
-function drawHeat(canvas: HTMLCanvasElement, r: ResultView): void {
-  const ctx = canvas.getContext("2d");
-  if (!ctx) return;
-  const [rows, cols] =
-    r.viewShape.length === 2 ? [r.viewShape[0]!, r.viewShape[1]!] : [1, r.viewShape[0] ?? 1];
-  const W = canvas.width;
-  const H = canvas.height;
-  const cw = W / Math.max(1, cols);
-  const ch = H / Math.max(1, rows);
-  const min = r.min ?? 0;
-  const max = r.max ?? 0;
-  for (let i = 0; i < rows; i++) {
-    for (let j = 0; j < cols; j++) {
-      ctx.fillStyle = heatColor(r.values[i * cols + j] ?? null, min, max);
-      ctx.fillRect(j * cw, i * ch, Math.ceil(cw), Math.ceil(ch));
-    }
-  }
 }
 
 /** The run modes to add for the engines the server offers beyond NumPy, less those the choice already has. */
@@ -164,86 +41,6 @@ export function engineModes(
 export function runMode(run: Pick<RunInfo, "sharded" | "engine">): string {
   return run.engine === "jax" ? "on jax" : run.sharded ? "sharded" : "logical";
 }
-
-/** One row of the verify table: the rule, the predicted collective and the compiled one it matches. */
-export interface VerifyRow {
-  rule: string;
-  tensor: string;
-  predicted: string;
-  compiled: string;
-  /** The edge by labels (the predicted side's), for the row's title. */
-  edge: string;
-  ok: boolean;
-}
-
-function bytes(e: VerifyEntry): string {
-  return `${e.kind} ${formatBytes(e.bytesPerDevice)}`;
-}
-
-/** The verify report as rows (ids never shown): each predicted collective beside the compiled one it matches, then the compiled ones nothing predicted. */
-export function verifyRows(report: VerifyReport): VerifyRow[] {
-  const shown = new Set<number>();
-  const compiledText = (c: VerifyEntry): string =>
-    `${bytes(c)} ×${c.groups ?? 1}${(c.combined ?? 1) > 1 ? ` (${c.combined} in one)` : ""}`;
-  const rows: VerifyRow[] = report.predicted.map((p) => {
-    const c = p.match !== null ? report.compiled[p.match] : undefined;
-    if (p.match !== null) shown.add(p.match);
-    const edge = `${p.tensorLabel ?? "unnamed tensor"}: ${p.producerLabel ?? "?"} → ${p.consumerLabel ?? "?"}, over (${(p.meshAxes ?? []).join(", ")})`;
-    return {
-      rule: p.rule,
-      tensor: p.tensorLabel ?? "unnamed tensor",
-      predicted: `${bytes(p)} ×${p.groups ?? 1}`,
-      compiled: c ? compiledText(c) : "–",
-      edge,
-      ok: p.rule !== "unexplained",
-    };
-  });
-  report.compiled.forEach((c, j) => {
-    if (!shown.has(j))
-      rows.push({
-        rule: c.rule,
-        tensor: "–",
-        predicted: "–",
-        compiled: compiledText(c),
-        edge: `compiled on ${c.devices ?? "?"} devices per group`,
-        ok: c.rule !== "unexplained",
-      });
-  });
-  return rows;
-}
-
-function verifyTable(report: VerifyReport): HTMLElement {
-  const head = el("tr", {}, ...["rule", "tensor", "geon", "XLA"].map((t) => el("th", { text: t })));
-  const body = verifyRows(report).map((r) =>
-    el(
-      "tr",
-      { class: r.ok ? "ok" : "bad", title: r.edge },
-      el("td", { text: r.rule }),
-      el("td", { text: r.tensor }),
-      el("td", { text: r.predicted }),
-      el("td", { text: r.compiled }),
-    ),
-  );
-  const verdict = report.agrees ? "agrees" : `${report.unexplained} unexplained`;
-  return el(
-    "div",
-    { class: "geon-verify-report" },
-    el("p", {
-      class: `small geon-verify-verdict ${report.agrees ? "ok" : "bad"}`,
-      text: `${report.predicted.length} predicted, ${report.compiled.length} compiled on ${report.devices} devices: ${verdict}`,
-    }),
-    el(
-      "table",
-      {
-        class: "small geon-run-collectives geon-verify-table",
-        "aria-label": "collectives: predicted by geon and compiled by XLA",
-      },
-      el("thead", {}, head),
-      el("tbody", {}, ...body),
-    ),
-  );
-}
-
 export interface RunPanel {
   element: HTMLElement;
   /** Show ``run``; ``current`` is the graph's version now (a run of an older one says so). */
