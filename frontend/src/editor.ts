@@ -1,65 +1,35 @@
-// The editor: wires the panels, the canvas and the tools to the controller (sync/controller.ts:
-// the session, history and server messages). It owns the UI state (selection, viewport, tool,
-// layout) and runs every user command through ``perform``: an action builds the ops from the
-// shown document (model/), and the controller sends them as one edit and records one undo step.
-// Drawing happens in render/, once per animation frame, from what is here.
+// The editor: wires the panels (editorPanels.ts), the canvas and the tools to the controller
+// (sync/controller.ts: the session, history and server messages). It owns the UI state
+// (selection, viewport, tool, layout) and runs every user command through ``perform``: an action
+// builds the ops from the shown document (model/), and the controller sends them as one edit and
+// records one undo step. Drawing happens in render/, once per animation frame, from what is here.
 
 import { action, type Commands } from "./actions/actions";
 import { effectOutcome } from "./actions/effects";
-import {
-  addOperationAction,
-  addTensorAction,
-  deleteAction,
-  pasteAction,
-  relayoutAction,
-  type Build,
-  type Seen,
-} from "./actions/edits";
-import { AuthorError, declareAxis, editAxis, removeAxis } from "./model/author";
+import { deleteAction, pasteAction, relayoutAction, type Build, type Seen } from "./actions/edits";
+import { AuthorError } from "./model/author";
 import { copyNodes, type Clip } from "./model/clipboard";
-import { castAxesFix } from "./model/fixes";
 import { searchNodes, type GraphView, type LoomDocument } from "./model/document";
 import { EditError } from "./model/edits";
-import { axesWithIssues, planWhyIssues } from "./model/issues";
-import { editOperation, editProjection, editTensor } from "./model/nodeEdits";
-import {
-  anchorNode,
-  permalinkTarget,
-  type Anchor,
-  type ReviewSummary,
-  type Role,
-} from "./model/reviews";
+import { anchorNode, type Anchor, type ReviewSummary } from "./model/reviews";
 import type { EditorState } from "./model/state";
 import type { EdgeLabel, Scene } from "./render/canvas";
-import { focusEdge, namedStages } from "./render/marks";
 import { isLarge } from "./render/groups";
 import { LiveLayout } from "./render/liveLayout";
 import { Painter } from "./render/painter";
 import { revealing } from "./render/placement";
-import { personColor, sceneContent, type SceneContent } from "./render/scene";
+import { sceneContent, type SceneContent } from "./render/scene";
 import { bounds, centreOn, fit, zoomAt, type Viewport } from "./render/viewport";
 import { Controller } from "./sync/controller";
+import { createEditorPanels, updatePanels, type EditorPanels } from "./editorPanels";
 import { cancel, idle, type Effect, type Tool } from "./tools/tools";
 import { bindCanvas, bindKeys } from "./ui/input";
-import { edgeLabels } from "./ui/costs";
-import { createDiagram } from "./ui/diagram";
 import { GroupControls } from "./ui/groupControls";
 import { el } from "./ui/dom";
 import { createContextMenu } from "./ui/help";
 import { showNodeMenu } from "./ui/nodeMenu";
-import { createAxesPanel } from "./ui/axesPanel";
-import { createInspector } from "./ui/inspector";
-import { createIssuesPanel } from "./ui/issuesPanel";
-import { createPalette, createTensorDialog } from "./ui/addDialogs";
-import { narrowNote } from "./ui/narrowNote";
 import { createToast } from "./ui/toast";
-import { createProjectionWindow } from "./ui/projection";
-import { markReadOnly } from "./ui/readOnly";
-import { createReviewsPanel, showHeld, showUnread, type ReviewsPanel } from "./ui/reviews";
-import { createRunPanel } from "./ui/runPanel";
-import { createShardsPanel } from "./ui/shards";
-import { shownWindow } from "./ui/shownWindow";
-import { createToolbar } from "./ui/toolbar";
+import { showUnread, type ReviewsPanel } from "./ui/reviews";
 
 export interface EditorOptions {
   wsPath: string;
@@ -105,27 +75,19 @@ export class Editor implements Commands {
   );
   readonly groups: GroupControls;
   /** The parts of the scene that change with the document, selection or status (not with the view). */
-  private cached: SceneContent | null = null;
+  cached: SceneContent | null = null;
   /** The edges carrying collectives under the document's current plan (drawn on the canvas). */
   collectives: ReadonlyMap<string, EdgeLabel> = new Map();
   private panelsDirty = true;
   private holdPanels = false;
   private readonly painter: Painter;
-  private readonly toast = createToast();
-  private readonly toolbar;
-  private readonly axesPanel;
-  private readonly inspector;
-  private readonly shardsPanel;
-  private readonly projection;
-  private readonly diagram;
-  private readonly runPanel;
+  readonly toast = createToast();
+  /** The panels around the canvas (editorPanels.ts). */
+  private readonly panels: EditorPanels;
   /** The Reviews panel (null offline: the benchmark page has no server). */
   readonly reviews: ReviewsPanel | null = null;
   /** The operation whose projection window was opened last (the window may be closed since). */
-  private projectionOp: string | null = null;
-  private readonly issuesPanel;
-  private readonly palette;
-  private readonly tensorDialog;
+  projectionOp: string | null = null;
 
   constructor(
     readonly root: HTMLElement,
@@ -139,8 +101,8 @@ export class Editor implements Commands {
           this.invalidate();
         },
         flash: (message) => this.flash(message),
-        plansChanged: () => this.shardsPanel.reloadPlans(),
-        planCost: (cost) => this.shardsPanel.livePlanCost(cost),
+        plansChanged: () => this.panels.shardsPanel.reloadPlans(),
+        planCost: (cost) => this.panels.shardsPanel.livePlanCost(cost),
         reviewChanged: (event, review) =>
           this.reviews?.event(event, review as unknown as ReviewSummary),
         notified: (notification, unread) => (showUnread(unread), this.flash(notification.text)),
@@ -156,151 +118,8 @@ export class Editor implements Commands {
     const minimap = el("canvas", { class: "geon-minimap", "aria-label": "minimap" });
     this.painter = new Painter(canvas, minimap, () => this.paint());
     this.groups = new GroupControls(this, canvas, options.graphId, this.contextMenu);
-    this.toolbar = createToolbar(
-      (name) => this.runAction(name),
-      () => void this.sync.requestRun(options.graphId ?? "", options.csrf),
-      (text, next) => this.search(text, next),
-      () => this.sync.retryNow(),
-    );
-    this.axesPanel = createAxesPanel({
-      declare: (form) => this.perform(`declare axis ${form.name}`, (doc) => declareAxis(doc, form)),
-      edit: (id, form) => this.perform(`edit axis ${form.name}`, (doc) => editAxis(doc, id, form)),
-      remove: (id) => this.perform("delete axis", (doc) => removeAxis(doc, id)),
-    });
-    this.inspector = createInspector({
-      applyTensor: (id, label, axes, dtype) =>
-        this.perform("edit tensor", (doc) => editTensor(doc, id, label, axes, dtype)),
-      applyOperation: (id, label, params) =>
-        this.perform("edit operation", (doc) => editOperation(doc, id, label, params)),
-      openProjection: (id) => this.openProjection(id),
-    });
-    this.issuesPanel = createIssuesPanel(
-      (id) => this.jumpTo(id),
-      (issue) =>
-        void this.perform("insert cast_axes", (doc) => {
-          const fix = castAxesFix(doc, issue);
-          return { ops: fix.ops, select: [fix.castId] };
-        }),
-    );
-    this.shardsPanel = createShardsPanel({
-      shard: (request) => this.sync.shard(request),
-      removeApplication: (id) =>
-        void this.perform("remove application", () => [{ op: "remove_node", id }]),
-      select: (id) => this.setSelection([id]),
-      plans:
-        options.graphId && !options.offline
-          ? {
-              graphId: options.graphId,
-              csrf: options.csrf,
-              // the server generates the plan (REST); its applied, with this id, is one undo step
-              beginSwitch: (name) => {
-                const editId = this.sync.expectExpanded("plan", `switch to plan ${name}`);
-                return editId === null
-                  ? "the graph has not loaded yet"
-                  : { editId, baseVersion: this.sync.session.version! };
-              },
-              cancelSwitch: (editId) => this.sync.cancelExpanded(editId),
-              readOnly: () => this.sync.readOnly(),
-              showEdge: (tensor, consumer) =>
-                showHeld(
-                  this.sync.session.document,
-                  [tensor, consumer],
-                  (held) => focusEdge(this, held),
-                  (m) => this.flash(m),
-                ),
-              onCollectives: (_plan, collectives, saved) => {
-                this.collectives = edgeLabels(collectives);
-                this.issuesPanel.explain(
-                  planWhyIssues(this.sync.session.document, saved, collectives),
-                );
-                this.live.marks.stages = namedStages(saved);
-                this.cached = null;
-                this.invalidate();
-              },
-            }
-          : undefined,
-    });
-    this.projection = createProjectionWindow({
-      commit: (opId, drafts) =>
-        this.perform("edit projection", (doc) => editProjection(doc, opId, drafts)),
-    });
-    this.palette = createPalette(
-      (kernel) => void this.perform(`add ${kernel}`, addOperationAction(kernel, this.seen())),
-    );
-    this.tensorDialog = createTensorDialog((label, axes, dtype) =>
-      this.perform(`add tensor ${label}`, addTensorAction({ label, axes, dtype }, this.seen())),
-    );
-    this.runPanel = createRunPanel({
-      graphId: options.graphId ?? "",
-      csrf: options.csrf,
-      onRun: (run) => this.sync.runQueued(run),
-      onError: (message) => this.flash(message),
-    });
-    this.diagram = createDiagram(
-      options.graphId ?? "",
-      (message) => this.flash(message),
-      () => this.sync.session.version,
-    );
-    this.toolbar.element.querySelector(".geon-act-zoomToFit")?.after(this.diagram.tab);
-    const stage = el(
-      "div",
-      { class: "geon-stage" },
-      canvas,
-      minimap,
-      this.groups.bar,
-      this.projection.element,
-      this.toast.element,
-      this.diagram.element,
-    );
-    const left = el(
-      "aside",
-      { class: "geon-side geon-left" },
-      this.axesPanel.element,
-      this.inspector.element,
-    );
-    if (options.graphId && !options.offline) {
-      this.reviews = createReviewsPanel({
-        graphId: options.graphId,
-        csrf: options.csrf,
-        ...permalinkTarget(window.location.search),
-        role: () => this.sync.state().role as Role | null,
-        doc: () => this.sync.session.document,
-        version: () => this.sync.session.version,
-        selected: () => this.selected,
-        window: () =>
-          shownWindow(
-            this.sync.session.document,
-            this.projection.visible,
-            this.projectionOp,
-            this.selected,
-          ),
-        show: (anchor, lastPosition) => this.showAnchor(anchor, lastPosition),
-        // the server applies the suggestion (REST); its applied, with this id, is one undo step
-        beginApply: (name) => {
-          const editId = this.sync.expectExpanded("review", name);
-          return editId === null
-            ? "the graph has not loaded yet"
-            : { editId, baseVersion: this.sync.session.version! };
-        },
-        cancelApply: (editId) => this.sync.cancelExpanded(editId),
-        pinsChanged: () => this.invalidate(),
-      });
-    }
-    const right = el(
-      "aside",
-      { class: "geon-side geon-right" },
-      ...(this.reviews ? [this.reviews.element] : []),
-      this.shardsPanel.element,
-      this.issuesPanel.element,
-      this.runPanel.element,
-    );
-    root.append(
-      this.toolbar.element,
-      narrowNote(),
-      el("div", { class: "geon-main" }, left, stage, right),
-      this.palette.element,
-      this.tensorDialog.element,
-    );
+    this.panels = createEditorPanels(this, canvas, minimap);
+    this.reviews = this.panels.reviews;
     bindCanvas(canvas, minimap, this);
     bindKeys(this);
     if (!options.offline) this.sync.connect(options.wsPath);
@@ -405,15 +224,15 @@ export class Editor implements Commands {
   }
 
   /** The kernels the operation picker lists first (a puzzle's allowed kernels). */
-  preferKernels = (kernels: readonly string[]): void => this.palette.prefer(kernels);
+  preferKernels = (kernels: readonly string[]): void => this.panels.palette.prefer(kernels);
 
   openPalette(): void {
-    this.palette.open();
+    this.panels.palette.open();
   }
 
   newTensor(): void {
     const doc = this.sync.session.document;
-    if (doc) this.tensorDialog.open(doc);
+    if (doc) this.panels.tensorDialog.open(doc);
   }
 
   newAxis(): void {
@@ -421,8 +240,8 @@ export class Editor implements Commands {
   }
 
   focusSearch(): void {
-    this.toolbar.search.focus();
-    this.toolbar.search.select();
+    this.panels.toolbar.search.focus();
+    this.panels.toolbar.search.select();
   }
 
   cancel(): void {
@@ -450,7 +269,7 @@ export class Editor implements Commands {
   }
 
   /** What the user sees, for the actions that read it. */
-  private seen(): Seen {
+  seen(): Seen {
     return { selected: this.selected, rects: this.layout.rects, vp: this.vp, size: this.size() };
   }
 
@@ -465,13 +284,13 @@ export class Editor implements Commands {
   /** Open the projection window of an operation (the inspector's "Index space & projections"). */
   openProjection(id: string): void {
     this.projectionOp = id;
-    this.projection.update(this.sync.session.document, this.selected);
-    this.projection.open(id);
+    this.panels.projection.update(this.sync.session.document, this.selected);
+    this.panels.projection.open(id);
     requestAnimationFrame(() => requestAnimationFrame(() => this.ensureVisible([id]))); // once the canvas made room
   }
 
   /** A review thread's "Show": select and centre the node it is pinned to, or where it was when it has been removed. */
-  private showAnchor(anchor: Anchor, lastPosition: { x: number; y: number } | null): void {
+  showAnchor(anchor: Anchor, lastPosition: { x: number; y: number } | null): void {
     const id = anchorNode(anchor);
     if (id !== null && (this.layout.rects.has(id) || this.live.grouped?.hiddenIn.has(id)))
       return this.jumpTo(id);
@@ -504,7 +323,7 @@ export class Editor implements Commands {
     this.invalidate();
   }
 
-  private search(text: string, next: boolean): void {
+  search(text: string, next: boolean): void {
     const doc = this.sync.session.document;
     this.found = doc ? searchNodes(doc, text) : [];
     if (next && this.found.length) {
@@ -535,7 +354,7 @@ export class Editor implements Commands {
 
   // --- status, layout, drawing ------------------------------------------------------------
 
-  private flash(message: string): void {
+  flash(message: string): void {
     this.toast.show(message);
   }
 
@@ -590,31 +409,6 @@ export class Editor implements Commands {
     };
   }
 
-  private updatePanels(): void {
-    const doc = this.sync.session.document;
-    const version = this.sync.session.version;
-    const state = this.state();
-    const issues = state.issues;
-    const colors = new Map(this.sync.session.present.map((p) => [p.user, personColor(p.user)]));
-    this.toolbar.update(state, {
-      canUndo: this.sync.history.canUndo,
-      canRedo: this.sync.history.canRedo,
-      found: this.found.length,
-      colors,
-      me: this.options.user,
-      readOnly: this.sync.readOnly(),
-    });
-    this.axesPanel.update(doc, axesWithIssues(issues));
-    this.inspector.update(doc, this.selected, issues);
-    this.projection.update(doc, this.selected);
-    this.issuesPanel.update(issues, doc, state.issueCounts);
-    this.shardsPanel.update(doc, this.selected, issues, version);
-    this.runPanel.update(state.run, version);
-    this.reviews?.update();
-    if (this.diagram.visible && version !== null) this.diagram.show(version);
-    markReadOnly(this.root, this.sync.readOnly());
-  }
-
   /** Draw the canvas (and, after a change of state, the panels). A pan or zoom only redraws the canvas. */
   paint(): void {
     const t0 = performance.now();
@@ -630,7 +424,7 @@ export class Editor implements Commands {
     if (this.holdPanels && drawn && this.live.complete) this.releasePanels();
     else if (this.panelsDirty && !this.holdPanels) {
       this.panelsDirty = false;
-      this.updatePanels();
+      updatePanels(this, this.panels);
     }
     if (!drawn) return;
     this.draws += 1;
