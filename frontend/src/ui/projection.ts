@@ -5,13 +5,13 @@
 // as bands (where input bands overlap, that is the halo) and, for a padded read, the footprint
 // past the tensor's edge. For custom kernels the projection, offset and shape are fields: the
 // regions follow as you type, and "Apply projection" sends one undoable edit. The window only
-// renders what it is given (``model/projection.ts`` computes it; ``projectionMaps.ts`` draws the
-// maps) and calls back.
+// renders what it is given (``model/projection.ts`` computes it; ``projectionPaint.ts`` paints the
+// grid and the maps with ``projectionMaps.ts``'s helpers; ``projectionTables.ts`` writes the IPF
+// tables and fields) and calls back.
 
 import "./projection.css";
 import { nodeById, OPERATION, type LoomDocument, type LoomNode } from "../model/document";
 import type { IPF } from "../model/ipf";
-import { ZRange } from "../model/ipf";
 import {
   fieldsOf,
   operationProjection,
@@ -22,29 +22,11 @@ import {
   type OperationProjection,
   type Pick,
   type PortProjection,
-  type Region,
 } from "../model/projection";
 import { button, el } from "./dom";
-import { hatch } from "./draw";
-import {
-  BANDS,
-  framed,
-  gridLines,
-  highlight,
-  hull,
-  named,
-  OVERLAP,
-  PICK_LINE,
-  rect,
-  sized,
-  tensorDims,
-  type Dims,
-  type Paint,
-} from "./projectionMaps";
-
-/** How a row of an IPF reads (beside every table of one). */
-const LEGEND =
-  "Each row is a dim of the tensor: at an index point it starts at Σ (number × that index axis) + offset and is shape cells long.";
+import { framed, sized, type Dims, type Paint } from "./projectionMaps";
+import { drawGrid, drawPort, type PortFigure } from "./projectionPaint";
+import { formula, ipfEditor } from "./projectionTables";
 
 export interface ProjectionCallbacks {
   /** Send the edited IPFs as one edit; an error message, or null when it was sent. */
@@ -88,10 +70,7 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
   let pickedText: HTMLElement | null = null;
   let pickSelect: HTMLSelectElement | null = null;
   let error: HTMLElement | null = null;
-  const figures = new Map<
-    string,
-    { fig: HTMLElement; caption: HTMLElement; holder: HTMLElement }
-  >();
+  const figures = new Map<string, PortFigure>();
 
   function close(): void {
     opId = null;
@@ -289,92 +268,12 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
     );
     figures.set(port.key, { fig, caption, holder });
     if (port.problem) fig.append(el("p", { class: "geon-form-error", text: port.problem }));
-    if (v.custom && port.ipf) fig.append(ipfEditor(v, port));
-    else if (port.ipf) fig.append(formula(v, port, port.ipf));
+    if (v.custom && port.ipf) {
+      const f = fields.get(port.key) ?? fieldsOf(drafts.get(port.key) ?? port.ipf!);
+      fields.set(port.key, f);
+      fig.append(ipfEditor(v, port, f, edited));
+    } else if (port.ipf) fig.append(formula(v, port, port.ipf));
     return fig;
-  }
-
-  /** The IPF as a labelled table: per tensor dim, the coefficient of each index axis, the offset
-   * and the shape, with the sentence that says how a row reads (issue 21: the notation explained). */
-  function formula(v: OperationProjection, port: PortProjection, ipf: IPF): HTMLElement {
-    const table = el("table", { class: "geon-ipf-edit geon-ipf-formula" });
-    table.append(
-      el(
-        "tr",
-        {},
-        el("th", { text: "" }),
-        ...v.indexAxes.map((a) => el("th", { text: a })),
-        el("th", { text: "offset" }),
-        el("th", { text: "shape" }),
-      ),
-    );
-    ipf.projection.forEach((row, r) => {
-      const cells = [...row, ipf.offset[r]!, ipf.shape[r]!].map((n) =>
-        el("td", { text: String(n) }),
-      );
-      table.append(el("tr", {}, el("th", { text: named(port.axes, r) }), ...cells));
-    });
-    return el("div", {}, table, el("p", { class: "geon-ipf-legend small muted", text: LEGEND }));
-  }
-
-  function ipfEditor(v: OperationProjection, port: PortProjection): HTMLElement {
-    const f = fields.get(port.key) ?? fieldsOf(drafts.get(port.key) ?? port.ipf!);
-    fields.set(port.key, f);
-    const table = el("table", { class: "geon-ipf-edit" });
-    const head = el(
-      "tr",
-      {},
-      el("th", { text: "" }),
-      ...v.indexAxes.map((a) => el("th", { text: a })),
-      el("th", { text: "offset" }),
-      el("th", { text: "shape" }),
-    );
-    table.append(head);
-    f.projection.forEach((row, r) => {
-      const tr = el("tr", {}, el("th", { text: named(port.axes, r) }));
-      const cell = (value: string, cls: string, set: (t: string) => void, label: string) => {
-        const input = el("input", {
-          class: `geon-ipf-field ${cls}`,
-          value,
-          inputmode: "numeric",
-          "aria-label": label,
-          "data-row": String(r),
-        });
-        input.addEventListener("input", () => {
-          set(input.value);
-          edited(port, input);
-        });
-        return el("td", {}, input);
-      };
-      row.forEach((value, c) =>
-        tr.append(
-          cell(
-            value,
-            "geon-ipf-p",
-            (t) => (f.projection[r]![c] = t),
-            `projection of ${port.label} row ${r} column ${c}`,
-          ),
-        ),
-      );
-      tr.append(
-        cell(
-          f.offset[r]!,
-          "geon-ipf-offset",
-          (t) => (f.offset[r] = t),
-          `offset of ${port.label} row ${r}`,
-        ),
-      );
-      tr.append(
-        cell(
-          f.shape[r]!,
-          "geon-ipf-shape",
-          (t) => (f.shape[r] = t),
-          `shape of ${port.label} row ${r}`,
-        ),
-      );
-      table.append(tr);
-    });
-    return el("div", {}, table, el("p", { class: "geon-ipf-legend small muted", text: LEGEND }));
   }
 
   /** A field changed: the regions follow when every field of the port reads; else say which does not. */
@@ -422,124 +321,9 @@ export function createProjectionWindow(cb: ProjectionCallbacks): {
           : `${v.indexAxes.join(", ")} ${at ?? "?"}`;
     }
     element.dataset.pick = at ? `${at}` : "";
-    if (gridPaint) drawGrid(v, gridPaint, at);
+    if (gridPaint) drawGrid(v, gridPaint, at, pick);
     const shown = new Map(regions(v, pick, drafts).map((g) => [g.key, g]));
-    for (const port of v.ports) drawPort(port, shown.get(port.key) ?? null);
-  }
-
-  function drawGrid(v: OperationProjection, p: Paint, at: ZRange | null): void {
-    const ctx = p.canvas.getContext("2d");
-    if (!ctx) return;
-    const w = parseFloat(p.canvas.style.width);
-    const h = parseFloat(p.canvas.style.height);
-    ctx.clearRect(0, 0, w, h);
-    ctx.fillStyle = "#f8fafc";
-    ctx.fillRect(0, 0, w, h);
-    // the applications' blocks in the held slice (for a point pick) or all of them
-    const point = pick.kind === "point" ? pick.point : null;
-    const slice = (r: ZRange) =>
-      !point ||
-      r.start.every((s, d) => p.dims.includes(d) || (s <= point[d]! && point[d]! < r.end[d]!));
-    v.applications.forEach((a, i) => {
-      const box = slice(a.index) ? rect(p, a.index) : null;
-      if (!box) return;
-      ctx.fillStyle = BANDS[i % BANDS.length]!;
-      ctx.fillRect(...box);
-    });
-    gridLines(ctx, p, w, h);
-    v.applications.forEach((a) => {
-      const box = slice(a.index) ? rect(p, a.index) : null;
-      if (!box) return;
-      ctx.strokeStyle = "#475569";
-      ctx.lineWidth = 1.5;
-      ctx.strokeRect(box[0] + 0.75, box[1] + 0.75, box[2] - 1.5, box[3] - 1.5);
-    });
-    const box = at ? rect(p, at) : null;
-    if (box) highlight(ctx, box);
-  }
-
-  function drawPort(port: PortProjection, g: Region | null): void {
-    const f = figures.get(port.key);
-    if (!f) return;
-    const verb = port.side === "inputs" ? "reads" : "writes";
-    const axes = port.axes ? ` (${port.axes.join(", ")})` : "";
-    const head = `${port.side === "inputs" ? "input" : "output"} ${port.port}: ${port.label}${axes}`;
-    if (!g || !port.tensorRange || g.raw.rank !== port.tensorRange.rank) {
-      f.caption.textContent = `${head} — no region to show`;
-      f.holder.replaceChildren();
-      f.fig.dataset.region = "";
-      return;
-    }
-    const clipped = !g.raw.equals(g.region);
-    const words = [`${head} ${verb} ${g.region}`];
-    if (clipped) words.push(`(footprint ${g.raw}, clipped to the tensor ${port.tensorRange})`);
-    if (g.overlaps.length)
-      words.push(`· applications overlap (halo) ${g.overlaps.map(String).join(" ")}`);
-    else if (g.shared) words.push("· the same for every application");
-    f.caption.textContent = words.join(" ");
-    f.fig.dataset.region = `${g.region}`;
-    f.fig.dataset.raw = `${g.raw}`;
-    f.fig.dataset.bands = g.bands.map((b) => `${b.region}`).join(" ");
-    f.fig.dataset.overlaps = g.overlaps.map(String).join(" ");
-    f.fig.classList.toggle("halo", g.overlaps.length > 0);
-    const t = port.tensorRange;
-    const extent = g.raw.isEmpty ? t : hull([t, g.raw]);
-    const d = tensorDims(t, [g.raw, ...g.bands.map((b) => b.region)]);
-    const canvas = el("canvas", { class: "geon-ipf-map", "aria-label": `region of ${port.label}` });
-    const p = sized(canvas, extent, d, 320, 130);
-    const ctx = canvas.getContext("2d");
-    f.holder.replaceChildren(framed(canvas, d, port.axes, extent));
-    if (!ctx) return;
-    const w = parseFloat(canvas.style.width);
-    const h = parseFloat(canvas.style.height);
-    ctx.fillStyle = "#eef0f4";
-    ctx.fillRect(0, 0, w, h);
-    hatch(ctx, [0, 0, w, h], "rgba(100, 116, 139, 0.35)"); // past the tensor's edge: padding
-    const tb = rect(p, t);
-    if (tb) {
-      ctx.fillStyle = "#f8fafc";
-      ctx.fillRect(...tb);
-    }
-    g.bands.forEach((b, i) => {
-      const box = rect(p, b.region);
-      if (!box) return;
-      ctx.fillStyle = BANDS[i % BANDS.length]!;
-      ctx.fillRect(...box);
-    });
-    gridLines(ctx, p, w, h);
-    g.bands.forEach((b) => {
-      const box = rect(p, b.region);
-      if (!box) return;
-      ctx.strokeStyle = "#475569";
-      ctx.lineWidth = 1;
-      ctx.strokeRect(box[0] + 0.5, box[1] + 0.5, box[2] - 1, box[3] - 1);
-    });
-    if (tb) {
-      ctx.strokeStyle = "#1d2430";
-      ctx.lineWidth = 1;
-      ctx.strokeRect(tb[0] + 0.5, tb[1] + 0.5, tb[2] - 1, tb[3] - 1);
-    }
-    const rb = rect(p, g.region);
-    if (rb) highlight(ctx, rb);
-    // the halo on top: cells that two applications with different regions both read
-    for (const o of g.overlaps) {
-      const box = rect(p, o);
-      if (!box) continue;
-      ctx.fillStyle = OVERLAP;
-      ctx.fillRect(...box);
-      ctx.strokeStyle = "#c2410c";
-      ctx.lineWidth = 2;
-      ctx.strokeRect(box[0] + 1, box[1] + 1, box[2] - 2, box[3] - 2);
-    }
-    const raw = clipped ? rect(p, g.raw) : null;
-    if (raw) {
-      ctx.save();
-      ctx.setLineDash([4, 3]);
-      ctx.strokeStyle = PICK_LINE;
-      ctx.lineWidth = 1.5;
-      ctx.strokeRect(raw[0] + 1, raw[1] + 1, raw[2] - 2, raw[3] - 2);
-      ctx.restore();
-    }
+    for (const port of v.ports) drawPort(port, shown.get(port.key) ?? null, figures.get(port.key));
   }
 
   function show(d: LoomDocument, id: string, reset: boolean): void {
