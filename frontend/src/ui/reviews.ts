@@ -1,14 +1,15 @@
 // The Reviews panel of the editor (issue 18, docs/reviews.md): the graph's reviews ("2 open
 // reviews", an unread badge that live events raise), a form to open one (editors and owners: a
 // title, the plan under review or the whole graph, reviewers from the graph's members, a
-// description), and the review shown: its threads (ui/reviewThread.ts), "Comment on selection"
-// (a thread pinned to the selected node, or to the output window the projection window shows,
-// optionally with a suggested split), its verdicts with the stale ones marked and why, and the
-// verdict form, which lists each guardrail that refused an approval. Roles decide what shows:
-// viewers read; reviewers comment and give verdicts (never on a review they opened: the form is
-// disabled, saying why), and resolve threads (their own, or any of a review that asks them; the
-// graph's owner any); editors and owners also open, close and
-// reopen reviews and apply suggestions (the server checks every role again).
+// description: ui/reviewNewForm.ts), and the review shown (its head: ui/reviewHeader.ts): its
+// threads (ui/reviewThread.ts), "Comment on selection" (ui/reviewCommentForm.ts: a thread
+// pinned to the selected node, or to the output window the projection window shows, optionally
+// with a suggested split), its verdicts with the stale ones marked and why, and the verdict
+// form, which lists each guardrail that refused an approval (ui/reviewVerdicts.ts). Roles decide
+// what shows: viewers read; reviewers comment and give verdicts (never on a review they opened:
+// the form is disabled, saying why), and resolve threads (their own, or any of a review that
+// asks them; the graph's owner any); editors and owners also open, close and reopen reviews and
+// apply suggestions (the server checks every role again).
 //
 // Live: the websocket's ``review`` messages (``event``) refresh the list and the review shown;
 // after each new version the panel fetches them again (debounced), so approvals that went stale
@@ -17,36 +18,30 @@
 import "./reviews.css";
 import { PlansApi } from "../api/plans";
 import { nodeName, type LoomDocument } from "../model/document";
-import type { EditOp } from "../model/edits";
 import {
   canEditReviews,
   canReview,
   mergeSummary,
   openReviewsText,
-  selectionAnchor,
-  sinceVerdictText,
-  staleText,
-  stateText,
   threadPins,
   unreadCount,
-  verdictLabel,
-  anchorText,
   type Anchor,
   type Review,
   type ReviewSummary,
   type Role,
   type Thread,
-  type Verdict,
-  type VerdictKind,
   type ShownWindow,
 } from "../model/reviews";
-import { indexAxesOf } from "../model/shards";
-import { ReviewsApi, ReviewsError } from "../sync/reviewsApi";
+import { ReviewsApi } from "../sync/reviewsApi";
 import { createGuardrailSettings } from "./reviewSettings";
-import { button, el, submit } from "./dom";
-import { renderMarkdown } from "./markdown";
+import { button, el } from "./dom";
+import { createCommentForm } from "./reviewCommentForm";
+import { errorText } from "./reviewErrors";
+import { meta, reviewHead, stateChip } from "./reviewHeader";
+import { createNewReviewForm } from "./reviewNewForm";
 import { threadView, type ThreadContext } from "./reviewThread";
-import { downloadReview, REVIEW_PLAN_EVENT, type ReviewPlanRequest } from "./reviewLinks";
+import { createVerdictForm, verdictItem } from "./reviewVerdicts";
+import { REVIEW_PLAN_EVENT, type ReviewPlanRequest } from "./reviewLinks";
 export { showHeld, showUnread } from "./reviewLinks";
 
 export interface ReviewsOptions {
@@ -88,16 +83,6 @@ export interface ReviewsPanel {
 /** How long after a new version the reviews are fetched again (a burst of edits asks once). */
 const REFETCH_MS = 400;
 
-const VERDICTS: [VerdictKind, string][] = [
-  ["approve", "Approve"],
-  ["request_changes", "Request changes"],
-  ["comment", "Comment"],
-];
-
-function errorText(e: unknown): string {
-  return e instanceof Error ? e.message : String(e);
-}
-
 export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
   const api = new ReviewsApi(options.csrf, options.graphId);
   const plansApi = new PlansApi(options.csrf, options.graphId);
@@ -118,7 +103,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
   const newButton = button(
     "New review",
     "Ask reviewers to review a plan or the whole graph",
-    () => void openForm(),
+    () => void newForm.openForm(),
     "geon-small geon-review-new-open",
   );
   const error = el("p", { class: "geon-form-error geon-reviews-error", role: "alert" });
@@ -128,46 +113,12 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
   });
   const view = el("div", { class: "geon-review-view", hidden: "" });
 
-  // --- the New review form ---------------------------------------------------------------
-  const title = el("input", {
-    class: "geon-review-title",
-    "aria-label": "review title",
-    placeholder: "title",
-    maxlength: "200",
-    required: "",
+  const newForm = createNewReviewForm(api, plansApi, async (review) => {
+    reviews = mergeSummary(reviews, review);
+    await show(review.id);
   });
-  const plan = el("select", { class: "geon-review-plan", "aria-label": "plan under review" });
-  const people = el(
-    "fieldset",
-    { class: "geon-review-reviewers" },
-    el("legend", { class: "small muted", text: "Reviewers" }),
-  );
-  const description = el("textarea", {
-    class: "geon-review-description",
-    rows: "2",
-    placeholder: "what to look at (Markdown)",
-    "aria-label": "review description",
-  });
-  const formError = el("p", { class: "geon-form-error", role: "alert" });
-  const form = el(
-    "form",
-    { class: "geon-review-new", hidden: "" },
-    title,
-    el("label", { class: "small muted", text: "Plan " }, plan),
-    people,
-    description,
-    formError,
-    el(
-      "div",
-      { class: "geon-review-form-actions" },
-      submit("Open review", "Open the review and tell the reviewers", "primary geon-review-open"),
-      button("Cancel", "Close the form", () => (form.hidden = true), "geon-small"),
-    ),
-  );
-  form.addEventListener("submit", (e) => {
-    e.preventDefault();
-    void openReview();
-  });
+  const commentForm = createCommentForm(options, api, () => shown, refetchShown);
+  const verdicts = createVerdictForm(api, () => shown, refetchShown);
 
   const element = el(
     "section",
@@ -180,42 +131,12 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       unread,
       newButton,
     ),
-    form,
+    newForm.form,
     error,
     list,
     view,
     createGuardrailSettings(api, () => role === "owner"),
   );
-
-  /** Open the New review form; ``preset``: a plan to review and a title (a suggested plan's "Review"). */
-  async function openForm(preset?: ReviewPlanRequest): Promise<void> {
-    form.hidden = false;
-    formError.textContent = "";
-    if (preset) title.value = preset.title;
-    title.focus();
-    try {
-      const [plans, names] = await Promise.all([plansApi.list(), api.reviewers()]);
-      plan.replaceChildren(
-        el("option", { value: "", text: "the whole graph" }),
-        ...plans.map((p) => el("option", { value: String(p.id), text: p.name })),
-      );
-      if (plans.length)
-        plan.value = String(plans.find((p) => p.id === preset?.plan)?.id ?? plans[0]!.id);
-      people.replaceChildren(
-        el("legend", { class: "small muted", text: "Reviewers" }),
-        ...names.map((n) =>
-          el(
-            "label",
-            { class: "geon-review-reviewer small", "data-user": n },
-            el("input", { type: "checkbox", value: n }),
-            ` ${n}`,
-          ),
-        ),
-      );
-    } catch (e) {
-      formError.textContent = errorText(e);
-    }
-  }
 
   // a suggested plan's "Review" (ui/suggestions.ts) asks for this form with the plan chosen
   document.addEventListener(REVIEW_PLAN_EVENT, (e) => {
@@ -223,201 +144,8 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     if (!canEditReviews(role))
       return void (error.textContent = `only editors and owners open reviews; you are a ${role ?? "visitor"} of this graph`);
     element.scrollIntoView({ block: "nearest" });
-    void openForm(preset);
+    void newForm.openForm(preset);
   });
-
-  async function openReview(): Promise<void> {
-    const reviewers = [...people.querySelectorAll<HTMLInputElement>("input:checked")].map(
-      (i) => i.value,
-    );
-    try {
-      const review = await api.open({
-        title: title.value.trim(),
-        description: description.value,
-        plan: plan.value ? Number(plan.value) : null,
-        reviewers,
-      });
-      form.hidden = true;
-      title.value = description.value = "";
-      reviews = mergeSummary(reviews, review);
-      await show(review.id);
-    } catch (e) {
-      formError.textContent = errorText(e);
-    }
-  }
-
-  // --- "Comment on selection" ----------------------------------------------------------------
-  const anchorNote = el("p", { class: "geon-thread-new-anchor small muted" });
-  const threadText = el("textarea", {
-    class: "geon-thread-new-text",
-    rows: "2",
-    placeholder: "Comment (Markdown, @name mentions)",
-    "aria-label": "comment on the selection",
-  });
-  const suggest = el("input", { type: "checkbox", class: "geon-suggest" });
-  const suggestAxis = el("select", {
-    class: "geon-suggest-axis",
-    "aria-label": "suggested split axis",
-  });
-  const suggestParts = el("input", {
-    class: "geon-suggest-parts",
-    value: "2",
-    size: "3",
-    "aria-label": "suggested number of parts",
-  });
-  const suggestHow = el(
-    "span",
-    { class: "geon-suggest-how", hidden: "" },
-    "along ",
-    suggestAxis,
-    " into ",
-    suggestParts,
-    " parts",
-  );
-  const suggestRow = el(
-    "div",
-    { class: "geon-suggest-row small" },
-    el("label", {}, suggest, " Suggest a split"),
-    suggestHow,
-  );
-  suggest.addEventListener("change", () => (suggestHow.hidden = !suggest.checked));
-  const threadError = el("p", { class: "geon-form-error", role: "alert" });
-  const threadSend = submit(
-    "Comment on selection",
-    "Open a thread pinned to the selected node or to the window the projection window shows",
-    "primary geon-thread-new-send",
-  );
-  const threadForm = el(
-    "form",
-    { class: "geon-thread-new" },
-    anchorNote,
-    threadText,
-    suggestRow,
-    threadError,
-    threadSend,
-  );
-  let anchorOp: string | null = null;
-  threadForm.addEventListener("submit", (e) => {
-    e.preventDefault();
-    void addThread();
-  });
-
-  /** The anchor "Comment on selection" would use now, and the operation a split suggestion would apply to. */
-  function currentAnchor(): Anchor | string {
-    return selectionAnchor(options.doc(), options.selected(), options.window());
-  }
-
-  function refreshAnchorNote(): void {
-    const doc = options.doc();
-    const anchor = currentAnchor();
-    anchorNote.textContent =
-      typeof anchor === "string" ? anchor : `on ${anchorText(anchor, "", doc)}`;
-    threadSend.disabled = typeof anchor === "string";
-    const op =
-      typeof anchor === "string"
-        ? null
-        : (anchor.region?.operation ??
-          (anchor.node && doc?.nodes.find((n) => n.id === anchor.node && "kernel" in (n.body ?? {}))
-            ? anchor.node
-            : null));
-    suggestRow.hidden = op === null;
-    if (op !== anchorOp) {
-      anchorOp = op;
-      suggestAxis.replaceChildren(
-        ...(op && doc ? indexAxesOf(doc, op).map((a) => el("option", { value: a, text: a })) : []),
-      );
-    }
-  }
-
-  async function addThread(): Promise<void> {
-    if (!shown) return;
-    const anchor = currentAnchor();
-    if (typeof anchor === "string") return void (threadError.textContent = anchor);
-    if (!threadText.value.trim()) return void (threadError.textContent = "write a comment first");
-    let suggestion: EditOp[] | null = null;
-    if (suggest.checked && anchorOp) {
-      const parts = Number(suggestParts.value.trim());
-      if (!Number.isInteger(parts) || parts < 1)
-        return void (threadError.textContent = `parts "${suggestParts.value}" is not a whole number of at least 1`);
-      suggestion = [
-        { op: "shard", operation: anchorOp, dim: suggestAxis.value, parts } as unknown as EditOp,
-      ];
-    }
-    try {
-      await api.addThread(shown.id, anchor, threadText.value, suggestion);
-      threadText.value = "";
-      suggest.checked = false;
-      suggestHow.hidden = true;
-      threadError.textContent = "";
-      await refetchShown();
-    } catch (e) {
-      threadError.textContent = errorText(e);
-    }
-  }
-
-  // --- the verdict form --------------------------------------------------------------------
-  const verdictKind = el(
-    "select",
-    { class: "geon-verdict-kind", "aria-label": "verdict" },
-    ...VERDICTS.map(([v, t]) => el("option", { value: v, text: t })),
-  );
-  const verdictText = el("textarea", {
-    class: "geon-verdict-text",
-    rows: "2",
-    placeholder: "Summary (Markdown)",
-    "aria-label": "verdict summary",
-  });
-  const verdictError = el("p", { class: "geon-form-error geon-verdict-error", role: "alert" });
-  const guardrails = el("ul", {
-    class: "geon-guardrails",
-    "aria-label": "guardrails that refused the approval",
-  });
-  const verdictSend = submit(
-    "Give verdict",
-    "Give the verdict at the current version",
-    "primary geon-verdict-send",
-  );
-  // the review's author gives no verdict: the form stays, disabled, saying why (the server's words)
-  const verdictRefused = el("p", { class: "geon-verdict-refused small muted", role: "note" });
-  const verdictForm = el(
-    "form",
-    { class: "geon-verdict-form" },
-    el("div", { class: "geon-verdict-row" }, verdictKind, verdictSend),
-    verdictText,
-    verdictRefused,
-    verdictError,
-    guardrails,
-  );
-  function refreshVerdictForm(refused: string | null): void {
-    for (const control of [verdictKind, verdictText, verdictSend])
-      control.disabled = refused !== null;
-    verdictSend.title = refused ?? "Give the verdict at the current version";
-    verdictRefused.textContent = refused ?? "";
-    verdictRefused.hidden = refused === null;
-  }
-  verdictForm.addEventListener("submit", (e) => {
-    e.preventDefault();
-    void giveVerdict();
-  });
-
-  async function giveVerdict(): Promise<void> {
-    if (!shown || verdictSend.disabled) return;
-    verdictError.textContent = "";
-    guardrails.replaceChildren();
-    try {
-      await api.verdict(shown.id, verdictKind.value as VerdictKind, verdictText.value);
-      verdictText.value = "";
-      await refetchShown();
-    } catch (e) {
-      verdictError.textContent = errorText(e);
-      if (e instanceof ReviewsError && e.code === "guardrail")
-        guardrails.replaceChildren(
-          ...e.guardrails.map((g) =>
-            el("li", { class: "geon-guardrail", "data-guardrail": g.name, text: g.message }),
-          ),
-        );
-    }
-  }
 
   // --- loading -----------------------------------------------------------------------------
   async function loadList(): Promise<void> {
@@ -451,8 +179,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
 
   async function show(id: number): Promise<void> {
     shown = { ...(reviews.find((r) => r.id === id) as ReviewSummary), threads: [] };
-    verdictError.textContent = "";
-    guardrails.replaceChildren();
+    verdicts.clear();
     await refetchShown();
   }
 
@@ -475,19 +202,6 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
   }
 
   // --- drawing -----------------------------------------------------------------------------
-  function stateChip(r: ReviewSummary): HTMLElement {
-    return el("span", {
-      class: `geon-review-state state-${r.state}`,
-      "data-state": r.state,
-      text: stateText(r),
-    });
-  }
-
-  function meta(r: ReviewSummary): string {
-    const asks = r.reviewers.length ? `asks ${r.reviewers.join(", ")}` : "no reviewers";
-    return `${r.plan ? r.plan.name : "whole graph"} · by ${r.author ?? "someone"} · ${asks}`;
-  }
-
   function renderList(): void {
     count.textContent = openReviewsText(reviews);
     const n = unreadCount(reviews, readAt, shown?.id ?? null);
@@ -515,39 +229,6 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       }),
     );
     if (!reviews.length) list.append(el("li", { class: "small muted", text: "No reviews yet." }));
-  }
-
-  function verdictItem(v: Verdict): HTMLElement {
-    const item = el(
-      "li",
-      {
-        class: `geon-verdict${v.stale ? " geon-verdict-stale" : ""}`,
-        "data-user": v.user ?? "",
-        "data-verdict": v.verdict,
-      },
-      el("span", {
-        class: "geon-verdict-who",
-        text: `${v.user ?? "someone"} ${verdictLabel(v.verdict)} at version ${v.version}`,
-      }),
-    );
-    if (v.stale)
-      item.append(
-        el("span", { class: "geon-verdict-mark", text: "stale", title: staleText(v) }),
-        el("p", { class: "geon-verdict-why small muted", text: staleText(v) }),
-      );
-    if (v.requested === false && v.verdict === "approve")
-      item.append(
-        el("p", {
-          class: "geon-verdict-unasked small muted",
-          text: "not asked by this review: only an approval of a reviewer it asks approves it",
-        }),
-      );
-    if (v.body) {
-      const body = el("div", { class: "geon-verdict-body" });
-      body.innerHTML = renderMarkdown(v.body);
-      item.append(body);
-    }
-    return item;
   }
 
   const threadActions = {
@@ -616,84 +297,17 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     view.hidden = shown === null;
     if (!shown) return view.replaceChildren();
     const r = shown;
-    const back = button(
-      "‹ All reviews",
-      "Back to the list of reviews",
-      () => {
+    const parts = reviewHead(r, {
+      role,
+      graphId: options.graphId,
+      api,
+      write,
+      toList: () => {
         shown = null;
         renderList();
         renderShown();
       },
-      "geon-small geon-review-back",
-    );
-    const head = el(
-      "div",
-      { class: "geon-review-head" },
-      el("h3", { class: "geon-review-title-text", text: r.title }),
-      stateChip(r),
-    );
-    const parts: HTMLElement[] = [
-      back,
-      head,
-      el("p", {
-        class: "geon-review-meta small muted",
-        text: `${meta(r)} · from version ${r.version} (now ${r.currentVersion})`,
-      }),
-    ];
-    if (r.description) {
-      const d = el("div", { class: "geon-review-description-text" });
-      d.innerHTML = renderMarkdown(r.description);
-      parts.push(d);
-    }
-    if (r.sinceYourVerdict) {
-      const since = el("p", {
-        class: "geon-review-since small",
-        role: "note",
-        text: sinceVerdictText(r.sinceYourVerdict),
-      });
-      if (r.sinceYourVerdict.page)
-        since.append(
-          " ",
-          el("a", {
-            href: r.sinceYourVerdict.page,
-            target: "_blank",
-            text: "Open the version diff",
-          }),
-        );
-      parts.push(since);
-    }
-    parts.push(
-      button(
-        "Export review",
-        "Download the review, its threads and verdicts as Markdown",
-        () => downloadReview(r, options.graphId),
-        "geon-small geon-review-export",
-      ),
-    );
-    if (canEditReviews(role) && r.state !== "closed" && r.reviewers.length) {
-      const again = el("div", { class: "geon-review-requests small" }, "Ask again: ");
-      for (const name of r.reviewers)
-        again.append(
-          button(
-            name,
-            `Ask ${name} to review again (they are notified, and see the changes since their last verdict)`,
-            () => void write(() => api.requestAgain(r.id, [name])),
-            "geon-small geon-review-request",
-          ),
-        );
-      parts.push(again);
-    }
-    if (canEditReviews(role)) {
-      const closed = r.state === "closed";
-      parts.push(
-        button(
-          closed ? "Reopen review" : "Close review",
-          closed ? "Open the review again" : "Close the review (no more verdicts are asked)",
-          () => void write(() => api.setState(r.id, closed ? "open" : "closed")),
-          "geon-small geon-review-close",
-        ),
-      );
-    }
+    });
     const ctx: ThreadContext = {
       doc: options.doc(),
       canReview: canReview(role),
@@ -720,8 +334,8 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
       ),
     );
     if (canReview(role) && r.state !== "closed") {
-      refreshAnchorNote();
-      parts.push(threadForm);
+      commentForm.refreshAnchorNote();
+      parts.push(commentForm.form);
     }
     parts.push(
       el("h4", { text: "Verdicts" }),
@@ -729,8 +343,8 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     );
     if (!r.verdicts.length) parts.push(el("p", { class: "small muted", text: "No verdicts yet." }));
     if (canReview(role) && r.state !== "closed") {
-      refreshVerdictForm(r.verdictRefused ?? null);
-      parts.push(verdictForm);
+      verdicts.refreshVerdictForm(r.verdictRefused ?? null);
+      parts.push(verdicts.form);
     }
     // a rebuild keeps the focus where the user was typing
     const focused = document.activeElement;
@@ -753,7 +367,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
         renderShown();
       }
       if (version === null || version === loadedVersion) {
-        if (shown && !threadForm.hidden) refreshAnchorNote();
+        if (shown && !commentForm.form.hidden) commentForm.refreshAnchorNote();
         return;
       }
       const first = loadedVersion === null;
@@ -765,7 +379,7 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
             : undefined,
         );
       else scheduleRefetch();
-      if (shown) refreshAnchorNote();
+      if (shown) commentForm.refreshAnchorNote();
     },
     event(_event, summary) {
       reviews = mergeSummary(reviews, summary);
