@@ -13,7 +13,7 @@ import { searchNodes, type GraphView, type LoomDocument } from "./model/document
 import { EditError } from "./model/edits";
 import { anchorNode, type Anchor, type ReviewSummary } from "./model/reviews";
 import type { EditorState } from "./model/state";
-import type { EdgeLabel, Scene } from "./render/canvas";
+import type { EdgeLabel, Scene } from "./render/scene";
 import { isLarge } from "./render/groups";
 import { LiveLayout } from "./render/liveLayout";
 import { Painter } from "./render/painter";

@@ -18,7 +18,7 @@ import { issuesByNode, tensorAxes, type LoomDocument } from "./model/document";
 import type { EditOp } from "./model/edits";
 import type { ReviewSummary } from "./model/reviews";
 import type { EditorState } from "./model/state";
-import { COLORS, axisColor } from "./render/canvas";
+import { COLORS, axisColor } from "./render/colors";
 import { toScreen, type Viewport } from "./render/viewport";
 
 export interface GeonTestApi {

@@ -9,7 +9,8 @@
 
 import "./diff.css";
 import type { LoomDocument } from "../model/document";
-import { edgePath, type PresenceMark, type Scene } from "../render/canvas";
+import { edgePath } from "../render/edgePaint";
+import type { PresenceMark, Scene } from "../render/scene";
 import { LiveLayout } from "../render/liveLayout";
 import { Painter } from "../render/painter";
 import { backEdgeRunY, isBackEdge } from "../render/routes";

@@ -3,7 +3,8 @@
 // frame, and a click on it as a point of the graph.
 
 import type { Point } from "../model/document";
-import { COLORS, visibleWorld, type Scene } from "./canvas";
+import { COLORS } from "./colors";
+import { visibleWorld, type Scene } from "./scene";
 import { GROUP_COLORS } from "./groupPaint";
 import { bounds, type Rect } from "./viewport";
 

@@ -3,7 +3,8 @@
 // at the device's pixel ratio, and the minimap's boxes drawn once per change of content (a pan
 // only moves its frame). What to draw comes from the editor (``Scene``); nothing here changes it.
 
-import { drawScene, type Scene } from "./canvas";
+import { drawScene } from "./canvas";
+import type { Scene } from "./scene";
 import { drawMinimap, drawMinimapFrame, minimapWorld } from "./minimap";
 import type { Size } from "./placement";
 

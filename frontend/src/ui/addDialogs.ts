@@ -6,7 +6,7 @@ import { canonical } from "../model/axes";
 import { splitRefs } from "../model/authorTensors";
 import { searchKernels } from "../model/catalogue";
 import { declaredAxes, DTYPES, type LoomDocument } from "../model/document";
-import { axisColor } from "../render/canvas";
+import { axisColor } from "../render/colors";
 import { button, el, submit as submitButton } from "./dom";
 
 /** A modal chooser over a list, filtered as you type; Enter takes the first match. */

@@ -3,7 +3,7 @@
 // given and reports what the user asked for through callbacks; it never edits the document.
 
 import { declaredAxes, ROLES, tensorAxes, type LoomDocument } from "../model/document";
-import { axisColor } from "../render/canvas";
+import { axisColor } from "../render/colors";
 import { button, el, submit as submitButton } from "./dom";
 
 export interface AxisForm {

@@ -6,7 +6,7 @@
  */
 
 import { showBytes, showSeconds, type Collective } from "../model/costs";
-import type { EdgeLabel } from "../render/canvas";
+import type { EdgeLabel } from "../render/scene";
 
 /** Edge stroke width for `bytes` moved: log2 scale from `min` px (1 byte or less) to `max` px
  * (1 TiB or more), so an edge's weight grows with its bytes but never leaves those bounds. */
