@@ -558,6 +558,7 @@ def regions_that_move(table: ShardTable, writes: Writes) -> Moves:
     w_count = np.bincount(writes.rows.tensor, minlength=n_tensors)
     w_start = np.cumsum(w_count) - w_count
     reads = reads[w_count[rows.tensor[reads]] > 0]
+    reads = reads[~_written_here(table, writes, reads)]
     counts = w_count[rows.tensor[reads]]
     found: list[tuple[np.ndarray, ...]] = []
     ends = np.cumsum(counts)
@@ -572,6 +573,36 @@ def regions_that_move(table: ShardTable, writes: Writes) -> Moves:
         none, box = np.zeros(0, dtype=np.intp), np.zeros((0, rows.lo.shape[1]), np.int64)
         return Moves(none, none, none, box, box)
     return Moves(*(np.concatenate(column) for column in zip(*found, strict=True)))
+
+
+def _written_here(table: ShardTable, writes: Writes, reads: np.ndarray) -> np.ndarray:
+    """Whether each of ``reads`` (rows of the table) is exactly a region written on its own
+    device: such a read is held, so nothing moves for it and it need not be paired with every
+    write of its tensor (a step's operations run whole read what they wrote on each device: an
+    8-device mesh's copies made 64 pairs per read, 8 of them on its device). The ``(tensor,
+    device, lo, hi)`` keys are sorted by a hash of them and equal neighbours grouped; keys that
+    share a hash but differ are not grouped, so a collision only leaves a read to be paired."""
+    rows, w = table.rows, writes.rows
+    keys = np.concatenate(
+        [
+            np.column_stack([rows.tensor[reads], table.device[rows.shard[reads]],
+                             rows.lo[reads], rows.hi[reads]]),
+            np.column_stack([w.tensor, writes.device, w.lo, w.hi]),
+        ]
+    ).astype(np.uint64)  # fmt: skip
+    if not len(reads):
+        return np.zeros(0, dtype=bool)
+    factors = np.uint64(0x9E3779B97F4A7C15) ** np.arange(1, keys.shape[1] + 1, dtype=np.uint64)
+    order = np.argsort(keys @ factors, kind="stable")  # wraps modulo 2**64
+    ordered = keys[order]
+    new = np.ones(len(keys), dtype=bool)
+    new[1:] = np.any(ordered[1:] != ordered[:-1], axis=1)
+    group = np.cumsum(new) - 1
+    has_write = np.zeros(int(group[-1]) + 1, dtype=bool)
+    has_write[group[order >= len(reads)]] = True
+    out = np.empty(len(keys), dtype=bool)
+    out[order] = has_write[group]
+    return out[: len(reads)]
 
 
 def _moves_of(
