@@ -2,7 +2,10 @@
 // plan cost's ``placements`` (the server reads them from the placed document, as plan_diff does).
 // A plan made by axis mapping names no operation in its ``spec``, so its spec alone would say
 // "whole" for every operation; its placements say "heads over tp (2)". A cost without placements
-// (an answer cached before they were added, or one past the list bound) falls back to the spec.
+// (an answer cached before they were added) falls back to the spec. A cost whose placements the
+// server cut at GEON_PLAN_COST_LIST_ROWS (``omitted.placements`` > 0) says "not listed" for an
+// operation it left out: its spec would say "whole" (a mapped plan's names no operation), which
+// is wrong for a split operation; the comparison leaves such a row's ``differs`` unknown (null).
 
 import type { Plan, PlanCost, SpecEntry } from "./plans";
 import type { NotSplit } from "./planWhy";
@@ -20,11 +23,14 @@ export interface OperationPlacement {
 }
 
 /** One side's split of an operation: ``text`` for the table, ``key`` to tell two sides apart
- * (the same split with or without a reason is the same split). */
+ * (the same split with or without a reason is the same split; null: the side did not list it). */
 export interface SideSplit {
   text: string;
-  key: string;
+  key: string | null;
 }
+
+/** What a side says of an operation its cost's placements left out past the server's bound. */
+export const NOT_LISTED = "not listed (over GEON_PLAN_COST_LIST_ROWS)";
 
 /** "heads over tp (2)", "N over dp (2), H over tp (4)", "H into 2"; "whole" for one part. */
 export function describePlacement(p: OperationPlacement): string {
@@ -65,24 +71,24 @@ export function comparedOperations(
     for (const p of cost.placements ?? []) ids.add(p.operation);
   }
   const at = new Map(order.map((id, i) => [id, i]));
-  const listed = [...ids];
-  return listed.sort(
-    (x, y) =>
-      (at.get(x) ?? order.length + listed.indexOf(x)) -
-      (at.get(y) ?? order.length + listed.indexOf(y)),
-  );
+  // each id's place, computed once: document order, then the order the sides list them
+  const place = new Map([...ids].map((id, i) => [id, at.get(id) ?? order.length + i]));
+  return [...ids].sort((x, y) => place.get(x)! - place.get(y)!);
 }
 
-/** A side's split of one operation: its placement where the cost lists it, else its spec entry
- * (described by ``describe``). */
+/** A side's split of one operation: its placement where the cost lists it; "not listed" (key null)
+ * where the cost's placements were cut past the server's bound and left it out; else its spec
+ * entry (described by ``describe``). */
 export function sideSplit(
   placed: Map<string, SideSplit> | null,
   spec: Record<string, SpecEntry>,
   id: string,
   describe: (e: SpecEntry | undefined) => string,
+  cost?: Pick<PlanCost, "omitted">,
 ): SideSplit {
   const found = placed?.get(id);
   if (found) return found;
+  if (placed && (cost?.omitted?.placements ?? 0) > 0) return { text: NOT_LISTED, key: null };
   const text = describe(spec[id]);
   return { text, key: text };
 }

@@ -25,15 +25,21 @@ export interface CompareRow {
   b: string;
   /** Which plan has the better (lower) figure; null when equal or not a figure. */
   better: "a" | "b" | null;
-  /** Operation rows: whether the two plans split it differently. */
-  differs?: boolean;
+  /** Operation rows: whether the two plans split it differently (null: a side's cost did not list
+   * the operation, past the server's GEON_PLAN_COST_LIST_ROWS, so it cannot be told). */
+  differs?: boolean | null;
 }
 
-/** An operation's name in a table: its label (or kernel) and what it writes ("op:dot → x·y"). */
-export function operationName(doc: LoomDocument | null, id: string): string {
-  const nodes = doc ? nodeById(doc) : new Map<string, LoomNode>();
+/** An operation's name in a table: its label (or kernel) and what it writes ("op:dot → x·y"),
+ * read from ``nodes`` (the document's, model/document.ts ``nodeById``, built once per table);
+ * ``fallback`` (the server's placement label) where the document does not hold it. */
+export function operationName(
+  nodes: ReadonlyMap<string, LoomNode>,
+  id: string,
+  fallback?: string,
+): string {
   const op = nodes.get(id);
-  if (!op) return id.slice(0, 8);
+  if (!op) return fallback ?? id.slice(0, 8);
   // an unlabelled output is named as the canvas names it ("add out", model/document.ts), never by its id
   const unlabelled = `${op.label ?? String(op.body.kernel ?? "operation").replace(/^op:/, "")} out`;
   const outs = [...selections(op.body.outputs).values()]
@@ -96,16 +102,21 @@ export function compareRows(
   }
   // each side's split as it places it (a mapped plan's spec names no operation), else its spec
   const [pa, pb] = [placedSplits(a.plan, a.cost), placedSplits(b.plan, b.cost)];
+  const nodes = doc ? nodeById(doc) : new Map<string, LoomNode>();
+  const labels = new Map(
+    [...(a.cost.placements ?? []), ...(b.cost.placements ?? [])].map((p) => [p.operation, p.label]),
+  );
   for (const id of comparedOperations([a, b], doc ? doc.nodes.map((n) => n.id) : [])) {
-    const sa = sideSplit(pa, a.plan.spec, id, describeEntry);
-    const sb = sideSplit(pb, b.plan.spec, id, describeEntry);
+    const sa = sideSplit(pa, a.plan.spec, id, describeEntry, a.cost);
+    const sb = sideSplit(pb, b.plan.spec, id, describeEntry, b.cost);
     rows.push({
       kind: "operation",
-      label: operationName(doc, id),
+      label: operationName(nodes, id, labels.get(id)),
       a: sa.text,
       b: sb.text,
       better: null,
-      differs: sa.key !== sb.key,
+      // a side whose list left the operation out does not say how it splits it
+      differs: sa.key === null || sb.key === null ? null : sa.key !== sb.key,
     });
   }
   return rows;
