@@ -214,8 +214,16 @@ class ShardTable:
 
 def index_boxes(table: ShardTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Every shard's ``IPFIndex`` as a box, read in bulk: ``(valid, rank, lo, hi)``, rows
-    padded past their rank with ``[0, 1)`` (:meth:`ShardTable.index_box` reads one)."""
-    return _boxes(table.index_tags)
+    padded past their rank with ``[0, 1)`` (:meth:`ShardTable.index_box` reads one). Each
+    distinct tag object is read once: an operation run whole has one per copy, the same one."""
+    tags = table.index_tags
+    distinct = {id(t): t for t in tags}
+    if len(distinct) == len(tags):
+        return _boxes(tags)
+    number = {key: n for n, key in enumerate(distinct)}
+    at = np.fromiter(map(number.__getitem__, map(id, tags)), np.intp, len(tags))
+    valid, rank, lo, hi = _boxes(list(distinct.values()))
+    return valid[at], rank[at], lo[at], hi[at]
 
 
 def operation_boxes(table: ShardTable) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
