@@ -19,6 +19,7 @@ from django.test import Client
 from geon.cli import main
 from geon.core.graph import APPLICATION, OPERATION
 from geon.core.graph import Graph as Document
+from geon.core.plans.contract import CONTRACTED_SPLIT
 from geon.examples.transformer import PLANS, transformer_block
 from geon.execute import run
 from geon.graphs.services import do_create_graph, live_document
@@ -122,3 +123,32 @@ def test_the_logical_export_is_the_unplaced_documents(placed: Any) -> None:
     before = Document.from_json(placed.versions.order_by("number").first().document)
     for to in ("einsum", "python"):
         assert export(document, to) == export(before, to)
+
+
+@pytest.mark.parametrize(
+    ("label", "record", "says"),
+    [
+        ("original not an object", {"original": 1}, '"original" must be'),
+        ("no partial", {"partial": None}, '"partial" must be'),
+        ("partial ids not text", {"partial": {"operation": 3, "tensor": []}}, '"partial" must be'),
+        ("added axis without id", {"axis": {"added": True}}, '"axis" must be'),
+    ],
+)
+def test_a_malformed_split_record_is_refused_by_name_and_nothing_is_exported(
+    client: Client, user: Any, placed: Any, label: str, record: dict[str, Any], says: str
+) -> None:
+    # given a placed document whose split dot carries a rewrite record an editor broke (the
+    # ContractedSplit tag has no schema, so any editor can store one)
+    document = live_document(placed).document.to_json()
+    split = next(n for n in document["nodes"] if CONTRACTED_SPLIT in (n.get("tags") or {}))
+    split["tags"][CONTRACTED_SPLIT].update(record)
+    broken = do_create_graph(owner=user, title="Broken", document=document)
+    # when ann exports it
+    client.force_login(user)
+    response = client.get(f"/api/v1/graphs/{broken.pk}/export?to=onnx")
+    # then she is told which operation's record is malformed and how, not a server error
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["code"] == "cannot_export"
+    assert f'operation "{split["label"]}" has a malformed' in error["message"], error
+    assert says in error["message"], error

@@ -281,28 +281,60 @@ def _replace(op: Node, new: dict[str, Any]) -> dict[str, Any]:
     }
 
 
+def _rewrite_record(op: Node, tag: dict[str, Any]) -> tuple[dict[str, Any], dict[str, str]]:
+    """The ContractedSplit tag's record of what ``op`` was and what the rewrite added, checked:
+    the tag has no schema (any editor can store one), so a malformed record is refused naming
+    the operation, never read blindly."""
+    original, partial, axis = tag.get("original"), tag.get("partial"), tag.get("axis", {})
+    problem = None
+    if not (
+        isinstance(original, dict)
+        and isinstance(original.get("label"), str)
+        and isinstance(original.get("body"), dict)
+        and isinstance(original.get("tags"), dict | None)
+    ):
+        problem = '"original" must be {"label": text, "body": {...}, "tags": {...} or null}'
+    elif not (
+        isinstance(partial, dict)
+        and isinstance(partial.get("operation"), str)
+        and isinstance(partial.get("tensor"), str)
+    ):
+        problem = '"partial" must be {"operation": id, "tensor": id}'
+    elif not (
+        isinstance(axis, dict) and (not axis.get("added") or isinstance(axis.get("id"), str))
+    ):
+        problem = '"axis" must be {"id": id, "added": true or false}'
+    if problem is not None:
+        raise PlanError(
+            f"operation {quote(op.label or op.id)} has a malformed {CONTRACTED_SPLIT} tag, so "
+            f"its split dot cannot be put back: {problem}"
+        )
+    return original, partial
+
+
 def restore_ops(graph: Graph) -> list[dict[str, Any]]:
     """The edit ops that put every rewritten dot back exactly as it was (same id, label, body and
     tags), removing its partial operation, partial tensor and (when the rewrite added it) the
-    parts axis; [] when nothing is rewritten. Applications of the removed nodes go too."""
+    parts axis; [] when nothing is rewritten. Applications of the removed nodes go too; a
+    malformed rewrite record is a :class:`PlanError` naming its operation."""
     ops: list[dict[str, Any]] = []
     for op in graph.of_type(OPERATION):
         tag = op.tags.get(CONTRACTED_SPLIT) if op.tags else None
         if not isinstance(tag, dict) or "original" not in tag:
             continue
-        partial = tag["partial"]
+        original, partial = _rewrite_record(op, tag)
         for node_id in (op_id for op_id in (partial["operation"], op.id)):
             ops.extend(
                 {"op": "remove_node", "id": a.id} for a in graph.index.applications_of(node_id)
             )
-        ops.append(_replace(op, tag["original"]))
+        ops.append(_replace(op, original))
         ops.append({"op": "remove_node", "id": partial["operation"]})
         ops.append({"op": "remove_node", "id": partial["tensor"]})
     axes_added = {
         t["axis"]["id"]
         for o in graph.of_type(OPERATION)
         for t in [o.tags.get(CONTRACTED_SPLIT) if o.tags else None]
-        if isinstance(t, dict) and t.get("axis", {}).get("added")
+        if isinstance(t, dict) and isinstance(t.get("axis"), dict) and t["axis"].get("added")
     }
     ops.extend({"op": "remove_node", "id": a} for a in sorted(axes_added))
     return ops
