@@ -42,40 +42,38 @@ const finalName = (a: ImportAxis, names: Record<string, string>): string =>
 const clash = (name: string, a: string, b: string): string =>
   `name "${name}" is given to axes "${a}" and "${b}"; expected one name per axis`;
 
-/** The server's refusal of ``names`` (``{name as imported: name}``, in the table's order) for an
- * import's ``axes`` (in the server's order), word for word, or "" when it takes them: the first
- * bad name in ``names``, else the first name two axes end with. Held to the server by
- * tests/interop/import_name_cases.json. */
-export function namesProblem(axes: ImportAxis[], names: Record<string, string>): string {
+/** What is wrong with a set of names: ``refusal``, the server's, and each axis's own error. */
+export interface NamesProblem {
+  /** The server's refusal of the names, word for word, or "" when it takes them. */
+  refusal: string;
+  /** Name as imported -> what is wrong with that axis's name (absent: nothing): its own bad value,
+   * else the first clash it is in (a hidden length-1 axis's too). */
+  byAxis: Map<string, string>;
+}
+
+/** The one check of ``names`` (``{name as imported: name}``, in the table's order) for an
+ * import's ``axes`` (in the server's order): every bad name in ``names``, then every name an axis
+ * ends with that an earlier one has; the first is the server's refusal, and each axis's error is
+ * the first that is about it. The rename table shows ``byAxis``; the shared cases
+ * (tests/interop/import_name_cases.json) hold ``refusal`` to the server, and that it is the error
+ * of the axes it names. */
+export function namesProblem(axes: ImportAxis[], names: Record<string, string>): NamesProblem {
+  const found: { about: string[]; problem: string }[] = [];
   for (const [axis, name] of Object.entries(names)) {
     const problem = valueProblem(axis, name);
-    if (problem) return problem;
+    if (problem) found.push({ about: [axis], problem });
   }
   const owner = new Map<string, string>();
   for (const a of axes) {
     const name = finalName(a, names);
     const first = owner.get(name);
-    if (first !== undefined) return clash(name, first, a.name);
-    owner.set(name, a.name);
+    if (first === undefined) owner.set(name, a.name);
+    else found.push({ about: [first, a.name], problem: clash(name, first, a.name) });
   }
-  return "";
-}
-
-/** What is wrong with the name of ``axis`` among ``names`` (every shown axis's name as it stands)
- * for the import's ``axes``, in the server's words; "" when nothing is. A name another axis ends
- * with (a hidden length-1 one too) is named with that axis, in the server's order. */
-export function nameProblem(
-  axis: string,
-  axes: ImportAxis[],
-  names: Record<string, string>,
-): string {
-  const name = names[axis] ?? "";
-  const own = valueProblem(axis, name);
-  if (own) return own;
-  const other = axes.find((a) => a.name !== axis && finalName(a, names) === name);
-  if (other === undefined) return "";
-  const mine = axes.findIndex((a) => a.name === axis);
-  return mine < axes.indexOf(other) ? clash(name, axis, other.name) : clash(name, other.name, axis);
+  const byAxis = new Map<string, string>();
+  for (const { about, problem } of found)
+    for (const axis of about) if (!byAxis.has(axis)) byAxis.set(axis, problem);
+  return { refusal: found[0]?.problem ?? "", byAxis };
 }
 
 /** The axes a person names (length > 1) and how many length-1 axes are left as they are. */
@@ -124,10 +122,10 @@ export function reviewForm(
   const names = (): Record<string, string> =>
     Object.fromEntries([...inputs].map(([k, i]) => [k, i.value.trim()]));
   const check = (): boolean => {
-    const now = names();
+    const { byAxis } = namesProblem(axes, names());
     let ok = true;
     for (const [axis, error] of errors) {
-      const problem = nameProblem(axis, axes, now);
+      const problem = byAxis.get(axis) ?? "";
       error.textContent = problem;
       inputs.get(axis)!.setAttribute("aria-invalid", problem ? "true" : "false");
       ok &&= problem === "";
