@@ -261,12 +261,30 @@ def test_imports_in_review_count_in_the_cap_on_imports(
     # then she is told what holds her uploads and what to do, and it is not stored
     assert (response.status_code, response["Retry-After"], response.json()["error"]) == (
         429, "5", {"code": "too_many_imports", "message":
-                   "0 of your model imports are still converting and 2 wait for their axes' "
-                   "names; at most 2 may wait at once (GEON_IMPORTS_PER_USER): wait for one to "
-                   "finish, or name the axes of one in review (one left 24 h expires: "
-                   "GEON_IMPORT_REVIEW_HOURS)"},
+                   "2 of your model imports wait for their axes' names; at most 2 may wait at "
+                   "once (GEON_IMPORTS_PER_USER): name the axes of one and wait for it to finish "
+                   "converting (it counts until then), or let one in review expire (one left "
+                   "24 h expires: GEON_IMPORT_REVIEW_HOURS)"},
     )  # fmt: skip
     assert ModelImport.objects.count() == 2
+    # and naming one frees no slot while it converts (review -> queued, both held)
+    one = ModelImport.objects.order_by("pk").first()
+    assert one is not None
+    with django_capture_on_commit_callbacks():
+        named = client.post(
+            f"{API}/imports/{one.pk}/names", {"names": {}}, content_type="application/json"
+        )
+    assert (named.status_code, ModelImport.objects.get(pk=one.pk).status) == (202, "queued")
+    response = _upload(client, review="true")
+    assert (response.status_code, response.json()["error"]["message"]) == (
+        429, "1 of your model imports is still converting and 1 waits for its axes' names; at "
+             "most 2 may wait at once (GEON_IMPORTS_PER_USER): wait for one to finish "
+             "converting, or let one in review expire (one left 24 h expires: "
+             "GEON_IMPORT_REVIEW_HOURS)",
+    )  # fmt: skip
+    # and once it has converted, she may upload again
+    do_import(one.pk)
+    assert _upload(client, review="true").status_code == 202
 
 
 def test_names_are_refused_while_too_many_other_imports_convert(
@@ -287,7 +305,7 @@ def test_names_are_refused_while_too_many_other_imports_convert(
     # then she is told to wait, naming the model, and it stays in review with nothing queued
     assert (response.status_code, response["Retry-After"], response.json()["error"]) == (
         429, "5", {"code": "too_many_imports", "message":
-                   "1 of your model imports are still converting; at most 1 may wait at once "
+                   "1 of your model imports is still converting; at most 1 may wait at once "
                    '(GEON_IMPORTS_PER_USER): wait for one to finish, then send the names for '
                    '"encoder.onnx" again (it stays in review)'},
     )  # fmt: skip

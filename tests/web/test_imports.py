@@ -283,7 +283,7 @@ def test_too_many_waiting_imports_answer_429(client: Client, user: Any, settings
         {
             "code": "too_many_imports",
             "message": "2 of your model imports are still converting; at most 2 may wait at "
-            "once (GEON_IMPORTS_PER_USER): wait for one to finish",
+            "once (GEON_IMPORTS_PER_USER): wait for one to finish converting",
         },
     )
     assert ModelImport.objects.count() == 2

@@ -130,6 +130,39 @@ def check_upload_size(size: int, name: str) -> None:
         )
 
 
+def _converting(n: int) -> str:
+    """How many of a person's imports are queued or converting, in a refusal's words."""
+    return f"{n} of your model imports {'is' if n == 1 else 'are'} still converting"
+
+
+def too_many_imports(waiting: int, reviews: int, cap: int) -> str:
+    """Why a new import is refused (429 ``too_many_imports``) with ``waiting`` of the person's
+    imports queued or converting and ``reviews`` in review, ``cap`` at most: what holds the slots,
+    and what frees one. Naming the axes of an import in review frees none (it moves from review
+    to queued, both held) until it has finished converting; an import left in review frees its
+    slot when it expires, ``GEON_IMPORT_REVIEW_HOURS`` after it entered review."""
+    bound = f"at most {cap} may wait at once (GEON_IMPORTS_PER_USER)"
+    hours = settings.GEON_IMPORT_REVIEW_HOURS
+    expire = f"let one in review expire (one left {hours} h expires: GEON_IMPORT_REVIEW_HOURS)"
+    names = (
+        "1 of your model imports waits for its axes' names"
+        if reviews == 1
+        else f"{reviews} of your model imports wait for their axes' names"
+    )
+    if not reviews:
+        return f"{_converting(waiting)}; {bound}: wait for one to finish converting"
+    if not waiting:
+        return (
+            f"{names}; {bound}: name the axes of one and wait for it to finish converting (it "
+            f"counts until then), or {expire}"
+        )
+    return (
+        f"{_converting(waiting)} and {reviews} {'waits' if reviews == 1 else 'wait'} for "
+        f"{'its' if reviews == 1 else 'their'} axes' names; {bound}: wait for one to finish "
+        f"converting, or {expire}"
+    )
+
+
 def check_can_import(
     user: User, upload: IO[bytes] | None, name: str, dims: Any = None
 ) -> dict[str, int]:
@@ -160,14 +193,9 @@ def check_can_import(
     reviews = held.get(ModelImport.Status.REVIEW, 0)
     cap = settings.GEON_IMPORTS_PER_USER
     if waiting + reviews >= cap:
-        kept = f" and {reviews} wait for their axes' names" if reviews else ""
-        hours = settings.GEON_IMPORT_REVIEW_HOURS
-        since = (f", or name the axes of one in review (one left {hours} h expires: "
-                 "GEON_IMPORT_REVIEW_HOURS)") if reviews else ""  # fmt: skip
         raise RunRefused(
             "too_many_imports",
-            f"{waiting} of your model imports are still converting{kept}; at most {cap} may wait "
-            f"at once (GEON_IMPORTS_PER_USER): wait for one to finish{since}",
+            too_many_imports(waiting, reviews, cap),
             status=429,
             retry_after=RETRY_AFTER_SECONDS,
         )
@@ -277,7 +305,7 @@ def _check_can_convert(found: ModelImport) -> None:
     if converting >= cap:
         raise RunRefused(
             "too_many_imports",
-            f"{converting} of your model imports are still converting; at most {cap} may wait at "
+            f"{_converting(converting)}; at most {cap} may wait at "
             f"once (GEON_IMPORTS_PER_USER): wait for one to finish, then send the names for "
             f'"{found.name}" again (it stays in review)',
             status=429,
