@@ -45,7 +45,7 @@ import copy
 import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import replace
-from typing import Any
+from typing import Any, cast
 
 from geon.core.axes import Axes, Axis, AxisRef
 from geon.core.errors import GeonError, SplitError, quote
@@ -309,7 +309,7 @@ def _rewrite_record(op: Node, tag: dict[str, Any]) -> tuple[dict[str, Any], dict
             f"operation {quote(op.label or op.id)} has a malformed {CONTRACTED_SPLIT} tag, so "
             f"its split dot cannot be put back: {problem}"
         )
-    return original, partial
+    return cast(dict[str, Any], original), cast(dict[str, str], partial)
 
 
 def restore_ops(graph: Graph) -> list[dict[str, Any]]:
