@@ -133,6 +133,28 @@ def test_the_hours_count_from_entering_review_not_from_the_upload(
         assert sweep_reviews(found.review_since + timedelta(hours=2, minutes=1)) == 1
 
 
+def test_a_review_without_review_since_expires_counting_from_the_upload(
+    client: Client, user: Any, django_capture_on_commit_callbacks: Callable[..., Any]
+) -> None:
+    client.force_login(user)
+    # given ann's import in review with no review_since (a row from before the field)
+    found = _in_review(client, django_capture_on_commit_callbacks)
+    ModelImport.objects.filter(pk=found.pk).update(review_since=None)
+    # when the sweeper runs 1 h 59 min after the upload, it is kept
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sweep_reviews(found.created + timedelta(hours=1, minutes=59)) == 0
+    found.refresh_from_db()
+    assert found.status == ModelImport.Status.REVIEW and _upload_path(found).is_file()
+    path = _upload_path(found)
+    # then 2 h 1 min after the upload it expires (review_since__lt alone skipped it for ever),
+    # its upload deleted and the reason given
+    with django_capture_on_commit_callbacks(execute=True):
+        assert sweep_reviews(found.created + timedelta(hours=2, minutes=1)) == 1
+    found.refresh_from_db()
+    assert (found.status, found.error, found.upload.name) == ("expired", EXPIRED, "")
+    assert not path.exists()
+
+
 def test_a_failing_run_sweep_does_not_stop_the_review_sweep(
     client: Client,
     user: Any,

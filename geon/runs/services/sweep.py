@@ -18,6 +18,7 @@ from django.core.files.storage import Storage
 from django.db import connection as db_connection
 from django.db import transaction
 from django.db.models import Q
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from geon.runs.models import ModelImport, Render, Run
@@ -76,8 +77,9 @@ def review_expired(hours: int) -> str:
 def sweep_reviews(now: datetime | None = None) -> int:
     """Expire the model imports left in ``review`` (waiting for their axes' names, issue 35)
     since over ``GEON_IMPORT_REVIEW_HOURS`` before ``now`` (counted from ``review_since``, when
-    the worker stopped it there, not from the upload): each upload is deleted once that
-    commits, its status is ``expired`` and its ``error`` says why (:func:`review_expired`).
+    the worker stopped it there, not from the upload; from ``created`` where that is NULL, so
+    no review is kept for ever): each upload is deleted once that commits, its status is
+    ``expired`` and its ``error`` says why (:func:`review_expired`).
     Imports of every queue are swept: whichever worker sees one first expires it. How many."""
     now = now or timezone.now()
     hours = settings.GEON_IMPORT_REVIEW_HOURS
@@ -85,8 +87,12 @@ def sweep_reviews(now: datetime | None = None) -> int:
     uploads: list[tuple[Storage, str]] = []
     count = 0
     with transaction.atomic():
-        left = ModelImport.objects.select_for_update().filter(
-            status=ModelImport.Status.REVIEW, review_since__lt=before
+        # a review with no review_since (a row from before the field, or one stopped there
+        # without it) counts from its upload: review_since__lt alone would skip it forever
+        left = (
+            ModelImport.objects.select_for_update()
+            .alias(since=Coalesce("review_since", "created"))
+            .filter(status=ModelImport.Status.REVIEW, since__lt=before)
         )
         for found in left:
             if found.upload.name:
