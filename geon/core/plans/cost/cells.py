@@ -409,7 +409,10 @@ class _Padding:
         self.op_boxes: dict[str, Box | None] = {}
         self.fits: dict[tuple[str, str, int, str], bool] = {}
         self.bounds: dict[str, tuple[tuple[int, ...], tuple[int, ...]] | None] = {}
-        self.hulls: dict[tuple[IPF, tuple[int, ...], tuple[int, ...], Box], bool] = {}
+        self.hulls: dict[tuple[int, tuple[int, ...], tuple[int, ...], Box], bool] = {}
+        """By the IPF's ``id`` (a frozen dataclass hashes its fields on every call): the parsed
+        IPFs live in :attr:`signatures` as long as this cache, and equal IPFs are one object
+        (:func:`~geon.core.signatures.ipf_from_json`); another equal one only misses."""
 
     def signature(self, op_id: str) -> dict[str, list[IPF | None]] | None:
         if op_id in self.signatures:
@@ -483,7 +486,7 @@ class _Padding:
         bounds = self.bounds[tid]
         if bounds is None or len(bounds[0]) != len(ipf.shape) or len(bounds[1]) != len(ipf.shape):
             return None
-        key = (ipf, start, end, bounds)  # the layers of a stack repeat each of these
+        key = (id(ipf), start, end, bounds)  # the layers of a stack repeat each of these
         fits = self.hulls.get(key)
         if fits is None:
             lo, hi = ipf.hull(start, end)
