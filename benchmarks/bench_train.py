@@ -10,6 +10,10 @@ chained with ``onnx.compose`` as bench_onnx.py does), imports it (batch 8) and a
 and of the step, both under the same data-parallel plan (the batch over 8 devices of
 ``h100-sxm-8``), with their ratio and the collectives each predicts. Times are CPU time of
 this process (the machine is shared: wall-clock ratios swung from 7x to 15x between runs).
+With ``--stages``, also each stage of the cost model on both documents (best CPU time): reading
+the shards, the run order, the padded-read check, the collectives, the tensor kinds and the
+whole memory ledger (which includes the two before it), next to the documents' operations,
+shards and regions, so the ratio of each stage can be read against the ratio of the sizes.
 """
 
 from __future__ import annotations
@@ -28,8 +32,14 @@ from bench_onnx import _stack
 from geon import core as gc
 from geon.core.autodiff import Forward, merge, training_step
 from geon.core.graph import OPERATION, Graph
+from geon.core.order import run_order
 from geon.core.plans import apply_plan
 from geon.core.plans.cost import cost_report, load_profile
+from geon.core.plans.cost.cells import padded_bytes
+from geon.core.plans.cost.collectives import infer_collectives
+from geon.core.plans.cost.ledger import memory_ledger, tensor_kinds
+from geon.core.plans.cost.placed import read_placed
+from geon.core.plans.table import read_table
 from geon.interop.onnx_import import import_onnx
 
 MODELS = Path(__file__).resolve().parent.parent / "tests" / "interop" / "models"
@@ -53,11 +63,30 @@ def _forward(layers: int) -> Graph:
     return merge(imp.graph, [gc.sum(gc.multiply(y, r), name="loss")], {})
 
 
+def _stages(placed: Graph, profile: Any, repeat: int) -> dict[str, float]:
+    """Each stage's best CPU time in ms, and the document's sizes."""
+    table = read_table(placed)
+    doc = read_placed(placed, table)
+    ops = list(table.ops.values())
+    stages = {
+        "read shards": lambda: read_table(placed),
+        "run order": lambda: run_order(ops),
+        "padded reads": lambda: padded_bytes(placed, table),
+        "collectives": lambda: infer_collectives(doc, profile),
+        "tensor kinds": lambda: tensor_kinds(doc),
+        "memory ledger": lambda: memory_ledger(doc),
+    }
+    out = {name: _best(fn, repeat)[0] * 1e3 for name, fn in stages.items()}
+    out |= {"operations": len(ops), "shards": len(table.ids), "regions": len(table.rows)}
+    return out
+
+
 def main() -> None:
     """Print the derivation and cost times (see the module docstring)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--layers", type=int, default=12)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--stages", action="store_true", help="time each stage too")
     args = parser.parse_args()
     forward = _forward(args.layers)
     ops = len(forward.of_type(OPERATION))
@@ -69,15 +98,21 @@ def main() -> None:
     batch = {"over": {"batch": "dp"}}
     plan = {"name": "dp", "mesh": {"name": "dp", "axes": {"dp": 8}}, "axisMapping": {"batch": "dp"},
             "inputs": {"layers.0/x": batch, "r": batch}}  # fmt: skip
-    times = {}
+    times, stages = {}, {}
     for name, doc in (("forward", forward), ("step", step)):
         placed = apply_plan(doc, plan)
+        if args.stages:
+            stages[name] = _stages(placed, profile, args.repeat)
         t, report = _best(lambda placed=placed: cost_report(placed, profile), args.repeat)
         times[name] = t
         kinds = Counter(c["kind"] for c in report["collectives"])
         print(f"cost of the {name:7} under data parallel x8: {t * 1e3:8.1f} ms, predicted "
               f"{report['time']['upper'] * 1e3:.3f} ms, collectives {dict(kinds)}")  # fmt: skip
     print(f"step cost / forward cost: {times['step'] / times['forward']:.2f}x (goal < 2x)")
+    for what in stages.get("step", {}):
+        f, s = stages["forward"][what], stages["step"][what]
+        unit = "" if what in ("operations", "shards", "regions") else " ms"
+        print(f"  {what:14} forward {f:9.1f}{unit}  step {s:9.1f}{unit}  {s / max(f, 1e-9):5.2f}x")
 
 
 if __name__ == "__main__":
