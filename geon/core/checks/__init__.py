@@ -75,7 +75,7 @@ Decisions (where DESIGN.md is silent)
 """
 
 from geon.core.checks.broadcasting import NAME as ACCIDENTAL_BROADCAST
-from geon.core.checks.fastpath import clear_caches, is_well_formed
+from geon.core.checks.fastpath import is_well_formed
 from geon.core.checks.incremental import IncrementalChecker
 from geon.core.checks.registry import (
     LOOM_CONSTRAINTS,
@@ -83,6 +83,7 @@ from geon.core.checks.registry import (
     check,
     check_document,
     check_node,
+    clear_caches,
 )
 from geon.core.zspace import (
     COVERAGE_WORK_BASE,

@@ -386,7 +386,15 @@ def _certify_body(body: Any, idx: ZRange, context: OpContext) -> Certificate | N
     ranges have exactly their keys, coordinates equal ints without being booleans — whole
     floats are JSON Schema integers — and start <= end), so a certified body is also proof of
     the application's structure (see ``_app_structure``)."""
-    if len(idx.start) != context.rank or idx.is_empty or not context.irange.contains(idx):
+    # non-empty (start <= end holds) and inside the operation's index range, in C-level loops
+    start, end = idx.start, idx.end
+    irange = context.irange
+    if (
+        len(start) != context.rank
+        or not all(map(operator.lt, start, end))
+        or not all(map(operator.le, irange.start, start))
+        or not all(map(operator.ge, irange.end, end))
+    ):
         return None
     if type(body) is not dict or body.get("operationId") != context.op_id:
         return None

@@ -237,11 +237,32 @@ def _positional(index: GraphIndex, node: Node) -> Iterator[Issue]:
         )
 
 
+_COLUMNS: dict[int, tuple[IPF, list[int | None] | None]] = {}
+""":func:`_columns` by IPF identity (equal IPFs are one object, ``ipf_from_json``), holding the
+IPF so its id stays its own; bounded like ``ipf_of``'s cache and cleared with it."""
+
+
 def _columns(ipf: IPF | str) -> list[int | None] | None:
     """The index column each row of ``ipf`` follows (coefficient 1, shape 1), None for a
     broadcast row (all zero, shape 1); None when a row is anything else."""
     if isinstance(ipf, str):
         return None
+    hit = _COLUMNS.get(id(ipf))
+    if hit is not None and hit[0] is ipf:
+        return hit[1]
+    if len(_COLUMNS) >= 4096:
+        _COLUMNS.clear()
+    found = _columns_uncached(ipf)
+    _COLUMNS[id(ipf)] = (ipf, found)
+    return found
+
+
+def clear_columns() -> None:
+    """Forget :func:`_columns`' results (``clear_caches`` calls it: a cold check starts cold)."""
+    _COLUMNS.clear()
+
+
+def _columns_uncached(ipf: IPF) -> list[int | None] | None:
     found: list[int | None] = []
     for row, size in zip(ipf.map.projection, ipf.shape, strict=True):
         used = [(c, v) for c, v in enumerate(row) if v]
