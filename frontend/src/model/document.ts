@@ -146,6 +146,20 @@ export function tensorRange(node: LoomNode | undefined): Range | null {
   return r && Array.isArray(r.start) && Array.isArray(r.end) ? r : null;
 }
 
+/**
+ * Each selection's port and tensor id in ``io`` (what ``selections`` holds), without building its
+ * map: the view of a 5,000-operation graph walks every operation's inputs and outputs.
+ */
+export function eachTensor(io: unknown, visit: (port: string, tensorId: string) => void): void {
+  if (io === null || typeof io !== "object") return;
+  for (const port in io as Record<string, unknown>) {
+    const list = (io as Record<string, unknown>)[port];
+    if (!Array.isArray(list)) continue;
+    for (const s of list as Selection[])
+      if (typeof s?.tensorId === "string") visit(port, s.tensorId);
+  }
+}
+
 export function selections(io: unknown): Map<string, Selection[]> {
   const out = new Map<string, Selection[]>();
   if (io === null || typeof io !== "object") return out;
@@ -205,6 +219,26 @@ function safe(ref: string): string {
   }
 }
 
+/**
+ * A tensor's box. Its chips and subtitle are worked out when first read: a large graph opens with
+ * its groups collapsed, and the boxes inside them are not drawn until a group opens.
+ */
+function tensorBox(node: LoomNode, title: string, declared: Declared): Box {
+  let made: { chips: Chip[]; subtitle: string } | undefined;
+  return {
+    id: node.id,
+    kind: "tensor",
+    title,
+    get subtitle() {
+      return (made ??= tensorChips(node, declared)).subtitle;
+    },
+    get chips() {
+      return (made ??= tensorChips(node, declared)).chips;
+    },
+    pinned: pinned(node),
+  };
+}
+
 /** The boxes and edges to draw for a document: tensors, operations and the data flow. */
 export function graphView(doc: LoomDocument): GraphView {
   const declared = declaredAxes(doc);
@@ -217,29 +251,28 @@ export function graphView(doc: LoomDocument): GraphView {
   }
   const boxes: Box[] = [];
   const edges: Edge[] = [];
-  const seen = new Set<string>();
-  const link = (from: string, to: string, port: string): void => {
-    const key = `${from}->${to}`;
-    if (!seen.has(key)) {
-      seen.add(key);
-      edges.push({ from, to, port });
-    }
+  // an edge joins an operation and a tensor, so it can repeat only within one operation's inputs
+  // (or outputs): the first port that names the tensor is kept
+  let linked: string[] = [];
+  const link = (from: string, to: string, port: string, tensor: string): void => {
+    if (linked.includes(tensor)) return;
+    linked.push(tensor);
+    edges.push({ from, to, port });
   };
   // an unlabelled tensor is named after the kernel that writes it ("dot out"), not its raw id
   const producer = new Map<string, string>();
   for (const node of doc.nodes) {
     if (node.type !== OPERATION) continue;
-    const kernel = String(node.body.kernel ?? "").replace(/^op:/, "");
-    for (const list of selections(node.body.outputs).values())
-      for (const s of list)
-        if (!producer.has(s.tensorId)) producer.set(s.tensorId, node.label ?? kernel);
+    const name = node.label ?? String(node.body.kernel ?? "").replace(/^op:/, "");
+    eachTensor(node.body.outputs, (_, t) => {
+      if (!producer.has(t)) producer.set(t, name);
+    });
   }
   for (const node of doc.nodes) {
     if (node.type === TENSOR) {
-      const { chips, subtitle } = tensorChips(node, declared);
       const from = producer.get(node.id);
       const title = node.label ?? (from ? `${from} out` : node.id.slice(0, 8));
-      boxes.push({ id: node.id, kind: "tensor", title, subtitle, chips, pinned: pinned(node) });
+      boxes.push(tensorBox(node, title, declared));
     } else if (node.type === OPERATION) {
       const kernel = String(node.body.kernel ?? "?");
       const n = shards.get(node.id) ?? 0;
@@ -252,10 +285,10 @@ export function graphView(doc: LoomDocument): GraphView {
         chips: [],
         pinned: pinned(node),
       });
-      for (const [port, list] of selections(node.body.inputs))
-        for (const s of list) link(s.tensorId, node.id, port);
-      for (const [port, list] of selections(node.body.outputs))
-        for (const s of list) link(node.id, s.tensorId, port);
+      linked = [];
+      eachTensor(node.body.inputs, (port, t) => link(t, node.id, port, t));
+      linked = [];
+      eachTensor(node.body.outputs, (port, t) => link(node.id, t, port, t));
     }
   }
   const drawn = new Set(boxes.map((b) => b.id));

@@ -17,7 +17,7 @@
 import {
   OPERATION,
   TENSOR,
-  selections,
+  eachTensor,
   type Box,
   type Edge,
   type GraphView,
@@ -96,16 +96,20 @@ export function scopeTree(doc: LoomDocument): ScopeTree {
   for (const node of doc.nodes) {
     if (node.type !== OPERATION) continue;
     ops.push(node.id);
-    const ins = [...selections(node.body.inputs).values()].flat().map((s) => s.tensorId);
-    const outs = [...selections(node.body.outputs).values()].flat().map((s) => s.tensorId);
-    reads.set(node.id, ins);
-    writes.set(node.id, outs);
-    for (const t of ins) {
+    const ins: string[] = [];
+    const outs: string[] = [];
+    eachTensor(node.body.inputs, (_, t) => {
+      ins.push(t);
       const list = consumers.get(t);
       if (list) list.push(node.id);
       else consumers.set(t, [node.id]);
-    }
-    for (const t of outs) if (!producer.has(t)) producer.set(t, node.id);
+    });
+    eachTensor(node.body.outputs, (_, t) => {
+      outs.push(t);
+      if (!producer.has(t)) producer.set(t, node.id);
+    });
+    reads.set(node.id, ins);
+    writes.set(node.id, outs);
     const path = scopePath((node.tags?.[GROUP] as { scope?: unknown } | undefined)?.scope);
     if (path) scope.set(node.id, path);
   }
@@ -150,12 +154,12 @@ export function scopeTree(doc: LoomDocument): ScopeTree {
       path = scope.get(node.id) ?? null;
       for (let p = path; p; p = ensure(p).parent) ensure(p).ops += 1;
     } else if (node.type === TENSOR) {
-      const readers = consumers.get(node.id) ?? [];
-      const from = producer.get(node.id);
-      const touching = from === undefined ? readers : [from, ...readers];
-      path = readers.length
-        ? touching.map((id) => scope.get(id) ?? null).reduce(commonScope)
-        : null;
+      const readers = consumers.get(node.id);
+      if (readers) {
+        const from = producer.get(node.id);
+        path = scope.get(from ?? readers[0]!) ?? null;
+        for (const id of readers) path = commonScope(path, scope.get(id) ?? null);
+      }
     }
     if (path) {
       ensure(path).members.push(node.id);
