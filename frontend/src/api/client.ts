@@ -118,3 +118,18 @@ export class RestClient {
     this.api = createApi(csrf, origin);
   }
 }
+
+/** The REST calls of one graph: ``graph`` is the ``{graph_id}`` path parameter its paths share. */
+export class GraphRestClient extends RestClient {
+  constructor(
+    csrf: string,
+    protected readonly graphId: string,
+    origin?: string,
+  ) {
+    super(csrf, origin);
+  }
+
+  protected get graph(): { graph_id: string } {
+    return { graph_id: this.graphId };
+  }
+}

@@ -4,7 +4,7 @@
 import type { PlanPipeline } from "../model/pipelines";
 import type { InputLayout, Mesh, Plan, PlanCost, SpecEntry } from "../model/plans";
 import type { PlanDiff } from "../ui/planDiff";
-import { answer, answerAs, ApiError, json, RestClient, type Schemas } from "./client";
+import { answer, answerAs, ApiError, json, GraphRestClient, type Schemas } from "./client";
 
 /** Seconds a polled cost or diff is waited for before the editor says it gave up. */
 export const POLL_LIMIT = 600;
@@ -16,19 +16,7 @@ const plan = answerAs<Plan>();
 const plans = answerAs<{ plans: Plan[] }>();
 const generated = answerAs<{ version: number; plan: Plan }>();
 
-export class PlansApi extends RestClient {
-  constructor(
-    csrf: string,
-    private readonly graphId: string,
-    origin?: string,
-  ) {
-    super(csrf, origin);
-  }
-
-  private get graph(): { graph_id: string } {
-    return { graph_id: this.graphId };
-  }
-
+export class PlansApi extends GraphRestClient {
   async list(): Promise<Plan[]> {
     return (
       await plans(this.api.GET("/api/v1/graphs/{graph_id}/plans", { params: { path: this.graph } }))

@@ -3,7 +3,7 @@
 // members (the reviewers to choose from). Every failure becomes a ReviewsError with the server's
 // sentence and code; a guardrail refusal (409 "guardrail") carries each guardrail that held.
 
-import { ApiError, json, RestClient } from "../api/client";
+import { ApiError, json, GraphRestClient } from "../api/client";
 import type {
   Anchor,
   Comment,
@@ -50,19 +50,7 @@ export interface Member {
   role: Role;
 }
 
-export class ReviewsApi extends RestClient {
-  constructor(
-    csrf: string,
-    private readonly graphId: string,
-    origin?: string,
-  ) {
-    super(csrf, origin);
-  }
-
-  private get graph(): { graph_id: string } {
-    return { graph_id: this.graphId };
-  }
-
+export class ReviewsApi extends GraphRestClient {
   /** The typed call's answer read as the editor's review types, its refusal a ReviewsError (with
    * the guardrails of a "guardrail" one). */
   private async call<T>(call: Promise<{ data?: unknown; response: Response }>): Promise<T> {

@@ -6,7 +6,7 @@
 // version ("version 26").
 
 import "./history.css";
-import { answer, answerAs, ApiError, RestClient } from "../api/client";
+import { answer, answerAs, ApiError, GraphRestClient } from "../api/client";
 import {
   ago,
   historyRows,
@@ -18,19 +18,12 @@ import {
 import { button, el } from "./dom";
 
 /** ``/graphs/<id>/versions`` and the restore of one. */
-export class HistoryApi extends RestClient {
-  constructor(
-    csrf: string,
-    private readonly graphId: string,
-  ) {
-    super(csrf);
-  }
-
+export class HistoryApi extends GraphRestClient {
   async versions(): Promise<VersionInfo[]> {
     return (
       await answerAs<{ versions: VersionInfo[] }>()(
         this.api.GET("/api/v1/graphs/{graph_id}/versions", {
-          params: { path: { graph_id: this.graphId } },
+          params: { path: this.graph },
         }),
       )
     ).versions;
@@ -39,7 +32,7 @@ export class HistoryApi extends RestClient {
   restore(number: number, baseVersion: number): Promise<{ version: number }> {
     return answer(
       this.api.POST("/api/v1/graphs/{graph_id}/versions/{number}/restore", {
-        params: { path: { graph_id: this.graphId, number } },
+        params: { path: { ...this.graph, number } },
         body: { baseVersion },
       }),
     );

@@ -5,7 +5,7 @@
 // Once saved, the panel links to the lesson as a student opens it and to the link for anyone.
 
 import "./lesson.css";
-import { answerAs, ApiError, RestClient } from "../api/client";
+import { answerAs, ApiError, GraphRestClient } from "../api/client";
 import { button, el } from "./dom";
 
 export interface Task {
@@ -62,20 +62,13 @@ export function taskToForm(task: Task | null): TaskForm {
   };
 }
 
-export class LessonWriterApi extends RestClient {
-  constructor(
-    csrf: string,
-    private readonly graphId: string,
-  ) {
-    super(csrf);
-  }
-
+export class LessonWriterApi extends GraphRestClient {
   /** The lesson written on the graph, or null. */
   async get(): Promise<Written | null> {
     return (
       await answerAs<{ lesson: Written | null }>()(
         this.api.GET("/api/v1/graphs/{graph_id}/lesson", {
-          params: { path: { graph_id: this.graphId } },
+          params: { path: this.graph },
         }),
       )
     ).lesson;
@@ -84,7 +77,7 @@ export class LessonWriterApi extends RestClient {
   put(lesson: Pick<Written, "title" | "summary" | "steps">): Promise<Written> {
     return answerAs<Written>()(
       this.api.PUT("/api/v1/graphs/{graph_id}/lesson", {
-        params: { path: { graph_id: this.graphId } },
+        params: { path: this.graph },
         body: lesson,
       }),
     );
