@@ -211,22 +211,20 @@ export function createReviewsPanel(options: ReviewsOptions): ReviewsPanel {
     newButton.hidden = !canEditReviews(role);
     list.hidden = shown !== null;
     list.replaceChildren(
-      ...reviews.map((r) => {
-        const item = el(
+      ...reviews.map((r) =>
+        el(
           "li",
           { class: "geon-review", "data-review": r.title },
-          el("button", {
-            type: "button",
-            class: "geon-review-link",
-            text: r.title,
-            title: `Open the review "${r.title}"`,
-          }),
+          button(
+            r.title,
+            `Open the review "${r.title}"`,
+            () => void show(r.id),
+            "geon-review-link",
+          ),
           stateChip(r),
           el("span", { class: "geon-review-meta small muted", text: meta(r) }),
-        );
-        item.querySelector("button")!.addEventListener("click", () => void show(r.id));
-        return item;
-      }),
+        ),
+      ),
     );
     if (!reviews.length) list.append(el("li", { class: "small muted", text: "No reviews yet." }));
   }
