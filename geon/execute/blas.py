@@ -27,7 +27,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["SMALL_MACS", "batched_matmul", "one_blas_thread"]
+__all__ = ["SMALL_MACS", "batched_matmul", "blas_controller", "blas_threads", "one_blas_thread"]
 
 Array = Any
 
@@ -35,36 +35,52 @@ SMALL_MACS = 2**24
 """Multiply-adds of one product of a batch below which the batch runs on one BLAS thread per
 part (a 64x288 @ 288x256 conv image is 4.7M; the encoder's 1024x256 @ 256x1024 is 268M)."""
 
-_STATE: dict[str, Any] = {}
+_CORES = max(1, os.cpu_count() or 1)
 _LOCK = threading.Lock()
+_CONTROLLER: list[Any] = []
+_POOL: list[ThreadPoolExecutor | None] = []
 
 
-def _setup() -> tuple[Any, ThreadPoolExecutor | None, int]:
-    """The process's BLAS controller, a pool for the parts past the first, and the core count
-    (made once)."""
+def blas_controller() -> Any:
+    """The process's ``threadpoolctl`` controller (made once: finding the libraries is slow),
+    shared by the batched products here and a sharded run's groups
+    (:mod:`~geon.execute.program`)."""
     with _LOCK:
-        if not _STATE:
+        if not _CONTROLLER:
             from threadpoolctl import ThreadpoolController
 
-            cores = max(1, os.cpu_count() or 1)
-            _STATE["blas"] = ThreadpoolController()
-            _STATE["pool"] = (
-                ThreadPoolExecutor(cores - 1, thread_name_prefix="geon-batch")
-                if cores > 1
+            _CONTROLLER.append(ThreadpoolController())
+    return _CONTROLLER[0]
+
+
+def blas_threads() -> int:
+    """The most threads a loaded BLAS runs one call on (1 where none is loaded)."""
+    libs = blas_controller().select(user_api="blas").lib_controllers
+    return max((int(lib.num_threads or 1) for lib in libs), default=1)
+
+
+def _parts_pool() -> ThreadPoolExecutor | None:
+    """A pool for the parts of a batch past the first (made once; None on one core)."""
+    with _LOCK:
+        if not _POOL:
+            _POOL.append(
+                ThreadPoolExecutor(_CORES - 1, thread_name_prefix="geon-batch")
+                if _CORES > 1
                 else None
             )
-            _STATE["cores"] = cores
-    return _STATE["blas"], _STATE["pool"], _STATE["cores"]
+    return _POOL[0]
 
 
 _LIMIT: dict[str, Any] = {"holders": 0, "limiter": None}
 
 
 @contextmanager
-def _one_blas_thread(blas: Any) -> Iterator[None]:
+def one_blas_thread(blas: Any) -> Iterator[None]:
     """BLAS on one thread while any caller is inside: the limit is the whole process's, so
     the first caller in sets it and the last one out restores it (two threads that each saved
-    and restored it could leave BLAS on one thread for good)."""
+    and restored it could leave BLAS on one thread for good). Every part of the executor shares
+    this section (a sharded run's concurrent groups too), so that overlapping sections, from any
+    thread, restore the BLAS's threads once."""
     with _LOCK:
         if _LIMIT["holders"] == 0:
             _LIMIT["limiter"] = blas.limit(limits=1, user_api="blas")
@@ -79,16 +95,6 @@ def _one_blas_thread(blas: Any) -> Iterator[None]:
                 _LIMIT["limiter"] = None
 
 
-one_blas_thread = _one_blas_thread
-"""The one-thread section every part of the executor shares (a sharded run's concurrent groups
-too), so that overlapping sections, from any thread, restore the BLAS's threads once."""
-
-
-def _blas_threads(blas: Any) -> int:
-    libs = blas.select(user_api="blas").lib_controllers
-    return max((int(lib.get_num_threads() or 1) for lib in libs), default=1)
-
-
 def batched_matmul(nat: Any, a: Array, b: Array, out: Array | None) -> Array:
     """``nat.matmul(a, b, out=out)`` for ``a`` of shape ``(batch, m, k)`` or ``(m, k)`` and
     ``b`` of ``(batch, k, n)`` or ``(k, n)`` (NumPy): when the products are small
@@ -100,22 +106,23 @@ def batched_matmul(nat: Any, a: Array, b: Array, out: Array | None) -> Array:
     n = b.shape[-1]
     if nat.__name__ != "numpy" or m * k * n >= SMALL_MACS:
         return nat.matmul(a, b, out=out)
-    blas, pool, cores = _setup()
-    if _blas_threads(blas) <= 1 or threading.current_thread().name.startswith("geon-"):
+    blas = blas_controller()
+    if blas_threads() <= 1 or threading.current_thread().name.startswith("geon-"):
         return nat.matmul(a, b, out=out)
     if nb < 2:  # one small product: one thread does it, without a join
-        with _one_blas_thread(blas):
+        with one_blas_thread(blas):
             return nat.matmul(a, b, out=out)
     if out is None:
         out = nat.empty((nb, m, n), dtype=nat.result_type(a, b))
-    parts = min(cores, nb)
+    parts = min(_CORES, nb)
     cuts = [nb * i // parts for i in range(parts + 1)]
 
     def part(i: int) -> None:
         s, e = cuts[i], cuts[i + 1]
         nat.matmul(a[s:e] if a.ndim == 3 else a, b[s:e], out=out[s:e])
 
-    with _one_blas_thread(blas):
+    with one_blas_thread(blas):
+        pool = _parts_pool()
         futures = [pool.submit(part, i) for i in range(1, parts)] if pool is not None else []
         part(0)
         for f in futures:

@@ -33,7 +33,7 @@ import numpy as np
 from geon.core.errors import ExecutionError, LimitError, quote
 from geon.core.ops import CATALOGUE
 from geon.execute.backend import Backend
-from geon.execute.blas import one_blas_thread
+from geon.execute.blas import blas_controller, blas_threads, one_blas_thread
 from geon.execute.kernel_parts import argsort
 from geon.execute.kernels import KernelFn
 from geon.execute.limits import Limits
@@ -130,7 +130,6 @@ def _compute_bound(kernel_name: str) -> bool:
 
 _POOLS: dict[int, ThreadPoolExecutor] = {}
 _POOLS_LOCK = threading.Lock()
-_BLAS: list[Any] = []
 
 
 def _pool(size: int) -> ThreadPoolExecutor:
@@ -144,26 +143,10 @@ def _pool(size: int) -> ThreadPoolExecutor:
         return pool
 
 
-def _blas() -> Any:
-    """The process's ``threadpoolctl`` controller (made once: finding the libraries is slow)."""
-    with _POOLS_LOCK:
-        if not _BLAS:
-            from threadpoolctl import ThreadpoolController
-
-            _BLAS.append(ThreadpoolController())
-    return _BLAS[0]
-
-
-def _blas_threads() -> int:
-    """The most threads a loaded BLAS runs one call on (1 where none is loaded)."""
-    libs = _blas().select(user_api="blas").lib_controllers
-    return max((int(lib.num_threads) for lib in libs), default=1)
-
-
 def _one_blas_thread() -> Any:
     """A context that limits BLAS to one thread while a group of Applications runs (each
     Application is one thread's work; nested BLAS threads would oversubscribe the cores)."""
-    return one_blas_thread(_blas())
+    return one_blas_thread(blas_controller())
 
 
 @dataclass(frozen=True, slots=True)
@@ -258,13 +241,13 @@ class Plan:
         ``GEON_SHARD_WORKERS`` where it is set (capped by the group's size); one on CuPy (every
         kernel goes to one stream); otherwise :func:`threads_for_group` of the group's smallest
         :meth:`step_macs`, the CPU count and the BLAS's threads."""
-        return self._threads(first, stop, _workers_from_env(), _blas_threads)
+        return self._threads(first, stop, _workers_from_env(), blas_threads)
 
     def _threads_of_groups(self) -> dict[int, int]:
         """:meth:`group_workers` of every group, by its first step, reading the environment and
         asking the BLAS once for the run."""
         forced = _workers_from_env()
-        blas = functools.cache(_blas_threads)
+        blas = functools.cache(blas_threads)
         return {first: self._threads(first, stop, forced, blas) for first, stop in self.groups}
 
     def _threads(

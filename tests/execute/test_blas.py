@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from threadpoolctl import ThreadpoolController, threadpool_info
 
-from geon.execute.blas import SMALL_MACS, _one_blas_thread, batched_matmul
+from geon.execute.blas import SMALL_MACS, batched_matmul, one_blas_thread
 
 
 def _blas_threads() -> int:
@@ -59,7 +59,7 @@ def test_overlapping_one_thread_sections_give_the_blas_its_threads_back() -> Non
     before = _blas_threads()
     assert before > 1, "the BLAS runs on one thread here: set OPENBLAS_NUM_THREADS=2 or more"
     blas = ThreadpoolController()
-    first, second = _one_blas_thread(blas), _one_blas_thread(blas)
+    first, second = one_blas_thread(blas), one_blas_thread(blas)
     # when two callers' one-thread sections overlap, the first leaving while the second is
     # inside (two threads of a web process: the interleaving a race produces)
     first.__enter__()
