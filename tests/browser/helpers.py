@@ -4,11 +4,12 @@ browser), the pages it opens and the errors they report, signing in and screensh
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from playwright.sync_api import (
     Browser,
@@ -30,6 +31,11 @@ ARGS = [
 ARTIFACTS = Path(__file__).resolve().parent / "artifacts"
 T = TypeVar("T")
 VIEWPORT = {"width": 1280, "height": 800}
+#: A node id as the server makes them: what a person should never read.
+UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
+#: A script for ``page.evaluate``: the canvas's size in CSS pixels.
+CANVAS = "(() => { const c = document.querySelector('.geon-canvas');"
+CANVAS += " return { w: c.clientWidth, h: c.clientHeight }; })()"
 
 
 @dataclass
@@ -81,6 +87,26 @@ def screenshots(tab: Page, story: str) -> Callable[[str], Path]:
         return path
 
     return shot
+
+
+def texts(tab: Page, selector: str) -> list[str]:
+    """The text of every element ``selector`` matches, in document order."""
+    return tab.eval_on_selector_all(selector, "(es) => es.map((e) => e.textContent)")
+
+
+def highlighted_edge(tab: Page) -> dict[str, Any]:
+    """The edge the canvas highlights, once asserted selected (both its ends), in the middle of
+    the canvas and zoomed in far enough to read: ``{from, to, x, y, w, h}``."""
+    shown = tab.evaluate("window.geonMarks.highlight()")
+    assert shown is not None
+    assert sorted(tab.evaluate("window.geon.state().selected")) == sorted(
+        [shown["from"], shown["to"]]
+    )
+    size = tab.evaluate(CANVAS)
+    middle = (shown["x"] + shown["w"] / 2, shown["y"] + shown["h"] / 2)
+    assert abs(middle[0] - size["w"] / 2) < 2 and abs(middle[1] - size["h"] / 2) < 2, middle
+    assert tab.evaluate("window.geon.state().viewport.scale") >= 0.6
+    return shown
 
 
 def sign_in(tab: Page, base: str, username: str, password: str) -> None:

@@ -17,12 +17,19 @@ from geon.core.graph import OPERATION, TENSOR, TENSOR_AXES
 from geon.examples.transformer import TITLE
 from geon.graphs.services import do_apply_edit, live_document
 from geon.graphs.services.gallery import do_load_example
-from tests.browser.helpers import ARTIFACTS, open_graph, painted, screenshots, sign_in
+from tests.browser.helpers import (
+    ARTIFACTS,
+    UUID,
+    open_graph,
+    painted,
+    screenshots,
+    sign_in,
+    texts,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 WORSE = "Model axis split (worse on purpose)"
-UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}")
 
 
 def test_the_issues_panel_says_why_the_plan_runs_operations_whole(
@@ -48,9 +55,7 @@ def test_the_issues_panel_says_why_the_plan_runs_operations_whole(
         ".some((i) => i.textContent.includes('forces'))",
         timeout=30_000,
     )
-    notes = tab.eval_on_selector_all(
-        ".geon-issue.info .geon-issue-message", "(es) => es.map((e) => e.textContent)"
-    )
+    notes = texts(tab, ".geon-issue.info .geon-issue-message")
     assert [n.split(" runs whole: ")[0] for n in notes] == [
         f'plan "{WORSE}": op:layer_norm → ln1',
         f'plan "{WORSE}": op:layer_norm → ln2',
