@@ -67,6 +67,12 @@ def test_the_import_tables_are_the_table_read_from_the_onnx_side() -> None:
         assert {op: f.__name__ for op, f in table.items()} == {
             op: by_op[op].removeprefix("op:") for op in table
         }
+    # and each family's operators take the inputs ONNX's own schemas give them (the outside
+    # oracle: the maps above are derived from the table, so only this can catch a wrong family)
+    arity = {op: (s.min_input, s.max_input) for op in SUPPORTED if (s := onnx.defs.get_schema(op))}
+    assert {op: arity[op] for op in UNARY} == dict.fromkeys(UNARY, (1, 1))
+    assert {op: arity[op] for op in BINARY} == dict.fromkeys(BINARY, (2, 2))
+    assert {op: arity[op][0] for op in REDUCE} == dict.fromkeys(REDUCE, 1)
 
 
 def _f(*shape: int, low: float = -2.0) -> np.ndarray[Any, Any]:
