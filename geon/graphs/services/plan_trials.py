@@ -217,7 +217,7 @@ def live_plan_cost(
     plan = current_plan(graph_id, held)
     if plan is None or plan_work(document, plan) > settings.GEON_PLAN_COST_WEB_MAX_WORK:
         return None  # past the web's budget, the editor's REST cost goes to the worker
-    pipeline = core_plan(plan).pipeline
+    core = core_plan(plan)
     head = {"planId": plan.pk, "plan": plan.name, "version": version}
     kept = live.trial
     if moved_since is not None and kept is not None and kept[:2] == (trial_key(plan), moved_since):
@@ -227,12 +227,12 @@ def live_plan_cost(
     except EditRefused as error:
         return {**head, "error": str(error)}
     names = shipped_profiles()
-    if pipeline is not None:
+    if core.pipeline is not None:
         try:
             # the sends it would list, counted before the work: as many as Applications
-            if send_count(trial, pipeline) > settings.GEON_LIVE_COST_MAX_APPLICATIONS:
+            if send_count(trial, core.pipeline) > settings.GEON_LIVE_COST_MAX_APPLICATIONS:
                 return None
-            return {**head, **_pipelined(trial, core_plan(plan), names)}
+            return {**head, **_pipelined(trial, core, names)}
         except GeonError as error:  # its stages no longer fit the document
             return {**head, "error": str(refused(plan, error))}
     timed = collectives_by_profile(read_placed(trial), [load_profile(name) for name in names])

@@ -97,7 +97,8 @@ def do_save_plan(
     axis too: a pipelined plan is written on the mesh less that axis) forgets what it last
     generated (the document is not on it until it is generated again). Once committed, the
     graph's websocket clients hear that its plans changed."""
-    checked = check_plan(name, mesh, spec, axis_mapping, inputs, pipeline).to_json()
+    core = check_plan(name, mesh, spec, axis_mapping, inputs, pipeline)
+    checked = core.to_json()
     checked.setdefault("pipeline", {})
     _unique_plan_name(graph, checked["name"], plan)
     # a pipelined plan is written on its mesh less the pipeline's axis: only that axis places
@@ -118,7 +119,7 @@ def do_save_plan(
     plan.pipeline = checked["pipeline"]
     plan.save()
     trial = plan_trial(live_document(graph).document, plan)
-    stages = core_plan(plan).pipeline
+    stages = core.pipeline  # the plan as stored reads back as core (core_plan)
     if stages is not None:
         try:  # the cost model's own stage rule, on the plan as the cost reads it
             check_stages(trial, stages)
