@@ -163,6 +163,19 @@ def too_many_imports(waiting: int, reviews: int, cap: int) -> str:
     )
 
 
+def _held(owner_id: Any) -> tuple[int, int]:
+    """How many of the owner's imports hold an upload (:data:`HOLDING`): ``(queued or
+    converting, in review)``, in one query."""
+    held = dict(
+        ModelImport.objects.filter(owner_id=owner_id, status__in=HOLDING)
+        .order_by()
+        .values_list("status")
+        .annotate(n=Count("pk"))
+    )
+    waiting = held.get(ModelImport.Status.QUEUED, 0) + held.get(ModelImport.Status.RUNNING, 0)
+    return waiting, held.get(ModelImport.Status.REVIEW, 0)
+
+
 def check_can_import(
     user: User, upload: IO[bytes] | None, name: str, dims: Any = None
 ) -> dict[str, int]:
@@ -183,14 +196,7 @@ def check_can_import(
         )
     check_upload_size(_size_of(upload), name)
     bound = parse_dims(dims)
-    held = dict(
-        ModelImport.objects.filter(owner_id=user.pk, status__in=HOLDING)
-        .order_by()
-        .values_list("status")
-        .annotate(n=Count("pk"))
-    )
-    waiting = held.get(ModelImport.Status.QUEUED, 0) + held.get(ModelImport.Status.RUNNING, 0)
-    reviews = held.get(ModelImport.Status.REVIEW, 0)
+    waiting, reviews = _held(user.pk)
     cap = settings.GEON_IMPORTS_PER_USER
     if waiting + reviews >= cap:
         raise RunRefused(
@@ -293,14 +299,7 @@ def do_name_axes(user: User, import_id: int, names: Any) -> ModelImport:
 def _check_can_convert(found: ModelImport) -> None:
     """Refuse (429 ``too_many_imports``) to queue ``found`` again while ``GEON_IMPORTS_PER_USER``
     of its owner's other imports are waiting for or on a worker; it stays in review."""
-    converting = (
-        ModelImport.objects.filter(
-            owner_id=found.owner_id,
-            status__in=(ModelImport.Status.QUEUED, ModelImport.Status.RUNNING),
-        )
-        .exclude(pk=found.pk)
-        .count()
-    )
+    converting, _ = _held(found.owner_id)  # found is in review: not among the converting
     cap = settings.GEON_IMPORTS_PER_USER
     if converting >= cap:
         raise RunRefused(
