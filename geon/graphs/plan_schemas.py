@@ -155,9 +155,8 @@ class ScheduleBox(Schema):
     end: float
 
 
-class PipelineCost(Schema):
-    """A pipelined plan's step (geon.core.plans.cost.pipelined; ``geon cost``'s ``pipeline``):
-    ``stages`` is their count, ``bubble`` the idle fraction of the step."""
+class _PipelineShape(Schema):
+    """The fields a pipeline's cost and a plan diff's side share (their docstrings say them)."""
 
     axis: str
     schedule: str
@@ -166,6 +165,12 @@ class PipelineCost(Schema):
     virtualStages: int
     microbatches: int
     bubble: float
+
+
+class PipelineCost(_PipelineShape):
+    """A pipelined plan's step (geon.core.plans.cost.pipelined; ``geon cost``'s ``pipeline``):
+    ``stages`` is their count, ``bubble`` the idle fraction of the step."""
+
     bubbleOverBusy: float
     stageSeconds: list[float]
     forwardSeconds: list[float]
@@ -270,17 +275,10 @@ class TimeChange(Schema):
     delta: TimeInterval
 
 
-class PipelineSide(Schema):
+class PipelineSide(_PipelineShape):
     """One plan's pipeline stages in a plan diff (geon.core.plans.diff): the cost's schedule,
     stage count, microbatches and bubble (the idle fraction of its step)."""
 
-    axis: str
-    schedule: str
-    stages: int
-    devices: int
-    virtualStages: int
-    microbatches: int
-    bubble: float
     balanced: bool
 
 
