@@ -27,7 +27,8 @@ from typing import Any
 import numpy as np
 
 from geon.core.constants import CONSTANT
-from geon.core.nodes import Node, selected_tensor_ids
+from geon.core.nodes import GEON_TAG_PREFIX, Node, selected_tensor_ids
+from geon.core.plans.contract import CONTRACTED_SPLIT
 from geon.core.plans.cost.cells import Resident, cells_only_read, padded_bytes, resident
 from geon.core.plans.cost.placed import PlacedDocument
 from geon.core.plans.table import UNPLACED, Device, group_keys
@@ -44,8 +45,7 @@ __all__ = [
 
 KINDS = ("parameters", "gradients", "optimizer", "activations", "temporaries", "communication")
 _PARAMETERS, _GRADIENTS, _OPTIMIZER, _ACTIVATIONS, _TEMPORARIES, _COMMUNICATION = range(len(KINDS))
-_GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
-_CONTRACTED_SPLIT = "urn:geon:2026-11:tag_types.jsd#/tags/ContractedSplit"
+GROUP = GEON_TAG_PREFIX + "Group"
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,20 +150,27 @@ def memory_ledger(doc: PlacedDocument) -> dict[Device, DeviceMemory]:
     return out
 
 
-def _role(node: Node, ops: Mapping[str, Node] | None = None) -> str:
-    """``backward``, ``optimizer`` or ``forward``: an operation's part of a training step, by
-    its ``Group`` scope; a plan's partial products and their sum (a contracted split,
-    :mod:`geon.core.plans.contract`) take the scope of the operation they replace."""
+def group_scope(node: Node, ops: Mapping[str, Node] | None = None) -> str | None:
+    """An operation's ``Group`` scope as its tag writes it (None: none); a plan's partial
+    products and their sum (a contracted split, :mod:`geon.core.plans.contract`) take the scope
+    of the operation they replace (a partial's sum read from ``ops``, one hop)."""
     tags = node.tags or {}
-    split = tags.get(_CONTRACTED_SPLIT)
+    split = tags.get(CONTRACTED_SPLIT)
     if isinstance(split, dict):
         if isinstance(split.get("original"), dict):
             tags = split["original"].get("tags") or {}
         elif ops is not None and isinstance(split.get("sum"), str) and split["sum"] in ops:
-            return _role(ops[split["sum"]])
-    group = tags.get(_GROUP)
+            return group_scope(ops[split["sum"]])
+    group = tags.get(GROUP)
     scope = group.get("scope") if isinstance(group, dict) else None
-    if isinstance(scope, str):
+    return scope if isinstance(scope, str) else None
+
+
+def _role(node: Node, ops: Mapping[str, Node] | None = None) -> str:
+    """``backward``, ``optimizer`` or ``forward``: an operation's part of a training step, by
+    its ``Group`` scope (:func:`group_scope`)."""
+    scope = group_scope(node, ops)
+    if scope is not None:
         for role in ("backward", "optimizer"):
             if scope == role or scope.startswith(role + "/"):
                 return role

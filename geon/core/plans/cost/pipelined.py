@@ -45,7 +45,14 @@ from geon.core.nodes import Node, selected_tensor_ids
 from geon.core.order import run_order
 from geon.core.plans.cost.collectives import Collective
 from geon.core.plans.cost.formulas import collective_seconds
-from geon.core.plans.cost.ledger import _ACTIVATIONS, _PARAMETERS, DeviceMemory, _role, tensor_kinds
+from geon.core.plans.cost.ledger import (
+    _ACTIVATIONS,
+    _PARAMETERS,
+    DeviceMemory,
+    _role,
+    group_scope,
+    tensor_kinds,
+)
 from geon.core.plans.cost.placed import PlacedDocument
 from geon.core.plans.cost.profiles import Profile
 from geon.core.plans.cost.schedules import Grid, in_flight, simulate, stage_orders
@@ -63,24 +70,15 @@ __all__ = [
     "stage_rule",
 ]
 
-_GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
-_CONTRACTED_SPLIT = "urn:geon:2026-11:tag_types.jsd#/tags/ContractedSplit"
 _GRID_LIMIT = 20_000
 
 
 def _scope(node: Node, ops: Mapping[str, Node]) -> str:
-    """An operation's ``Group`` scope without a ``backward/`` or ``optimizer/`` prefix (a
-    contracted split's pieces read the operation they replace)."""
-    tags = node.tags or {}
-    split = tags.get(_CONTRACTED_SPLIT)
-    if isinstance(split, dict):
-        if isinstance(split.get("original"), dict):
-            tags = split["original"].get("tags") or {}
-        elif isinstance(split.get("sum"), str) and split["sum"] in ops:
-            return _scope(ops[split["sum"]], ops)
-    group = tags.get(_GROUP)
-    scope = group.get("scope") if isinstance(group, dict) else None
-    if not isinstance(scope, str):
+    """An operation's ``Group`` scope (:func:`~geon.core.plans.cost.ledger.group_scope`: a
+    contracted split's pieces read the operation they replace) without a ``backward/`` or
+    ``optimizer/`` prefix."""
+    scope = group_scope(node, ops)
+    if scope is None:
         return ""
     scope = scope.strip("/")
     for role in ("backward", "optimizer"):
