@@ -14,7 +14,6 @@ import time
 from datetime import datetime, timedelta
 
 from django.conf import settings
-from django.core.files.storage import Storage
 from django.db import connection as db_connection
 from django.db import transaction
 from django.db.models import Q
@@ -24,6 +23,7 @@ from django.utils import timezone
 from geon.runs.models import ModelImport, Render, Run
 from geon.runs.services.attempts import fail_stranded, worker_gone
 from geon.runs.services.events import publish
+from geon.runs.services.files import do_delete_files
 from geon.runs.services.renders import hand_over_render, render_stuck
 from geon.runs.services.worker import queue_run
 
@@ -84,7 +84,7 @@ def sweep_reviews(now: datetime | None = None) -> int:
     now = now or timezone.now()
     hours = settings.GEON_IMPORT_REVIEW_HOURS
     before = now - timedelta(hours=hours)
-    uploads: list[tuple[Storage, str]] = []
+    uploads: list[str] = []
     count = 0
     with transaction.atomic():
         # a review with no review_since (a row from before the field, or one stopped there
@@ -96,18 +96,13 @@ def sweep_reviews(now: datetime | None = None) -> int:
         )
         for found in left:
             if found.upload.name:
-                uploads.append((found.upload.storage, found.upload.name))
+                uploads.append(found.upload.name)
                 found.upload = ""
             found.status, found.step = ModelImport.Status.EXPIRED, ""
             found.error, found.finished = review_expired(hours), now
             found.save(update_fields=["upload", "status", "step", "error", "finished"])
             count += 1
-
-        def delete() -> None:
-            for storage, name in uploads:
-                storage.delete(name)
-
-        transaction.on_commit(delete)
+        transaction.on_commit(lambda: do_delete_files(uploads))
     if count:
         log.warning("sweep: expired %d model imports left in review over %d h", count, hours)
     return count
