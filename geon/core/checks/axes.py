@@ -235,16 +235,10 @@ def _refusal_issue(node: Node, refusal: AxesRefusal) -> Issue:
     name = "OperationAxesInference"
     summary = _SUMMARIES[refusal.reason]
     ctx_body = (Context("Operation", path(node.id, ".body"), {"kernel": refusal.kernel}),)
-    if refusal.reason == "mixed":
-        return issue(name, refusal.kind, summary, refusal.message, (node.id,), ctx_body)
-    if refusal.reason == "infer":
-        params = {"kernel": refusal.kernel}
-        return issue(name, refusal.kind, summary, refusal.message, (node.id,), ctx_body, params)
-    if refusal.reason == "extents":
-        params = dict(refusal.data)
-        return issue(name, refusal.kind, summary, refusal.message, (node.id,), ctx_body, params)
     out = refusal.output
-    assert out is not None
+    if out is None:  # the operation's own refusal: named at its body, with the values it names
+        params = {"kernel": refusal.kernel} if refusal.reason == "infer" else refusal.data
+        return issue(name, refusal.kind, summary, refusal.message, (node.id,), ctx_body, params)
     return issue(
         name,
         refusal.kind,
