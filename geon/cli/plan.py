@@ -94,8 +94,9 @@ def main(args: argparse.Namespace) -> int:
                 f.write(text)
         except OSError as exc:
             return fail("plan", f'cannot write "{args.out}": {exc.strerror or exc}', 2)
+    collectives = [c.to_json() for c in moves]
     for entry in whole:
-        forced = forced_by(entry.operation, [c.to_json() for c in moves])
+        forced = forced_by(entry.operation, collectives)
         print(
             f"geon plan: operation {operation_name(graph, entry.operation)} runs whole: "
             f"{entry.reason}{f'; {forced}' if forced else ''}",
