@@ -166,9 +166,9 @@ def _read_tensor_axes(index: GraphIndex, node: Node, seen: set[str]) -> TensorAx
         except GeonError as e:
             return TensorAxesReading(None, f"tensor {quote(node.id)}: {e}", "AxisError")
         for axis_name, _ in parts:
-            if index.axis(axis_name) is not None and declared_axis(index, axis_name, seen) is None:
-                return TensorAxesReading(None, None, "AxisError")  # the declaration is malformed
             if declared_axis(index, axis_name, seen) is None:
+                if index.axis(axis_name) is not None:  # declared, but malformed
+                    return TensorAxesReading(None, None, "AxisError")
                 return TensorAxesReading(
                     None,
                     f"tensor {quote(node.id)} names axis {quote(axis_name)}, which is not "
