@@ -39,7 +39,7 @@ from typing import Any
 from geon.core.axes import Axis, AxisRef, CompositeRef
 from geon.core.errors import GeonError
 from geon.interop.onnx_atoms import name_axes
-from geon.interop.onnx_common import OnnxImportError
+from geon.interop.onnx_common import OnnxImportError, attrs
 
 __all__ = ["ROLES", "AxisProposal", "NamesError", "check_names", "declared", "name_by_role",
            "propose", "rename", "with_axes"]  # fmt: skip
@@ -80,13 +80,6 @@ def _atoms(imp: Any, value: str, dim: int) -> list[str]:
     return [ref.axis.name for ref in parts[dim]]
 
 
-def _attr(node: Any, name: str, default: int) -> int:
-    for a in node.attribute:
-        if a.name == name:
-            return int(a.i)
-    return default
-
-
 class _Reader:
     """The evidence of each role, first one kept per axis: ``found[axis] = (role, seen)``."""
 
@@ -117,7 +110,7 @@ class _Reader:
             if n.op_type != "LayerNormalization":
                 continue
             rank = len(self.imp.shapes.get(n.input[0], ()))
-            axis = _attr(n, "axis", -1) % max(rank, 1)
+            axis = int(attrs(n).get("axis", -1)) % max(rank, 1)
             for d in range(axis, rank):
                 atoms = _atoms(self.imp, n.input[0], d)
                 if len(atoms) == 1:
@@ -182,7 +175,7 @@ class _Reader:
         used: set[str] = set()
         for n in self.imp.nodes:
             if n.op_type in ("MatMul", "Gemm") and n.input[0] in self.imp.parts:
-                trans = n.op_type == "Gemm" and _attr(n, "transA", 0)
+                trans = n.op_type == "Gemm" and int(attrs(n).get("transA", 0))
                 used.update(_atoms(self.imp, n.input[0], 0 if trans else -1))
             elif n.op_type.startswith("Reduce") or n.op_type in ("Conv", "Softmax"):
                 for d in range(len(self.imp.shapes.get(n.input[0], ()))):
