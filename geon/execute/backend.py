@@ -108,6 +108,13 @@ class Backend:
         out[...] = result
         return out
 
+    def products(self, a: Array, b: Array) -> Array:
+        """``a @ b`` of batched operands, a new array: on NumPy by
+        :func:`~geon.execute.blas.batched_matmul` (small products on one BLAS thread each)."""
+        if self.native is None:
+            return self.xp.matmul(a, b)
+        return batched_matmul(self.native, a, b, None)
+
     def matmul(self, a: Array, b: Array, out: Array | None, shape: Sequence[int]) -> Array:
         """``a @ b`` (2-D) reshaped to ``shape``, into ``out`` when given: one BLAS call, and on
         NumPy/CuPy written straight into a contiguous ``out``."""

@@ -160,14 +160,10 @@ def lower_contraction(be: Backend, c: Contraction, shapes: Sequence[Shape]) -> K
         if pb is not None:
             b = xp.permute_dims(b, pb)
         a, b = xp.reshape(a, (nb, m_, k_)), xp.reshape(b, (nb, k_, n_))
-        if nat is None:
-            r = xp.matmul(a, b)
-        elif direct(out, a):
+        if nat is not None and direct(out, a):
             batched_matmul(nat, a, b, nat.reshape(out, (nb, m_, n_)))
             return out
-        else:
-            r = batched_matmul(nat, a, b, None)
-        r = xp.reshape(r, made_shape)
+        r = xp.reshape(be.products(a, b), made_shape)
         if reorder is not None:
             r = xp.permute_dims(r, reorder)
         return deliver(be, r, out, r.dtype)

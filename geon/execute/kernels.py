@@ -506,10 +506,7 @@ def _lower_conv(
         if direct and out is not None and be.is_contiguous(out) and out.dtype == cols.dtype:
             batched_matmul(be.native, ft, cols, xp.reshape(out, (nbatch, k, p * q)))
             return out
-        made = (
-            xp.matmul(ft, cols) if be.native is None else batched_matmul(be.native, ft, cols, None)
-        )
-        res = xp.reshape(made, (*batch, k, p, q))
+        res = xp.reshape(be.products(ft, cols), (*batch, k, p, q))
         if final is not None:
             res = xp.permute_dims(res, final)
         return _deliver(be, res, out, dtype)
