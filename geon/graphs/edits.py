@@ -140,14 +140,15 @@ def _renamed_params(params: Any, old: str, new: str) -> Any:
 
 def _rename_ops(doc: Document, old: str, new: str) -> list[dict[str, Any]]:
     ops: list[dict[str, Any]] = []
-    readers = set(doc.index.axis_readers(old))
-    # an operation may name the axis in its params only (its inputs not connected yet)
-    readers.update(
-        n.id
-        for n in doc.nodes
-        if n.type == OPERATION
-        and _renamed_params(n.body.get("params"), old, new) != n.body.get("params")
-    )
+    # every operation's params renamed once: those that change are rewritten below, and an
+    # operation may name the axis in its params only (its inputs not connected yet)
+    renamed: dict[str, Any] = {}
+    for n in doc.nodes:
+        if n.type == OPERATION and "params" in n.body:
+            params = _renamed_params(n.body["params"], old, new)
+            if params != n.body["params"]:
+                renamed[n.id] = params
+    readers = set(doc.index.axis_readers(old)) | renamed.keys()
     for nid in doc.index.in_document_order(readers):
         node = doc.node(nid)
         op: dict[str, Any] = {"op": "update_node", "id": nid}
@@ -160,13 +161,11 @@ def _rename_ops(doc: Document, old: str, new: str) -> list[dict[str, Any]]:
                     tags[url] = {"axes": axes}
         if tags:
             op["tags"] = tags
-        if node.type == OPERATION and "params" in node.body:
-            params = _renamed_params(node.body["params"], old, new)
-            if params != node.body["params"]:
-                # a merge patch would merge the maps' old keys back in: replace params whole
-                op["body"] = {"params": None}
-                ops.append(op)
-                op = {"op": "update_node", "id": nid, "body": {"params": params}}
+        if nid in renamed:
+            # a merge patch would merge the maps' old keys back in: replace params whole
+            op["body"] = {"params": None}
+            ops.append(op)
+            op = {"op": "update_node", "id": nid, "body": {"params": renamed[nid]}}
         if len(op) > 2:
             ops.append(op)
     return ops
