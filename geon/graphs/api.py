@@ -531,18 +531,19 @@ def create_plan(request: HttpRequest, graph_id: str, payload: PlanIn) -> Status[
 
 
 def _save_plan(request: HttpRequest, graph: Any, fields: tuple[Any, ...], plan: Any) -> Any:
-    """Check a plan's fields (name, mesh, spec, axis mapping, inputs, pipeline); save them."""
-    checked = services.check_plan(*fields).to_json()
+    """Save a plan's fields (name, mesh, spec, axis mapping, inputs, pipeline), which
+    :func:`~geon.graphs.services.do_save_plan` checks."""
+    name, mesh, spec, axis_mapping, inputs, pipeline = fields
     return services.do_save_plan(
         request.user,
         graph,
-        checked["name"],
-        checked["mesh"],
-        checked["spec"],
+        name,
+        mesh,
+        spec,
         plan,
-        axis_mapping=checked["axisMapping"],
-        inputs=checked["inputs"],
-        pipeline=checked.get("pipeline"),
+        axis_mapping=axis_mapping,
+        inputs=inputs,
+        pipeline=pipeline,
     )
 
 

@@ -87,16 +87,16 @@ def do_save_plan(
     inputs: dict[str, Any] | None = None,
     pipeline: dict[str, Any] | None = None,
 ) -> ShardPlan:
-    """Create (``plan`` None) or change a plan (fields already checked by :func:`check_plan`;
-    no ``axis_mapping``, ``inputs`` or ``pipeline`` means none): refused with ``conflict`` when
-    another plan of the graph has the name, and with ``invalid_edit`` when the plan does not fit
-    the graph's current document (an unknown operation, axis or input, a split the operation's
-    index space does not allow, pipeline stages the cost model's stage rule refuses:
-    :func:`geon.core.plans.cost.pipelined.check_stages` on the plan written into it), changing
-    nothing. A change of how it places the graph (its pipeline's
-    axis too: a pipelined plan is written on the mesh less that axis) forgets what it last
-    generated (the document is not on it until it is generated again). Once committed, the
-    graph's websocket clients hear that its plans changed."""
+    """Create (``plan`` None) or change a plan (fields as a request gives them, checked here by
+    :func:`check_plan`; no ``axis_mapping``, ``inputs`` or ``pipeline`` means none): refused
+    with ``conflict`` when another plan of the graph has the name, and with ``invalid_edit``
+    when the plan does not fit the graph's current document (an unknown operation, axis or
+    input, a split the operation's index space does not allow, pipeline stages the cost model's
+    stage rule refuses: :func:`geon.core.plans.cost.pipelined.check_stages` on the plan written
+    into it), changing nothing. A change of how it places the graph (its pipeline's axis too: a
+    pipelined plan is written on the mesh less that axis) forgets what it last generated (the
+    document is not on it until it is generated again). Once committed, the graph's websocket
+    clients hear that its plans changed."""
     core = check_plan(name, mesh, spec, axis_mapping, inputs, pipeline)
     checked = core.to_json()
     checked.setdefault("pipeline", {})
