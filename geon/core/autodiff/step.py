@@ -13,9 +13,11 @@ The step is the forward document with, added to it:
   - ``sgd``: ``w.next = w - lr·g``;
   - ``momentum``: ``w.m.next = μ·w.m + g``, ``w.next = w - lr·w.m.next`` (μ = 0.9);
   - ``adam``: ``w.m.next = β1·w.m + (1-β1)·g``, ``w.v.next = β2·w.v + (1-β2)·g²``,
-    ``w.next = w - lr·(w.m.next / (1-β1^t)) / (sqrt(w.v.next / (1-β2^t)) + ε)`` with
-    β1 = 0.9, β2 = 0.999, ε = 1e-8 and ``t`` the input ``step`` (1 for the first step;
-    ``step.next`` = t + 1).
+    ``w.next = w - α·w.m.next / (sqrt(w.v.next) / sqrt(1-β2^t) + ε)`` with α = lr / (1-β1^t)
+    (PyTorch's own arrangement of the bias corrections), β1 = 0.9, β2 = 0.999, ε = 1e-8 and
+    ``t`` the input ``step`` (1 for the first step; ``step.next`` = t + 1). The scalars α and
+    ``sqrt(1-β2^t)`` depend on ``t`` alone, so they are computed once per step (scope
+    ``optimizer/step``) and read by every variable's update: 13 operations a variable, not 20.
 
 Optimizer state (``w.m``, ``w.v``, ``step``) are plain inputs of the step (fed zeros, and 1,
 at the first step) and outputs (``.next``): the step is a pure function, so a plan shards the
@@ -206,20 +208,25 @@ def training_step(
     outs: list[Tensor] = []
     groups = dict(grads.groups)
     taken = {t.name for t in fw.tensors.values() if t.name}
-    step_t: Tensor | None = None
+    corrections: BiasCorrections | None = None
     if optimizer == "adam" and fw.variables:
-        dtype = fw.variables[0].dtype
-        step_t = placeholder([], name=_free_label("step", taken), dtype=dtype)
-        nxt = F.add(step_t, scalar(1.0, step_t), name=f"{step_t.name}.next")
-        outs.append(nxt)
-        groups[nxt.id] = "optimizer/step"
+        floor = _next_seq()
+        corrections = BiasCorrections(
+            placeholder([], name=_free_label("step", taken), dtype=fw.variables[0].dtype), rate
+        )
+        outs.append(corrections.step_next)
+        made = [corrections.step_next]
+        for v in fw.variables:
+            made.extend(corrections.for_dtype(v))
+        for t in _new_since(made, floor, set(fw.tensors)):
+            groups.setdefault(t.id, "optimizer/step")
     for v in fw.variables:
         g = grads.grads.get(v.id)
         if g is None:
             continue
         name = v.name or v.id
         floor = _next_seq()
-        made = _update(v, g, name, optimizer, rate, step_t, taken)
+        made = _update(v, g, name, optimizer, rate, corrections, taken)
         outs.extend(made)
         for t in _new_since(made, floor, set(fw.tensors)):
             groups.setdefault(t.id, f"optimizer/{name}")
@@ -240,13 +247,34 @@ def _free_label(label: str, taken: set[str]) -> str:
     return label
 
 
+class BiasCorrections:
+    """Adam's scalars that depend on the step ``t`` alone, made once per step and per dtype:
+    ``step_size`` = lr / (1-β1^t) and ``root`` = sqrt(1-β2^t) (as ``torch.optim.Adam`` computes
+    them). :func:`training_step` makes them for every variable's dtype before any update, in
+    the scope ``optimizer/step``; the updates only read them."""
+
+    def __init__(self, step: Tensor, lr: float) -> None:
+        self.step = step
+        self.lr = lr
+        self.step_next = F.add(step, scalar(1.0, step), name=f"{step.name}.next")
+        self._made: dict[str, tuple[Tensor, Tensor]] = {}
+
+    def for_dtype(self, like: Tensor) -> tuple[Tensor, Tensor]:
+        """``(step_size, root)`` in ``like``'s dtype."""
+        if like.dtype not in self._made:
+            c1 = F.subtract(scalar(1.0, like), F.power(scalar(BETA1, like), self.step))
+            c2 = F.subtract(scalar(1.0, like), F.power(scalar(BETA2, like), self.step))
+            self._made[like.dtype] = (F.divide(scalar(self.lr, like), c1), F.sqrt(c2))
+        return self._made[like.dtype]
+
+
 def _update(
     v: Tensor,
     g: Tensor,
     name: str,
     optimizer: str,
     lr: float,
-    step: Tensor | None,
+    corrections: BiasCorrections | None,
     taken: set[str],
 ) -> list[Tensor]:
     axes = list(v.axes)
@@ -257,15 +285,13 @@ def _update(
         m_next = F.add(F.multiply(m, scalar(MOMENTUM, v)), g)
         w_next = F.subtract(v, F.multiply(m_next, scalar(lr, v)), name=f"{name}.next")
         return [conform_named(w_next, axes), _output(m_next, axes, f"{name}.m.next")]
-    assert step is not None
+    assert corrections is not None
+    step_size, root = corrections.for_dtype(v)
     s = placeholder(axes, name=_free_label(f"{name}.v", taken), dtype=v.dtype)
     m_next = F.add(F.multiply(m, scalar(BETA1, v)), F.multiply(g, scalar(1 - BETA1, v)))
     v_next = F.add(F.multiply(s, scalar(BETA2, v)), F.multiply(F.square(g), scalar(1 - BETA2, v)))
-    c1 = F.subtract(scalar(1.0, v), F.power(scalar(BETA1, v), step))
-    c2 = F.subtract(scalar(1.0, v), F.power(scalar(BETA2, v), step))
-    denom = F.add(F.sqrt(F.divide(v_next, c2)), scalar(EPSILON, v))
-    delta = F.divide(F.multiply(F.divide(m_next, c1), scalar(lr, v)), denom)
-    w_next = F.subtract(v, delta, name=f"{name}.next")
+    denom = F.add(F.divide(F.sqrt(v_next), root), scalar(EPSILON, v))
+    w_next = F.subtract(v, F.multiply(F.divide(m_next, denom), step_size), name=f"{name}.next")
     return [
         conform_named(w_next, axes),
         _output(m_next, axes, f"{name}.m.next"),
