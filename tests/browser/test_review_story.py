@@ -38,7 +38,10 @@ PIN = [0x7A, 0x3F, 0xC4, 255]
 
 
 def pin_colour(tab: Any, node: str) -> list[int]:
-    """The canvas's pixel where a pin on ``node`` is drawn (left of its count)."""
+    """The canvas's pixel where a pin on ``node`` is drawn (left of its count), once the
+    layout worker has placed the node's box (a box is drawn only where it has a place; a
+    thread's edit can arrive while the worker lays the view out again)."""
+    tab.wait_for_function("(id) => window.geon.boxes().some((b) => b.id === id)", arg=node)
     painted(tab)
     return tab.evaluate(
         """(id) => {
