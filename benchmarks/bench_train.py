@@ -13,12 +13,16 @@ this process (the machine is shared: wall-clock ratios swung from 7x to 15x betw
 With ``--stages``, also each stage of the cost model on both documents (best CPU time): reading
 the shards, the run order, the padded-read check, the collectives, the tensor kinds and the
 whole memory ledger (which includes the two before it), next to the documents' operations,
-shards and regions, so the ratio of each stage can be read against the ratio of the sizes.
+shards and regions, so the ratio of each stage can be read against the ratio of the sizes; and
+the **operation shapes**: operations that differ only in their ids, axis names and scopes (equal
+kernel, regions read and written, and index projections), the least a cost model that costed
+each such class once, whatever its number of copies, would still have to walk.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from collections import Counter
@@ -31,7 +35,7 @@ from bench_onnx import _stack
 
 from geon import core as gc
 from geon.core.autodiff import Forward, merge, training_step
-from geon.core.graph import OPERATION, Graph
+from geon.core.graph import IPF_INDEX, IPF_SIGNATURE, OPERATION, Graph
 from geon.core.order import run_order
 from geon.core.plans import apply_plan
 from geon.core.plans.cost import cost_report, load_profile
@@ -78,7 +82,22 @@ def _stages(placed: Graph, profile: Any, repeat: int) -> dict[str, float]:
     }
     out = {name: _best(fn, repeat)[0] * 1e3 for name, fn in stages.items()}
     out |= {"operations": len(ops), "shards": len(table.ids), "regions": len(table.rows)}
+    out["operation shapes"] = len({_shape(op) for op in placed.of_type(OPERATION)})
     return out
+
+
+def _shape(op: Any) -> str:
+    """An operation's class up to ids, axis names and scope: its kernel, its regions, its index
+    box and projections, and which other tags it has."""
+    body = op.body
+
+    def regions(ports: dict[str, Any]) -> dict[str, Any]:
+        return {k: [s["range"] for s in v] for k, v in ports.items()}
+
+    tags = {k: op.tags[k] if k in (IPF_INDEX, IPF_SIGNATURE) else None for k in op.tags}
+    return json.dumps(
+        [body["kernel"], regions(body["inputs"]), regions(body["outputs"]), tags], sort_keys=True
+    )
 
 
 def main() -> None:
@@ -111,7 +130,7 @@ def main() -> None:
     print(f"step cost / forward cost: {times['step'] / times['forward']:.2f}x (goal < 2x)")
     for what in stages.get("step", {}):
         f, s = stages["forward"][what], stages["step"][what]
-        unit = "" if what in ("operations", "shards", "regions") else " ms"
+        unit = " ms" if isinstance(f, float) else ""
         print(f"  {what:14} forward {f:9.1f}{unit}  step {s:9.1f}{unit}  {s / max(f, 1e-9):5.2f}x")
 
 
