@@ -22,12 +22,19 @@ from __future__ import annotations
 
 import os
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from typing import Any
 
-__all__ = ["SMALL_MACS", "batched_matmul", "blas_controller", "blas_threads", "one_blas_thread"]
+__all__ = [
+    "SMALL_MACS",
+    "batched_matmul",
+    "blas_controller",
+    "blas_threads",
+    "in_parts",
+    "one_blas_thread",
+]
 
 Array = Any
 
@@ -95,36 +102,54 @@ def one_blas_thread(blas: Any) -> Iterator[None]:
                 _LIMIT["limiter"] = None
 
 
+def in_parts(nat: Any, n: int, work: Callable[[int, int], None], macs: int) -> None:
+    """``work(lo, hi)`` over ``[0, n)`` (a batch of ``n`` items of ``macs`` multiply-adds
+    each, whose BLAS calls write disjoint outputs): when the items are small
+    (:data:`SMALL_MACS`) and the BLAS has more than one thread, cut into one contiguous part per
+    core, each on its own thread with BLAS on one thread (one join for the batch); otherwise one
+    part on the calling thread, BLAS as it is (inside a sharded run's concurrent group BLAS has
+    one thread already)."""
+    if (
+        nat.__name__ != "numpy"
+        or macs >= SMALL_MACS
+        or n < 1
+        or threading.current_thread().name.startswith("geon-")
+    ):
+        work(0, n)
+        return
+    blas = blas_controller()
+    if blas_threads() <= 1:
+        work(0, n)
+        return
+    parts = min(_CORES, n)
+    cuts = [n * i // parts for i in range(parts + 1)]
+    pool = _parts_pool()  # None on one core, where there is one part
+    with one_blas_thread(blas):
+        futures = [pool.submit(work, cuts[i], cuts[i + 1]) for i in range(1, parts)] if pool else []
+        work(cuts[0], cuts[1])
+        for f in futures:
+            f.result()
+
+
 def batched_matmul(nat: Any, a: Array, b: Array, out: Array | None) -> Array:
     """``nat.matmul(a, b, out=out)`` for ``a`` of shape ``(batch, m, k)`` or ``(m, k)`` and
-    ``b`` of ``(batch, k, n)`` or ``(k, n)`` (NumPy): when the products are small
-    (:data:`SMALL_MACS`) and the BLAS has more than one thread, a batch in parts on one BLAS
-    thread each, a single product on one thread (inside a sharded run's concurrent group BLAS
-    has one already: the product runs as is)."""
-    nb = b.shape[0] if b.ndim == 3 else 1
+    ``b`` of ``(batch, k, n)`` or ``(k, n)`` (NumPy): small products (:data:`SMALL_MACS`) by
+    :func:`in_parts` (a single one on one BLAS thread, without a join)."""
     m, k = a.shape[-2], a.shape[-1]
     n = b.shape[-1]
     if nat.__name__ != "numpy" or m * k * n >= SMALL_MACS:
         return nat.matmul(a, b, out=out)
-    blas = blas_controller()
-    if blas_threads() <= 1 or threading.current_thread().name.startswith("geon-"):
-        return nat.matmul(a, b, out=out)
-    if nb < 2:  # one small product: one thread does it, without a join
-        with one_blas_thread(blas):
-            return nat.matmul(a, b, out=out)
+    if b.ndim < 3:
+        result: list[Array] = []
+        in_parts(nat, 1, lambda lo, hi: result.append(nat.matmul(a, b, out=out)), m * k * n)
+        return result[0]
+    nb = b.shape[0]
     if out is None:
         out = nat.empty((nb, m, n), dtype=nat.result_type(a, b))
-    parts = min(_CORES, nb)
-    cuts = [nb * i // parts for i in range(parts + 1)]
+    target = out
 
-    def part(i: int) -> None:
-        s, e = cuts[i], cuts[i + 1]
-        nat.matmul(a[s:e] if a.ndim == 3 else a, b[s:e], out=out[s:e])
+    def part(lo: int, hi: int) -> None:
+        nat.matmul(a[lo:hi] if a.ndim == 3 else a, b[lo:hi], out=target[lo:hi])
 
-    with one_blas_thread(blas):
-        pool = _parts_pool()
-        futures = [pool.submit(part, i) for i in range(1, parts)] if pool is not None else []
-        part(0)
-        for f in futures:
-            f.result()
+    in_parts(nat, nb, part, m * k * n)
     return out
