@@ -37,6 +37,7 @@ from geon.core.autodiff.forward import AutodiffError, Forward, merge
 from geon.core.autodiff.rules import Fresh, conform, is_float, scalar, vjp
 from geon.core.builder import functions as F
 from geon.core.builder.tensor import Tensor, constant, placeholder
+from geon.core.collector import collector_paused
 from geon.core.dtypes import numpy_dtype
 from geon.core.graph import Graph
 
@@ -120,10 +121,11 @@ def gradients(doc: Graph, loss: str = "loss") -> Gradients:
         wanted = [t for _, ts in op.inputs for t in ts if t.id in live and is_float(t)]
         if not wanted:
             continue
+        produced: list[Tensor] = []
         for t, contribution in vjp(op, g, fresh):
             if t.id in live and is_float(t):
-                parts.setdefault(t.id, []).append(_same_dtype(contribution, t))
-        produced = [p for ps in parts.values() for p in ps]
+                produced.append(_same_dtype(contribution, t))
+                parts.setdefault(t.id, []).append(produced[-1])
         scope = "backward/" + op.scope
         for t in _new_since(produced, floor, known):
             groups.setdefault(t.id, scope)
@@ -139,6 +141,7 @@ def gradients(doc: Graph, loss: str = "loss") -> Gradients:
     return Gradients(fw, y, grads, groups)
 
 
+@collector_paused()
 def gradient_document(doc: Graph, loss: str = "loss") -> Graph:
     """``doc`` with the backward graph added and each variable's gradient an output labelled
     ``<name>.grad`` (what the tests compare with PyTorch's autograd)."""
@@ -182,6 +185,7 @@ def check_options(optimizer: str, lr: Any) -> float:
     return float(lr)
 
 
+@collector_paused()  # a burst of builder objects, none in a cycle (geon.core.collector)
 def training_step(
     doc: Graph,
     *,
