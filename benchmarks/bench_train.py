@@ -8,8 +8,9 @@ chained with ``onnx.compose`` as bench_onnx.py does), imports it (batch 8) and a
 ``sum(y·r)``. Prints the best of ``--repeat`` times of :func:`geon.core.autodiff.training_step`
 (Adam) on it, the documents' sizes, and the best time of ``cost_report`` of the forward document
 and of the step, both under the same data-parallel plan (the batch over 8 devices of
-``h100-sxm-8``), with their ratio and the collectives each predicts. Times are CPU time of
-this process (the machine is shared: wall-clock ratios swung from 7x to 15x between runs).
+``h100-sxm-8``), with their ratio and the collectives each predicts. The process's collector is
+tuned first, as the CLI's and the server's are. Times are CPU time of this process (the
+machine is shared: wall-clock ratios swung from 7x to 15x between runs).
 With ``--stages``, also each stage of the cost model on both documents (best CPU time): reading
 the shards, the run order, the padded-read check, the collectives, the tensor kinds and the
 whole memory ledger (which includes the two before it), next to the documents' operations,
@@ -35,6 +36,7 @@ from bench_onnx import _stack
 
 from geon import core as gc
 from geon.core.autodiff import Forward, merge, training_step
+from geon.core.collector import tune_for_documents
 from geon.core.graph import IPF_INDEX, IPF_SIGNATURE, OPERATION, Graph
 from geon.core.order import run_order
 from geon.core.plans import apply_plan
@@ -107,6 +109,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--stages", action="store_true", help="time each stage too")
     args = parser.parse_args()
+    tune_for_documents()  # as the CLI's and the server's processes are (geon.core.collector)
     forward = _forward(args.layers)
     ops = len(forward.of_type(OPERATION))
     t, step = _best(lambda: training_step(forward, optimizer="adam", lr=1e-3), args.repeat)
