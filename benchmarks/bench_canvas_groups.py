@@ -27,12 +27,15 @@ Rows (each figure the median over ``--repeat`` fresh pages; ratio = editor / flo
   draws collapsed (``same boxes``), and every box of the graph laid out with its groups
   expanded (``whole graph``: what a plain canvas draws to show this graph without collapsing);
 - ``expand one layer``: from toggling a middle layer open (``window.geonGroups.toggle``) to
-  the end of the first frame with its contents in place (only that layer's block is laid out, in
-  the worker), against the floor drawing the boxes of that state: once at once after the first
-  paint (the worker may still be laying out ahead the blocks a click opens next), once after the
-  page was left idle for ``IDLE_MS``; ``collapse it again``: the same for closing the second (no
-  layout at all). After each close every box must be back exactly where it was: the run stops
-  if any moved (``positions stable``);
+  the end of the first frame with its contents in place (a layer shaped like one laid out before
+  takes its places at once; else it is drawn at once with a provisional layout, and only that
+  layer's block is laid out by ELK, in the worker), against the floor drawing the boxes of that
+  state: once at once after the first paint (the worker may still be laying out ahead the blocks
+  a click opens next), once after the page was left idle for ``IDLE_MS``; ``ELK's layout in
+  place``: the same to the first frame after ELK's layout replaced the provisional one
+  (``window.geonLayout.provisional()``); ``collapse it again``: the same for closing the second
+  (no layout at all). After each close every box must be back exactly where it was: the run
+  stops if any moved (``positions stable``);
 - ``expand all``: from clicking "Expand all" to the end of the first frame that draws the whole
   graph laid out group by group, against the floor drawing the same boxes and frames;
 - ``pan/zoom frame`` and ``pan/zoom p95``: bench_canvas.py's frames (zoom from fit to 1:1 while
@@ -90,7 +93,9 @@ TOGGLE = """async (path) => {
   const t0 = performance.now();
   window.geonGroups.toggle(path);
   while (window.geonGroups.laidOutAt() === null) await new Promise(requestAnimationFrame);
-  return window.geonGroups.laidOutAt() - t0;
+  const shown = window.geonGroups.laidOutAt() - t0;
+  while (window.geonLayout?.provisional()) await new Promise(requestAnimationFrame);
+  return [shown, performance.now() - t0];
 }"""
 
 
@@ -121,12 +126,12 @@ def frames(
     return [statistics.median(times), times[int(len(times) * 0.95) - 1]]
 
 
-def open_close(page: Page, layer: str, before: dict[str, Any]) -> tuple[float, float, Any]:
-    """Open ``layer`` and close it again: both times, and the scene opened; every box must be
-    back in its place."""
+def open_close(page: Page, layer: str, before: dict[str, Any]) -> tuple[list[float], float, Any]:
+    """Open ``layer`` and close it again: the times it took to show opened and to take ELK's
+    layout, the time to close, and the scene opened; every box must be back in its place."""
     one = page.evaluate(TOGGLE, layer)
     opened = page.evaluate("window.geon.scene()")
-    close = page.evaluate(TOGGLE, layer)
+    close = page.evaluate(TOGGLE, layer)[0]
     away = moved(before, page.evaluate("window.geon.scene()"))
     if away:
         raise SystemExit(f"opening and closing {layer} moved {len(away)} boxes, first {away[:3]}")
@@ -152,8 +157,10 @@ def editor_run(
     pan = frames(page, "geon", expanded, size, count)
     return {
         "first": first,
-        "at_once": at_once,
-        "one": one,
+        "at_once": at_once[0],
+        "at_once_elk": at_once[1],
+        "one": one[0],
+        "one_elk": one[1],
         "close": close,
         "expand": expand,
         "pan": pan[0],
@@ -192,7 +199,8 @@ def main() -> None:
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(Handler))
     threading.Thread(target=server.serve_forever, daemon=True).start()
     base = f"http://127.0.0.1:{server.server_address[1]}"
-    keys = ("first", "floor", "at_once", "one", "close", "floor_one", "expand", "floor_all")
+    keys = ("first", "floor", "at_once", "at_once_elk", "one", "one_elk", "close", "floor_one")
+    keys += ("expand", "floor_all")
     rows: dict[str, list[float]] = {k: [] for k in (*keys, "pan", "p95", "floor_pan", "floor_p95")}
     errors: list[str] = []
     last: dict[str, Any] = {}
@@ -211,7 +219,9 @@ def main() -> None:
             context, page = fresh()
             last = editor_run(page, base, doc, args.layers, args.frames)
             context.close()
-            for key in ("first", "at_once", "one", "close", "expand", "pan", "p95"):
+            for key in ("first", "at_once", "at_once_elk", "one", "one_elk", "close", "expand"):
+                rows[key].append(last[key])
+            for key in ("pan", "p95"):
                 rows[key].append(last[key])
             floors = (
                 ("floor", last["collapsed"]),
@@ -245,7 +255,9 @@ def main() -> None:
         ("first paint, collapsed (same boxes)", "first", "floor"),
         ("first paint, collapsed (whole graph)", "first", "floor_all"),
         ("expand one layer, at first paint", "at_once", "floor_one"),
+        ("  ... ELK's layout in place", "at_once_elk", "floor_one"),
         (f"expand one layer, {IDLE_MS} ms later", "one", "floor_one"),
+        ("  ... ELK's layout in place", "one_elk", "floor_one"),
         ("collapse it again", "close", "floor"),
         ("expand all", "expand", "floor_all"),
         ("pan/zoom frame, expanded", "pan", "floor_pan"),

@@ -65,7 +65,10 @@ CLOSE_UP = """(id) => {
 
 
 def laid_out(tab: Page) -> None:
-    tab.wait_for_function("() => geonGroups.laidOutAt() !== null", timeout=15_000)
+    """Wait until every drawn box is in place, with ELK's layout (not a provisional one)."""
+    tab.wait_for_function(
+        "() => geonGroups.laidOutAt() !== null && !geonLayout.provisional()", timeout=15_000
+    )
 
 
 #: The minimap's pixel at the middle of a group's rect (the minimap shows the whole graph).

@@ -8,6 +8,7 @@
 import type ELK from "elkjs/lib/elk-api.js";
 import type { Grouped } from "./groups";
 import { placeLevel, type LayoutInput, type Levels } from "./layout";
+import { quickLevel } from "./quickLayout";
 import { bounds, type Rect } from "./viewport";
 
 /** A frame's margin around what it holds, and its header (the chevron and the scope's name). */
@@ -63,11 +64,23 @@ async function cachedLevel(
  * Places every box no Layout tag places, group by group (``runLayout``'s ``levels``); ``pause``
  * runs before each level ELK lays out (the worker's layouts ahead wait there for the real ones).
  */
-export const groupLevels = async (
+export const groupLevels = (
   elk: InstanceType<typeof ELK>,
   input: LayoutInput,
   pause?: () => Promise<void>,
-): ReturnType<Levels> => {
+): ReturnType<Levels> =>
+  byLevel(input, (items, edges, padding) => cachedLevel(elk, items, edges, padding, pause));
+
+/** The same places, each level placed without ELK at once (render/quickLayout.ts): shown until ELK's arrive. */
+export const quickLevels = (input: LayoutInput): ReturnType<Levels> => byLevel(input, quickLevel);
+
+type PlaceLevel = (
+  items: { id: string; w: number; h: number }[],
+  edges: { from: string; to: string }[],
+  padding?: string,
+) => ReturnType<typeof quickLevel> | ReturnType<typeof placeLevel>;
+
+async function byLevel(input: LayoutInput, placeOne: PlaceLevel): ReturnType<Levels> {
   const parent = new Map<string, Level>();
   const size = new Map<string, { w: number; h: number }>();
   const kids = new Map<Level, string[]>();
@@ -116,12 +129,10 @@ export const groupLevels = async (
     const items: { id: string; w: number; h: number }[] = [];
     for (const id of kids.get(level) ?? [])
       items.push({ id, ...(expanded.has(id) ? await place(id) : size.get(id)!) });
-    const done = await cachedLevel(
-      elk,
+    const done = await placeOne(
       items,
       edgesAt.get(level) ?? [],
       level === undefined ? undefined : PADDING,
-      pause,
     );
     relative.set(level, done.rects);
     return { w: done.w, h: done.h };
@@ -144,7 +155,7 @@ export const groupLevels = async (
   await place(undefined);
   put(undefined, 0, 0);
   return { rects };
-};
+}
 
 /** ``rects`` with each expanded group's frame around what it holds (innermost first); a group holding nothing drawn has none. */
 export function withFrames(rects: Map<string, Rect>, grouped: Grouped): Map<string, Rect> {

@@ -284,17 +284,24 @@ export function groupedView(
   const parentOf = new Map<string, string>();
   const hiddenIn = new Map<string, string>();
   const shownAs = new Map<string, string>();
+  // one id string per group, not one per box
+  const ids = new Map<string, string>();
+  const idOf = (path: string): string => {
+    let id = ids.get(path);
+    if (id === undefined) ids.set(path, (id = groupId(path)));
+    return id;
+  };
   for (const b of view.boxes) {
     const path = tree.of.get(b.id);
     const h = hiddenBy(path);
     if (h !== null) {
-      hiddenIn.set(b.id, groupId(h));
-      shownAs.set(b.id, groupId(h));
+      hiddenIn.set(b.id, idOf(h));
+      shownAs.set(b.id, idOf(h));
       continue;
     }
     boxes.push(b);
     shownAs.set(b.id, b.id);
-    if (path) parentOf.set(b.id, groupId(path));
+    if (path) parentOf.set(b.id, idOf(path));
   }
   for (const g of groups) if (g.parent) parentOf.set(g.id, g.parent);
   const edges: GroupedEdge[] = [];
@@ -303,6 +310,11 @@ export function groupedView(
     const from = shownAs.get(e.from);
     const to = shownAs.get(e.to);
     if (!from || !to || from === to) continue;
+    // an edge between two drawn boxes is the view's own, listed once: only a collapsed group's can bundle
+    if (from === e.from && to === e.to) {
+      edges.push({ from, to, port: e.port, count: 1 });
+      continue;
+    }
     const key = `${from}->${to}`;
     const seen = byKey.get(key);
     if (seen) seen.count += 1;

@@ -3,7 +3,15 @@ import { beforeEach, describe, expect, it } from "vitest";
 import { graphView, OPERATION, TENSOR, type LoomDocument, type LoomNode } from "../model/document";
 import { groupLevels, levelStats, withFrames } from "./groupLayout";
 import { defaultCollapsed, GROUP, groupedView, groupId, scopeTree } from "./groups";
-import { blockInput, changedGroup, closedLayout, makeRoom, openedLayout } from "./incremental";
+import {
+  BlockCache,
+  blockInput,
+  changedGroup,
+  closedLayout,
+  makeRoom,
+  openedLayout,
+  placedBlock,
+} from "./incremental";
 import { layoutInput, runLayout } from "./layout";
 import { intersects, type Rect } from "./viewport";
 
@@ -74,10 +82,11 @@ async function opened(
   const before = groupedView(view, tree, was);
   const after = groupedView(view, tree, now);
   const change = changedGroup(before, was, now)!;
-  const block = new Map(
-    await runLayout(elk, blockInput(layoutInput(after.view, after), path), groupLevels),
-  );
-  const frame = withFrames(new Map(block), after).get(groupId(path))!;
+  const { block, frame } = placedBlock(
+    new Map(await runLayout(elk, blockInput(layoutInput(after.view, after), path), groupLevels)),
+    groupId(path),
+    after,
+  )!;
   return {
     rects: withFrames(
       openedLayout(rects, change.group, rects.get(groupId(path))!, block, frame),
@@ -163,6 +172,28 @@ describe("opening and closing one group", () => {
     levelStats.placed = 0;
     expect(closed(rects, now, "/layers.1")).toEqual(start);
     expect(levelStats.placed).toBe(0);
+  });
+});
+
+describe("opening a group shaped like one opened before", () => {
+  it("takes the places ELK gave that group's block, as ELK places its own, and nothing for another shape", async () => {
+    const all = defaultCollapsed(tree, 100);
+    const opening = (path: string) => {
+      const after = groupedView(view, tree, new Set([...all].filter((p) => p !== path)));
+      return { after, input: blockInput(layoutInput(after.view, after), path) };
+    };
+    const laid = async (path: string) => {
+      const { after, input } = opening(path);
+      return placedBlock(new Map(await runLayout(elk, input, groupLevels)), groupId(path), after)!;
+    };
+    // given layer 1's block laid out and kept
+    const cache = new BlockCache();
+    expect(cache.get(opening("/layers.1").input)).toBeNull();
+    cache.set(opening("/layers.1").input, await laid("/layers.1"));
+    // then layer 2 (the same shape, other ids) opens with exactly ELK's places for it
+    expect(cache.get(opening("/layers.2").input)).toEqual(await laid("/layers.2"));
+    // and layer 0, which also holds the graph's input, is another shape
+    expect(cache.get(opening("/layers.0").input)).toBeNull();
   });
 });
 

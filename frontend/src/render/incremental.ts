@@ -6,6 +6,7 @@
 // group that closes needs no layout at all. Opening then closing a group puts every box back
 // where it was: the rule classifies each box the same way both times.
 
+import { withFrames } from "./groupLayout";
 import { groupBoxSize, type LayoutInput } from "./layout";
 import { groupId, groupPath, within, type Grouped, type GroupShape } from "./groups";
 import type { Rect } from "./viewport";
@@ -106,4 +107,74 @@ export function blockInput(input: LayoutInput, path: string): LayoutInput {
     edges: input.edges.filter((e) => ids.has(e.from) && ids.has(e.to)),
     block: groupId(path),
   };
+}
+
+/** An opened group's block as laid out (``rects``: the worker's answer for ``blockInput``, at the origin) and the frame drawn around it. */
+export interface Block {
+  block: Map<string, Rect>;
+  frame: Rect;
+}
+
+/** The block of ``groupId`` in ``rects``, moved so the group's corner is the origin; null when the group is not in it. */
+export function placedBlock(
+  rects: ReadonlyMap<string, Rect>,
+  groupId: string,
+  grouped: Grouped,
+): Block | null {
+  const origin = rects.get(groupId);
+  if (!origin) return null;
+  const block = new Map(
+    [...rects].map(([id, r]) => [id, { ...r, x: r.x - origin.x, y: r.y - origin.y }]),
+  );
+  const frame = withFrames(new Map(block), grouped).get(groupId) ?? {
+    x: 0,
+    y: 0,
+    w: origin.w,
+    h: origin.h,
+  };
+  return { block, frame };
+}
+
+/**
+ * Blocks laid out lately, by their shape (``blockInput``'s boxes' sizes, what holds them and its
+ * edges, by position, never by id): the 96 layers of an imported stack are one or two shapes,
+ * so once one layer is laid out, opening any other takes its places at once, with no layout.
+ */
+export class BlockCache {
+  private readonly blocks = new Map<string, { rects: (Rect | undefined)[]; frame: Rect }>();
+
+  constructor(private readonly size = 64) {}
+
+  /** The ids of ``input`` in the order its shape lists them, and the shape. */
+  private static shape(input: LayoutInput): { ids: string[]; key: string } {
+    const groups = input.groups ?? [];
+    const ids = [...groups.map((g) => g.id), ...input.boxes.map((b) => b.id)];
+    const at = new Map(ids.map((id, i) => [id, i]));
+    const where = (id: string | undefined) => (id === undefined ? -1 : (at.get(id) ?? -1));
+    const key = JSON.stringify([
+      where(input.block),
+      groups.map((g) => where(g.parent)),
+      input.boxes.map((b) => [b.w, b.h, where(b.parent)]),
+      input.edges.map((e) => [where(e.from), where(e.to)]),
+    ]);
+    return { ids, key };
+  }
+
+  get(input: LayoutInput): Block | null {
+    const { ids, key } = BlockCache.shape(input);
+    const seen = this.blocks.get(key);
+    if (!seen) return null;
+    const block = new Map<string, Rect>();
+    ids.forEach((id, i) => {
+      const r = seen.rects[i];
+      if (r) block.set(id, r);
+    });
+    return { block, frame: seen.frame };
+  }
+
+  set(input: LayoutInput, { block, frame }: Block): void {
+    const { ids, key } = BlockCache.shape(input);
+    if (this.blocks.size >= this.size) this.blocks.delete(this.blocks.keys().next().value!);
+    this.blocks.set(key, { rects: ids.map((id) => block.get(id)), frame });
+  }
 }

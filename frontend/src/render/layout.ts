@@ -130,7 +130,7 @@ export async function placeLevel(
   const ids = new Set(items.map((b) => b.id));
   const base = padding ? { ...BASE_OPTIONS, "elk.padding": padding } : BASE_OPTIONS;
   const path = pathOrder(items, edges);
-  if (path) return wrappedPath(path, paddingOf(base["elk.padding"]));
+  if (path) return wrappedPath(path, levelPadding(padding));
   const graph = (options: Record<string, string>) => ({
     id: "root",
     layoutOptions: options,
@@ -153,13 +153,15 @@ export async function placeLevel(
   return { w: placed.width ?? 0, h: placed.height ?? 0, rects };
 }
 
-function paddingOf(elkPadding: string): Padding {
+/** A level's padding: ``padding`` (ELK's "[top=..,left=..,..]"), else the root level's. */
+export function levelPadding(padding?: string): Padding {
+  const elkPadding = padding ?? BASE_OPTIONS["elk.padding"];
   const n = (side: string) => Number(new RegExp(`${side}=(\\d+)`).exec(elkPadding)?.[1] ?? 0);
   return { top: n("top"), left: n("left"), bottom: n("bottom"), right: n("right") };
 }
 
 /** A path in one row, or in the rows that fit the reference canvas best when that is clearly easier to read (as ELK's wrapping is kept). */
-function wrappedPath(
+export function wrappedPath(
   path: Parameters<typeof placePath>[0],
   pad: Padding,
 ): ReturnType<typeof placePath> {

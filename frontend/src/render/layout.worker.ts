@@ -21,7 +21,7 @@ void elk.layout({
   ],
 });
 
-/** Layouts asked for and not yet answered; a layout ahead (seq 0, no answer) waits while there are any. */
+/** Layouts asked for and not yet answered; a layout ahead (negative seq) waits while there are any. */
 let asked = 0;
 const idle = async (): Promise<void> => {
   do await new Promise((done) => setTimeout(done, 0));
@@ -30,17 +30,18 @@ const idle = async (): Promise<void> => {
 
 self.onmessage = async (event: MessageEvent<{ seq: number; input: LayoutInput }>) => {
   const { seq, input } = event.data;
-  if (seq === 0) {
-    await runLayout(elk, input, (e, i) => groupLevels(e, i, idle)).catch(() => undefined);
-    return;
-  }
-  asked += 1;
+  const ahead = seq < 0;
+  if (!ahead) asked += 1;
   try {
-    const rects = await runLayout(elk, input, input.groups ? groupLevels : undefined);
+    const rects = await runLayout(
+      elk,
+      input,
+      ahead ? (e, i) => groupLevels(e, i, idle) : input.groups ? groupLevels : undefined,
+    );
     self.postMessage({ seq, rects });
   } catch (e) {
     self.postMessage({ seq, error: String(e) });
   } finally {
-    asked -= 1;
+    if (!ahead) asked -= 1;
   }
 };

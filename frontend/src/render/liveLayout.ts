@@ -5,9 +5,10 @@
 // groups are single boxes, and the collapsed set is view state kept here.
 
 import { graphView, OPERATION, type GraphView, type LoomDocument } from "../model/document";
-import { withFrames } from "./groupLayout";
+import { quickLevels, withFrames } from "./groupLayout";
 import {
   groupedView,
+  groupId,
   isGroupId,
   scopeTree,
   within,
@@ -16,7 +17,15 @@ import {
   type ScopeTree,
 } from "./groups";
 import { CanvasMarks } from "./marks";
-import { blockInput, changedGroup, closedLayout, openedLayout } from "./incremental";
+import {
+  blockInput,
+  BlockCache,
+  changedGroup,
+  closedLayout,
+  openedLayout,
+  placedBlock,
+  type Block,
+} from "./incremental";
 import { gridLayout, keptLayout, layoutInput, type Layout, type LayoutInput } from "./layout";
 import { LayoutClient } from "./layoutClient";
 import type { Rect } from "./viewport";
@@ -24,6 +33,18 @@ import type { Rect } from "./viewport";
 export interface Grouping {
   /** The collapsed set a document opens with (its first showing with groups). */
   initial(tree: ScopeTree, operations: number): Set<string>;
+}
+
+/** What a benchmark reads of the editor's layout (``window.geonLayout``). */
+export interface LayoutTestApi {
+  /** Whether the group opened last is drawn with its provisional layout, ELK's not yet in. */
+  provisional(): boolean;
+}
+
+declare global {
+  interface Window {
+    geonLayout?: LayoutTestApi;
+  }
 }
 
 /** How many shapes of collapsed groups are laid out ahead (``LiveLayout.warm``). */
@@ -47,6 +68,10 @@ export class LiveLayout {
   private started = false;
   private seq = 0;
   private readonly client: LayoutClient | null;
+  /** Opened blocks by shape: a group shaped like one laid out before opens with no layout. */
+  private readonly blocks = new BlockCache();
+  /** Whether the group opened last is drawn with its provisional layout (ELK's not yet in). */
+  provisional = false;
 
   /** ``placed`` runs when ELK's layout of the current view arrives. */
   constructor(
@@ -60,6 +85,8 @@ export class LiveLayout {
       client = null;
     }
     this.client = client;
+    if (grouping && typeof window !== "undefined")
+      window.geonLayout = { provisional: () => this.provisional };
   }
 
   /** Show ``doc``: its view, with the boxes that can keep their rects at once. */
@@ -122,6 +149,7 @@ export class LiveLayout {
     const full = this.full!;
     const grouped = this.tree?.groups.size ? groupedView(full, this.tree, this.collapsed) : null;
     const view = grouped ? grouped.view : full;
+    this.provisional = false;
     this.grouped = grouped;
     this.view = view;
     const at = change ? rects?.get(change.group.id) : undefined;
@@ -152,7 +180,12 @@ export class LiveLayout {
     else done({ rects: new Map(gridLayout(input)) });
   }
 
-  /** Lay out only the opened group's block (in the worker), then put it where its box was. */
+  /**
+   * Open ``group`` where its box was: at once with the block of a group of the same shape laid
+   * out before; else at once with a provisional layout (render/quickLayout.ts), and ELK's from
+   * the worker when it arrives. Boxes outside the group make room as for any opening, from the
+   * places they had before it opened, so closing it again puts them back either way.
+   */
   private open(
     group: GroupShape,
     box: Rect,
@@ -163,26 +196,32 @@ export class LiveLayout {
     const input = blockInput(layoutInput(view, grouped), group.path);
     // a node a Layout tag places stays there: such a group is laid out with the whole view
     if (input.boxes.some((b) => b.pinned)) return false;
-    this.layout = this.framed(keptLayout(view, { rects }, grouped).layout.rects);
     const seq = ++this.seq;
-    const done = (layout: Layout | null): void => {
-      if (!layout || seq !== this.seq || this.view !== view) return;
-      const origin = layout.rects.get(group.id);
-      if (!origin) return;
-      const block = new Map(
-        [...layout.rects].map(([id, r]) => [id, { ...r, x: r.x - origin.x, y: r.y - origin.y }]),
-      );
-      const frame = withFrames(new Map(block), grouped).get(group.id) ?? {
-        x: 0,
-        y: 0,
-        w: origin.w,
-        h: origin.h,
-      };
-      this.layout = this.framed(openedLayout(rects, group, box, block, frame));
+    const put = (block: Block | null, provisional = false): boolean => {
+      if (!block || seq !== this.seq || this.view !== view) return false;
+      this.layout = this.framed(openedLayout(rects, group, box, block.block, block.frame));
+      this.provisional = provisional;
       this.placed();
+      return true;
     };
-    if (this.client) void this.client.layout(input).then(done);
-    else done({ rects: new Map(gridLayout(input)) });
+    if (put(this.blocks.get(input))) return true;
+    this.layout = this.framed(keptLayout(view, { rects }, grouped).layout.rects);
+    let settled = false;
+    const elk = (layout: Layout | null): void => {
+      settled = true;
+      const block = layout && placedBlock(layout.rects, group.id, grouped);
+      if (block) this.blocks.set(input, block);
+      // ELK failed: the provisional layout stays
+      if (!put(block) && seq === this.seq) this.provisional = false;
+    };
+    if (!this.client) {
+      elk({ rects: new Map(gridLayout(input)) });
+      return true;
+    }
+    void quickLevels(input).then((quick) => {
+      if (!settled) put(placedBlock(new Map(quick.rects), group.id, grouped), true);
+    });
+    void this.client.layout(input).then(elk);
     return true;
   }
 
@@ -222,7 +261,11 @@ export class LiveLayout {
     ]);
     for (const [path, open] of [...alone, ...whole]) {
       const next = groupedView(full, tree, open);
-      client.warm(blockInput(layoutInput(next.view, next), path));
+      const input = blockInput(layoutInput(next.view, next), path);
+      void client.warm(input).then((layout) => {
+        const block = layout && placedBlock(layout.rects, groupId(path), next);
+        if (block) this.blocks.set(input, block);
+      });
     }
   }
 

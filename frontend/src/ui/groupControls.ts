@@ -180,7 +180,8 @@ export class GroupControls implements GroupCommands {
       const whole = fit(r, width, height, 48);
       this.host.vp = whole.scale < vp.scale ? whole : centreOn(vp, r, width, height);
     } else this.host.vp = centreOn(vp.scale < 0.6 ? { ...vp, scale: 1 } : vp, r, width, height);
-    this.target = null;
+    // a group drawn with a provisional layout is centred on again when ELK's arrives
+    if (!this.host.live.provisional) this.target = null;
   }
 
   toggleSelected(): boolean {
