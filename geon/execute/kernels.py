@@ -466,16 +466,13 @@ def _lower_conv(
     out_shape: Shape,
     cast: Callable[[list[Array]], None],
     dtype: Any,
-    epilogue: bool | None = None,
 ) -> KernelFn:
     """conv2d as im2col + one matmul: the R*S window offsets are stacked (a loop over window
     offsets, never over elements) behind the channels, so the columns ``(batch, C·R·S, P·Q)`` are
     the stack itself with no transpose, and the filter ``(K, C·R·S)`` multiplies them in one
     batched matmul whose result is already ``(batch, K, P, Q)`` (NCHW, ONNX's and PyTorch's
     layout: no permutation after). The region read already holds any zero padding, so the kernel
-    runs unpadded. ``epilogue`` (:mod:`~geon.execute.epilogue`): None, or a third operand, the
-    bias along the output channels, is added to the result, which is then clamped at 0 when
-    ``epilogue`` is True (a fused relu); on NumPy each image's block right after its product."""
+    runs unpadded."""
     xp = be.xp
     px, pf, po = inf.plan["x"], inf.plan["filter"], inf.plan["out"]
     xb = [int(i) for i in inf.plan["batch"]]
@@ -483,7 +480,7 @@ def _lower_conv(
     x_perm = [*xb, px["channel"], px["height"], px["width"]]
     f_perm = [pf["channelout"], pf["channel"], pf["height"], pf["width"]]
     sh, sw = (int(v) for v in inf.params["stride"])
-    sx, sf = shapes[:2]
+    sx, sf = shapes
     k, c, r, s = (sf[i] for i in f_perm)
     p, q = out_shape[po["height"]], out_shape[po["width"]]
     batch = [sx[i] for i in xb]
@@ -499,7 +496,6 @@ def _lower_conv(
     x_id = _is_identity(x_perm)
     nat = be.native
     per_image = final is None and be.name == "numpy"
-    along = tuple(k if d == po["channelout"] else 1 for d in range(len(out_shape)))
 
     def conv(args: Sequence[Array], out: Array | None) -> Array:
         a = list(args)
@@ -512,7 +508,6 @@ def _lower_conv(
         if per_image and fits:
             images = xp.reshape(xt, (nbatch, c, *xt.shape[-2:]))
             written = xp.reshape(out, (nbatch, k, p * q))
-            bias = None if epilogue is None else xp.reshape(a[2], (k, 1))
 
             def part(lo: int, hi: int) -> None:
                 # one image's columns (C, R·S, P, Q) at a time: they stay in the cache for
@@ -523,26 +518,18 @@ def _lower_conv(
                     image = images[i]
                     for n, w in enumerate(windows):
                         cols[:, n] = image[w]
-                    block = nat.matmul(ft, flat, out=written[i])
-                    if bias is not None:
-                        nat.add(block, bias, out=block)
-                    if epilogue:
-                        nat.maximum(block, 0, out=block)
+                    nat.matmul(ft, flat, out=written[i])
 
             in_parts(nat, nbatch, part, k * c * r * s * p * q)
             return out
         cols = xp.stack([xt[w] for w in windows], axis=nb + 1)  # (batch, C, R·S, P, Q)
         cols = xp.reshape(cols, (nbatch, c * r * s, p * q))
-        if final is None and fits and epilogue is None:
+        if final is None and fits:
             batched_matmul(nat, ft, cols, xp.reshape(out, (nbatch, k, p * q)))
             return out
         res = xp.reshape(be.products(ft, cols), (*batch, k, p, q))
         if final is not None:
             res = xp.permute_dims(res, final)
-        if epilogue is not None:
-            res = res + xp.reshape(a[2], along)
-        if epilogue:
-            res = xp.maximum(res, xp.zeros((), dtype=res.dtype))
         return _deliver(be, res, out, dtype)
 
     return conv

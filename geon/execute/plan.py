@@ -46,7 +46,6 @@ from geon.core.variables import VARIABLE, check_init
 from geon.core.zspace import ZRange, parse_range, selection_of
 from geon.execute.backend import Backend, select_backend
 from geon.execute.contract import fuse_contractions, lower_contraction
-from geon.execute.epilogue import fuse_epilogues
 from geon.execute.kernels import ELEMENTWISE_FAMILIES, KernelFn, lower_positional
 from geon.execute.limits import Limits, format_bytes
 from geon.execute.lowering import lower_named
@@ -198,9 +197,6 @@ class _Compiler:
                 )
         keep = self._keep(keep_ids, uses_of(units))
         units, gone = fuse_contractions(units, set(keep), lambda t: self.tensors[t].dtype)
-        if not self.sharded:
-            units, fused = fuse_epilogues(units, set(keep), lambda t: self.tensors[t].dtype)
-            gone |= fused
         uses = uses_of(units)
         inputs, constants = self._sources(uses, gone)
         groups = concurrent_groups(units) if self.sharded else []
