@@ -1,9 +1,11 @@
 // Drawing a scene onto the editor's canvas and minimap, at most once per animation frame: the
 // canvas's size (as a ResizeObserver last saw it, so no frame forces a layout), its backing store
-// at the device's pixel ratio, and the minimap's boxes drawn once per change of content (a pan
-// only moves its frame). What to draw comes from the editor (``Scene``); nothing here changes it.
+// at the device's pixel ratio, the minimap's boxes drawn once per change of content (a pan
+// only moves its frame), and a large graph moving far out drawn from an image until it rests
+// (render/gestureCache.ts). What to draw comes from the editor (``Scene``); nothing here changes it.
 
 import { drawScene } from "./canvas";
+import { GestureCache } from "./gestureCache";
 import type { Scene } from "./scene";
 import { drawMinimap, drawMinimapFrame, minimapWorld } from "./minimap";
 import type { Size } from "./placement";
@@ -14,6 +16,7 @@ export class Painter {
   private minimapBase: { key: unknown[]; image: HTMLCanvasElement } | null = null;
   private minimapDeferred = false;
   private frame = 0;
+  private readonly gesture = new GestureCache(() => this.invalidate());
 
   /** ``onFrame`` runs in the animation frame that ``invalidate`` asks for. */
   constructor(
@@ -60,7 +63,20 @@ export class Painter {
     }
     const ctx = this.canvas.getContext("2d");
     if (!ctx || !scene) return false;
-    drawScene(ctx, scene);
+    // what the picture depends on besides the view: a pan or zoom far out keeps all of it
+    const key = [
+      scene.view,
+      scene.layout,
+      content,
+      scene.tool,
+      scene.pins,
+      scene.marks?.highlight,
+      scene.marks?.stages,
+      width,
+      height,
+      ratio,
+    ];
+    if (!this.gesture.paint(ctx, scene, key)) drawScene(ctx, scene);
     this.paintMinimap(scene, ratio, content);
     return true;
   }
