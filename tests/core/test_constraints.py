@@ -985,6 +985,19 @@ def test_operation_reading_its_own_output_is_a_cycle(doc: Any) -> None:
     ]
 
 
+def test_a_cycle_past_an_acyclic_chain_is_found(doc: Any) -> None:
+    # given s -> op0 -> a, and a cycle b -> op2 -> c -> op1 -> b that op1 also reads a into:
+    # the nodes nothing depends on are peeled first, and the cycle must still be reported
+    s, a, b, c = (doc.tensor([0], [4]) for _ in range(4))
+    doc.op({"tensor": [s]}, {"result": [a]}, kernel="op:negative")
+    op1 = doc.op({"tensors": [a, c]}, {"result": [b]})
+    op2 = doc.op({"tensor": [b]}, {"result": [c]}, kernel="op:negative")
+    issues = check(doc.graph())
+    assert triples(issues) == [
+        ("NoTensorOperationCycles", "Operations and tensors form a cycle", [b, c, op1, op2])
+    ]
+
+
 def test_a_chain_is_not_a_cycle(doc: Any) -> None:
     a, b, c = doc.tensor([0], [4]), doc.tensor([0], [4]), doc.tensor([0], [4])
     doc.op({"tensor": [a]}, {"result": [b]}, kernel="op:negative")
