@@ -198,7 +198,18 @@ def infer_operation(index: GraphIndex, node: Node) -> tuple[Inference | None, Is
     (:func:`geon.core.operation_axes.infer_operation`) as the checker judges it:
     ``(inference, None)``, or ``(None, issue)`` when the axes are wrong, or ``(None, None)``
     when the op is not checked here (positional, custom, or the operation or one of its tensors
-    has a ``SchemaConformance`` issue, which another constraint reports)."""
+    has a ``SchemaConformance`` issue, which another constraint reports). Five constraints ask
+    of each operation, so the answer is kept while the index version is unchanged."""
+    box: list[Any] = index.memo(node, "geon.infer.checked", lambda n: [-1, (None, None)])
+    version = index.version
+    if box[0] != version:
+        box[1] = _infer_operation(index, node)
+        box[0] = version
+    answer: tuple[Inference | None, Issue | None] = box[1]
+    return answer
+
+
+def _infer_operation(index: GraphIndex, node: Node) -> tuple[Inference | None, Issue | None]:
     inf, refusal = read_inference(index, node)
     if (inf is None and refusal is None) or not _well_formed_operands(index, node):
         return None, None

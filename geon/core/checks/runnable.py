@@ -50,11 +50,11 @@ from operator import sub
 
 from geon.core.checks.applications import application_signature, operation_application
 from geon.core.checks.axes import infer_operation
+from geon.core.checks.cycles import dataflow
 from geon.core.checks.fastpath import is_well_formed
 from geon.core.checks.messages import context, issue, names
 from geon.core.errors import quote
 from geon.core.graph import APPLICATION, OPERATION, TENSOR, TENSOR_AXES, GraphIndex, Node
-from geon.core.graph import iter_selections as selections_of
 from geon.core.issues import Constraint, Issue
 from geon.core.ops import CATALOGUE, Kernel
 from geon.core.ops.positional import Shape, broadcast_shape
@@ -74,9 +74,20 @@ ELEMENTWISE = ("nary", "binary", "unary")
 """The kernel families the executor runs on tensors without axes, besides ``positional``."""
 
 
-def _judged_here(index: GraphIndex, node: Node) -> Kernel | None:
+def _judged_here(index: GraphIndex, node: Node) -> tuple[Kernel | None, bool]:
     """The catalogue kernel of a well-formed operation that ``OperationAxesInference`` leaves to
-    these checks (nothing named connected), or None."""
+    these checks (nothing named connected), or None; and whether its ports are right. Both
+    constraints ask, so it is judged once per index version (it reads the operation's tensors)."""
+    box = index.memo(node, "runnable.kernel", lambda n: [-1, None, False])
+    version = index.version
+    if box[0] != version:
+        k = _kernel_judged_here(index, node)
+        box[0], box[1] = version, k
+        box[2] = k is not None and not any(True for _ in _port_issues(node, k))
+    return box[1], box[2]
+
+
+def _kernel_judged_here(index: GraphIndex, node: Node) -> Kernel | None:
     kname = node.body.get("kernel")
     if not isinstance(kname, str) or kname not in CATALOGUE or not is_well_formed(index, node):
         return None
@@ -99,10 +110,9 @@ def _ports(index: GraphIndex, node: Node) -> Iterator[Issue]:
     kname = node.body.get("kernel")
     if not isinstance(kname, str) or not kname.startswith(GEON_NAMESPACE):
         return  # loom's kernel (matmul's "z" included): loom's rules judge it, not geon's ports
-    k = _judged_here(index, node)
-    if k is None:
-        return
-    yield from _port_issues(node, k)
+    k, ports_ok = _judged_here(index, node)
+    if k is not None and not ports_ok:
+        yield from _port_issues(node, k)
 
 
 def _port_issues(node: Node, k: Kernel) -> Iterator[Issue]:
@@ -185,10 +195,13 @@ def _port_issues(node: Node, k: Kernel) -> Iterator[Issue]:
 
 
 def _positional(index: GraphIndex, node: Node) -> Iterator[Issue]:
-    k = _judged_here(index, node)
-    if k is None or any(True for _ in _port_issues(node, k)):
+    k, ports_ok = _judged_here(index, node)
+    if k is None or not ports_ok:
         return
-    tensors = [index.get(s.tensor_id) for s in selections_of(node.body)]
+    # the distinct tensors it selects, in document order (shared with the cycle check's memo)
+    ins, outs = index.memo(node, "dataflow", dataflow)
+    get = index.get
+    tensors = [get(t) for t in dict.fromkeys(ins + outs)]
     if any(t is None or t.type != TENSOR or not is_well_formed(index, t) for t in tensors):
         return  # TensorOperationAgreement reports it
     who = f"operation {quote(node.name)} ({k.name})"
@@ -292,8 +305,12 @@ def _pointwise(sig: Signature | None) -> bool:
     out = _columns(written[0]) if len(written) == 1 else None
     if out is None:
         return False
+    seen: set[int] = set()  # equal IPFs are one object (ipf_from_json): judge each once
     for ipfs in sig.get("inputs", {}).values():
         for ipf in ipfs:
+            if id(ipf) in seen:
+                continue
+            seen.add(id(ipf))
             cols = _columns(ipf)
             if cols is None or len(cols) > len(out):
                 return False
