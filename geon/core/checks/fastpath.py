@@ -24,7 +24,6 @@ application then goes the long way.
 
 from __future__ import annotations
 
-import functools
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Sequence
@@ -127,7 +126,9 @@ def checked_structure(index: GraphIndex, node: Node) -> Structure:
         if hit is not None and hit[0] is node:
             return hit[1]
     if node.type == APPLICATION:
-        return index.memo(node, "structure", functools.partial(_app_structure, index))
+        found = _app_structure(index, node)
+        index.memo(node, "structure", lambda n: found)  # stored: the long way judges once
+        return found
     return structure_of(index, node)
 
 
@@ -203,10 +204,12 @@ class Certificate(NamedTuple):
 def _certificate(index: GraphIndex, app: Node) -> Certificate | None:
     """The certificate of ``app`` (None: it goes the long way), re-judged only when its
     operation or the operation's context changed."""
+    version = index._version  # the fast path of index.memo and .version, inlined: this is hot
+    slots = index._memo.get(app.id)
+    hit = slots.get("certificate") if slots is not None else None
+    if hit is not None and hit[0] is app and hit[1][2] == version:
+        return hit[1][1]  # nothing changed since it was judged (one full check asks 4 times)
     box = index.memo(app, "certificate", _new_box)
-    version = index.version
-    if box[2] == version:  # nothing changed since it was judged (one full check asks 3 times)
-        return box[1]
     op = operation_of(index, app)
     context = _op_context(index, op)
     deps = (op, context)
@@ -297,10 +300,12 @@ def _op_context(index: GraphIndex, op: Node | None) -> OpContext | None:
     """What certifying the applications of ``op`` needs, or None when they go the long way."""
     if op is None or op.type != OPERATION:
         return None
+    version = index._version  # the fast path of index.memo and .version, inlined: this is hot
+    slots = index._memo.get(op.id)
+    hit = slots.get("certify-context") if slots is not None else None
+    if hit is not None and hit[0] is op and hit[1][2] == version:
+        return hit[1][1]  # nothing changed since it was built (asked once per application)
     box = index.memo(op, "certify-context", _new_box)
-    version = index.version
-    if box[2] == version:  # nothing changed since it was built (asked once per application)
-        return box[1]
     irange = index_range(index, op) if is_well_formed(index, op) else None
     if irange is None:
         box[0] = None
