@@ -13,11 +13,12 @@ The step is the forward document with, added to it:
   - ``sgd``: ``w.next = w - lr·g``;
   - ``momentum``: ``w.m.next = μ·w.m + g``, ``w.next = w - lr·w.m.next`` (μ = 0.9);
   - ``adam``: ``w.m.next = β1·w.m + (1-β1)·g``, ``w.v.next = β2·w.v + (1-β2)·g²``,
-    ``w.next = w - α·w.m.next / (sqrt(w.v.next) / sqrt(1-β2^t) + ε)`` with α = lr / (1-β1^t)
-    (PyTorch's own arrangement of the bias corrections), β1 = 0.9, β2 = 0.999, ε = 1e-8 and
-    ``t`` the input ``step`` (1 for the first step; ``step.next`` = t + 1). The scalars α and
-    ``sqrt(1-β2^t)`` depend on ``t`` alone, so they are computed once per step (scope
-    ``optimizer/step``) and read by every variable's update: 13 operations a variable, not 20.
+    ``w.next = w - step_size·w.m.next / (sqrt(w.v.next) / sqrt(1-β2^t) + ε)`` with
+    ``step_size = lr / (1-β1^t)`` (PyTorch's own arrangement of the bias corrections),
+    β1 = 0.9, β2 = 0.999, ε = 1e-8 and ``t`` the input ``step`` (1 for the first step;
+    ``step.next`` = t + 1). The scalars ``step_size`` and ``sqrt(1-β2^t)`` depend on ``t``
+    alone, so they are computed once per step (scope ``optimizer/step``) and read by every
+    variable's update: 13 operations a variable, not 20.
 
 Optimizer state (``w.m``, ``w.v``, ``step``) are plain inputs of the step (fed zeros, and 1,
 at the first step) and outputs (``.next``): the step is a pure function, so a plan shards the
