@@ -47,6 +47,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from operator import sub
+from typing import Any
 
 from geon.core.checks.applications import application_signature, operation_application
 from geon.core.checks.axes import infer_operation
@@ -78,13 +79,14 @@ def _judged_here(index: GraphIndex, node: Node) -> tuple[Kernel | None, bool]:
     """The catalogue kernel of a well-formed operation that ``OperationAxesInference`` leaves to
     these checks (nothing named connected), or None; and whether its ports are right. Both
     constraints ask, so it is judged once per index version (it reads the operation's tensors)."""
-    box = index.memo(node, "runnable.kernel", lambda n: [-1, None, False])
+    box: list[Any] = index.memo(node, "runnable.kernel", lambda n: [-1, (None, False)])
     version = index.version
     if box[0] != version:
         k = _kernel_judged_here(index, node)
-        box[0], box[1] = version, k
-        box[2] = k is not None and not any(True for _ in _port_issues(node, k))
-    return box[1], box[2]
+        box[1] = (k, k is not None and not any(True for _ in _port_issues(node, k)))
+        box[0] = version
+    judged: tuple[Kernel | None, bool] = box[1]
+    return judged
 
 
 def _kernel_judged_here(index: GraphIndex, node: Node) -> Kernel | None:
