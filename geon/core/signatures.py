@@ -6,19 +6,19 @@ reads it through another (issue 37: the checker is not a helper library).
 >>> ipf_from_json(item) is ipf_from_json(dict(item))
 True
 
-Equal IPFs (most operations repeat a few) are built once, in every graph: :func:`ipf_of` keeps
-them (``ipf_of.cache_clear()`` forgets them, as the checker's ``clear_caches`` does).
+Equal IPFs (most operations repeat a few) are built once, in every graph:
+:func:`geon.core.zspace.ipf_of` keeps them (``ipf_of.cache_clear()`` forgets them, as the
+checker's ``clear_caches`` does).
 """
 
 from __future__ import annotations
 
-import functools
 from typing import Any
 
 from geon.core.graph import IPF_SIGNATURE, GraphIndex, Node
-from geon.core.zspace import IPF
+from geon.core.zspace import IPF, ipf_of
 
-__all__ = ["Signature", "ipf_from_json", "ipf_of", "signature_of"]
+__all__ = ["Signature", "ipf_from_json", "signature_of"]
 
 Signature = dict[str, dict[str, tuple[IPF | str, ...]]]
 """An operation's signature by side and IO key; a str in place of an IPF says why that entry is
@@ -43,12 +43,6 @@ def _signature_of_node(node: Node) -> Signature | None:
             keys[key] = tuple(ipfs)
         out[side] = keys
     return out
-
-
-@functools.lru_cache(maxsize=4096)
-def ipf_of(key: tuple[tuple[tuple[int, ...], ...], tuple[int, ...], tuple[int, ...]]) -> IPF:
-    """The IPF ``(projection, offset, shape)``, one object per distinct key."""
-    return IPF(key[0], key[1], key[2])
 
 
 def ipf_from_json(item: Any) -> IPF:

@@ -15,7 +15,7 @@ edit under 5 ms, kept apart from the rules it speeds up (which give the same iss
   nodes (and derived index ranges) it read and reuses it while they are the same objects, so
   re-checking a neighbour of an edited node costs a few identity comparisons. Values derived
   from several nodes are reused while ``GraphIndex.version`` is unchanged. Equal IPFs are built
-  once across graphs (:func:`geon.core.signatures.ipf_of`), as are strings that matched
+  once across graphs (:func:`geon.core.zspace.ipf_of`), as are strings that matched
   a schema pattern; :func:`clear_caches` forgets both.
 
 Switching the fast path off is replacing ``_certificate`` by a function that returns None: every
@@ -41,9 +41,9 @@ from geon.core.checks.structure import (
 from geon.core.graph import APPLICATION, IPF_INDEX, OPERATION, GraphIndex, Node
 from geon.core.issues import Issue
 from geon.core.ranges import index_range
-from geon.core.signatures import ipf_of as _ipf_of
 from geon.core.signatures import signature_of
 from geon.core.zspace import IPF, ZRange, bounding_range, parse_range, selection_of
+from geon.core.zspace import ipf_of as _ipf_of
 
 __all__ = [
     "Certificate",

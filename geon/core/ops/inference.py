@@ -14,7 +14,7 @@ from typing import Any
 from geon.core.axes import Axes, Ref
 from geon.core.errors import ShapeError
 from geon.core.ops.catalogue import Kernel
-from geon.core.zspace import IPF, ZRange, selection_of
+from geon.core.zspace import IPFKey, ZRange, ipf_of, selection_of
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,19 +122,19 @@ class Inference:
         [{'start': [1], 'end': [3]}]
         """
         size = lengths or _declared_length
-        index = ZRange([0] * len(self.index), [size(r) for r in self.index])
+        rank = len(self.index)
+        index = ZRange([0] * rank, [size(r) for r in self.index])
         starts = {key: [r[0] for r in group] for key, group in ranges.items()}
-        sig = self.signature(starts, size)
         out: dict[str, list[dict[str, list[int]]]] = {}
-        for side in ("inputs", "outputs"):
-            for key, entries in sig[side].items():
-                found = []
-                for pos, entry in enumerate(entries):
-                    tensor = ZRange(*ranges[key][pos])
-                    ipf = IPF.from_json(entry)
-                    sel = selection_of(ipf, index, tensor, read=side == "inputs")
-                    found.append({"start": list(sel.start), "end": list(sel.end)})
-                out[key] = found
+        for key, operands in self.dims:
+            found = []
+            for pos, dims in enumerate(operands):
+                start = operand_start(starts, key, pos, len(dims))
+                ipf = ipf_of(access_key(dims, start, rank, size))
+                tensor = ZRange(*ranges[key][pos])
+                sel = selection_of(ipf, index, tensor, read=key != "result")
+                found.append({"start": list(sel.start), "end": list(sel.end)})
+            out[key] = found
         return out
 
     def index_range(self, lengths: Lengths | None = None) -> dict[str, list[int]]:
@@ -168,10 +168,10 @@ def operand_start(
     return start
 
 
-def access_json(
-    dims: Sequence[Dim], start: Sequence[int], rank: int, size: Lengths
-) -> dict[str, Any]:
-    projection: list[list[int]] = []
+def access_key(dims: Sequence[Dim], start: Sequence[int], rank: int, size: Lengths) -> IPFKey:
+    """The IPF an operand with ``dims`` reads through, its range starting at ``start``, as
+    ``(projection rows, offset, shape)`` (:func:`geon.core.zspace.ipf_of` builds it once)."""
+    projection: list[tuple[int, ...]] = []
     offset: list[int] = []
     shape: list[int] = []
     for dim, s in zip(dims, start, strict=True):
@@ -183,10 +183,21 @@ def access_json(
             for col, part in reversed(dim.merged):
                 row[col] += stride
                 stride *= size(part)
-        projection.append(row)
+        projection.append(tuple(row))
         offset.append(s + dim.offset)
         shape.append(dim.extent if isinstance(dim.extent, int) else size(dim.extent))
-    return {"affineMap": {"projection": projection, "offset": offset}, "shape": shape}
+    return tuple(projection), tuple(offset), tuple(shape)
+
+
+def access_json(
+    dims: Sequence[Dim], start: Sequence[int], rank: int, size: Lengths
+) -> dict[str, Any]:
+    """:func:`access_key` as an ``IPFSignature`` entry."""
+    projection, offset, shape = access_key(dims, start, rank, size)
+    return {
+        "affineMap": {"projection": [list(row) for row in projection], "offset": list(offset)},
+        "shape": list(shape),
+    }
 
 
 def make_inference(

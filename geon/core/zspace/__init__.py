@@ -26,7 +26,7 @@ from geon.core.zspace.coverage import (
     Coverage,
     coverage,
 )
-from geon.core.zspace.ipf import IPF, ZAffineMap, selection_of
+from geon.core.zspace.ipf import IPF, IPFKey, ZAffineMap, ipf_of, selection_of
 from geon.core.zspace.ranges import (
     MAX_RANK,
     TooManyPieces,
@@ -46,12 +46,14 @@ __all__ = [
     "MAX_OVERLAPS_COUNTED",
     "MAX_RANK",
     "Coverage",
+    "IPFKey",
     "TooManyPieces",
     "ZAffineMap",
     "ZPoint",
     "ZRange",
     "bounding_range",
     "coverage",
+    "ipf_of",
     "parse_range",
     "range_problem",
     "selection_of",

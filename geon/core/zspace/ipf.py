@@ -14,6 +14,7 @@ range at ``P·a + o``.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from operator import add
@@ -22,7 +23,7 @@ from typing import Any, overload
 from geon.core.errors import ShapeError
 from geon.core.zspace.ranges import ZPoint, ZRange, _fmt, _ints
 
-__all__ = ["IPF", "ZAffineMap", "selection_of"]
+__all__ = ["IPF", "IPFKey", "ZAffineMap", "ipf_of", "selection_of"]
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -234,6 +235,23 @@ class IPF:
             return ZRange._raw(base, base)
         start, end = self.hull(a, b)
         return ZRange._raw(start, end)
+
+
+IPFKey = tuple[tuple[tuple[int, ...], ...], tuple[int, ...], tuple[int, ...]]
+"""An IPF as ``(projection rows, offset, shape)`` tuples."""
+
+
+@functools.lru_cache(maxsize=4096)
+def ipf_of(key: IPFKey) -> IPF:
+    """The IPF ``(projection, offset, shape)``, one object per distinct key: most operations of
+    a document repeat a few IPFs, so each is built and checked once in the process (the
+    checker's ``clear_caches`` forgets them with ``ipf_of.cache_clear()``).
+
+    >>> key = (((1, 0), (0, 1)), (0, 0), (1, 1))
+    >>> ipf_of(key) is ipf_of(key), ipf_of(key).is_identity
+    (True, True)
+    """
+    return IPF(key[0], key[1], key[2])
 
 
 def selection_of(ipf: IPF, index: ZRange, tensor: ZRange | None, *, read: bool) -> ZRange:
