@@ -186,7 +186,7 @@ def check_options(optimizer: str, lr: Any) -> float:
     return float(lr)
 
 
-@collector_paused()  # a burst of builder objects, none in a cycle (geon.core.collector)
+@collector_paused()  # a burst of new objects; the collector runs again after (geon.core.collector)
 def training_step(
     doc: Graph,
     *,
