@@ -238,7 +238,10 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       say("", `The document already has plan "${p.name}"'s applications.`);
       return;
     }
-    if (busy) return;
+    if (busy) {
+      say(`Plan "${p.name}" was not switched to: the plans are still being updated; try again.`);
+      return;
+    }
     const started = options.beginSwitch(p.name);
     if (typeof started === "string") {
       say(started);
