@@ -24,6 +24,7 @@ application then goes the long way.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Sequence
@@ -126,9 +127,7 @@ def checked_structure(index: GraphIndex, node: Node) -> Structure:
         if hit is not None and hit[0] is node:
             return hit[1]
     if node.type == APPLICATION:
-        found = _app_structure(index, node)
-        index.memo(node, "structure", lambda n: found)  # stored: the long way judges once
-        return found
+        return index.memo(node, "structure", functools.partial(_app_structure, index))
     return structure_of(index, node)
 
 

@@ -307,12 +307,8 @@ def _pointwise(sig: Signature | None) -> bool:
     out = _columns(written[0]) if len(written) == 1 else None
     if out is None:
         return False
-    seen: set[int] = set()  # equal IPFs are one object (ipf_from_json): judge each once
     for ipfs in sig.get("inputs", {}).values():
         for ipf in ipfs:
-            if id(ipf) in seen:
-                continue
-            seen.add(id(ipf))
             cols = _columns(ipf)
             if cols is None or len(cols) > len(out):
                 return False
