@@ -467,12 +467,14 @@ def _lower_conv(
     cast: Callable[[list[Array]], None],
     dtype: Any,
 ) -> KernelFn:
-    """conv2d as im2col + one matmul: the R*S window offsets are stacked (a loop over window
-    offsets, never over elements) behind the channels, so the columns ``(batch, C·R·S, P·Q)`` are
-    the stack itself with no transpose, and the filter ``(K, C·R·S)`` multiplies them in one
-    batched matmul whose result is already ``(batch, K, P, Q)`` (NCHW, ONNX's and PyTorch's
-    layout: no permutation after). The region read already holds any zero padding, so the kernel
-    runs unpadded."""
+    """conv2d as im2col + matmul: the R*S window offsets are stacked (a loop over window
+    offsets, never over elements) behind the channels, so the columns ``(C·R·S, P·Q)`` of an
+    image are the stack itself with no transpose, and the filter ``(K, C·R·S)`` times them is
+    already ``(K, P, Q)`` (NCHW, ONNX's and PyTorch's layout: no permutation after). On NumPy,
+    writing a contiguous NCHW output, each image's columns are made and multiplied in turn
+    (they stay in the cache; the batch split over the cores by ``in_parts``); otherwise the
+    whole batch's columns are stacked and multiplied in one batched matmul. The region read
+    already holds any zero padding, so the kernel runs unpadded."""
     xp = be.xp
     px, pf, po = inf.plan["x"], inf.plan["filter"], inf.plan["out"]
     xb = [int(i) for i in inf.plan["batch"]]
