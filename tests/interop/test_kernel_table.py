@@ -69,7 +69,8 @@ def test_the_import_tables_are_the_table_read_from_the_onnx_side() -> None:
         }
     # and each family's operators take the inputs ONNX's own schemas give them (the outside
     # oracle: the maps above are derived from the table, so only this can catch a wrong family)
-    arity = {op: (s.min_input, s.max_input) for op in SUPPORTED if (s := onnx.defs.get_schema(op))}
+    schemas = {op: onnx.defs.get_schema(op) for op in SUPPORTED}
+    arity = {op: (s.min_input, s.max_input) for op, s in schemas.items()}
     assert {op: arity[op] for op in UNARY} == dict.fromkeys(UNARY, (1, 1))
     assert {op: arity[op] for op in BINARY} == dict.fromkeys(BINARY, (2, 2))
     assert {op: arity[op][0] for op in REDUCE} == dict.fromkeys(REDUCE, 1)
