@@ -221,7 +221,7 @@ def training_step(
         )
         outs.append(corrections.step_next)
         made = [corrections.step_next]
-        for v in fw.variables:
+        for v in {v.dtype: v for v in fw.variables}.values():  # one variable per dtype
             made.extend(corrections.for_dtype(v))
         for t in _new_since(made, floor, set(fw.tensors)):
             groups.setdefault(t.id, "optimizer/step")
