@@ -12,9 +12,9 @@ import type { Scene } from "./scene";
 import type { Rect, Viewport } from "./viewport";
 
 /** How long the view stays still before it is drawn in full. */
-export const REST_MS = 150;
+const REST_MS = 150;
 /** Fewer boxes than this are drawn in full every frame (they are cheap). */
-export const LARGE = 1000;
+const LARGE = 1000;
 /** Far out: the graph at most this many canvases wide and tall (its image stays small). */
 const FAR = 2;
 /** The image serves scales within this factor of the one it was drawn at. */

@@ -63,12 +63,14 @@ export class Painter {
     }
     const ctx = this.canvas.getContext("2d");
     if (!ctx || !scene) return false;
-    // what the picture depends on besides the view: a pan or zoom far out keeps all of it
+    // what the picture depends on besides the view: a pan or zoom far out keeps all of it (of
+    // the tool, only the previews drawScene draws: a drag-pan makes a new tool every move)
+    const tool = scene.tool.kind === "idle" || scene.tool.kind === "panning" ? null : scene.tool;
     const key = [
       scene.view,
       scene.layout,
       content,
-      scene.tool,
+      tool,
       scene.pins,
       scene.marks?.highlight,
       scene.marks?.stages,
