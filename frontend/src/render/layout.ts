@@ -86,10 +86,13 @@ export const WRAP_TARGET = 1.4;
 /** The canvas a layout is judged on: the editor's at 1280x800, between its side panels. */
 const REFERENCE = { w: 730, h: 700 };
 
+/** The space between two boxes of one layer (ELK's ``elk.spacing.nodeNode``; quickLayout's too). */
+export const NODE_GAP = 28;
+
 const BASE_OPTIONS = {
   "elk.algorithm": "layered",
   "elk.direction": "RIGHT",
-  "elk.spacing.nodeNode": "28",
+  "elk.spacing.nodeNode": String(NODE_GAP),
   "elk.layered.spacing.nodeNodeBetweenLayers": "60",
   "elk.padding": "[top=24,left=24,bottom=24,right=24]",
 };

@@ -7,11 +7,8 @@
 // ELK's answer arrives.
 
 import { pathOrder, type Item } from "./chainLayout";
-import { levelPadding, wrappedPath } from "./layout";
+import { levelPadding, NODE_GAP, wrappedPath } from "./layout";
 import type { Rect } from "./viewport";
-
-/** ELK's spacing between two boxes of one layer (layout.ts's ``elk.spacing.nodeNode``). */
-const NODE_GAP = 28;
 
 /**
  * Each item's layer (``outputs``: each item's outputs by index): one past the latest of its
