@@ -33,7 +33,7 @@ Rows (each figure the median over ``--repeat`` fresh pages; ratio = editor / flo
   state: once at once after the first paint (the worker may still be laying out ahead the blocks
   a click opens next), once after the page was left idle for ``IDLE_MS``; ``ELK's layout in
   place``: the same to the first frame after ELK's layout replaced the provisional one
-  (``window.geonLayout.provisional()``); ``collapse it again``: the same for closing the second
+  (``window.geonGroups.provisional()``); ``collapse it again``: the same for closing the second
   (no layout at all). After each close every box must be back exactly where it was: the run
   stops if any moved (``positions stable``);
 - ``expand all``: from clicking "Expand all" to the end of the first frame that draws the whole
@@ -94,7 +94,7 @@ TOGGLE = """async (path) => {
   window.geonGroups.toggle(path);
   while (window.geonGroups.laidOutAt() === null) await new Promise(requestAnimationFrame);
   const shown = window.geonGroups.laidOutAt() - t0;
-  while (window.geonLayout?.provisional()) await new Promise(requestAnimationFrame);
+  while (window.geonGroups?.provisional()) await new Promise(requestAnimationFrame);
   return [shown, performance.now() - t0];
 }"""
 

@@ -67,7 +67,7 @@ CLOSE_UP = """(id) => {
 def laid_out(tab: Page) -> None:
     """Wait until every drawn box is in place, with ELK's layout (not a provisional one)."""
     tab.wait_for_function(
-        "() => geonGroups.laidOutAt() !== null && !geonLayout.provisional()", timeout=15_000
+        "() => geonGroups.laidOutAt() !== null && !geonGroups.provisional()", timeout=15_000
     )
 
 

@@ -35,18 +35,6 @@ export interface Grouping {
   initial(tree: ScopeTree, operations: number): Set<string>;
 }
 
-/** What a benchmark reads of the editor's layout (``window.geonLayout``). */
-export interface LayoutTestApi {
-  /** Whether the group opened last is drawn with its provisional layout, ELK's not yet in. */
-  provisional(): boolean;
-}
-
-declare global {
-  interface Window {
-    geonLayout?: LayoutTestApi;
-  }
-}
-
 /** How many shapes of collapsed groups are laid out ahead (``LiveLayout.warm``). */
 const WARMED = 4;
 const WARM_AFTER_MS = 250;
@@ -85,8 +73,6 @@ export class LiveLayout {
       client = null;
     }
     this.client = client;
-    if (grouping && typeof window !== "undefined")
-      window.geonLayout = { provisional: () => this.provisional };
   }
 
   /** Show ``doc``: its view, with the boxes that can keep their rects at once. */

@@ -55,6 +55,8 @@ export interface GroupTestApi {
   focus(): string | null;
   /** When (performance.now()) the first paint with every drawn box in place ended, since the page opened or the groups last changed. */
   laidOutAt(): number | null;
+  /** Whether the group opened last is drawn with its provisional layout, ELK's not yet in. */
+  provisional(): boolean;
 }
 
 declare global {
@@ -101,6 +103,7 @@ export class GroupControls implements GroupCommands {
       },
       focus: () => this.focus,
       laidOutAt: () => this.laidOutAt,
+      provisional: () => host.live.provisional,
     };
   }
 
