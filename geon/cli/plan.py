@@ -32,7 +32,7 @@ from geon.cli.fail import fail
 from geon.cli.files import read_json
 from geon.core.errors import GeonError
 from geon.core.graph import OPERATION, Graph
-from geon.core.nodes import GEON_TAG_PREFIX, selected_tensor_ids
+from geon.core.nodes import GROUP, selected_tensor_ids
 from geon.core.plans import PlanError, apply_plan, plan_splits, read_plan
 from geon.core.plans.cost import DEFAULT_PROFILE
 from geon.core.plans.cost.collectives import infer_collectives
@@ -169,7 +169,7 @@ def operation_name(graph: Graph, op_id: str) -> str:
         if (found := graph.get(tid)) is not None
     ]
     name = f"{node.name} → {', '.join(outs)}" if outs else node.name
-    group = node.tags.get(GEON_TAG_PREFIX + "Group")
+    group = node.tags.get(GROUP)
     scope = group.get("scope") if isinstance(group, dict) else None
     where = f" in {scope.strip('/')}" if isinstance(scope, str) and scope.strip("/") else ""
     return f'"{name}"{where} ("{op_id}")'

@@ -25,12 +25,12 @@ import hashlib
 import json
 from typing import Any
 
-from geon.core.nodes import AXIS, GEON_TAG_PREFIX, LAYOUT, NOTE
+from geon.core.nodes import AXIS, GEON_TAG_PREFIX, GROUP, LAYOUT, NOTE
 
 __all__ = ["PRESENTATION_TAGS", "approval_subject", "fingerprint", "stale_because"]
 
 #: Tags that only change how a document looks: an approval survives changes to them.
-PRESENTATION_TAGS = frozenset({LAYOUT, GEON_TAG_PREFIX + "Group", GEON_TAG_PREFIX + "About"})
+PRESENTATION_TAGS = frozenset({LAYOUT, GROUP, GEON_TAG_PREFIX + "About"})
 
 #: The fields of a plan an approval covers (its name is a label).
 PLAN_FIELDS = ("mesh", "axisMapping", "inputs", "spec")

@@ -21,7 +21,7 @@ from geon.core.editops import Change
 from geon.core.nodes import (
     APPLICATION,
     AXIS,
-    GEON_TAG_PREFIX,
+    GROUP,
     LAYOUT,
     NOTE,
     TENSOR_AXES,
@@ -36,7 +36,7 @@ SUMMARY_MAX = 300
 #: The clauses a summary lists before "and N more changes".
 CLAUSES_MAX = 3
 #: Tags that only place a node on the canvas.
-PLACING = frozenset({LAYOUT, GEON_TAG_PREFIX + "Group"})
+PLACING = frozenset({LAYOUT, GROUP})
 
 KINDS = {APPLICATION: "application", AXIS: "axis", NOTE: "note"}
 

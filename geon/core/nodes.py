@@ -25,6 +25,7 @@ __all__ = [
     "AXIS",
     "GEON_NODE_PREFIX",
     "GEON_TAG_PREFIX",
+    "GROUP",
     "INDEX_AXES",
     "IO_SEQUENCE_POINT",
     "IPF_INDEX",
@@ -72,6 +73,7 @@ TENSOR_AXES = GEON_TAG_PREFIX + "TensorAxes"
 INDEX_AXES = GEON_TAG_PREFIX + "IndexAxes"
 PLACEMENT = GEON_TAG_PREFIX + "Placement"
 LAYOUT = GEON_TAG_PREFIX + "Layout"
+GROUP = GEON_TAG_PREFIX + "Group"
 VARIABLE = GEON_TAG_PREFIX + "Variable"
 
 NODE_TYPES: dict[str, str] = {

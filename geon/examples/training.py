@@ -15,14 +15,13 @@ from typing import Any
 from geon import core as gc
 from geon.core.autodiff import training_step
 from geon.core.graph import INDEX_AXES, OPERATION, Graph
-from geon.core.nodes import split_level
+from geon.core.nodes import GROUP, split_level
 from geon.examples import transformer
 
 __all__ = ["DESCRIPTION", "TITLE", "WEIGHT_AXIS", "fsdp_plan", "training_example"]
 
 TITLE = "Training step of the transformer block, under three plans"
 
-GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
 
 WEIGHT_AXIS = {
     "Wq": "D", "Wk": "D", "Wv": "D", "Wo": "D", "W1": "F", "W2": "F",

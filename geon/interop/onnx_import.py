@@ -42,6 +42,7 @@ from geon.core.builder import Tensor, constant, graph, placeholder
 from geon.core.builder import functions as F
 from geon.core.errors import GeonError
 from geon.core.graph import Graph
+from geon.core.nodes import GROUP
 from geon.interop.onnx_atoms import (
     Factors,
     UnionFind,
@@ -72,7 +73,8 @@ from geon.interop.onnx_layers import is_lookup
 from geon.interop.onnx_rewrite import gelu_patterns, reshape_groups
 from geon.interop.onnx_roles import AxisProposal, declared, name_by_role, with_axes
 
-GROUP_TAG = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
+GROUP_TAG = GROUP
+"""The Group tag an imported operation's scope is written in (geon.core.nodes.GROUP)."""
 """The tag that keeps an operation's ONNX name scope: ``{"scope": "/layers.0/attn"}``."""
 
 __all__ = [

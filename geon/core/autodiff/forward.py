@@ -28,11 +28,11 @@ from geon.core.graph import (
     Graph,
     Node,
 )
+from geon.core.nodes import GROUP
 from geon.core.ops import CATALOGUE, Inference, infer
 from geon.core.order import run_order
 from geon.core.variables import is_variable
 
-GROUP = "urn:geon:2026-11:tag_types.jsd#/tags/Group"
 MAX_OPERATIONS = 20_000
 """The most forward operations a training step is derived for (the step holds about five
 times as many nodes); checked before any work."""

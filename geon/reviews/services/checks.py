@@ -11,7 +11,7 @@ from django.contrib.auth.models import User as Account
 
 from geon.accounts.models import Role
 from geon.core.errors import DocumentError, GeonError, quote
-from geon.core.nodes import GEON_TAG_PREFIX, LAYOUT, OPERATION, selected_tensor_ids
+from geon.core.nodes import GROUP, LAYOUT, OPERATION, selected_tensor_ids
 from geon.graphs.edits import EditRefused, expand
 from geon.graphs.models import Graph
 from geon.graphs.protocol import CLIENT_MESSAGES, message_errors
@@ -98,7 +98,6 @@ def check_reviewers(graph: Graph, names: Any, author: Account | None = None) -> 
 
 
 #: The tag that keeps a node's scope (an import's name scope: ``{"scope": "/layers.0/attn"}``).
-GROUP = GEON_TAG_PREFIX + "Group"
 
 
 def readable_name(context: Context, node_id: str) -> str:

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from geon.core.constants import CONSTANT
-from geon.core.nodes import GEON_TAG_PREFIX, Node, selected_tensor_ids
+from geon.core.nodes import GROUP, Node, selected_tensor_ids
 from geon.core.plans.contract import CONTRACTED_SPLIT
 from geon.core.plans.cost.cells import Resident, cells_only_read, padded_bytes, resident
 from geon.core.plans.cost.placed import PlacedDocument
@@ -45,7 +45,6 @@ __all__ = [
 
 KINDS = ("parameters", "gradients", "optimizer", "activations", "temporaries", "communication")
 _PARAMETERS, _GRADIENTS, _OPTIMIZER, _ACTIVATIONS, _TEMPORARIES, _COMMUNICATION = range(len(KINDS))
-GROUP = GEON_TAG_PREFIX + "Group"
 
 
 @dataclass(frozen=True, slots=True)
