@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from geon.core.axes import KNOWN_ROLES, Axis, AxisRef, Ref
-from geon.core.checks.fastpath import is_well_formed
+from geon.core.checks.fastpath import is_well_formed, per_version
 from geon.core.checks.messages import MAX_LISTED, issue, path
 from geon.core.errors import GeonError, quote
 from geon.core.graph import (
@@ -200,13 +200,7 @@ def infer_operation(index: GraphIndex, node: Node) -> tuple[Inference | None, Is
     when the op is not checked here (positional, custom, or the operation or one of its tensors
     has a ``SchemaConformance`` issue, which another constraint reports). Five constraints ask
     of each operation, so the answer is kept while the index version is unchanged."""
-    box: list[Any] = index.memo(node, "geon.infer.checked", lambda n: [-1, (None, None)])
-    version = index.version
-    if box[0] != version:
-        box[1] = _infer_operation(index, node)
-        box[0] = version
-    answer: tuple[Inference | None, Issue | None] = box[1]
-    return answer
+    return per_version(index, node, "geon.infer.checked", _infer_operation)
 
 
 def _infer_operation(index: GraphIndex, node: Node) -> tuple[Inference | None, Issue | None]:

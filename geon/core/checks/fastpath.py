@@ -28,7 +28,7 @@ import functools
 import itertools
 import operator
 from collections.abc import Callable, Iterable, Sequence
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 from geon.core import schemas
 from geon.core.checks.messages import UUID_RE
@@ -59,6 +59,7 @@ __all__ = [
     "is_well_formed",
     "operation_of",
     "operation_signature",
+    "per_version",
     "schema_conformance",
 ]
 
@@ -80,6 +81,28 @@ def _same(a: tuple[Any, ...], b: tuple[Any, ...]) -> bool:
         if x is not y and x != y:
             return False
     return True
+
+
+T = TypeVar("T")
+
+
+def per_version(
+    index: GraphIndex, node: Node, key: str, compute: Callable[[GraphIndex, Node], T]
+) -> T:
+    """``compute(index, node)``, kept under ``key`` while the index version is unchanged (for
+    what several constraints ask of one node in a check)."""
+    box = index.memo(node, key, _unjudged)
+    version = index.version
+    if box[0] != version:
+        box[1] = compute(index, node)
+        box[0] = version
+    value: T = box[1]
+    return value
+
+
+def _unjudged(node: Node) -> list[Any]:
+    """``[index version it was judged at, the answer]``."""
+    return [-1, None]
 
 
 def cached(

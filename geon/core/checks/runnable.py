@@ -47,12 +47,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 from operator import sub
-from typing import Any
 
 from geon.core.checks.applications import application_signature, operation_application
 from geon.core.checks.axes import infer_operation
 from geon.core.checks.cycles import dataflow
-from geon.core.checks.fastpath import is_well_formed
+from geon.core.checks.fastpath import is_well_formed, per_version
 from geon.core.checks.messages import context, issue, names
 from geon.core.errors import quote
 from geon.core.graph import APPLICATION, OPERATION, TENSOR, TENSOR_AXES, GraphIndex, Node
@@ -79,14 +78,12 @@ def _judged_here(index: GraphIndex, node: Node) -> tuple[Kernel | None, bool]:
     """The catalogue kernel of a well-formed operation that ``OperationAxesInference`` leaves to
     these checks (nothing named connected), or None; and whether its ports are right. Both
     constraints ask, so it is judged once per index version (it reads the operation's tensors)."""
-    box: list[Any] = index.memo(node, "runnable.kernel", lambda n: [-1, (None, False)])
-    version = index.version
-    if box[0] != version:
-        k = _kernel_judged_here(index, node)
-        box[1] = (k, k is not None and not any(True for _ in _port_issues(node, k)))
-        box[0] = version
-    judged: tuple[Kernel | None, bool] = box[1]
-    return judged
+    return per_version(index, node, "runnable.kernel", _judge)
+
+
+def _judge(index: GraphIndex, node: Node) -> tuple[Kernel | None, bool]:
+    k = _kernel_judged_here(index, node)
+    return k, k is not None and not any(True for _ in _port_issues(node, k))
 
 
 def _kernel_judged_here(index: GraphIndex, node: Node) -> Kernel | None:
