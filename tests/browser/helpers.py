@@ -94,6 +94,18 @@ def texts(tab: Page, selector: str) -> list[str]:
     return tab.eval_on_selector_all(selector, "(es) => es.map((e) => e.textContent)")
 
 
+def compare_rows(tab: Page, selector: str = ".geon-compare-row") -> dict[str, list[str]]:
+    """The Plans panel's Compare table rows ``selector`` matches, by label: each side's text,
+    less the better mark."""
+    return {
+        r[0]: r[1:]
+        for r in tab.eval_on_selector_all(
+            selector,
+            "(rs) => rs.map((r) => [...r.children].map((c) => c.textContent.replace(' ✓', '')))",
+        )
+    }
+
+
 def highlighted_edge(tab: Page) -> dict[str, Any]:
     """The edge the canvas highlights, once asserted selected (both its ends), in the middle of
     the canvas and zoomed in far enough to read: ``{from, to, x, y, w, h}``."""

@@ -22,6 +22,7 @@ import pytest
 from tests.browser.helpers import (
     UUID,
     Browsers,
+    compare_rows,
     highlighted_edge,
     painted,
     screenshots,
@@ -47,17 +48,6 @@ def write_plan(tab: Any, name: str, mesh: str, mapping: str) -> None:
     tab.fill(".geon-plan-mapping", mapping)
     tab.click(".geon-plan-create")
     tab.wait_for_selector(f".geon-plan[data-plan='{name}'] .geon-plan-switch")
-
-
-def compare_table(tab: Any) -> dict[str, list[str]]:
-    """The Compare table's rows by label: each side's text, less the better mark."""
-    return {
-        r[0]: r[1:]
-        for r in tab.eval_on_selector_all(
-            ".geon-compare-row",
-            "(rs) => rs.map((r) => [...r.children].map((c) => c.textContent.replace(' ✓', '')))",
-        )
-    }
 
 
 def test_import_an_encoder_plan_it_badly_find_a_collective_and_compare(
@@ -117,7 +107,7 @@ def test_import_an_encoder_plan_it_badly_find_a_collective_and_compare(
     ]
     tab.click(".geon-compare-go")
     tab.wait_for_selector(".geon-compare-table")
-    unplaced = compare_table(tab)
+    unplaced = compare_rows(tab)
     assert unplaced["devices used"] == ["1", "2"]
     assert BYTES.match(unplaced["peak memory per device"][0]), unplaced
     assert unplaced["peak memory per device"][0] != "0 B"
@@ -178,7 +168,7 @@ def test_import_an_encoder_plan_it_badly_find_a_collective_and_compare(
     tab.wait_for_selector(f".geon-compare-table thead th.plan-b:text-is('{GOOD}')")
     heads = tab.locator(".geon-compare-table thead th").all_text_contents()
     assert heads[1:] == ["current document", GOOD]
-    table = compare_table(tab)
+    table = compare_rows(tab)
     # both on two devices, each with its memory (never 0 B), the good plan's lower
     assert table["devices used"] == ["2", "2"]
     for label in ("peak memory per device", "device (0)", "device (1)"):

@@ -12,23 +12,12 @@ from playwright.sync_api import Page
 
 from geon.core.plans.cost.profiles import DEFAULT_PROFILE, shipped_profiles
 from geon.examples.transformer import TITLE
-from tests.browser.helpers import open_graph, screenshots, sign_in
+from tests.browser.helpers import compare_rows, open_graph, screenshots, sign_in, texts
 
 pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
 
 DP, MEGATRON = "Data parallel", "Megatron tensor parallel"
 WORSE = "Model axis split (worse on purpose)"
-
-
-def rows(tab: Page) -> dict[str, list[str]]:
-    """The comparison's cost rows: label -> [plan A's figure, plan B's figure]."""
-    return {
-        r[0]: r[1:]
-        for r in tab.eval_on_selector_all(
-            ".geon-compare-row.cost",
-            "(rs) => rs.map((r) => [...r.children].map((c) => c.textContent.replace(' ✓', '')))",
-        )
-    }
 
 
 def compare(tab: Page) -> None:
@@ -56,7 +45,7 @@ def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
     assert tab.input_value(".geon-profile") == DEFAULT_PROFILE
     # when ann compares data parallel with Megatron
     compare(tab)
-    table = rows(tab)
+    table = compare_rows(tab, ".geon-compare-row.cost")
     # then both step-time bounds, the collectives by kind and the memory verdict are compared
     assert f"step time, at most ({DEFAULT_PROFILE})" in table
     assert "step time, at least" in table
@@ -74,8 +63,7 @@ def test_comparing_plans_shows_time_collectives_and_memory_under_a_profile(
     # and what changes from data parallel to Megatron: its two all-reduces added, by name
     summary = tab.text_content(".geon-plan-diff > summary")
     assert summary == f'From "{DP}" to "{MEGATRON}": 2 collectives added, 0 removed, 0 changed'
-    texts = "(rs) => rs.map((r) => r.textContent)"
-    added = tab.eval_on_selector_all(".geon-plan-diff-added", texts)
+    added = texts(tab, ".geon-plan-diff-added")
     assert [line.split(" · ")[1].split(":")[0] for line in added] == [
         "attn out partial",
         "mlp out partial",
