@@ -164,8 +164,6 @@ def test_edge_labels_follow_an_applied_in_its_first_frame_with_no_request(
     tab.locator(f".geon-plan[data-plan='{MEGATRON}'] .geon-plan-switch").click()
     tab.wait_for_function("() => window.planCostFrames.length === 1", timeout=20_000)
     tab.wait_for_selector(f".geon-plan[data-plan='{MEGATRON}'] .geon-plan-current")
-    # (the applied can come before the panel has reloaded its plans; a switch waits for that)
-    tab.wait_for_selector(".geon-plans:not([data-busy])")
     tab.locator(f".geon-plan[data-plan='{WORSE}'] .geon-plan-switch").click()
     tab.wait_for_function("() => window.planCostFrames.length === 2", timeout=20_000)
     megatron, worse = tab.evaluate("window.planCostFrames")

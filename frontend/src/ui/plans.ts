@@ -118,7 +118,9 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   let doc: LoomDocument | null = null;
   let version: number | null = null;
   let shownKey = "";
-  let busy = false;
+  /** Server calls running or waiting their turn (``attempt``). */
+  let busy = 0;
+  let queue: Promise<unknown> = Promise.resolve();
   /** The plan whose edit was sent and is not in the document yet. */
   let switching: number | null = null;
 
@@ -161,7 +163,7 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     profile,
     onCollectives: options.onCollectives && onCollectives,
     showEdge: options.showEdge,
-    state: () => ({ doc, plans, version, busy }),
+    state: () => ({ doc, plans, version, busy: busy > 0 }),
   });
 
   const say = (error: string, info = ""): void => {
@@ -169,21 +171,27 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     note.textContent = info;
   };
 
-  /** Run one server call; its refusal is shown and the list is left as it was. */
-  const attempt = async (work: () => Promise<string>): Promise<boolean> => {
-    if (busy) return false;
-    busy = true;
+  /**
+   * Run one server call after those already asked for (a click while the panel is updating
+   * waits its turn: it is never dropped); its refusal is shown and the list is left as it was.
+   */
+  const attempt = (work: () => Promise<string>): Promise<boolean> => {
+    busy += 1;
     element.dataset.busy = "1";
-    try {
-      say("", await work());
-      return true;
-    } catch (e) {
-      say((e as Error).message);
-      return false;
-    } finally {
-      busy = false;
-      delete element.dataset.busy;
-    }
+    const turn = queue.then(async () => {
+      try {
+        say("", await work());
+        return true;
+      } catch (e) {
+        say((e as Error).message);
+        return false;
+      } finally {
+        busy -= 1;
+        if (!busy) delete element.dataset.busy;
+      }
+    });
+    queue = turn;
+    return turn;
   };
 
   const render = (): void => {
@@ -224,37 +232,24 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     currentCost.refresh();
   };
 
+  /** Switch to ``p`` when the calls before it are done: what it writes is read from the document then. */
   const switchPlan = (p: Plan): void => {
-    if (!doc) return;
-    let ops: PlanOp[] = [];
-    const mapped = isMapped(p);
-    try {
-      if (!mapped) ops = opsToPlan(doc, p);
-    } catch (e) {
-      say((e as Error).message);
-      return;
-    }
-    if (mapped ? currentPlans(doc, [p]).length > 0 : !ops.length) {
-      say("", `The document already has plan "${p.name}"'s applications.`);
-      return;
-    }
-    if (busy) {
-      say(`Plan "${p.name}" was not switched to: the plans are still being updated; try again.`);
-      return;
-    }
-    const started = options.beginSwitch(p.name);
-    if (typeof started === "string") {
-      say(started);
-      return;
-    }
-    switching = p.id;
-    say(
-      "",
-      mapped
-        ? `Switching to plan "${p.name}": the server places it by its axis mapping…`
-        : `Switching to plan "${p.name}": ${ops.filter((o) => o.op === "shard").length} split, ${ops.filter((o) => o.op === "remove_node").length} applications removed…`,
-    );
+    if (busy) say("", `Switching to plan "${p.name}" once the panel's last request is done…`);
     void attempt(async () => {
+      if (!doc) return "";
+      const mapped = isMapped(p);
+      const ops: PlanOp[] = mapped ? [] : opsToPlan(doc, p);
+      if (mapped ? currentPlans(doc, [p]).length > 0 : !ops.length)
+        return `The document already has plan "${p.name}"'s applications.`;
+      const started = options.beginSwitch(p.name);
+      if (typeof started === "string") throw new Error(started);
+      switching = p.id;
+      say(
+        "",
+        mapped
+          ? `Switching to plan "${p.name}": the server places it by its axis mapping…`
+          : `Switching to plan "${p.name}": ${ops.filter((o) => o.op === "shard").length} split, ${ops.filter((o) => o.op === "remove_node").length} applications removed…`,
+      );
       try {
         await api.generate(p.id, started.baseVersion, started.editId);
       } catch (e) {
