@@ -98,19 +98,25 @@ describe("pipeline stage bands", () => {
 
 describe("showing an edge", () => {
   /** An editor of ``doc`` with every group collapsed (no worker here: the grid layout places boxes at once). */
-  function host(): EdgeHost & { selected: string[]; targets: (string | null)[] } {
+  function host(): EdgeHost & {
+    selected: string[];
+    targets: (readonly string[])[];
+    aims: (readonly string[])[];
+  } {
     const live = new LiveLayout(() => undefined, { initial: (t) => defaultCollapsed(t, 100) });
     live.show(doc);
     const h = {
       live,
       selected: [] as string[],
-      targets: [] as (string | null)[],
+      targets: [] as (readonly string[])[],
+      aims: [] as (readonly string[])[],
       vp: { scale: 0.1, dx: -4000, dy: -4000 },
       groups: {
-        set: (next: Set<string>, target: string | null) => (
+        set: (next: Set<string>, target: readonly string[]) => (
           h.targets.push(target),
           live.setCollapsed(next)
         ),
+        aim: (ids: readonly string[]) => void h.aims.push(ids),
       },
       size: () => ({ width: 800, height: 600 }),
       setSelection: (ids: string[]) => void (h.selected = ids),
@@ -135,16 +141,33 @@ describe("showing an edge", () => {
     expect([span.x + span.w / 2, span.y + span.h / 2]).toEqual([400, 300]);
     expect(h.vp.scale).toBeGreaterThanOrEqual(0.6);
     expect(h.targets).toEqual([]);
+    expect(h.aims).toEqual([]);
   });
 
-  it("reveals ends hidden in collapsed groups first, and centres on the edge's end once laid out", () => {
+  it("centres again once a layout on its way arrives, as it may move the ends", () => {
+    // given every group expanded, and a box not yet laid out (a new version's, ELK still working)
+    const h = host();
+    h.live.setCollapsed(new Set());
+    const rects = new Map(h.live.layout.rects);
+    rects.delete("h1");
+    h.live.layout = { rects };
+    expect(h.live.complete).toBe(false);
+    // when the edge h0 -> att is shown
+    focusEdge(h, ["h0", "att"]);
+    // then it is centred now on the places it has, and aimed at again for when the layout arrives
+    const span = toScreen(bounds([rects.get("h0")!, rects.get("att")!]), h.vp);
+    expect([span.x + span.w / 2, span.y + span.h / 2]).toEqual([400, 300]);
+    expect(h.aims).toEqual([["h0", "att"]]);
+  });
+
+  it("reveals ends hidden in collapsed groups first, and centres on the edge once laid out", () => {
     // given every group collapsed: the attention operation is hidden in layers.1 (and layers.1/attn)
     const h = host();
     expect(h.live.grouped!.hiddenIn.get("att")).toBe(groupId("/layers.1"));
     // when its edge from h0 is shown
     focusEdge(h, ["h0", "att"]);
     // then the groups around it open (and no others), both ends are drawn and selected
-    expect(h.targets).toEqual(["att"]);
+    expect(h.targets).toEqual([["h0", "att"]]);
     expect([...h.live.collapsed].sort()).toEqual(["/layers.0", "/layers.10", "/layers.2"]);
     expect(["h0", "att"].every((id) => !h.live.grouped!.hiddenIn.has(id))).toBe(true);
     expect(h.selected).toEqual(["h0", "att"]);

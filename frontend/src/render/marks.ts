@@ -156,7 +156,10 @@ export function drawHighlight(
 /** What showing an edge reads and moves (the editor). */
 export interface EdgeHost {
   readonly live: LiveLayout;
-  readonly groups: { set(next: Set<string>, target: string | null): void };
+  readonly groups: {
+    set(next: Set<string>, target: readonly string[]): void;
+    aim(ids: readonly string[]): void;
+  };
   vp: Viewport;
   size(): { width: number; height: number };
   setSelection(ids: string[]): void;
@@ -166,7 +169,8 @@ export interface EdgeHost {
 /**
  * Show an edge (its two ends; one when only one is in the document): select both, highlight the
  * edge, and pan to it (zoomed to read, fitted when longer than the view). Ends hidden in collapsed
- * groups are revealed first; the view then centres once the layout arrives.
+ * groups are revealed first, and the view centres once the layout arrives; so it does again when
+ * a layout is on its way (a new version's boxes), which may move the ends.
  */
 export function focusEdge(host: EdgeHost, ids: string[]): void {
   const { live } = host;
@@ -176,7 +180,7 @@ export function focusEdge(host: EdgeHost, ids: string[]): void {
   if (tree && grouped && ids.some((id) => grouped.hiddenIn.has(id))) {
     host.groups.set(
       ids.reduce((collapsed, id) => revealing(tree, id, collapsed), new Set(live.collapsed)),
-      ids.at(-1)!,
+      ids,
     );
     return;
   }
@@ -185,5 +189,6 @@ export function focusEdge(host: EdgeHost, ids: string[]): void {
   );
   const { width, height } = host.size();
   if (held.length) host.vp = showRect(host.vp, bounds(held), width, height);
+  if (!live.complete) host.groups.aim(ids);
   host.invalidate();
 }

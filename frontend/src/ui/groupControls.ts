@@ -21,7 +21,16 @@ import {
 } from "../render/groups";
 import type { Layout } from "../render/layout";
 import type { LiveLayout } from "../render/liveLayout";
-import { centreOn, fit, toScreen, toWorld, type Viewport } from "../render/viewport";
+import {
+  bounds,
+  centreOn,
+  fit,
+  showRect,
+  toScreen,
+  toWorld,
+  type Rect,
+  type Viewport,
+} from "../render/viewport";
 import { button, el } from "./dom";
 import type { ContextMenu, MenuItem } from "./help";
 import { actionItem } from "./menus";
@@ -71,8 +80,8 @@ export class GroupControls implements GroupCommands {
   /** The group selected by a click (its id): Enter toggles it. */
   focus: string | null = null;
   readonly bar: HTMLElement;
-  /** What to centre on once the next layout arrives (a group toggled, a node revealed). */
-  private target: string | null = null;
+  /** What to centre on once the next layout arrives: a group toggled, a node revealed, an edge's ends shown. */
+  private target: readonly string[] = [];
   private laidOutAt: number | null = null;
 
   constructor(
@@ -135,9 +144,9 @@ export class GroupControls implements GroupCommands {
     this.bar.hidden = !this.tree?.groups.size;
   }
 
-  /** Collapse exactly ``next``; centre on ``target`` (a group or node id) once laid out. */
-  set(next: Set<string>, target: string | null = null): void {
-    this.target = target;
+  /** Collapse exactly ``next``; centre on ``target`` (a group, a node, or an edge's ends) once laid out. */
+  set(next: Set<string>, target: string | readonly string[] | null = null): void {
+    this.target = target === null ? [] : typeof target === "string" ? [target] : target;
     this.laidOutAt = null;
     this.host.live.setCollapsed(next);
     if (this.graphId) {
@@ -173,18 +182,27 @@ export class GroupControls implements GroupCommands {
     return true;
   }
 
-  /** A layout arrived: centre on what was toggled or revealed (fitting a group larger than the view). */
+  /** Centre on ``ids`` (an edge's ends) again when the layout on its way arrives: their boxes may move. */
+  aim(ids: readonly string[]): void {
+    this.target = ids;
+  }
+
+  /** A layout arrived: centre on what was toggled, revealed or shown (fitting a group larger than the view). */
   placed(): void {
-    const r = this.target ? this.host.live.layout.rects.get(this.target) : undefined;
-    if (!r || !this.target) return;
+    const { rects } = this.host.live.layout;
+    const held = this.target.flatMap((id) => [rects.get(id)].filter((r): r is Rect => !!r));
+    if (!held.length) return;
     const { width, height } = this.host.size();
     const vp = this.host.vp;
-    if (isGroupId(this.target)) {
-      const whole = fit(r, width, height, 48);
-      this.host.vp = whole.scale < vp.scale ? whole : centreOn(vp, r, width, height);
-    } else this.host.vp = centreOn(vp.scale < 0.6 ? { ...vp, scale: 1 } : vp, r, width, height);
+    const [only] = this.target;
+    if (this.target.length > 1) this.host.vp = showRect(vp, bounds(held), width, height);
+    else if (isGroupId(only!)) {
+      const whole = fit(held[0]!, width, height, 48);
+      this.host.vp = whole.scale < vp.scale ? whole : centreOn(vp, held[0]!, width, height);
+    } else
+      this.host.vp = centreOn(vp.scale < 0.6 ? { ...vp, scale: 1 } : vp, held[0]!, width, height);
     // a group drawn with a provisional layout is centred on again when ELK's arrives
-    if (!this.host.live.provisional) this.target = null;
+    if (!this.host.live.provisional) this.target = [];
   }
 
   toggleSelected(): boolean {
