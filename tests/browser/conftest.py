@@ -7,13 +7,41 @@ before the browser starts.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import Any
 
 import pytest
-from playwright.sync_api import Page, sync_playwright
+from playwright.sync_api import Error, Page, sync_playwright
 
 from tests.browser.helpers import ARGS, CHROMIUM, Browsers
+
+#: What a page says at a failure: its address, the editor's version, and every message shown to
+#: the person (alerts, status lines, live regions), so a failure in CI says what the page saw.
+SAID = """() => ({
+  url: location.href,
+  version: window.geon?.state().version ?? null,
+  said: [...document.querySelectorAll('[role=alert], [role=status], [aria-live], .geon-plans-note')]
+    .map((e) => (e.textContent ?? '').trim().slice(0, 300))
+    .filter((t) => t),
+})"""
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None]:
+    """A failed browser test's report has a section with what each of its pages showed then."""
+    outcome = yield
+    report = outcome.get_result()
+    opened = getattr(item, "funcargs", {}).get("browsers")
+    if report.when != "call" or not report.failed or not isinstance(opened, Browsers):
+        return
+    lines = []
+    for n, context in enumerate(opened.contexts, 1):
+        for tab in context.pages:
+            try:
+                lines.append(f"page {n}: {tab.evaluate(SAID)}")
+            except Error as error:
+                lines.append(f"page {n}: unreadable ({error.message.splitlines()[0]})")
+    report.sections.append(("pages at the failure", "\n".join(lines)))
 
 
 @pytest.fixture
