@@ -238,14 +238,18 @@ def test_save_compare_and_switch_shard_plans(
     tab.wait_for_function("(v) => window.geon.state().version === v + 3", arg=version)
     assert app_ranges(tab, "x·y") == rows
 
-    # when she renames "cols" to "columns" and deletes "rows"
-    tab.locator(".geon-plan[data-plan='cols'] .geon-plan-rename").click()
-    tab.fill(".geon-plan-rename-input", "columns")
-    tab.press(".geon-plan-rename-input", "Enter")
-    tab.wait_for_selector(".geon-plan[data-plan='columns']")
+    # when she asks to delete "rows", and her second device renames "cols" to "columns" before
+    # she confirms (her list is drawn again from the server's)
     delete = tab.locator(".geon-plan[data-plan='rows'] .geon-plan-delete")
     delete.click()
     assert delete.text_content() == "Really delete?"
+    other.locator(".geon-plan[data-plan='cols'] .geon-plan-rename").click()
+    other.fill(".geon-plan-rename-input", "columns")
+    other.press(".geon-plan-rename-input", "Enter")
+    tab.wait_for_selector(".geon-plan[data-plan='columns']")
+    # then the question still stands, on the focused button, and her second click deletes
+    assert delete.text_content() == "Really delete?"
+    assert delete.evaluate("(b) => b === document.activeElement")
     delete.click()
     tab.wait_for_function("() => !document.querySelector(\".geon-plan[data-plan='rows']\")")
     # then only "columns" is left, and the document keeps its applications

@@ -21,11 +21,14 @@ export interface PlanRowOptions {
   forced(): { plan: number; collectives: Collective[] } | null;
   switchPlan(p: Plan): void;
   startEditing(p: Plan): void;
+  /** The plan whose Delete was clicked once and waits to be confirmed (kept across renders: a
+   * reload that draws the list again must not reset it), or null. */
+  confirming: { get(): number | null; set(id: number | null): void };
 }
 
 /** Plan ``p``'s row; ``current``: the plans whose applications the document has now. */
 export function planRow(p: Plan, current: Set<number>, options: PlanRowOptions): HTMLElement {
-  const { api, attempt, reload, switchPlan, startEditing } = options;
+  const { api, attempt, reload, switchPlan, startEditing, confirming } = options;
   const doc = options.doc();
   const forced = options.forced();
   const startRename = (
@@ -76,11 +79,12 @@ export function planRow(p: Plan, current: Set<number>, options: PlanRowOptions):
   };
 
   const removePlan = async (p: Plan, b: HTMLButtonElement): Promise<void> => {
-    if (!b.dataset.confirm) {
-      b.dataset.confirm = "1";
+    if (confirming.get() !== p.id) {
+      confirming.set(p.id);
       b.textContent = "Really delete?";
       return;
     }
+    confirming.set(null);
     await attempt(async () => {
       await api.remove(p.id);
       await reload();
@@ -121,14 +125,16 @@ export function planRow(p: Plan, current: Set<number>, options: PlanRowOptions):
     "geon-plan-rename",
   );
   const remove = button(
-    "Delete",
+    confirming.get() === p.id ? "Really delete?" : "Delete",
     `Delete plan "${p.name}" (the document keeps its applications)`,
     () => void removePlan(p, remove),
     "geon-plan-delete",
   );
+  // focus moving elsewhere takes the question back (not the list drawn again: it is still there)
   remove.addEventListener("blur", () => {
+    if (!remove.isConnected || confirming.get() !== p.id) return;
     remove.textContent = "Delete";
-    delete remove.dataset.confirm;
+    confirming.set(null);
   });
   actions.append(
     switchTo,

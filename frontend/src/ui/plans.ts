@@ -121,6 +121,8 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   /** Server calls running or waiting their turn (``attempt``). */
   let busy = 0;
   let queue: Promise<unknown> = Promise.resolve();
+  /** The plan whose Delete asks to be clicked again (ui/planRows.ts). */
+  let confirming: number | null = null;
   /** The plan whose edit was sent and is not in the document yet. */
   let switching: number | null = null;
 
@@ -202,6 +204,11 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       say("", `The document has plan "${done.name}"'s applications.`);
     }
     shownKey = JSON.stringify([plans, [...current], placed()]);
+    // the control focused in a row keeps the focus in the row drawn in its place
+    const active = document.activeElement;
+    const focused = active instanceof HTMLElement && list.contains(active) ? active : null;
+    const inRow = focused?.closest<HTMLElement>(".geon-plan")?.dataset.plan;
+    const held = confirming;
     list.replaceChildren(
       ...plans.map((p) =>
         planRow(p, current, {
@@ -212,9 +219,25 @@ export function createPlansSection(options: PlansOptions): PlansSection {
           forced: () => forced,
           switchPlan,
           startEditing,
+          confirming: {
+            get: () => confirming,
+            set: (id) => void (confirming = id),
+          },
         }),
       ),
     );
+    confirming = held;
+    if (focused && inRow !== undefined) {
+      const row = [...list.querySelectorAll<HTMLElement>(".geon-plan")].find(
+        (r) => r.dataset.plan === inRow,
+      );
+      const again = focused.className
+        ? row?.querySelector<HTMLElement>(
+            [...focused.classList].map((c) => `.${CSS.escape(c)}`).join(""),
+          )
+        : null;
+      again?.focus();
+    }
     if (!plans.length)
       list.append(
         el("li", {
