@@ -255,6 +255,19 @@ def test_save_compare_and_switch_shard_plans(
     # then only "columns" is left, and the document keeps its applications
     assert plan_rows(tab) == [["columns", ""]]
     assert app_ranges(tab, "x·y") == rows
+    # when she starts renaming "columns", and her second device saves the sharding as "third"
+    # while she types
+    tab.locator(".geon-plan[data-plan='columns'] .geon-plan-rename").click()
+    tab.fill(".geon-plan-rename-input", "cols again")
+    save_plan(other, "third")
+    tab.wait_for_selector(".geon-plan[data-plan='third']")
+    # then what she typed is still there, focused, and Enter renames the plan
+    typed = tab.locator(".geon-plan-rename-input")
+    assert typed.input_value() == "cols again"
+    assert typed.evaluate("(i) => i === document.activeElement")
+    tab.keyboard.press("Enter")
+    tab.wait_for_selector(".geon-plan[data-plan='cols again']")
+    assert plan_rows(tab) == [["cols again", ""], ["third", "current"]]
     # the only failed request is the refused save (the server answers 409 with its envelope);
     # the other tab may ask the cost of "rows" (its current plan, for the canvas' collectives)
     # just before it hears that ann deleted it: that 404 draws nothing, and is left out here

@@ -21,25 +21,29 @@ export interface PlanRowOptions {
   forced(): { plan: number; collectives: Collective[] } | null;
   switchPlan(p: Plan): void;
   startEditing(p: Plan): void;
-  /** The plan whose Delete was clicked once and waits to be confirmed (kept across renders: a
-   * reload that draws the list again must not reset it), or null. */
-  confirming: { get(): number | null; set(id: number | null): void };
+  /** What a person is in the middle of, kept across renders (a reload from another device's
+   * change draws the list again, and must not reset it). */
+  held: RowsHeld;
+}
+
+/** The list's state that outlives its rows. */
+export interface RowsHeld {
+  /** The plan whose Delete was clicked once and waits to be confirmed. */
+  confirming: number | null;
+  /** The plan being renamed, and the name typed so far. */
+  renaming: { plan: number; value: string } | null;
 }
 
 /** Plan ``p``'s row; ``current``: the plans whose applications the document has now. */
 export function planRow(p: Plan, current: Set<number>, options: PlanRowOptions): HTMLElement {
-  const { api, attempt, reload, switchPlan, startEditing, confirming } = options;
+  const { api, attempt, reload, switchPlan, startEditing, held } = options;
   const doc = options.doc();
   const forced = options.forced();
-  const startRename = (
-    p: Plan,
-    row: HTMLElement,
-    title: HTMLElement,
-    actions: HTMLElement,
-  ): void => {
+  const startRename = (p: Plan, title: HTMLElement, actions: HTMLElement, typed?: string): void => {
+    held.renaming = { plan: p.id, value: typed ?? p.name };
     const input = el("input", {
       class: "geon-plan-rename-input",
-      value: p.name,
+      value: held.renaming.value,
       "aria-label": `new name of plan ${p.name}`,
       maxlength: "100",
     });
@@ -50,15 +54,20 @@ export function planRow(p: Plan, current: Set<number>, options: PlanRowOptions):
       submit("OK", "Rename (Enter); Escape cancels", "geon-plan-rename-ok"),
     );
     const cancel = (): void => {
+      held.renaming = null;
       form.replaceWith(title);
       actions.hidden = false;
     };
+    input.addEventListener("input", () => {
+      if (held.renaming?.plan === p.id) held.renaming.value = input.value;
+    });
     form.addEventListener("submit", (e) => {
       e.preventDefault();
       const next = input.value.trim();
       if (next === p.name) return cancel();
       void attempt(async () => {
         await api.update(p.id, { name: next });
+        held.renaming = null;
         await reload();
         return `Renamed plan "${p.name}" to "${next}".`;
       }).then((ok) => {
@@ -73,18 +82,20 @@ export function planRow(p: Plan, current: Set<number>, options: PlanRowOptions):
     });
     title.replaceWith(form);
     actions.hidden = true;
-    input.focus();
-    input.select();
-    void row;
+    // drawn again mid-rename, the list's render gives the input its focus back
+    if (typed === undefined) {
+      input.focus();
+      input.select();
+    }
   };
 
   const removePlan = async (p: Plan, b: HTMLButtonElement): Promise<void> => {
-    if (confirming.get() !== p.id) {
-      confirming.set(p.id);
+    if (held.confirming !== p.id) {
+      held.confirming = p.id;
       b.textContent = "Really delete?";
       return;
     }
-    confirming.set(null);
+    held.confirming = null;
     await attempt(async () => {
       await api.remove(p.id);
       await reload();
@@ -121,20 +132,20 @@ export function planRow(p: Plan, current: Set<number>, options: PlanRowOptions):
   const rename = button(
     "Rename",
     `Rename plan "${p.name}"`,
-    () => startRename(p, row, title, actions),
+    () => startRename(p, title, actions),
     "geon-plan-rename",
   );
   const remove = button(
-    confirming.get() === p.id ? "Really delete?" : "Delete",
+    held.confirming === p.id ? "Really delete?" : "Delete",
     `Delete plan "${p.name}" (the document keeps its applications)`,
     () => void removePlan(p, remove),
     "geon-plan-delete",
   );
-  // focus moving elsewhere takes the question back (not the list drawn again: it is still there)
+  // focus moving elsewhere takes the question back
   remove.addEventListener("blur", () => {
-    if (!remove.isConnected || confirming.get() !== p.id) return;
+    if (held.confirming !== p.id) return;
     remove.textContent = "Delete";
-    confirming.set(null);
+    held.confirming = null;
   });
   actions.append(
     switchTo,
@@ -152,5 +163,6 @@ export function planRow(p: Plan, current: Set<number>, options: PlanRowOptions):
     remove,
   );
   row.append(actions);
+  if (held.renaming?.plan === p.id) startRename(p, title, actions, held.renaming.value);
   return row;
 }

@@ -18,7 +18,7 @@ import { chosenProfile } from "./costs";
 import { el } from "./dom";
 import { createCompare } from "./planCompare";
 import { createPlanForms } from "./planForms";
-import { planRow } from "./planRows";
+import { planRow, type RowsHeld } from "./planRows";
 import { markReadOnly } from "./readOnly";
 import { createSuggestions } from "./suggestions";
 
@@ -121,8 +121,8 @@ export function createPlansSection(options: PlansOptions): PlansSection {
   /** Server calls running or waiting their turn (``attempt``). */
   let busy = 0;
   let queue: Promise<unknown> = Promise.resolve();
-  /** The plan whose Delete asks to be clicked again (ui/planRows.ts). */
-  let confirming: number | null = null;
+  /** What a person is in the middle of in the list: a Delete to confirm, a rename (ui/planRows.ts). */
+  const held: RowsHeld = { confirming: null, renaming: null };
   /** The plan whose edit was sent and is not in the document yet. */
   let switching: number | null = null;
 
@@ -208,7 +208,8 @@ export function createPlansSection(options: PlansOptions): PlansSection {
     const active = document.activeElement;
     const focused = active instanceof HTMLElement && list.contains(active) ? active : null;
     const inRow = focused?.closest<HTMLElement>(".geon-plan")?.dataset.plan;
-    const held = confirming;
+    // (removing the focused Delete fires its blur, which takes its question back)
+    const { confirming } = held;
     list.replaceChildren(
       ...plans.map((p) =>
         planRow(p, current, {
@@ -219,14 +220,11 @@ export function createPlansSection(options: PlansOptions): PlansSection {
           forced: () => forced,
           switchPlan,
           startEditing,
-          confirming: {
-            get: () => confirming,
-            set: (id) => void (confirming = id),
-          },
+          held,
         }),
       ),
     );
-    confirming = held;
+    held.confirming = confirming;
     if (focused && inRow !== undefined) {
       const row = [...list.querySelectorAll<HTMLElement>(".geon-plan")].find(
         (r) => r.dataset.plan === inRow,
