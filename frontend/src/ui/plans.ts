@@ -204,38 +204,25 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       say("", `The document has plan "${done.name}"'s applications.`);
     }
     shownKey = JSON.stringify([plans, [...current], placed()]);
-    // the control focused in a row keeps the focus in the row drawn in its place
-    const active = document.activeElement;
-    const focused = active instanceof HTMLElement && list.contains(active) ? active : null;
-    const inRow = focused?.closest<HTMLElement>(".geon-plan")?.dataset.plan;
     // (removing the focused Delete fires its blur, which takes its question back)
     const { confirming } = held;
-    list.replaceChildren(
-      ...plans.map((p) =>
-        planRow(p, current, {
-          api,
-          doc: () => doc,
-          attempt,
-          reload,
-          forced: () => forced,
-          switchPlan,
-          startEditing,
-          held,
-        }),
+    redrawKeepingFocus(list, () =>
+      list.replaceChildren(
+        ...plans.map((p) =>
+          planRow(p, current, {
+            api,
+            doc: () => doc,
+            attempt,
+            reload,
+            forced: () => forced,
+            switchPlan,
+            startEditing,
+            held,
+          }),
+        ),
       ),
     );
     held.confirming = confirming;
-    if (focused && inRow !== undefined) {
-      const row = [...list.querySelectorAll<HTMLElement>(".geon-plan")].find(
-        (r) => r.dataset.plan === inRow,
-      );
-      const again = focused.className
-        ? row?.querySelector<HTMLElement>(
-            [...focused.classList].map((c) => `.${CSS.escape(c)}`).join(""),
-          )
-        : null;
-      again?.focus();
-    }
     if (!plans.length)
       list.append(
         el("li", {
@@ -321,4 +308,19 @@ export function createPlansSection(options: PlansOptions): PlansSection {
       compare.showVersion(version);
     },
   };
+}
+
+/** Draw the plans ``list`` again with ``draw``: the control focused in a row keeps the focus in
+ * the row drawn in its place (the same plan, the same classes). */
+function redrawKeepingFocus(list: HTMLElement, draw: () => void): void {
+  const active = document.activeElement;
+  const focused = active instanceof HTMLElement && list.contains(active) ? active : null;
+  const plan = focused?.closest<HTMLElement>(".geon-plan")?.dataset.plan;
+  draw();
+  if (!focused || plan === undefined || !focused.classList.length) return;
+  const row = [...list.querySelectorAll<HTMLElement>(".geon-plan")].find(
+    (r) => r.dataset.plan === plan,
+  );
+  const selector = [...focused.classList].map((c) => `.${CSS.escape(c)}`).join("");
+  row?.querySelector<HTMLElement>(selector)?.focus();
 }
