@@ -5,6 +5,7 @@ poll to answer."""
 from __future__ import annotations
 
 import logging
+import time
 from typing import Any
 
 from celery.exceptions import SoftTimeLimitExceeded, TimeLimitExceeded
@@ -99,7 +100,12 @@ def plan_cost_job(job: dict[str, Any]) -> None:
     document of that version and cache the bounded answer, or the
     refusal, under the key of what was costed: the plans as they are now (a plan saved since
     it was queued is costed as saved, which its next poll asks for). A graph or plan deleted
-    meanwhile leaves nothing to do."""
+    meanwhile leaves nothing to do. A job that ran past its seconds is answered as over time
+    even when it finished: the soft limit's exception may have been swallowed on the way (a
+    catch-all that reports a constraint's bug or a malformed IPF), and the answer is the one the
+    limit gives."""
+    started = time.monotonic()
+    seconds = job.get("seconds", settings.GEON_PLAN_COST_SECONDS)
     found = job_key(job)
     if found is None:
         return
@@ -123,8 +129,10 @@ def plan_cost_job(job: dict[str, Any]) -> None:
     except GeonError as error:
         entry = refusal(error)
     except SoftTimeLimitExceeded:
-        entry = over_time(job.get("seconds", settings.GEON_PLAN_COST_SECONDS))
+        entry = over_time(seconds)
     except Exception:
         log.exception("plan cost job %s failed unexpectedly", job["key"])
         entry = {"refused": "cost_failed", "message": UNEXPECTED}
+    if "answer" in entry and time.monotonic() - started > seconds:
+        entry = over_time(seconds)
     store(key, entry)

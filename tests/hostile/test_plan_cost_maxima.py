@@ -308,7 +308,7 @@ def test_a_cost_past_the_workers_time_limit_is_refused_and_the_worker_goes_on(
     # given plan costs bounded at GEON_PLAN_COST_SECONDS = 1 s as the web process sends them
     # (with the task registered here too, as in the whole suite: Celery then sends the limits it
     # was registered with, unless the job's own are given), and a
-    # plan of 5 operations of 4,096 rows on 4,096 x 16 devices (tens of seconds of work)
+    # plan of 5 operations of 4,096 rows on 4,096 x 16 devices (seconds of work: 6 s in a loaded CI)
     client.force_login(user)
     _, path, (a,) = made(client, user, chain(5, 4096), [{"d": 4096, "r": 16}])
     before = stored()
