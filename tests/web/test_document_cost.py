@@ -66,6 +66,15 @@ def test_the_document_cost_is_the_placed_plans_and_outlives_it(
     assert GraphVersion.objects.count() == versions and ShardPlan.objects.count() == 0
 
 
+def run_document_job(graph: Any, **bounds: int) -> None:
+    """Run, in this process, the worker's job costing the graph's current document on the
+    default profile (``bounds``: the job's own, as ``seconds``)."""
+    version = GraphVersion.objects.filter(graph=graph).count()
+    key = document_cost_key(graph, version, "h100-sxm-8")
+    job = {"kind": "document", "graph": str(graph.pk), "version": version, "plans": []}
+    plan_cost_job({**job, "profile": "h100-sxm-8", "key": key, **bounds})
+
+
 @override_settings(GEON_PLAN_COST_QUEUE=UNCONSUMED, GEON_PLAN_COST_WEB_MAX_WORK=1)
 def test_past_the_web_budget_the_worker_costs_the_document(
     client: Client, user: Any, graph: Any
@@ -80,10 +89,7 @@ def test_past_the_web_budget_the_worker_costs_the_document(
     assert (first.json()["location"], first.json()["status"]) == (url, "queued")
     assert first.json()["message"].startswith("the document's cost is past what the web")
     # and once the worker's task has costed it, the poll answers it
-    version = GraphVersion.objects.filter(graph=graph).count()
-    key = document_cost_key(graph, version, "h100-sxm-8")
-    job = {"kind": "document", "graph": str(graph.pk), "version": version, "plans": []}
-    plan_cost_job({**job, "profile": "h100-sxm-8", "key": key})
+    run_document_job(graph)
     done = client.get(url)
     assert done.status_code == 200
     assert [(d["coords"], d["total"]) for d in done.json()["devices"]] == [([0], 360), ([1], 240)]
@@ -101,10 +107,7 @@ def test_a_job_that_ran_past_its_seconds_is_answered_as_over_time_though_it_fini
     url = f"{API}/graphs/{graph.pk}/cost"
     assert client.get(url).status_code == 202
     # when the worker's job finishes past its bound (0 s: any work is past it)
-    version = GraphVersion.objects.filter(graph=graph).count()
-    key = document_cost_key(graph, version, "h100-sxm-8")
-    job = {"kind": "document", "graph": str(graph.pk), "version": version, "plans": []}
-    plan_cost_job({**job, "profile": "h100-sxm-8", "key": key, "seconds": 0})
+    run_document_job(graph, seconds=0)
     # then the poll answers the time limit's refusal, not the cost
     done = client.get(url)
     assert (done.status_code, done.json()["error"]["message"]) == (
