@@ -20,7 +20,7 @@ from tests.browser.helpers import ARGS, CHROMIUM, Browsers
 SAID = """() => ({
   url: location.href,
   version: window.geon?.state().version ?? null,
-  said: [...document.querySelectorAll('[role=alert], [role=status], [aria-live], .geon-plans-note')]
+  said: [...document.querySelectorAll('[role=alert], [role=status], [aria-live]')]
     .map((e) => (e.textContent ?? '').trim().slice(0, 300))
     .filter((t) => t),
 })"""
