@@ -66,6 +66,14 @@ def test_the_document_cost_is_the_placed_plans_and_outlives_it(
     assert GraphVersion.objects.count() == versions and ShardPlan.objects.count() == 0
 
 
+def generated_cost_url(client: Client, user: Any, graph: Any) -> str:
+    """As ``user``, with no cost cached, the graph on its plan: the URL of its document's cost."""
+    client.force_login(user)
+    caches[CACHE].clear()
+    generated(client, graph)
+    return f"{API}/graphs/{graph.pk}/cost"
+
+
 def run_document_job(graph: Any, **bounds: int) -> None:
     """Run, in this process, the worker's job costing the graph's current document on the
     default profile (``bounds``: the job's own, as ``seconds``)."""
@@ -79,10 +87,7 @@ def run_document_job(graph: Any, **bounds: int) -> None:
 def test_past_the_web_budget_the_worker_costs_the_document(
     client: Client, user: Any, graph: Any
 ) -> None:
-    client.force_login(user)
-    caches[CACHE].clear()
-    generated(client, graph)
-    url = f"{API}/graphs/{graph.pk}/cost"
+    url = generated_cost_url(client, user, graph)
     # when asked past the budget: 202, the location to poll, and why
     first = client.get(url)
     assert first.status_code == 202, first.content[:300]
@@ -101,10 +106,7 @@ def test_a_job_that_ran_past_its_seconds_is_answered_as_over_time_though_it_fini
 ) -> None:
     # (the soft limit's exception can be swallowed on the way, by a catch-all that reports a
     # constraint's bug; CI once had a 1 s job finish in 6 s and answer its cost)
-    client.force_login(user)
-    caches[CACHE].clear()
-    generated(client, graph)
-    url = f"{API}/graphs/{graph.pk}/cost"
+    url = generated_cost_url(client, user, graph)
     assert client.get(url).status_code == 202
     # when the worker's job finishes past its bound (0 s: any work is past it)
     run_document_job(graph, seconds=0)
